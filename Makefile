@@ -1,0 +1,125 @@
+# memcore - Slurm SPANK plugin that sizes host RAM and CPU cores to GPU jobs.
+#
+#   make            build memcore.so and the memcore command
+#   make check      unit tests, then integration tests on a real local Slurm
+#                   (needs root; installs nothing: run `make deps` first on a
+#                   fresh machine, as .ci/run does)
+#   make demo       a local Slurm with the plugin, a refused and a fitting job
+#   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
+#   make clean
+
+VERSION      := 0.1.0
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
+SYSCONFDIR   ?= /etc/slurm
+DOCDIR       ?= $(PREFIX)/share/doc/memcore
+# Slurm's plugin directory: where libslurm's pkg-config or Debian puts it.
+SLURM_PLUGIN_DIR ?= $(shell d=$$(pkg-config --variable=libdir slurm 2>/dev/null); \
+	for c in $$d/slurm-wlm $$d/slurm /usr/lib/$$(gcc -print-multiarch 2>/dev/null)/slurm-wlm /usr/lib64/slurm; do \
+	  [ -d "$$c" ] && { echo $$c; exit; }; done; echo /usr/lib/$$(gcc -print-multiarch)/slurm-wlm)
+
+CC       ?= gcc
+PKGS     := hwloc libcgroup jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wno-unused-parameter
+HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC \
+            -fno-strict-overflow -fno-delete-null-pointer-checks
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -MMD -MP \
+             -DMC_VERSION='"$(VERSION)"' -Ipolicy -Itopology -Icgroup \
+             $(PKG_CFLAGS)
+HARDEN_LD := -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack -Wl,--as-needed
+
+B        := build
+POLICY_SRC   := $(wildcard policy/*.c)
+TOPOLOGY_SRC := $(wildcard topology/*.c)
+CGROUP_SRC   := $(wildcard cgroup/*.c)
+ENGINE_SRC   := $(POLICY_SRC) $(TOPOLOGY_SRC) $(CGROUP_SRC)
+SPANK_SRC    := $(wildcard spank/*.c)
+CLI_SRC      := $(wildcard cli/*.c)
+UNIT_SRC     := $(wildcard tests/unit/test_*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
+SPANK_OBJ  := $(SPANK_SRC:%.c=$(B)/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+
+PLUGIN := $(B)/memcore.so
+CLI    := $(B)/memcore
+
+.PHONY: all check unit integration demo install uninstall clean deps
+
+all: $(PLUGIN) $(CLI)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libmemcore.a: $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# The plugin exports only the SPANK symbols (spank/memcore.map).
+$(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
+	$(CC) -shared -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
+	  -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
+
+$(CLI): $(CLI_OBJ) $(B)/libmemcore.a
+	$(CC) -pie -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libmemcore.a \
+	  $(PKG_LIBS) -lcmocka
+
+unit: $(UNIT_BIN) $(CLI)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
+	  MC_TOP=$(CURDIR) $$t; done
+	@set -e; for t in tests/cli/test_*.sh; do [ -e "$$t" ] || continue; \
+	  echo "== $$t"; MEMCORE=$(CURDIR)/$(CLI) bash $$t; done
+
+integration: all
+	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh
+
+check: unit integration
+
+demo: all
+	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/demo.sh
+
+# Debian 12 packages for building and testing (root).
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	  build-essential pkg-config libslurm-dev libhwloc-dev libcgroup-dev \
+	  libjansson-dev libcmocka-dev hwloc slurmctld slurmd slurm-client munge \
+	  man-db groff-base binutils
+
+install: all
+	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/memcore.so
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/memcore
+	install -m 0644 docs/memcore.8 $(DESTDIR)$(MANDIR)/man8/memcore.8
+	install -m 0644 docs/memcore.conf.5 $(DESTDIR)$(MANDIR)/man5/memcore.conf.5
+	sed 's|@SLURM_PLUGIN_DIR@|$(SLURM_PLUGIN_DIR)|; s|@SYSCONFDIR@|$(SYSCONFDIR)|' \
+	  etc/plugstack.conf.d/memcore.conf.in \
+	  > $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf
+	install -m 0644 etc/memcore.conf $(DESTDIR)$(DOCDIR)/memcore.conf.example
+	[ -e $(DESTDIR)$(SYSCONFDIR)/memcore.conf ] || \
+	  install -m 0644 etc/memcore.conf $(DESTDIR)$(SYSCONFDIR)/memcore.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(SLURM_PLUGIN_DIR)/memcore.so $(DESTDIR)$(BINDIR)/memcore \
+	  $(DESTDIR)$(MANDIR)/man8/memcore.8 $(DESTDIR)$(MANDIR)/man5/memcore.conf.5 \
+	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf \
+	  $(DESTDIR)$(DOCDIR)/memcore.conf.example
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,123 @@
+/*
+ * mc_config.h - the memcore.conf policy file and plugstack arguments.
+ *
+ * Format (slurm.conf conventions): one `Key=Value` per line or several
+ * separated by blanks, case-insensitive keys, `#` starts a comment, sizes
+ * with binary K/M/G/T suffixes. Override lines
+ *     PartitionName=debug Mode=warn DataloaderWorkers=1
+ * apply their keys on top of the global ones for jobs in that partition
+ * (the order of lines does not matter: globals are resolved first).
+ *
+ * Parsing starts from mc_policy_defaults() and refuses unknown keys,
+ * duplicate keys (within the globals or within one partition line), bad
+ * values, lines over MC_CONF_LINE_MAX bytes and NUL bytes. Every error
+ * message names file, line and key:
+ *     "/etc/slurm/memcore.conf:12: RamPerWorker=4Q: unknown size suffix 'Q'"
+ * Nothing is half-applied: on error the output config is left as defaults.
+ */
+#ifndef MC_CONFIG_H
+#define MC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+
+#define MC_CONF_LINE_MAX 4096
+#define MC_PARTITION_NAME_MAX 64
+#define MC_MAX_PARTITIONS 64
+#define MC_ERR_MAX 512
+/* The most DataLoader workers per GPU any option or key accepts; keeps every
+ * product g * (w + 1) and g * w * RamPerWorker far from overflow. */
+#define MC_WORKERS_LIMIT 1024
+#define MC_DEFAULT_CONFIG "/etc/slurm/memcore.conf"
+
+enum mc_mode { MC_MODE_ENFORCE = 0, MC_MODE_WARN, MC_MODE_OFF };
+enum mc_bind { MC_BIND_NUMA = 0, MC_BIND_NONE };
+enum mc_on_error { MC_ON_ERROR_REFUSE = 0, MC_ON_ERROR_ALLOW };
+
+/* Word lists for mc_parse_word(), indexed by the enums above. */
+extern const char *const mc_mode_words[];	/* enforce warn off */
+extern const char *const mc_bind_words[];	/* numa none */
+extern const char *const mc_on_error_words[];	/* refuse allow */
+
+/*
+ * The policy for one step. Defaults and their sources are in
+ * etc/memcore.conf; the rules that use them are in mc_rules.h.
+ */
+struct mc_policy {
+	enum mc_mode mode;		/* Mode=enforce */
+	uint32_t dataloader_workers;	/* DataloaderWorkers=2 (per GPU) */
+	uint32_t max_dataloader_workers;/* MaxDataloaderWorkers=64 */
+	uint32_t reserved_cores;	/* ReservedCores=4 (OS and daemons) */
+	uint32_t min_cores_per_gpu;	/* MinCoresPerGpu=0 (off) */
+	double host_ram_per_gpu_ram;	/* HostRamPerGpuRam=1.0 */
+	uint64_t ram_per_worker_bytes;	/* RamPerWorker=4G */
+	uint64_t ram_per_task_bytes;	/* RamPerTask=2G */
+	uint64_t gpu_memory_bytes;	/* GpuMemory=auto -> 0: from topology */
+	double offload_buffer_factor;	/* OffloadBufferFactor=1.5 */
+	int zero_init;			/* ZeroInit=yes (DeepSpeed zero.Init) */
+	enum mc_bind bind;		/* Bind=numa */
+	char topology_file[PATH_MAX];	/* TopologyFile= (empty: live) */
+	int cgroup_memory;		/* CgroupMemory=yes */
+	int allow_user_warn;		/* AllowUserWarn=yes */
+	enum mc_on_error on_error;	/* OnError=refuse */
+	/* Node facts for login hosts (cli_filter) that cannot see the node:
+	 * 0 = unknown, take them from the topology. */
+	uint64_t node_ram_bytes;	/* NodeRam= */
+	uint32_t node_cores;		/* NodeCores= */
+	uint32_t node_gpus;		/* NodeGpus= */
+};
+
+/* One `PartitionName=` line: the keys it sets, as a bit per key. */
+struct mc_partition {
+	char name[MC_PARTITION_NAME_MAX];
+	uint64_t set_mask;
+	struct mc_policy values;
+};
+
+struct mc_config {
+	char path[PATH_MAX];		/* file it came from, "" if none */
+	struct mc_policy global;
+	size_t n_partitions;
+	struct mc_partition partitions[MC_MAX_PARTITIONS];
+};
+
+/* The built-in defaults (documented in etc/memcore.conf). */
+void mc_policy_defaults(struct mc_policy *p);
+
+/* Reset cfg to defaults with no partitions and no path. */
+void mc_config_init(struct mc_config *cfg);
+
+/*
+ * Load a policy file into cfg (which is reset first).
+ * Returns 0, or -1 with err set ("FILE:LINE: KEY=VALUE: reason", or
+ * "FILE: reason" for a missing, unreadable or non-regular file) and cfg
+ * left at defaults.
+ */
+int mc_config_load(const char *path, struct mc_config *cfg,
+		   char *err, size_t errlen);
+
+/*
+ * Parse a policy from a string (what mc_config_load does after reading);
+ * name is used in messages as the file name. Same contract.
+ */
+int mc_config_parse(const char *text, size_t len, const char *name,
+		    struct mc_config *cfg, char *err, size_t errlen);
+
+/*
+ * Set one global key, e.g. from a plugstack argument `mode=warn`.
+ * origin names where it came from in messages ("plugstack.conf").
+ * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
+ * error.
+ */
+int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
+		  const char *origin, char *err, size_t errlen);
+
+/*
+ * The effective policy for a partition: the globals with that partition's
+ * line applied. partition may be NULL or unknown: then the globals.
+ */
+void mc_config_policy(const struct mc_config *cfg, const char *partition,
+		      struct mc_policy *out);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * mc_parse.h - strict parsers for the values users and admins type:
+ * sizes, counts, ratios, parameter counts and enumerated words.
+ *
+ * Every parser takes the whole string (no leading/trailing junk, no sign
+ * unless stated), never overflows, and on error returns -1 and writes a
+ * short reason (no prefix, no key name: the caller adds where it came from)
+ * into err[errlen]. On success it returns 0 and writes *out.
+ * Pure C, no allocation, safe in slurmstepd.
+ */
+#ifndef MC_PARSE_H
+#define MC_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A size in bytes: digits with an optional binary suffix K, M, G, T
+ * (also KB/MB/GB/TB, KiB/MiB/GiB/TiB; case-insensitive), as slurm.conf
+ * and --mem take them. No suffix means bytes when default_unit is 1, or
+ * the given unit (e.g. 1 << 20 for MiB, as --mem does). A fractional value
+ * ("1.5G") is accepted and rounded down to a byte.
+ * Errors: empty, negative, not a number, unknown suffix, overflow of 2^64.
+ */
+int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
+		  char *err, size_t errlen);
+
+/*
+ * A non-negative decimal count in [0, max]: "0".."max". Rejects empty
+ * strings, signs, spaces, trailing junk and values above max (overflow).
+ */
+int mc_parse_count(const char *s, uint32_t max, uint32_t *out,
+		   char *err, size_t errlen);
+
+/*
+ * A non-negative finite ratio such as "1.0" or "1.5", in [min, max].
+ */
+int mc_parse_ratio(const char *s, double min, double max, double *out,
+		   char *err, size_t errlen);
+
+/*
+ * A model parameter count: "7B", "70b", "350M", "1.5T", "6.7e9" or plain
+ * digits. Suffixes are decimal (K=1e3, M=1e6, B=G=1e9, T=1e12), as model
+ * cards write them. Result in parameters, at least 1, at most 1e15.
+ */
+int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen);
+
+/*
+ * A boolean the way slurm.conf writes them: yes/no, true/false, 1/0, on/off
+ * (case-insensitive).
+ */
+int mc_parse_bool(const char *s, int *out, char *err, size_t errlen);
+
+/*
+ * One word out of a NULL-terminated list (case-insensitive); *out is its
+ * index. The error lists the accepted words.
+ */
+int mc_parse_word(const char *s, const char *const *words, int *out,
+		  char *err, size_t errlen);
+
+/*
+ * Print a byte count for people: "704 GiB", "127.48 GiB", "512 MiB".
+ * Whole numbers print without decimals; otherwise two decimals.
+ * Returns buf.
+ */
+const char *mc_fmt_bytes(uint64_t bytes, char *buf, size_t buflen);
+
+/*
+ * Print a byte count the way --mem takes it, rounded UP so that the value
+ * covers bytes: "704G", "37G", "513M". Returns buf.
+ */
+const char *mc_fmt_mem_option(uint64_t bytes, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * mc_rules.h - the sizing rules, the verdict for one step on one node, and
+ * its explanation. Pure C on plain data: no Slurm, no hwloc, no I/O, no
+ * allocation; the same code runs in slurmstepd and in the memcore command.
+ *
+ * Sources:
+ *  - Stas Bekman, "Machine Learning Engineering Open Book",
+ *    compute/cpu/README.md ("How many cpu cores do you need": one core per
+ *    GPU process plus one per DataLoader worker, plus a few for the OS) and
+ *    compute/cpu-memory/README.md (host RAM at least the GPUs' memory, plus
+ *    the DataLoader workers' RAM).
+ *  - DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py
+ *    estimate_zero2_model_states_mem_needs() and
+ *    deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs()
+ *    (CPU memory for ZeRO offload).
+ *
+ * Units: bytes as uint64_t, cores as uint32_t (physical cores, what Slurm's
+ * S_STEP_ALLOC_CORES lists), counts of GPUs per node.
+ */
+#ifndef MC_RULES_H
+#define MC_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mc_config.h"
+
+enum mc_offload { MC_OFFLOAD_NONE = 0, MC_OFFLOAD_OPTIMIZER, MC_OFFLOAD_ALL };
+extern const char *const mc_offload_words[];	/* none optimizer all */
+
+/* What the step asks for, per node. */
+struct mc_request {
+	uint32_t gpus;			/* g: GPUs of the step on this node */
+	uint32_t nodes;			/* N: nodes of the step (>= 1) */
+	uint32_t dataloader_workers;	/* w: per GPU */
+	uint64_t gpu_memory_bytes;	/* M: memory of one GPU (the largest
+					 * of the step's GPUs); 0 = unknown */
+	uint64_t model_params;		/* P: 0 = no offload term */
+	uint32_t zero_stage;		/* 0..3 */
+	enum mc_offload offload;
+};
+
+/* What the node has (from the topology or memcore.conf NodeRam/NodeCores). */
+struct mc_node {
+	uint64_t ram_bytes;		/* host RAM, GPU-memory NUMA excluded */
+	uint32_t cores;			/* physical cores */
+	uint32_t threads_per_core;	/* PUs per core (>= 1); for --cpus-per-gpu */
+	uint32_t gpus;			/* G: GPUs of the node */
+};
+
+/* What Slurm gave the step on this node. */
+struct mc_alloc {
+	uint64_t mem_bytes;		/* step memory (0 already resolved to
+					 * the node's RAM by the caller) */
+	uint32_t cores;			/* cores of the step on this node */
+	uint32_t job_cores;		/* cores of the job on this node, 0 if
+					 * unknown (CLI); > cores means the job
+					 * has CPUs the step did not get */
+	const char *mem_source;		/* how it was asked, e.g. "--mem=400G";
+					 * may be NULL */
+};
+
+/* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */
+uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
+			      uint32_t workers);
+
+/* Node cores G * (w + 1) + ReservedCores, and at least
+ * G * MinCoresPerGpu + ReservedCores. (Open Book: 28 at G=8 w=2.) */
+uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
+			      uint32_t workers);
+
+/* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte. */
+uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
+			    uint64_t gpu_memory_bytes);
+
+/* DataLoader RAM g * w * RamPerWorker. */
+uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
+			      uint32_t workers);
+
+/*
+ * CPU memory of DeepSpeed ZeRO offload on one node, bytes (DeepSpeed's
+ * estimators, with f = OffloadBufferFactor, g = GPUs per node, N = nodes,
+ * G = g * N):
+ *   stage 1/2, offload optimizer:   P * max(4G, 16) * f
+ *   stage 3, offload all:           zero_init ? 18P/N * f : P * max(4g, 18/N) * f
+ *   stage 3, offload optimizer:     zero_init ? 16P/N * f : P * max(4g, 16/N) * f
+ *   offload none, or P = 0:         0
+ * Combinations that DeepSpeed does not support (offload with stage 0,
+ * offload=all below stage 3) return 0; mc_request_check() refuses them.
+ */
+uint64_t mc_offload_bytes(const struct mc_policy *p,
+			  const struct mc_request *r);
+
+/*
+ * Check the combination of request fields a user chose; returns 0 or -1
+ * with err ("--offload=all needs --zero-stage=3", ...).
+ */
+int mc_request_check(const struct mc_request *r, char *err, size_t errlen);
+
+/* The whole step RAM: floor + workers + offload + g * RamPerTask. */
+uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
+			     const struct mc_request *r);
+
+struct mc_verdict {
+	bool fits;
+	bool gpu_memory_unknown;	/* M was 0: RAM floor not checked */
+	/* RAM */
+	uint64_t ram_floor_bytes, ram_workers_bytes, ram_offload_bytes,
+		 ram_tasks_bytes, ram_needed_bytes, ram_allocated_bytes;
+	bool ram_short;			/* needed > allocated */
+	bool node_ram_short;		/* needed > node RAM: no --mem fits */
+	/* cores */
+	uint32_t cores_needed, cores_allocated;
+	uint32_t node_cores_needed, node_cores;
+	bool cores_short;		/* step cores < needed */
+	bool node_cores_short;		/* node cores < G*(w+1)+Reserved */
+	/*
+	 * The largest DataLoader worker count (<= MaxDataloaderWorkers) that
+	 * fits this allocation and this node, or -1 when none does (not even
+	 * w = 0).
+	 */
+	int32_t max_dataloader_workers;
+	/* The largest w that fits the node alone (any allocation), or -1. */
+	int32_t node_max_dataloader_workers;
+	/* The smallest fix at the asked w: --mem and --cpus-per-gpu to ask
+	 * (0 when that part is not short or cannot be fixed on this node). */
+	uint64_t fix_mem_bytes;
+	uint32_t fix_cpus_per_gpu;
+	/* The allocation holds the cores but the step did not get them
+	 * (job_cores >= needed > step cores): fix with srun's -c. */
+	bool step_cpus_hint;
+	uint32_t fix_cpus_per_task;	/* for that hint; 0 if unknown */
+	/* inputs kept for the explanation */
+	struct mc_request req;
+	struct mc_node node;
+	struct mc_alloc alloc;
+};
+
+/*
+ * The verdict for one step on one node. Never fails: the caller has
+ * validated the request (mc_request_check). A GPU-less request fits.
+ */
+void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
+			const struct mc_node *node,
+			const struct mc_alloc *alloc, struct mc_verdict *v);
+
+/*
+ * The node sizing rule (Open Book compute/cpu-memory: host RAM at least the
+ * GPU memory it feeds; compute/cpu: G * (w + 1) + ReservedCores cores), at
+ * the policy's default DataLoader workers.
+ */
+struct mc_audit {
+	uint64_t gpu_memory_total_bytes;	/* sum over the node's GPUs */
+	bool gpu_memory_known;		/* every GPU's memory was known */
+	uint64_t ram_needed_bytes;	/* total * HostRamPerGpuRam */
+	uint32_t cores_needed;		/* G * (w + 1) + ReservedCores */
+	uint32_t workers;		/* the w used */
+	bool ram_rule_ok;		/* false also when memory is unknown */
+	bool cores_rule_ok;
+};
+
+void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
+		   uint64_t gpu_memory_total_bytes, bool gpu_memory_known,
+		   struct mc_audit *a);
+
+#define MC_EXPLAIN_LINES 16
+#define MC_EXPLAIN_LINE_MAX 160
+
+/* The explanation, one line each, without trailing newlines. */
+struct mc_explanation {
+	size_t n;
+	char line[MC_EXPLAIN_LINES][MC_EXPLAIN_LINE_MAX];
+};
+
+/*
+ * Explain a verdict the way the user sees it (DESIGN.md "What the user sees
+ * when a step does not fit"); the first line starts with "memcore: " and
+ * names the step and host when given (either may be NULL):
+ *   memcore: step 1234.0 on gpu07 needs more than it was given:
+ *     GPUs          8 x 80 GiB (this node)
+ *     host RAM      704 GiB needed = 640 GiB GPU floor + 16 workers x 4 GiB
+ *                   400 GiB allocated (--mem=400G)            short 304 GiB
+ *     CPU cores     24 needed = 8 GPUs x (2 workers + 1)
+ *                   16 allocated                               short 8
+ *     fix: --mem=704G --cpus-per-gpu=3, or --dataloader-workers=1 with --mem=672G
+ * When the step fits, the same lines say "fits" (for --memcore=explain).
+ */
+void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
+			const char *step, const char *host,
+			struct mc_explanation *out);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * mc_topology.h - the facts memcore needs about a node, from hwloc 2.x:
+ * the live machine or an XML file written by lstopo (v1 or v2 format).
+ *
+ * The product is a small plain struct (no pointers) so that slurmd can
+ * compute it once and hand it to every slurmstepd.
+ *
+ * What counts as a GPU: a PCI device of class 0x0300 (VGA), 0x0302 (3D),
+ * 0x0380 (other display, e.g. AMD MI250X GCDs) or 0x1200 (processing
+ * accelerator, e.g. AMD MI300A) from NVIDIA (0x10de) or AMD (0x1002), or any
+ * such device that hwloc gave a GPU/co-processor OS device (cuda, nvml,
+ * rsmi, opencl), or one whose vendor id is unknown (0x0000, sysfs snapshots
+ * without vendor files) but is a display-class device; never a
+ * management VGA chip (ASPEED, Matrox) and never another co-processor. Each
+ * PCI device counts once, whatever OS devices hang below it.
+ *
+ * Order: by PCI domain:bus:dev.fn, which is the order of Slurm's GPU
+ * indices (gres.conf AutoDetect and the NVIDIA driver's PCI_BUS_ID order).
+ *
+ * GPU memory: the CUDAGlobalMemorySize or RSMIVRAMSize info attribute (KiB)
+ * of an OS device under the GPU, else unknown (0, MC_MEM_SRC_NONE); the
+ * caller applies the policy's GpuMemory.
+ *
+ * Host RAM: the sum of the NUMA nodes' local memory, leaving out NUMA nodes
+ * whose subtype is "GPUMemory" and CPU-less NUMA nodes (GPU memory exposed
+ * as NUMA by POWER9/NVLink hosts).
+ */
+#ifndef MC_TOPOLOGY_H
+#define MC_TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+
+#define MC_MAX_GPUS 64
+#define MC_MAX_NUMA 64
+#define MC_CPULIST_MAX 512	/* "0-23,48-71": hwloc list format */
+#define MC_BUSID_MAX 16		/* "0000:06:00.0" */
+#define MC_MODEL_MAX 64
+
+enum mc_mem_source {
+	MC_MEM_SRC_NONE = 0,	/* unknown */
+	MC_MEM_SRC_CUDA,	/* CUDAGlobalMemorySize */
+	MC_MEM_SRC_RSMI,	/* RSMIVRAMSize */
+	MC_MEM_SRC_NVML,	/* read from NVML (slurmd) */
+	MC_MEM_SRC_POLICY,	/* the policy's GpuMemory */
+};
+/* "none", "cuda", "rsmi", "nvml", "policy" */
+const char *mc_mem_source_name(enum mc_mem_source s);
+
+struct mc_numa {
+	unsigned os_index;		/* NUMA node P# */
+	uint64_t memory_bytes;		/* local memory */
+	uint32_t cores;			/* Core objects inside its cpuset */
+	char cpus[MC_CPULIST_MAX];	/* its PUs, OS indices, list format */
+};
+
+struct mc_gpu {
+	unsigned index;			/* Slurm index: position in PCI order */
+	char pci_bus_id[MC_BUSID_MAX];	/* "0000:06:00.0" */
+	uint16_t vendor_id, device_id, class_id;
+	int numa_os_index;		/* NUMA node P# of the GPU, -1 unknown */
+	uint64_t memory_bytes;		/* 0 = unknown */
+	enum mc_mem_source memory_source;
+	char model[MC_MODEL_MAX];	/* GPUModel/PCI model, may be "" */
+};
+
+struct mc_node_facts {
+	char source[PATH_MAX];		/* XML path, or "live" */
+	uint64_t host_ram_bytes;	/* without GPU-memory NUMA nodes */
+	uint32_t cores;			/* Core objects (allowed) */
+	uint32_t pus;			/* PU objects (allowed) */
+	uint32_t n_numa;		/* host NUMA nodes */
+	struct mc_numa numa[MC_MAX_NUMA];
+	uint32_t n_gpus;
+	struct mc_gpu gpus[MC_MAX_GPUS];
+};
+
+/*
+ * Load the facts of a node. xml_path NULL or "" means the live machine.
+ * Sets the hwloc I/O filter to keep PCI and OS devices before loading
+ * (hwloc ignores a filter set after load without an error).
+ * Returns 0, or -1 with err set: "topology FILE: reason" (missing file,
+ * XML hwloc cannot read, such as format 3.0, no NUMA node, too many GPUs).
+ * A topology without GPUs is not an error (n_gpus = 0).
+ */
+int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
+		     char *err, size_t errlen);
+
+#endif
