@@ -52,7 +52,7 @@ struct mc_policy {
 	uint32_t min_cores_per_gpu;	/* MinCoresPerGpu=0 (off) */
 	double host_ram_per_gpu_ram;	/* HostRamPerGpuRam=1.0 */
 	uint64_t ram_per_worker_bytes;	/* RamPerWorker=4G */
-	uint64_t ram_per_task_bytes;	/* RamPerTask=2G */
+	uint64_t ram_per_task_bytes;	/* RamPerTask=1G */
 	uint64_t gpu_memory_bytes;	/* GpuMemory=auto -> 0: from topology */
 	double offload_buffer_factor;	/* OffloadBufferFactor=1.5 */
 	int zero_init;			/* ZeroInit=yes (DeepSpeed zero.Init) */
