@@ -1,0 +1,183 @@
+/*
+ * memcore audit - does a node meet the GPU sizing rule?
+ * Host RAM at least the GPUs' memory (times HostRamPerGpuRam) and
+ * G * (w + 1) + ReservedCores cores at the policy's DataloaderWorkers.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "mc_facts.h"
+#include "mc_parse.h"
+
+static void audit_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore audit [--topology FILE.xml] [--config FILE] [--partition P]\n"
+"                     [--json]\n"
+"\n"
+"Report a node's GPUs (in Slurm index order, with NUMA node and memory),\n"
+"host RAM and cores, and whether they meet the sizing rule. Exit 0 when the\n"
+"node meets it, 1 when it does not, 2 on a usage or input error.\n");
+}
+
+enum { OPT_PARTITION = 256, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON };
+
+static const struct option audit_options[] = {
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void print_json(const struct mc_node_facts *f,
+		       const struct mc_policy *p, const struct mc_audit *a)
+{
+	json_t *o = json_object(), *gpus = json_array(), *numa = json_array();
+
+	for (uint32_t i = 0; i < f->n_numa; i++) {
+		json_t *n = json_object();
+
+		json_object_set_new(n, "os_index",
+				    json_integer(f->numa[i].os_index));
+		json_object_set_new(n, "memory_bytes", json_integer(
+				    (json_int_t)f->numa[i].memory_bytes));
+		json_object_set_new(n, "cores", json_integer(f->numa[i].cores));
+		json_object_set_new(n, "cpus", json_string(f->numa[i].cpus));
+		json_array_append_new(numa, n);
+	}
+	for (uint32_t i = 0; i < f->n_gpus; i++) {
+		const struct mc_gpu *g = &f->gpus[i];
+		enum mc_mem_source src;
+		uint64_t m = mc_facts_gpu_memory(f, p, i, &src);
+		json_t *j = json_object();
+
+		json_object_set_new(j, "index", json_integer(g->index));
+		json_object_set_new(j, "pci_bus_id",
+				    json_string(g->pci_bus_id));
+		json_object_set_new(j, "numa_node", g->numa_os_index < 0
+				    ? json_null()
+				    : json_integer(g->numa_os_index));
+		json_object_set_new(j, "memory_bytes", m ? json_integer(
+				    (json_int_t)m) : json_null());
+		json_object_set_new(j, "memory_source",
+				    json_string(mc_mem_source_name(src)));
+		json_object_set_new(j, "model", json_string(g->model));
+		json_array_append_new(gpus, j);
+	}
+	json_object_set_new(o, "source", json_string(f->source));
+	json_object_set_new(o, "host_ram_bytes",
+			    json_integer((json_int_t)f->host_ram_bytes));
+	json_object_set_new(o, "cores", json_integer(f->cores));
+	json_object_set_new(o, "pus", json_integer(f->pus));
+	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
+	json_object_set_new(o, "numa", numa);
+	json_object_set_new(o, "gpus", gpus);
+	json_object_set_new(o, "gpu_memory_total_bytes", a->gpu_memory_known
+			    ? json_integer((json_int_t)
+					   a->gpu_memory_total_bytes)
+			    : json_null());
+	json_object_set_new(o, "dataloader_workers",
+			    json_integer(a->workers));
+	json_object_set_new(o, "ram_needed_bytes", a->gpu_memory_known
+			    ? json_integer((json_int_t)a->ram_needed_bytes)
+			    : json_null());
+	json_object_set_new(o, "cores_needed", json_integer(a->cores_needed));
+	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
+	json_object_set_new(o, "cores_rule_ok",
+			    json_boolean(a->cores_rule_ok));
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static void print_text(const struct mc_node_facts *f,
+		       const struct mc_policy *p, const struct mc_audit *a)
+{
+	char b1[32], b2[32];
+
+	printf("node %s: %s host RAM, %u cores (%u CPUs), %u NUMA nodes, "
+	       "%u GPUs\n", f->source, mc_fmt_bytes(f->host_ram_bytes, b1,
+	       sizeof(b1)), f->cores, f->pus, f->n_numa, f->n_gpus);
+	for (uint32_t i = 0; i < f->n_gpus; i++) {
+		const struct mc_gpu *g = &f->gpus[i];
+		enum mc_mem_source src;
+		uint64_t m = mc_facts_gpu_memory(f, p, i, &src);
+
+		printf("  GPU %u  %s  NUMA %d  %s (%s)  %s\n", g->index,
+		       g->pci_bus_id, g->numa_os_index,
+		       m ? mc_fmt_bytes(m, b1, sizeof(b1)) : "memory unknown",
+		       mc_mem_source_name(src), g->model);
+	}
+	if (!a->gpu_memory_known)
+		printf("RAM rule: unknown - GPU memory not in the topology; "
+		       "set GpuMemory= in memcore.conf\n");
+	else
+		printf("RAM rule: %s - host RAM %s, GPUs' memory %s x %.2f "
+		       "= %s\n", a->ram_rule_ok ? "ok" : "FAILS",
+		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)),
+		       mc_fmt_bytes(a->gpu_memory_total_bytes, b2, sizeof(b2)),
+		       p->host_ram_per_gpu_ram,
+		       mc_fmt_bytes(a->ram_needed_bytes, b2, sizeof(b2)));
+	printf("cores rule: %s - %u cores, %u needed = %u GPUs x (%u workers "
+	       "+ 1) + %u reserved\n", a->cores_rule_ok ? "ok" : "FAILS",
+	       f->cores, a->cores_needed, f->n_gpus, a->workers,
+	       p->reserved_cores);
+}
+
+int mc_cmd_audit(int argc, char **argv)
+{
+	struct mc_cli_common c = { 0 };
+	static struct mc_config cfg;
+	static struct mc_node_facts facts;
+	struct mc_policy p;
+	struct mc_audit a;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", audit_options, NULL))
+	       != -1) {
+		switch (opt) {
+		case 'h':
+			audit_usage(stdout);
+			return 0;
+		case OPT_PARTITION:
+			c.partition = optarg;
+			break;
+		case OPT_CONFIG:
+			c.config = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			c.topology = optarg;
+			break;
+		case OPT_JSON:
+			c.json = true;
+			break;
+		case ':':
+			return mc_cli_usage_error("%s: missing value",
+						  argv[optind - 1]);
+		default:
+			return mc_cli_usage_error("audit: unknown option '%s'"
+						  " (see memcore audit --help)",
+						  argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return mc_cli_usage_error("audit: unexpected argument '%s'",
+					  argv[optind]);
+	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
+		return MC_EXIT_USAGE;
+	mc_facts_audit(&facts, &p, &a);
+	if (c.json)
+		print_json(&facts, &p, &a);
+	else
+		print_text(&facts, &p, &a);
+	return a.ram_rule_ok && a.cores_rule_ok ? MC_EXIT_FITS
+						: MC_EXIT_REFUSED;
+}

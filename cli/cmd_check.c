@@ -1,0 +1,297 @@
+/*
+ * memcore check - would a step with these GPUs and this allocation fit?
+ * The same verdict and explanation as the plugin gives at step launch.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "mc_facts.h"
+#include "mc_parse.h"
+#include "mc_rules.h"
+
+static void check_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore check --gpus N [options]\n"
+"\n"
+"Would a step with N GPUs on one node fit its allocation and the node?\n"
+"Exit 0: fits; 1: refused (the explanation says what to change);\n"
+"2: usage or input error.\n"
+"\n"
+"  --gpus N                  GPUs of the step on the node (required)\n"
+"  --dataloader-workers W    DataLoader workers per GPU\n"
+"                            (default: the policy's DataloaderWorkers)\n"
+"  --mem SIZE                memory of the step on the node, as --mem takes it\n"
+"                            (MiB without suffix; K/M/G/T; default: the node)\n"
+"  --cores N                 cores of the step on the node (default: the node)\n"
+"  --job-cores N             cores of the whole job on the node, when the\n"
+"                            step got fewer than the job holds\n"
+"  --nodes N                 nodes of the step (DeepSpeed offload; default 1)\n"
+"  --gpu-memory SIZE         memory of one GPU (default: topology, else\n"
+"                            the policy's GpuMemory)\n"
+"  --model-params SIZE       model parameters (7B, 70B, 6.7e9)\n"
+"  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
+"  --offload none|optimizer|all  DeepSpeed ZeRO offload\n"
+"  --partition P             use the policy of partition P\n"
+"  --config FILE             policy file (default %s if present)\n"
+"  --topology FILE.xml       the node's hwloc XML (default: TopologyFile,\n"
+"                            else this machine)\n"
+"  --json                    one JSON object on stdout\n"
+"  -h, --help                this text\n", MC_DEFAULT_CONFIG);
+}
+
+enum {
+	OPT_GPUS = 256, OPT_WORKERS, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
+	OPT_NODES, OPT_GPU_MEMORY, OPT_PARAMS, OPT_STAGE, OPT_OFFLOAD,
+	OPT_PARTITION, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON,
+};
+
+static const struct option check_options[] = {
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "job-cores", required_argument, NULL, OPT_JOB_CORES },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
+	{ "model-params", required_argument, NULL, OPT_PARAMS },
+	{ "zero-stage", required_argument, NULL, OPT_STAGE },
+	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line said; *_set tell given from default. */
+struct check_args {
+	struct mc_cli_common common;
+	uint32_t gpus, workers, cores, job_cores, nodes, stage;
+	uint64_t mem_bytes, gpu_memory_bytes, params;
+	int offload;
+	bool gpus_set, workers_set, mem_set, cores_set, gpu_memory_set;
+	const char *mem_arg;
+};
+
+/* Parse one option value; on error print "memcore: --opt=VALUE: why". */
+static int parse_value(int opt, const char *name, const char *v,
+		       struct check_args *a)
+{
+	char err[MC_ERR_MAX];
+	int rc = 0;
+
+	switch (opt) {
+	case OPT_GPUS:
+		rc = mc_parse_count(v, MC_MAX_GPUS, &a->gpus, err, sizeof(err));
+		a->gpus_set = true;
+		break;
+	case OPT_WORKERS:
+		rc = mc_parse_count(v, MC_WORKERS_LIMIT, &a->workers, err,
+				    sizeof(err));
+		a->workers_set = true;
+		break;
+	case OPT_MEM:
+		rc = mc_parse_size(v, 1ULL << 20, &a->mem_bytes, err,
+				   sizeof(err));
+		a->mem_set = true;
+		a->mem_arg = v;
+		break;
+	case OPT_CORES:
+		rc = mc_parse_count(v, 1u << 20, &a->cores, err, sizeof(err));
+		a->cores_set = true;
+		break;
+	case OPT_JOB_CORES:
+		rc = mc_parse_count(v, 1u << 20, &a->job_cores, err,
+				    sizeof(err));
+		break;
+	case OPT_NODES:
+		rc = mc_parse_count(v, 1u << 20, &a->nodes, err, sizeof(err));
+		if (!rc && !a->nodes) {
+			snprintf(err, sizeof(err), "must be at least 1");
+			rc = -1;
+		}
+		break;
+	case OPT_GPU_MEMORY:
+		rc = mc_parse_size(v, 1ULL << 20, &a->gpu_memory_bytes, err,
+				   sizeof(err));
+		a->gpu_memory_set = true;
+		break;
+	case OPT_PARAMS:
+		rc = mc_parse_params(v, &a->params, err, sizeof(err));
+		break;
+	case OPT_STAGE:
+		rc = mc_parse_count(v, 3, &a->stage, err, sizeof(err));
+		break;
+	case OPT_OFFLOAD:
+		rc = mc_parse_word(v, mc_offload_words, &a->offload, err,
+				   sizeof(err));
+		break;
+	}
+	if (rc < 0)
+		mc_cli_usage_error("--%s=%s: %s", name, v, err);
+	return rc;
+}
+
+static void print_json(const struct mc_verdict *v,
+		       const struct mc_explanation *e)
+{
+	json_t *o = json_object(), *lines = json_array();
+
+	for (size_t i = 0; i < e->n; i++)
+		json_array_append_new(lines, json_string(e->line[i]));
+	json_object_set_new(o, "fits", json_boolean(v->fits));
+	json_object_set_new(o, "gpus", json_integer(v->req.gpus));
+	json_object_set_new(o, "dataloader_workers",
+			    json_integer(v->req.dataloader_workers));
+	json_object_set_new(o, "gpu_memory_bytes",
+			    v->gpu_memory_unknown ? json_null()
+			    : json_integer((json_int_t)v->req.gpu_memory_bytes));
+	json_object_set_new(o, "ram_needed_bytes",
+			    json_integer((json_int_t)v->ram_needed_bytes));
+	json_object_set_new(o, "ram_floor_bytes",
+			    json_integer((json_int_t)v->ram_floor_bytes));
+	json_object_set_new(o, "ram_workers_bytes",
+			    json_integer((json_int_t)v->ram_workers_bytes));
+	json_object_set_new(o, "ram_tasks_bytes",
+			    json_integer((json_int_t)v->ram_tasks_bytes));
+	json_object_set_new(o, "ram_offload_bytes",
+			    json_integer((json_int_t)v->ram_offload_bytes));
+	json_object_set_new(o, "ram_allocated_bytes",
+			    json_integer((json_int_t)v->ram_allocated_bytes));
+	json_object_set_new(o, "node_ram_bytes",
+			    json_integer((json_int_t)v->node.ram_bytes));
+	json_object_set_new(o, "cores_needed", json_integer(v->cores_needed));
+	json_object_set_new(o, "cores_allocated",
+			    json_integer(v->cores_allocated));
+	json_object_set_new(o, "node_cores_needed",
+			    json_integer(v->node_cores_needed));
+	json_object_set_new(o, "node_cores", json_integer(v->node_cores));
+	json_object_set_new(o, "max_dataloader_workers",
+			    v->max_dataloader_workers < 0 ? json_null()
+			    : json_integer(v->max_dataloader_workers));
+	json_object_set_new(o, "fix_mem_bytes",
+			    v->fix_mem_bytes ? json_integer((json_int_t)
+						v->fix_mem_bytes)
+					     : json_null());
+	json_object_set_new(o, "fix_cpus_per_gpu",
+			    v->fix_cpus_per_gpu ? json_integer(
+						v->fix_cpus_per_gpu)
+						: json_null());
+	json_object_set_new(o, "explanation", lines);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+int mc_cmd_check(int argc, char **argv)
+{
+	struct check_args a = { .nodes = 1 };
+	static struct mc_config cfg;	/* large: keep it off the stack */
+	static struct mc_node_facts facts;
+	struct mc_policy p;
+	struct mc_request req = { 0 };
+	struct mc_node node;
+	struct mc_alloc alloc = { 0 };
+	struct mc_verdict v;
+	struct mc_explanation e;
+	char err[MC_ERR_MAX], mem_source[96];
+	int opt, idx;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", check_options, &idx))
+	       != -1) {
+		switch (opt) {
+		case 'h':
+			check_usage(stdout);
+			return 0;
+		case OPT_PARTITION:
+			a.common.partition = optarg;
+			break;
+		case OPT_CONFIG:
+			a.common.config = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			a.common.topology = optarg;
+			break;
+		case OPT_JSON:
+			a.common.json = true;
+			break;
+		case ':':
+			return mc_cli_usage_error("%s: missing value",
+						  argv[optind - 1]);
+		case '?':
+			return mc_cli_usage_error("check: unknown option '%s'"
+						  " (see memcore check --help)",
+						  argv[optind - 1]);
+		default:
+			if (parse_value(opt, check_options[idx].name, optarg,
+					&a) < 0)
+				return MC_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return mc_cli_usage_error("check: unexpected argument '%s'",
+					  argv[optind]);
+	if (!a.gpus_set)
+		return mc_cli_usage_error("check: --gpus is required");
+
+	if (mc_cli_policy(&a.common, &cfg, &p) < 0)
+		return MC_EXIT_USAGE;
+	/* The node: its topology, unless the policy describes it
+	 * (NodeRam and NodeCores on login hosts) and no file was named. */
+	memset(&facts, 0, sizeof(facts));
+	if (a.common.topology || p.topology_file[0] || !p.node_ram_bytes ||
+	    !p.node_cores) {
+		if (mc_cli_facts(&a.common, &p, &facts) < 0)
+			return MC_EXIT_USAGE;
+	}
+	mc_facts_node(&facts, &p, &node);
+	if (node.gpus < a.gpus)	/* the step's GPUs are on the node */
+		node.gpus = a.gpus;
+
+	req.gpus = a.gpus;
+	req.nodes = a.nodes;
+	req.dataloader_workers = a.workers_set ? a.workers
+					       : p.dataloader_workers;
+	if (req.dataloader_workers > p.max_dataloader_workers)
+		return mc_cli_usage_error("--dataloader-workers=%u: more than "
+					  "MaxDataloaderWorkers=%u allows",
+					  req.dataloader_workers,
+					  p.max_dataloader_workers);
+	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
+		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
+	req.model_params = a.params;
+	req.zero_stage = a.stage;
+	req.offload = (enum mc_offload)a.offload;
+	if (mc_request_check(&req, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
+
+	alloc.mem_bytes = a.mem_set && a.mem_bytes ? a.mem_bytes
+						   : node.ram_bytes;
+	alloc.cores = a.cores_set ? a.cores : node.cores;
+	alloc.job_cores = a.job_cores;
+	if (a.mem_set) {
+		snprintf(mem_source, sizeof(mem_source), "--mem=%s",
+			 a.mem_arg);
+		alloc.mem_source = mem_source;
+	} else {
+		alloc.mem_source = "the whole node";
+	}
+
+	mc_verdict_compute(&p, &req, &node, &alloc, &v);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	if (a.common.json) {
+		print_json(&v, &e);
+	} else {
+		for (size_t i = 0; i < e.n; i++)
+			puts(e.line[i]);
+	}
+	return v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+}

@@ -1,0 +1,93 @@
+/*
+ * memcore - the memcore engine without Slurm: would this GPU request fit
+ * this node (check), does this node meet the sizing rule (audit).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore <command> [options]\n"
+"\n"
+"Size host RAM and CPU cores to GPU jobs, as the memcore Slurm plugin does.\n"
+"\n"
+"commands:\n"
+"  check   would a step with these GPUs and this allocation fit?\n"
+"          (exit 0 fits, 1 refused, 2 usage or input error)\n"
+"  audit   does this node meet the GPU sizing rule?\n"
+"\n"
+"Run 'memcore <command> --help' for its options; see memcore(8).\n");
+}
+
+int mc_cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memcore: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return MC_EXIT_USAGE;
+}
+
+int mc_cli_policy(const struct mc_cli_common *c, struct mc_config *cfg,
+		  struct mc_policy *p)
+{
+	char err[MC_ERR_MAX];
+	struct stat st;
+	const char *path = c->config;
+
+	mc_config_init(cfg);
+	/* Without --config the site's file is used when there is one, so the
+	 * command answers like the plugin on this host. */
+	if (!path && stat(MC_DEFAULT_CONFIG, &st) == 0)
+		path = MC_DEFAULT_CONFIG;
+	if (path && mc_config_load(path, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "memcore: %s\n", err);
+		return -1;
+	}
+	mc_config_policy(cfg, c->partition, p);
+	return 0;
+}
+
+int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
+		 struct mc_node_facts *f)
+{
+	char err[MC_ERR_MAX];
+	const char *xml = c->topology ? c->topology : p->topology_file;
+
+	if (mc_topology_load(xml, f, err, sizeof(err)) < 0) {
+		fprintf(stderr, "memcore: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return MC_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("memcore %s\n", MC_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "check"))
+		return mc_cmd_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "audit"))
+		return mc_cmd_audit(argc - 1, argv + 1);
+	mc_cli_usage_error("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return MC_EXIT_USAGE;
+}

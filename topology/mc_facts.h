@@ -1,0 +1,48 @@
+/*
+ * mc_facts.h - node facts (mc_topology.h) seen through a policy: the GPU
+ * memory to use for each GPU, the node summary the rules take, the audit.
+ * The same functions serve slurmstepd and the memcore command, so both give
+ * the same answer for the same node. No allocation, no I/O.
+ */
+#ifndef MC_FACTS_H
+#define MC_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mc_config.h"
+#include "mc_rules.h"
+#include "mc_topology.h"
+
+/*
+ * Memory of GPU `index` (Slurm index) in bytes: the topology's value when it
+ * has one, else the policy's GpuMemory (source MC_MEM_SRC_POLICY), else 0
+ * (MC_MEM_SRC_NONE). An index past the node's GPUs counts as unknown.
+ */
+uint64_t mc_facts_gpu_memory(const struct mc_node_facts *f,
+			     const struct mc_policy *p, unsigned index,
+			     enum mc_mem_source *source);
+
+/*
+ * The memory M of one GPU for a step that holds the GPUs `idx[0..n)`:
+ * the largest of them (a step is sized for its biggest GPU), or, with no
+ * index list (n = 0), the largest on the node. 0 when any is unknown.
+ */
+uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
+				  const struct mc_policy *p,
+				  const unsigned *idx, size_t n);
+
+/*
+ * The node as the rules see it: RAM, cores, threads per core and GPUs from
+ * the facts, each replaced by the policy's NodeRam/NodeCores/NodeGpus when
+ * set (login hosts that describe a partition's nodes).
+ */
+void mc_facts_node(const struct mc_node_facts *f, const struct mc_policy *p,
+		   struct mc_node *n);
+
+/* The node sizing rule for these facts at the policy's DataloaderWorkers. */
+void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,
+		    struct mc_audit *a);
+
+#endif
