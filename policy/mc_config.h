@@ -14,6 +14,9 @@
  * message names file, line and key:
  *     "/etc/slurm/memcore.conf:12: RamPerWorker=4Q: unknown size suffix 'Q'"
  * Nothing is half-applied: on error the output config is left as defaults.
+ * Sizes without a suffix are MiB, as in slurm.conf and --mem. A
+ * PartitionName= key must start its line; partition names are compared
+ * case-sensitively, as Slurm does.
  */
 #ifndef MC_CONFIG_H
 #define MC_CONFIG_H
@@ -108,7 +111,8 @@ int mc_config_parse(const char *text, size_t len, const char *name,
  * Set one global key, e.g. from a plugstack argument `mode=warn`.
  * origin names where it came from in messages ("plugstack.conf").
  * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
- * error.
+ * error. The argument overrides the whole file: the key is also dropped
+ * from every PartitionName line, so `mode=off` turns memcore off everywhere.
  */
 int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		  const char *origin, char *err, size_t errlen);

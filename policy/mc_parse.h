@@ -67,7 +67,9 @@ const char *mc_fmt_bytes(uint64_t bytes, char *buf, size_t buflen);
 
 /*
  * Print a byte count the way --mem takes it, rounded UP so that the value
- * covers bytes: "704G", "37G", "513M". Returns buf.
+ * covers bytes: "704G", "37G", "513M". Whole GiB and anything from 10 GiB
+ * up print in G (rounding up adds less than a GiB); smaller sizes that are
+ * not whole GiB print in M. Returns buf.
  */
 const char *mc_fmt_mem_option(uint64_t bytes, char *buf, size_t buflen);
 
