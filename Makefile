@@ -24,8 +24,10 @@ PKGS     := hwloc libcgroup jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# Messages are cut to fit their buffers on purpose, so truncation is no error.
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
-            -Wmissing-prototypes -Wno-unused-parameter
+            -Wmissing-prototypes -Wno-unused-parameter \
+            -Wno-format-truncation
 HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC \
             -fno-strict-overflow -fno-delete-null-pointer-checks
 CFLAGS   ?= -O2 -g

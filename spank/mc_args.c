@@ -1,0 +1,140 @@
+/*
+ * mc_args.c - plugstack.conf arguments and the user's options.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "mc_plugin.h"
+
+/* The one instance the callbacks below reach (they get no context). */
+static struct mc_plugin *cb_plugin;
+
+void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
+{
+	const char *path = MC_DEFAULT_CONFIG;
+	char err[MC_ERR_MAX];
+
+	p->cfg_err[0] = '\0';
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "config=", 7))
+			path = av[i] + 7;
+	if (!*path) {
+		mc_config_init(&p->cfg);
+		snprintf(p->cfg_err, sizeof(p->cfg_err),
+			 "plugstack.conf: config=: missing value (the path of "
+			 "memcore.conf)");
+	} else if (mc_config_load(path, &p->cfg, err, sizeof(err)) < 0) {
+		snprintf(p->cfg_err, sizeof(p->cfg_err), "%s", err);
+	}
+	/* Inline arguments override the file, and still apply when the file
+	 * is broken so that e.g. onerror=allow can say what to do then. */
+	for (int i = 0; i < ac; i++) {
+		char key[64];
+		const char *eq = strchr(av[i], '=');
+		size_t klen = eq ? (size_t)(eq - av[i]) : strlen(av[i]);
+
+		if (!strncmp(av[i], "config=", 7))
+			continue;
+		if (!eq || klen == 0 || klen >= sizeof(key)) {
+			if (!p->cfg_err[0])
+				snprintf(p->cfg_err, sizeof(p->cfg_err),
+					 "plugstack.conf: '%s': expected "
+					 "key=value", av[i]);
+			continue;
+		}
+		memcpy(key, av[i], klen);
+		key[klen] = '\0';
+		if (mc_config_set(&p->cfg, key, eq + 1, "plugstack.conf", err,
+				  sizeof(err)) < 0 && !p->cfg_err[0])
+			snprintf(p->cfg_err, sizeof(p->cfg_err), "%s", err);
+	}
+}
+
+/*
+ * One callback for every option: in srun/sbatch/salloc a bad value is an
+ * error that stops the command before anything is queued; in slurmstepd
+ * (remote) it is kept and delivered with the verdict, because failing there
+ * would fail the step before the user can be told why.
+ */
+static int option_cb(int val, const char *optarg, int remote)
+{
+	char err[MC_ERR_MAX];
+
+	if (!cb_plugin || val < 0 || val >= MC_OPT_COUNT)
+		return -1;
+	if (mc_opts_set(&cb_plugin->opts, (enum mc_opt_id)val, optarg, false,
+			err, sizeof(err)) == 0)
+		return 0;
+	if (!remote) {
+		slurm_error("memcore: %s", err);
+		return -1;
+	}
+	if (!cb_plugin->opts_err[0])
+		snprintf(cb_plugin->opts_err, sizeof(cb_plugin->opts_err),
+			 "%s", err);
+	return 0;
+}
+
+static struct spank_option options[MC_OPT_COUNT + 1] = {
+	[MC_OPT_WORKERS] = { "dataloader-workers", "N",
+		"[memcore] DataLoader worker processes per GPU; memcore "
+		"sizes cores and RAM for them (env MEMCORE_DATALOADER_WORKERS)",
+		1, MC_OPT_WORKERS, option_cb },
+	[MC_OPT_PARAMS] = { "model-params", "SIZE",
+		"[memcore] model parameters (7B, 70B, 6.7e9), for the "
+		"DeepSpeed ZeRO offload RAM (env MEMCORE_MODEL_PARAMS)",
+		1, MC_OPT_PARAMS, option_cb },
+	[MC_OPT_STAGE] = { "zero-stage", "0-3",
+		"[memcore] DeepSpeed ZeRO stage (env MEMCORE_ZERO_STAGE)",
+		1, MC_OPT_STAGE, option_cb },
+	[MC_OPT_OFFLOAD] = { "offload", "none|optimizer|all",
+		"[memcore] DeepSpeed ZeRO offload to host RAM "
+		"(env MEMCORE_OFFLOAD)", 1, MC_OPT_OFFLOAD, option_cb },
+	[MC_OPT_MODE] = { "memcore", "explain|warn",
+		"[memcore] explain: print the RAM/core plan even when the "
+		"step fits; warn: run a misfit step with a warning, where "
+		"the site allows it (env MEMCORE_MODE)",
+		1, MC_OPT_MODE, option_cb },
+	SPANK_OPTIONS_TABLE_END
+};
+
+int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
+{
+	cb_plugin = p;
+	for (int i = 0; i < MC_OPT_COUNT; i++) {
+		spank_err_t rc = spank_option_register(sp, &options[i]);
+
+		/* Another plugin owning the name is the admin's to fix; the
+		 * rest of memcore still works. */
+		if (rc != ESPANK_SUCCESS)
+			slurm_error("memcore: cannot register --%s: %s",
+				    options[i].name, spank_strerror(rc));
+	}
+	return 0;
+}
+
+int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
+			   char *err, size_t errlen)
+{
+	for (int i = 0; i < MC_OPT_COUNT; i++) {
+		char buf[256];
+		const char *v = NULL;
+
+		if (p->opts.set[i] && !p->opts.from_env[i])
+			continue;
+		if (remote) {
+			if (spank_getenv(sp, mc_opt_env(i), buf, sizeof(buf))
+			    == ESPANK_SUCCESS)
+				v = buf;
+		} else {
+			v = getenv(mc_opt_env(i));
+		}
+		if (v && mc_opts_set(&p->opts, (enum mc_opt_id)i, v, true,
+				     err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}

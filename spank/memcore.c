@@ -1,0 +1,70 @@
+/*
+ * memcore.c - the SPANK entry points: a dispatcher by context. The work is
+ * in mc_args.c (options and plugstack arguments) and mc_stepd.c (the
+ * verdict in slurmstepd).
+ *
+ * Where each step of the work sits follows what Slurm 22.05 does with a
+ * failure (DESIGN.md "Facts about SPANK"): a bad option is refused by its
+ * callback in srun/sbatch/salloc before anything is queued; nothing fails in
+ * remote init (that can drain a node); the refusal comes from
+ * slurm_spank_task_init_privileged, which srun and sbatch report to the user.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "mc_plugin.h"
+
+SPANK_PLUGIN(memcore, 1);
+
+static struct mc_plugin plugin;
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	/* Listed twice in plugstack.conf, Slurm loads the same .so once and
+	 * calls init again: one set of options, one verdict. */
+	if (plugin.initialized)
+		return 0;
+	plugin.initialized = true;
+	if (ctx == S_CTX_JOB_SCRIPT)
+		return 0;
+	mc_plugin_configure(&plugin, ac, av);
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
+	    ctx == S_CTX_REMOTE)
+		return mc_plugin_register_options(&plugin, sp);
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+	char err[MC_ERR_MAX];
+
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) {
+		/* A bad MEMCORE_* variable stops the submission here, as a
+		 * bad option does in its callback. */
+		if (mc_plugin_env_defaults(&plugin, sp, false, err,
+					   sizeof(err)) < 0) {
+			slurm_error("memcore: %s", err);
+			return -1;
+		}
+	} else if (ctx == S_CTX_REMOTE) {
+		if (mc_plugin_env_defaults(&plugin, sp, true, err,
+					   sizeof(err)) < 0 &&
+		    !plugin.opts_err[0])
+			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
+				 "%s", err);
+	}
+	return 0;
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return mc_stepd_task_init_privileged(&plugin, sp);
+}
