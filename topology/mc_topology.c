@@ -1,0 +1,461 @@
+/*
+ * mc_topology.c - node facts from hwloc 2.x (live machine or lstopo XML).
+ *
+ * Everything hwloc allocates is released before returning: this code runs
+ * in slurmd/slurmstepd, which live long and must not leak per call.
+ */
+#include "mc_topology.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#define MC_VENDOR_UNKNOWN	0x0000
+#define MC_VENDOR_NVIDIA	0x10de
+#define MC_VENDOR_AMD		0x1002
+#define MC_VENDOR_MATROX	0x102b
+#define MC_VENDOR_ASPEED	0x1a03
+
+#define MC_KIB			1024ULL
+
+const char *mc_mem_source_name(enum mc_mem_source s)
+{
+	switch (s) {
+	case MC_MEM_SRC_NONE:
+		return "none";
+	case MC_MEM_SRC_CUDA:
+		return "cuda";
+	case MC_MEM_SRC_RSMI:
+		return "rsmi";
+	case MC_MEM_SRC_NVML:
+		return "nvml";
+	case MC_MEM_SRC_POLICY:
+		return "policy";
+	}
+	return "none";
+}
+
+/* printf into err without ever overflowing or leaving it unterminated. */
+static void mc_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void mc_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * GPU memory exposed as NUMA nodes (POWER9 + NVLink) must not count as host
+ * RAM: hwloc >= 2.0 marks it with subtype "GPUMemory"; hwloc 1.x dumps (and
+ * kernels hwloc does not recognise) show it only as CPU-less NUMA nodes.
+ */
+static bool mc_numa_is_host(hwloc_obj_t numa)
+{
+	if (numa->subtype && strcmp(numa->subtype, "GPUMemory") == 0)
+		return false;
+	if (!numa->cpuset || hwloc_bitmap_iszero(numa->cpuset))
+		return false;
+	return true;
+}
+
+/* The normal (non-memory) object a NUMA node hangs from, past MemCaches. */
+static hwloc_obj_t mc_numa_attach(hwloc_obj_t numa)
+{
+	hwloc_obj_t p = numa->parent;
+
+	while (p && hwloc_obj_type_is_memory(p->type))
+		p = p->parent;
+	return p;
+}
+
+/*
+ * NUMA node P# of a PCI device: walk up from its first non-I/O ancestor
+ * (a Package, Group, L3Cache...) until an object either carries host NUMA
+ * nodes itself (memory children) or covers exactly one host NUMA node.
+ * The locality object is often below the NUMA level (an L3Cache on MI250X
+ * nodes), and on POWER9 the Package also carries GPU-memory NUMA nodes,
+ * which must never be chosen.
+ */
+static int mc_gpu_numa(hwloc_topology_t topo, hwloc_obj_t pci)
+{
+	hwloc_obj_t obj = hwloc_get_non_io_ancestor_obj(topo, pci);
+
+	for (; obj; obj = obj->parent) {
+		hwloc_obj_t n = NULL;
+		int attached = -1, covered = -1, ncovered = 0;
+
+		while ((n = hwloc_get_next_obj_by_type(topo,
+				HWLOC_OBJ_NUMANODE, n)) != NULL) {
+			if (!mc_numa_is_host(n))
+				continue;
+			if (mc_numa_attach(n) == obj &&
+			    (attached < 0 || n->os_index < (unsigned)attached))
+				attached = (int)n->os_index;
+			if (obj->nodeset &&
+			    hwloc_bitmap_isset(obj->nodeset, n->os_index)) {
+				ncovered++;
+				covered = (int)n->os_index;
+			}
+		}
+		if (attached >= 0)
+			return attached;
+		if (ncovered == 1)
+			return covered;
+	}
+	return -1;
+}
+
+static bool mc_class_is_gpu(unsigned class_id)
+{
+	return class_id == 0x0300 || class_id == 0x0302 ||
+	       class_id == 0x0380 || class_id == 0x1200;
+}
+
+/* An OS device that only exists for a GPU runtime (not DRM card*, etc.). */
+static bool mc_osdev_is_gpu_runtime(hwloc_obj_t os)
+{
+	static const char *const prefixes[] = {
+		"cuda", "nvml", "rsmi", "opencl",
+	};
+	size_t i;
+
+	if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name)
+		return false;
+	if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_GPU &&
+	    os->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
+		return false;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(os->name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static bool mc_pci_is_gpu(hwloc_obj_t pci)
+{
+	unsigned vendor = pci->attr->pcidev.vendor_id;
+	unsigned cls = pci->attr->pcidev.class_id;
+	hwloc_obj_t c;
+
+	/* BMC display chips are VGA class but never compute GPUs. */
+	if (vendor == MC_VENDOR_ASPEED || vendor == MC_VENDOR_MATROX)
+		return false;
+	/* sysfs snapshots without vendor files still give the class. */
+	if (vendor == MC_VENDOR_UNKNOWN && (cls >> 8) == 0x03)
+		return true;
+	if (!mc_class_is_gpu(cls))
+		return false;
+	if (vendor == MC_VENDOR_NVIDIA || vendor == MC_VENDOR_AMD)
+		return true;
+	for (c = pci->io_first_child; c; c = c->next_sibling)
+		if (mc_osdev_is_gpu_runtime(c))
+			return true;
+	return false;
+}
+
+/* A KiB count from an info attribute; false if absent or not a number. */
+static bool mc_info_kib(hwloc_obj_t obj, const char *name, uint64_t *bytes)
+{
+	const char *v = hwloc_obj_get_info_by_name(obj, name);
+	unsigned long long kib;
+	char *end;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	kib = strtoull(v, &end, 10);
+	if (errno || *end != '\0' || kib == 0 || kib > UINT64_MAX / MC_KIB)
+		return false;
+	*bytes = (uint64_t)kib * MC_KIB;
+	return true;
+}
+
+static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
+			struct mc_gpu *g)
+{
+	const struct hwloc_pcidev_attr_s *a = &pci->attr->pcidev;
+	const char *model = NULL;
+	hwloc_obj_t c;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%04x:%02x:%02x.%01x",
+		 (unsigned)a->domain, (unsigned)a->bus, (unsigned)a->dev,
+		 (unsigned)a->func);
+	g->vendor_id = a->vendor_id;
+	g->device_id = a->device_id;
+	g->class_id = a->class_id;
+	g->numa_os_index = mc_gpu_numa(topo, pci);
+	g->memory_source = MC_MEM_SRC_NONE;
+
+	for (c = pci->io_first_child; c; c = c->next_sibling) {
+		uint64_t bytes;
+
+		if (c->type != HWLOC_OBJ_OS_DEVICE)
+			continue;
+		if (g->memory_source == MC_MEM_SRC_NONE) {
+			if (mc_info_kib(c, "CUDAGlobalMemorySize", &bytes)) {
+				g->memory_bytes = bytes;
+				g->memory_source = MC_MEM_SRC_CUDA;
+			} else if (mc_info_kib(c, "RSMIVRAMSize", &bytes)) {
+				g->memory_bytes = bytes;
+				g->memory_source = MC_MEM_SRC_RSMI;
+			}
+		}
+		if (!model)
+			model = hwloc_obj_get_info_by_name(c, "GPUModel");
+	}
+	/* The runtime's name ("NVIDIA H200") beats the PCI database's. */
+	if (!model)
+		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
+	if (model)
+		snprintf(g->model, sizeof(g->model), "%s", model);
+}
+
+static int mc_gpu_cmp(const void *pa, const void *pb)
+{
+	const struct mc_gpu *a = pa, *b = pb;
+
+	/* "%04x:%02x:%02x.%01x" sorts textually in domain:bus:dev.fn order. */
+	return strcmp(a->pci_bus_id, b->pci_bus_id);
+}
+
+static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
+			   char *err, size_t errlen)
+{
+	hwloc_obj_t n = NULL;
+	/* Some topologies (hwloc 1.x dumps of odd platforms) lack Cores. */
+	bool have_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0;
+
+	while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+					       n)) != NULL) {
+		struct mc_numa *m;
+		int len;
+
+		if (!mc_numa_is_host(n))
+			continue;
+		if (f->n_numa >= MC_MAX_NUMA) {
+			mc_seterr(err, errlen,
+				  "topology %s: more than %d host NUMA nodes",
+				  f->source, MC_MAX_NUMA);
+			return -1;
+		}
+		m = &f->numa[f->n_numa++];
+		m->os_index = n->os_index;
+		m->memory_bytes = n->attr->numanode.local_memory;
+		m->cores = (uint32_t)hwloc_get_nbobjs_inside_cpuset_by_type(
+			topo, n->cpuset,
+			have_cores ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU);
+		len = hwloc_bitmap_list_snprintf(m->cpus, sizeof(m->cpus),
+						 n->cpuset);
+		/* A cut list would bind to the wrong CPUs: refuse instead. */
+		if (len < 0 || (size_t)len >= sizeof(m->cpus)) {
+			mc_seterr(err, errlen,
+				  "topology %s: CPU list of NUMA node %u longer than %d characters",
+				  f->source, n->os_index, MC_CPULIST_MAX - 1);
+			return -1;
+		}
+		f->host_ram_bytes += m->memory_bytes;
+	}
+	if (f->n_numa == 0) {
+		mc_seterr(err, errlen,
+			  "topology %s: no NUMA node with CPUs and host memory",
+			  f->source);
+		return -1;
+	}
+	f->pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	f->cores = have_cores ?
+		(uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) :
+		f->pus;
+	return 0;
+}
+
+static int mc_collect_gpus(hwloc_topology_t topo, struct mc_node_facts *f,
+			   char *err, size_t errlen)
+{
+	hwloc_obj_t pci = NULL;
+	uint32_t i;
+
+	/* Walking PCI objects (not OS devices) counts each device once. */
+	while ((pci = hwloc_get_next_pcidev(topo, pci)) != NULL) {
+		if (!mc_pci_is_gpu(pci))
+			continue;
+		if (f->n_gpus >= MC_MAX_GPUS) {
+			mc_seterr(err, errlen,
+				  "topology %s: more than %d GPUs",
+				  f->source, MC_MAX_GPUS);
+			return -1;
+		}
+		mc_gpu_fill(topo, pci, &f->gpus[f->n_gpus++]);
+	}
+	qsort(f->gpus, f->n_gpus, sizeof(f->gpus[0]), mc_gpu_cmp);
+	for (i = 0; i < f->n_gpus; i++)
+		f->gpus[i].index = i;
+	return 0;
+}
+
+/*
+ * Peek at the <topology version="X.Y"> of an XML file, so that a file from
+ * a newer hwloc gets a message that says so instead of "Invalid argument".
+ * Returns the major version, 1 for a v1 file (no version attribute), or 0
+ * when it cannot tell.
+ */
+static int mc_xml_major(const char *path)
+{
+	char buf[4096], *p, *v;
+	FILE *fp = fopen(path, "re");
+	size_t n;
+
+	if (!fp)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	p = strstr(buf, "<topology");
+	if (!p)
+		return 0;
+	v = strstr(p, "version=\"");
+	if (!v || v > strchr(p, '>'))
+		return 1;
+	return atoi(v + strlen("version=\""));
+}
+
+/* Check the file before hwloc does, to name the real problem. */
+static int mc_check_file(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		mc_seterr(err, errlen, "topology %s: %s", path,
+			  strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		mc_seterr(err, errlen, "topology %s: %s", path, strerror(e));
+		return -1;
+	}
+	close(fd);
+	if (S_ISDIR(st.st_mode)) {
+		mc_seterr(err, errlen, "topology %s: %s", path,
+			  strerror(EISDIR));
+		return -1;
+	}
+	if (st.st_size == 0) {
+		mc_seterr(err, errlen, "topology %s: empty file", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void mc_xml_error(const char *path, char *err, size_t errlen)
+{
+	int major = mc_xml_major(path);
+
+	if (major > HWLOC_API_VERSION >> 16)
+		mc_seterr(err, errlen,
+			  "topology %s: XML format %d.x is newer than hwloc %s can read; export it again with an hwloc 2.x lstopo --of xml",
+			  path, major, HWLOC_VERSION);
+	else
+		mc_seterr(err, errlen,
+			  "topology %s: not a valid hwloc XML topology (truncated or corrupt?); set HWLOC_XML_VERBOSE=1 for hwloc's details",
+			  path);
+}
+
+int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
+		     char *err, size_t errlen)
+{
+	hwloc_topology_t topo;
+	bool live = !xml_path || !*xml_path;
+	int rc = -1;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!f) {
+		mc_seterr(err, errlen, "topology: no place for the facts");
+		return -1;
+	}
+	memset(f, 0, sizeof(*f));
+	if (live) {
+		snprintf(f->source, sizeof(f->source), "live");
+	} else {
+		if (strlen(xml_path) >= sizeof(f->source)) {
+			mc_seterr(err, errlen, "topology %.64s...: %s",
+				  xml_path, strerror(ENAMETOOLONG));
+			return -1;
+		}
+		snprintf(f->source, sizeof(f->source), "%s", xml_path);
+		if (mc_check_file(xml_path, err, errlen) < 0)
+			return -1;
+	}
+
+	if (hwloc_topology_init(&topo) < 0) {
+		mc_seterr(err, errlen, "topology %s: hwloc init: %s",
+			  f->source, strerror(errno));
+		return -1;
+	}
+	/*
+	 * Filters must be set before load: hwloc silently ignores them after.
+	 * KEEP_ALL, because KEEP_IMPORTANT may drop PCI devices and OS
+	 * devices without a known subtype (DGX-2 nvml osdevs have none).
+	 */
+	if (hwloc_topology_set_io_types_filter(topo,
+			HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
+		mc_seterr(err, errlen, "topology %s: hwloc I/O filter: %s",
+			  f->source, strerror(errno));
+		goto out;
+	}
+	if (live) {
+		if (hwloc_topology_set_flags(topo,
+				HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) < 0) {
+			mc_seterr(err, errlen, "topology live: hwloc flags: %s",
+				  strerror(errno));
+			goto out;
+		}
+	} else if (hwloc_topology_set_xml(topo, xml_path) < 0) {
+		/*
+		 * Must stop here: after a failed set_xml, load() would quietly
+		 * discover the live machine instead of the file.
+		 */
+		mc_xml_error(xml_path, err, errlen);
+		goto out;
+	}
+	if (hwloc_topology_load(topo) < 0) {
+		if (live)
+			mc_seterr(err, errlen, "topology live: hwloc load: %s",
+				  strerror(errno));
+		else
+			mc_xml_error(xml_path, err, errlen);
+		goto out;
+	}
+	if (mc_collect_numa(topo, f, err, errlen) < 0 ||
+	    mc_collect_gpus(topo, f, err, errlen) < 0)
+		goto out;
+	rc = 0;
+out:
+	hwloc_topology_destroy(topo);
+	if (rc < 0) {
+		/* Never hand half-filled facts to a caller that ignores rc. */
+		char src[sizeof(f->source)];
+
+		memcpy(src, f->source, sizeof(src));
+		memset(f, 0, sizeof(*f));
+		memcpy(f->source, src, sizeof(src));
+	}
+	return rc;
+}
