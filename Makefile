@@ -98,7 +98,7 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential pkg-config libslurm-dev libhwloc-dev libcgroup-dev \
 	  libjansson-dev libcmocka-dev hwloc slurmctld slurmd slurm-client munge \
-	  man-db groff-base binutils
+	  man-db groff-base binutils jq
 
 install: all
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \
