@@ -41,7 +41,8 @@ struct mc_request {
 	enum mc_offload offload;
 };
 
-/* What the node has (from the topology or memcore.conf NodeRam/NodeCores). */
+/* What the node has (from the topology or memcore.conf NodeRam/NodeCores).
+ * A ram_bytes or cores of 0 is unknown: the node rules on it are skipped. */
 struct mc_node {
 	uint64_t ram_bytes;		/* host RAM, GPU-memory NUMA excluded */
 	uint32_t cores;			/* physical cores */
@@ -128,7 +129,8 @@ struct mc_verdict {
 	uint64_t fix_mem_bytes;
 	uint32_t fix_cpus_per_gpu;
 	/* The allocation holds the cores but the step did not get them
-	 * (job_cores >= needed > step cores): fix with srun's -c. */
+	 * (job_cores >= needed > step cores): fix with srun's -c.
+	 * fix_cpus_per_task assumes one task per GPU: (w + 1) * threads. */
 	bool step_cpus_hint;
 	uint32_t fix_cpus_per_task;	/* for that hint; 0 if unknown */
 	/* inputs kept for the explanation */
@@ -185,6 +187,7 @@ struct mc_explanation {
  *                   16 allocated                               short 8
  *     fix: --mem=704G --cpus-per-gpu=3, or --dataloader-workers=1 with --mem=672G
  * When the step fits, the same lines say "fits" (for --memcore=explain).
+ * A GPU-less step has nothing to explain: out->n is 0.
  */
 void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 			const char *step, const char *host,

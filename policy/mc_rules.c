@@ -1,0 +1,628 @@
+/*
+ * mc_rules.c - the sizing rules, the verdict and its explanation (see
+ * mc_rules.h for the rules and their sources).
+ *
+ * Every product saturates instead of wrapping: a wrapped RAM figure would
+ * turn "needs 2^64 bytes" into "needs 3 bytes" and let the step through.
+ */
+#include "mc_rules.h"
+#include "mc_parse.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const mc_offload_words[] = { "none", "optimizer", "all", NULL };
+
+static uint32_t sat_mul32(uint32_t a, uint32_t b)
+{
+	uint32_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT32_MAX : r;
+}
+
+static uint32_t sat_add32(uint32_t a, uint32_t b)
+{
+	uint32_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT32_MAX : r;
+}
+
+static uint64_t sat_mul64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_add64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* A non-negative long double to bytes, rounded up, saturated (no libm). */
+static uint64_t ld_to_bytes(long double x)
+{
+	uint64_t u;
+
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709551616.0L)
+		return UINT64_MAX;
+	u = (uint64_t)x;
+	if ((long double)u < x && u < UINT64_MAX)
+		u++;
+	return u;
+}
+
+static uint32_t max32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Cores per GPU: one for the GPU's process, one per worker, or the flat
+ * MinCoresPerGpu when a site sizes that way and it is larger. */
+static uint32_t cores_per_gpu(const struct mc_policy *p, uint32_t workers)
+{
+	return max32(sat_add32(workers, 1), p->min_cores_per_gpu);
+}
+
+uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
+			      uint32_t workers)
+{
+	return sat_mul32(gpus, cores_per_gpu(p, workers));
+}
+
+uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
+			      uint32_t workers)
+{
+	return sat_add32(sat_mul32(node_gpus, cores_per_gpu(p, workers)),
+			 p->reserved_cores);
+}
+
+uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
+			    uint64_t gpu_memory_bytes)
+{
+	uint64_t total = sat_mul64(gpus, gpu_memory_bytes);
+
+	/* The usual ratio of 1 stays in exact integers. */
+	if (p->host_ram_per_gpu_ram == 1.0 || total == UINT64_MAX)
+		return total;
+	return ld_to_bytes((long double)total *
+			   (long double)p->host_ram_per_gpu_ram);
+}
+
+uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
+			      uint32_t workers)
+{
+	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
+}
+
+/*
+ * The products are formed before the one division by N, so that figures
+ * DeepSpeed gets as whole numbers (f = 1.5) come out exact: P * 18 * 1.5 is
+ * exact in a long double, and a correctly rounded quotient of an exact
+ * integer result is that integer.
+ */
+uint64_t mc_offload_bytes(const struct mc_policy *p,
+			  const struct mc_request *r)
+{
+	long double P = (long double)r->model_params;
+	long double f = (long double)p->offload_buffer_factor;
+	uint64_t n = r->nodes ? r->nodes : 1;
+	uint64_t g = r->gpus;
+	uint64_t m;
+
+	if (r->offload == MC_OFFLOAD_NONE || !r->model_params || !g)
+		return 0;
+	switch (r->zero_stage) {
+	case 1:
+	case 2: {
+		/* estimate_zero2_model_states_mem_needs, cpu_offload. */
+		uint64_t gpus_total = g * n;	/* < 2^64: both < 2^32 */
+		long double k;
+
+		if (r->offload != MC_OFFLOAD_OPTIMIZER)
+			return 0;
+		k = 4.0L * (long double)gpus_total;
+		if (k < 16)
+			k = 16;
+		return ld_to_bytes(P * k * f);
+	}
+	case 3:
+		/* estimate_zero3_model_states_mem_needs: 18 bytes a param
+		 * with the parameters offloaded too, 16 without. */
+		m = r->offload == MC_OFFLOAD_ALL ? 18 : 16;
+		if (p->zero_init || 4 * g * n < m)
+			return ld_to_bytes(P * (long double)m * f /
+					   (long double)n);
+		return ld_to_bytes(P * 4.0L * (long double)g * f);
+	default:
+		return 0;
+	}
+}
+
+int mc_request_check(const struct mc_request *r, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	char buf[96];
+
+	if (r->dataloader_workers > MC_WORKERS_LIMIT) {
+		snprintf(buf, sizeof(buf),
+			 "--dataloader-workers=%u: at most %u per GPU",
+			 r->dataloader_workers, MC_WORKERS_LIMIT);
+		why = buf;
+	} else if (r->zero_stage > 3) {
+		snprintf(buf, sizeof(buf),
+			 "--zero-stage=%u: must be 0, 1, 2 or 3",
+			 r->zero_stage);
+		why = buf;
+	} else if (r->offload != MC_OFFLOAD_NONE && r->zero_stage == 0) {
+		why = "--offload needs --zero-stage=1, 2 or 3";
+	} else if (r->offload == MC_OFFLOAD_ALL && r->zero_stage < 3) {
+		why = "--offload=all (parameter offload) needs --zero-stage=3";
+	} else if (r->offload != MC_OFFLOAD_NONE && !r->model_params) {
+		why = "--offload needs --model-params";
+	} else if (r->offload > MC_OFFLOAD_ALL) {
+		why = "--offload: expected none, optimizer or all";
+	}
+	if (!why)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "%s", why);
+	return -1;
+}
+
+uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
+			     const struct mc_request *r)
+{
+	uint64_t v = mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+
+	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
+					      r->dataloader_workers));
+	v = sat_add64(v, mc_offload_bytes(p, r));
+	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
+}
+
+/* The step's RAM had it asked for w workers instead. */
+static uint64_t ram_at(const struct mc_policy *p, const struct mc_request *r,
+		       uint32_t w)
+{
+	struct mc_request x = *r;
+
+	x.dataloader_workers = w;
+	return mc_ram_needed_bytes(p, &x);
+}
+
+/* The node's GPU count G: never below the step's own g. */
+static uint32_t node_gpus(const struct mc_request *r, const struct mc_node *n)
+{
+	return max32(n->gpus, r->gpus);
+}
+
+/*
+ * Does w fit the node alone: its cores rule, the step's cores within the
+ * node, the step's RAM within the node's? A node figure of 0 is unknown
+ * and not checked.
+ */
+static bool fits_node(const struct mc_policy *p, const struct mc_request *r,
+		      const struct mc_node *n, uint32_t w)
+{
+	if (n->cores &&
+	    (mc_node_cores_needed(p, node_gpus(r, n), w) > n->cores ||
+	     mc_step_cores_needed(p, r->gpus, w) > n->cores))
+		return false;
+	return !n->ram_bytes || ram_at(p, r, w) <= n->ram_bytes;
+}
+
+static uint32_t workers_cap(const struct mc_policy *p)
+{
+	return p->max_dataloader_workers < MC_WORKERS_LIMIT ?
+		p->max_dataloader_workers : MC_WORKERS_LIMIT;
+}
+
+/*
+ * The largest w <= top that fits the node and, with need_cores and/or
+ * need_mem, the allocation's cores and memory; -1 when none. Every rule
+ * grows with w, so the first fit from the top is the answer.
+ */
+static int32_t largest_w(const struct mc_policy *p, const struct mc_request *r,
+			 const struct mc_node *n, const struct mc_alloc *a,
+			 uint32_t top, bool need_cores, bool need_mem)
+{
+	for (uint32_t w = top + 1; w-- > 0;) {
+		if (!fits_node(p, r, n, w))
+			continue;
+		if (need_cores && mc_step_cores_needed(p, r->gpus, w) > a->cores)
+			continue;
+		if (need_mem && ram_at(p, r, w) > a->mem_bytes)
+			continue;
+		return (int32_t)w;
+	}
+	return -1;
+}
+
+void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
+			const struct mc_node *node,
+			const struct mc_alloc *alloc, struct mc_verdict *v)
+{
+	uint32_t g = r->gpus, w = r->dataloader_workers;
+	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
+
+	memset(v, 0, sizeof(*v));
+	v->req = *r;
+	v->node = *node;
+	v->alloc = *alloc;
+	v->ram_allocated_bytes = alloc->mem_bytes;
+	v->cores_allocated = alloc->cores;
+	v->node_cores = node->cores;
+	v->max_dataloader_workers = -1;
+	v->node_max_dataloader_workers = -1;
+	if (!g) {
+		/* Nothing to size: CPU steps are not memcore's business. */
+		v->fits = true;
+		return;
+	}
+
+	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
+	v->ram_floor_bytes = mc_ram_floor_bytes(p, g, r->gpu_memory_bytes);
+	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
+	v->ram_offload_bytes = mc_offload_bytes(p, r);
+	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
+	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
+	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
+	v->node_ram_short = node->ram_bytes &&
+		v->ram_needed_bytes > node->ram_bytes;
+
+	v->cores_needed = mc_step_cores_needed(p, g, w);
+	v->node_cores_needed = mc_node_cores_needed(p, node_gpus(r, node), w);
+	v->cores_short = alloc->cores < v->cores_needed;
+	v->node_cores_short = node->cores &&
+		(node->cores < v->node_cores_needed ||
+		 node->cores < v->cores_needed);
+
+	v->fits = !v->ram_short && !v->cores_short && !v->node_cores_short &&
+		!v->node_ram_short;
+
+	v->max_dataloader_workers = largest_w(p, r, node, alloc, workers_cap(p),
+					      true, true);
+	v->node_max_dataloader_workers = largest_w(p, r, node, alloc,
+						   workers_cap(p), false,
+						   false);
+
+	if (v->ram_short && !v->node_ram_short)
+		v->fix_mem_bytes = v->ram_needed_bytes;
+	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
+	if (v->cores_short && !v->node_cores_short)
+		v->fix_cpus_per_gpu = sat_mul32(cores_per_gpu(p, w), tpc);
+	/*
+	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
+	 * holds the CPUs but a plain srun step gets one per task.
+	 */
+	if (v->cores_short && alloc->job_cores &&
+	    alloc->job_cores >= v->cores_needed) {
+		v->step_cpus_hint = true;
+		/* One task per GPU, the usual srun launch. */
+		v->fix_cpus_per_task = sat_mul32(cores_per_gpu(p, w), tpc);
+	}
+}
+
+void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
+		   uint64_t gpu_memory_total_bytes, bool gpu_memory_known,
+		   struct mc_audit *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->gpu_memory_total_bytes = gpu_memory_total_bytes;
+	a->gpu_memory_known = gpu_memory_known;
+	a->workers = p->dataloader_workers;
+	a->ram_needed_bytes = mc_ram_floor_bytes(p, 1, gpu_memory_total_bytes);
+	a->cores_needed = mc_node_cores_needed(p, node->gpus, a->workers);
+	a->ram_rule_ok = gpu_memory_known &&
+		node->ram_bytes >= a->ram_needed_bytes;
+	a->cores_rule_ok = node->cores >= a->cores_needed;
+}
+
+/* ---- the explanation ---- */
+
+/* Where the "short ..." column starts, as in DESIGN.md. */
+#define SHORT_COL 58
+#define INDENT "                "	/* under the value column */
+
+__attribute__((format(printf, 2, 3)))
+static void add_line(struct mc_explanation *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->n >= MC_EXPLAIN_LINES)
+		return;
+	va_start(ap, fmt);
+	/* vsnprintf truncates: a line never exceeds MC_EXPLAIN_LINE_MAX. */
+	vsnprintf(out->line[out->n], MC_EXPLAIN_LINE_MAX, fmt, ap);
+	va_end(ap);
+	out->n++;
+}
+
+/* A line with a right-hand "short ..." column. */
+static void add_short_line(struct mc_explanation *out, const char *left,
+			   const char *shortby)
+{
+	int pad = SHORT_COL - (int)strlen(left);
+
+	if (pad < 2)
+		pad = 2;
+	add_line(out, "%s%*sshort %s", left, pad, "", shortby);
+}
+
+/* A bounded string builder for the lines made of optional pieces. */
+struct sbuf {
+	char b[MC_EXPLAIN_LINE_MAX];
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_add(struct sbuf *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (s->len >= sizeof(s->b) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(s->b + s->len, sizeof(s->b) - s->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		s->len += (size_t)n;
+	if (s->len > sizeof(s->b) - 1)
+		s->len = sizeof(s->b) - 1;
+}
+
+static const char *plural(uint32_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "8 GPUs x (2 workers + 1)" or, when the flat minimum wins,
+ * "8 GPUs x 16 (MinCoresPerGpu)". */
+static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
+			  uint32_t g, uint32_t w)
+{
+	if (p->min_cores_per_gpu > w + 1)
+		sb_add(s, "%u %s x %u (MinCoresPerGpu)", g,
+		       plural(g, "GPU", "GPUs"), p->min_cores_per_gpu);
+	else
+		sb_add(s, "%u %s x (%u %s + 1)", g, plural(g, "GPU", "GPUs"),
+		       w, plural(w, "worker", "workers"));
+}
+
+/*
+ * " with --mem=X --cpus-per-gpu=Y": what an allocation must add for w
+ * workers, or nothing when the current one already holds them.
+ */
+static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
+		      const struct mc_verdict *v, uint32_t w)
+{
+	uint64_t ram = ram_at(p, &v->req, w);
+	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
+	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
+	char m[32];
+	const char *sep = " with";
+
+	if (ram > v->alloc.mem_bytes) {
+		sb_add(s, "%s --mem=%s", sep,
+		       mc_fmt_mem_option(ram, m, sizeof(m)));
+		sep = "";
+	}
+	if (cores > v->alloc.cores)
+		sb_add(s, "%s --cpus-per-gpu=%u", sep,
+		       sat_mul32(cores_per_gpu(p, w), tpc));
+}
+
+static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	const char *sep = " = ";
+	char a[32], b[32];
+
+	sb_add(&s, "  host RAM      %s needed",
+	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	if (v->ram_floor_bytes) {
+		sb_add(&s, "%s%s GPU floor", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)));
+		if (p->host_ram_per_gpu_ram != 1.0)
+			sb_add(&s, " (%g x GPU memory)",
+			       p->host_ram_per_gpu_ram);
+		sep = " + ";
+	}
+	if (v->ram_workers_bytes) {
+		sb_add(&s, "%s%u workers x %s", sep,
+		       sat_mul32(r->gpus, r->dataloader_workers),
+		       mc_fmt_bytes(p->ram_per_worker_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes) {
+		sb_add(&s, "%s%u %s x %s", sep, r->gpus,
+		       plural(r->gpus, "task", "tasks"),
+		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_offload_bytes)
+		sb_add(&s, "%s%s ZeRO-%u offload", sep,
+		       mc_fmt_bytes(v->ram_offload_bytes, a, sizeof(a)),
+		       r->zero_stage);
+	add_line(out, "%s", s.b);
+
+	s.len = 0;
+	s.b[0] = '\0';
+	sb_add(&s, INDENT "%s allocated",
+	       mc_fmt_bytes(v->ram_allocated_bytes, a, sizeof(a)));
+	if (v->alloc.mem_source && *v->alloc.mem_source)
+		sb_add(&s, " (%s)", v->alloc.mem_source);
+	if (v->ram_short)
+		add_short_line(out, s.b,
+			       mc_fmt_bytes(v->ram_needed_bytes -
+					    v->ram_allocated_bytes, b,
+					    sizeof(b)));
+	else
+		add_line(out, "%s", s.b);
+	if (v->gpu_memory_unknown)
+		add_line(out, INDENT "GPU memory unknown: set GpuMemory= in "
+			 "memcore.conf; the RAM floor was not checked");
+}
+
+static void explain_cores(const struct mc_policy *p,
+			  const struct mc_verdict *v,
+			  struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char left[MC_EXPLAIN_LINE_MAX], num[16];
+
+	sb_add(&s, "  CPU cores     %u needed = ", v->cores_needed);
+	sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	add_line(out, "%s", s.b);
+
+	snprintf(left, sizeof(left), INDENT "%u allocated%s",
+		 v->cores_allocated, v->step_cpus_hint ? " to this step" : "");
+	if (v->cores_short) {
+		snprintf(num, sizeof(num), "%u",
+			 v->cores_needed - v->cores_allocated);
+		add_short_line(out, left, num);
+	} else {
+		add_line(out, "%s", left);
+	}
+	if (v->step_cpus_hint)
+		add_line(out, INDENT "the job holds %u cores on this node, "
+			 "but this step got only %u", v->alloc.job_cores,
+			 v->cores_allocated);
+	if (v->node_cores_short) {
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "node has %u cores, needs %u = ",
+		       v->node_cores, v->node_cores_needed);
+		sb_cores_rule(&s, p, node_gpus(r, &v->node),
+			      r->dataloader_workers);
+		sb_add(&s, " + %u reserved", p->reserved_cores);
+		add_line(out, "%s", s.b);
+	}
+}
+
+/* The most workers the node holds, or advice when it holds none. */
+static void explain_node_limit(const struct mc_policy *p,
+			       const struct mc_verdict *v, const char *lead,
+			       const char *what, struct mc_explanation *out)
+{
+	struct sbuf s = { .len = 0 };
+	int32_t nw = v->node_max_dataloader_workers;
+
+	if (nw >= 0 && (uint32_t)nw < v->req.dataloader_workers) {
+		sb_add(&s, "%s--dataloader-workers=%d is the most this node "
+		       "can hold", lead, nw);
+		sb_fix_at(&s, p, v, (uint32_t)nw);
+	} else {
+		sb_add(&s, "%suse fewer GPUs per node, or a node with more %s",
+		       lead, what);
+	}
+	add_line(out, "%s", s.b);
+}
+
+static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	uint32_t w = r->dataloader_workers;
+	struct sbuf s = { .len = 0 };
+	const char *lead = "  fix: ";
+	char a[32], b[32];
+
+	if (v->node_ram_short) {
+		add_line(out, "  fix: no allocation on this node can fit %s "
+			 "(node has %s)",
+			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+		explain_node_limit(p, v, "       ", "RAM", out);
+		return;
+	}
+	if (v->node_cores_short) {
+		explain_node_limit(p, v, lead, "cores", out);
+		return;
+	}
+
+	/* The smallest change at the asked w. */
+	if (v->fix_mem_bytes)
+		sb_add(&s, "--mem=%s",
+		       mc_fmt_mem_option(v->fix_mem_bytes, a, sizeof(a)));
+	if (v->fix_cpus_per_gpu && !v->step_cpus_hint)
+		sb_add(&s, "%s--cpus-per-gpu=%u", s.len ? " " : "",
+		       v->fix_cpus_per_gpu);
+	/* And for cores the fewest-worker way out: the largest w that the
+	 * allocated cores hold, with the --mem it then needs. */
+	if (w > 0 && !v->step_cpus_hint) {
+		int32_t alt = largest_w(p, r, &v->node, &v->alloc, w - 1, true,
+					false);
+
+		if (alt >= 0 && (v->cores_short ||
+				 ram_at(p, r, (uint32_t)alt) <=
+				 v->alloc.mem_bytes)) {
+			sb_add(&s, "%s--dataloader-workers=%d",
+			       s.len ? ", or " : "", alt);
+			sb_fix_at(&s, p, v, (uint32_t)alt);
+		}
+	}
+	if (s.len) {
+		add_line(out, "%s%s", lead, s.b);
+		lead = "       ";
+	}
+	if (v->step_cpus_hint) {
+		uint32_t n = v->fix_cpus_per_task;
+		uint32_t tpc = v->node.threads_per_core ?
+			v->node.threads_per_core : 1;
+
+		add_line(out, "%sgive the step its CPUs: srun --cpus-per-task=%u"
+			 " (or export SRUN_CPUS_PER_TASK=%u)", lead, n, n);
+		add_line(out, "       since Slurm 22.05 srun does not inherit "
+			 "sbatch's -c/--cpus-per-task");
+		add_line(out, "       (%u per task for one task per GPU; one "
+			 "task driving all %u GPUs needs %u)", n, r->gpus,
+			 sat_mul32(v->cores_needed, tpc));
+	}
+}
+
+void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
+			const char *step, const char *host,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char a[32];
+
+	out->n = 0;
+	if (!r->gpus)
+		return;		/* a GPU-less step: nothing to explain */
+
+	sb_add(&s, "memcore:");
+	if (step && *step)
+		sb_add(&s, " step %s", step);
+	if (host && *host)
+		sb_add(&s, " on %s", host);
+	sb_add(&s, "%s", v->fits ? " fits:" :
+	       " needs more than it was given:");
+	add_line(out, "%s", s.b);
+
+	if (v->gpu_memory_unknown)
+		add_line(out, "  GPUs          %u (memory unknown) (this node)",
+			 r->gpus);
+	else
+		add_line(out, "  GPUs          %u x %s (this node)", r->gpus,
+			 mc_fmt_bytes(r->gpu_memory_bytes, a, sizeof(a)));
+	explain_ram(p, v, out);
+	explain_cores(p, v, out);
+	if (!v->fits)
+		explain_fix(p, v, out);
+	else if (v->max_dataloader_workers > (int32_t)r->dataloader_workers)
+		add_line(out, "  up to %d DataLoader workers per GPU fit "
+			 "this allocation", v->max_dataloader_workers);
+}
