@@ -1,0 +1,469 @@
+/*
+ * test_config.c - memcore.conf parsing, its error messages, partition
+ * overrides, plugstack arguments and the shipped etc/memcore.conf.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "mc_config.h"
+
+#define GiB ((uint64_t)1 << 30)
+#define MiB ((uint64_t)1 << 20)
+
+/* Big: keep it off the stack. */
+static struct mc_config cfg;
+static char err[MC_ERR_MAX];
+
+static int parse(const char *text)
+{
+	err[0] = '\0';
+	return mc_config_parse(text, strlen(text), "t.conf", &cfg, err,
+			       sizeof(err));
+}
+
+static void assert_defaults(const struct mc_policy *p)
+{
+	assert_int_equal(p->mode, MC_MODE_ENFORCE);
+	assert_int_equal(p->dataloader_workers, 2);
+	assert_int_equal(p->max_dataloader_workers, 64);
+	assert_int_equal(p->reserved_cores, 4);
+	assert_int_equal(p->min_cores_per_gpu, 0);
+	assert_true(p->host_ram_per_gpu_ram == 1.0);
+	assert_int_equal(p->ram_per_worker_bytes, 4 * GiB);
+	assert_int_equal(p->ram_per_task_bytes, 1 * GiB);
+	assert_int_equal(p->gpu_memory_bytes, 0);
+	assert_true(p->offload_buffer_factor == 1.5);
+	assert_int_equal(p->zero_init, 1);
+	assert_int_equal(p->bind, MC_BIND_NUMA);
+	assert_string_equal(p->topology_file, "");
+	assert_int_equal(p->cgroup_memory, 1);
+	assert_int_equal(p->allow_user_warn, 1);
+	assert_int_equal(p->on_error, MC_ON_ERROR_REFUSE);
+	assert_int_equal(p->node_ram_bytes, 0);
+	assert_int_equal(p->node_cores, 0);
+	assert_int_equal(p->node_gpus, 0);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	mc_config_init(&cfg);
+	assert_defaults(&cfg.global);
+	assert_int_equal(cfg.n_partitions, 0);
+	assert_int_equal(parse(""), 0);
+	assert_defaults(&cfg.global);
+	assert_int_equal(parse("# only a comment\n\n   \t\n"), 0);
+	assert_defaults(&cfg.global);
+	assert_string_equal(cfg.path, "t.conf");
+}
+
+static void test_every_key(void **state)
+{
+	const struct mc_policy *p = &cfg.global;
+
+	(void)state;
+	assert_int_equal(parse(
+		"mode=WARN DataloaderWorkers=4 MAXDATALOADERWORKERS=8\n"
+		"ReservedCores=6 MinCoresPerGpu=16 # a comment\n"
+		"HostRamPerGpuRam=1.5\tRamPerWorker=6G RamPerTask=512M\n"
+		"GpuMemory=80G OffloadBufferFactor=2 ZeroInit=no\r\n"
+		"Bind=none TopologyFile=/etc/slurm/topo.xml CgroupMemory=no\n"
+		"AllowUserWarn=false OnError=allow NodeRam=2048 NodeCores=96\n"
+		"NodeGpus=8"), 0);
+	assert_int_equal(p->mode, MC_MODE_WARN);
+	assert_int_equal(p->dataloader_workers, 4);
+	assert_int_equal(p->max_dataloader_workers, 8);
+	assert_int_equal(p->reserved_cores, 6);
+	assert_int_equal(p->min_cores_per_gpu, 16);
+	assert_true(p->host_ram_per_gpu_ram == 1.5);
+	assert_int_equal(p->ram_per_worker_bytes, 6 * GiB);
+	assert_int_equal(p->ram_per_task_bytes, 512 * MiB);
+	assert_int_equal(p->gpu_memory_bytes, 80 * GiB);
+	assert_true(p->offload_buffer_factor == 2.0);
+	assert_int_equal(p->zero_init, 0);
+	assert_int_equal(p->bind, MC_BIND_NONE);
+	assert_string_equal(p->topology_file, "/etc/slurm/topo.xml");
+	assert_int_equal(p->cgroup_memory, 0);
+	assert_int_equal(p->allow_user_warn, 0);
+	assert_int_equal(p->on_error, MC_ON_ERROR_ALLOW);
+	/* A size without a suffix is MiB, as in slurm.conf. */
+	assert_int_equal(p->node_ram_bytes, 2048 * MiB);
+	assert_int_equal(p->node_cores, 96);
+	assert_int_equal(p->node_gpus, 8);
+
+	assert_int_equal(parse("GpuMemory=auto"), 0);
+	assert_int_equal(cfg.global.gpu_memory_bytes, 0);
+}
+
+/* The config must be back at defaults after any error. */
+static void assert_error(const char *text, const char *want)
+{
+	assert_int_equal(parse(text), -1);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+	assert_defaults(&cfg.global);
+	assert_int_equal(cfg.n_partitions, 0);
+	assert_string_equal(cfg.path, "");
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	assert_error("Mode=warn\nRamPerWorker=4Q\n",
+		     "t.conf:2: RamPerWorker=4Q: unknown size suffix 'Q'");
+	assert_error("Colour=blue", "t.conf:1: Colour=blue: unknown key");
+	assert_error("Mode=strict",
+		     "t.conf:1: Mode=strict: expected enforce, warn or off");
+	assert_error("\n\nDataloaderWorkers=", "t.conf:3: DataloaderWorkers: "
+		     "missing value");
+	assert_error("Mode=warn bogus", "t.conf:1: 'bogus': expected Key=Value");
+	assert_error("=5", "t.conf:1: '=5': expected Key=Value");
+	assert_error("DataloaderWorkers=-1",
+		     "t.conf:1: DataloaderWorkers=-1: negative");
+	assert_error("DataloaderWorkers=abc",
+		     "t.conf:1: DataloaderWorkers=abc: not a number");
+	assert_error("DataloaderWorkers=1025",
+		     "t.conf:1: DataloaderWorkers=1025: out of range (at most 1024)");
+	assert_error("NodeCores=99999999999",
+		     "t.conf:1: NodeCores=99999999999: out of range");
+	assert_error("RamPerWorker=99999999999999999999T",
+		     "t.conf:1: RamPerWorker=99999999999999999999T: too large");
+	assert_error("HostRamPerGpuRam=0",
+		     "t.conf:1: HostRamPerGpuRam=0: must be above 0");
+	assert_error("HostRamPerGpuRam=17",
+		     "t.conf:1: HostRamPerGpuRam=17: out of range");
+	assert_error("OffloadBufferFactor=0.5",
+		     "t.conf:1: OffloadBufferFactor=0.5: out of range");
+	assert_error("ZeroInit=maybe", "t.conf:1: ZeroInit=maybe: expected yes or no");
+	assert_error("Bind=core", "t.conf:1: Bind=core: expected numa or none");
+	assert_error("OnError=ignore",
+		     "t.conf:1: OnError=ignore: expected refuse or allow");
+	assert_error("GpuMemory=lots",
+		     "t.conf:1: GpuMemory=lots: not a number");
+	/* Duplicates: across global lines, on one line. */
+	assert_error("Mode=warn\n# x\nmode=off\n",
+		     "t.conf:3: mode=off: duplicate key (first set on line 1)");
+	assert_error("ReservedCores=2 ReservedCores=3",
+		     "t.conf:1: ReservedCores=3: duplicate key (first set on line 1)");
+	/* Cross-key: the default above the maximum. */
+	assert_error("DataloaderWorkers=8\nMaxDataloaderWorkers=4",
+		     "t.conf:1: DataloaderWorkers=8: DataloaderWorkers=8 is above "
+		     "MaxDataloaderWorkers=4");
+	assert_error("MaxDataloaderWorkers=1",
+		     "t.conf:1: MaxDataloaderWorkers=1: DataloaderWorkers=2 is above "
+		     "MaxDataloaderWorkers=1");
+}
+
+static void test_partition_errors(void **state)
+{
+	(void)state;
+	assert_error("PartitionName=gpu Mode=warn Colour=blue",
+		     "t.conf:1: Colour=blue: unknown key");
+	assert_error("PartitionName=gpu Mode=warn mode=off",
+		     "t.conf:1: mode=off: duplicate key on this line");
+	assert_error("PartitionName=gpu PartitionName=cpu",
+		     "t.conf:1: PartitionName=cpu: duplicate key on this line");
+	assert_error("PartitionName=gpu Mode=warn\n"
+		     "PartitionName=cpu\nPartitionName=gpu Mode=off",
+		     "t.conf:3: PartitionName=gpu: duplicate partition "
+		     "(first on line 1)");
+	assert_error("PartitionName=gpu RamPerWorker=4Q",
+		     "t.conf:1: RamPerWorker=4Q: unknown size suffix 'Q'");
+	assert_error("PartitionName=", "t.conf:1: PartitionName: missing value");
+	assert_error("Mode=warn PartitionName=gpu",
+		     "t.conf:1: PartitionName=gpu: PartitionName= must start its line");
+	assert_error("PartitionName=gpu MaxDataloaderWorkers=1",
+		     "t.conf:1: PartitionName=gpu: DataloaderWorkers=2 is above "
+		     "MaxDataloaderWorkers=1");
+	assert_error("PartitionName=gpu x", "t.conf:1: 'x': expected Key=Value");
+	{
+		char text[256];
+
+		memset(text, 'p', sizeof(text));
+		memcpy(text, "PartitionName=", 14);
+		text[14 + MC_PARTITION_NAME_MAX] = '\0';
+		assert_error(text, "name longer than 63 bytes");
+	}
+}
+
+static void test_line_limits(void **state)
+{
+	static char text[MC_CONF_LINE_MAX + 64];
+	size_t n;
+
+	(void)state;
+	/* A line of exactly MC_CONF_LINE_MAX bytes is fine. */
+	memset(text, ' ', sizeof(text));
+	memcpy(text, "Mode=warn", 9);
+	text[MC_CONF_LINE_MAX] = '\n';
+	memcpy(text + MC_CONF_LINE_MAX + 1, "ReservedCores=2", 16);
+	assert_int_equal(parse(text), 0);
+	assert_int_equal(cfg.global.mode, MC_MODE_WARN);
+	assert_int_equal(cfg.global.reserved_cores, 2);
+
+	/* One more byte is refused, with its line number. */
+	memset(text, ' ', sizeof(text));
+	memcpy(text, "Mode=warn\n", 10);
+	text[10 + MC_CONF_LINE_MAX + 1] = '\0';
+	assert_error(text, "t.conf:2: line longer than 4096 bytes");
+
+	/* A NUL byte inside the text. */
+	memcpy(text, "Mode=warn\nBind=n\0ne\n", 20);
+	n = 20;
+	assert_int_equal(mc_config_parse(text, n, "t.conf", &cfg, err,
+					 sizeof(err)), -1);
+	assert_non_null(strstr(err, "t.conf:2: NUL byte"));
+	assert_defaults(&cfg.global);
+}
+
+static void test_partitions(void **state)
+{
+	struct mc_policy p;
+
+	(void)state;
+	/* Order does not matter: the partition line comes before the global
+	 * it overrides, and globals it does not set still apply. */
+	assert_int_equal(parse(
+		"PartitionName=debug Mode=warn DataloaderWorkers=1\n"
+		"PartitionName=cv DataloaderWorkers=4 RamPerWorker=6G\n"
+		"Mode=enforce RamPerWorker=5G ReservedCores=8\n"), 0);
+	assert_int_equal(cfg.n_partitions, 2);
+
+	mc_config_policy(&cfg, "debug", &p);
+	assert_int_equal(p.mode, MC_MODE_WARN);
+	assert_int_equal(p.dataloader_workers, 1);
+	assert_int_equal(p.ram_per_worker_bytes, 5 * GiB);
+	assert_int_equal(p.reserved_cores, 8);
+
+	mc_config_policy(&cfg, "cv", &p);
+	assert_int_equal(p.mode, MC_MODE_ENFORCE);
+	assert_int_equal(p.dataloader_workers, 4);
+	assert_int_equal(p.ram_per_worker_bytes, 6 * GiB);
+	assert_int_equal(p.reserved_cores, 8);
+
+	/* Unknown, NULL and differently-cased names get the globals. */
+	mc_config_policy(&cfg, "gpu", &p);
+	assert_int_equal(p.mode, MC_MODE_ENFORCE);
+	assert_int_equal(p.dataloader_workers, 2);
+	assert_int_equal(p.ram_per_worker_bytes, 5 * GiB);
+	mc_config_policy(&cfg, NULL, &p);
+	assert_int_equal(p.dataloader_workers, 2);
+	mc_config_policy(&cfg, "DEBUG", &p);
+	assert_int_equal(p.mode, MC_MODE_ENFORCE);
+
+	/* A key may be set globally and on a partition line. */
+	assert_int_equal(parse("Mode=warn\nPartitionName=a Mode=off\n"), 0);
+	mc_config_policy(&cfg, "a", &p);
+	assert_int_equal(p.mode, MC_MODE_OFF);
+}
+
+static void test_set(void **state)
+{
+	struct mc_policy p;
+
+	(void)state;
+	assert_int_equal(parse("Mode=warn\nPartitionName=a Mode=enforce "
+			       "DataloaderWorkers=3\n"), 0);
+	assert_int_equal(mc_config_set(&cfg, "ramperworker", "8G",
+				       "plugstack.conf", err, sizeof(err)), 0);
+	assert_int_equal(cfg.global.ram_per_worker_bytes, 8 * GiB);
+
+	/* An argument wins over the whole file, partition lines included. */
+	assert_int_equal(mc_config_set(&cfg, "mode", "off", "plugstack.conf",
+				       err, sizeof(err)), 0);
+	mc_config_policy(&cfg, "a", &p);
+	assert_int_equal(p.mode, MC_MODE_OFF);
+	assert_int_equal(p.dataloader_workers, 3);
+
+	assert_int_equal(mc_config_set(&cfg, "RamPerWorker", "4Q",
+				       "plugstack.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "plugstack.conf: RamPerWorker=4Q: "
+			    "unknown size suffix 'Q'");
+	assert_int_equal(cfg.global.ram_per_worker_bytes, 8 * GiB);
+	assert_int_equal(mc_config_set(&cfg, "colour", "blue",
+				       "plugstack.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "plugstack.conf: colour=blue: unknown key");
+	assert_int_equal(mc_config_set(&cfg, "mode", "", "plugstack.conf",
+				       err, sizeof(err)), -1);
+	assert_string_equal(err, "plugstack.conf: mode: missing value");
+	assert_int_equal(mc_config_set(&cfg, "PartitionName", "x",
+				       "plugstack.conf", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown key"));
+	assert_int_equal(cfg.global.mode, MC_MODE_OFF);
+}
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_load(void **state)
+{
+	char path[128], want[192];
+
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/mc_test_config.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+
+	snprintf(path, sizeof(path), "%s/ok.conf", tmpdir);
+	write_file(path, "Mode=warn\nPartitionName=x DataloaderWorkers=1\n"
+		   "RamPerTask=0");
+	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.global.mode, MC_MODE_WARN);
+	assert_int_equal(cfg.global.ram_per_task_bytes, 0);
+	assert_int_equal(cfg.n_partitions, 1);
+	assert_string_equal(cfg.path, path);
+
+	snprintf(path, sizeof(path), "%s/bad.conf", tmpdir);
+	write_file(path, "# policy\nMode=warn\n\nRamPerWorker=4Q\n");
+	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s:4: RamPerWorker=4Q: unknown size "
+		 "suffix 'Q'", path);
+	assert_string_equal(err, want);
+	assert_defaults(&cfg.global);
+
+	snprintf(path, sizeof(path), "%s/missing.conf", tmpdir);
+	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: No such file or directory", path);
+	assert_string_equal(err, want);
+
+	assert_int_equal(mc_config_load(tmpdir, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: is a directory", tmpdir);
+	assert_string_equal(err, want);
+
+	/* A FIFO must be refused, not read (and not hang). */
+	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	assert_string_equal(err, want);
+	unlink(path);
+
+	/* Over-long line read from a file: the streaming reader sees it. */
+	{
+		static char big[3 * MC_CONF_LINE_MAX];
+
+		memset(big, ' ', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		memcpy(big, "Mode=warn\nBind=none\n", 20);
+		snprintf(path, sizeof(path), "%s/long.conf", tmpdir);
+		write_file(path, big);
+		assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)),
+				 -1);
+		snprintf(want, sizeof(want), "%s:3: line longer than 4096 "
+			 "bytes", path);
+		assert_string_equal(err, want);
+		unlink(path);
+	}
+	/* NUL in a file. */
+	{
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/nul.conf", tmpdir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fwrite("Mode=warn\nBind=n\0ne\n", 1, 20, f);
+		fclose(f);
+		assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)),
+				 -1);
+		snprintf(want, sizeof(want), "%s:2: NUL byte in line", path);
+		assert_string_equal(err, want);
+		unlink(path);
+	}
+	/* Unreadable: only meaningful when not root. */
+	if (geteuid() != 0) {
+		snprintf(path, sizeof(path), "%s/secret.conf", tmpdir);
+		write_file(path, "Mode=warn\n");
+		chmod(path, 0);
+		assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)),
+				 -1);
+		snprintf(want, sizeof(want), "%s: Permission denied", path);
+		assert_string_equal(err, want);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/ok.conf", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/bad.conf", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+/* The annotated file we ship must load and say the defaults. */
+static void test_shipped_conf(void **state)
+{
+	const char *top = getenv("MC_TOP");
+	char path[4096];
+	struct mc_policy p;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/etc/memcore.conf", top ? top : ".");
+	if (mc_config_load(path, &cfg, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_defaults(&cfg.global);
+	assert_int_equal(cfg.n_partitions, 0);
+
+	/* And its commented-out lines, uncommented, are valid too. */
+	{
+		static char text[1 << 16], out[1 << 16];
+		FILE *f = fopen(path, "r");
+		size_t n, o = 0;
+
+		assert_non_null(f);
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		/* Uncomment lines of the form "#Key=..." */
+		for (size_t i = 0; i < n; i++) {
+			if (text[i] == '#' && (i == 0 || text[i - 1] == '\n') &&
+			    i + 1 < n && text[i + 1] >= 'A' &&
+			    text[i + 1] <= 'Z' && strchr(text + i, '=') &&
+			    strchr(text + i, '=') < strchr(text + i, '\n') &&
+			    !memchr(text + i + 1, ' ',
+				    (size_t)(strchr(text + i, '=') -
+					     (text + i + 1))))
+				continue;
+			out[o++] = text[i];
+		}
+		assert_int_equal(mc_config_parse(out, o, "uncommented", &cfg,
+						 err, sizeof(err)), 0);
+		assert_int_equal(cfg.n_partitions, 2);
+		assert_int_equal(cfg.global.node_gpus, 8);
+		mc_config_policy(&cfg, "debug", &p);
+		assert_int_equal(p.mode, MC_MODE_WARN);
+		assert_int_equal(p.dataloader_workers, 1);
+		mc_config_policy(&cfg, "cv", &p);
+		assert_int_equal(p.dataloader_workers, 4);
+		assert_int_equal(p.ram_per_worker_bytes, 6 * GiB);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_partition_errors),
+		cmocka_unit_test(test_line_limits),
+		cmocka_unit_test(test_partitions),
+		cmocka_unit_test(test_set),
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_shipped_conf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
