@@ -373,7 +373,7 @@ static void mc_xml_error(const char *path, char *err, size_t errlen)
 			  path, major, HWLOC_VERSION);
 	else
 		mc_seterr(err, errlen,
-			  "topology %s: not a valid hwloc XML topology (truncated or corrupt?); set HWLOC_XML_VERBOSE=1 for hwloc's details",
+			  "topology %s: hwloc cannot load this XML (truncated, corrupt, or not a complete topology); set HWLOC_XML_VERBOSE=1 for hwloc's details",
 			  path);
 }
 
