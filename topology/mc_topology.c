@@ -314,7 +314,7 @@ static int mc_collect_gpus(hwloc_topology_t topo, struct mc_node_facts *f,
  */
 static int mc_xml_major(const char *path)
 {
-	char buf[4096], *p, *v;
+	char buf[4096], *p, *v, *end;
 	FILE *fp = fopen(path, "re");
 	size_t n;
 
@@ -326,8 +326,9 @@ static int mc_xml_major(const char *path)
 	p = strstr(buf, "<topology");
 	if (!p)
 		return 0;
+	end = strchr(p, '>');
 	v = strstr(p, "version=\"");
-	if (!v || v > strchr(p, '>'))
+	if (!v || (end && v > end))
 		return 1;
 	return atoi(v + strlen("version=\""));
 }
@@ -336,7 +337,8 @@ static int mc_xml_major(const char *path)
 static int mc_check_file(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given by mistake must not hang slurmd. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
 		mc_seterr(err, errlen, "topology %s: %s", path,
@@ -354,6 +356,11 @@ static int mc_check_file(const char *path, char *err, size_t errlen)
 	if (S_ISDIR(st.st_mode)) {
 		mc_seterr(err, errlen, "topology %s: %s", path,
 			  strerror(EISDIR));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		mc_seterr(err, errlen, "topology %s: not a regular file",
+			  path);
 		return -1;
 	}
 	if (st.st_size == 0) {

@@ -291,7 +291,14 @@ static void test_missing_file(void **state)
 
 static void test_directory(void **state)
 {
+	char path[PATH_MAX];
+
 	expect_fail(tmp_dir, "Is a directory");
+	/* A FIFO must be refused, not block the caller (slurmd) forever. */
+	snprintf(path, sizeof(path), "%s/fifo.xml", tmp_dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	expect_fail(path, "not a regular file");
+	unlink(path);
 }
 
 static void test_empty_file(void **state)
