@@ -1,0 +1,669 @@
+/*
+ * test_rules.c - the sizing rules, DeepSpeed's offload figures, the verdict
+ * and its explanation, and the node audit (mc_rules.h).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "mc_rules.h"
+
+#define GiB ((uint64_t)1 << 30)
+
+/* t5-3b, DeepSpeed's documentation example. */
+#define T5_3B 2851598336ULL
+
+static char err[256];
+
+/* The verdict tests' policy: RamPerTask=0, ReservedCores=4. */
+static void policy(struct mc_policy *p)
+{
+	mc_policy_defaults(p);
+	p->ram_per_task_bytes = 0;
+	p->reserved_cores = 4;
+}
+
+static struct mc_request req(uint32_t gpus, uint64_t gpu_mem, uint32_t w)
+{
+	struct mc_request r = {
+		.gpus = gpus, .nodes = 1, .dataloader_workers = w,
+		.gpu_memory_bytes = gpu_mem,
+	};
+	return r;
+}
+
+static struct mc_node node(uint64_t ram, uint32_t cores, uint32_t gpus)
+{
+	struct mc_node n = {
+		.ram_bytes = ram, .cores = cores, .threads_per_core = 1,
+		.gpus = gpus,
+	};
+	return n;
+}
+
+static struct mc_alloc alloc(uint64_t mem, uint32_t cores, const char *src)
+{
+	struct mc_alloc a = { .mem_bytes = mem, .cores = cores,
+			      .mem_source = src };
+	return a;
+}
+
+static void dump(const struct mc_explanation *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		fprintf(stderr, "| %s\n", e->line[i]);
+}
+
+/* Every line is short enough and the whole text contains want. */
+static void assert_explains(const struct mc_explanation *e, const char *want)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		if (strlen(e->line[i]) >= MC_EXPLAIN_LINE_MAX) {
+			dump(e);
+			fail_msg("line %zu too long", i);
+		}
+		if (strchr(e->line[i], '\n')) {
+			dump(e);
+			fail_msg("line %zu has a newline", i);
+		}
+		if (strstr(e->line[i], want))
+			return;
+	}
+	dump(e);
+	fail_msg("explanation lacks '%s'", want);
+}
+
+static void assert_not_explains(const struct mc_explanation *e,
+				const char *unwanted)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		if (strstr(e->line[i], unwanted)) {
+			dump(e);
+			fail_msg("explanation has '%s'", unwanted);
+		}
+	}
+}
+
+static void test_cores(void **state)
+{
+	struct mc_policy p;
+
+	(void)state;
+	mc_policy_defaults(&p);
+	/* Open Book compute/cpu: 28 cores at w=2 (NLP), 44 at w=4 (CV). */
+	assert_int_equal(mc_step_cores_needed(&p, 8, 2), 24);
+	assert_int_equal(mc_node_cores_needed(&p, 8, 2), 28);
+	assert_int_equal(mc_step_cores_needed(&p, 8, 4), 40);
+	assert_int_equal(mc_node_cores_needed(&p, 8, 4), 44);
+	assert_int_equal(mc_step_cores_needed(&p, 0, 4), 0);
+	assert_int_equal(mc_node_cores_needed(&p, 0, 4), 4);
+	assert_int_equal(mc_step_cores_needed(&p, 1, 0), 1);
+
+	/* The flat ratio wins when larger, and only then. */
+	p.min_cores_per_gpu = 16;
+	assert_int_equal(mc_step_cores_needed(&p, 8, 2), 128);
+	assert_int_equal(mc_node_cores_needed(&p, 8, 2), 132);
+	assert_int_equal(mc_step_cores_needed(&p, 2, 20), 42);
+	assert_int_equal(mc_node_cores_needed(&p, 2, 20), 46);
+
+	/* Saturation, never wrap-around. */
+	p.min_cores_per_gpu = 0;
+	assert_int_equal(mc_step_cores_needed(&p, UINT32_MAX, 1024),
+			 UINT32_MAX);
+	assert_int_equal(mc_node_cores_needed(&p, UINT32_MAX, 1), UINT32_MAX);
+	assert_int_equal(mc_step_cores_needed(&p, 1, UINT32_MAX), UINT32_MAX);
+}
+
+static void test_ram(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+
+	(void)state;
+	policy(&p);
+	assert_int_equal(mc_ram_floor_bytes(&p, 8, 80 * GiB), 640 * GiB);
+	assert_int_equal(mc_ram_workers_bytes(&p, 8, 2), 64 * GiB);
+	assert_int_equal(mc_ram_needed_bytes(&p, &r), 704 * GiB);
+
+	p.ram_per_task_bytes = GiB;
+	assert_int_equal(mc_ram_needed_bytes(&p, &r), 712 * GiB);
+
+	p.host_ram_per_gpu_ram = 1.5;
+	assert_int_equal(mc_ram_floor_bytes(&p, 8, 80 * GiB), 960 * GiB);
+	/* Rounded up to a byte: 3 * 1.5 = 4.5 -> 5. */
+	assert_int_equal(mc_ram_floor_bytes(&p, 1, 3), 5);
+	p.host_ram_per_gpu_ram = 1.0;
+
+	/* Saturation. */
+	assert_int_equal(mc_ram_floor_bytes(&p, 8, UINT64_MAX / 2), UINT64_MAX);
+	p.host_ram_per_gpu_ram = 2.0;
+	assert_int_equal(mc_ram_floor_bytes(&p, 1, UINT64_MAX / 2 + 1),
+			 UINT64_MAX);
+	/* 2^32 GPUs x 1024 workers x 4 GiB is about 2^74 bytes. */
+	assert_int_equal(mc_ram_workers_bytes(&p, UINT32_MAX, 1024),
+			 UINT64_MAX);
+	r = req(UINT32_MAX, UINT64_MAX, 1024);
+	assert_int_equal(mc_ram_needed_bytes(&p, &r), UINT64_MAX);
+}
+
+static double gib(uint64_t b)
+{
+	return (double)b / (double)GiB;
+}
+
+static void assert_gib(uint64_t bytes, double want)
+{
+	if (fabs(gib(bytes) - want) > 0.005)
+		fail_msg("%.4f GiB, want %.2f", gib(bytes), want);
+}
+
+static void test_offload(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+
+	(void)state;
+	mc_policy_defaults(&p);
+	r.model_params = T5_3B;
+
+	/* DeepSpeed docs, t5-3b on one node of 8 GPUs, f = 1.5. */
+	r.zero_stage = 2;
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+	r.zero_stage = 1;
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+
+	r.zero_stage = 3;
+	r.offload = MC_OFFLOAD_ALL;
+	p.zero_init = 1;
+	assert_gib(mc_offload_bytes(&p, &r), 71.71);
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2);
+	p.zero_init = 0;
+	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	p.zero_init = 1;
+	assert_gib(mc_offload_bytes(&p, &r), 63.74);
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 16 * 3 / 2);
+	/* Without zero_init, optimizer only: P * max(4 * 8, 16) * f. */
+	p.zero_init = 0;
+	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+
+	/* Several nodes. ZeRO-2 counts all GPUs: 2 x 8 -> P * 64 * f. */
+	r.nodes = 2;
+	r.zero_stage = 2;
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 64 * 3 / 2);
+	/* ZeRO-3 zero_init splits the states over the nodes. */
+	r.zero_stage = 3;
+	r.offload = MC_OFFLOAD_ALL;
+	p.zero_init = 1;
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 2);
+	/* Without zero_init, one GPU on 8 nodes: max(4, 18/8) = 4. */
+	p.zero_init = 0;
+	r.gpus = 1;
+	r.nodes = 8;
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 4 * 3 / 2);
+	/* ... and on 4 nodes 18/4 = 4.5 wins over 4. */
+	r.nodes = 4;
+	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 4);
+
+	/* Nothing offloaded, or no parameter count: no term. */
+	r = req(8, 80 * GiB, 2);
+	r.model_params = T5_3B;
+	r.zero_stage = 3;
+	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	r.model_params = 0;
+	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	/* Unsupported combinations give 0 (mc_request_check refuses). */
+	r.model_params = T5_3B;
+	r.zero_stage = 0;
+	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	r.zero_stage = 2;
+	r.offload = MC_OFFLOAD_ALL;
+	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+
+	/* Into the total. */
+	policy(&p);
+	r = req(8, 80 * GiB, 2);
+	r.model_params = T5_3B;
+	r.zero_stage = 2;
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	assert_int_equal(mc_ram_needed_bytes(&p, &r),
+			 704 * GiB + T5_3B * 32 * 3 / 2);
+
+	/* Huge models saturate. */
+	r.model_params = 1000000000000000ULL;
+	r.nodes = 1u << 20;
+	r.gpus = 1u << 16;
+	assert_int_equal(mc_offload_bytes(&p, &r), UINT64_MAX);
+}
+
+static void assert_check_err(const struct mc_request *r, const char *want)
+{
+	err[0] = '\0';
+	assert_int_equal(mc_request_check(r, err, sizeof(err)), -1);
+	assert_string_equal(err, want);
+}
+
+static void test_request_check(void **state)
+{
+	struct mc_request r = req(8, 80 * GiB, 2);
+
+	(void)state;
+	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	r.zero_stage = 4;
+	assert_check_err(&r, "--zero-stage=4: must be 0, 1, 2 or 3");
+	r.zero_stage = 0;
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	r.model_params = T5_3B;
+	assert_check_err(&r, "--offload needs --zero-stage=1, 2 or 3");
+	r.zero_stage = 2;
+	r.offload = MC_OFFLOAD_ALL;
+	assert_check_err(&r, "--offload=all (parameter offload) needs "
+			 "--zero-stage=3");
+	r.zero_stage = 3;
+	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	r.model_params = 0;
+	assert_check_err(&r, "--offload needs --model-params");
+	r.offload = MC_OFFLOAD_NONE;
+	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	r.dataloader_workers = MC_WORKERS_LIMIT;
+	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	r.dataloader_workers = MC_WORKERS_LIMIT + 1;
+	assert_check_err(&r, "--dataloader-workers=1025: at most 1024 per GPU");
+}
+
+/* The example of DESIGN.md, number for number. */
+static void test_design_example(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(1024 * GiB, 64, 8);
+	struct mc_alloc a = alloc(400 * GiB, 16, "--mem=400G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_floor_bytes, 640 * GiB);
+	assert_int_equal(v.ram_workers_bytes, 64 * GiB);
+	assert_int_equal(v.ram_needed_bytes, 704 * GiB);
+	assert_true(v.ram_short);
+	assert_false(v.node_ram_short);
+	assert_int_equal(v.cores_needed, 24);
+	assert_int_equal(v.cores_allocated, 16);
+	assert_true(v.cores_short);
+	assert_int_equal(v.node_cores_needed, 28);
+	assert_false(v.node_cores_short);
+	assert_int_equal(v.fix_mem_bytes, 704 * GiB);
+	assert_int_equal(v.fix_cpus_per_gpu, 3);
+	assert_false(v.step_cpus_hint);
+	/* Even w=0 needs 640 GiB > 400 GiB: nothing fits as allocated. */
+	assert_int_equal(v.max_dataloader_workers, -1);
+	/* The node: 8 (w+1) + 4 <= 64 -> w <= 6; 640 + 32w <= 1024 -> 12. */
+	assert_int_equal(v.node_max_dataloader_workers, 6);
+
+	mc_verdict_explain(&p, &v, "1234.0", "gpu07", &e);
+	assert_string_equal(e.line[0],
+			    "memcore: step 1234.0 on gpu07 needs more than it "
+			    "was given:");
+	assert_string_equal(e.line[1], "  GPUs          8 x 80 GiB (this node)");
+	assert_string_equal(e.line[2], "  host RAM      704 GiB needed = "
+			    "640 GiB GPU floor + 16 workers x 4 GiB");
+	assert_string_equal(e.line[3], "                400 GiB allocated "
+			    "(--mem=400G)            short 304 GiB");
+	assert_string_equal(e.line[4], "  CPU cores     24 needed = 8 GPUs x "
+			    "(2 workers + 1)");
+	assert_string_equal(e.line[5], "                16 allocated"
+			    "                              short 8");
+	assert_string_equal(e.line[6], "  fix: --mem=704G --cpus-per-gpu=3, or "
+			    "--dataloader-workers=1 with --mem=672G");
+	assert_int_equal(e.n, 7);
+
+	/* Hyperthreads: --cpus-per-gpu counts CPUs, two per core. */
+	n.threads_per_core = 2;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(v.fix_cpus_per_gpu, 6);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: needs more than it was given:");
+	assert_explains(&e, "fix: --mem=704G --cpus-per-gpu=6, or "
+			"--dataloader-workers=1 with --mem=672G");
+
+	/* Enough of both: it fits, and says so. */
+	n.threads_per_core = 1;
+	a = alloc(704 * GiB, 24, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.max_dataloader_workers, 2);
+	assert_int_equal(v.fix_mem_bytes, 0);
+	assert_int_equal(v.fix_cpus_per_gpu, 0);
+	mc_verdict_explain(&p, &v, "7.0", NULL, &e);
+	assert_string_equal(e.line[0], "memcore: step 7.0 fits:");
+	assert_explains(&e, "704 GiB allocated");
+	assert_not_explains(&e, "short");
+	assert_not_explains(&e, "fix:");
+}
+
+/* 1 GPU of 16 GiB, RamPerWorker=5G, --mem=32G. */
+static void test_verdict_small_gpu(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(1, 16 * GiB, 4);
+	struct mc_node n = node(512 * GiB, 64, 1);
+	struct mc_alloc a = alloc(32 * GiB, 8, "--mem=32G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	p.ram_per_worker_bytes = 5 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.ram_short);
+	assert_false(v.cores_short);
+	assert_int_equal(v.ram_needed_bytes, 36 * GiB);
+	assert_int_equal(v.fix_mem_bytes, 36 * GiB);
+	assert_int_equal(v.fix_cpus_per_gpu, 0);
+	/* 16 + 5w <= 32 -> w = 3. */
+	assert_int_equal(v.max_dataloader_workers, 3);
+	mc_verdict_explain(&p, &v, NULL, "n1", &e);
+	assert_string_equal(e.line[0], "memcore: on n1 needs more than it was "
+			    "given:");
+	assert_explains(&e, "36 GiB needed = 16 GiB GPU floor + 4 workers x "
+			"5 GiB");
+	assert_explains(&e, "short 4 GiB");
+	assert_explains(&e, "fix: --mem=36G, or --dataloader-workers=3");
+	assert_not_explains(&e, "--cpus-per-gpu");
+
+	r.dataloader_workers = 1;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 21 * GiB);
+}
+
+/* 2 GPUs on a 16-core node, w=12. */
+static void test_verdict_node_cores(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(2, 40 * GiB, 12);
+	struct mc_node n = node(512 * GiB, 16, 2);
+	struct mc_alloc a = alloc(256 * GiB, 16, "--mem=256G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.node_cores_short);
+	assert_int_equal(v.node_cores_needed, 30);
+	assert_int_equal(v.cores_needed, 26);
+	assert_int_equal(v.fix_cpus_per_gpu, 0);	/* no fix at w=12 */
+	assert_int_equal(v.node_max_dataloader_workers, 5);
+	assert_int_equal(v.max_dataloader_workers, 5);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "node has 16 cores, needs 30 = 2 GPUs x "
+			"(12 workers + 1) + 4 reserved");
+	assert_explains(&e, "fix: --dataloader-workers=5 is the most this "
+			"node can hold");
+}
+
+/* 8 GPUs on a 24-core node at w=4; 4 GPUs on a 40-core node. */
+static void test_verdict_24_cores(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 4);
+	struct mc_node n = node(2048 * GiB, 24, 8);
+	struct mc_alloc a = alloc(1024 * GiB, 24, NULL);
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.node_cores_short);
+	assert_true(v.cores_short);
+	assert_int_equal(v.node_cores_needed, 44);
+	assert_int_equal(v.cores_needed, 40);
+	assert_int_equal(v.node_max_dataloader_workers, 1);
+	assert_int_equal(v.max_dataloader_workers, 1);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "node has 24 cores, needs 44 = 8 GPUs x "
+			"(4 workers + 1) + 4 reserved");
+	assert_explains(&e, "--dataloader-workers=1 is the most this node "
+			"can hold");
+
+	r = req(4, 80 * GiB, 4);
+	n = node(512 * GiB, 40, 4);
+	a = alloc(400 * GiB, 20, "--mem=400G");
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(v.cores_needed, 20);
+	assert_int_equal(v.node_cores_needed, 24);
+	assert_int_equal(v.ram_needed_bytes, 384 * GiB);
+	assert_true(v.fits);
+	assert_false(v.node_cores_short || v.cores_short || v.ram_short ||
+		     v.node_ram_short);
+}
+
+/* 8 x 80 GiB on a 500 GiB node: no --mem can fit. */
+static void test_verdict_node_ram(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(500 * GiB, 64, 8);
+	struct mc_alloc a = alloc(480 * GiB, 64, "--mem=480G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	p.ram_per_worker_bytes = 2 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 672 * GiB);
+	assert_true(v.ram_short);
+	assert_true(v.node_ram_short);
+	assert_int_equal(v.fix_mem_bytes, 0);
+	assert_int_equal(v.max_dataloader_workers, -1);
+	assert_int_equal(v.node_max_dataloader_workers, -1);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "no allocation on this node can fit 672 GiB "
+			"(node has 500 GiB)");
+	assert_explains(&e, "fewer GPUs per node, or a node with more RAM");
+	assert_not_explains(&e, "--mem=672G");
+
+	/* Where some w fits the node, name it. 4 x 80 GiB on 360 GiB:
+	 * 320 + 8w <= 360 -> w = 5. */
+	r = req(4, 80 * GiB, 8);
+	n = node(360 * GiB, 64, 4);
+	a = alloc(300 * GiB, 64, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.node_ram_short);
+	assert_int_equal(v.node_max_dataloader_workers, 5);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "no allocation on this node can fit 384 GiB "
+			"(node has 360 GiB)");
+	assert_explains(&e, "--dataloader-workers=5 is the most this node can "
+			"hold with --mem=360G");
+}
+
+/* sbatch -c 6 for 4 GPU tasks, a plain srun step got 4 cores. */
+static void test_verdict_step_cpus(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(4, 80 * GiB, 4);
+	struct mc_node n = node(1024 * GiB, 64, 4);
+	struct mc_alloc a = alloc(512 * GiB, 4, NULL);
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	a.job_cores = 24;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.cores_short);
+	assert_false(v.ram_short);
+	assert_int_equal(v.cores_needed, 20);
+	assert_int_equal(v.cores_allocated, 4);
+	assert_true(v.step_cpus_hint);
+	assert_int_equal(v.fix_cpus_per_task, 5);
+	mc_verdict_explain(&p, &v, "55.0", "g1", &e);
+	assert_explains(&e, "4 allocated to this step");
+	assert_explains(&e, "short 16");
+	assert_explains(&e, "the job holds 24 cores on this node, but this "
+			"step got only 4");
+	assert_explains(&e, "srun --cpus-per-task=5");
+	assert_explains(&e, "export SRUN_CPUS_PER_TASK=5");
+	assert_explains(&e, "srun does not inherit sbatch's -c/--cpus-per-task");
+	assert_explains(&e, "one task driving all 4 GPUs needs 20");
+
+	/* The job holds fewer cores than needed: no hint. */
+	a.job_cores = 16;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.step_cpus_hint);
+	assert_int_equal(v.fix_cpus_per_gpu, 5);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_not_explains(&e, "SRUN_CPUS_PER_TASK");
+	assert_explains(&e, "--cpus-per-gpu=5");
+}
+
+static void test_verdict_edges(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(0, 0, 2);
+	struct mc_node n = node(64 * GiB, 8, 0);
+	struct mc_alloc a = alloc(GiB, 1, NULL);
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	/* No GPUs: fits, nothing to say. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	mc_verdict_explain(&p, &v, "1.0", "n1", &e);
+	assert_int_equal(e.n, 0);
+
+	/* GPU memory unknown: the floor is 0 and the user is told. */
+	r = req(2, 0, 2);
+	n = node(256 * GiB, 32, 2);
+	a = alloc(32 * GiB, 6, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.gpu_memory_unknown);
+	assert_int_equal(v.ram_floor_bytes, 0);
+	assert_int_equal(v.ram_needed_bytes, 16 * GiB);
+	assert_true(v.fits);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "GPU memory unknown: set GpuMemory= in "
+			"memcore.conf; the RAM floor was not checked");
+
+	/* Offload and tasks appear in the breakdown. */
+	p.ram_per_task_bytes = GiB;
+	r = req(8, 80 * GiB, 2);
+	r.model_params = T5_3B;
+	r.zero_stage = 2;
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	n = node(2048 * GiB, 128, 8);
+	a = alloc(700 * GiB, 128, "--mem=700G");
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "= 640 GiB GPU floor + 16 workers x 4 GiB + 8 tasks "
+			"x 1 GiB + 127.48 GiB ZeRO-2 offload");
+	assert_explains(&e, "fix: --mem=840G");
+
+	/* Long step and host names: lines stay within the limit. */
+	{
+		char longname[400];
+
+		memset(longname, 'x', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = '\0';
+		mc_verdict_explain(&p, &v, longname, longname, &e);
+		assert_explains(&e, "fix:");
+		assert_true(strlen(e.line[0]) < MC_EXPLAIN_LINE_MAX);
+	}
+
+	/* A step cannot fit a node whose cores are fewer than its own. */
+	policy(&p);
+	p.min_cores_per_gpu = 16;
+	r = req(8, 80 * GiB, 2);
+	n = node(2048 * GiB, 96, 8);
+	a = alloc(1024 * GiB, 96, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(v.cores_needed, 128);
+	assert_int_equal(v.node_cores_needed, 132);
+	assert_true(v.node_cores_short);
+	assert_false(v.fits);
+	assert_int_equal(v.node_max_dataloader_workers, -1);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "128 needed = 8 GPUs x 16 (MinCoresPerGpu)");
+	assert_explains(&e, "use fewer GPUs per node, or a node with more "
+			"cores");
+}
+
+static void test_audit(void **state)
+{
+	struct mc_policy p;
+	struct mc_node n = node(512 * GiB, 24, 8);
+	struct mc_audit au;
+
+	(void)state;
+	mc_policy_defaults(&p);
+	mc_audit_node(&p, &n, 640 * GiB, true, &au);
+	assert_int_equal(au.ram_needed_bytes, 640 * GiB);
+	assert_int_equal(au.cores_needed, 28);
+	assert_int_equal(au.workers, 2);
+	assert_false(au.ram_rule_ok);
+	assert_false(au.cores_rule_ok);
+
+	n = node(1024 * GiB, 28, 8);
+	mc_audit_node(&p, &n, 640 * GiB, true, &au);
+	assert_true(au.ram_rule_ok);
+	assert_true(au.cores_rule_ok);
+	/* Unknown GPU memory never passes the RAM rule. */
+	mc_audit_node(&p, &n, 0, false, &au);
+	assert_false(au.ram_rule_ok);
+	assert_false(au.gpu_memory_known);
+
+	p.host_ram_per_gpu_ram = 1.5;
+	p.dataloader_workers = 4;
+	mc_audit_node(&p, &n, 640 * GiB, true, &au);
+	assert_int_equal(au.ram_needed_bytes, 960 * GiB);
+	assert_int_equal(au.cores_needed, 44);
+	assert_true(au.ram_rule_ok);	/* 1024 GiB >= 960 GiB */
+	assert_false(au.cores_rule_ok);
+	n.ram_bytes = 959 * GiB;
+	mc_audit_node(&p, &n, 640 * GiB, true, &au);
+	assert_false(au.ram_rule_ok);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cores),
+		cmocka_unit_test(test_ram),
+		cmocka_unit_test(test_offload),
+		cmocka_unit_test(test_request_check),
+		cmocka_unit_test(test_design_example),
+		cmocka_unit_test(test_verdict_small_gpu),
+		cmocka_unit_test(test_verdict_node_cores),
+		cmocka_unit_test(test_verdict_24_cores),
+		cmocka_unit_test(test_verdict_node_ram),
+		cmocka_unit_test(test_verdict_step_cpus),
+		cmocka_unit_test(test_verdict_edges),
+		cmocka_unit_test(test_audit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
