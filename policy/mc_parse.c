@@ -307,9 +307,9 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 
 const char *mc_fmt_bytes(uint64_t bytes, char *buf, size_t buflen)
 {
-	static const char *const units[] = {
-		"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
-	};
+	/* GiB at most: "1024 GiB allocated" next to "704 GiB needed" reads
+	 * at a glance, where "1 TiB" makes the user convert. */
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB" };
 	unsigned u = 0;
 	uint64_t div = 1;
 	unsigned __int128 hundredths;

@@ -60,7 +60,9 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 
 /*
  * Print a byte count for people: "704 GiB", "127.48 GiB", "512 MiB".
- * Whole numbers print without decimals; otherwise two decimals.
+ * Whole numbers print without decimals; otherwise two decimals. The unit
+ * is the largest of B, KiB, MiB, GiB that keeps the number >= 1 (never
+ * TiB: "2048 GiB" compares at a glance with "704 GiB").
  * Returns buf.
  */
 const char *mc_fmt_bytes(uint64_t bytes, char *buf, size_t buflen);

@@ -613,7 +613,7 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 	add_line(out, "%s", s.b);
 
 	if (v->gpu_memory_unknown)
-		add_line(out, "  GPUs          %u (memory unknown) (this node)",
+		add_line(out, "  GPUs          %u x unknown memory (this node)",
 			 r->gpus);
 	else
 		add_line(out, "  GPUs          %u x %s (this node)", r->gpus,
