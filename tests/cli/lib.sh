@@ -1,0 +1,40 @@
+# Shared helpers for the memcore command's tests. $MEMCORE is the binary.
+set -u
+: "${MEMCORE:?set MEMCORE to the memcore binary}"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DATA=$TOP/tests/data
+FAILS=0
+TMP=$(mktemp -d)
+: >"$TMP/empty.conf"
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	if [ "$2" != "$3" ]; then fail "$1: got '$2', want '$3'"; fi
+}
+
+# expect_near WHAT GOT WANT TOLERANCE (floats)
+expect_near() {
+	awk -v g="$2" -v w="$3" -v t="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }' ||
+		fail "$1: got $2, want $3 +- $4"
+}
+
+# expect_contains WHAT TEXT NEEDLE
+expect_contains() {
+	case "$2" in *"$3"*) ;; *) fail "$1: '$3' not in: $2" ;; esac
+}
+
+# run_mc: runs memcore, sets OUT, ERR and RC.
+run_mc() {
+	RC=0
+	"$MEMCORE" "$@" >"$TMP/out" 2>"$TMP/err" || RC=$?
+	OUT=$(cat "$TMP/out")
+	ERR=$(cat "$TMP/err")
+}
+
+finish() {
+	if [ "$FAILS" -ne 0 ]; then echo "$FAILS failure(s)"; exit 1; fi
+	echo "ok"
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# memcore audit --json on every real topology in tests/data gives what
+# tests/data/ATTRIBUTION.md (from shared/topologies/SOURCES.md) lists:
+# GPU count, GPU -> NUMA node in Slurm index order, GPU memory, host RAM,
+# and the sizing rule's verdict at the default 2 workers and 4 reserved cores.
+. "$(dirname "$0")/lib.sh"
+
+GIB=1073741824
+# file | gpus | numa of each GPU | KiB per GPU or null | host RAM GiB | ram_rule_ok | cores_rule_ok
+while IFS='|' read -r file ngpu numa kib ram ramok coresok; do
+	[ -z "$file" ] && continue
+	run_mc audit --config "$TMP/empty.conf" --topology "$DATA/$file" --json
+	if [ "$RC" -gt 1 ]; then fail "$file: exit $RC: $ERR"; continue; fi
+	expect_eq "$file gpus" "$(jq '.gpus | length' <<<"$OUT")" "$ngpu"
+	expect_eq "$file indices" "$(jq -c '[.gpus[].index]' <<<"$OUT")" \
+		"$(jq -c "[range(0; $ngpu)]" <<<null)"
+	expect_eq "$file numa" "$(jq -r '[.gpus[].numa_node] | map(tostring) | join(",")' <<<"$OUT")" "$numa"
+	if [ "$kib" = null ]; then
+		expect_eq "$file memory" "$(jq -c '[.gpus[].memory_bytes] | unique' <<<"$OUT")" "[null]"
+		expect_eq "$file memory source" "$(jq -c '[.gpus[].memory_source] | unique' <<<"$OUT")" '["none"]'
+	else
+		expect_eq "$file memory" "$(jq -c '[.gpus[].memory_bytes] | unique' <<<"$OUT")" "[$((kib * 1024))]"
+	fi
+	expect_near "$file host RAM GiB" "$(jq ".host_ram_bytes / $GIB" <<<"$OUT")" "$ram" 0.1
+	expect_eq "$file ram_rule_ok" "$(jq '.ram_rule_ok' <<<"$OUT")" "$ramok"
+	expect_eq "$file cores_rule_ok" "$(jq '.cores_rule_ok' <<<"$OUT")" "$coresok"
+	want_rc=0
+	[ "$ramok" = true ] && [ "$coresok" = true ] || want_rc=1
+	expect_eq "$file exit status" "$RC" "$want_rc"
+done <<'TABLE'
+nvidia-dgx2h-16xv100-trimmed.xml|16|0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1|null|1510.6|false|false
+lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml|4|1,2,6,7|146593728|1511.4|true|true
+ibm-ac922-lassen-2xpower9-4xv100.xml|4|0,0,8,8|16515072|255.4|true|true
+ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml|4|0,0,8,8|null|255.4|false|true
+aws-g4dn-metal-2xxeon8259cl-8xt4.xml|8|0,0,0,0,1,1,1,1|15472384|377.5|true|true
+hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml|8|3,3,1,1,0,0,2,2|67092480|503.4|false|true
+hpe-ex255a-4xmi300a-spx.xml|4|0,1,2,3|null|502.0|false|true
+supermicro-as4124gs-2xepyc7402-8xmi50-v1format.xml|8|0,0,0,0,1,1,1,1|33538048|251.4|false|true
+juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml|4|3,1,7,5|null|503.5|false|true
+ibm-ac922-2xpower9-6xv100-gpumemnuma-DERIVED.xml|6|0,0,0,8,8,8|null|251.6|false|false
+local-2numa-2gpu.xml|2|0,1|16777216|24.0|false|false
+TABLE
+
+# The PCI-only JUWELS file has no GPU memory: GpuMemory= fills it in, and the
+# RAM rule is then judged (4 x 40 GiB against 503.5 GiB).
+echo "GpuMemory=40G" >"$TMP/gpumem.conf"
+run_mc audit --config "$TMP/gpumem.conf" --json \
+	--topology "$DATA/juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml"
+expect_eq "juwels exit" "$RC" 0
+expect_eq "juwels memory" "$(jq -c '[.gpus[].memory_bytes] | unique' <<<"$OUT")" "[$((40 * GIB))]"
+expect_eq "juwels source" "$(jq -c '[.gpus[].memory_source] | unique' <<<"$OUT")" '["policy"]'
+expect_eq "juwels ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" true
+
+# The DGX-2H trimmed file keeps 4 cores for 16 GPUs: the text names the rule.
+run_mc audit --config "$TMP/empty.conf" --topology "$DATA/nvidia-dgx2h-16xv100-trimmed.xml"
+expect_eq "dgx2 exit" "$RC" 1
+expect_contains "dgx2 text" "$OUT" "cores rule: FAILS - 4 cores, 52 needed = 16 GPUs x (2 workers + 1) + 4 reserved"
+
+# Input errors: exit 2 with the file named.
+run_mc audit --topology "$TMP/missing.xml"
+expect_eq "missing topology exit" "$RC" 2
+expect_contains "missing topology message" "$ERR" "$TMP/missing.xml"
+run_mc audit --bogus
+expect_eq "unknown option exit" "$RC" 2
+expect_contains "unknown option message" "$ERR" "unknown option '--bogus'"
+finish

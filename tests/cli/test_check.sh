@@ -1,0 +1,101 @@
+#!/bin/bash
+# memcore check: the small cases from real reports give their verdicts, with
+# exit status, JSON fields and explanation; bad input exits 2 and names it.
+. "$(dirname "$0")/lib.sh"
+
+GIB=1073741824
+# The node is described by the policy (as on a login host): no topology.
+node_conf() { # RAM CORES GPUS [more keys]
+	printf 'RamPerTask=0\nReservedCores=4\nNodeRam=%s\nNodeCores=%s\nNodeGpus=%s\n%s\n' \
+		"$1" "$2" "$3" "${4:-}" >"$TMP/node.conf"
+}
+check() { run_mc check --config "$TMP/node.conf" --json "$@"; }
+field() { jq -r "$1" <<<"$OUT"; }
+expl() { jq -r '.explanation | join("\n")' <<<"$OUT"; }
+
+# 1 GPU of 16 GiB, w=4, RamPerWorker=5G, --mem=32G: 36 GiB needed, refused;
+# w=1 fits with 21 GiB.
+node_conf 512G 64 1 RamPerWorker=5G
+check --gpus 1 --gpu-memory 16G --dataloader-workers 4 --mem 32G --cores 8
+expect_eq "1gpu w=4 exit" "$RC" 1
+expect_eq "1gpu w=4 fits" "$(field .fits)" false
+expect_eq "1gpu w=4 needed" "$(field .ram_needed_bytes)" $((36 * GIB))
+expect_eq "1gpu w=4 allocated" "$(field .ram_allocated_bytes)" $((32 * GIB))
+expect_contains "1gpu w=4 text" "$(expl)" "36 GiB needed"
+check --gpus 1 --gpu-memory 16G --dataloader-workers 1 --mem 32G --cores 8
+expect_eq "1gpu w=1 exit" "$RC" 0
+expect_eq "1gpu w=1 needed" "$(field .ram_needed_bytes)" $((21 * GIB))
+
+# 2 GPUs on a 16-core node, w=12: refused; 5 is the most the node holds.
+node_conf 512G 16 2
+check --gpus 2 --gpu-memory 16G --dataloader-workers 12 --mem 256G --cores 16
+expect_eq "2gpu exit" "$RC" 1
+expect_eq "2gpu max workers" "$(field .max_dataloader_workers)" 5
+expect_contains "2gpu fix" "$(expl)" "--dataloader-workers=5"
+
+# 8 GPUs on a 24-core node, w=4: 44 node cores needed; w=1 is the most.
+node_conf 1T 24 8
+check --gpus 8 --gpu-memory 16G --dataloader-workers 4 --mem 512G --cores 24
+expect_eq "8gpu/24 exit" "$RC" 1
+expect_eq "8gpu/24 node cores" "$(field .node_cores_needed)" 44
+expect_eq "8gpu/24 max workers" "$(field .max_dataloader_workers)" 1
+expect_contains "8gpu/24 text" "$(expl)" "44"
+# 4 GPUs on a 40-core node, w=4: fits.
+node_conf 1T 40 4
+check --gpus 4 --gpu-memory 16G --dataloader-workers 4 --mem 512G --cores 20
+expect_eq "4gpu/40 exit" "$RC" 0
+expect_eq "4gpu/40 fits" "$(field .fits)" true
+expect_eq "4gpu/40 cores" "$(field .cores_needed)" 20
+
+# 8 x 80 GiB on a 500 GiB node, --mem=480G, w=2, RamPerWorker=2G: 672 GiB
+# needed, more than the node has: no allocation on this node can fit.
+node_conf 500G 64 8 RamPerWorker=2G
+check --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 480G --cores 24
+expect_eq "8x80 exit" "$RC" 1
+expect_eq "8x80 needed" "$(field .ram_needed_bytes)" $((672 * GIB))
+expect_contains "8x80 text" "$(expl)" "no allocation on this node can fit"
+
+# A job of 4 GPUs with -c 6 whose srun step got 4 cores (1 CPU per task),
+# w=4: the step's 4 cores are checked, and the fix gives the step its CPUs.
+node_conf 1T 64 4
+check --gpus 4 --gpu-memory 16G --dataloader-workers 4 --mem 512G --cores 4 --job-cores 24
+expect_eq "-c 6 exit" "$RC" 1
+expect_eq "-c 6 cores needed" "$(field .cores_needed)" 20
+expect_eq "-c 6 cores allocated" "$(field .cores_allocated)" 4
+expect_contains "-c 6 fix" "$(expl)" "--cpus-per-task"
+expect_contains "-c 6 env" "$(expl)" "SRUN_CPUS_PER_TASK"
+
+# The DESIGN.md example: 8 x 80 GiB, w=2, 4 GiB per worker, 400G, 16 cores.
+node_conf 2T 64 8 RamPerWorker=4G
+check --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 400G --cores 16
+expect_eq "example exit" "$RC" 1
+expect_eq "example needed" "$(field .ram_needed_bytes)" $((704 * GIB))
+expect_eq "example cores" "$(field .cores_needed)" 24
+expect_contains "example text" "$(expl)" "704 GiB needed"
+expect_contains "example fix" "$(expl)" "--mem=704G"
+# Human output: the same lines on stdout, exit 1.
+run_mc check --config "$TMP/node.conf" --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 400G --cores 16
+expect_eq "text exit" "$RC" 1
+expect_contains "text first line" "$OUT" "memcore: "
+expect_contains "text short" "$OUT" "short 304 GiB"
+
+# DeepSpeed's t5-3b figure: ZeRO-2 with optimizer offload on 8 GPUs.
+check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 2 --offload optimizer
+expect_near "t5-3b zero2 offload GiB" "$(jq '.ram_offload_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+
+# Bad input: exit 2 and the message names the option and value.
+for bad in -1 abc '' 99999999999; do
+	run_mc check --config "$TMP/node.conf" --gpus 1 --dataloader-workers="$bad"
+	expect_eq "workers '$bad' exit" "$RC" 2
+	expect_contains "workers '$bad' message" "$ERR" "--dataloader-workers=$bad"
+done
+run_mc check --config "$TMP/node.conf" --gpus 2 --model-params 7B --zero-stage 2 --offload all
+expect_eq "offload=all stage 2 exit" "$RC" 2
+expect_contains "offload=all stage 2 message" "$ERR" "--zero-stage=3"
+run_mc check --config "$TMP/node.conf" --dataloader-workers 2
+expect_eq "no --gpus exit" "$RC" 2
+expect_contains "no --gpus message" "$ERR" "--gpus is required"
+run_mc check --config "$TMP/missing.conf" --gpus 1
+expect_eq "missing config exit" "$RC" 2
+expect_contains "missing config message" "$ERR" "$TMP/missing.conf"
+finish
