@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -76,8 +77,16 @@ static int read_step(spank_t sp, struct mc_step *s, char *err, size_t len)
 	else
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
-	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host)))
-		snprintf(s->host, sizeof(s->host), "this node");
+	/* Slurm's node name, which may differ from the host name. */
+	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
+		const char *env = getenv("SLURMD_NODENAME");
+
+		if (env && *env)
+			snprintf(s->host, sizeof(s->host), "%s", env);
+		else if (gethostname(s->host, sizeof(s->host)) != 0)
+			snprintf(s->host, sizeof(s->host), "this node");
+		s->host[sizeof(s->host) - 1] = '\0';
+	}
 	get_env(sp, "SLURM_JOB_PARTITION", s->partition,
 		sizeof(s->partition));
 
@@ -105,19 +114,20 @@ static int read_step(spank_t sp, struct mc_step *s, char *err, size_t len)
 	s->cores = count_cores(sp, S_STEP_ALLOC_CORES);
 	s->job_cores = count_cores(sp, S_JOB_ALLOC_CORES);
 
-	/* Say how the memory was asked for, in the user's own terms. */
+	/* Say how the memory was asked for, in the user's own terms when
+	 * the job's environment tells them. */
 	if (get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-gpu=%sM", buf);
 	else if (get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-cpu=%sM", buf);
-	else if (get_env(sp, "SLURM_MEM_PER_NODE", buf, 32))
-		snprintf(s->mem_source, sizeof(s->mem_source), "--mem=%sM",
-			 buf);
+	else if (s->mem_mb)
+		snprintf(s->mem_source, sizeof(s->mem_source), "--mem=%s",
+			 mc_fmt_mem_option(s->mem_mb << 20, buf, sizeof(buf)));
 	else
 		snprintf(s->mem_source, sizeof(s->mem_source),
-			 "no --mem: the whole node");
+			 "no memory limit: the whole node");
 	return 0;
 }
 

@@ -1,0 +1,104 @@
+#!/bin/bash
+# The core of memcore on a real Slurm: a node claiming an AWS g4dn.metal
+# (2 x 24 cores x 2 threads, 8 x T4 of 14.76 GiB, 377 GiB) with the plugin
+# reading that machine's topology. A GPU step short of RAM or cores is
+# refused by srun and sbatch with the numbers and a fix; the node stays
+# IDLE; the same step with enough runs; Mode=warn runs it with the warning;
+# a CPU-only step is untouched even with CUDA_VISIBLE_DEVICES set; bad option
+# values are refused before anything is queued.
+. "$(dirname "$0")/lib.sh"
+
+TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+mc_cluster_start
+CONF=$MC_CONF_DIR/memcore.conf
+policy() { # write memcore.conf: the g4dn topology plus the given lines
+	{ echo "TopologyFile=$TOPO"; printf '%s\n' "$@"; } >"$CONF"
+}
+mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
+policy
+
+# 8 T4s at w=2: 8 x 14.76 GiB floor + 16 workers x 4 GiB + 8 x 1 GiB
+# = 190.04 GiB and 24 cores (--cpus-per-gpu=6 with 2 threads per core).
+FITS=(--gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=200G)
+SHORT=(--gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G)
+
+# --- refused by srun -------------------------------------------------------
+mc_run srun -N1 -n1 "${SHORT[@]}" true
+assert_ne 0 "$MC_RC" "srun of a step short of RAM fails"
+assert_contains "$MC_ERR" "needs more than it was given" "srun stderr: the refusal"
+assert_contains "$MC_ERR" "8 x 14.76 GiB" "srun stderr: the GPUs"
+assert_contains "$MC_ERR" "190.04 GiB needed" "srun stderr: RAM needed"
+assert_contains "$MC_ERR" "100 GiB allocated" "srun stderr: RAM allocated"
+assert_contains "$MC_ERR" "short 90.04 GiB" "srun stderr: the shortfall"
+assert_contains "$MC_ERR" "fix: --mem=191G" "srun stderr: the fix"
+assert_eq IDLE "$(mc_node_state)" "node IDLE after a refused srun"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job" "slurmd log: the decision"
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: job [0-9]+\.0: refused: gpus=8 workers=2" \
+	"slurmd log: one line naming the refusal"
+
+# Short of cores: one CPU per task gives the step 1 core of the 24 needed.
+mc_run srun -N1 -n1 --gpus=8 --dataloader-workers=2 --mem=200G true
+assert_ne 0 "$MC_RC" "srun of a step short of cores fails"
+assert_contains "$MC_ERR" "24 needed = 8 GPUs x (2 workers + 1)" "cores needed"
+assert_contains "$MC_ERR" "--cpus-per-gpu=6" "fix names --cpus-per-gpu"
+
+# --- refused through sbatch: the batch step is checked like any step -----
+jid=$(mc_sbatch -N1 -n1 "${SHORT[@]}" --wrap "echo batch-ran")
+mc_wait_job "$jid" >/dev/null
+assert_eq FAILED "$(mc_job_state "$jid")" "sbatch job of a step short of RAM ends FAILED"
+out=$(cat "$(mc_job_out "$jid")" 2>/dev/null)
+assert_contains "$out" "needs more than it was given" "sbatch output file: the refusal"
+assert_contains "$out" "190.04 GiB needed" "sbatch output file: the numbers"
+assert_not_contains "$out" "batch-ran" "the refused batch script did not run"
+assert_eq IDLE "$(mc_node_state)" "node IDLE after a refused batch job"
+
+# --- fits: runs and exits 0 -----------------------------------------------
+mc_run srun -N1 -n1 "${FITS[@]}" echo step-ran
+assert_eq 0 "$MC_RC" "srun of a step that fits exits 0"
+assert_contains "$MC_OUT" "step-ran" "the fitting step ran"
+assert_not_contains "$MC_ERR" "memcore" "a fitting step prints nothing from memcore"
+jid=$(mc_sbatch -N1 -n1 "${FITS[@]}" --wrap "echo batch-ran")
+mc_wait_job "$jid" >/dev/null
+assert_eq COMPLETED "$(mc_job_state "$jid")" "sbatch job that fits COMPLETES"
+assert_file_contains "$(mc_job_out "$jid")" "batch-ran" "the fitting batch script ran"
+
+# --memcore=explain prints the plan of a step that fits.
+mc_run srun -N1 -n1 "${FITS[@]}" --memcore=explain true
+assert_eq 0 "$MC_RC" "--memcore=explain: the step runs"
+assert_contains "$MC_ERR" "fits" "--memcore=explain: the plan is printed"
+assert_contains "$MC_ERR" "190.04 GiB needed" "--memcore=explain: with its numbers"
+
+# --- Mode=warn: runs with the warning --------------------------------------
+policy "Mode=warn"
+mc_run srun -N1 -n1 "${SHORT[@]}" echo warned-ran
+assert_eq 0 "$MC_RC" "Mode=warn: the short step runs"
+assert_contains "$MC_OUT" "warned-ran" "Mode=warn: the program ran"
+assert_contains "$MC_ERR" "190.04 GiB needed" "Mode=warn: the explanation is in stderr"
+assert_contains "$MC_ERR" "Mode=warn" "Mode=warn: says why it runs"
+# --memcore=warn where the site forbids it: still refused.
+policy "AllowUserWarn=no"
+mc_run srun -N1 -n1 "${SHORT[@]}" --memcore=warn true
+assert_ne 0 "$MC_RC" "--memcore=warn with AllowUserWarn=no is still refused"
+policy
+
+# --- CPU-only: untouched, whatever CUDA_VISIBLE_DEVICES says ---------------
+RC=0
+ERR=$(CUDA_VISIBLE_DEVICES=0,1 timeout 60 srun -N1 -n1 --mem=1G echo cpu-ran 2>&1 >/dev/null) || RC=$?
+assert_eq 0 "$RC" "CPU-only step with CUDA_VISIBLE_DEVICES=0,1 runs"
+assert_not_contains "$ERR" "memcore" "CPU-only step: nothing from memcore"
+
+# --- bad option values: refused by sbatch and srun, nothing queued ---------
+for bad in -1 abc "" 99999999999; do
+	mc_run srun -N1 -n1 --gpus=1 "--dataloader-workers=$bad" true
+	assert_ne 0 "$MC_RC" "srun --dataloader-workers='$bad' refused"
+	assert_contains "$MC_ERR" "memcore: --dataloader-workers=$bad:" "srun names the bad value '$bad'"
+	mc_run sbatch -N1 -n1 --gpus=1 "--dataloader-workers=$bad" --wrap true
+	assert_ne 0 "$MC_RC" "sbatch --dataloader-workers='$bad' refused"
+	assert_contains "$MC_ERR" "memcore: --dataloader-workers=$bad:" "sbatch names the bad value '$bad'"
+	assert_eq "" "$(squeue -h -o %i)" "nothing queued after --dataloader-workers='$bad'"
+done
+mc_run env MEMCORE_DATALOADER_WORKERS=abc sbatch -N1 -n1 --gpus=1 --wrap true
+assert_ne 0 "$MC_RC" "sbatch with MEMCORE_DATALOADER_WORKERS=abc refused"
+assert_contains "$MC_ERR" "MEMCORE_DATALOADER_WORKERS=abc" "the variable is named"
+assert_eq "" "$(squeue -h -o %i)" "nothing queued after a bad variable"
+assert_eq IDLE "$(mc_node_state)" "node IDLE at the end, never DRAIN"
