@@ -1,0 +1,570 @@
+# shellcheck shell=bash
+# tests/integration/lib.sh - a throwaway single-node Slurm cluster for tests.
+#
+# Source it from a test script (as root), set the MC_* knobs you need, then:
+#
+#     . "$(dirname "$0")/lib.sh"
+#     MC_PLUGSTACK_LINES="required $MEMCORE_BUILD/memcore.so config=$MC_WORK/memcore.conf"
+#     mc_cluster_start
+#     mc_run srun -n1 true;  assert_eq 0 "$MC_RC" "srun true"
+#
+# Everything (configs, munge key and socket, spool, state, logs, fake GPU
+# devices, job output) lives in $MC_WORK.  The daemons are our own munged,
+# slurmctld and slurmd on free loopback ports; nothing in /etc/slurm or
+# /etc/munge is read or written.  An EXIT/INT/TERM trap always stops the
+# cluster.  The test's exit status is non-zero when any assertion failed.
+# See tests/integration/NOTES.md for the API (knobs, variables, functions,
+# asserts) and the facts verified on Slurm 22.05.
+
+# ---------------------------------------------------------------- knobs ----
+# Set before mc_cluster_start (defaults below).  Node layout: AWS g4dn.metal.
+: "${MC_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${MC_NAME:=$(basename "${0%.sh}")}"
+: "${MEMCORE_BUILD:=$MC_TOP/build}"
+: "${MC_NODE_NAME:=mc-node1}"
+: "${MC_PARTITION:=gpu}"
+: "${MC_SOCKETS:=2}"
+: "${MC_CORES_PER_SOCKET:=24}"
+: "${MC_THREADS_PER_CORE:=2}"
+: "${MC_REAL_MEMORY:=386000}"          # MB, as slurm.conf RealMemory
+: "${MC_GPUS:=8}"                      # 0 = no GRES on the node
+: "${MC_GPU_TYPE:=}"                   # e.g. t4 -> Gres=gpu:t4:8
+: "${MC_GRES_CONF_LINES:=}"            # replaces the generated gres.conf node line(s)
+: "${MC_TASK_PLUGIN:=task/none}"       # e.g. task/cgroup,task/affinity
+: "${MC_PROCTRACK:=}"                  # default: proctrack/cgroup if task/cgroup, else linuxproc
+: "${MC_CONSTRAIN_RAM:=no}"            # cgroup.conf ConstrainRAMSpace
+: "${MC_CONSTRAIN_CORES:=no}"          # cgroup.conf ConstrainCores
+: "${MC_CGROUP_CONF_LINES:=}"          # extra cgroup.conf lines
+: "${MC_DEF_MEM_PER_CPU:=}"            # slurm.conf DefMemPerCPU (empty: Slurm default)
+: "${MC_SLURM_CONF_LINES:=}"           # extra slurm.conf lines (appended last)
+: "${MC_PLUGSTACK_LINES:=}"            # plugstack.conf content
+: "${MC_DEBUG:=debug}"                 # SlurmctldDebug/SlurmdDebug
+: "${MC_START_TIMEOUT:=60}"            # s, until the node is IDLE
+: "${MC_JOB_TIMEOUT:=120}"             # s, mc_wait_job default
+: "${MC_CMD_TIMEOUT:=120}"             # s, limit for each mc_run/mc_srun/mc_sbatch
+: "${MC_KEEP_WORK:=0}"                 # 1: keep $MC_WORK after a passing test
+: "${MC_FAIL_FAST:=0}"                 # 1: the first failed assertion ends the test
+: "${MC_PORT_RANGE:=20000-29999}"      # where free ports are looked for
+
+MC_FAILURES=0
+MC_CHECKS=0
+MC_STARTED=0
+MC_AT_EXIT=()
+
+# Unix socket paths (munge socket, slurmstepd sockets in the spool) must stay
+# well under 108 bytes, so a deep checkout gets its work dir under /tmp.
+if [ -z "${MC_WORK:-}" ]; then
+	MC_WORK=$MC_TOP/tests/integration/.work/$MC_NAME
+	if [ ${#MC_WORK} -gt 52 ]; then
+		MC_WORK=/tmp/mc-it.${MC_NAME:0:20}.$$
+	fi
+fi
+MC_CONF_DIR=$MC_WORK/etc
+MC_LOG_DIR=$MC_WORK/log
+MC_JOB_DIR=$MC_WORK/jobs
+MC_GPU_DEV_DIR=$MC_WORK/dev
+MC_MUNGE_DIR=$MC_WORK/munge
+MC_MUNGE_SOCKET=$MC_MUNGE_DIR/munge.socket
+MC_HOST=$(hostname -s 2>/dev/null || hostname)
+export SLURM_CONF=$MC_CONF_DIR/slurm.conf
+export MC_WORK MEMCORE_BUILD
+
+# A test may run inside someone's allocation: Slurm's input variables would
+# leak into every command.  Keep only SLURM_CONF.
+while IFS='=' read -r _v _; do
+	case $_v in
+	SLURM_CONF) ;;
+	SLURM_*|SBATCH_*|SALLOC_*|SRUN_*|SQUEUE_*|SINFO_*|SCONTROL_*) unset "$_v" ;;
+	esac
+done < <(env)
+unset _v
+
+# --------------------------------------------------------------- output ----
+mc_log()  { printf '[%s %s] %s\n' "$(date +%T)" "$MC_NAME" "$*" >&2; }
+mc_die()  { printf '[%s %s] FATAL: %s\n' "$(date +%T)" "$MC_NAME" "$*" >&2; exit 1; }
+
+# --------------------------------------------------------------- asserts ---
+_mc_fail() {
+	MC_FAILURES=$((MC_FAILURES + 1))
+	{
+		printf 'FAIL: %s\n' "$1"; shift
+		for l in "$@"; do printf '  %s\n' "$l"; done
+		printf '  at %s\n' "$(caller 1 2>/dev/null)"
+	} >&2
+	[ "$MC_FAIL_FAST" = 1 ] && exit 1
+	return 1
+}
+_mc_ok() { MC_CHECKS=$((MC_CHECKS + 1)); printf 'ok: %s\n' "$1" >&2; return 0; }
+_mc_indent() { printf '%s' "$1" | sed 's/^/      | /'; }
+
+# assert_eq EXPECTED ACTUAL [MSG]
+assert_eq() {
+	local msg=${3:-values equal}
+	if [ "$1" = "$2" ]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "expected: '$1'" "actual:   '$2'"; fi
+}
+# assert_ne UNEXPECTED ACTUAL [MSG]
+assert_ne() {
+	local msg=${3:-values differ}
+	if [ "$1" != "$2" ]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "expected anything but: '$1'"; fi
+}
+# assert_contains HAYSTACK NEEDLE [MSG]   (fixed string)
+assert_contains() {
+	local msg=${3:-output contains \'$2\'}
+	if [[ $1 == *"$2"* ]]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "missing:  '$2'" "in:" "$(_mc_indent "$1")"; fi
+}
+# assert_not_contains HAYSTACK NEEDLE [MSG]
+assert_not_contains() {
+	local msg=${3:-output lacks \'$2\'}
+	if [[ $1 != *"$2"* ]]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "unexpected: '$2'" "in:" "$(_mc_indent "$1")"; fi
+}
+# assert_match HAYSTACK ERE [MSG]   (grep -E on the whole text)
+assert_match() {
+	local msg=${3:-output matches /$2/}
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "no match for: /$2/" "in:" "$(_mc_indent "$1")"; fi
+}
+# assert_file FILE [MSG]
+assert_file() {
+	local msg=${2:-file $1 exists}
+	if [ -e "$1" ]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "no such file: $1" "$(ls -la "$(dirname "$1")" 2>&1)"; fi
+}
+# assert_file_contains FILE NEEDLE [MSG]
+assert_file_contains() {
+	if [ -e "$1" ]; then assert_contains "$(cat "$1")" "$2" "${3:-$1 contains '$2'}"
+	else assert_file "$1" "${3:-$1 contains '$2'}"; fi
+}
+# assert_rc EXPECTED_RC [MSG]   (checks $MC_RC from the last mc_run)
+assert_rc() {
+	local msg=${2:-exit status $1: $MC_CMD}
+	if [ "$1" = "$MC_RC" ]; then _mc_ok "$msg"; else
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "$msg" "expected rc $1, got $MC_RC" "command: $MC_CMD" \
+			"stdout:" "$(_mc_indent "$MC_OUT")" "stderr:" "$(_mc_indent "$MC_ERR")"; fi
+}
+
+# ------------------------------------------------------------- commands ----
+# Long commands run in the background and are waited for, so that INT/TERM
+# (a CI timeout) reach the EXIT trap at once instead of after the command.
+_mc_fg() { "$@" & MC_CHILD=$!; wait "$MC_CHILD"; local rc=$?; MC_CHILD=; return $rc; }
+# mc_run CMD ARGS...: run with a time limit; sets MC_RC, MC_OUT, MC_ERR, MC_CMD.
+mc_run() {
+	local o e
+	o=$(mktemp "$MC_WORK/tmp/out.XXXXXX") e=$(mktemp "$MC_WORK/tmp/err.XXXXXX")
+	MC_CMD="$*"
+	_mc_fg timeout -k 5 "$MC_CMD_TIMEOUT" "$@" >"$o" 2>"$e" </dev/null
+	MC_RC=$?
+	MC_OUT=$(cat "$o") MC_ERR=$(cat "$e")
+	rm -f "$o" "$e"
+	[ "$MC_RC" = 124 ] && mc_log "timed out after ${MC_CMD_TIMEOUT}s: $MC_CMD"
+	return 0
+}
+# mc_srun ARGS...: srun with a time limit, output passes through; returns srun's rc.
+mc_srun()    { _mc_fg timeout -k 5 "$MC_CMD_TIMEOUT" srun "$@" </dev/null; }
+# mc_sbatch ARGS...: submits from $MC_JOB_DIR (so default output is
+# $MC_JOB_DIR/slurm-<id>.out); prints the job id; non-zero rc on failure.
+mc_sbatch() {
+	local out rc
+	out=$(cd "$MC_JOB_DIR" && timeout -k 5 "$MC_CMD_TIMEOUT" sbatch --parsable "$@" </dev/null)
+	rc=$?
+	[ $rc = 0 ] || { mc_log "sbatch $* failed (rc $rc): $out"; return $rc; }
+	printf '%s\n' "${out%%;*}"
+}
+# mc_job_out JOBID: path of the default output file of a job from mc_sbatch.
+mc_job_out() { printf '%s\n' "$MC_JOB_DIR/slurm-$1.out"; }
+# mc_job_field JOBID KEY: one field of `scontrol show job -o` (e.g. State, ExitCode, Reason).
+mc_job_field() {
+	scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+mc_job_state() { mc_job_field "$1" JobState; }
+# mc_wait_job JOBID [TIMEOUT]: wait until the job is finished; prints the
+# final state (COMPLETED, FAILED, ...); rc 1 on timeout.
+mc_wait_job() {
+	local id=$1 t=${2:-$MC_JOB_TIMEOUT} s end=$((SECONDS + ${2:-$MC_JOB_TIMEOUT}))
+	while :; do
+		s=$(mc_job_state "$id")
+		case $s in
+		COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE|SPECIAL_EXIT)
+			printf '%s\n' "$s"; return 0 ;;
+		esac
+		if [ $SECONDS -ge $end ]; then
+			mc_log "job $id not finished after ${t}s (state '${s:-unknown}'):"
+			scontrol show job "$id" >&2
+			printf '%s\n' "${s:-UNKNOWN}"; return 1
+		fi
+		sleep 0.3
+	done
+}
+# mc_node_field KEY [NODE]: one field of `scontrol show node -o` (State, Reason, AllocTRES, ...).
+mc_node_field() {
+	scontrol -o show node "${2:-$MC_NODE_NAME}" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n1
+}
+mc_node_state() { mc_node_field State; }
+# mc_wait_node_state STATE [TIMEOUT]: wait until State is exactly STATE (e.g. IDLE).
+mc_wait_node_state() {
+	local want=$1 s end=$((SECONDS + ${2:-30}))
+	while :; do
+		s=$(mc_node_state)
+		[ "$s" = "$want" ] && return 0
+		if [ $SECONDS -ge $end ]; then
+			mc_log "node $MC_NODE_NAME is '$s', not '$want'"
+			return 1
+		fi
+		sleep 0.3
+	done
+}
+# mc_jobs_idle [TIMEOUT]: wait until no job is pending/running.
+mc_jobs_idle() {
+	local end=$((SECONDS + ${1:-30}))
+	while [ -n "$(squeue -h -t PD,R,CG,CF -o %i 2>/dev/null)" ]; do
+		[ $SECONDS -ge $end ] && { mc_log "jobs still queued:"; squeue >&2; return 1; }
+		sleep 0.3
+	done
+}
+# mc_set_plugstack LINES: rewrite plugstack.conf.  srun/sbatch and each new
+# slurmstepd read it afresh; slurmd-side hooks need mc_restart_slurmd.
+mc_set_plugstack() { printf '%s\n' "$1" > "$MC_CONF_DIR/plugstack.conf"; MC_PLUGSTACK_LINES=$1; }
+# mc_at_exit CMD: run CMD (eval'd) at exit, before the cluster stops.
+mc_at_exit() { MC_AT_EXIT+=("$1"); }
+# mc_dump_logs [LINES]: tail of every daemon log, to stderr.
+mc_dump_logs() {
+	local f
+	MC_LOGS_DUMPED=1
+	for f in "$MC_LOG_DIR"/*.stdout "$MC_LOG_DIR"/*.log; do
+		[ -s "$f" ] || continue
+		printf '\n----- %s (last %s lines) -----\n' "$f" "${1:-40}"
+		tail -n "${1:-40}" "$f"
+	done >&2
+}
+
+# ---------------------------------------------------------------- ports ----
+_mc_port_free() {
+	! ss -Htan 2>/dev/null | awk '{print $4}' | grep -Eq "[:.]$1\$"
+}
+_mc_pick_ports() {
+	local lo=${MC_PORT_RANGE%-*} hi=${MC_PORT_RANGE#*-} p n=0
+	while [ $n -lt 200 ]; do
+		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo - 1)))
+		if _mc_port_free "$p" && _mc_port_free $((p + 1)); then
+			MC_CTLD_PORT=$p MC_SLURMD_PORT=$((p + 1)); return 0
+		fi
+		n=$((n + 1))
+	done
+	mc_die "no two free ports in $MC_PORT_RANGE"
+}
+
+# -------------------------------------------------------------- configs ----
+_mc_write_configs() {
+	local gres='' task_cg=0 proctrack=$MC_PROCTRACK
+	case $MC_TASK_PLUGIN in *cgroup*) task_cg=1 ;; esac
+	[ -n "$proctrack" ] || { [ $task_cg = 1 ] && proctrack=proctrack/cgroup || proctrack=proctrack/linuxproc; }
+	if [ "$MC_GPUS" -gt 0 ]; then
+		gres="Gres=gpu:${MC_GPU_TYPE:+$MC_GPU_TYPE:}$MC_GPUS"
+	fi
+	cat > "$SLURM_CONF" <<EOF
+# generated by tests/integration/lib.sh for $MC_NAME
+ClusterName=mc${MC_NAME//[^a-z0-9]/}
+SlurmctldHost=$MC_HOST(127.0.0.1)
+SlurmctldPort=$MC_CTLD_PORT
+SlurmdPort=$MC_SLURMD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MC_MUNGE_SOCKET
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$MC_WORK/state/ctld
+SlurmdSpoolDir=$MC_WORK/state/d
+SlurmctldPidFile=$MC_WORK/run/slurmctld.pid
+SlurmdPidFile=$MC_WORK/run/slurmd.pid
+SlurmctldLogFile=$MC_LOG_DIR/slurmctld.log
+SlurmdLogFile=$MC_LOG_DIR/slurmd.log
+SlurmctldDebug=$MC_DEBUG
+SlurmdDebug=$MC_DEBUG
+DebugFlags=Gres
+PlugStackConfig=$MC_CONF_DIR/plugstack.conf
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0${MC_SCHED_PARAMS:+,$MC_SCHED_PARAMS}
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+GresTypes=gpu
+ProctrackType=$proctrack
+TaskPlugin=$MC_TASK_PLUGIN
+SlurmdParameters=config_overrides
+ReturnToService=2
+MinJobAge=300
+MpiDefault=none
+SwitchType=switch/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MailProg=/bin/true
+SlurmctldTimeout=30
+SlurmdTimeout=60
+InactiveLimit=0
+KillWait=5
+MessageTimeout=20
+TmpFS=$MC_WORK/tmp
+${MC_DEF_MEM_PER_CPU:+DefMemPerCPU=$MC_DEF_MEM_PER_CPU}
+NodeName=$MC_NODE_NAME NodeHostname=$MC_HOST NodeAddr=127.0.0.1 Sockets=$MC_SOCKETS CoresPerSocket=$MC_CORES_PER_SOCKET ThreadsPerCore=$MC_THREADS_PER_CORE RealMemory=$MC_REAL_MEMORY $gres State=UNKNOWN
+PartitionName=$MC_PARTITION Nodes=$MC_NODE_NAME Default=YES MaxTime=INFINITE State=UP
+$MC_SLURM_CONF_LINES
+EOF
+	{
+		echo "AutoDetect=off"
+		if [ -n "$MC_GRES_CONF_LINES" ]; then
+			printf '%s\n' "$MC_GRES_CONF_LINES"
+		elif [ "$MC_GPUS" -gt 0 ]; then
+			echo "NodeName=$MC_NODE_NAME Name=gpu ${MC_GPU_TYPE:+Type=$MC_GPU_TYPE }File=$MC_GPU_DEV_DIR/gpu[0-$((MC_GPUS - 1))]"
+		fi
+	} > "$MC_CONF_DIR/gres.conf"
+	cat > "$MC_CONF_DIR/cgroup.conf" <<EOF
+CgroupPlugin=autodetect
+ConstrainCores=$MC_CONSTRAIN_CORES
+ConstrainRAMSpace=$MC_CONSTRAIN_RAM
+ConstrainSwapSpace=no
+ConstrainDevices=no
+$MC_CGROUP_CONF_LINES
+EOF
+	printf '%s\n' "$MC_PLUGSTACK_LINES" > "$MC_CONF_DIR/plugstack.conf"
+	local i
+	for ((i = 0; i < MC_GPUS; i++)); do
+		mknod -m 0666 "$MC_GPU_DEV_DIR/gpu$i" c 1 3 || mc_die "mknod $MC_GPU_DEV_DIR/gpu$i failed"
+	done
+}
+
+# -------------------------------------------------------------- daemons ----
+# Each daemon runs with MC_DAEMON_TAG=$MC_WORK in its environment (inherited
+# by slurmstepd), so the stop can find exactly our processes.
+_mc_spawn() { # NAME CMD...
+	local name=$1; shift
+	env MC_DAEMON_TAG="$MC_WORK" SLURM_CONF="$SLURM_CONF" setsid "$@" \
+		>>"$MC_LOG_DIR/$name.stdout" 2>&1 </dev/null 9>&- &
+	echo $! > "$MC_WORK/run/$name.spawn.pid"
+}
+_mc_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+_mc_tagged() { # PID: has our tag?
+	tr "\0" "\n" 2>/dev/null < "/proc/$1/environ" | grep -qxF "MC_DAEMON_TAG=$MC_WORK"
+}
+_mc_pid_of() { # NAME: pid from the daemon's pid file, else from our spawn record
+	local p
+	for f in "$MC_WORK/run/$1.pid" "$MC_WORK/run/$1.spawn.pid"; do
+		p=$(cat "$f" 2>/dev/null) || continue
+		_mc_alive "$p" && _mc_tagged "$p" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+_mc_kill_wait() { # SIGNAL PIDS...: signal, wait up to 10 s, then SIGKILL
+	local sig=$1 p end; shift
+	[ $# -gt 0 ] || return 0
+	kill -"$sig" "$@" 2>/dev/null
+	end=$((SECONDS + 10))
+	for p in "$@"; do
+		while _mc_alive "$p" && [ $SECONDS -lt $end ]; do sleep 0.1; done
+		_mc_alive "$p" && kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}
+_mc_tagged_pids() { # every process carrying our tag, and their descendants
+	local tagged all pid ppid changed=1 tree
+	tagged=$(grep -lzxF "MC_DAEMON_TAG=$MC_WORK" /proc/[0-9]*/environ 2>/dev/null \
+		| sed 's|^/proc/\([0-9]*\)/environ$|\1|' | grep -vx "$$")
+	[ -n "$tagged" ] || return 0
+	# add descendants (job tasks that are not tagged themselves)
+	all=" ${tagged//$'\n'/ } "
+	tree=$(ps -eo pid=,ppid= 2>/dev/null)
+	while [ $changed = 1 ]; do
+		changed=0
+		while read -r pid ppid; do
+			[[ $all == *" $ppid "* && $all != *" $pid "* ]] && { all+="$pid "; changed=1; }
+		done <<< "$tree"
+	done
+	# shellcheck disable=SC2086
+	echo $all
+}
+
+# mc_cluster_pids: pids of every process of this cluster still alive
+# (daemons, slurmstepd, their tasks); empty after mc_cluster_stop.
+mc_cluster_pids() { _mc_tagged_pids; }
+
+_mc_cgroup_note() { # remember which slurm cgroup roots existed before we started
+	local c
+	: > "$MC_WORK/run/cgroup-preexisting"
+	for c in /sys/fs/cgroup/*/slurm /sys/fs/cgroup/*/slurm_"$MC_NODE_NAME" \
+		 /sys/fs/cgroup/slurm /sys/fs/cgroup/slurm_"$MC_NODE_NAME"; do
+		[ -d "$c" ] && echo "$c" >> "$MC_WORK/run/cgroup-preexisting"
+	done
+}
+_mc_cgroup_cleanup() { # remove empty cgroups of our jobs; the slurm root if we made it
+	local ids=$1 c id d
+	for c in /sys/fs/cgroup/*/slurm /sys/fs/cgroup/*/slurm_"$MC_NODE_NAME" \
+		 /sys/fs/cgroup/slurm /sys/fs/cgroup/slurm_"$MC_NODE_NAME"; do
+		[ -d "$c" ] || continue
+		for id in $ids; do
+			for d in "$c"/uid_*/job_"$id"; do
+				[ -d "$d" ] || continue
+				find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+			done
+		done
+		if ! grep -qxF "$c" "$MC_WORK/run/cgroup-preexisting" 2>/dev/null; then
+			find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
+		fi
+	done
+	return 0
+}
+
+# mc_cluster_start: write configs, start munged, slurmctld, slurmd; wait
+# until the node is IDLE (MC_START_TIMEOUT).  Exits the test on failure,
+# after printing the daemons' logs.
+mc_cluster_start() {
+	local t0=$SECONDS s i r0=${EPOCHREALTIME/,/.}
+	[ "$(id -u)" = 0 ] || mc_die "integration tests need root (slurmd, munged)"
+	for b in munged munge slurmctld slurmd srun sbatch scontrol squeue ss setsid timeout mknod; do
+		command -v "$b" >/dev/null || mc_die "missing $b (make deps)"
+	done
+	[ "$MC_STARTED" = 1 ] && mc_die "mc_cluster_start called twice"
+	# One cluster at a time on a machine: they would share the slurmd cgroup
+	# root (slurm_<node>) and the two cores.  fd 9 is closed in the daemons.
+	mkdir -p "$MC_TOP/tests/integration/.work"
+	exec 9>>"$MC_TOP/tests/integration/.work/.cluster.lock"
+	if ! flock -n 9; then
+		mc_log "waiting for another test cluster on this machine (lock $MC_TOP/tests/integration/.work/.cluster.lock)"
+		flock -w "${MC_LOCK_TIMEOUT:-900}" 9 || mc_die "another test cluster holds the lock"
+	fi
+	_mc_stop_daemons quiet                      # leftovers of an earlier run in this dir
+	rm -rf "$MC_WORK"
+	mkdir -p "$MC_CONF_DIR" "$MC_LOG_DIR" "$MC_JOB_DIR" "$MC_GPU_DEV_DIR" \
+		"$MC_WORK/state/ctld" "$MC_WORK/state/d" "$MC_WORK/run" "$MC_WORK/tmp" \
+		|| mc_die "cannot create $MC_WORK"
+	mkdir -p "$MC_MUNGE_DIR/key" && chmod 0700 "$MC_MUNGE_DIR/key"
+	chmod 0755 "$MC_WORK" "$MC_MUNGE_DIR"
+	MC_STARTED=1
+	_mc_pick_ports
+	_mc_write_configs
+	_mc_cgroup_note
+	mc_log "work dir $MC_WORK, ports $MC_CTLD_PORT/$MC_SLURMD_PORT, node ${MC_SOCKETS}x${MC_CORES_PER_SOCKET}x${MC_THREADS_PER_CORE} ${MC_REAL_MEMORY}MB gpu:$MC_GPUS, $MC_TASK_PLUGIN"
+
+	# munge: own key, socket, pid, log, seed
+	dd if=/dev/urandom of="$MC_MUNGE_DIR/key/munge.key" bs=1024 count=1 status=none
+	chmod 0600 "$MC_MUNGE_DIR/key/munge.key"
+	env MC_DAEMON_TAG="$MC_WORK" munged --force --socket="$MC_MUNGE_SOCKET" \
+		--key-file="$MC_MUNGE_DIR/key/munge.key" --pid-file="$MC_WORK/run/munged.pid" \
+		--log-file="$MC_LOG_DIR/munged.log" --seed-file="$MC_MUNGE_DIR/seed" \
+		>>"$MC_LOG_DIR/munged.stdout" 2>&1 </dev/null 9>&- \
+		|| { mc_dump_logs; mc_die "munged did not start"; }
+	munge -S "$MC_MUNGE_SOCKET" -n </dev/null | unmunge -S "$MC_MUNGE_SOCKET" >/dev/null 2>&1 \
+		|| { mc_dump_logs; mc_die "munge round trip failed on $MC_MUNGE_SOCKET"; }
+
+	# slurmctld: clean state (-c), foreground (-D) so we own it
+	_mc_spawn slurmctld slurmctld -D -c -i -f "$SLURM_CONF"
+	for ((i = 0; i < 100; i++)); do
+		scontrol ping 2>/dev/null | grep -q 'is UP' && break
+		_mc_alive "$(cat "$MC_WORK/run/slurmctld.spawn.pid")" || break
+		sleep 0.2
+	done
+	scontrol ping 2>/dev/null | grep -q 'is UP' \
+		|| { mc_dump_logs 60; mc_die "slurmctld did not come up"; }
+
+	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
+	while :; do
+		s=$(mc_node_state)
+		[ "$s" = IDLE ] && break
+		case $s in
+		*DRAIN*|*INVAL*|*FAIL*)
+			mc_log "node is $s: $(mc_node_field Reason)"; s=bad ;;
+		esac
+		if [ "$s" = bad ] || [ $((SECONDS - t0)) -ge "$MC_START_TIMEOUT" ] \
+		   || ! _mc_alive "$(cat "$MC_WORK/run/slurmd.spawn.pid")"; then
+			scontrol show node "$MC_NODE_NAME" >&2
+			mc_dump_logs 60
+			mc_die "node $MC_NODE_NAME not IDLE after $((SECONDS - t0))s (state '$s')"
+		fi
+		sleep 0.2
+	done
+	MC_START_SECONDS=$(awk -v a="$r0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN{printf "%.1f", b-a}')
+	mc_log "cluster up in ${MC_START_SECONDS}s: $(sinfo -h -o '%P %a %D %t %c %m %G' 2>/dev/null)"
+}
+
+# mc_restart_slurmd: restart slurmd (e.g. after mc_set_plugstack), wait for IDLE.
+mc_restart_slurmd() {
+	local p; p=$(_mc_pid_of slurmd) && _mc_kill_wait TERM "$p"
+	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
+	sleep 1
+	mc_wait_node_state IDLE "${1:-30}" || { mc_dump_logs; return 1; }
+}
+
+_mc_stop_daemons() {
+	local p pids=() ids=''
+	[ -d "$MC_WORK/run" ] || return 0
+	# cancel our jobs so slurmstepd cleans up (cgroups, tasks)
+	if _mc_pid_of slurmctld >/dev/null; then
+		ids=$(timeout 10 scontrol -o show job 2>/dev/null | sed -n 's/^JobId=\([0-9]*\).*/\1/p')
+		if [ -n "$(timeout 10 squeue -h -t PD,R,CG,S -o %i 2>/dev/null)" ]; then
+			# shellcheck disable=SC2046
+			timeout 10 scancel --quiet $(squeue -h -o %i 2>/dev/null) 2>/dev/null
+			for ((p = 0; p < 30; p++)); do
+				[ -z "$(timeout 5 squeue -h -o %i 2>/dev/null)" ] && break
+				sleep 0.3
+			done
+		fi
+	fi
+	for p in slurmd slurmctld; do
+		pids=(); p=$(_mc_pid_of "$p") && pids+=("$p")
+		_mc_kill_wait TERM "${pids[@]}"
+	done
+	# leftover slurmstepd (and their tasks): anything with our tag
+	# shellcheck disable=SC2046
+	_mc_kill_wait KILL $(_mc_tagged_pids | tr ' ' '\n' | grep -v "^$(cat "$MC_WORK/run/munged.pid" 2>/dev/null)\$")
+	p=$(_mc_pid_of munged) && _mc_kill_wait TERM "$p"
+	# anything still tagged (should be none)
+	# shellcheck disable=SC2046
+	_mc_kill_wait KILL $(_mc_tagged_pids)
+	_mc_cgroup_cleanup "$ids"
+	[ "$1" = quiet ] || true
+}
+
+# mc_cluster_stop: stop every daemon we started (by pid file, then by tag),
+# remove our cgroups, remove $MC_WORK (kept when a check failed or
+# MC_KEEP_WORK=1).  Safe to call twice, or without a start.
+mc_cluster_stop() {
+	[ "$MC_STARTED" = 1 ] || return 0
+	_mc_stop_daemons
+	MC_STARTED=0
+	if [ "$MC_KEEP_WORK" = 1 ] || [ "${1:-0}" != 0 ]; then
+		mc_log "kept $MC_WORK"
+	else
+		rm -rf "$MC_WORK"
+	fi
+	exec 9>&-                                   # release the machine lock
+	return 0
+}
+
+_mc_on_exit() {
+	local rc=$? c
+	trap - EXIT INT TERM
+	[ -n "${MC_CHILD:-}" ] && kill -TERM "$MC_CHILD" 2>/dev/null
+	for c in "${MC_AT_EXIT[@]}"; do eval "$c"; done
+	[ $rc = 0 ] && [ $MC_FAILURES -gt 0 ] && rc=1
+	if [ $rc != 0 ] && [ "$MC_STARTED" = 1 ] && [ "${MC_LOGS_DUMPED:-0}" = 0 ]; then
+		mc_dump_logs 30
+	fi
+	mc_cluster_stop "$rc"
+	if [ $rc = 0 ]; then
+		mc_log "passed ($MC_CHECKS checks)"
+	else
+		mc_log "FAILED (rc $rc, $MC_FAILURES of $MC_CHECKS checks failed)"
+	fi
+	exit $rc
+}
+trap _mc_on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
