@@ -39,5 +39,7 @@ int mc_cli_usage_error(const char *fmt, ...)
 
 int mc_cmd_check(int argc, char **argv);
 int mc_cmd_audit(int argc, char **argv);
+int mc_cmd_plan(int argc, char **argv);
+int mc_cmd_usage(int argc, char **argv);
 
 #endif

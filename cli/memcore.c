@@ -20,6 +20,8 @@ static void usage(FILE *out)
 "  check   would a step with these GPUs and this allocation fit?\n"
 "          (exit 0 fits, 1 refused, 2 usage or input error)\n"
 "  audit   does this node meet the GPU sizing rule?\n"
+"  plan    which cores each GPU's task and DataLoader workers get\n"
+"  usage   a cgroup's memory: non-reclaimable use apart from page cache\n"
 "\n"
 "Run 'memcore <command> --help' for its options; see memcore(8).\n");
 }
@@ -87,6 +89,10 @@ int main(int argc, char **argv)
 		return mc_cmd_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "audit"))
 		return mc_cmd_audit(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "plan"))
+		return mc_cmd_plan(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "usage"))
+		return mc_cmd_usage(argc - 1, argv + 1);
 	mc_cli_usage_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return MC_EXIT_USAGE;

@@ -14,6 +14,7 @@
 
 #include "mc_config.h"
 #include "mc_opts.h"
+#include "mc_topology.h"
 
 struct mc_plugin {
 	bool initialized;		/* init ran (plugin listed twice?) */
@@ -25,6 +26,10 @@ struct mc_plugin {
 	/* An option value that arrived bad in slurmstepd (a newer srun, a
 	 * hand-set variable): delivered with the verdict. */
 	char opts_err[MC_ERR_MAX];
+	/* The node's facts, loaded at most once per process (slurmstepd and
+	 * each task it forks see the copy made before the fork). */
+	bool facts_loaded;
+	struct mc_node_facts facts;
 };
 
 /*
@@ -45,7 +50,25 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp);
 int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 			   char *err, size_t errlen);
 
-/* slurmstepd: the verdict for this task's step, delivered (mc_stepd.c). */
+/*
+ * The node's facts for this policy (TopologyFile or the live machine),
+ * loaded on first use. Returns a pointer into p, or NULL with err set.
+ */
+const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
+					    const struct mc_policy *pol,
+					    char *err, size_t errlen);
+
+/* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
+/* The verdict for this task's step, delivered (mc_stepd.c). */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
+/* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
+int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
+/* After a task ends: explain an OOM kill (mc_enforce.c). */
+int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
+/* At step end: the explain line, remove memcore's own cgroup
+ * (mc_enforce.c). */
+int mc_enforce_exit(struct mc_plugin *p, spank_t sp);
+/* Bind the task to its GPUs' NUMA cores, export MEMCORE_* (mc_bind.c). */
+int mc_bind_task_init(struct mc_plugin *p, spank_t sp);
 
 #endif

@@ -22,114 +22,7 @@
 #include "mc_plugin.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
-
-/* What the step got on this node, read from Slurm. */
-struct mc_step {
-	uint32_t job_id, step_id;
-	int task_id;			/* local task id */
-	char host[64];
-	char partition[MC_PARTITION_NAME_MAX];
-	uint32_t gpus;
-	unsigned gpu_idx[MC_MAX_GPUS];
-	int n_gpu_idx;			/* -1: no index list */
-	uint32_t nodes;
-	uint64_t mem_mb;		/* 0: whole node */
-	int cores, job_cores;		/* -1: unknown */
-	char mem_source[96];
-	char step_name[48];		/* "1234.0", "1234.batch" */
-};
-
-static bool get_env(spank_t sp, const char *name, char *buf, int len)
-{
-	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
-}
-
-static int count_cores(spank_t sp, spank_item_t item)
-{
-	char *list = NULL;
-
-	if (spank_get_item(sp, item, &list) != ESPANK_SUCCESS || !list)
-		return -1;
-	return mc_list_parse(list, NULL, MC_LIST_INDEX_MAX + 1u);
-}
-
-/*
- * Read the step. Returns 0, or -1 with err set when Slurm's own view of the
- * step's GPUs is inconsistent. GPUs come from Slurm's variables only: an
- * inherited CUDA_VISIBLE_DEVICES says nothing about what this step got.
- */
-static int read_step(spank_t sp, struct mc_step *s, char *err, size_t len)
-{
-	char buf[1024], why[MC_ERR_MAX];
-	uint64_t mem = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->n_gpu_idx = -1;
-	spank_get_item(sp, S_JOB_ID, &s->job_id);
-	spank_get_item(sp, S_JOB_STEPID, &s->step_id);
-	spank_get_item(sp, S_TASK_ID, &s->task_id);
-	if (spank_get_item(sp, S_JOB_NNODES, &s->nodes) != ESPANK_SUCCESS ||
-	    !s->nodes)
-		s->nodes = 1;
-	if (s->step_id == SLURM_BATCH_SCRIPT)
-		snprintf(s->step_name, sizeof(s->step_name), "%u.batch",
-			 s->job_id);
-	else
-		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
-			 s->job_id, s->step_id);
-	/* Slurm's node name, which may differ from the host name. */
-	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
-		const char *env = getenv("SLURMD_NODENAME");
-
-		if (env && *env)
-			snprintf(s->host, sizeof(s->host), "%s", env);
-		else if (gethostname(s->host, sizeof(s->host)) != 0)
-			snprintf(s->host, sizeof(s->host), "this node");
-		s->host[sizeof(s->host) - 1] = '\0';
-	}
-	get_env(sp, "SLURM_JOB_PARTITION", s->partition,
-		sizeof(s->partition));
-
-	if (get_env(sp, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) &&
-	    mc_parse_count(buf, MC_MAX_GPUS, &s->gpus, why, sizeof(why)) < 0) {
-		snprintf(err, len, "SLURM_GPUS_ON_NODE=%s: %s", buf, why);
-		return -1;
-	}
-	if (get_env(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
-	    get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf))) {
-		s->n_gpu_idx = mc_list_parse(buf, s->gpu_idx, MC_MAX_GPUS);
-		if (s->n_gpu_idx < 0) {
-			snprintf(err, len, "GPU index list '%s' from Slurm is "
-				 "not a list of GPU indices", buf);
-			return -1;
-		}
-		if (!s->gpus)
-			s->gpus = (uint32_t)s->n_gpu_idx;
-	}
-
-	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) != ESPANK_SUCCESS ||
-	    !mem)
-		spank_get_item(sp, S_JOB_ALLOC_MEM, &mem);
-	s->mem_mb = mem;
-	s->cores = count_cores(sp, S_STEP_ALLOC_CORES);
-	s->job_cores = count_cores(sp, S_JOB_ALLOC_CORES);
-
-	/* Say how the memory was asked for, in the user's own terms when
-	 * the job's environment tells them. */
-	if (get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
-		snprintf(s->mem_source, sizeof(s->mem_source),
-			 "--mem-per-gpu=%sM", buf);
-	else if (get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
-		snprintf(s->mem_source, sizeof(s->mem_source),
-			 "--mem-per-cpu=%sM", buf);
-	else if (s->mem_mb)
-		snprintf(s->mem_source, sizeof(s->mem_source), "--mem=%s",
-			 mc_fmt_mem_option(s->mem_mb << 20, buf, sizeof(buf)));
-	else
-		snprintf(s->mem_source, sizeof(s->mem_source),
-			 "no memory limit: the whole node");
-	return 0;
-}
+#include "mc_step.h"
 
 /* Print the lines on task 0 only: every task runs this. */
 static void say(const struct mc_step *s, const char *text)
@@ -157,9 +50,22 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 	return allow ? 0 : -1;
 }
 
+const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
+					    const struct mc_policy *pol,
+					    char *err, size_t errlen)
+{
+	if (!p->facts_loaded) {
+		if (mc_topology_load(pol->topology_file, &p->facts, err,
+				     errlen) < 0)
+			return NULL;
+		p->facts_loaded = true;
+	}
+	return &p->facts;
+}
+
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 {
-	static struct mc_node_facts facts;	/* big: not on the stack */
+	const struct mc_node_facts *facts;
 	struct mc_policy pol;
 	struct mc_step s;
 	struct mc_request req = { 0 };
@@ -171,13 +77,13 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	bool refuse, warn_ok;
 	const char *outcome;
 
-	if (read_step(sp, &s, err, sizeof(err)) < 0) {
+	if (mc_step_read(sp, &s, err, sizeof(err)) < 0) {
 		mc_config_policy(&p->cfg, s.partition, &pol);
 		return setup_error(p, &pol, &s, err);
 	}
 	/* The extern step runs no user task; steps without GPUs are not
 	 * memcore's business. */
-	if (s.step_id == SLURM_EXTERN_CONT || s.gpus == 0)
+	if (mc_step_ignored(&s))
 		return 0;
 	mc_config_policy(&p->cfg, s.partition, &pol);
 	if (p->cfg_err[0])
@@ -190,17 +96,18 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			 s.n_gpu_idx);
 		return setup_error(p, &pol, &s, err);
 	}
-	if (mc_topology_load(pol.topology_file, &facts, err, sizeof(err)) < 0)
+	facts = mc_plugin_facts(p, &pol, err, sizeof(err));
+	if (!facts)
 		return setup_error(p, &pol, &s, err);
 
-	mc_facts_node(&facts, &pol, &node);
+	mc_facts_node(facts, &pol, &node);
 	if (node.gpus < s.gpus)
 		node.gpus = s.gpus;
 	req.gpus = s.gpus;
 	req.nodes = s.nodes;
 	req.dataloader_workers = p->opts.set[MC_OPT_WORKERS]
 				 ? p->opts.workers : pol.dataloader_workers;
-	req.gpu_memory_bytes = mc_facts_step_gpu_memory(&facts, &pol,
+	req.gpu_memory_bytes = mc_facts_step_gpu_memory(facts, &pol,
 			s.gpu_idx, s.n_gpu_idx > 0 ? (size_t)s.n_gpu_idx : 0);
 	req.model_params = p->opts.params;
 	req.zero_stage = p->opts.stage;

@@ -1,7 +1,8 @@
 /*
  * memcore.c - the SPANK entry points: a dispatcher by context. The work is
- * in mc_args.c (options and plugstack arguments) and mc_stepd.c (the
- * verdict in slurmstepd).
+ * in mc_args.c (options and plugstack arguments), mc_stepd.c (the
+ * verdict in slurmstepd), mc_enforce.c (the step's memory cgroup, OOM
+ * reports) and mc_bind.c (NUMA binding of each task).
  *
  * Where each step of the work sits follows what Slurm 22.05 does with a
  * failure (DESIGN.md "Facts about SPANK"): a bad option is refused by its
@@ -67,4 +68,32 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	return mc_stepd_task_init_privileged(&plugin, sp);
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return mc_enforce_user_init(&plugin, sp);
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return mc_bind_task_init(&plugin, sp);
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return mc_enforce_task_exit(&plugin, sp);
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return mc_enforce_exit(&plugin, sp);
 }

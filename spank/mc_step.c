@@ -1,0 +1,109 @@
+/*
+ * mc_step.c - read what a step got on this node (see mc_step.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "mc_list.h"
+#include "mc_parse.h"
+#include "mc_step.h"
+
+
+static bool get_env(spank_t sp, const char *name, char *buf, int len)
+{
+	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+}
+
+static int count_cores(spank_t sp, spank_item_t item)
+{
+	char *list = NULL;
+
+	if (spank_get_item(sp, item, &list) != ESPANK_SUCCESS || !list)
+		return -1;
+	return mc_list_parse(list, NULL, MC_LIST_INDEX_MAX + 1u);
+}
+
+int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
+{
+	char buf[1024], why[MC_ERR_MAX];
+	uint64_t mem = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->n_gpu_idx = -1;
+	spank_get_item(sp, S_JOB_ID, &s->job_id);
+	spank_get_item(sp, S_JOB_STEPID, &s->step_id);
+	spank_get_item(sp, S_TASK_ID, &s->task_id);
+	if (spank_get_item(sp, S_JOB_NNODES, &s->nodes) != ESPANK_SUCCESS ||
+	    !s->nodes)
+		s->nodes = 1;
+	if (s->step_id == SLURM_BATCH_SCRIPT)
+		snprintf(s->step_name, sizeof(s->step_name), "%u.batch",
+			 s->job_id);
+	else
+		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
+			 s->job_id, s->step_id);
+	/* Slurm's node name, which may differ from the host name. */
+	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
+		const char *env = getenv("SLURMD_NODENAME");
+
+		if (env && *env)
+			snprintf(s->host, sizeof(s->host), "%s", env);
+		else if (gethostname(s->host, sizeof(s->host)) != 0)
+			snprintf(s->host, sizeof(s->host), "this node");
+		s->host[sizeof(s->host) - 1] = '\0';
+	}
+	get_env(sp, "SLURM_JOB_PARTITION", s->partition,
+		sizeof(s->partition));
+
+	if (get_env(sp, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) &&
+	    mc_parse_count(buf, MC_MAX_GPUS, &s->gpus, why, sizeof(why)) < 0) {
+		snprintf(err, len, "SLURM_GPUS_ON_NODE=%s: %s", buf, why);
+		return -1;
+	}
+	if (get_env(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
+	    get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf))) {
+		s->n_gpu_idx = mc_list_parse(buf, s->gpu_idx, MC_MAX_GPUS);
+		if (s->n_gpu_idx < 0) {
+			snprintf(err, len, "GPU index list '%s' from Slurm is "
+				 "not a list of GPU indices", buf);
+			return -1;
+		}
+		if (!s->gpus)
+			s->gpus = (uint32_t)s->n_gpu_idx;
+	}
+
+	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) != ESPANK_SUCCESS ||
+	    !mem)
+		spank_get_item(sp, S_JOB_ALLOC_MEM, &mem);
+	s->mem_mb = mem;
+	s->cores = count_cores(sp, S_STEP_ALLOC_CORES);
+	s->job_cores = count_cores(sp, S_JOB_ALLOC_CORES);
+
+	/* Say how the memory was asked for, in the user's own terms when
+	 * the job's environment tells them. */
+	if (get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
+		snprintf(s->mem_source, sizeof(s->mem_source),
+			 "--mem-per-gpu=%sM", buf);
+	else if (get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
+		snprintf(s->mem_source, sizeof(s->mem_source),
+			 "--mem-per-cpu=%sM", buf);
+	else if (s->mem_mb)
+		snprintf(s->mem_source, sizeof(s->mem_source), "--mem=%s",
+			 mc_fmt_mem_option(s->mem_mb << 20, buf, sizeof(buf)));
+	else
+		snprintf(s->mem_source, sizeof(s->mem_source),
+			 "no memory limit: the whole node");
+	return 0;
+}
+
+
+bool mc_step_ignored(const struct mc_step *s)
+{
+	return s->step_id == SLURM_EXTERN_CONT || s->gpus == 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * mc_step.h - what a step got on this node, as slurmstepd tells a SPANK
+ * plugin: GPUs (from Slurm's variables, never from an inherited
+ * CUDA_VISIBLE_DEVICES), memory (S_STEP_ALLOC_MEM, else S_JOB_ALLOC_MEM; MB;
+ * with no --mem Slurm gives the node's RealMemory), cores
+ * (S_STEP_ALLOC_CORES: Slurm's core list, cores not CPUs).
+ */
+#ifndef MC_STEP_H
+#define MC_STEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slurm/spank.h>
+
+#include "mc_config.h"
+#include "mc_topology.h"
+
+/* What the step got on this node, read from Slurm. */
+struct mc_step {
+	uint32_t job_id, step_id;
+	int task_id;			/* local task id */
+	char host[64];
+	char partition[MC_PARTITION_NAME_MAX];
+	uint32_t gpus;
+	unsigned gpu_idx[MC_MAX_GPUS];
+	int n_gpu_idx;			/* -1: no index list */
+	uint32_t nodes;
+	uint64_t mem_mb;		/* 0: whole node */
+	int cores, job_cores;		/* -1: unknown */
+	char mem_source[96];
+	char step_name[48];		/* "1234.0", "1234.batch" */
+};
+
+/*
+ * Read the step in remote context (any callback from user_init on).
+ * Returns 0, or -1 with err set when Slurm's view of the step's GPUs is
+ * malformed (the struct is still filled as far as it could be).
+ */
+int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len);
+
+/* true for the steps memcore leaves alone: the extern step, no GPUs. */
+bool mc_step_ignored(const struct mc_step *s);
+
+#endif
