@@ -1,9 +1,8 @@
 # memcore - Slurm SPANK plugin that sizes host RAM and CPU cores to GPU jobs.
 #
 #   make            build memcore.so and the memcore command
-#   make check      unit tests, then integration tests on a real local Slurm
-#                   (needs root; installs nothing: run `make deps` first on a
-#                   fresh machine, as .ci/run does)
+#   make check      installs the Debian packages it needs (root), then unit
+#                   tests and integration tests on a real local Slurm
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
 #   make clean
@@ -87,18 +86,18 @@ unit: $(UNIT_BIN) $(CLI)
 integration: all
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh
 
-check: unit integration
+# check and demo do all set-up on a fresh Debian 12 machine (as root): the
+# packages first, then a new make that sees their pkg-config files.
+check: deps
+	$(MAKE) unit integration
 
-demo: all
+demo: deps
+	$(MAKE) all
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/demo.sh
 
-# Debian 12 packages for building and testing (root).
+# Debian 12 packages for building and testing (root; no-op when present).
 deps:
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-	  build-essential pkg-config libslurm-dev libhwloc-dev libcgroup-dev \
-	  libjansson-dev libcmocka-dev hwloc slurmctld slurmd slurm-client munge \
-	  man-db groff-base binutils jq
+	bash contrib/install-deps.sh
 
 install: all
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \
