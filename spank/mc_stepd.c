@@ -143,16 +143,29 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
 	refuse = !v.fits && !warn_ok;
 	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
+		char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
+		size_t used = 0;
+
 		mc_verdict_explain(&pol, &v, s.step_name, s.host, &e);
-		for (size_t i = 0; i < e.n; i++)
-			say(&s, e.line[i]);
-		if (!v.fits && !refuse)
-			say(&s, pol.mode == MC_MODE_WARN
-			    ? "memcore: Mode=warn: the step runs anyway"
-			    : "memcore: --memcore=warn: the step runs anyway");
-		if (!v.fits && refuse && (p->opts.mode & MC_USER_WARN))
-			say(&s, "memcore: --memcore=warn is not allowed "
-			    "here (AllowUserWarn=no)");
+		if (!v.fits && !refuse && e.n < MC_EXPLAIN_LINES)
+			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
+				 pol.mode == MC_MODE_WARN
+				 ? "memcore: Mode=warn: the step runs anyway"
+				 : "memcore: --memcore=warn: the step runs "
+				   "anyway");
+		if (!v.fits && refuse && (p->opts.mode & MC_USER_WARN) &&
+		    e.n < MC_EXPLAIN_LINES)
+			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
+				 "memcore: --memcore=warn is not allowed here "
+				 "(AllowUserWarn=no)");
+		/* One message, so that srun's own lines cannot land in the
+		 * middle of the explanation. */
+		text[0] = '\0';
+		for (size_t i = 0; i < e.n && used < sizeof(text); i++)
+			used += (size_t)snprintf(text + used,
+						 sizeof(text) - used, "%s%s",
+						 i ? "\n" : "", e.line[i]);
+		say(&s, text);
 	}
 	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
 	if (s.task_id == 0) {
