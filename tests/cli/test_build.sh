@@ -1,0 +1,44 @@
+#!/bin/bash
+# The build: memcore.so exports only what Slurm looks up (slurm_spank_*,
+# plugin_*, spank_*), both binaries carry full RELRO, NX and the stack
+# protector, and `make install` honours DESTDIR and PREFIX.
+. "$(dirname "$0")/lib.sh"
+B=$(dirname "$MEMCORE")
+SO=$B/memcore.so
+
+exports=$(nm -D --defined-only "$SO" | awk '{print $3}' | sort)
+[ -n "$exports" ] || fail "no exported symbols read from $SO"
+bad=$(grep -Ev '^(slurm_spank_|plugin_|spank_)' <<<"$exports")
+expect_eq "symbols beyond the SPANK ones" "$bad" ""
+for s in slurm_spank_init slurm_spank_task_init_privileged plugin_name plugin_type plugin_version spank_plugin_version; do
+	grep -qx "$s" <<<"$exports" || fail "$SO does not export $s"
+done
+
+for f in "$SO" "$MEMCORE"; do
+	readelf -lW "$f" | grep -q GNU_RELRO || fail "$f: no RELRO segment"
+	readelf -dW "$f" | grep -Eq 'BIND_NOW|FLAGS.*NOW' || fail "$f: not BIND_NOW (full RELRO)"
+	readelf -lW "$f" | grep GNU_STACK | grep -q RWE && fail "$f: executable stack"
+	nm -D "$f" | grep -q __stack_chk_fail || fail "$f: no stack protector"
+	nm -D "$f" | grep -q '_chk@' || fail "$f: no _FORTIFY_SOURCE checked calls"
+done
+
+# make install into a DESTDIR puts every file under it, nowhere else.
+dest=$TMP/dest
+make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr SLURM_PLUGIN_DIR=/usr/lib/slurm-test >/dev/null ||
+	fail "make install DESTDIR failed"
+for f in usr/lib/slurm-test/memcore.so usr/bin/memcore usr/share/man/man8/memcore.8 \
+	usr/share/man/man5/memcore.conf.5 etc/slurm/memcore.conf etc/slurm/plugstack.conf.d/memcore.conf; do
+	[ -f "$dest/$f" ] || fail "make install: $f missing under DESTDIR"
+done
+expect_contains "plugstack snippet" "$(cat "$dest/etc/slurm/plugstack.conf.d/memcore.conf")" \
+	"required /usr/lib/slurm-test/memcore.so config=/etc/slurm/memcore.conf"
+# The installed policy file is the shipped one and parses.
+run_mc audit --config "$dest/etc/slurm/memcore.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+expect_eq "shipped memcore.conf parses (audit exit)" "$RC" 0
+
+# The man pages render without warnings.
+for m in "$TOP/docs/memcore.8" "$TOP/docs/memcore.conf.5"; do
+	w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
+	expect_eq "man --warnings $m" "$w" ""
+done
+finish
