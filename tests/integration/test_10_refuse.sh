@@ -97,6 +97,10 @@ for bad in -1 abc "" 99999999999; do
 	assert_contains "$MC_ERR" "memcore: --dataloader-workers=$bad:" "sbatch names the bad value '$bad'"
 	assert_eq "" "$(squeue -h -o %i)" "nothing queued after --dataloader-workers='$bad'"
 done
+mc_run salloc -N1 -n1 --gpus=1 --dataloader-workers=abc true
+assert_ne 0 "$MC_RC" "salloc --dataloader-workers=abc refused"
+assert_contains "$MC_ERR" "memcore: --dataloader-workers=abc:" "salloc names the bad value"
+assert_eq "" "$(squeue -h -o %i)" "nothing queued after salloc's bad value"
 mc_run env MEMCORE_DATALOADER_WORKERS=abc sbatch -N1 -n1 --gpus=1 --wrap true
 assert_ne 0 "$MC_RC" "sbatch with MEMCORE_DATALOADER_WORKERS=abc refused"
 assert_contains "$MC_ERR" "MEMCORE_DATALOADER_WORKERS=abc" "the variable is named"
