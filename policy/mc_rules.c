@@ -603,9 +603,12 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 	if (!r->gpus)
 		return;		/* a GPU-less step: nothing to explain */
 
+	/* The plugin names the step; the memcore command has none. */
 	sb_add(&s, "memcore:");
 	if (step && *step)
 		sb_add(&s, " step %s", step);
+	else
+		sb_add(&s, " this step");
 	if (host && *host)
 		sb_add(&s, " on %s", host);
 	sb_add(&s, "%s", v->fits ? " fits:" :

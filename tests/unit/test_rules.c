@@ -334,7 +334,7 @@ static void test_design_example(void **state)
 	mc_verdict_compute(&p, &r, &n, &a, &v);
 	assert_int_equal(v.fix_cpus_per_gpu, 6);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: needs more than it was given:");
+	assert_string_equal(e.line[0], "memcore: this step needs more than it was given:");
 	assert_explains(&e, "fix: --mem=704G --cpus-per-gpu=6, or "
 			"--dataloader-workers=1 with --mem=672G");
 
