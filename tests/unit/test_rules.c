@@ -376,7 +376,7 @@ static void test_verdict_small_gpu(void **state)
 	/* 16 + 5w <= 32 -> w = 3. */
 	assert_int_equal(v.max_dataloader_workers, 3);
 	mc_verdict_explain(&p, &v, NULL, "n1", &e);
-	assert_string_equal(e.line[0], "memcore: on n1 needs more than it was "
+	assert_string_equal(e.line[0], "memcore: this step on n1 needs more than it was "
 			    "given:");
 	assert_explains(&e, "36 GiB needed = 16 GiB GPU floor + 4 workers x "
 			"5 GiB");
