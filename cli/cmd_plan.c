@@ -1,9 +1,207 @@
 /*
- * memcore plan (issue 3). Placeholder until it lands.
+ * memcore plan - which cores each GPU gets: the binding the plugin applies
+ * (mc_plan.h), without Slurm.
  */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "cli.h"
+#include "mc_parse.h"
+#include "mc_plan.h"
+#include "mc_rules.h"
+
+static void plan_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore plan --gpus N [--dataloader-workers W] [--cores LIST]\n"
+"                    [--topology FILE.xml] [--config FILE] [--partition P]\n"
+"                    [--json]\n"
+"\n"
+"Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1)\n"
+"gets: W+1 whole cores of the GPU's NUMA node, lowest first, never shared\n"
+"between GPUs, chosen inside --cores (a Slurm-style list of OS CPU\n"
+"indices, \"0-3,8\"; default: every CPU). This is the plan memcore.so\n"
+"applies to GPU tasks. W defaults to the policy's DataloaderWorkers.\n"
+"Exit 0 when every GPU gets cores, 1 when one gets none (with a warning),\n"
+"2 on a usage or input error.\n");
+}
+
+enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES, OPT_PARTITION, OPT_CONFIG,
+       OPT_TOPOLOGY, OPT_JSON };
+
+static const struct option plan_options[] = {
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
+	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void print_json(const struct mc_node_facts *f, unsigned workers,
+		       const char *cores, const struct mc_plan *plan)
+{
+	json_t *o = json_object(), *gpus = json_array();
+	char list[MC_CPULIST_MAX];
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mc_plan_gpu *g = &plan->gpu[i];
+		json_t *j = json_object(), *w = json_array();
+
+		if (g->warning[0])
+			json_array_append_new(w, json_string(g->warning));
+		json_object_set_new(j, "index", json_integer(g->index));
+		json_object_set_new(j, "numa_node", g->numa_os_index < 0
+				    ? json_null()
+				    : json_integer(g->numa_os_index));
+		json_object_set_new(j, "cpus", json_string(
+				    mc_plan_cpulist(g->cpus, list,
+						    sizeof(list))));
+		json_object_set_new(j, "cores", json_integer(g->cores));
+		json_object_set_new(j, "cores_wanted",
+				    json_integer(g->cores_wanted));
+		json_object_set_new(j, "warnings", w);
+		json_array_append_new(gpus, j);
+	}
+	json_object_set_new(o, "source", json_string(f->source));
+	json_object_set_new(o, "dataloader_workers", json_integer(workers));
+	json_object_set_new(o, "allowed_cpus", cores ? json_string(cores)
+						     : json_null());
+	json_object_set_new(o, "gpus", gpus);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static void print_text(const struct mc_node_facts *f, unsigned workers,
+		       const char *cores, const struct mc_plan *plan)
+{
+	char list[MC_CPULIST_MAX];
+
+	printf("node %s: %zu GPUs x (%u workers + 1) cores, inside CPUs %s\n",
+	       f->source, plan->n, workers, cores ? cores : "all");
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mc_plan_gpu *g = &plan->gpu[i];
+
+		printf("  GPU %u  NUMA %d  cpus %s  (%u of %u cores)\n",
+		       g->index, g->numa_os_index,
+		       g->cores ? mc_plan_cpulist(g->cpus, list, sizeof(list))
+				: "none", g->cores, g->cores_wanted);
+	}
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->gpu[i].warning[0])
+			fprintf(stderr, "%s\n", plan->gpu[i].warning);
+}
 
 int mc_cmd_plan(int argc, char **argv)
 {
-	return mc_cli_usage_error("plan: not available in this build");
+	struct mc_cli_common c = { 0 };
+	static struct mc_config cfg;	/* large: keep it off the stack */
+	static struct mc_node_facts facts;
+	static struct mc_plan plan;
+	struct mc_policy p;
+	const char *cores = NULL;
+	hwloc_bitmap_t allowed = NULL;
+	unsigned idx[MC_MAX_GPUS];
+	uint32_t gpus = 0, workers = 0;
+	bool gpus_set = false, workers_set = false;
+	char err[MC_ERR_MAX];
+	int opt, rc = MC_EXIT_USAGE;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", plan_options, NULL))
+	       != -1) {
+		switch (opt) {
+		case 'h':
+			plan_usage(stdout);
+			return 0;
+		case OPT_GPUS:
+			if (mc_parse_count(optarg, MC_MAX_GPUS, &gpus, err,
+					   sizeof(err)) < 0)
+				return mc_cli_usage_error("--gpus=%s: %s",
+							  optarg, err);
+			gpus_set = true;
+			break;
+		case OPT_WORKERS:
+			if (mc_parse_count(optarg, MC_WORKERS_LIMIT, &workers,
+					   err, sizeof(err)) < 0)
+				return mc_cli_usage_error(
+					"--dataloader-workers=%s: %s", optarg,
+					err);
+			workers_set = true;
+			break;
+		case OPT_CORES:
+			cores = optarg;
+			break;
+		case OPT_PARTITION:
+			c.partition = optarg;
+			break;
+		case OPT_CONFIG:
+			c.config = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			c.topology = optarg;
+			break;
+		case OPT_JSON:
+			c.json = true;
+			break;
+		case ':':
+			return mc_cli_usage_error("%s: missing value",
+						  argv[optind - 1]);
+		default:
+			return mc_cli_usage_error("plan: unknown option '%s'"
+						  " (see memcore plan --help)",
+						  argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return mc_cli_usage_error("plan: unexpected argument '%s'",
+					  argv[optind]);
+	if (!gpus_set || gpus == 0)
+		return mc_cli_usage_error("plan: --gpus N (1 or more) is "
+					  "required");
+	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
+		return MC_EXIT_USAGE;
+	if (!workers_set)
+		workers = p.dataloader_workers;
+	if (gpus > facts.n_gpus)
+		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
+					  gpus, facts.source, facts.n_gpus);
+	if (cores) {
+		allowed = hwloc_bitmap_alloc();
+		if (!allowed)
+			return mc_cli_usage_error("plan: out of memory");
+		if (mc_plan_parse_cpulist(cores, allowed) < 0) {
+			hwloc_bitmap_free(allowed);
+			return mc_cli_usage_error("plan: --cores=%s: not a "
+						  "list of CPU indices such "
+						  "as 0-3,8", cores);
+		}
+	}
+	for (uint32_t i = 0; i < gpus; i++)
+		idx[i] = i;
+	if (mc_plan_compute(&facts, workers, allowed, idx, gpus, &plan, err,
+			    sizeof(err)) < 0) {
+		rc = mc_cli_usage_error("plan: %s", err);
+		goto out;
+	}
+	if (c.json)
+		print_json(&facts, workers, cores, &plan);
+	else
+		print_text(&facts, workers, cores, &plan);
+	rc = MC_EXIT_FITS;
+	for (size_t i = 0; i < plan.n; i++)
+		if (!plan.gpu[i].cores)
+			rc = MC_EXIT_REFUSED;
+out:
+	mc_plan_free(&plan);
+	hwloc_bitmap_free(allowed);
+	return rc;
 }

@@ -232,6 +232,33 @@ static int mc_gpu_cmp(const void *pa, const void *pb)
 	return strcmp(a->pci_bus_id, b->pci_bus_id);
 }
 
+/* Fill f->pu_core: each PU's core, named by the core's lowest PU. */
+static int mc_collect_cores(hwloc_topology_t topo, struct mc_node_facts *f,
+			    bool have_cores, char *err, size_t errlen)
+{
+	hwloc_obj_t c = NULL;
+
+	memset(f->pu_core, 0xff, sizeof(f->pu_core));
+	while ((c = hwloc_get_next_obj_by_type(topo, have_cores
+			? HWLOC_OBJ_CORE : HWLOC_OBJ_PU, c)) != NULL) {
+		int first = hwloc_bitmap_first(c->cpuset), pu;
+
+		if (first < 0)
+			continue;
+		hwloc_bitmap_foreach_begin(pu, c->cpuset) {
+			if (pu >= MC_MAX_PUS || first >= MC_MAX_PUS) {
+				mc_seterr(err, errlen,
+					  "topology %s: CPU %d above the %d "
+					  "memcore handles", f->source, pu,
+					  MC_MAX_PUS - 1);
+				return -1;
+			}
+			f->pu_core[pu] = (uint16_t)first;
+		} hwloc_bitmap_foreach_end();
+	}
+	return 0;
+}
+
 static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			   char *err, size_t errlen)
 {
@@ -275,6 +302,8 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			  f->source);
 		return -1;
 	}
+	if (mc_collect_cores(topo, f, have_cores, err, errlen) < 0)
+		return -1;
 	f->pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	f->cores = have_cores ?
 		(uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) :

@@ -37,6 +37,10 @@
 #define MC_CPULIST_MAX 512	/* "0-23,48-71": hwloc list format */
 #define MC_BUSID_MAX 16		/* "0000:06:00.0" */
 #define MC_MODEL_MAX 64
+/* PUs whose core is recorded (OS indices 0..MC_MAX_PUS-1). hwloc numbers
+ * a 2-socket 192-core SMT node up to 767; 4096 leaves room. */
+#define MC_MAX_PUS 4096
+#define MC_PU_NONE 0xffffu	/* pu_core[]: no such PU */
 
 enum mc_mem_source {
 	MC_MEM_SRC_NONE = 0,	/* unknown */
@@ -74,6 +78,12 @@ struct mc_node_facts {
 	struct mc_numa numa[MC_MAX_NUMA];
 	uint32_t n_gpus;
 	struct mc_gpu gpus[MC_MAX_GPUS];
+	/* The core each PU belongs to, named by the lowest OS index of the
+	 * core's PUs; MC_PU_NONE for no such PU. Binding gives whole cores
+	 * (the policy counts cores, a hyperthread shares its core's units),
+	 * so it must know which PUs are siblings. Without Core objects
+	 * (some hwloc 1.x dumps) each PU is its own core. */
+	uint16_t pu_core[MC_MAX_PUS];
 };
 
 /*
