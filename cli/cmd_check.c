@@ -138,6 +138,17 @@ static int parse_value(int opt, const char *name, const char *v,
 	return rc;
 }
 
+static bool same_values(const struct check_args *x,
+			const struct check_args *y)
+{
+	return x->gpus == y->gpus && x->workers == y->workers &&
+	       x->cores == y->cores && x->job_cores == y->job_cores &&
+	       x->nodes == y->nodes && x->stage == y->stage &&
+	       x->mem_bytes == y->mem_bytes &&
+	       x->gpu_memory_bytes == y->gpu_memory_bytes &&
+	       x->params == y->params && x->offload == y->offload;
+}
+
 static void print_json(const struct mc_verdict *v,
 		       const struct mc_explanation *e)
 {
@@ -202,6 +213,7 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], mem_source[96];
 	int opt, idx;
+	unsigned seen = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -230,10 +242,21 @@ int mc_cmd_check(int argc, char **argv)
 			return mc_cli_usage_error("check: unknown option '%s'"
 						  " (see memcore check --help)",
 						  argv[optind - 1]);
-		default:
+		default: {
+			/* A value given twice must be the same, as the
+			 * plugin's options say (no silent "last one wins"). */
+			struct check_args prev = a;
+			unsigned bit = 1u << (opt - OPT_GPUS);
+
 			if (parse_value(opt, check_options[idx].name, optarg,
 					&a) < 0)
 				return MC_EXIT_USAGE;
+			if ((seen & bit) && !same_values(&prev, &a))
+				return mc_cli_usage_error("--%s=%s: given "
+					"twice with different values",
+					check_options[idx].name, optarg);
+			seen |= bit;
+		}
 		}
 	}
 	if (optind < argc)

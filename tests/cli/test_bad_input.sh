@@ -1,0 +1,139 @@
+#!/bin/bash
+# Bad input to the memcore command, as one table: every row gives the exact
+# exit status and a piece of the message it must print. Options, memcore.conf
+# and topologies; what a user can set through sbatch/srun is the same table
+# on a real Slurm in tests/integration/test_70_bad_input.sh. No row may crash
+# (a signal would show as an exit status above 128).
+. "$(dirname "$0")/lib.sh"
+
+T8=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+L2=$DATA/local-2numa-2gpu.xml
+ROWS=0
+
+# row EXIT NEEDLE ARGS...: memcore ARGS must exit EXIT and print NEEDLE on
+# stderr (usage errors) or stdout (verdicts).
+row() {
+	local want=$1 needle=$2
+	shift 2
+	ROWS=$((ROWS + 1))
+	run_mc "$@"
+	if [ "$RC" != "$want" ]; then
+		fail "row $ROWS (memcore $*): exit $RC, want $want; stderr: $ERR"
+		return
+	fi
+	case "$ERR$OUT" in
+	*"$needle"*) ;;
+	*) fail "row $ROWS (memcore $*): '$needle' not in: $ERR$OUT" ;;
+	esac
+}
+# conf NAME TEXT: a policy file (printf format) under $TMP.
+conf() { printf "$2" >"$TMP/$1.conf"; }
+chk() { row "$1" "$2" check --config "$TMP/empty.conf" --topology "$T8" "${@:3}"; }
+cfg() { row "$1" "$2" check --config "$TMP/$3.conf" --topology "$T8" --gpus 1; }
+
+# --- options --------------------------------------------------------------
+chk 2 "--gpus=: empty value" --gpus ''
+chk 2 "--dataloader-workers=: empty value" --gpus 1 --dataloader-workers ''
+chk 2 "--dataloader-workers=-1:" --gpus 1 --dataloader-workers -1
+chk 2 "--dataloader-workers=99999999999: out of range" --gpus 1 --dataloader-workers 99999999999
+chk 2 "--dataloader-workers=18446744073709551617: out of range" --gpus 1 --dataloader-workers 18446744073709551617
+chk 2 "--dataloader-workers=1025: out of range (at most 1024)" --gpus 1 --dataloader-workers 1025
+chk 2 "--dataloader-workers=abc:" --gpus 1 --dataloader-workers abc
+chk 2 "--dataloader-workers=2x: not a whole number" --gpus 1 --dataloader-workers 2x
+chk 2 "--dataloader-workers=0x10: not a whole number" --gpus 1 --dataloader-workers 0x10
+chk 2 "--dataloader-workers=1e3: not a whole number" --gpus 1 --dataloader-workers 1e3
+chk 2 "--dataloader-workers= 2: not a number" --gpus 1 --dataloader-workers ' 2'
+chk 2 "--dataloader-workers=2: given twice with different values" --gpus 1 --dataloader-workers 1 --dataloader-workers 2
+chk 2 "--gpus=2: given twice with different values" --gpus 1 --gpus 2
+chk 2 "--gpus=99999: out of range (at most 64)" --gpus 99999
+chk 2 "--gpus: missing value" --gpus
+chk 2 "--mem=-5G: negative value not allowed" --gpus 1 --mem -5G
+chk 2 "--mem=99999999999999999999: too large" --gpus 1 --mem 99999999999999999999
+chk 2 "--mem=20000000T: too large" --gpus 1 --mem 20000000T
+chk 2 "--mem=5Q: unknown size suffix 'Q'" --gpus 1 --mem 5Q
+chk 2 "--mem=1G2:" --gpus 1 --mem 1G2
+chk 2 "--gpu-memory=abc: not a number" --gpus 1 --gpu-memory abc
+chk 2 "--model-params=7Q: unknown suffix 'Q'" --gpus 1 --model-params 7Q
+chk 2 "--model-params=0: must be at least 1" --gpus 1 --model-params 0
+chk 2 "--model-params=-7B:" --gpus 1 --model-params -7B
+chk 2 "--zero-stage=4: out of range (at most 3)" --gpus 1 --zero-stage 4
+chk 2 "--zero-stage=-1:" --gpus 1 --zero-stage -1
+chk 2 "--offload=everything: expected none, optimizer or all" --gpus 1 --offload everything
+chk 2 "--offload=: empty value" --gpus 1 --offload ''
+chk 2 "--zero-stage=3" --gpus 2 --model-params 7B --zero-stage 2 --offload all
+chk 2 "--nodes=0: must be at least 1" --gpus 1 --nodes 0
+chk 2 "check: unknown option '--bogus'" --gpus 1 --bogus
+chk 2 "check: unexpected argument 'extra'" --gpus 1 extra
+chk 2 "check: --gpus is required" --dataloader-workers 2
+row 2 "unknown command 'bogus'" bogus
+
+# --- memcore.conf ---------------------------------------------------------
+conf unknown 'Bogus=1\n';                        cfg 2 "unknown.conf:1: Bogus=1: unknown key" unknown
+conf size 'Mode=warn\nRamPerWorker=4Q\n';       cfg 2 "size.conf:2: RamPerWorker=4Q: unknown size suffix 'Q'" size
+conf negsize 'RamPerTask=-1G\n';                 cfg 2 "negsize.conf:1: RamPerTask=-1G: negative value not allowed" negsize
+conf ratio 'HostRamPerGpuRam=abc\n';             cfg 2 "ratio.conf:1: HostRamPerGpuRam=abc: not a number" ratio
+conf negratio 'HostRamPerGpuRam=-1\n';           cfg 2 "negratio.conf:1: HostRamPerGpuRam=-1: negative value not allowed" negratio
+conf dup 'Mode=warn\nmode=enforce\n';            cfg 2 "dup.conf:2: mode=enforce: duplicate key (first set on line 1)" dup
+conf part 'PartitionName=debug Bogus=2\n';       cfg 2 "part.conf:1: Bogus=2: unknown key" part
+conf partmid 'Mode=warn PartitionName=x\n';      cfg 2 "partmid.conf:1: PartitionName=x: PartitionName= must start its line" partmid
+conf partdup 'PartitionName=a Mode=warn\nPartitionName=a Mode=off\n'
+cfg 2 "partdup.conf:2: PartitionName=a: duplicate partition (first on line 1)" partdup
+conf novalue 'Mode=\n';                          cfg 2 "novalue.conf:1: Mode: missing value" novalue
+conf noeq 'Mode\n';                              cfg 2 "noeq.conf:1: 'Mode': expected Key=Value" noeq
+conf onerror 'OnError=maybe\n';                  cfg 2 "onerror.conf:1: OnError=maybe: expected refuse or allow" onerror
+conf workers 'DataloaderWorkers=1025\n';         cfg 2 "workers.conf:1: DataloaderWorkers=1025: out of range" workers
+{ printf 'Mode=enforce\nRamPerTask='; head -c 102400 /dev/zero | tr '\0' 1; printf '\n'; } >"$TMP/long.conf"
+cfg 2 "long.conf:2: line longer than 4096 bytes" long
+printf 'Mode=warn\0\n' >"$TMP/nul.conf";         cfg 2 "nul.conf:1: NUL byte in line" nul
+cfg 2 "$TMP/missing.conf: No such file or directory" missing
+mkdir "$TMP/dir.conf";                           cfg 2 "$TMP/dir.conf: is a directory" dir
+# Unreadable: tests run as root, who reads anything, so the row runs as
+# nobody on a file of mode 0600 in a directory nobody may enter.
+conf unreadable 'Mode=warn\n'
+chmod 0600 "$TMP/unreadable.conf"
+chmod 0755 "$TMP"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	ROWS=$((ROWS + 1))
+	RC=0
+	ERR=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMCORE" check \
+		--config "$TMP/unreadable.conf" --topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+	expect_eq "row $ROWS unreadable config (as nobody): exit" "$RC" 2
+	expect_contains "row $ROWS unreadable config: message" "$ERR" "$TMP/unreadable.conf: Permission denied"
+else
+	chmod 0000 "$TMP/unreadable.conf"
+	cfg 2 "$TMP/unreadable.conf: Permission denied" unreadable
+fi
+
+# --- topologies -----------------------------------------------------------
+topo() { row "$1" "$2" "$3" --config "$TMP/empty.conf" --topology "$4" "${@:5}"; }
+topo 2 "topology $TMP/none.xml: No such file or directory" check "$TMP/none.xml" --gpus 1
+topo 2 "topology $TMP: Is a directory" audit "$TMP"
+head -c 3000 "$L2" >"$TMP/trunc.xml"
+topo 2 "hwloc cannot load this XML (truncated" check "$TMP/trunc.xml" --gpus 1
+: >"$TMP/zero.xml"
+topo 2 "topology $TMP/zero.xml:" audit "$TMP/zero.xml"
+sed 's/topology version="2.0"/topology version="3.0"/' "$L2" >"$TMP/v3.xml"
+topo 2 "XML format 3.x is newer than hwloc" check "$TMP/v3.xml" --gpus 1
+# No NUMA node: every NUMANode element removed.
+awk '/<object type="NUMANode"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' "$L2" >"$TMP/nonuma.xml"
+[ "$(grep -c NUMANode "$TMP/nonuma.xml")" = 0 ] || fail "nonuma.xml still has NUMA nodes"
+topo 2 "hwloc cannot load this XML" audit "$TMP/nonuma.xml"
+# No GPUs: the PCI bridges (and the GPUs below them) removed. The audit
+# counts 0 GPUs; a check of 1 GPU says the GPU memory is unknown.
+awk '/<object type="Bridge"/ { skip = 1; d = 0 }
+     skip { d += gsub(/<object/, "&") - gsub(/<\/object>/, "&"); if (d <= 0) skip = 0; next }
+     { print }' "$L2" >"$TMP/nogpu.xml"
+[ "$(grep -c PCIDev "$TMP/nogpu.xml")" = 0 ] || fail "nogpu.xml still has PCI devices"
+topo 1 "2 NUMA nodes, 0 GPUs" audit "$TMP/nogpu.xml"
+topo 1 "GPU memory unknown: set GpuMemory= in memcore.conf" check "$TMP/nogpu.xml" --gpus 1
+# GPUs whose memory the topology does not give (no CUDA/OpenCL OS device):
+# the floor is reported as unchecked, and GpuMemory= fills it in.
+awk '/<object type="OSDev"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' "$L2" >"$TMP/nomem.xml"
+topo 1 "GPU memory not in the topology; set GpuMemory=" audit "$TMP/nomem.xml"
+conf gpumem 'GpuMemory=16G\nReservedCores=0\nDataloaderWorkers=0\nRamPerTask=0\n'
+row 0 "" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 17G --cores 1
+row 1 "16 GiB GPU floor" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 15G --cores 1
+
+[ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
+echo "$ROWS rows"
+finish
