@@ -1,9 +1,165 @@
 /*
- * memcore usage (issue 3). Placeholder until it lands.
+ * memcore usage - a memory cgroup's use, split into non-reclaimable memory
+ * (anon, shmem: what an OOM kill is about) and reclaimable file pages (page
+ * cache, memory-mapped datasets: what the kernel drops first).
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "cli.h"
+#include "mc_cgroup.h"
+#include "mc_memstat.h"
+#include "mc_parse.h"
+
+static void usage_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore usage (--cgroup DIR | --pid PID) [--json]\n"
+"\n"
+"Show a memory cgroup's use: non-reclaimable = usage - active_file -\n"
+"inactive_file, split into anonymous memory and shared memory (/dev/shm,\n"
+"tmpfs, pinned buffers), apart from the reclaimable file pages (page cache,\n"
+"memory-mapped files) that the kernel drops before an OOM kill.\n"
+"  --cgroup DIR  the cgroup directory (v1: under the memory hierarchy,\n"
+"                e.g. /sys/fs/cgroup/memory/slurm/uid_0/job_1/step_0)\n"
+"  --pid PID     the memory cgroup of this process (/proc/PID/cgroup)\n"
+"  --json        machine-readable output\n"
+"Exit 0, or 2 on a usage or input error.\n");
+}
+
+enum { OPT_CGROUP = 256, OPT_PID, OPT_JSON };
+
+static const struct option usage_options[] = {
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static json_t *json_bytes(uint64_t v)
+{
+	return v == MC_MEM_UNLIMITED ? json_null()
+				     : json_integer((json_int_t)v);
+}
+
+static void print_json(const char *dir, const struct mc_memstat *m)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "cgroup", json_string(dir));
+	json_object_set_new(o, "version", json_integer(m->version));
+	json_object_set_new(o, "limit_bytes", json_bytes(m->limit_bytes));
+	json_object_set_new(o, "usage_bytes", json_bytes(m->usage_bytes));
+	json_object_set_new(o, "non_reclaimable_bytes",
+			    json_bytes(m->non_reclaimable_bytes));
+	json_object_set_new(o, "anon_bytes", json_bytes(m->anon_bytes));
+	json_object_set_new(o, "shmem_bytes", json_bytes(m->shmem_bytes));
+	json_object_set_new(o, "file_bytes", json_bytes(m->file_bytes));
+	json_object_set_new(o, "peak_bytes", m->peak_bytes
+			    ? json_bytes(m->peak_bytes) : json_null());
+	json_object_set_new(o, "swap_limit_bytes",
+			    json_bytes(m->swap_limit_bytes));
+	json_object_set_new(o, "oom_kills",
+			    json_integer((json_int_t)m->oom_kills));
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static void print_text(const char *dir, const struct mc_memstat *m)
+{
+	char a[32], b[32], c[32];
+
+	printf("cgroup %s (v%d)\n", dir, m->version);
+	printf("  limit            %s\n", m->limit_bytes == MC_MEM_UNLIMITED
+	       ? "none" : mc_fmt_bytes(m->limit_bytes, a, sizeof(a)));
+	printf("  in use           %s\n",
+	       mc_fmt_bytes(m->usage_bytes, a, sizeof(a)));
+	printf("  non-reclaimable  %s = anon %s + shmem %s (+ kernel)\n",
+	       mc_fmt_bytes(m->non_reclaimable_bytes, a, sizeof(a)),
+	       mc_fmt_bytes(m->anon_bytes, b, sizeof(b)),
+	       mc_fmt_bytes(m->shmem_bytes, c, sizeof(c)));
+	printf("  reclaimable      %s of file pages (page cache, mapped "
+	       "files): not what an OOM kill is about\n",
+	       mc_fmt_bytes(m->file_bytes, a, sizeof(a)));
+	if (m->peak_bytes)
+		printf("  peak             %s (file pages included)\n",
+		       mc_fmt_bytes(m->peak_bytes, a, sizeof(a)));
+	printf("  OOM kills        %" PRIu64 "\n", m->oom_kills);
+}
 
 int mc_cmd_usage(int argc, char **argv)
 {
-	return mc_cli_usage_error("usage: not available in this build");
+	const char *dir = NULL, *pid_arg = NULL;
+	struct mc_cgroup cg;
+	struct mc_memstat m;
+	char err[1024];
+	bool json = false;
+	const char *root = NULL;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", usage_options, NULL))
+	       != -1) {
+		switch (opt) {
+		case 'h':
+			usage_usage(stdout);
+			return 0;
+		case OPT_CGROUP:
+			dir = optarg;
+			break;
+		case OPT_PID:
+			pid_arg = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case ':':
+			return mc_cli_usage_error("%s: missing value",
+						  argv[optind - 1]);
+		default:
+			return mc_cli_usage_error("usage: unknown option '%s'"
+						  " (see memcore usage --help)",
+						  argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return mc_cli_usage_error("usage: unexpected argument '%s'",
+					  argv[optind]);
+	if (!dir == !pid_arg)
+		return mc_cli_usage_error("usage: give one of --cgroup DIR or "
+					  "--pid PID");
+	if (pid_arg) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(pid_arg, &end, 10);
+		if (errno || end == pid_arg || *end || pid <= 0 ||
+		    pid > INT_MAX)
+			return mc_cli_usage_error("--pid=%s: not a process id",
+						  pid_arg);
+		if (mc_cgroup_find(NULL, (pid_t)pid, &cg, err,
+				   sizeof(err)) < 0)
+			return mc_cli_usage_error("--pid=%s: %s", pid_arg,
+						  err);
+		dir = cg.dir;
+		root = cg.mount;
+	}
+	if (mc_memstat_read(dir, root, &m, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
+	if (json)
+		print_json(dir, &m);
+	else
+		print_text(dir, &m);
+	return 0;
 }

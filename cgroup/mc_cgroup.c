@@ -1,0 +1,519 @@
+/*
+ * mc_cgroup.c - find memory cgroups, write inside one safely (mc_cgroup.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libcgroup.h>
+
+#include "mc_cgroup.h"
+
+/* /proc/<pid>/cgroup lists a dozen lines; mountinfo of a busy host a few
+ * hundred. Bounded buffers keep slurmstepd's cost flat. */
+#define PROC_CGROUP_BUF 8192
+#define MOUNTINFO_BUF 262144
+
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* Does the comma-separated list s (length n) hold word? */
+static bool list_has(const char *s, size_t n, const char *word)
+{
+	size_t wl = strlen(word);
+	const char *end = s + n;
+
+	while (s < end) {
+		const char *c = memchr(s, ',', (size_t)(end - s));
+		size_t l = c ? (size_t)(c - s) : (size_t)(end - s);
+
+		if (l == wl && !memcmp(s, word, wl))
+			return true;
+		s += l + 1;
+	}
+	return false;
+}
+
+int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
+			 size_t rellen, char *err, size_t errlen)
+{
+	const char *line = text, *v2 = NULL;
+	size_t v2len = 0;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', n), *c2;
+
+		if (c1 && (c2 = memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - line)))) {
+			const char *path = c2 + 1;
+			size_t pl = n - (size_t)(path - line);
+
+			if (list_has(c1 + 1, (size_t)(c2 - c1 - 1), "memory")) {
+				if (pl == 0 || pl >= rellen || path[0] != '/')
+					goto bad;
+				memcpy(rel, path, pl);
+				rel[pl] = '\0';
+				*version = 1;
+				return 0;
+			}
+			if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
+				v2 = path;
+				v2len = pl;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (v2) {
+		if (v2len == 0 || v2len >= rellen || v2[0] != '/')
+			goto bad;
+		memcpy(rel, v2, v2len);
+		rel[v2len] = '\0';
+		*version = 2;
+		return 0;
+	}
+	snprintf(err, errlen, "no memory cgroup: neither a v1 'memory' line "
+		 "nor a v2 '0::' line");
+	return -1;
+bad:
+	snprintf(err, errlen, "malformed cgroup path or path too long");
+	return -1;
+}
+
+/* Copy a mountinfo field, decoding \ooo escapes. */
+static int unescape(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '\\' && i + 3 < n &&
+		    s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		    s[i + 2] >= '0' && s[i + 2] <= '7' &&
+		    s[i + 3] >= '0' && s[i + 3] <= '7') {
+			c = (char)((s[i + 1] - '0') * 64 +
+				   (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
+			      size_t mountlen, char *root, size_t rootlen,
+			      char *err, size_t errlen)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		const char *f[12];
+		size_t fl[12];
+		unsigned nf = 0, dash = 0;
+		const char *p = line, *end = line + n;
+
+		line = nl ? nl + 1 : NULL;
+		/* Fields: id parent maj:min root mountpoint opts [optional
+		 * fields...] - fstype source superopts */
+		while (p < end && nf < 12) {
+			const char *sp = memchr(p, ' ', (size_t)(end - p));
+			size_t l = sp ? (size_t)(sp - p) : (size_t)(end - p);
+
+			f[nf] = p;
+			fl[nf] = l;
+			if (l == 1 && *p == '-' && !dash && nf >= 6)
+				dash = nf;
+			nf++;
+			p += l + 1;
+		}
+		if (!dash || nf < dash + 4)
+			continue;
+		if (version == 1) {
+			if (fl[dash + 1] != 6 || memcmp(f[dash + 1], "cgroup", 6))
+				continue;
+			if (!list_has(f[dash + 3], fl[dash + 3], "memory"))
+				continue;
+		} else {
+			if (fl[dash + 1] != 7 ||
+			    memcmp(f[dash + 1], "cgroup2", 7))
+				continue;
+		}
+		if (unescape(f[4], fl[4], mount, mountlen) < 0 ||
+		    unescape(f[3], fl[3], root, rootlen) < 0) {
+			snprintf(err, errlen, "mount point too long");
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "no %s mount in mountinfo", version == 1
+		 ? "cgroup v1 memory" : "cgroup2");
+	return -1;
+}
+
+/* libcgroup knows the v1 mount points when mountinfo could not be read. */
+static int libcgroup_mount(char *mount, size_t len)
+{
+	char *mnt = NULL;
+	int rc = -1;
+
+	if (cgroup_init() != 0)
+		return -1;
+	if (cgroup_get_subsys_mount_point("memory", &mnt) == 0 && mnt &&
+	    strlen(mnt) < len) {
+		snprintf(mount, len, "%s", mnt);
+		rc = 0;
+	}
+	free(mnt);
+	return rc;
+}
+
+int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
+		   char *err, size_t errlen)
+{
+	char path[PATH_MAX], root[PATH_MAX], why[256];
+	char *buf;
+	size_t rl;
+	int rc = -1;
+
+	memset(cg, 0, sizeof(*cg));
+	if (!proc)
+		proc = "/proc";
+	buf = malloc(MOUNTINFO_BUF);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pid > 0)
+		snprintf(path, sizeof(path), "%s/%d/cgroup", proc, (int)pid);
+	else
+		snprintf(path, sizeof(path), "%s/self/cgroup", proc);
+	if (read_file(path, buf, PROC_CGROUP_BUF) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (mc_cgroup_parse_proc(buf, &cg->version, cg->rel, sizeof(cg->rel),
+				 why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/self/mountinfo", proc);
+	if (read_file(path, buf, MOUNTINFO_BUF) < 0 ||
+	    mc_cgroup_parse_mountinfo(buf, cg->version, cg->mount,
+				      sizeof(cg->mount), root, sizeof(root),
+				      why, sizeof(why)) < 0) {
+		if (cg->version != 1 ||
+		    libcgroup_mount(cg->mount, sizeof(cg->mount)) < 0) {
+			snprintf(err, errlen, "%s: %s", path, why);
+			goto out;
+		}
+		snprintf(root, sizeof(root), "/");
+	}
+	/* In a container the mount shows a subtree ("root" /docker/x) while
+	 * /proc/<pid>/cgroup may print the full path. */
+	rl = strlen(root);
+	if (rl > 1 && !strncmp(cg->rel, root, rl) &&
+	    (cg->rel[rl] == '/' || cg->rel[rl] == '\0')) {
+		memmove(cg->rel, cg->rel + rl, strlen(cg->rel + rl) + 1);
+		if (!cg->rel[0])
+			snprintf(cg->rel, sizeof(cg->rel), "/");
+	}
+	if (strlen(cg->mount) + strlen(cg->rel) + 1 >= sizeof(cg->dir)) {
+		snprintf(err, errlen, "cgroup path too long");
+		goto out;
+	}
+	if (!strcmp(cg->rel, "/"))
+		snprintf(cg->dir, sizeof(cg->dir), "%s", cg->mount);
+	else
+		snprintf(cg->dir, sizeof(cg->dir), "%s%s", cg->mount, cg->rel);
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+/* Does the component [s, s+n) equal prefix followed by exactly want? */
+static bool comp_is(const char *s, size_t n, const char *prefix,
+		    const char *want)
+{
+	size_t pl = strlen(prefix), wl = strlen(want);
+
+	return n == pl + wl && !memcmp(s, prefix, pl) &&
+	       !memcmp(s + pl, want, wl);
+}
+
+int mc_cgroup_slurm_step(const char *rel, uint32_t job_id, const char *step,
+			 char *out, size_t outlen)
+{
+	char job[16];
+	const char *prev = NULL, *p = rel, *found = NULL;
+	size_t prevlen = 0;
+
+	snprintf(job, sizeof(job), "%" PRIu32, job_id);
+	while (*p) {
+		const char *c;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		c = strchr(p, '/');
+		n = c ? (size_t)(c - p) : strlen(p);
+		if (prev && comp_is(prev, prevlen, "job_", job) &&
+		    comp_is(p, n, "step_", step))
+			found = p + n;
+		prev = p;
+		prevlen = n;
+		p += n;
+	}
+	if (!found || (size_t)(found - rel) >= outlen)
+		return -1;
+	memcpy(out, rel, (size_t)(found - rel));
+	out[found - rel] = '\0';
+	return 0;
+}
+
+static bool bad_component(const char *s, size_t n)
+{
+	return n == 0 || (n == 1 && s[0] == '.') ||
+	       (n == 2 && s[0] == '.' && s[1] == '.') || n >= NAME_MAX;
+}
+
+/* Open the scope directory after checking that its path has no symlink:
+ * its canonical form must be itself. */
+static int open_scope(const char *scope, char *err, size_t errlen)
+{
+	char real[PATH_MAX], want[PATH_MAX];
+	size_t l;
+	int fd;
+
+	if (!scope || scope[0] != '/') {
+		snprintf(err, errlen, "%s: not an absolute path",
+			 scope ? scope : "(null)");
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(want, sizeof(want), "%s", scope);
+	l = strlen(want);
+	while (l > 1 && want[l - 1] == '/')
+		want[--l] = '\0';
+	if (!realpath(want, real)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", scope, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (strcmp(real, want)) {
+		snprintf(err, errlen, "%s: refused: the path goes through a "
+			 "symlink or is not canonical (%s)", scope, real);
+		errno = ELOOP;
+		return -1;
+	}
+	fd = open(want, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", scope, strerror(e));
+		errno = e;
+	}
+	return fd;
+}
+
+int mc_cgroup_open_within(const char *scope, const char *rel, int flags,
+			  char *err, size_t errlen)
+{
+	int fd = open_scope(scope, err, errlen);
+	const char *p = rel ? rel : "";
+
+	if (fd < 0)
+		return -1;
+	if (*p == '/') {
+		snprintf(err, errlen, "%s: refused: absolute path inside "
+			 "the step's cgroup", rel);
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!*p)
+		return fd;
+	for (;;) {
+		const char *c = strchr(p, '/');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		bool last = !c || !c[1];
+		int nfd, e;
+
+		if (bad_component(p, n)) {
+			snprintf(err, errlen, "%s/%s: refused: '%.*s' would "
+				 "leave the step's cgroup", scope, rel,
+				 (int)n, p);
+			close(fd);
+			errno = EPERM;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		nfd = openat(fd, comp, (last ? flags : O_RDONLY | O_DIRECTORY)
+			     | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		if (nfd < 0 && (e == ELOOP || e == ENOTDIR)) {
+			struct stat st;
+
+			/* O_NOFOLLOW says ELOOP for a link, O_DIRECTORY may
+			 * say ENOTDIR first: name the link either way. */
+			if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				e = ELOOP;
+		}
+		close(fd);
+		if (nfd < 0) {
+			snprintf(err, errlen, "%s/%s: %s", scope, rel,
+				 e == ELOOP ? "refused: a symlink"
+					    : strerror(e));
+			errno = e;
+			return -1;
+		}
+		fd = nfd;
+		if (last)
+			break;
+		p = c + 1;
+	}
+	return fd;
+}
+
+int mc_cgroup_write(const char *scope, const char *rel, const char *value,
+		    char *err, size_t errlen)
+{
+	struct stat st;
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, e;
+
+	fd = mc_cgroup_open_within(scope, rel, O_WRONLY | O_TRUNC, err,
+				   errlen);
+	if (fd < 0)
+		return -1;
+	/* Only a regular file: never a FIFO or device put in its place. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s/%s: refused: not a regular file",
+			 scope, rel);
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	do {
+		n = write(fd, value, len);
+	} while (n < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (n < 0 || (size_t)n != len) {
+		snprintf(err, errlen, "%s/%s: writing %s: %s", scope, rel,
+			 value, n < 0 ? strerror(e) : "short write");
+		errno = n < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int mc_cgroup_write_u64(const char *scope, const char *rel, uint64_t value,
+			char *err, size_t errlen)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	return mc_cgroup_write(scope, rel, buf, err, errlen);
+}
+
+static int check_name(const char *scope, const char *name, char *err,
+		      size_t errlen)
+{
+	if (!name || strchr(name, '/') || bad_component(name, strlen(name))) {
+		snprintf(err, errlen, "%s: refused: '%s' is not one directory "
+			 "name", scope, name ? name : "(null)");
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int mc_cgroup_mkdir(const char *scope, const char *name, int *created,
+		    char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, e;
+
+	*created = 0;
+	if (check_name(scope, name, err, errlen) < 0)
+		return -1;
+	fd = open_scope(scope, err, errlen);
+	if (fd < 0)
+		return -1;
+	if (mkdirat(fd, name, 0755) == 0) {
+		*created = 1;
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	if (e == EEXIST && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	snprintf(err, errlen, "%s/%s: %s", scope, name, e == EEXIST
+		 ? "refused: exists and is not a directory" : strerror(e));
+	errno = e;
+	return -1;
+}
+
+int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
+		    size_t errlen)
+{
+	int fd, e;
+
+	if (check_name(scope, name, err, errlen) < 0)
+		return -1;
+	fd = open_scope(scope, err, errlen);
+	if (fd < 0)
+		return -1;
+	if (unlinkat(fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	close(fd);
+	snprintf(err, errlen, "%s/%s: %s", scope, name, strerror(e));
+	errno = e;
+	return -1;
+}

@@ -1,0 +1,130 @@
+/*
+ * mc_cgroup.h - find a process's memory cgroup, and change a step's memory
+ * cgroup without ever writing outside it.
+ *
+ * Finding: from /proc/<pid>/cgroup, never by building a path from job or
+ * step ids (Slurm's layout differs across versions and between cgroup v1
+ * and v2). v1: the line whose controller list has "memory", under the
+ * mount of type "cgroup" with the "memory" super option; v2: the "0::"
+ * line, under the "cgroup2" mount (kernel Documentation/admin-guide/
+ * cgroup-v1/cgroups.rst and cgroup-v2.rst, "/proc/<pid>/cgroup"; proc(5)
+ * for /proc/self/mountinfo). v1 wins when both are there (hybrid hosts such
+ * as this project's test machines mount a v2 hierarchy without the memory
+ * controller).
+ *
+ * Writing: every write names a "scope" directory (the step's own cgroup)
+ * and a path relative to it. The scope must be canonical (realpath of it
+ * is itself: no symlink anywhere) and the relative path is walked one
+ * component at a time with openat(O_NOFOLLOW): a symlink, "..", "." or an
+ * empty component is refused, so no write can land outside the scope.
+ * Files are opened without O_CREAT: a write never creates a file.
+ *
+ * libcgroup 2.0.2 serves for the mount lookup when /proc/self/mountinfo
+ * has no answer (cgroup_get_subsys_mount_point). Its writers
+ * (cgroup_set_value_*, cgroup_create_cgroup, cgroup_attach_task) build
+ * paths from strings and follow symlinks, so they cannot keep the rule
+ * above and are not used.
+ *
+ * Errors: functions return 0 or -1 with err set to "memcore"-free text
+ * naming the path and the reason (callers add the prefix), and errno
+ * preserved where it matters (EEXIST, EROFS, EACCES, ENOENT, EBUSY).
+ */
+#ifndef MC_CGROUP_H
+#define MC_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A memory cgroup, located. */
+struct mc_cgroup {
+	int version;		/* 1 or 2 */
+	char mount[PATH_MAX];	/* the hierarchy's mount point */
+	char rel[PATH_MAX];	/* path inside it ("/" for the root) */
+	char dir[PATH_MAX];	/* mount + rel: the directory */
+};
+
+/*
+ * Parse /proc/<pid>/cgroup text: the memory cgroup's path inside its
+ * hierarchy. Sets *version (1: a v1 "N:...memory...:/path" line; 2: the
+ * "0::/path" line, used when there is no v1 memory line) and rel.
+ * Returns 0, or -1 with err set (no memory line, no v2 line, malformed).
+ */
+int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
+			 size_t rellen, char *err, size_t errlen);
+
+/*
+ * Parse /proc/self/mountinfo text: the mount point of the v1 memory
+ * hierarchy (version 1) or of the cgroup2 hierarchy (version 2), with
+ * octal escapes (\040) decoded, and that mount's root inside the
+ * hierarchy (field 4; "/" except in containers). Returns 0, or -1 with
+ * err set when there is no such mount.
+ */
+int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
+			      size_t mountlen, char *root, size_t rootlen,
+			      char *err, size_t errlen);
+
+/*
+ * Locate the memory cgroup of pid (0: this process) from
+ * <proc>/<pid>/cgroup and <proc>/self/mountinfo; proc NULL means "/proc"
+ * (tests pass a fixture tree). A mount root other than "/" is stripped
+ * from the path. Returns 0, or -1 with err set.
+ */
+int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
+		   char *err, size_t errlen);
+
+/*
+ * In a cgroup path such as "/slurm_n1/uid_0/job_12/step_0/task_1" (v1) or
+ * "/system.slice/.../job_12/step_0/user/task_1" (v2), find the deepest
+ * "job_<job_id>/step_<step>" pair naming this step and copy the path up to
+ * and including step_<step> into out. step is Slurm's name for it: "0",
+ * "batch", "extern". This recognizes Slurm's step cgroup in a path read
+ * from /proc; it never builds one. Returns 0, or -1 when the path has no
+ * such pair (Slurm does not manage this step's memory cgroup).
+ */
+int mc_cgroup_slurm_step(const char *rel, uint32_t job_id, const char *step,
+			 char *out, size_t outlen);
+
+/*
+ * Open scope/rel for writing (rel may be "" for the scope itself, whose
+ * files are then named by the last component of rel), refusing symlinks
+ * and "..": see the file comment. flags are open(2) flags for the final
+ * component (O_WRONLY, or O_RDONLY | O_DIRECTORY). Returns an fd, or -1
+ * with err set and errno kept.
+ */
+int mc_cgroup_open_within(const char *scope, const char *rel, int flags,
+			  char *err, size_t errlen);
+
+/*
+ * Write value (a string such as "268435456" or "max") to the file rel
+ * under scope, e.g. rel "memory.limit_in_bytes" or
+ * "memcore_12_0/cgroup.procs". Returns 0, or -1 with err set and errno
+ * kept (EBUSY: v1 refuses a limit below the current use it cannot reclaim;
+ * EINVAL: v1 memsw below memory).
+ */
+int mc_cgroup_write(const char *scope, const char *rel, const char *value,
+		    char *err, size_t errlen);
+
+/* mc_cgroup_write of a byte count. */
+int mc_cgroup_write_u64(const char *scope, const char *rel, uint64_t value,
+			char *err, size_t errlen);
+
+/*
+ * Create the child cgroup `name` (one component, no '/') in scope, mode
+ * 0755. An existing directory is no error (*created = 0); a new one sets
+ * *created = 1. Returns 0, or -1 with err set and errno kept (EROFS: the
+ * cgroup tree is read-only).
+ */
+int mc_cgroup_mkdir(const char *scope, const char *name, int *created,
+		    char *err, size_t errlen);
+
+/*
+ * Remove the child cgroup `name` of scope (rmdir: the kernel refuses it,
+ * EBUSY, while a process is in it; page cache still charged to it does not
+ * stop it). A missing one is no error. Returns 0, or -1 with err set.
+ */
+int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
+		    size_t errlen);
+
+#endif

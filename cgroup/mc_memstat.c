@@ -1,0 +1,447 @@
+/*
+ * mc_memstat.c - read a memory cgroup's use and split it (mc_memstat.h).
+ *
+ * Reads go through openat(O_NOFOLLOW) from the directory, so a symlink put
+ * in place of a cgroup file is never followed, and every file is read into
+ * a bounded buffer: cgroupfs files are small and a fixture that is not must
+ * not make slurmstepd allocate.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mc_memstat.h"
+
+/* memory.stat is about 1.5 KiB on 6.x kernels; room for growth. */
+#define STAT_BUF 16384
+#define SUBTREE_MAX_DIRS 4096
+#define SUBTREE_MAX_DEPTH 16
+
+/* Read the file `name` in the directory fd into buf (NUL-terminated).
+ * Returns the length, or -1 with errno set. */
+static ssize_t read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* A decimal uint64 with nothing but blanks after it. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	while (*end == ' ' || *end == '\t' || *end == '\n')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int mc_memstat_parse_limit(const char *text, uint64_t *bytes)
+{
+	const char *s = text;
+	uint64_t v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!strncmp(s, "max", 3) && (s[3] == '\0' || s[3] == '\n')) {
+		*bytes = MC_MEM_UNLIMITED;
+		return 0;
+	}
+	if (parse_u64(s, &v) < 0)
+		return -1;
+	*bytes = v >= MC_MEM_UNLIMITED_MIN ? MC_MEM_UNLIMITED : v;
+	return 0;
+}
+
+int mc_memstat_parse_oom_kill(const char *text, uint64_t *count)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char val[32];
+
+		if (n > 9 && !strncmp(line, "oom_kill ", 9) && n - 9 < sizeof(val)) {
+			memcpy(val, line + 9, n - 9);
+			val[n - 9] = '\0';
+			return parse_u64(val, count);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+struct stat_key {
+	const char *v1_total, *v1_local, *v2;
+	unsigned bit;
+	size_t off;
+};
+
+static const struct stat_key stat_keys[] = {
+	{ "total_rss", "rss", "anon", MC_MEMSTAT_ANON,
+	  offsetof(struct mc_memstat_fields, anon) },
+	{ "total_shmem", "shmem", "shmem", MC_MEMSTAT_SHMEM,
+	  offsetof(struct mc_memstat_fields, shmem) },
+	{ "total_active_file", "active_file", "active_file",
+	  MC_MEMSTAT_ACTIVE_FILE,
+	  offsetof(struct mc_memstat_fields, active_file) },
+	{ "total_inactive_file", "inactive_file", "inactive_file",
+	  MC_MEMSTAT_INACTIVE_FILE,
+	  offsetof(struct mc_memstat_fields, inactive_file) },
+	{ "hierarchical_memory_limit", NULL, NULL, MC_MEMSTAT_HLIMIT,
+	  offsetof(struct mc_memstat_fields, hierarchical_limit) },
+};
+
+int mc_memstat_parse(const char *text, int version,
+		     struct mc_memstat_fields *f, char *err, size_t errlen)
+{
+	/* A v1 local field only counts while its total_* has not been
+	 * seen: total_* include the children, which is the step's use. */
+	unsigned from_total = 0;
+	const char *line = text;
+
+	memset(f, 0, sizeof(*f));
+	f->hierarchical_limit = MC_MEM_UNLIMITED;
+	if (version != 1 && version != 2) {
+		snprintf(err, errlen, "memory.stat: unknown cgroup version %d",
+			 version);
+		return -1;
+	}
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		const char *sp = memchr(line, ' ', n);
+		const char *start = line;
+		char key[64], val[32];
+		size_t kl, vl;
+
+		line = nl ? nl + 1 : NULL;
+		if (!sp)
+			continue;
+		kl = (size_t)(sp - start);
+		vl = n - kl - 1;
+		if (kl >= sizeof(key) || vl >= sizeof(val))
+			continue;
+		memcpy(key, start, kl);
+		key[kl] = '\0';
+		memcpy(val, sp + 1, vl);
+		val[vl] = '\0';
+		for (size_t i = 0; i < sizeof(stat_keys) / sizeof(stat_keys[0]);
+		     i++) {
+			const struct stat_key *k = &stat_keys[i];
+			uint64_t *dst = (uint64_t *)((char *)f + k->off);
+			bool total = version == 1 && !strcmp(key, k->v1_total);
+			bool local = version == 1 && k->v1_local &&
+				     !strcmp(key, k->v1_local);
+			bool v2 = version == 2 && k->v2 && !strcmp(key, k->v2);
+			uint64_t v;
+
+			if (!total && !local && !v2)
+				continue;
+			if (local && (from_total & k->bit))
+				break;
+			if (parse_u64(val, &v) < 0) {
+				snprintf(err, errlen, "memory.stat: %s: '%s' "
+					 "is not a number", key, val);
+				return -1;
+			}
+			if (k->bit == MC_MEMSTAT_HLIMIT &&
+			    v >= MC_MEM_UNLIMITED_MIN)
+				v = MC_MEM_UNLIMITED;
+			*dst = v;
+			f->found |= k->bit;
+			if (total)
+				from_total |= k->bit;
+			break;
+		}
+	}
+	if ((f->found & MC_MEMSTAT_NEEDED) != MC_MEMSTAT_NEEDED) {
+		static const char *const v1n[] = { "total_rss", "total_shmem",
+			"total_active_file", "total_inactive_file" };
+		static const char *const v2n[] = { "anon", "shmem",
+			"active_file", "inactive_file" };
+
+		for (unsigned i = 0; i < 4; i++)
+			if (!(f->found & (1u << i))) {
+				snprintf(err, errlen, "memory.stat: no '%s' "
+					 "line", version == 1 ? v1n[i]
+							       : v2n[i]);
+				break;
+			}
+		return -1;
+	}
+	return 0;
+}
+
+int mc_memstat_version(const char *dir, char *err, size_t errlen)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int v = -1;
+
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (fstatat(dfd, "memory.usage_in_bytes", &st, AT_SYMLINK_NOFOLLOW)
+	    == 0 && S_ISREG(st.st_mode))
+		v = 1;
+	else if (fstatat(dfd, "memory.current", &st, AT_SYMLINK_NOFOLLOW)
+		 == 0 && S_ISREG(st.st_mode))
+		v = 2;
+	else
+		snprintf(err, errlen, "%s: not a memory cgroup (no "
+			 "memory.usage_in_bytes or memory.current: is the "
+			 "memory controller enabled here?)", dir);
+	close(dfd);
+	return v;
+}
+
+/* Read one number file (a limit or a count) in dfd. */
+static int read_limit(int dfd, const char *dir, const char *name,
+		      uint64_t *out, char *err, size_t errlen)
+{
+	char buf[64];
+
+	if (read_at(dfd, name, buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		return -1;
+	}
+	if (mc_memstat_parse_limit(buf, out) < 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(err, errlen, "%s/%s: '%s' is not a byte count", dir,
+			 name, buf);
+		return -1;
+	}
+	return 0;
+}
+
+/* v1: sum the oom_kill counts of dfd and its descendants. */
+static int sum_oom_v1(int dfd, int depth, unsigned *dirs, uint64_t *sum)
+{
+	char buf[256];
+	uint64_t n;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	if (read_at(dfd, "memory.oom_control", buf, sizeof(buf)) < 0 ||
+	    mc_memstat_parse_oom_kill(buf, &n) < 0)
+		return -1;
+	*sum += n;
+	if (depth >= SUBTREE_MAX_DEPTH)
+		return 0;
+	fd = dup(dfd);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL && *dirs < SUBTREE_MAX_DIRS) {
+		int cfd;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		cfd = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY |
+			     O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			continue;	/* removed meanwhile */
+		(*dirs)++;
+		/* A child that vanished or cannot be read adds nothing. */
+		sum_oom_v1(cfd, depth + 1, dirs, sum);
+		close(cfd);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int oom_kills_fd(int dfd, const char *dir, int version,
+			uint64_t *count, char *err, size_t errlen)
+{
+	char buf[512];
+	unsigned dirs = 0;
+
+	*count = 0;
+	if (version == 1) {
+		if (sum_oom_v1(dfd, 0, &dirs, count) < 0) {
+			snprintf(err, errlen, "%s/memory.oom_control: no "
+				 "oom_kill count", dir);
+			return -1;
+		}
+		return 0;
+	}
+	if (read_at(dfd, "memory.events", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "%s/memory.events: %s", dir,
+			 strerror(errno));
+		return -1;
+	}
+	if (mc_memstat_parse_oom_kill(buf, count) < 0) {
+		snprintf(err, errlen, "%s/memory.events: no oom_kill count",
+			 dir);
+		return -1;
+	}
+	return 0;
+}
+
+int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
+			 char *err, size_t errlen)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	rc = oom_kills_fd(dfd, dir, version, count, err, errlen);
+	close(dfd);
+	return rc;
+}
+
+/* v2: the smallest memory.max from dir up to (not including) root. */
+static uint64_t v2_effective_limit(const char *dir, const char *root,
+				   uint64_t own)
+{
+	char path[PATH_MAX], rroot[PATH_MAX];
+	uint64_t best = own, v;
+	size_t rl;
+
+	if (!root || !realpath(root, rroot) || !realpath(dir, path))
+		return best;
+	rl = strlen(rroot);
+	for (int i = 0; i < 64; i++) {
+		char *slash = strrchr(path, '/');
+		char err[8];
+		int fd;
+
+		if (!slash || slash == path)
+			break;
+		*slash = '\0';
+		/* Stop at the mount point: above it are no cgroups, and the
+		 * root cgroup itself has no memory.max. */
+		if (strlen(path) <= rl || strncmp(path, rroot, rl) ||
+		    path[rl] != '/')
+			break;
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		if (read_limit(fd, path, "memory.max", &v, err,
+			       sizeof(err)) == 0 && v < best)
+			best = v;
+		close(fd);
+	}
+	return best;
+}
+
+int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
+		    char *err, size_t errlen)
+{
+	char buf[STAT_BUF];
+	struct mc_memstat_fields f;
+	uint64_t file;
+	int dfd, version, rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	version = mc_memstat_version(dir, err, errlen);
+	if (version < 0)
+		return -1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	m->version = version;
+	if (read_at(dfd, "memory.stat", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "%s/memory.stat: %s", dir,
+			 strerror(errno));
+		goto out;
+	}
+	if (mc_memstat_parse(buf, version, &f, err, errlen) < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s/%s", dir, why);
+		goto out;
+	}
+	if (read_limit(dfd, dir, version == 1 ? "memory.usage_in_bytes"
+			: "memory.current", &m->usage_bytes, err, errlen) < 0 ||
+	    read_limit(dfd, dir, version == 1 ? "memory.limit_in_bytes"
+			: "memory.max", &m->limit_bytes, err, errlen) < 0)
+		goto out;
+	if (m->usage_bytes == MC_MEM_UNLIMITED)
+		m->usage_bytes = 0;
+	if (version == 1) {
+		if (f.hierarchical_limit < m->limit_bytes)
+			m->limit_bytes = f.hierarchical_limit;
+	} else {
+		m->limit_bytes = v2_effective_limit(dir, root, m->limit_bytes);
+	}
+	/* Optional files: older kernels, swapaccount=0. */
+	if (read_limit(dfd, dir, version == 1 ? "memory.memsw.limit_in_bytes"
+		       : "memory.swap.max", &m->swap_limit_bytes, err,
+		       errlen) < 0)
+		m->swap_limit_bytes = MC_MEM_UNLIMITED;
+	if (read_limit(dfd, dir, version == 1 ? "memory.max_usage_in_bytes"
+		       : "memory.peak", &m->peak_bytes, err, errlen) < 0 ||
+	    m->peak_bytes == MC_MEM_UNLIMITED)
+		m->peak_bytes = 0;
+	if (oom_kills_fd(dfd, dir, version, &m->oom_kills, err, errlen) < 0)
+		goto out;
+	m->anon_bytes = f.anon;
+	m->shmem_bytes = f.shmem;
+	file = f.active_file + f.inactive_file;
+	m->file_bytes = file;
+	/* v1 usage_in_bytes is approximate (per-CPU charge batches): it can
+	 * lag the stat counters, so clamp instead of wrapping. */
+	m->non_reclaimable_bytes = m->usage_bytes > file
+				   ? m->usage_bytes - file : 0;
+	err[0] = '\0';
+	rc = 0;
+out:
+	close(dfd);
+	return rc;
+}

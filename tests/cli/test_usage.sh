@@ -1,0 +1,45 @@
+#!/bin/bash
+# memcore usage: the split on the v1 and v2 fixtures, --json, bad input.
+. "$(dirname "$0")/lib.sh"
+CG=$DATA/cgroup
+
+for d in v1/slurm_n1/uid_0/job_7/step_0 v2/job_7/step_0; do
+	run_mc usage --cgroup "$CG/$d" --json
+	expect_eq "$d: rc" "$RC" 0
+	j=$OUT
+	get() { printf '%s' "$j" | jq -r ".$1"; }
+	expect_eq "$d: non_reclaimable_bytes" "$(get non_reclaimable_bytes)" 3006476288
+	expect_eq "$d: anon_bytes" "$(get anon_bytes)" 2684354560
+	expect_eq "$d: shmem_bytes" "$(get shmem_bytes)" 322121728
+	expect_eq "$d: file_bytes" "$(get file_bytes)" 15032385536
+	expect_eq "$d: usage_bytes" "$(get usage_bytes)" 18038861824
+	expect_eq "$d: oom_kills" "$(get oom_kills)" 2
+done
+# v1 limit on the step; v2's is on the job above (--cgroup reads the
+# directory's own memory.max only).
+run_mc usage --cgroup "$CG/v1/slurm_n1/uid_0/job_7/step_0" --json
+expect_eq "v1 limit_bytes" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" 34359738368
+run_mc usage --cgroup "$CG/v2/job_7/step_0" --json
+expect_eq "v2 step limit_bytes (own memory.max: max)" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" null
+
+run_mc usage --cgroup "$CG/v1/slurm_n1/uid_0/job_7/step_0"
+expect_eq "text rc" "$RC" 0
+expect_contains "text" "$OUT" "non-reclaimable  2.80 GiB = anon 2.50 GiB + shmem 307.20 MiB"
+expect_contains "text" "$OUT" "reclaimable      14 GiB of file pages"
+
+run_mc usage
+expect_eq "no target: rc" "$RC" 2
+expect_contains "no target" "$ERR" "give one of --cgroup DIR or --pid PID"
+run_mc usage --cgroup "$CG/v1" --pid 1
+expect_eq "both: rc" "$RC" 2
+run_mc usage --pid 12x
+expect_eq "bad pid: rc" "$RC" 2
+expect_contains "bad pid" "$ERR" "memcore: --pid=12x: not a process id"
+run_mc usage --cgroup "$CG"
+expect_eq "not a cgroup: rc" "$RC" 2
+expect_contains "not a cgroup" "$ERR" "not a memory cgroup"
+run_mc usage --cgroup
+expect_eq "missing value: rc" "$RC" 2
+run_mc usage --bogus
+expect_eq "unknown option: rc" "$RC" 2
+finish
