@@ -440,6 +440,7 @@ mc_cluster_start() {
 		mc_log "waiting for another test cluster on this machine (lock $MC_TOP/tests/integration/.work/.cluster.lock)"
 		flock -w "${MC_LOCK_TIMEOUT:-900}" 9 || mc_die "another test cluster holds the lock"
 	fi
+	t0=$SECONDS                                 # the start timeout counts from here, not from the wait
 	_mc_stop_daemons quiet                      # leftovers of an earlier run in this dir
 	rm -rf "$MC_WORK"
 	mkdir -p "$MC_CONF_DIR" "$MC_LOG_DIR" "$MC_JOB_DIR" "$MC_GPU_DEV_DIR" \
