@@ -6,31 +6,43 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_cache.h"
 #include "mc_facts.h"
 #include "mc_parse.h"
 
 static void audit_usage(FILE *out)
 {
 	fprintf(out,
-"usage: memcore audit [--topology FILE.xml] [--config FILE] [--partition P]\n"
-"                     [--json]\n"
+"usage: memcore audit [--topology FILE.xml | --cache FILE] [--config FILE]\n"
+"                     [--partition P] [--json] [--write-cache FILE]\n"
 "\n"
 "Report a node's GPUs (in Slurm index order, with NUMA node and memory),\n"
 "host RAM and cores, and whether they meet the sizing rule. Exit 0 when the\n"
-"node meets it, 1 when it does not, 2 on a usage or input error.\n");
+"node meets it, 1 when it does not, 2 on a usage or input error.\n"
+"\n"
+"  --cache FILE        the node facts from the cache slurmd wrote (checked:\n"
+"                      this memcore, this host, intact); exit 2 when unusable\n"
+"  --write-cache FILE  write the facts read to a cache file, as slurmd does\n"
+"\n"
+"Without --topology and --cache, GPU memory the topology lacks is read from\n"
+"NVML or ROCm SMI when present, as slurmd does for the cache.\n");
 }
 
-enum { OPT_PARTITION = 256, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON };
+enum { OPT_PARTITION = 256, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON, OPT_CACHE,
+       OPT_WRITE_CACHE };
 
 static const struct option audit_options[] = {
 	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -137,6 +149,9 @@ int mc_cmd_audit(int argc, char **argv)
 	static struct mc_node_facts facts;
 	struct mc_policy p;
 	struct mc_audit a;
+	struct mc_cache_header hdr;
+	const char *cache = NULL, *write_cache = NULL;
+	char err[MC_ERR_MAX];
 	int opt;
 
 	optind = 1;
@@ -159,6 +174,12 @@ int mc_cmd_audit(int argc, char **argv)
 		case OPT_JSON:
 			c.json = true;
 			break;
+		case OPT_CACHE:
+			cache = optarg;
+			break;
+		case OPT_WRITE_CACHE:
+			write_cache = optarg;
+			break;
 		case ':':
 			return mc_cli_usage_error("%s: missing value",
 						  argv[optind - 1]);
@@ -171,8 +192,34 @@ int mc_cmd_audit(int argc, char **argv)
 	if (optind < argc)
 		return mc_cli_usage_error("audit: unexpected argument '%s'",
 					  argv[optind]);
-	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
+	if (cache && c.topology)
+		return mc_cli_usage_error("audit: --cache and --topology are "
+					  "two sources; give one");
+	if (mc_cli_policy(&c, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
+	if (cache) {
+		if (mc_cache_read(cache, NULL, &facts, &hdr, err,
+				  sizeof(err)) < 0) {
+			fprintf(stderr, "memcore: %s\n", err);
+			return MC_EXIT_USAGE;
+		}
+		if (!c.json) {
+			time_t t = (time_t)hdr.written_at;
+			char when[32];
+
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S",
+				 localtime(&t));
+			printf("cache %s: memcore %s, host %s, written %s\n",
+			       cache, hdr.version, hdr.host, when);
+		}
+	} else if (mc_cli_facts(&c, &p, &facts) < 0) {
+		return MC_EXIT_USAGE;
+	}
+	if (write_cache &&
+	    mc_cache_write(write_cache, &facts, err, sizeof(err)) < 0) {
+		fprintf(stderr, "memcore: %s\n", err);
+		return MC_EXIT_USAGE;
+	}
 	mc_facts_audit(&facts, &p, &a);
 	if (c.json)
 		print_json(&facts, &p, &a);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mc_gpumem.h"
 
 static void usage(FILE *out)
 {
@@ -68,6 +69,11 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 		fprintf(stderr, "memcore: %s\n", err);
 		return -1;
 	}
+	/* This node (not another machine's --topology): GPU memory the
+	 * topology lacks from NVML / ROCm SMI, as slurmd puts in the cache,
+	 * so that the command answers like the plugin. */
+	if (!c->topology)
+		mc_gpumem_fill_default(f, err, sizeof(err));
 	return 0;
 }
 

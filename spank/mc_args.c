@@ -18,6 +18,8 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
 	char err[MC_ERR_MAX];
 
 	p->cfg_err[0] = '\0';
+	snprintf(p->cache_path, sizeof(p->cache_path), "%s",
+		 MC_CACHE_DEFAULT_PATH);
 	for (int i = 0; i < ac; i++)
 		if (!strncmp(av[i], "config=", 7))
 			path = av[i] + 7;
@@ -38,6 +40,23 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
 
 		if (!strncmp(av[i], "config=", 7))
 			continue;
+		/* Where slurmd keeps the node facts: a plugstack argument,
+		 * not a memcore.conf key, because slurmd and every
+		 * slurmstepd must agree on it whatever the partition. */
+		if (!strncmp(av[i], "cache=", 6)) {
+			const char *v = av[i] + 6;
+
+			if (!strcmp(v, "none"))
+				p->cache_path[0] = '\0';
+			else if (*v != '/' && !p->cfg_err[0])
+				snprintf(p->cfg_err, sizeof(p->cfg_err),
+					 "plugstack.conf: cache=%s: expected "
+					 "an absolute path or none", v);
+			else if (*v == '/')
+				snprintf(p->cache_path, sizeof(p->cache_path),
+					 "%s", v);
+			continue;
+		}
 		if (!eq || klen == 0 || klen >= sizeof(key)) {
 			if (!p->cfg_err[0])
 				snprintf(p->cfg_err, sizeof(p->cfg_err),

@@ -12,6 +12,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_opts.h"
 #include "mc_topology.h"
@@ -20,7 +21,8 @@ struct mc_plugin {
 	bool initialized;		/* init ran (plugin listed twice?) */
 	struct mc_config cfg;
 	/* A broken policy file or plugstack argument: "" when fine. Never
-	 * fatal in init (that would drain the node); delivered to GPU steps. */
+	 * fatal in remote init (that would drain the node); delivered to GPU
+	 * steps. Fatal in slurmd's init, at its start (mc_slurmd.c). */
 	char cfg_err[MC_ERR_MAX];
 	struct mc_opts opts;
 	/* An option value that arrived bad in slurmstepd (a newer srun, a
@@ -30,12 +32,16 @@ struct mc_plugin {
 	 * each task it forks see the copy made before the fork). */
 	bool facts_loaded;
 	struct mc_node_facts facts;
+	/* The node-facts cache slurmd writes and slurmstepd reads
+	 * (plugstack cache=PATH, default MC_CACHE_DEFAULT_PATH; "" = off). */
+	char cache_path[PATH_MAX];
 };
 
 /*
  * Parse plugstack.conf arguments: `config=PATH` (default
- * MC_DEFAULT_CONFIG) and any memcore.conf key as `key=value`, which
- * overrides the file. Fills p->cfg and p->cfg_err.
+ * MC_DEFAULT_CONFIG), `cache=PATH|none` (the node-facts cache, default
+ * MC_CACHE_DEFAULT_PATH) and any memcore.conf key as `key=value`, which
+ * overrides the file. Fills p->cfg, p->cache_path and p->cfg_err.
  */
 void mc_plugin_configure(struct mc_plugin *p, int ac, char **av);
 
@@ -52,11 +58,20 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 
 /*
  * The node's facts for this policy (TopologyFile or the live machine),
- * loaded on first use. Returns a pointer into p, or NULL with err set.
+ * loaded on first use: from the node-facts cache when it matches, else
+ * from hwloc with one log line saying why (mc_nodefacts.c). Returns a
+ * pointer into p, or NULL with err set.
  */
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 					    const struct mc_policy *pol,
 					    char *err, size_t errlen);
+/* slurmstepd, init_post_opt: load a GPU step's facts before the tasks
+ * fork, so that they share one load; never fails (mc_nodefacts.c). */
+void mc_stepd_preload_facts(struct mc_plugin *p, spank_t sp);
+/* slurmd start: node facts cache, audit, the start line. -1 only for a
+ * broken policy, which stops slurmd when memcore is `required`
+ * (mc_slurmd.c). */
+int mc_slurmd_init(struct mc_plugin *p);
 
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
 /* The verdict for this task's step, delivered (mc_stepd.c). */

@@ -50,18 +50,7 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 	return allow ? 0 : -1;
 }
 
-const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
-					    const struct mc_policy *pol,
-					    char *err, size_t errlen)
-{
-	if (!p->facts_loaded) {
-		if (mc_topology_load(pol->topology_file, &p->facts, err,
-				     errlen) < 0)
-			return NULL;
-		p->facts_loaded = true;
-	}
-	return &p->facts;
-}
+/* mc_plugin_facts() is in mc_nodefacts.c: the cache, else hwloc. */
 
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 {

@@ -34,6 +34,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_JOB_SCRIPT)
 		return 0;
 	mc_plugin_configure(&plugin, ac, av);
+	if (ctx == S_CTX_SLURMD)
+		return mc_slurmd_init(&plugin);
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
 	    ctx == S_CTX_REMOTE)
 		return mc_plugin_register_options(&plugin, sp);
@@ -59,6 +61,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
+		mc_stepd_preload_facts(&plugin, sp);
 	}
 	return 0;
 }

@@ -1,0 +1,64 @@
+/*
+ * mc_nodefacts.c - the node's facts in slurmstepd: from the cache slurmd
+ * wrote at its start (mc_slurmd.c), else from hwloc.
+ *
+ * slurmstepd loads them once, in init_post_opt, before it forks the tasks,
+ * so that every task of the step inherits one copy and a fallback to
+ * hwloc costs one log line per step, not one per task.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "mc_cache.h"
+#include "mc_plugin.h"
+#include "mc_step.h"
+
+const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
+					    const struct mc_policy *pol,
+					    char *err, size_t errlen)
+{
+	const char *want = mc_cache_source_of(pol->topology_file);
+	char why[MC_ERR_MAX];
+
+	/* A partition line with another TopologyFile needs other facts. */
+	if (p->facts_loaded && !strcmp(p->facts.source, want))
+		return &p->facts;
+	p->facts_loaded = false;
+	if (p->cache_path[0]) {
+		if (mc_cache_read(p->cache_path, want, &p->facts, NULL, why,
+				  sizeof(why)) == 0) {
+			slurm_debug("memcore: node facts from cache %s",
+				    p->cache_path);
+			p->facts_loaded = true;
+			return &p->facts;
+		}
+		slurm_info("memcore: %s; node facts from hwloc (%s) instead",
+			   why, want);
+	}
+	if (mc_topology_load(pol->topology_file, &p->facts, err, errlen) < 0)
+		return NULL;
+	slurm_debug("memcore: node facts from hwloc (%s)", want);
+	p->facts_loaded = true;
+	return &p->facts;
+}
+
+void mc_stepd_preload_facts(struct mc_plugin *p, spank_t sp)
+{
+	struct mc_policy pol;
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	/* Steps memcore leaves alone never pay for the facts. A broken
+	 * policy or step is reported by task_init_privileged. */
+	if (mc_step_read(sp, &s, err, sizeof(err)) < 0 || mc_step_ignored(&s) ||
+	    p->cfg_err[0])
+		return;
+	mc_config_policy(&p->cfg, s.partition, &pol);
+	if (pol.mode == MC_MODE_OFF)
+		return;
+	/* A failure is loaded again, and reported, by the task. */
+	(void)mc_plugin_facts(p, &pol, err, sizeof(err));
+}

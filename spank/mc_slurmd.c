@@ -1,0 +1,146 @@
+/*
+ * mc_slurmd.c - slurmd context: at slurmd start, read the node once (hwloc,
+ * then NVML / ROCm SMI for GPU memory the topology lacks), write the
+ * node-facts cache every slurmstepd reads, audit the node against the
+ * sizing rule and say so in one line of the slurmd log.
+ *
+ * Slurm 22.05 stops slurmd when a `required` plugin's init fails in slurmd
+ * context and only logs the failure of an `optional` one; so a broken
+ * policy returns -1 (the admin asked for memcore on every step, and
+ * without its policy it can only refuse GPU steps), while a node that
+ * breaks the sizing rule, a topology hwloc cannot read or a cache that
+ * cannot be written are logged and slurmd runs on.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_version.h>
+#include <slurm/spank.h>
+
+#include "mc_cache.h"
+#include "mc_facts.h"
+#include "mc_gpumem.h"
+#include "mc_parse.h"
+#include "mc_plugin.h"
+
+/* One line for the GPUs: "4 x 139.8 GiB (cuda)", or each when mixed. */
+static void describe_gpus(const struct mc_node_facts *f,
+			  const struct mc_policy *pol, char *buf, size_t len)
+{
+	enum mc_mem_source src0, src;
+	uint64_t m0 = mc_facts_gpu_memory(f, pol, 0, &src0);
+	bool same = true;
+	char b[32];
+
+	if (!f->n_gpus) {
+		snprintf(buf, len, "no GPUs");
+		return;
+	}
+	for (uint32_t i = 1; i < f->n_gpus; i++)
+		if (mc_facts_gpu_memory(f, pol, i, &src) != m0 || src != src0)
+			same = false;
+	if (same)
+		snprintf(buf, len, "%u GPUs x %s (%s)", f->n_gpus,
+			 m0 ? mc_fmt_bytes(m0, b, sizeof(b)) : "memory unknown",
+			 mc_mem_source_name(src0));
+	else
+		snprintf(buf, len, "%u GPUs of mixed memory", f->n_gpus);
+}
+
+/* "22.05.8": Debian's slurm_version.h has the number, not the string. */
+static void slurm_version(char *buf, size_t len)
+{
+#ifdef SLURM_VERSION_STRING
+	snprintf(buf, len, "%s", SLURM_VERSION_STRING);
+#else
+	snprintf(buf, len, "%d.%02d.%d",
+		 SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		 SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
+		 SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+#endif
+}
+
+int mc_slurmd_init(struct mc_plugin *p)
+{
+	static struct mc_node_facts facts;	/* 50 KiB: not on the stack */
+	struct mc_policy pol;
+	struct mc_audit a;
+	char host[64] = "", slurm[32], err[MC_ERR_MAX], note[MC_ERR_MAX];
+	char gpus[96], ram[32], need[32], gmem[32], cache[MC_ERR_MAX + 64];
+	const char *policy = p->cfg.path[0] ? p->cfg.path : "(none)";
+	const char *audit;
+
+	slurm_version(slurm, sizeof(slurm));
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		snprintf(host, sizeof(host), "this node");
+	if (p->cfg_err[0]) {
+		slurm_error("memcore %s (Slurm %s) on %s: %s; GPU steps "
+			    "cannot be checked until the policy is fixed, so "
+			    "slurmd stops here when memcore is `required` in "
+			    "plugstack.conf", MC_VERSION, slurm, host,
+			    p->cfg_err);
+		return -1;
+	}
+	mc_config_policy(&p->cfg, NULL, &pol);
+	if (mc_topology_load(pol.topology_file, &facts, err, sizeof(err)) < 0) {
+		/* A stale cache must not outlive the topology it came from. */
+		if (p->cache_path[0])
+			unlink(p->cache_path);
+		slurm_error("memcore %s (Slurm %s) on %s: %s; policy %s; no "
+			    "node facts cached, GPU steps load the topology "
+			    "themselves", MC_VERSION, slurm, host, err,
+			    policy);
+		return 0;
+	}
+	/* Only here, never in slurmstepd: NVML may take seconds to start. */
+	mc_gpumem_fill_default(&facts, note, sizeof(note));
+	if (note[0])
+		slurm_info("memcore: GPU memory: %s (GpuMemory= in %s "
+			   "applies)", note, policy);
+
+	if (!p->cache_path[0])
+		snprintf(cache, sizeof(cache), "cache off");
+	else if (mc_cache_write(p->cache_path, &facts, err, sizeof(err)) < 0) {
+		unlink(p->cache_path);
+		snprintf(cache, sizeof(cache), "%s (not written: steps load "
+			 "the topology themselves)", err);
+	} else
+		snprintf(cache, sizeof(cache), "cache %s", p->cache_path);
+
+	mc_facts_audit(&facts, &pol, &a);
+	describe_gpus(&facts, &pol, gpus, sizeof(gpus));
+	mc_fmt_bytes(facts.host_ram_bytes, ram, sizeof(ram));
+	if (!facts.n_gpus)
+		audit = "no GPUs";
+	else if (!a.gpu_memory_known)
+		audit = a.cores_rule_ok ? "RAM rule unknown (GPU memory "
+			"unknown: set GpuMemory=), cores ok"
+			: "RAM rule unknown (GPU memory unknown: set "
+			  "GpuMemory=), cores FAIL";
+	else if (a.ram_rule_ok && a.cores_rule_ok)
+		audit = "ok";
+	else
+		audit = "FAILS the sizing rule";
+	slurm_info("memcore %s (Slurm %s) on %s: topology %s; policy %s; "
+		   "%s host RAM, %u cores, %u NUMA nodes, %s; audit at "
+		   "%u workers: %s; %s", MC_VERSION, slurm, host,
+		   facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
+		   a.workers, audit, cache);
+	if (facts.n_gpus && a.gpu_memory_known && !a.ram_rule_ok) {
+		mc_fmt_bytes(a.ram_needed_bytes, need, sizeof(need));
+		mc_fmt_bytes(a.gpu_memory_total_bytes, gmem, sizeof(gmem));
+		slurm_info("memcore: warning: %s breaks the RAM sizing rule: "
+			   "%s host RAM, %s needed = %s of GPU memory x %.2f "
+			   "(HostRamPerGpuRam); GPU steps will be refused "
+			   "RAM they cannot get", host, ram, need, gmem,
+			   pol.host_ram_per_gpu_ram);
+	}
+	if (facts.n_gpus && !a.cores_rule_ok)
+		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
+			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
+			   "%u reserved", host, facts.cores, a.cores_needed,
+			   facts.n_gpus, a.workers, pol.reserved_cores);
+	return 0;
+}
