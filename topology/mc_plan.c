@@ -139,10 +139,10 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 "use (%s): it keeps them, and GPU %u's host memory "
 			 "traffic crosses NUMA nodes. To get cores next to "
 			 "the GPU: srun --cpus-per-gpu=%u "
-			 "--gres-flags=enforce-binding (cores on the GPU's "
-			 "socket; needs Cores= in gres.conf), or "
-			 "--cpu-bind=none when Slurm's binding put the task "
-			 "on other cores of its allocation",
+			 "--gres-flags=enforce-binding (allocates cores on "
+			 "the GPU's socket; needs Cores= in gres.conf), or "
+			 "--gpu-bind=closest (gives each task the GPU next "
+			 "to its cores)",
 			 g->index, g->numa_os_index, numa_list,
 			 allowed_list[0] ? allowed_list : "none", g->index,
 			 cpg);

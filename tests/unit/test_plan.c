@@ -1,0 +1,304 @@
+/*
+ * test_plan.c - the binding plan (mc_plan.h) on real GPU servers' hwloc
+ * XML dumps (tests/data, see ATTRIBUTION.md) and on the hand-written
+ * 2-NUMA test machine: each GPU gets w+1 whole cores of its own NUMA node,
+ * lowest first in Slurm index order, never shared, never outside the
+ * allowed CPUs; a GPU without any gets a warning that says how to fix it.
+ * NUMA CPU lists cross-checked with `memcore audit --json`.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mc_plan.h"
+#include "mc_topology.h"
+
+static struct mc_node_facts facts;	/* large: off the stack */
+static struct mc_plan plan;
+
+static void load(const char *file)
+{
+	char path[PATH_MAX], err[512];
+	const char *top = getenv("MC_TOP");
+
+	snprintf(path, sizeof(path), "%s/tests/data/%s", top ? top : ".",
+		 file);
+	if (mc_topology_load(path, &facts, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
+/* Plan the node's first n GPUs (or the given list) inside `allowed`
+ * ("": every CPU). */
+static void plan_for(unsigned workers, const char *allowed,
+		     const unsigned *list, size_t n)
+{
+	unsigned idx[MC_MAX_GPUS];
+	hwloc_bitmap_t set = NULL;
+	char err[512] = "";
+
+	for (size_t i = 0; i < n; i++)
+		idx[i] = list ? list[i] : (unsigned)i;
+	if (allowed[0]) {
+		set = hwloc_bitmap_alloc();
+		assert_int_equal(mc_plan_parse_cpulist(allowed, set), 0);
+	}
+	if (mc_plan_compute(&facts, workers, set, idx, n, &plan, err,
+			    sizeof(err)) < 0)
+		fail_msg("mc_plan_compute: %s", err);
+	hwloc_bitmap_free(set);
+	assert_int_equal(plan.n, n);
+}
+
+static const struct mc_plan_gpu *gpu(unsigned index)
+{
+	for (size_t i = 0; i < plan.n; i++)
+		if (plan.gpu[i].index == index)
+			return &plan.gpu[i];
+	fail_msg("GPU %u not in the plan", index);
+	return NULL;
+}
+
+static const char *cpus(unsigned index)
+{
+	static char buf[MC_CPULIST_MAX];
+
+	return mc_plan_cpulist(gpu(index)->cpus, buf, sizeof(buf));
+}
+
+/* Every GPU's CPUs lie in its own NUMA node and no two GPUs share a core
+ * (sharing a PU would be the same core; siblings go together). */
+static void assert_numa_local_disjoint(void)
+{
+	hwloc_bitmap_t numa = hwloc_bitmap_alloc();
+
+	for (size_t i = 0; i < plan.n; i++) {
+		const struct mc_plan_gpu *g = &plan.gpu[i];
+		const struct mc_numa *m = NULL;
+
+		for (uint32_t k = 0; k < facts.n_numa; k++)
+			if ((int)facts.numa[k].os_index == g->numa_os_index)
+				m = &facts.numa[k];
+		assert_non_null(m);
+		assert_int_equal(mc_plan_parse_cpulist(m->cpus, numa), 0);
+		assert_true(hwloc_bitmap_isincluded(g->cpus, numa));
+		for (size_t j = 0; j < i; j++) {
+			int pu;
+
+			assert_false(hwloc_bitmap_intersects(g->cpus,
+						plan.gpu[j].cpus));
+			/* no sibling of one GPU's PU in another's set */
+			hwloc_bitmap_foreach_begin(pu, g->cpus) {
+				int q;
+
+				hwloc_bitmap_foreach_begin(q, plan.gpu[j].cpus) {
+					assert_int_not_equal(
+						facts.pu_core[pu],
+						facts.pu_core[q]);
+				} hwloc_bitmap_foreach_end();
+			} hwloc_bitmap_foreach_end();
+		}
+	}
+	hwloc_bitmap_free(numa);
+}
+
+static int teardown(void **state)
+{
+	mc_plan_free(&plan);
+	return 0;
+}
+
+/* Lenovo SD665-N V3, 2 x EPYC 9555 NPS4, 4 x H200: GPU 0 on NUMA 1, GPU 3
+ * on NUMA 7; 2 threads per core, so 3 cores are 6 CPUs. */
+static void test_lenovo_h200(void **state)
+{
+	load("lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml");
+	plan_for(2, "", NULL, 4);
+	assert_int_equal(gpu(0)->numa_os_index, 1);
+	assert_int_equal(gpu(3)->numa_os_index, 7);
+	assert_string_equal(cpus(0), "16-18,144-146");
+	assert_string_equal(cpus(1), "32-34,160-162");
+	assert_string_equal(cpus(2), "96-98,224-226");
+	assert_string_equal(cpus(3), "112-114,240-242");
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(gpu(i)->cores, 3);
+		assert_int_equal(gpu(i)->cores_wanted, 3);
+		assert_string_equal(gpu(i)->warning, "");
+	}
+	assert_numa_local_disjoint();
+}
+
+/* Every task computes the plan on its own: the order it lists the GPUs in
+ * must not change who gets which cores. */
+static void test_order_independent(void **state)
+{
+	static const unsigned rev[] = { 3, 1, 2, 0 };
+
+	load("lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml");
+	plan_for(2, "", rev, 4);
+	assert_int_equal(plan.gpu[0].index, 3);
+	assert_string_equal(cpus(0), "16-18,144-146");
+	assert_string_equal(cpus(3), "112-114,240-242");
+	mc_plan_free(&plan);
+	/* A step holding GPUs 1 and 3 only: the same NUMA-local cores. */
+	plan_for(2, "", (const unsigned[]){ 3, 1 }, 2);
+	assert_string_equal(cpus(1), "32-34,160-162");
+	assert_string_equal(cpus(3), "112-114,240-242");
+}
+
+/* AWS g4dn.metal: 4 T4s per NUMA node share it, one after the other. */
+static void test_g4dn(void **state)
+{
+	load("aws-g4dn-metal-2xxeon8259cl-8xt4.xml");
+	plan_for(2, "", NULL, 8);
+	assert_string_equal(cpus(0), "0-2,48-50");
+	assert_string_equal(cpus(1), "3-5,51-53");
+	assert_string_equal(cpus(3), "9-11,57-59");
+	assert_string_equal(cpus(4), "24-26,72-74");
+	assert_string_equal(cpus(7), "33-35,81-83");
+	assert_numa_local_disjoint();
+	mc_plan_free(&plan);
+	/* w=5: 6 cores each, 4 GPUs x 6 = all 24 cores of a socket. */
+	plan_for(5, "", NULL, 8);
+	assert_string_equal(cpus(3), "18-23,66-71");
+	assert_string_equal(cpus(7), "42-47,90-95");
+	assert_numa_local_disjoint();
+}
+
+/* Tioga (HPE EX235a, 4 x MI250X = 8 GCDs): two GCDs per NUMA node, GPU
+ * order unlike NUMA order (GPU 0 and 1 on NUMA 3, GPU 4 on NUMA 0). */
+static void test_tioga(void **state)
+{
+	load("hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml");
+	plan_for(2, "", NULL, 8);
+	assert_int_equal(gpu(0)->numa_os_index, 3);
+	assert_int_equal(gpu(1)->numa_os_index, 3);
+	assert_string_equal(cpus(0), "48-50,112-114");
+	assert_string_equal(cpus(1), "51-53,115-117");
+	assert_string_equal(cpus(4), "0-2,64-66");
+	assert_string_equal(cpus(5), "3-5,67-69");
+	assert_numa_local_disjoint();
+}
+
+/* The test machine's topology: one core per NUMA node. */
+static void test_local_2numa(void **state)
+{
+	load("local-2numa-2gpu.xml");
+	plan_for(0, "", NULL, 2);
+	assert_string_equal(cpus(0), "0");
+	assert_string_equal(cpus(1), "1");
+	assert_numa_local_disjoint();
+	mc_plan_free(&plan);
+	/* w=1 wants 2 cores, each node has 1: what is there, no warning. */
+	plan_for(1, "0-1", NULL, 2);
+	assert_string_equal(cpus(0), "0");
+	assert_int_equal(gpu(0)->cores, 1);
+	assert_int_equal(gpu(0)->cores_wanted, 2);
+	assert_string_equal(gpu(0)->warning, "");
+}
+
+/* An allowed set without NUMA node 1: GPU 1 gets nothing, and a warning
+ * naming the GPU, its node and the srun options. */
+static void test_warning_outside_allowed(void **state)
+{
+	const struct mc_plan_gpu *g;
+
+	load("local-2numa-2gpu.xml");
+	plan_for(0, "0", NULL, 2);
+	assert_string_equal(cpus(0), "0");
+	g = gpu(1);
+	assert_string_equal(cpus(1), "");
+	assert_int_equal(g->cores, 0);
+	assert_non_null(strstr(g->warning, "memcore: GPU 1 is on NUMA node 1"));
+	assert_non_null(strstr(g->warning, "(CPUs 1)"));
+	assert_non_null(strstr(g->warning, "may use (0)"));
+	assert_non_null(strstr(g->warning,
+			"srun --cpus-per-gpu=1 --gres-flags=enforce-binding"));
+	assert_non_null(strstr(g->warning, "--gpu-bind=closest"));
+	assert_string_equal(gpu(0)->warning, "");
+	mc_plan_free(&plan);
+
+	/* The Lenovo node without NUMA 1's CPUs: GPU 0 warned, 2 CPUs a
+	 * core in the hint (--cpus-per-gpu counts CPUs). */
+	load("lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml");
+	plan_for(2, "0-15,32-143,160-255", NULL, 4);
+	assert_string_equal(cpus(0), "");
+	assert_non_null(strstr(gpu(0)->warning, "GPU 0 is on NUMA node 1"));
+	assert_non_null(strstr(gpu(0)->warning, "--cpus-per-gpu=6"));
+	assert_string_equal(cpus(3), "112-114,240-242");
+	assert_string_equal(gpu(3)->warning, "");
+}
+
+/* Only one hyperthread of a core allowed: the core counts, only that
+ * PU is given. */
+static void test_partial_core(void **state)
+{
+	load("aws-g4dn-metal-2xxeon8259cl-8xt4.xml");
+	plan_for(2, "48,1-2", NULL, 1);
+	assert_string_equal(cpus(0), "1-2,48");
+	assert_int_equal(gpu(0)->cores, 3);
+}
+
+/* Every allowed core of the node already taken by lower GPUs. */
+static void test_warning_all_taken(void **state)
+{
+	load("nvidia-dgx2h-16xv100-trimmed.xml");
+	plan_for(0, "", NULL, 3);
+	assert_string_equal(cpus(0), "0");
+	assert_string_equal(cpus(1), "1");
+	assert_string_equal(cpus(2), "");
+	assert_non_null(strstr(gpu(2)->warning, "went to GPUs 0, 1"));
+	assert_non_null(strstr(gpu(2)->warning, "--cpus-per-gpu=1"));
+}
+
+static void test_errors(void **state)
+{
+	char err[256];
+	unsigned bad[] = { 9 }, twice[] = { 1, 1 };
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+	load("local-2numa-2gpu.xml");
+	assert_int_equal(mc_plan_compute(&facts, 0, NULL, bad, 1, &plan, err,
+					 sizeof(err)), -1);
+	assert_string_equal(err, "GPU 9 is not on this node (2 GPUs)");
+	assert_int_equal(plan.n, 0);
+	assert_int_equal(mc_plan_compute(&facts, 0, NULL, twice, 2, &plan,
+					 err, sizeof(err)), -1);
+	assert_string_equal(err, "GPU 1 listed twice");
+	assert_int_equal(mc_plan_parse_cpulist("0-", set), -1);
+	assert_int_equal(mc_plan_parse_cpulist("", set), -1);
+	assert_int_equal(mc_plan_parse_cpulist("3-1", set), -1);
+	assert_int_equal(mc_plan_parse_cpulist("0,x", set), -1);
+	assert_int_equal(mc_plan_parse_cpulist("8,0-3", set), 0);
+	{
+		char buf[32];
+
+		assert_string_equal(mc_plan_cpulist(set, buf, sizeof(buf)),
+				    "0-3,8");
+	}
+	hwloc_bitmap_free(set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_lenovo_h200, teardown),
+		cmocka_unit_test_teardown(test_order_independent, teardown),
+		cmocka_unit_test_teardown(test_g4dn, teardown),
+		cmocka_unit_test_teardown(test_tioga, teardown),
+		cmocka_unit_test_teardown(test_local_2numa, teardown),
+		cmocka_unit_test_teardown(test_warning_outside_allowed,
+					  teardown),
+		cmocka_unit_test_teardown(test_partial_core, teardown),
+		cmocka_unit_test_teardown(test_warning_all_taken, teardown),
+		cmocka_unit_test_teardown(test_errors, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
