@@ -27,7 +27,14 @@ static void check_usage(FILE *out)
 "                            (default: the policy's DataloaderWorkers)\n"
 "  --mem SIZE                memory of the step on the node, as --mem takes it\n"
 "                            (MiB without suffix; K/M/G/T; default: the node)\n"
+"  --mem-per-gpu SIZE        memory per GPU, as Slurm's --mem-per-gpu (instead\n"
+"                            of --mem)\n"
+"  --mem-per-cpu SIZE        memory per CPU, as Slurm's --mem-per-cpu (instead\n"
+"                            of --mem; CPUs rounded up to whole cores)\n"
 "  --cores N                 cores of the step on the node (default: the node)\n"
+"  --cpus N                  CPUs of the step on the node, as Slurm counts them\n"
+"                            (threads; instead of --cores: N / threads per\n"
+"                            core of the node, rounded up)\n"
 "  --job-cores N             cores of the whole job on the node, when the\n"
 "                            step got fewer than the job holds\n"
 "  --nodes N                 nodes of the step (DeepSpeed offload; default 1)\n"
@@ -40,7 +47,9 @@ static void check_usage(FILE *out)
 "  --config FILE             policy file (default %s if present)\n"
 "  --topology FILE.xml       the node's hwloc XML (default: TopologyFile,\n"
 "                            else this machine)\n"
-"  --json                    one JSON object on stdout\n"
+"  --json                    one JSON object on stdout (with the policy's\n"
+"                            mode, allow_user_warn, and node_source: policy,\n"
+"                            topology-file or live)\n"
 "  -h, --help                this text\n", MC_DEFAULT_CONFIG);
 }
 
@@ -48,13 +57,17 @@ enum {
 	OPT_GPUS = 256, OPT_WORKERS, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
 	OPT_NODES, OPT_GPU_MEMORY, OPT_PARAMS, OPT_STAGE, OPT_OFFLOAD,
 	OPT_PARTITION, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON,
+	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS,
 };
 
 static const struct option check_options[] = {
 	{ "gpus", required_argument, NULL, OPT_GPUS },
 	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
 	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
+	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
 	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "job-cores", required_argument, NULL, OPT_JOB_CORES },
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
@@ -72,10 +85,13 @@ static const struct option check_options[] = {
 /* What the command line said; *_set tell given from default. */
 struct check_args {
 	struct mc_cli_common common;
-	uint32_t gpus, workers, cores, job_cores, nodes, stage;
+	uint32_t gpus, workers, cores, cpus, job_cores, nodes, stage;
 	uint64_t mem_bytes, gpu_memory_bytes, params;
 	int offload;
-	bool gpus_set, workers_set, mem_set, cores_set, gpu_memory_set;
+	bool gpus_set, workers_set, mem_set, cores_set, cpus_set,
+	     gpu_memory_set;
+	/* which memory option: OPT_MEM, OPT_MEM_PER_GPU, OPT_MEM_PER_CPU */
+	int mem_opt;
 	const char *mem_arg;
 };
 
@@ -97,10 +113,23 @@ static int parse_value(int opt, const char *name, const char *v,
 		a->workers_set = true;
 		break;
 	case OPT_MEM:
+	case OPT_MEM_PER_GPU:
+	case OPT_MEM_PER_CPU:
+		if (a->mem_set && a->mem_opt != opt) {
+			snprintf(err, sizeof(err), "only one of --mem, "
+				 "--mem-per-gpu and --mem-per-cpu");
+			rc = -1;
+			break;
+		}
 		rc = mc_parse_size(v, 1ULL << 20, &a->mem_bytes, err,
 				   sizeof(err));
 		a->mem_set = true;
+		a->mem_opt = opt;
 		a->mem_arg = v;
+		break;
+	case OPT_CPUS:
+		rc = mc_parse_count(v, 1u << 20, &a->cpus, err, sizeof(err));
+		a->cpus_set = true;
 		break;
 	case OPT_CORES:
 		rc = mc_parse_count(v, 1u << 20, &a->cores, err, sizeof(err));
@@ -149,7 +178,14 @@ static bool same_values(const struct check_args *x,
 	       x->params == y->params && x->offload == y->offload;
 }
 
-static void print_json(const struct mc_verdict *v,
+/* a * b, saturated at UINT64_MAX. */
+static uint64_t mc_mul_sat(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static void print_json(const struct mc_policy *p, const char *node_source,
+		       uint32_t node_gpus, const struct mc_verdict *v,
 		       const struct mc_explanation *e)
 {
 	json_t *o = json_object(), *lines = json_array();
@@ -183,6 +219,7 @@ static void print_json(const struct mc_verdict *v,
 	json_object_set_new(o, "node_cores_needed",
 			    json_integer(v->node_cores_needed));
 	json_object_set_new(o, "node_cores", json_integer(v->node_cores));
+	json_object_set_new(o, "node_gpus", json_integer(node_gpus));
 	json_object_set_new(o, "max_dataloader_workers",
 			    v->max_dataloader_workers < 0 ? json_null()
 			    : json_integer(v->max_dataloader_workers));
@@ -194,6 +231,10 @@ static void print_json(const struct mc_verdict *v,
 			    v->fix_cpus_per_gpu ? json_integer(
 						v->fix_cpus_per_gpu)
 						: json_null());
+	json_object_set_new(o, "mode", json_string(mc_mode_words[p->mode]));
+	json_object_set_new(o, "allow_user_warn",
+			    json_boolean(p->allow_user_warn));
+	json_object_set_new(o, "node_source", json_string(node_source));
 	json_object_set_new(o, "explanation", lines);
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
@@ -212,6 +253,8 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_verdict v;
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], mem_source[96];
+	const char *node_source = "policy";
+	uint32_t node_gpus;
 	int opt, idx;
 	unsigned seen = 0;
 
@@ -264,6 +307,9 @@ int mc_cmd_check(int argc, char **argv)
 					  argv[optind]);
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
+	if (a.cores_set && a.cpus_set)
+		return mc_cli_usage_error("check: --cores and --cpus exclude "
+					  "each other");
 
 	if (mc_cli_policy(&a.common, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
@@ -274,8 +320,11 @@ int mc_cmd_check(int argc, char **argv)
 	    !p.node_cores) {
 		if (mc_cli_facts(&a.common, &p, &facts) < 0)
 			return MC_EXIT_USAGE;
+		node_source = a.common.topology || p.topology_file[0]
+			      ? "topology-file" : "live";
 	}
 	mc_facts_node(&facts, &p, &node);
+	node_gpus = node.gpus;	/* as the node (or policy) says, for JSON */
 	if (node.gpus < a.gpus)	/* the step's GPUs are on the node */
 		node.gpus = a.gpus;
 
@@ -296,13 +345,32 @@ int mc_cmd_check(int argc, char **argv)
 	if (mc_request_check(&req, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 
-	alloc.mem_bytes = a.mem_set && a.mem_bytes ? a.mem_bytes
-						   : node.ram_bytes;
+	/* CPUs as Slurm counts them (threads) become whole cores. */
+	if (a.cpus_set) {
+		uint32_t tpc = node.threads_per_core ? node.threads_per_core
+						     : 1;
+
+		a.cores = (a.cpus + tpc - 1) / tpc;
+		a.cores_set = true;
+	}
 	alloc.cores = a.cores_set ? a.cores : node.cores;
 	alloc.job_cores = a.job_cores;
+	if (a.mem_set && a.mem_opt == OPT_MEM_PER_GPU) {
+		a.mem_bytes = mc_mul_sat(a.mem_bytes, a.gpus);
+	} else if (a.mem_set && a.mem_opt == OPT_MEM_PER_CPU) {
+		uint32_t tpc = node.threads_per_core ? node.threads_per_core
+						     : 1;
+
+		a.mem_bytes = mc_mul_sat(a.mem_bytes,
+					 (uint64_t)alloc.cores * tpc);
+	}
+	alloc.mem_bytes = a.mem_set && a.mem_bytes ? a.mem_bytes
+						   : node.ram_bytes;
 	if (a.mem_set) {
-		snprintf(mem_source, sizeof(mem_source), "--mem=%s",
-			 a.mem_arg);
+		snprintf(mem_source, sizeof(mem_source), "--%s=%s",
+			 a.mem_opt == OPT_MEM_PER_GPU ? "mem-per-gpu"
+			 : a.mem_opt == OPT_MEM_PER_CPU ? "mem-per-cpu"
+			 : "mem", a.mem_arg);
 		alloc.mem_source = mem_source;
 	} else {
 		alloc.mem_source = "the whole node";
@@ -311,7 +379,7 @@ int mc_cmd_check(int argc, char **argv)
 	mc_verdict_compute(&p, &req, &node, &alloc, &v);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
 	if (a.common.json) {
-		print_json(&v, &e);
+		print_json(&p, node_source, node_gpus, &v, &e);
 	} else {
 		for (size_t i = 0; i < e.n; i++)
 			puts(e.line[i]);
