@@ -66,8 +66,13 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 		snprintf(err, len, "SLURM_GPUS_ON_NODE=%s: %s", buf, why);
 		return -1;
 	}
-	if (get_env(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
-	    get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf))) {
+	/* The index list Slurm itself sets for this kind of step: a batch
+	 * step has SLURM_JOB_GPUS only, so a SLURM_STEP_GPUS there came from
+	 * the user's environment (sbatch --export=ALL) and is not read. */
+	if (s->step_id == SLURM_BATCH_SCRIPT
+	    ? get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf))
+	    : (get_env(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
+	       get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)))) {
 		s->n_gpu_idx = mc_list_parse(buf, s->gpu_idx, MC_MAX_GPUS);
 		if (s->n_gpu_idx < 0) {
 			snprintf(err, len, "GPU index list '%s' from Slurm is "

@@ -1,0 +1,288 @@
+/*
+ * test_step.c - what mc_step_read makes of the job environment and SPANK
+ * items that slurmstepd hands a plugin, including the malformed ones a user
+ * cannot produce through a real srun (Slurm sets or clears these variables
+ * itself): SLURM_GPUS_ON_NODE=abc, a GPU count that disagrees with the
+ * index list, an empty S_STEP_ALLOC_CORES.
+ *
+ * The seam: spank/mc_step.c is compiled into this test, and spank_getenv and
+ * spank_get_item below answer from a table instead of slurmstepd.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../spank/mc_step.c"
+
+/* The fake step: environment and items. */
+static struct {
+	const char *env[16][2];
+	uint32_t job_id, step_id, nnodes;
+	int task_id;
+	uint64_t step_mem, job_mem;
+	const char *step_cores, *job_cores;
+} fake;
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	for (int i = 0; i < 16 && fake.env[i][0]; i++) {
+		if (strcmp(fake.env[i][0], var))
+			continue;
+		if ((int)strlen(fake.env[i][1]) >= len)
+			return ESPANK_NOSPACE;
+		strcpy(buf, fake.env[i][1]);
+		return ESPANK_SUCCESS;
+	}
+	return ESPANK_ENV_NOEXIST;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	va_list ap;
+	spank_err_t rc = ESPANK_SUCCESS;
+
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_ID:
+		*va_arg(ap, uint32_t *) = fake.job_id;
+		break;
+	case S_JOB_STEPID:
+		*va_arg(ap, uint32_t *) = fake.step_id;
+		break;
+	case S_JOB_NNODES:
+		*va_arg(ap, uint32_t *) = fake.nnodes;
+		break;
+	case S_TASK_ID:
+		*va_arg(ap, int *) = fake.task_id;
+		break;
+	case S_STEP_ALLOC_MEM:
+		*va_arg(ap, uint64_t *) = fake.step_mem;
+		break;
+	case S_JOB_ALLOC_MEM:
+		*va_arg(ap, uint64_t *) = fake.job_mem;
+		break;
+	case S_STEP_ALLOC_CORES:
+		*va_arg(ap, const char **) = fake.step_cores;
+		rc = fake.step_cores ? ESPANK_SUCCESS : ESPANK_NOT_AVAIL;
+		break;
+	case S_JOB_ALLOC_CORES:
+		*va_arg(ap, const char **) = fake.job_cores;
+		rc = fake.job_cores ? ESPANK_SUCCESS : ESPANK_NOT_AVAIL;
+		break;
+	default:
+		rc = ESPANK_BAD_ARG;
+	}
+	va_end(ap);
+	return rc;
+}
+
+/* A plain srun step of 2 GPUs, 2 GiB, 4 cores. */
+static int setup(void **state)
+{
+	memset(&fake, 0, sizeof(fake));
+	fake.job_id = 42;
+	fake.nnodes = 1;
+	fake.step_mem = 2048;
+	fake.job_mem = 2048;
+	fake.step_cores = "0-3";
+	fake.job_cores = "0-3";
+	fake.env[0][0] = "SLURMD_NODENAME";
+	fake.env[0][1] = "mc-node1";
+	fake.env[1][0] = "SLURM_GPUS_ON_NODE";
+	fake.env[1][1] = "2";
+	fake.env[2][0] = "SLURM_STEP_GPUS";
+	fake.env[2][1] = "0,1";
+	return 0;
+}
+
+static void setenv_fake(const char *name, const char *value)
+{
+	int i;
+
+	for (i = 0; i < 15 && fake.env[i][0]; i++)
+		if (!strcmp(fake.env[i][0], name))
+			break;
+	fake.env[i][0] = name;
+	fake.env[i][1] = value;
+}
+
+static int read_step(struct mc_step *s, char *err)
+{
+	err[0] = '\0';
+	return mc_step_read(NULL, s, err, MC_ERR_MAX);
+}
+
+static void test_plain(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 2);
+	assert_int_equal(s.n_gpu_idx, 2);
+	assert_int_equal(s.cores, 4);
+	assert_int_equal(s.mem_mb, 2048);
+	assert_string_equal(s.step_name, "42.0");
+	assert_string_equal(s.host, "mc-node1");
+	assert_false(mc_step_ignored(&s));
+}
+
+static void test_gpus_not_a_number(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	setenv_fake("SLURM_GPUS_ON_NODE", "abc");
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "SLURM_GPUS_ON_NODE=abc: "));
+	setenv_fake("SLURM_GPUS_ON_NODE", "-1");
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "SLURM_GPUS_ON_NODE=-1: "));
+	setenv_fake("SLURM_GPUS_ON_NODE", "99999999999999999999");
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "out of range"));
+}
+
+static void test_bad_index_list(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	setenv_fake("SLURM_STEP_GPUS", "junk");
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "GPU index list 'junk' from Slurm"));
+	setenv_fake("SLURM_STEP_GPUS", "3-1");
+	assert_int_equal(read_step(&s, err), -1);
+	/* More indices than any node has GPUs. */
+	setenv_fake("SLURM_STEP_GPUS", "0-999");
+	assert_int_equal(read_step(&s, err), -1);
+}
+
+/* The count and the list disagree: both are kept, and mc_stepd refuses
+ * the step (setup_error) rather than guess. */
+static void test_count_disagrees(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	setenv_fake("SLURM_STEP_GPUS", "0");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 2);
+	assert_int_equal(s.n_gpu_idx, 1);
+}
+
+/* A batch step: only SLURM_JOB_GPUS is Slurm's; a SLURM_STEP_GPUS there
+ * was exported by the user at sbatch time and must not count. */
+static void test_batch_ignores_step_gpus(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	fake.step_id = SLURM_BATCH_SCRIPT;
+	setenv_fake("SLURM_GPUS_ON_NODE", "8");
+	setenv_fake("SLURM_STEP_GPUS", "0");
+	setenv_fake("SLURM_JOB_GPUS", "0-7");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.step_name, "42.batch");
+	assert_int_equal(s.gpus, 8);
+	assert_int_equal(s.n_gpu_idx, 8);
+}
+
+/* Only the list: the count comes from it. No GPUs at all: ignored. */
+static void test_count_from_list_and_none(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	setenv_fake("SLURM_GPUS_ON_NODE", "");
+	setenv_fake("SLURM_STEP_GPUS", "4-6");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 3);
+	assert_int_equal(s.gpu_idx[0], 4);
+	setenv_fake("SLURM_STEP_GPUS", "");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 0);
+	assert_true(mc_step_ignored(&s));
+	fake.step_id = SLURM_EXTERN_CONT;
+	setenv_fake("SLURM_GPUS_ON_NODE", "2");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_true(mc_step_ignored(&s));
+}
+
+/* Cores: an empty or malformed list is "unknown" (-1), never a crash or a
+ * count of 0 that would refuse every step; the caller then uses the node. */
+static void test_cores(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	fake.step_cores = "";
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.cores, -1);
+	fake.step_cores = "0-11,24-35";
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.cores, 24);
+	fake.step_cores = "0-,x";
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.cores, -1);
+	fake.step_cores = NULL;
+	fake.job_cores = NULL;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.cores, -1);
+	assert_int_equal(s.job_cores, -1);
+}
+
+/* Memory: the step's, else the job's; the source in the user's terms. */
+static void test_memory(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	fake.step_mem = 0;
+	fake.job_mem = 4096;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.mem_mb, 4096);
+	assert_string_equal(s.mem_source, "--mem=4G");
+	setenv_fake("SLURM_MEM_PER_GPU", "1024");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.mem_source, "--mem-per-gpu=1024M");
+	fake.job_mem = 0;
+	setenv_fake("SLURM_MEM_PER_GPU", "");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.mem_source, "no memory limit: the whole node");
+}
+
+/* Values longer than the buffers are taken as absent, never overrun. */
+static void test_long_values(void **state)
+{
+	static char longv[4096];
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	memset(longv, '1', sizeof(longv) - 1);
+	setenv_fake("SLURM_GPUS_ON_NODE", longv);
+	setenv_fake("SLURM_JOB_PARTITION", longv);
+	setenv_fake("SLURMD_NODENAME", longv);
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 2);	/* from the list */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_plain, setup),
+		cmocka_unit_test_setup(test_gpus_not_a_number, setup),
+		cmocka_unit_test_setup(test_bad_index_list, setup),
+		cmocka_unit_test_setup(test_count_disagrees, setup),
+		cmocka_unit_test_setup(test_batch_ignores_step_gpus, setup),
+		cmocka_unit_test_setup(test_count_from_list_and_none, setup),
+		cmocka_unit_test_setup(test_cores, setup),
+		cmocka_unit_test_setup(test_memory, setup),
+		cmocka_unit_test_setup(test_long_values, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
