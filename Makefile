@@ -4,6 +4,7 @@
 #   make check      installs the Debian packages it needs (root), then unit
 #                   tests and integration tests on a real local Slurm
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
+#   make bench      memcore's cost per step launch, written to BENCHMARKS.md
 #   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
 #   make clean
 
@@ -52,7 +53,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 PLUGIN := $(B)/memcore.so
 CLI    := $(B)/memcore
 
-.PHONY: all check unit integration demo install uninstall clean deps
+.PHONY: all check unit integration demo install uninstall clean deps bench
 
 all: $(PLUGIN) $(CLI)
 
@@ -94,6 +95,15 @@ check: deps
 demo: deps
 	$(MAKE) all
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/demo.sh
+
+# What memcore costs per step launch (BENCHMARKS.md, name=value lines);
+# several minutes, a test cluster of its own; never part of check.
+$(B)/bench/bench_load: tests/bench/bench_load.c $(B)/libmemcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libmemcore.a $(PKG_LIBS)
+
+bench: all $(B)/bench/bench_load
+	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/bench/run.sh
 
 # Debian 12 packages for building and testing (root; no-op when present).
 deps:

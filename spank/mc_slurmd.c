@@ -105,7 +105,8 @@ int mc_slurmd_init(struct mc_plugin *p)
 	else if (mc_cache_write(p->cache_path, &facts, err, sizeof(err)) < 0) {
 		unlink(p->cache_path);
 		snprintf(cache, sizeof(cache), "%s (not written: steps load "
-			 "the topology themselves)", err);
+			 "the topology themselves; name a file in slurmd's "
+			 "SlurmdSpoolDir with cache= in plugstack.conf)", err);
 	} else
 		snprintf(cache, sizeof(cache), "cache %s", p->cache_path);
 

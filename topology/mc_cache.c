@@ -38,11 +38,24 @@ static void cache_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * FNV-1a over 64-bit words (then the tail bytes): 8 times fewer rounds
+ * than the byte-wise hash, which alone took 50 us for the 54 KB of facts,
+ * half the budget of a cache read.
+ */
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++) {
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, sizeof(w));
+		h ^= w;
+		h *= FNV_PRIME;
+	}
+	for (; i < len; i++) {
 		h ^= p[i];
 		h *= FNV_PRIME;
 	}

@@ -10,7 +10,8 @@
  * (native byte order). The file never leaves its node and is rewritten at
  * every slurmd start, so a portable encoding would buy nothing; instead the
  * header says which memcore, which format, which struct size, which host
- * and which topology source wrote it, and a 64-bit FNV-1a checksum covers
+ * and which topology source wrote it, and a 64-bit FNV-1a checksum (over
+ * 64-bit words) covers
  * header and facts. A reader refuses any file that does not match it in
  * every one of those, so a foreign, stale, truncated or corrupt file can
  * only ever cost a fallback to hwloc, never wrong facts.
