@@ -3,6 +3,7 @@
 #   make            build memcore.so and the memcore command
 #   make check      installs the Debian packages it needs (root), then unit
 #                   tests and integration tests on a real local Slurm
+#   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/hardening.mk)
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make bench      memcore's cost per step launch, written to BENCHMARKS.md
 #   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
@@ -90,7 +91,7 @@ integration: all
 # check and demo do all set-up on a fresh Debian 12 machine (as root): the
 # packages first, then a new make that sees their pkg-config files.
 check: deps
-	$(MAKE) unit integration
+	$(MAKE) unit sanitize valgrind integration
 
 demo: deps
 	$(MAKE) all
@@ -132,5 +133,7 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+include tests/hardening.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

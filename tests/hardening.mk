@@ -1,0 +1,88 @@
+# tests/hardening.mk - sanitizers, valgrind and fuzzing (issue 4); included
+# from the Makefile.
+#
+#   make sanitize   the unit tests and the fuzz corpora (tests/fuzz/corpus/,
+#                   seeds and every crash input ever found) built again into
+#                   $(B)/asan/ with gcc -fsanitize=address,undefined, run
+#                   with halt_on_error                     (part of check)
+#   make valgrind   memcore check and memcore audit under valgrind memcheck
+#                   (--error-exitcode=99: exit 1 is memcore's "refused")
+#                   on every topology in tests/data/, zero errors (check)
+#   make fuzz       each libFuzzer target (clang) for FUZZ_SECONDS (60)
+#                   from its seed corpus; fails on any crash. Not part of
+#                   check: a separate CI step, budget 5 x FUZZ_SECONDS + 1 min
+#
+# A crash found by make fuzz is saved as $(B)/fuzz/crash-<target>-*; copy it
+# into tests/fuzz/corpus/<target>/ (and fix the bug): make sanitize then
+# replays it on every check.
+
+CLANG        ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := config opts parse list $(if $(wildcard cgroup/mc_memstat.c),memstat)
+# What the targets parse: pure C, no Slurm, no hwloc.
+FUZZ_SRC     := $(POLICY_SRC) spank/mc_opts.c $(wildcard cgroup/mc_memstat.c)
+FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz
+SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer \
+                -fno-sanitize-recover=all
+SAN_ENV      := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+VALGRIND     := valgrind -q --error-exitcode=99 --leak-check=full \
+                --show-leak-kinds=definite,indirect \
+                --errors-for-leak-kinds=definite,indirect
+
+.PHONY: sanitize sanitize-run valgrind fuzz fuzz-build
+
+# The unit tests and replay drivers, built into $(B)/asan by a sub-make with
+# the sanitizers in CFLAGS (compile and link).
+sanitize:
+	$(MAKE) --no-print-directory B=$(B)/asan \
+	  CFLAGS="-O1 -g $(SAN_FLAGS)" sanitize-run
+
+REPLAY_BIN := $(FUZZ_TARGETS:%=$(B)/replay/replay_%)
+$(B)/replay/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(FUZZ_INC) -o $@ tests/fuzz/replay.c $< $(FUZZ_SRC) -lm
+
+sanitize-run: $(UNIT_BIN) $(REPLAY_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== asan+ubsan $$t"; \
+	  MC_TOP=$(CURDIR) $(SAN_ENV) $$t >$$t.log 2>&1 || \
+	  { cat $$t.log; echo "FAIL: $$t under ASan+UBSan"; exit 1; }; \
+	  tail -n 1 $$t.log; done
+	@set -e; for t in $(FUZZ_TARGETS); do echo "== asan+ubsan corpus $$t"; \
+	  $(SAN_ENV) $(B)/replay/replay_$$t tests/fuzz/corpus/$$t; done
+
+valgrind: $(CLI)
+	@set -e; n=0; for x in tests/data/*.xml; do \
+	  for c in "check --gpus 1 --mem 64G --dataloader-workers 2 --json" "audit"; do \
+	    rc=0; $(VALGRIND) $(CLI) $$c --config etc/memcore.conf \
+	      --topology $$x >/dev/null 2>$(B)/valgrind.err || rc=$$?; \
+	    if [ $$rc -gt 2 ] || grep -q '^==' $(B)/valgrind.err; then \
+	      cat $(B)/valgrind.err; \
+	      echo "FAIL: valgrind memcore $$c --topology $$x (exit $$rc)"; \
+	      exit 1; fi; n=$$((n + 1)); \
+	  done; done; echo "valgrind: $$n runs of memcore check/audit, 0 errors"
+
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) tests/fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(FUZZ_INC) \
+	  -DMC_VERSION='"$(VERSION)"' -o $@ $< $(FUZZ_SRC) -lm
+
+fuzz-build: $(FUZZ_BIN)
+
+# Each target starts from a copy of its seeds in $(B)/fuzz/corpus-<t> (the
+# repo's corpus is only read) and stops after FUZZ_SECONDS.
+fuzz: $(FUZZ_BIN)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(B)/fuzz/corpus-$$t; \
+	  $(SAN_ENV) $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+	    -artifact_prefix=$(B)/fuzz/crash-$$t- \
+	    $(B)/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
+	    >$(B)/fuzz/$$t.log 2>&1 || { tail -n 60 $(B)/fuzz/$$t.log; \
+	    echo "FAIL: fuzz $$t crashed: $$(ls $(B)/fuzz/crash-$$t-* 2>/dev/null)"; \
+	    exit 1; }; \
+	  grep -E '^Done|stat::number_of_executed_units' $(B)/fuzz/$$t.log | head -n 1; \
+	done; echo "fuzz: $(FUZZ_TARGETS): no crash in $(FUZZ_SECONDS) s each"
