@@ -1,10 +1,308 @@
 /*
- * mc_bind.c - NUMA binding of each GPU task (issue 3).
- * Placeholder until binding lands: does nothing.
+ * mc_bind.c - NUMA binding of each GPU task, in slurm_spank_task_init
+ * (the task's own process, after Slurm's task/affinity set its mask, as
+ * the user, before exec).
+ *
+ * Tasks are separate processes and do not talk to each other, so each one
+ * computes the same plan (mc_plan.h) from the same inputs: the step's GPUs
+ * on this node (recorded in task_init_privileged, where Slurm still shows
+ * the step-wide list), the DataLoader workers, the node facts, and its own
+ * CPU mask, and then keeps the cores of the GPUs it drives. Where every
+ * task has the same mask (task/none, task/cgroup alone, one task) the
+ * GPUs' cores are disjoint by construction; where task/affinity gave each
+ * task its own cores, each task chooses inside its own mask, so tasks never
+ * overlap more than Slurm made them overlap.
+ *
+ * Which GPUs a task drives: the GPUs Slurm shows this task
+ * (SLURM_STEP_GPUS, else SLURM_JOB_GPUS for the batch step; global indices,
+ * unlike CUDA_VISIBLE_DEVICES, which Slurm renumbers under
+ * ConstrainDevices). With --gpus-per-task each task sees its own. When a
+ * task sees all of the step's GPUs and the node runs exactly as many tasks
+ * as GPUs (srun -n8 --gpus=8, each rank picking cuda:LOCAL_RANK), local
+ * task i drives the step's i-th GPU. Otherwise a task drives every GPU it
+ * sees.
+ *
+ * Nothing here stops a task: a failure is logged, the task runs with the
+ * mask Slurm gave it. The mask is never widened (the plan only picks from
+ * it), so sched_setaffinity cannot fail with EINVAL on an empty set.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include <hwloc.h>
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "mc_list.h"
+#include "mc_plan.h"
 #include "mc_plugin.h"
+#include "mc_step.h"
+
+/* NUMA node numbers a preferred policy can name (the kernel's nodemask
+ * is at most this wide on x86_64/arm64/ppc64 builds). */
+#define MC_NODEMASK_BITS 1024
+
+static bool getenv_sp(spank_t sp, const char *name, char *buf, int len)
+{
+	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+}
+
+void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp)
+{
+	char buf[1024];
+
+	p->bind_seen = true;
+	p->bind_step_n_gpus = -1;
+	p->bind_user_cpu_bind[0] = '\0';
+	if (getenv_sp(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
+	    getenv_sp(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)))
+		p->bind_step_n_gpus = mc_list_parse(buf, p->bind_step_gpus,
+						    MC_MAX_GPUS);
+	/* srun puts the user's --cpu-bind (or SLURM_CPU_BIND) type here:
+	 * unset without one, "" for --cpu-bind=verbose alone. By task_init,
+	 * task/affinity has overwritten it with "mask_cpu:" either way. */
+	if (getenv_sp(sp, "SLURM_CPU_BIND_TYPE", buf, sizeof(buf)))
+		snprintf(p->bind_user_cpu_bind, sizeof(p->bind_user_cpu_bind),
+			 "%s", buf);
+}
+
+static bool in_list(const unsigned *v, int n, unsigned x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/* Prefer (not bind) the GPU's NUMA node for the task's memory: first
+ * touch still lands elsewhere when the node is full, never an OOM kill.
+ * hwloc_set_membind would need a loaded topology; the syscall does not. */
+static int prefer_node(int node)
+{
+	unsigned long mask[MC_NODEMASK_BITS / (8 * sizeof(unsigned long))];
+
+	if (node < 0 || node >= MC_NODEMASK_BITS) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(mask, 0, sizeof(mask));
+	mask[node / (8 * sizeof(unsigned long))] |=
+		1UL << (node % (8 * sizeof(unsigned long)));
+	return (int)syscall(SYS_set_mempolicy, MPOL_PREFERRED, mask,
+			    (unsigned long)MC_NODEMASK_BITS);
+}
+
+static hwloc_bitmap_t get_affinity(void)
+{
+	cpu_set_t *set = CPU_ALLOC(MC_MAX_PUS);
+	size_t size = CPU_ALLOC_SIZE(MC_MAX_PUS);
+	hwloc_bitmap_t b = NULL;
+
+	if (!set)
+		return NULL;
+	if (sched_getaffinity(0, size, set) == 0 &&
+	    (b = hwloc_bitmap_alloc()) != NULL)
+		for (unsigned i = 0; i < MC_MAX_PUS; i++)
+			if (CPU_ISSET_S(i, size, set))
+				hwloc_bitmap_set(b, i);
+	CPU_FREE(set);
+	return b;
+}
+
+static int set_affinity(hwloc_const_bitmap_t b)
+{
+	cpu_set_t *set = CPU_ALLOC(MC_MAX_PUS);
+	size_t size = CPU_ALLOC_SIZE(MC_MAX_PUS);
+	int i, rc;
+
+	if (!set) {
+		errno = ENOMEM;
+		return -1;
+	}
+	CPU_ZERO_S(size, set);
+	hwloc_bitmap_foreach_begin(i, b) {
+		if (i < MC_MAX_PUS)
+			CPU_SET_S((unsigned)i, size, set);
+	} hwloc_bitmap_foreach_end();
+	rc = sched_setaffinity(0, size, set);
+	CPU_FREE(set);
+	return rc;
+}
+
+/*
+ * This task's GPUs (global indices) into mine[]; the step's into step[].
+ * Returns the count of this task's GPUs, 0 when Slurm names none.
+ */
+static int task_gpus(const struct mc_plugin *p, spank_t sp,
+		     const struct mc_step *s, unsigned *mine, unsigned *step,
+		     int *n_step)
+{
+	uint32_t local_tasks = 0;
+	int n = s->n_gpu_idx > 0 ? s->n_gpu_idx : 0;
+	bool subset = p->bind_seen && p->bind_step_n_gpus > 0;
+
+	memcpy(mine, s->gpu_idx, (size_t)n * sizeof(*mine));
+	for (int i = 0; subset && i < n; i++)
+		if (!in_list(p->bind_step_gpus, p->bind_step_n_gpus, mine[i]))
+			subset = false;
+	/* The step's list, unless Slurm's two views disagree: then this
+	 * task's own is all we trust. */
+	if (subset) {
+		*n_step = p->bind_step_n_gpus;
+		memcpy(step, p->bind_step_gpus, (size_t)*n_step *
+		       sizeof(*step));
+	} else {
+		*n_step = n;
+		memcpy(step, mine, (size_t)n * sizeof(*step));
+	}
+	if (n > 1 && n == *n_step &&
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) ==
+	    ESPANK_SUCCESS && local_tasks == (uint32_t)n &&
+	    s->task_id >= 0 && s->task_id < n) {
+		mine[0] = step[s->task_id];
+		n = 1;
+	}
+	return n;
+}
+
+static void bind_task(struct mc_plugin *p, spank_t sp,
+		      const struct mc_node_facts *f, const struct mc_step *s,
+		      unsigned workers)
+{
+	unsigned mine[MC_MAX_GPUS], step[MC_MAX_GPUS];
+	int n_mine, n_step = 0, node = -1;
+	bool one_node = true;
+	struct mc_plan *plan = calloc(1, sizeof(*plan));
+	hwloc_bitmap_t allowed = get_affinity();
+	hwloc_bitmap_t use = hwloc_bitmap_alloc();
+	char err[MC_ERR_MAX], list[MC_CPULIST_MAX];
+	char *per_gpu = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 1);
+	size_t len = 0;
+
+	if (!plan || !allowed || !use || !per_gpu) {
+		slurm_error("memcore: step %s task %d: out of memory, not "
+			    "bound", s->step_name, s->task_id);
+		goto out;
+	}
+	n_mine = task_gpus(p, sp, s, mine, step, &n_step);
+	if (n_mine <= 0)
+		goto out;
+	if (mc_plan_compute(f, workers, allowed, step, (size_t)n_step, plan,
+			    err, sizeof(err)) < 0) {
+		slurm_error("memcore: step %s task %d: not bound: %s",
+			    s->step_name, s->task_id, err);
+		goto out;
+	}
+	for (int k = 0; k < n_mine; k++) {
+		const struct mc_plan_gpu *g = NULL;
+
+		for (size_t i = 0; i < plan->n; i++)
+			if (plan->gpu[i].index == mine[k])
+				g = &plan->gpu[i];
+		if (!g)
+			continue;
+		/* One line per GPU without cores, on the task's stderr:
+		 * the task runs, the user learns how to fix it. */
+		if (g->warning[0])
+			slurm_spank_log("%s", g->warning);
+		if (g->cores) {
+			hwloc_bitmap_or(use, use, g->cpus);
+			if (node >= 0 && node != g->numa_os_index)
+				one_node = false;
+			node = g->numa_os_index;
+		}
+		len += (size_t)snprintf(per_gpu + len,
+					MC_MAX_GPUS * (MC_CPULIST_MAX + 1) -
+					len, "%s%s", k ? ";" : "",
+					mc_plan_cpulist(g->cpus, list,
+							sizeof(list)));
+	}
+	if (n_mine > 1 &&
+	    spank_setenv(sp, "MEMCORE_GPU_CPUS", per_gpu, 1) != ESPANK_SUCCESS)
+		slurm_error("memcore: step %s task %d: cannot set "
+			    "MEMCORE_GPU_CPUS", s->step_name, s->task_id);
+	if (hwloc_bitmap_iszero(use)) {
+		slurm_verbose("memcore: step %s task %d: no GPU core in its "
+			      "CPUs %s, left as Slurm set it", s->step_name,
+			      s->task_id, mc_plan_cpulist(allowed, list,
+							  sizeof(list)));
+		goto out;
+	}
+	if (set_affinity(use) < 0) {
+		slurm_error("memcore: step %s task %d: sched_setaffinity(%s): "
+			    "%m; left as Slurm set it", s->step_name,
+			    s->task_id, mc_plan_cpulist(use, list,
+							sizeof(list)));
+		goto out;
+	}
+	/* Several GPUs on several NUMA nodes: no single node to prefer;
+	 * the kernel's local allocation follows the bound threads. */
+	if (one_node && prefer_node(node) < 0)
+		slurm_verbose("memcore: step %s task %d: set_mempolicy"
+			      "(MPOL_PREFERRED, node %d): %m", s->step_name,
+			      s->task_id, node);
+	slurm_info("memcore: step %s task %d: GPUs %s bound to CPUs %s%s",
+		   s->step_name, s->task_id, per_gpu,
+		   mc_plan_cpulist(use, list, sizeof(list)),
+		   one_node ? ", memory prefers the GPU's NUMA node" : "");
+out:
+	if (plan) {
+		mc_plan_free(plan);
+		free(plan);
+	}
+	hwloc_bitmap_free(allowed);
+	hwloc_bitmap_free(use);
+	free(per_gpu);
+}
 
 int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
 {
+	const struct mc_node_facts *f;
+	struct mc_policy pol;
+	struct mc_step s;
+	char err[MC_ERR_MAX], buf[16];
+	unsigned workers;
+
+	/* A malformed step was reported by task_init_privileged. */
+	if (mc_step_read(sp, &s, err, sizeof(err)) < 0 || mc_step_ignored(&s))
+		return 0;
+	mc_config_policy(&p->cfg, s.partition, &pol);
+	if (p->cfg_err[0] || pol.mode == MC_MODE_OFF)
+		return 0;
+	workers = p->opts.set[MC_OPT_WORKERS] ? p->opts.workers
+					      : pol.dataloader_workers;
+	/* Every task of a GPU step, bound or not: scripts pass it on as
+	 * DataLoader(num_workers=...). */
+	snprintf(buf, sizeof(buf), "%u", workers);
+	if (spank_setenv(sp, "MEMCORE_DATALOADER_WORKERS", buf, 1) !=
+	    ESPANK_SUCCESS)
+		slurm_error("memcore: step %s task %d: cannot set "
+			    "MEMCORE_DATALOADER_WORKERS", s.step_name,
+			    s.task_id);
+	if (pol.bind == MC_BIND_NONE)
+		return 0;
+	/* The user chose a binding (--cpu-bind=cores, map_cpu:..., none):
+	 * theirs wins. */
+	if (p->bind_user_cpu_bind[0]) {
+		slurm_verbose("memcore: step %s task %d: --cpu-bind=%s given, "
+			      "not bound", s.step_name, s.task_id,
+			      p->bind_user_cpu_bind);
+		return 0;
+	}
+	f = mc_plugin_facts(p, &pol, err, sizeof(err));
+	if (!f) {
+		slurm_error("memcore: step %s task %d: not bound: %s",
+			    s.step_name, s.task_id, err);
+		return 0;
+	}
+	bind_task(p, sp, f, &s, workers);
 	return 0;
 }

@@ -35,6 +35,15 @@ struct mc_plugin {
 	/* The node-facts cache slurmd writes and slurmstepd reads
 	 * (plugstack cache=PATH, default MC_CACHE_DEFAULT_PATH; "" = off). */
 	char cache_path[PATH_MAX];
+	/* What task_init needs but only task_init_privileged sees (the
+	 * same task process runs both): the step's GPUs on this node (in
+	 * task_init, --gpus-per-task shows each task only its own) and the
+	 * user's --cpu-bind (in task_init, task/affinity has replaced it
+	 * with the mask it set). Filled by mc_bind_task_init_privileged. */
+	bool bind_seen;
+	int bind_step_n_gpus;		/* -1: Slurm gave no index list */
+	unsigned bind_step_gpus[MC_MAX_GPUS];
+	char bind_user_cpu_bind[64];	/* SLURM_CPU_BIND_TYPE, "" none */
 };
 
 /*
@@ -83,7 +92,11 @@ int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
 /* At step end: the explain line, remove memcore's own cgroup
  * (mc_enforce.c). */
 int mc_enforce_exit(struct mc_plugin *p, spank_t sp);
-/* Bind the task to its GPUs' NUMA cores, export MEMCORE_* (mc_bind.c). */
+/* Record the step's GPUs and the user's --cpu-bind for task_init; never
+ * fails (mc_bind.c). */
+void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);
+/* Bind the task to its GPUs' NUMA cores, export MEMCORE_* (mc_bind.c).
+ * Always 0: binding never stops a task. */
 int mc_bind_task_init(struct mc_plugin *p, spank_t sp);
 
 #endif

@@ -70,6 +70,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
+	mc_bind_task_init_privileged(&plugin, sp);
 	return mc_stepd_task_init_privileged(&plugin, sp);
 }
 

@@ -1,0 +1,124 @@
+#!/bin/bash
+# NUMA binding on a real Slurm (issue 3): a node shaped like this VM
+# (1 socket x 2 cores x 1 thread, so that task/affinity's CPU numbers and
+# the XML's agree) with the topology tests/data/local-2numa-2gpu.xml: two
+# NUMA nodes of one core each (CPU 0 on NUMA 0, CPU 1 on NUMA 1), one GPU
+# on each. Each GPU task ends up on its GPU's core, a task with two GPUs
+# gets MEMCORE_GPU_CPUS, a GPU whose NUMA node has no core in the task's
+# allocation gives one warning and the task runs, --cpu-bind and Bind=none
+# turn memcore's binding off, MEMCORE_DATALOADER_WORKERS reaches every task.
+. "$(dirname "$0")/lib.sh"
+
+MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
+MC_GPUS=2 MC_REAL_MEMORY=20000
+MC_TASK_PLUGIN=task/affinity
+mc_cluster_start
+CONF=$MC_CONF_DIR/memcore.conf
+policy() { # the 2-NUMA topology, policy values that let 1-core steps fit
+	{
+		echo "TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml"
+		echo "DataloaderWorkers=0"
+		echo "RamPerWorker=0"
+		echo "RamPerTask=0"
+		echo "HostRamPerGpuRam=0.01"
+		echo "ReservedCores=0"
+		printf '%s\n' "$@"
+	} >"$CONF"
+}
+policy
+mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
+
+# What each task reports, one line: "T<local id> gpus=<...> cpus=<...> ..."
+SHOW='echo "T$SLURM_LOCALID gpus=$SLURM_STEP_GPUS cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status) workers=${MEMCORE_DATALOADER_WORKERS-unset} gpu_cpus=${MEMCORE_GPU_CPUS-unset} pol=$(head -n1 /proc/self/numa_maps 2>/dev/null | cut -d" " -f2)"'
+line() { grep "^T$1 " <<<"$MC_OUT"; }
+
+# --- 2 tasks, 1 GPU each: each on its GPU's core ---------------------------
+mc_run srun -n2 --gpus-per-task=1 --mem=1G bash -c "$SHOW"
+assert_rc 0 "2 tasks x 1 GPU run"
+assert_contains "$(line 0)" "gpus=0 cpus=0 " "task 0 (GPU 0, NUMA 0) on CPU 0"
+assert_contains "$(line 1)" "gpus=1 cpus=1 " "task 1 (GPU 1, NUMA 1) on CPU 1"
+assert_contains "$(line 0)" "workers=0 " "task 0 has MEMCORE_DATALOADER_WORKERS"
+assert_contains "$(line 1)" "workers=0 " "task 1 has MEMCORE_DATALOADER_WORKERS"
+assert_contains "$(line 0)" "gpu_cpus=unset" "a 1-GPU task gets no MEMCORE_GPU_CPUS"
+# NUMA 0 exists on this VM: the preferred policy shows in numa_maps.
+# (NUMA 1 is the XML's only: set_mempolicy refuses it, quietly.)
+assert_contains "$(line 0)" "pol=prefer:0" "task 0's memory prefers NUMA node 0"
+assert_not_contains "$MC_ERR" "memcore" "no warning when every GPU has its core"
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step [0-9]+\.0 task 1: GPUs 1 bound to CPUs 1" \
+	"the decision is logged"
+
+# Both tasks see both GPUs (no --gpus-per-task): task i drives GPU i.
+mc_run srun -n2 --gpus=2 --mem=1G bash -c "$SHOW"
+assert_rc 0 "2 tasks sharing 2 GPUs run"
+assert_contains "$(line 0)" "cpus=0 " "local task 0 -> GPU 0's core"
+assert_contains "$(line 1)" "cpus=1 " "local task 1 -> GPU 1's core"
+
+# --- 1 task, 2 GPUs: the union, and one list per GPU -----------------------
+mc_run srun -n1 -c2 --gpus=2 --mem=1G bash -c "$SHOW"
+assert_rc 0 "1 task x 2 GPUs runs"
+assert_contains "$(line 0)" "cpus=0-1 " "both GPUs' cores allowed"
+assert_contains "$(line 0)" "gpu_cpus=0;1 " "MEMCORE_GPU_CPUS=0;1"
+
+# --- memcore narrows what Slurm gave: 2 CPUs, 1 GPU at w=0 -> 1 core ------
+mc_run srun -n1 -c2 --gpus=1 --mem=1G bash -c "$SHOW"
+assert_rc 0 "1 GPU with 2 CPUs runs"
+assert_contains "$(line 0)" "cpus=0 " "w=0: GPU 0 gets 1 core (CPU 0) of the 2"
+# w=1 wants 2 cores a GPU; this node has 2 in all, so the node rule
+# (2 GPUs x 2) refuses it unless Mode=warn lets it run.
+policy "Mode=warn"
+mc_run srun -n1 -c2 --gpus=1 --mem=1G --dataloader-workers=1 bash -c "$SHOW"
+assert_rc 0 "w=1 under Mode=warn runs"
+assert_contains "$(line 0)" "cpus=0 " "w=1: NUMA 0 has 1 core: the GPU gets what is there"
+assert_contains "$(line 0)" "workers=1 " "--dataloader-workers=1 exported"
+policy
+
+# --- the user's --cpu-bind wins ---------------------------------------------
+mc_run srun -n1 -c2 --gpus=1 --mem=1G --cpu-bind=cores bash -c "$SHOW"
+assert_rc 0 "--cpu-bind=cores runs"
+assert_contains "$(line 0)" "cpus=0-1 " "--cpu-bind=cores: Slurm's binding kept"
+assert_contains "$(line 0)" "workers=0 " "--cpu-bind: MEMCORE_DATALOADER_WORKERS still set"
+
+# --- Bind=none ---------------------------------------------------------------
+policy "Bind=none"
+mc_run srun -n1 -c2 --gpus=1 --mem=1G bash -c "$SHOW"
+assert_rc 0 "Bind=none runs"
+assert_contains "$(line 0)" "cpus=0-1 " "Bind=none: not bound"
+assert_contains "$(line 0)" "workers=0 " "Bind=none: MEMCORE_DATALOADER_WORKERS still set"
+policy
+
+# --- an allocation holding only NUMA 0's core, with GPU 1 (NUMA 1) --------
+# Slurm gives the lowest free core and GPU: a CPU-only job takes core 0, a
+# GPU job then gets core 1 with GPU 0; once the first ends, a third job
+# gets core 0 with GPU 1.
+srun -n1 -c1 --mem=1G -J hold-core0 sleep 60 >/dev/null 2>&1 &
+hold_core0=$!
+for _ in $(seq 50); do [ -n "$(squeue -h -t R -n hold-core0 -o %i)" ] && break; sleep 0.2; done
+srun -n1 -c1 --mem=1G --gpus=1 -J hold-gpu0 sleep 60 >/dev/null 2>&1 &
+hold_gpu0=$!
+for _ in $(seq 50); do [ -n "$(squeue -h -t R -n hold-gpu0 -o %i)" ] && break; sleep 0.2; done
+assert_ne "" "$(squeue -h -t R -n hold-gpu0 -o %i)" "GPU 0 held by another job"
+scancel -n hold-core0
+for _ in $(seq 50); do [ -z "$(squeue -h -n hold-core0 -o %i)" ] && break; sleep 0.2; done
+mc_run srun -n1 -c1 --gpus=1 --mem=1G bash -c "$SHOW"
+assert_rc 0 "the task of the GPU on NUMA node 1 runs"
+assert_contains "$(line 0)" "gpus=1 cpus=0 " "it keeps its CPU 0 (never widened)"
+assert_contains "$MC_ERR" "memcore: GPU 1 is on NUMA node 1" "the warning names the GPU and its NUMA node"
+assert_contains "$MC_ERR" "--cpus-per-gpu=1 --gres-flags=enforce-binding" "the warning says what to ask for"
+assert_eq 1 "$(grep -c 'memcore: GPU' <<<"$MC_ERR")" "exactly one warning"
+scancel -n hold-gpu0
+# Our two background sruns end with their jobs; never wait on anything else
+# (the harness has children of its own).
+for p in $hold_core0 $hold_gpu0; do
+	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+	kill "$p" 2>/dev/null || true
+done
+
+# --- sbatch: the batch step, and an srun step inside it --------------------
+# task/affinity sets SLURM_CPU_BIND* in the batch step's environment; the
+# srun inside must not take that for the user's --cpu-bind.
+printf '#!/bin/bash\n%s\nsrun -n1 -c2 --gpus=1 --mem=1G bash -c %q\n' "$SHOW" "$SHOW" >"$MC_JOB_DIR/bind.sh"
+jid=$(mc_sbatch -n1 -c2 --gpus=1 --mem=2G "$MC_JOB_DIR/bind.sh")
+assert_eq COMPLETED "$(mc_wait_job "$jid")" "the batch job completes"
+out=$(cat "$(mc_job_out "$jid")" 2>/dev/null)
+assert_eq 2 "$(grep -c '^T0 gpus=[0]* cpus=0 workers=0 ' <<<"$out")" \
+	"the batch step and the srun step inside are both on GPU 0's core"
