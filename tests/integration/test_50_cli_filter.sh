@@ -11,13 +11,15 @@
 # itself runs the plugin with its own topology (the g4dn.metal XML: 8 x T4),
 # so the launch check stays the real one; every job this test lets through
 # fits that node too (720 GiB and 24 cores are more than 8 T4s need), and
-# the node claims 1 TiB so that --mem=720G can be scheduled at all. On a
+# the node claims 2000 GiB so that --mem=720G can be scheduled at all. On a
 # real site both are one file describing the same nodes.
-# Also: sbatch --help and srun --help list memcore's options with their text.
+# Also: contrib/examples pass sbatch --test-only through the filter (and a
+# smaller --mem is refused as their comments say); sbatch, srun and salloc
+# --help list memcore's options with their text.
 . "$(dirname "$0")/lib.sh"
 
 TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
-MC_REAL_MEMORY=1048576                    # 1 TiB, so --mem=720G is schedulable
+MC_REAL_MEMORY=2048000                    # 2000 GiB, as the examples' typical node
 MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua
 PartitionName=other Nodes=$MC_NODE_NAME MaxTime=INFINITE State=UP"
 mc_cluster_start
@@ -27,7 +29,7 @@ LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf    # the login host's (cli_filter)
 echo "TopologyFile=$TOPO" >"$NODE_CONF"
 cat >"$LOGIN_CONF" <<EOF
 # what a login host knows of partition gpu: 8 x 80 GiB GPUs per node
-PartitionName=gpu GpuMemory=80G NodeRam=1024G NodeCores=48 NodeGpus=8
+PartitionName=gpu GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8
 EOF
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$NODE_CONF"
 # cli_filter/lua loads cli_filter.lua from slurm.conf's directory.
@@ -132,6 +134,21 @@ assert_eq COMPLETED "$(mc_wait_job "${MC_OUT%%;*}")" "CPU-only job COMPLETES"
 mc_run srun -N1 -n1 --mem=1G echo cpu-step
 assert_eq 0 "$MC_RC" "CPU-only srun runs"
 assert_not_contains "$MC_ERR" "memcore" "CPU-only srun: nothing from memcore"
+
+# --- contrib/examples: accepted as they are; refused as their comments say --
+for f in "$MC_TOP"/contrib/examples/*.sbatch; do
+	n=$(basename "$f")
+	mc_run sbatch --test-only "$f"
+	assert_eq 0 "$MC_RC" "sbatch --test-only $n"
+	assert_not_contains "$MC_ERR" "needs more than" "$n: fits as its comment says"
+	# the smaller --mem its comment says is refused
+	small=$(sed -n 's/^#   memcore check .* --mem \([^ ]*\) .*-> refused$/\1/p' "$f" | head -n1)
+	[ -n "$small" ] || continue
+	mc_run sbatch --test-only --mem="$small" "$f"
+	assert_ne 0 "$MC_RC" "$n with --mem=$small: refused at submission"
+	assert_contains "$MC_ERR" "allocated (--mem=$small)" "$n with --mem=$small: the explanation"
+done
+assert_eq "" "$(queued)" "--test-only queued nothing"
 
 # --- a broken login-host setup never stops a submission ---------------------
 # (a missing policy file: the check is skipped, said at sbatch -v)
