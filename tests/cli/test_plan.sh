@@ -1,0 +1,37 @@
+#!/bin/bash
+# memcore plan: the binding plan on real topologies, --json shape, exit codes.
+. "$(dirname "$0")/lib.sh"
+
+LENOVO=$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml
+LOCAL=$DATA/local-2numa-2gpu.xml
+
+run_mc plan --config "$TMP/empty.conf" --topology "$LENOVO" --gpus 4 --dataloader-workers 2 --json
+expect_eq "lenovo rc" "$RC" 0
+expect_eq "lenovo indices" "$(jq -c '[.gpus[].index]' <<<"$OUT")" "[0,1,2,3]"
+expect_eq "lenovo numa" "$(jq -c '[.gpus[].numa_node]' <<<"$OUT")" "[1,2,6,7]"
+expect_eq "lenovo cpus" "$(jq -c '[.gpus[].cpus]' <<<"$OUT")" \
+	'["16-18,144-146","32-34,160-162","96-98,224-226","112-114,240-242"]'
+expect_eq "lenovo warnings" "$(jq -c '[.gpus[].warnings | length] | add' <<<"$OUT")" 0
+
+run_mc plan --config "$TMP/empty.conf" --topology "$LENOVO" --gpus 2 --dataloader-workers 0
+expect_eq "text rc" "$RC" 0
+expect_contains "text" "$OUT" "GPU 0  NUMA 1  cpus 16,144  (1 of 1 cores)"
+
+# Allowed CPUs without NUMA node 1: a warning in JSON, exit 1.
+run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cores 0 --json
+expect_eq "warning rc" "$RC" 1
+expect_eq "warning cpus" "$(jq -c '[.gpus[].cpus]' <<<"$OUT")" '["0",""]'
+expect_contains "warning text" "$(jq -r '.gpus[1].warnings[0]' <<<"$OUT")" \
+	"memcore: GPU 1 is on NUMA node 1"
+run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cores 0
+expect_contains "text warning on stderr" "$ERR" "--gres-flags=enforce-binding"
+
+# Bad input: exit 2 with a message.
+for args in "--gpus 3" "--gpus 0" "" "--gpus 2 --cores 0-" "--gpus 2 --cores x" \
+	    "--gpus 2 --dataloader-workers -1" "--gpus 2 extra" "--gpus 2 --bogus"; do
+	# shellcheck disable=SC2086
+	run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" $args
+	expect_eq "plan $args: rc" "$RC" 2
+	expect_contains "plan $args: message" "$ERR" "memcore: "
+done
+finish
