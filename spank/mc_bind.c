@@ -187,7 +187,12 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	char *per_gpu = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 1);
 	size_t len = 0;
 
-	if (!plan || !allowed || !use || !per_gpu) {
+	if (!allowed) {
+		slurm_error("memcore: step %s task %d: cannot read its CPU "
+			    "mask (%m), not bound", s->step_name, s->task_id);
+		goto out;
+	}
+	if (!plan || !use || !per_gpu) {
 		slurm_error("memcore: step %s task %d: out of memory, not "
 			    "bound", s->step_name, s->task_id);
 		goto out;
