@@ -7,6 +7,7 @@
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make bench      memcore's cost per step launch, written to BENCHMARKS.md
 #   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
+#   make deb        a Debian package of this tree, in build/deb/
 #   make clean
 
 VERSION      := 0.1.0
@@ -15,6 +16,7 @@ BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
 SYSCONFDIR   ?= /etc/slurm
 DOCDIR       ?= $(PREFIX)/share/doc/memcore
+DATADIR      ?= $(PREFIX)/share/memcore
 # Slurm's plugin directory: where libslurm's pkg-config or Debian puts it.
 SLURM_PLUGIN_DIR ?= $(shell d=$$(pkg-config --variable=libdir slurm 2>/dev/null); \
 	for c in $$d/slurm-wlm $$d/slurm /usr/lib/$$(gcc -print-multiarch 2>/dev/null)/slurm-wlm /usr/lib64/slurm; do \
@@ -113,7 +115,8 @@ deps:
 install: all
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d $(DESTDIR)$(DOCDIR)
+	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d $(DESTDIR)$(DOCDIR) \
+	  $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DATADIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/memcore.so
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/memcore
 	install -m 0644 docs/memcore.8 $(DESTDIR)$(MANDIR)/man8/memcore.8
@@ -122,6 +125,8 @@ install: all
 	  etc/plugstack.conf.d/memcore.conf.in \
 	  > $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf
 	install -m 0644 etc/memcore.conf $(DESTDIR)$(DOCDIR)/memcore.conf.example
+	install -m 0644 contrib/cli_filter.lua $(DESTDIR)$(DATADIR)/cli_filter.lua
+	install -m 0644 contrib/examples/*.sbatch $(DESTDIR)$(DOCDIR)/examples/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/memcore.conf ] || \
 	  install -m 0644 etc/memcore.conf $(DESTDIR)$(SYSCONFDIR)/memcore.conf
 
@@ -129,11 +134,28 @@ uninstall:
 	rm -f $(DESTDIR)$(SLURM_PLUGIN_DIR)/memcore.so $(DESTDIR)$(BINDIR)/memcore \
 	  $(DESTDIR)$(MANDIR)/man8/memcore.8 $(DESTDIR)$(MANDIR)/man5/memcore.conf.5 \
 	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf \
-	  $(DESTDIR)$(DOCDIR)/memcore.conf.example
+	  $(DESTDIR)$(DOCDIR)/memcore.conf.example \
+	  $(DESTDIR)$(DATADIR)/cli_filter.lua
+	rm -rf $(DESTDIR)$(DOCDIR)/examples
+
+# The Debian package (Debian 12; debhelper, dpkg-dev, fakeroot): this tree
+# without build output is copied to $(B)/deb/memcore-$(VERSION) with
+# contrib/debian as its debian/, and dpkg-buildpackage leaves the .deb in
+# $(B)/deb/. RPM sites: contrib/memcore.spec.
+DEB_DIR := $(B)/deb
+.PHONY: deb
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/memcore-$(VERSION)
+	tar -C $(CURDIR) --exclude=./.git --exclude=./$(B) --exclude=./build \
+	  --exclude=./tests/integration/.work --exclude=./debian -cf - . \
+	  | tar -C $(DEB_DIR)/memcore-$(VERSION) -xf -
+	cp -r contrib/debian $(DEB_DIR)/memcore-$(VERSION)/debian
+	cd $(DEB_DIR)/memcore-$(VERSION) && dpkg-buildpackage -b -us -uc
+	@ls $(DEB_DIR)/*.deb
 
 clean:
 	rm -rf $(B)
 
 include tests/hardening.mk
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path $(B)/deb -prune -o -type f -name '*.d' -print 2>/dev/null)

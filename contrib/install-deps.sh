@@ -7,6 +7,8 @@ pkgs=(
 	build-essential pkg-config binutils
 	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev libcmocka-dev
 	slurmctld slurmd slurm-client munge
+	slurm-wlm-basic-plugins liblua5.1-0 lua5.1
+	debhelper dpkg-dev fakeroot
 	jq man-db groff-base
 )
 missing=()
