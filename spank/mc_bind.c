@@ -173,6 +173,30 @@ static int task_gpus(const struct mc_plugin *p, spank_t sp,
 	return n;
 }
 
+/*
+ * Whether GPU g's lack of cores is worth a warning to this task: always
+ * when its NUMA node has no CPU in the task's mask; when lower GPUs took
+ * them, only if one of those is another task's (a task's own GPUs share
+ * its cores anyway, and the verdict has judged the core count).
+ */
+static bool must_warn(const struct mc_plan *plan, const struct mc_plan_gpu *g,
+		      const unsigned *mine, int n_mine)
+{
+	if (g->cores)
+		return false;
+	if (g->outside)
+		return true;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mc_plan_gpu *o = &plan->gpu[i];
+
+		if (o->cores && o->index < g->index &&
+		    o->numa_os_index == g->numa_os_index &&
+		    !in_list(mine, n_mine, o->index))
+			return true;
+	}
+	return false;
+}
+
 static void bind_task(struct mc_plugin *p, spank_t sp,
 		      const struct mc_node_facts *f, const struct mc_step *s,
 		      unsigned workers)
@@ -185,7 +209,9 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	hwloc_bitmap_t use = hwloc_bitmap_alloc();
 	char err[MC_ERR_MAX], list[MC_CPULIST_MAX];
 	char *per_gpu = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 1);
-	size_t len = 0;
+	const struct mc_plan_gpu *warning = NULL;
+	char also[256] = "";
+	size_t len = 0, more = 0;
 
 	if (!allowed) {
 		slurm_error("memcore: step %s task %d: cannot read its CPU "
@@ -214,10 +240,15 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 				g = &plan->gpu[i];
 		if (!g)
 			continue;
-		/* One line per GPU without cores, on the task's stderr:
-		 * the task runs, the user learns how to fix it. */
-		if (g->warning[0])
-			slurm_spank_log("%s", g->warning);
+		if (g->warning[0] && must_warn(plan, g, mine, n_mine)) {
+			if (!warning)
+				warning = g;
+			else
+				more += (size_t)snprintf(also + more,
+					sizeof(also) - more, "%s%u (NUMA %d)",
+					more ? ", " : "", g->index,
+					g->numa_os_index);
+		}
 		if (g->cores) {
 			hwloc_bitmap_or(use, use, g->cpus);
 			if (node >= 0 && node != g->numa_os_index)
@@ -230,6 +261,11 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 					mc_plan_cpulist(g->cpus, list,
 							sizeof(list)));
 	}
+	/* One warning on the task's stderr, however many of its GPUs lack
+	 * cores: the task runs, the user learns how to fix it. */
+	if (warning)
+		slurm_spank_log("%s%s%s", warning->warning,
+				more ? ". Likewise GPU " : "", also);
 	if (n_mine > 1 &&
 	    spank_setenv(sp, "MEMCORE_GPU_CPUS", per_gpu, 1) != ESPANK_SUCCESS)
 		slurm_error("memcore: step %s task %d: cannot set "

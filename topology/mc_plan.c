@@ -223,6 +223,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				g = &plan->gpu[i];
 		m = find_numa(f, g->numa_os_index);
 		if (!m) {
+			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: the node's topology gives "
 				 "it no NUMA node with CPUs, so it is not "
@@ -230,6 +231,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 			continue;
 		}
 		if (mc_plan_parse_cpulist(m->cpus, numa_set) < 0) {
+			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
 				 "CPU list ('%s'), so it is not bound",
@@ -244,6 +246,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		 * warning, take from what the GPUs before left. */
 		hwloc_bitmap_andnot(numa_set, avail, taken);
 		take_cores(f, numa_set, g);
+		g->outside = hwloc_bitmap_iszero(avail);
 		if (g->cores == 0) {
 			char takers[MC_PLAN_MSG_MAX / 4] = "";
 			size_t len = 0;

@@ -22,6 +22,7 @@
 #ifndef MC_PLAN_H
 #define MC_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,10 @@ struct mc_plan_gpu {
 	uint32_t cores_wanted;	/* w + 1 */
 	uint32_t cores;		/* cores given, <= cores_wanted */
 	hwloc_bitmap_t cpus;	/* OS CPU indices given; empty when none */
+	/* cores == 0 because no CPU of its NUMA node is allowed at all (or
+	 * its NUMA node is unknown), as opposed to lower GPUs having taken
+	 * them: the first is a locality problem whoever drives the GPU. */
+	bool outside;
 	char warning[MC_PLAN_MSG_MAX];	/* "" or "memcore: GPU ..." */
 };
 

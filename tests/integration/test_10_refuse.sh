@@ -12,7 +12,10 @@ TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
 mc_cluster_start
 CONF=$MC_CONF_DIR/memcore.conf
 policy() { # write memcore.conf: the g4dn topology plus the given lines
-	{ echo "TopologyFile=$TOPO"; printf '%s\n' "$@"; } >"$CONF"
+	# Bind=none: the node claims the g4dn's 96 CPUs but runs on this VM's
+	# 2, so binding by that topology would rightly warn; binding is
+	# test_20's (on a topology that matches this VM).
+	{ echo "TopologyFile=$TOPO"; echo "Bind=none"; printf '%s\n' "$@"; } >"$CONF"
 }
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
 policy

@@ -215,6 +215,8 @@ static void test_warning_outside_allowed(void **state)
 	g = gpu(1);
 	assert_string_equal(cpus(1), "");
 	assert_int_equal(g->cores, 0);
+	assert_true(g->outside);
+	assert_false(gpu(0)->outside);
 	assert_non_null(strstr(g->warning, "memcore: GPU 1 is on NUMA node 1"));
 	assert_non_null(strstr(g->warning, "(CPUs 1)"));
 	assert_non_null(strstr(g->warning, "may use (0)"));
@@ -254,6 +256,7 @@ static void test_warning_all_taken(void **state)
 	assert_string_equal(cpus(1), "1");
 	assert_string_equal(cpus(2), "");
 	assert_non_null(strstr(gpu(2)->warning, "went to GPUs 0, 1"));
+	assert_false(gpu(2)->outside);
 	assert_non_null(strstr(gpu(2)->warning, "--cpus-per-gpu=1"));
 }
 
