@@ -46,7 +46,7 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 			 "administrator fixes it)");
 	say(s, line);
 	if (s->task_id == 0)
-		slurm_error("%s", line);
+		slurm_info("%s", line);	/* log only: the user has it once */
 	return allow ? 0 : -1;
 }
 

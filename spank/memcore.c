@@ -22,6 +22,23 @@ SPANK_PLUGIN(memcore, 1);
 
 static struct mc_plugin plugin;
 
+/*
+ * Listed twice in plugstack.conf, Slurm 22.05 dlopens the same file once but
+ * calls every hook once per line, back to back in the same process. Each
+ * hook below runs its work once and answers the repeat with the first
+ * result: one verdict, one cgroup write, one warning. init, init_post_opt,
+ * user_init and exit run once per process; task_init_privileged and
+ * task_init in each task's own forked process; task_exit in slurmstepd once
+ * per task, so that one is keyed by the task.
+ */
+#define MC_ONCE()						\
+	static bool once_done;					\
+	static int once_rc;					\
+	if (once_done)						\
+		return once_rc;					\
+	once_done = true
+#define MC_ONCE_RETURN(expr) return (once_rc = (expr))
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
@@ -46,6 +63,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
 	char err[MC_ERR_MAX];
+	MC_ONCE();
 
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) {
 		/* A bad MEMCORE_* variable stops the submission here, as a
@@ -53,7 +71,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		if (mc_plugin_env_defaults(&plugin, sp, false, err,
 					   sizeof(err)) < 0) {
 			slurm_error("memcore: %s", err);
-			return -1;
+			MC_ONCE_RETURN(-1);
 		}
 	} else if (ctx == S_CTX_REMOTE) {
 		if (mc_plugin_env_defaults(&plugin, sp, true, err,
@@ -70,34 +88,47 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
+	MC_ONCE();
 	mc_bind_task_init_privileged(&plugin, sp);
-	return mc_stepd_task_init_privileged(&plugin, sp);
+	MC_ONCE_RETURN(mc_stepd_task_init_privileged(&plugin, sp));
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	return mc_enforce_user_init(&plugin, sp);
+	MC_ONCE();
+	MC_ONCE_RETURN(mc_enforce_user_init(&plugin, sp));
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	return mc_bind_task_init(&plugin, sp);
+	MC_ONCE();
+	MC_ONCE_RETURN(mc_bind_task_init(&plugin, sp));
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
+	static bool seen;
+	static int last_task, last_rc;
+	int task = -1;
+
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	return mc_enforce_task_exit(&plugin, sp);
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (seen && task == last_task)
+		return last_rc;	/* the same task, second plugstack line */
+	seen = true;
+	last_task = task;
+	return last_rc = mc_enforce_task_exit(&plugin, sp);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	return mc_enforce_exit(&plugin, sp);
+	MC_ONCE();
+	MC_ONCE_RETURN(mc_enforce_exit(&plugin, sp));
 }

@@ -1,0 +1,132 @@
+#!/bin/bash
+# Bad input a user (or an admin's plugstack line) can give memcore through
+# the real sbatch/srun/salloc, as one table: each row has the exact exit
+# status and a piece of the message; after every row the node is IDLE,
+# never DRAIN. Options and their MEMCORE_* variables are refused by the
+# command before anything is queued (exit 255); what only slurmstepd sees
+# (a faked _SLURM_SPANK_OPTION_* variable, a bad plugstack argument) refuses
+# GPU steps at launch (exit 1) with the reason, while CPU-only steps run.
+# Security rows: nothing a user sets lowers enforcement.
+. "$(dirname "$0")/lib.sh"
+
+TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+mc_cluster_start
+CONF=$MC_CONF_DIR/memcore.conf
+PLUG="required $MEMCORE_BUILD/memcore.so config=$CONF"
+policy() { { echo "TopologyFile=$TOPO"; printf '%s\n' "$@"; } >"$CONF"; }
+mc_set_plugstack "$PLUG"
+policy "AllowUserWarn=no"
+
+# One GPU with enough RAM and cores: fits unless an option breaks it.
+ONE=(-N1 -n1 --gpus=1 --mem=50G -c 6)
+# 8 GPUs with 100G: short of RAM (190.04 GiB needed).
+SHORT=(-N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G)
+ROWS=0
+
+# row EXIT NEEDLE CMD...: CMD exits EXIT, NEEDLE is in its stderr (or the
+# output), nothing is left queued, the node is IDLE.
+row() {
+	local want=$1 needle=$2 st
+	shift 2
+	ROWS=$((ROWS + 1))
+	mc_run "$@"
+	assert_rc "$want" "row $ROWS: exit $want: $*"
+	assert_contains "$MC_ERR$MC_OUT" "$needle" "row $ROWS: says '$needle'"
+	st=$(mc_node_state)
+	[ "$st" = IDLE ] || { mc_jobs_idle 20 >/dev/null 2>&1; st=$(mc_node_state); }
+	assert_eq IDLE "$st" "row $ROWS: node IDLE"
+}
+# batch_row STATE NEEDLE SBATCH-ARGS...: the job ends in STATE with NEEDLE in
+# its output file.
+batch_row() {
+	local want=$1 needle=$2 jid
+	shift 2
+	ROWS=$((ROWS + 1))
+	jid=$(mc_sbatch "$@")
+	assert_ne "" "$jid" "row $ROWS: sbatch $* queued"
+	assert_eq "$want" "$(mc_wait_job "$jid")" "row $ROWS: sbatch $* ends $want"
+	assert_file_contains "$(mc_job_out "$jid")" "$needle"
+	assert_eq IDLE "$(mc_node_state)" "row $ROWS: node IDLE"
+}
+
+# --- options: refused by the command, nothing queued -----------------------
+row 255 "memcore: --dataloader-workers=: empty value" srun "${ONE[@]}" --dataloader-workers= true
+row 255 "memcore: --dataloader-workers=-1:" srun "${ONE[@]}" --dataloader-workers=-1 true
+row 255 "memcore: --dataloader-workers=99999999999: out of range" srun "${ONE[@]}" --dataloader-workers=99999999999 true
+row 255 "memcore: --dataloader-workers=18446744073709551617: out of range" srun "${ONE[@]}" --dataloader-workers=18446744073709551617 true
+row 255 "memcore: --dataloader-workers=abc:" srun "${ONE[@]}" --dataloader-workers=abc true
+row 255 "memcore: --dataloader-workers=2x: not a whole number" srun "${ONE[@]}" --dataloader-workers=2x true
+row 255 "given twice with different values" srun "${ONE[@]}" --dataloader-workers=1 --dataloader-workers=2 true
+row 255 "memcore: --model-params=7Q: unknown suffix 'Q'" srun "${ONE[@]}" --model-params=7Q true
+row 255 "memcore: --model-params=-7B:" srun "${ONE[@]}" --model-params=-7B true
+row 255 "memcore: --zero-stage=4: expected a ZeRO stage 0, 1, 2 or 3" srun "${ONE[@]}" --zero-stage=4 true
+row 255 "memcore: --offload=everything: expected none, optimizer or all" srun "${ONE[@]}" --offload=everything true
+row 255 "memcore: --memcore=loud:" srun "${ONE[@]}" --memcore=loud true
+row 255 "memcore: --memcore=off:" srun "${ONE[@]}" --memcore=off true
+row 255 "memcore: --zero-stage=4:" sbatch "${ONE[@]}" --zero-stage=4 --wrap true
+row 255 "memcore: --offload=everything:" sbatch "${ONE[@]}" --offload=everything --wrap true
+row 255 "memcore: --memcore=loud:" salloc "${ONE[@]}" --memcore=loud true
+# The same value through the environment: a bad variable stops the command
+# too, from init_post_opt (exit 1: "Plugin stack post-option processing
+# failed"), before anything is queued.
+row 1 "memcore: MEMCORE_DATALOADER_WORKERS=abc:" env MEMCORE_DATALOADER_WORKERS=abc srun "${ONE[@]}" true
+row 1 "memcore: MEMCORE_ZERO_STAGE=4:" env MEMCORE_ZERO_STAGE=4 sbatch "${ONE[@]}" --wrap true
+row 1 "memcore: MEMCORE_OFFLOAD=everything:" env MEMCORE_OFFLOAD=everything srun "${ONE[@]}" true
+row 1 "memcore: MEMCORE_MODE=off:" env MEMCORE_MODE=off srun "${ONE[@]}" true
+# Variable and option agree, or the option wins: the step runs.
+row 0 "ran" env MEMCORE_DATALOADER_WORKERS=2 srun "${ONE[@]}" --dataloader-workers=2 echo ran
+row 0 "ran" env MEMCORE_DATALOADER_WORKERS=abc srun "${ONE[@]}" --dataloader-workers=2 echo ran
+assert_eq "" "$(squeue -h -o %i)" "nothing queued after the refused options"
+
+# --- refused at launch: the verdict names the reason -----------------------
+row 1 "--zero-stage=3" srun "${ONE[@]}" --model-params=7B --zero-stage=2 --offload=all true
+row 1 "more than MaxDataloaderWorkers=64" srun "${ONE[@]}" --dataloader-workers=1024 true
+
+# --- security: nothing a user sets lowers enforcement ----------------------
+# --memcore=warn where AllowUserWarn=no: refused, and told so.
+row 1 "AllowUserWarn=no" srun "${SHORT[@]}" --memcore=warn true
+row 1 "AllowUserWarn=no" env MEMCORE_MODE=warn srun "${SHORT[@]}" true
+# Slurm 22.05 hands options to slurmstepd as _SLURM_SPANK_OPTION_<plugin>_
+# <option> variables in the job's environment (spank_get_remote_options_env),
+# so a user can export one instead of giving the option: it is still only an
+# option (AllowUserWarn=no holds), and a bad value is refused at launch.
+row 1 "AllowUserWarn=no" env _SLURM_SPANK_OPTION_memcore_memcore=warn srun "${SHORT[@]}" true
+row 1 "memcore: step" env _SLURM_SPANK_OPTION_memcore_dataloader_workers=abc srun "${ONE[@]}" true
+assert_contains "$MC_ERR" "--dataloader-workers=abc" "a faked option's bad value is named"
+row 1 "out of range" env _SLURM_SPANK_OPTION_memcore_dataloader_workers=99999999999 srun "${ONE[@]}" true
+# Slurm's own GPU variables exported by the user do not change the GPUs
+# memcore counts: Slurm sets them for GPU steps; a batch step reads only
+# SLURM_JOB_GPUS (an exported SLURM_STEP_GPUS once made a count mismatch
+# that OnError=allow ran unchecked).
+row 1 "190.04 GiB needed" env SLURM_GPUS_ON_NODE=0 srun "${SHORT[@]}" true
+row 1 "190.04 GiB needed" env SLURM_STEP_GPUS=0 srun "${SHORT[@]}" true
+policy "AllowUserWarn=no" "OnError=allow"
+export SLURM_STEP_GPUS=0
+batch_row FAILED "190.04 GiB needed" "${SHORT[@]}" --wrap "echo batch-ran"
+unset SLURM_STEP_GPUS
+batch_row FAILED "190.04 GiB needed" --export=ALL,SLURM_GPUS_ON_NODE=1,SLURM_JOB_GPUS=0 "${SHORT[@]}" --wrap "echo batch-ran"
+policy "AllowUserWarn=no"
+# A CPU-only step with junk in Slurm's GPU variables is left alone.
+row 0 "cpu-ran" env SLURM_GPUS_ON_NODE=abc SLURM_STEP_GPUS=junk srun -N1 -n1 --mem=1G echo cpu-ran
+
+# --- plugstack arguments: GPU steps refused with the reason, CPU steps run -
+plug_row() { # PLUGSTACK-LINE NEEDLE
+	mc_set_plugstack "$1"
+	row 1 "$2" srun "${ONE[@]}" true
+	assert_contains "$MC_ERR" "GPU steps cannot start until the administrator fixes it" "plugstack '$1': says whose to fix"
+	row 0 "cpu-ran" srun -N1 -n1 --mem=1G echo cpu-ran
+}
+plug_row "$PLUG bogus=1" "plugstack.conf: bogus=1: unknown key"
+plug_row "$PLUG mode" "plugstack.conf: 'mode': expected key=value"
+plug_row "$PLUG ramperworker=4Q" "plugstack.conf: ramperworker=4Q: unknown size suffix 'Q'"
+plug_row "required $MEMCORE_BUILD/memcore.so config=" "config=: missing value"
+mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_WORK/none.conf"
+row 1 "$MC_WORK/none.conf: No such file or directory" srun "${ONE[@]}" true
+row 0 "cpu-ran" srun -N1 -n1 --mem=1G echo cpu-ran
+mc_set_plugstack "$PLUG"
+row 0 "ran" srun "${ONE[@]}" echo ran
+
+mc_log "$ROWS rows"
+[ "$ROWS" -ge 40 ] || assert_eq ">=40" "$ROWS" "rows in the table"
+assert_eq "" "$(squeue -h -o %i)" "nothing left queued"
+assert_not_contains "$(scontrol show node)" "DRAIN" "the node was never drained"
