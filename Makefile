@@ -150,7 +150,9 @@ deb:
 	  --exclude=./tests/integration/.work --exclude=./debian -cf - . \
 	  | tar -C $(DEB_DIR)/memcore-$(VERSION) -xf -
 	cp -r contrib/debian $(DEB_DIR)/memcore-$(VERSION)/debian
-	cd $(DEB_DIR)/memcore-$(VERSION) && dpkg-buildpackage -b -us -uc
+	# (not our make variables: the package build runs its own make)
+	cd $(DEB_DIR)/memcore-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	  -u MAKEOVERRIDES dpkg-buildpackage -b -us -uc
 	@ls $(DEB_DIR)/*.deb
 
 clean:
