@@ -90,9 +90,16 @@ rss_loop "$NRSS" "$RAW/rss_with.txt"
 med() { sort -n "$1" | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 mw=$(med "$RAW/launch_with.txt"); mo=$(med "$RAW/launch_without.txt")
 ratio=$(awk -v a="$mw" -v b="$mo" 'BEGIN {printf "%.3f", a / b}')
-growth=$(awk 'NR==1 {f=$1} {l=$1} END {print l - f}' "$RAW/rss_with.txt")
-noise=$(awk 'NR==1 {mn=$1; mx=$1} {if ($1<mn) mn=$1; if ($1>mx) mx=$1} END {print mx - mn}' "$RAW/rss_without.txt")
-noise_growth=$(awk 'NR==1 {f=$1} {l=$1} END {print l - f}' "$RAW/rss_without.txt")
+paired=$(paste "$RAW/launch_with.txt" "$RAW/launch_without.txt" | awk '{print $1 - $2}' >"$RAW/tmp"; med "$RAW/tmp")
+# slurmd grows by itself (it remembers finished jobs): the baseline rate
+# without memcore is taken out; the noise band is the spread of the
+# baseline's 100-launch increments, over as many launches.
+raw_growth=$(awk 'NR==1 {f=$1} {l=$1} END {print l - f}' "$RAW/rss_with.txt")
+base_growth=$(awk 'NR==1 {f=$1} {l=$1} END {print l - f}' "$RAW/rss_without.txt")
+base_scaled=$(awk -v g="$base_growth" -v a="$NNOISE" -v b="$NRSS" 'BEGIN {printf "%d", g * b / a}')
+growth=$((raw_growth - base_scaled))
+noise=$(awk -v b="$NRSS" 'NR>1 {d=$1-p; if (NR==2 || d<mn) mn=d; if (NR==2 || d>mx) mx=d} {p=$1} END {printf "%d", (mx - mn) * b / 100}' "$RAW/rss_without.txt")
+incr() { awk 'NR>1 {printf "%s%d", (NR > 2 ? " " : ""), $1 - p} {p=$1}' "$1"; }
 load_med() { grep "^$1 " "$RAW/loads.txt" | awk '{print $2}' >"$RAW/tmp"; med "$RAW/tmp"; }
 row() { grep "^$1 " "$RAW/loads.txt" | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $2}'; }
 
@@ -123,8 +130,14 @@ Reproduce: \`make check\` once (it installs the packages), then \`make bench\`
 | topology_xml_load_us (hwloc XML, H200 / this machine) | $(val topology_xml_load_us_h200) / $(val topology_xml_load_us_this) | - |
 | topology_live_load_us (hwloc live, this machine) | $(val topology_live_load_us_this) | - |
 | verdict_us (verdict + binding plan, slowest topology's median) | $(val verdict_us_max) | <= 10 |
-| slurmd_rss_growth_kib over $NRSS launches with memcore | $growth | 0 beyond noise |
-| noise band: slurmd RSS spread over $NNOISE launches without memcore | $noise (growth $noise_growth) | - |
+| slurmd_rss_growth_kib over $NRSS launches with memcore, beyond slurmd's own growth | $growth (noise band +-$noise) | 0 beyond noise |
+
+Launch wall time: the median of the paired differences (each launch with
+memcore minus the launch without it right after) is $paired µs.
+slurmd's VmRSS grew $raw_growth KiB over $NRSS launches with memcore and
+$base_growth KiB over $NNOISE launches without it ($base_scaled KiB scaled to
+$NRSS): slurmd grows by itself as it remembers finished jobs. Growth per 100
+launches, with memcore: $(incr "$RAW/rss_with.txt"); without: $(incr "$RAW/rss_without.txt") KiB.
 
 ## Method
 
@@ -132,7 +145,10 @@ Reproduce: \`make check\` once (it installs the packages), then \`make bench\`
   (bash \$EPOCHREALTIME), $N with memcore and $N without, interleaved A B A B:
   plugstack.conf is rewritten before each launch (srun and every slurmstepd
   read it afresh; slurmd loaded memcore at its start and wrote the
-  node-facts cache). 5 launches first to warm up, not counted. Steps that
+  node-facts cache). 5 launches first to warm up, not counted. On this
+  node memcore's binding warns on every step (the node claims 256 CPUs,
+  the task may use the VM's 2), so each step with memcore also prints that
+  warning. Steps that
   fell back to hwloc during the run: $fallbacks (0 means every step read the cache).
 - **Loads** (tests/bench/bench_load.c, no Slurm): 50 calls each of
   mc_cache_read() on a cache written from the topology, mc_topology_load()
@@ -144,9 +160,11 @@ Reproduce: \`make check\` once (it installs the packages), then \`make bench\`
   for an 8-GPU step (all GPUs where the node has fewer), from loaded facts;
   the median per topology, the headline is the slowest topology's median.
 - **slurmd RSS**: VmRSS of slurmd after 20 warm-up launches and then every
-  100 launches. Growth is last minus first sample with memcore; the noise
-  band is the spread (max - min) of the same samples over the loop without
-  memcore. memcore lives in slurmd only at its start (cache, start line);
+  100 launches, first $NNOISE launches without memcore, then $NRSS with.
+  slurmd_rss_growth_kib is the growth with memcore minus the growth
+  without it scaled to the same number of launches; the noise band is the
+  spread (max - min) of the baseline's 100-launch increments times
+  $NRSS/100. memcore lives in slurmd only at its start (cache, start line);
   each step's plugin runs in its own slurmstepd, so growth would mean a
   leak in slurmd's side of the plugin.
 
@@ -189,4 +207,5 @@ topology_live_load_us=$(val topology_live_load_us_this)
 verdict_us=$(val verdict_us_max)
 slurmd_rss_growth_kib=$growth
 slurmd_rss_noise_kib=$noise
+launch_paired_diff_us=$paired
 EOF
