@@ -87,7 +87,13 @@ unit: $(UNIT_BIN) $(CLI)
 	@set -e; for t in tests/cli/test_*.sh; do [ -e "$$t" ] || continue; \
 	  echo "== $$t"; MEMCORE=$(CURDIR)/$(CLI) bash $$t; done
 
-integration: all
+# Helper programs of the integration tests (tests/integration/progs/*.c).
+PROGS := $(patsubst tests/integration/progs/%.c,$(B)/progs/%,$(wildcard tests/integration/progs/*.c))
+$(B)/progs/%: tests/integration/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $<
+
+integration: all $(PROGS)
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh
 
 # check and demo do all set-up on a fresh Debian 12 machine (as root): the

@@ -14,6 +14,7 @@
 
 #include "mc_cache.h"
 #include "mc_config.h"
+#include "mc_enforce.h"
 #include "mc_opts.h"
 #include "mc_topology.h"
 
@@ -28,6 +29,8 @@ struct mc_plugin {
 	/* An option value that arrived bad in slurmstepd (a newer srun, a
 	 * hand-set variable): delivered with the verdict. */
 	char opts_err[MC_ERR_MAX];
+	/* The step's memory cgroup, from user_init on (mc_enforce.h). */
+	struct mc_enforce enf;
 	/* The node's facts, loaded at most once per process (slurmstepd and
 	 * each task it forks see the copy made before the fork). */
 	bool facts_loaded;
@@ -87,6 +90,11 @@ int mc_slurmd_init(struct mc_plugin *p);
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
 /* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
+/* In each task (root, before exec) once the verdict lets the step run:
+ * tighten Slurm's limit, or join memcore's own cgroup. Never fails: a
+ * problem is one warning on task 0's stderr (mc_enforce.c). */
+void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				     int task_id);
 /* After a task ends: explain an OOM kill (mc_enforce.c). */
 int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
 /* At step end: the explain line, remove memcore's own cgroup

@@ -172,5 +172,9 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			   v.cores_needed, v.cores_allocated,
 			   v.node_cores_needed, v.node_cores);
 	}
-	return refuse ? -1 : 0;
+	if (refuse)
+		return -1;
+	/* The step runs: hold it to its memory (mc_enforce.c). */
+	mc_enforce_task_init_privileged(p, sp, s.task_id);
+	return 0;
 }
