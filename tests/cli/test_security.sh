@@ -1,0 +1,48 @@
+#!/bin/bash
+# memcore never runs a program: neither memcore.so nor the memcore command
+# imports exec*, system, popen, posix_spawn or fork (dlopen is there: the
+# GPU memory probe loads libnvidia-ml.so.1 / ROCm SMI by fixed name, in
+# slurmd and the command only), and `memcore check` and
+# `memcore audit` (live and from XML) make no execve/fork/clone of their own
+# under strace. Nothing a user sets in MEMCORE_* changes what the command
+# reads: the policy comes from --config or the site's file only.
+. "$(dirname "$0")/lib.sh"
+B=$(dirname "$MEMCORE")
+SO=$B/memcore.so
+T2=$DATA/local-2numa-2gpu.xml
+
+for f in "$SO" "$MEMCORE"; do
+	imports=$(nm -D --undefined-only "$f" | awk '{print $NF}' | sed 's/@.*//')
+	[ -n "$imports" ] || fail "no imports read from $f"
+	bad=$(grep -Ex '(exec[lvpe]*|fexecve|execveat|system|popen|posix_spawnp?|fork|vfork|clone3?)' <<<"$imports")
+	expect_eq "$(basename "$f") imports no way to run a program" "$bad" ""
+done
+
+if command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; then
+	for args in "check --config $TMP/empty.conf --topology $T2 --gpus 1" \
+		    "audit --config $TMP/empty.conf --topology $T2" \
+		    "audit --config $TMP/empty.conf" \
+		    "check --config $TMP/empty.conf --gpus 1 --json"; do
+		# shellcheck disable=SC2086
+		strace -f -qq -e trace=execve,execveat,fork,vfork,clone,clone3 \
+			-o "$TMP/strace" "$MEMCORE" $args >/dev/null 2>&1
+		n=$(grep -cvE "^[0-9]+ +execve\(\"$MEMCORE\"" "$TMP/strace")
+		expect_eq "memcore $args: execve/fork/clone beyond its own start" "$n" 0
+		[ "$n" = 0 ] || cat "$TMP/strace"
+	done
+else
+	echo "SKIP: strace unavailable here; the import check above still holds"
+fi
+
+# MEMCORE_* variables are option defaults for srun/sbatch only: the command
+# takes nothing from them (a user cannot point it at another policy).
+printf 'Bogus=1\n' >"$TMP/bad.conf"
+run_mc check --config "$TMP/empty.conf" --topology "$T2" --gpus 1 --mem 64G
+rc_plain=$RC out_plain=$OUT
+RC=0
+OUT=$(MEMCORE_CONFIG=$TMP/bad.conf MEMCORE_MODE=warn MEMCORE_DATALOADER_WORKERS=0 \
+	SLURM_SPANK_memcore_mode=off "$MEMCORE" check --config "$TMP/empty.conf" \
+	--topology "$T2" --gpus 1 --mem 64G 2>&1) || RC=$?
+expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (exit)" "$RC" "$rc_plain"
+expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (output)" "$OUT" "$out_plain"
+finish
