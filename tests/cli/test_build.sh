@@ -22,6 +22,14 @@ for f in "$SO" "$MEMCORE"; do
 	nm -D "$f" | grep -q '_chk@' || fail "$f: no _FORTIFY_SOURCE checked calls"
 done
 
+# The command is a PIE; the flags that give the above are the build's own
+# (a CFLAGS= from the environment cannot drop them: they sit in HARDEN).
+readelf -hW "$MEMCORE" | grep -q 'Type: *DYN' || fail "$MEMCORE: not a PIE"
+flags=$(make -s -C "$TOP" -pn 2>/dev/null | grep -E '^HARDEN +:?=' | head -n 1)
+for f in -D_FORTIFY_SOURCE=2 -fstack-protector-strong; do
+	expect_contains "Makefile HARDEN has $f" "$flags" "$f"
+done
+
 # make install into a DESTDIR puts every file under it, nowhere else.
 dest=$TMP/dest
 make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr SLURM_PLUGIN_DIR=/usr/lib/slurm-test >/dev/null ||
