@@ -30,4 +30,11 @@ for f in "$EX"/*.sbatch; do
 	done <<<"$claims"
 done
 [ "$n" -ge 7 ] || fail "only $n claims checked"
+# contrib/cli_filter.lua is valid Lua 5.1 (what cli_filter_lua.so links)
+if command -v luac5.1 >/dev/null; then
+	luac5.1 -p "$TOP/contrib/cli_filter.lua" || fail "contrib/cli_filter.lua: luac5.1 -p"
+	for f in slurm_cli_setup_defaults slurm_cli_pre_submit slurm_cli_post_submit; do
+		grep -q "^function $f(" "$TOP/contrib/cli_filter.lua" || fail "cli_filter.lua lacks $f (cli_filter/lua needs all three)"
+	done
+fi
 finish
