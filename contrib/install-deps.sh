@@ -10,6 +10,7 @@ pkgs=(
 	slurm-wlm-basic-plugins liblua5.1-0 lua5.1
 	debhelper dpkg-dev fakeroot
 	jq man-db groff-base
+	clang libclang-rt-14-dev valgrind strace util-linux
 )
 missing=()
 for p in "${pkgs[@]}"; do
