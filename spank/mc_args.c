@@ -19,7 +19,7 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
 
 	p->cfg_err[0] = '\0';
 	snprintf(p->cache_path, sizeof(p->cache_path), "%s",
-		 MC_CACHE_DEFAULT_PATH);
+		 mc_cache_default_path());
 	for (int i = 0; i < ac; i++)
 		if (!strncmp(av[i], "config=", 7))
 			path = av[i] + 7;

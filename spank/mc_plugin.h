@@ -36,7 +36,7 @@ struct mc_plugin {
 	bool facts_loaded;
 	struct mc_node_facts facts;
 	/* The node-facts cache slurmd writes and slurmstepd reads
-	 * (plugstack cache=PATH, default MC_CACHE_DEFAULT_PATH; "" = off). */
+	 * (plugstack cache=PATH, default mc_cache_default_path(); "" = off). */
 	char cache_path[PATH_MAX];
 	/* What task_init needs but only task_init_privileged sees (the
 	 * same task process runs both): the step's GPUs on this node (in
@@ -52,7 +52,7 @@ struct mc_plugin {
 /*
  * Parse plugstack.conf arguments: `config=PATH` (default
  * MC_DEFAULT_CONFIG), `cache=PATH|none` (the node-facts cache, default
- * MC_CACHE_DEFAULT_PATH) and any memcore.conf key as `key=value`, which
+ * mc_cache_default_path()) and any memcore.conf key as `key=value`, which
  * overrides the file. Fills p->cfg, p->cache_path and p->cfg_err.
  */
 void mc_plugin_configure(struct mc_plugin *p, int ac, char **av);

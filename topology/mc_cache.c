@@ -76,6 +76,17 @@ const char *mc_cache_source_of(const char *topology_file)
 	return topology_file && *topology_file ? topology_file : "live";
 }
 
+const char *mc_cache_default_path(void)
+{
+	struct stat st;
+
+	if (stat("/var/spool/slurmd", &st) == 0 && S_ISDIR(st.st_mode))
+		return MC_CACHE_DEFAULT_PATH;
+	if (stat("/var/lib/slurm/slurmd", &st) == 0 && S_ISDIR(st.st_mode))
+		return MC_CACHE_DEBIAN_PATH;
+	return MC_CACHE_DEFAULT_PATH;
+}
+
 static void this_host(char *buf, size_t len)
 {
 	memset(buf, 0, len);

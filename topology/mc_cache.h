@@ -38,6 +38,16 @@
  * A site with another SlurmdSpoolDir names its file with the plugstack
  * argument cache=PATH (SPANK cannot tell a plugin the spool directory). */
 #define MC_CACHE_DEFAULT_PATH "/var/spool/slurmd/memcore-node-facts"
+/* Debian's slurmd package makes this spool directory instead. */
+#define MC_CACHE_DEBIAN_PATH "/var/lib/slurm/slurmd/memcore-node-facts"
+
+/*
+ * The cache file when plugstack.conf names none: MC_CACHE_DEFAULT_PATH
+ * when /var/spool/slurmd exists, else MC_CACHE_DEBIAN_PATH when
+ * /var/lib/slurm/slurmd exists, else MC_CACHE_DEFAULT_PATH. slurmd and
+ * slurmstepd on one node see the same directories, so they agree.
+ */
+const char *mc_cache_default_path(void);
 
 struct mc_cache_header {
 	char magic[8];			/* MC_CACHE_MAGIC */
