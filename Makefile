@@ -81,7 +81,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libmemcore.a \
 	  $(PKG_LIBS) -lcmocka
 
-unit: $(UNIT_BIN) $(CLI)
+unit: $(UNIT_BIN) $(CLI) $(PLUGIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 	  MC_TOP=$(CURDIR) $$t; done
 	@set -e; for t in tests/cli/test_*.sh; do [ -e "$$t" ] || continue; \
