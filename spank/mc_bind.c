@@ -58,14 +58,18 @@ static bool getenv_sp(spank_t sp, const char *name, char *buf, int len)
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp)
 {
 	char buf[1024];
+	struct mc_step s;
 
 	p->bind_seen = true;
 	p->bind_step_n_gpus = -1;
 	p->bind_user_cpu_bind[0] = '\0';
-	if (getenv_sp(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
-	    getenv_sp(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)))
-		p->bind_step_n_gpus = mc_list_parse(buf, p->bind_step_gpus,
-						    MC_MAX_GPUS);
+	/* The step's GPUs as the verdict reads them (a batch step only
+	 * trusts SLURM_JOB_GPUS; see mc_step_read). */
+	if (mc_step_read(sp, &s, buf, sizeof(buf)) == 0 && s.n_gpu_idx >= 0) {
+		p->bind_step_n_gpus = s.n_gpu_idx;
+		memcpy(p->bind_step_gpus, s.gpu_idx,
+		       (size_t)s.n_gpu_idx * sizeof(s.gpu_idx[0]));
+	}
 	/* srun puts the user's --cpu-bind (or SLURM_CPU_BIND) type here:
 	 * unset without one, "" for --cpu-bind=verbose alone. By task_init,
 	 * task/affinity has overwritten it with "mask_cpu:" either way. */
