@@ -104,18 +104,6 @@ static int key_lookup(const char *name)
 	return -1;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Parse value for key k into p; on error, a bare reason in why. */
 static int set_key(struct mc_policy *p, int k, const char *v,
 		   char *why, size_t whylen)
@@ -327,7 +315,7 @@ static int split_token(struct conf_state *st, char *tok, char **key,
 	char *eq = strchr(tok, '=');
 
 	if (!eq || eq == tok) {
-		set_err(st->err, st->errlen, "%s:%u: '%s': expected Key=Value",
+		mc_err(st->err, st->errlen, "%s:%u: '%s': expected Key=Value",
 			st->name, st->lineno, tok);
 		return -1;
 	}
@@ -335,7 +323,7 @@ static int split_token(struct conf_state *st, char *tok, char **key,
 	*key = tok;
 	*val = eq + 1;
 	if (!**val) {
-		set_err(st->err, st->errlen, "%s:%u: %s: missing value",
+		mc_err(st->err, st->errlen, "%s:%u: %s: missing value",
 			st->name, st->lineno, tok);
 		return -1;
 	}
@@ -352,7 +340,7 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 	char *tok, *key, *val;
 
 	if (strlen(pname) >= MC_PARTITION_NAME_MAX) {
-		set_err(st->err, st->errlen,
+		mc_err(st->err, st->errlen,
 			"%s:%u: PartitionName=%s: name longer than %d bytes",
 			st->name, st->lineno, pname, MC_PARTITION_NAME_MAX - 1);
 		return -1;
@@ -360,14 +348,14 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 	/* Partition names are case-sensitive in Slurm: compare exactly. */
 	for (size_t i = 0; i < cfg->n_partitions; i++) {
 		if (!strcmp(cfg->partitions[i].name, pname)) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: PartitionName=%s: duplicate partition (first on line %u)",
 				st->name, st->lineno, pname, st->part_line[i]);
 			return -1;
 		}
 	}
 	if (cfg->n_partitions >= MC_MAX_PARTITIONS) {
-		set_err(st->err, st->errlen,
+		mc_err(st->err, st->errlen,
 			"%s:%u: PartitionName=%s: more than %d partitions",
 			st->name, st->lineno, pname, MC_MAX_PARTITIONS);
 		return -1;
@@ -384,27 +372,27 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 		if (split_token(st, tok, &key, &val))
 			return -1;
 		if (!strcasecmp(key, "PartitionName")) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: %s=%s: duplicate key on this line",
 				st->name, st->lineno, key, val);
 			return -1;
 		}
 		k = key_lookup(key);
 		if (k < 0) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: %s=%s: unknown key", st->name,
 				st->lineno, key, val);
 			return -1;
 		}
 		if (seen[k]) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: %s=%s: duplicate key on this line",
 				st->name, st->lineno, key, val);
 			return -1;
 		}
 		seen[k] = 1;
 		if (set_key(&part->values, k, val, why, sizeof(why))) {
-			set_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
+			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
 				st->name, st->lineno, key, val, why);
 			return -1;
 		}
@@ -432,7 +420,7 @@ static int parse_line(struct conf_state *st, char *line)
 			return -1;
 		if (!strcasecmp(key, "PartitionName")) {
 			if (!first) {
-				set_err(st->err, st->errlen,
+				mc_err(st->err, st->errlen,
 					"%s:%u: %s=%s: PartitionName= must start its line",
 					st->name, st->lineno, key, val);
 				return -1;
@@ -442,20 +430,20 @@ static int parse_line(struct conf_state *st, char *line)
 		first = false;
 		k = key_lookup(key);
 		if (k < 0) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: %s=%s: unknown key", st->name,
 				st->lineno, key, val);
 			return -1;
 		}
 		if (st->global_line[k]) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: %s=%s: duplicate key (first set on line %u)",
 				st->name, st->lineno, key, val,
 				st->global_line[k]);
 			return -1;
 		}
 		if (set_key(&st->cfg->global, k, val, why, sizeof(why))) {
-			set_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
+			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
 				st->name, st->lineno, key, val, why);
 			return -1;
 		}
@@ -479,7 +467,7 @@ static int check_workers(struct conf_state *st)
 
 		if (!ln)
 			ln = st->global_line[K_MAX_DATALOADER_WORKERS];
-		set_err(st->err, st->errlen,
+		mc_err(st->err, st->errlen,
 			"%s:%u: %s=%u: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
 			st->name, ln, key_names[k],
 			k == K_DATALOADER_WORKERS ?
@@ -494,7 +482,7 @@ static int check_workers(struct conf_state *st)
 
 		mc_config_policy(cfg, pt->name, &eff);
 		if (eff.dataloader_workers > eff.max_dataloader_workers) {
-			set_err(st->err, st->errlen,
+			mc_err(st->err, st->errlen,
 				"%s:%u: PartitionName=%s: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
 				st->name, st->part_line[i], pt->name,
 				eff.dataloader_workers,
@@ -533,13 +521,13 @@ static int feed_line(struct conf_state *st, const char *text, size_t len)
 
 	st->lineno++;
 	if (len > MC_CONF_LINE_MAX) {
-		set_err(st->err, st->errlen,
+		mc_err(st->err, st->errlen,
 			"%s:%u: line longer than %d bytes", st->name,
 			st->lineno, MC_CONF_LINE_MAX);
 		return -1;
 	}
 	if (memchr(text, '\0', len)) {
-		set_err(st->err, st->errlen, "%s:%u: NUL byte in line",
+		mc_err(st->err, st->errlen, "%s:%u: NUL byte in line",
 			st->name, st->lineno);
 		return -1;
 	}
@@ -584,28 +572,28 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 
 	mc_config_init(cfg);
 	if (!path || !*path) {
-		set_err(err, errlen, "memcore.conf: no file name");
+		mc_err(err, errlen, "memcore.conf: no file name");
 		return -1;
 	}
 	/* O_NONBLOCK: a FIFO put in place of the file must not hang us. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		mc_err(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &sb)) {
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		mc_err(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	if (S_ISDIR(sb.st_mode) || !S_ISREG(sb.st_mode)) {
-		set_err(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ?
+		mc_err(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ?
 			"is a directory" : "not a regular file");
 		close(fd);
 		return -1;
 	}
 	if (sb.st_size > MC_CONF_SIZE_MAX) {
-		set_err(err, errlen, "%s: larger than %d bytes", path,
+		mc_err(err, errlen, "%s: larger than %d bytes", path,
 			MC_CONF_SIZE_MAX);
 		close(fd);
 		return -1;
@@ -618,12 +606,12 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			set_err(err, errlen, "%s: %s", path, strerror(errno));
+			mc_err(err, errlen, "%s: %s", path, strerror(errno));
 			goto fail;
 		}
 		total += (size_t)r;
 		if (total > MC_CONF_SIZE_MAX) {
-			set_err(err, errlen, "%s: larger than %d bytes", path,
+			mc_err(err, errlen, "%s: larger than %d bytes", path,
 				MC_CONF_SIZE_MAX);
 			goto fail;
 		}
@@ -671,24 +659,24 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 	if (!origin)
 		origin = "plugstack.conf";
 	if (!key || !*key) {
-		set_err(err, errlen, "%s: '=%s': expected Key=Value", origin,
+		mc_err(err, errlen, "%s: '=%s': expected Key=Value", origin,
 			value ? value : "");
 		return -1;
 	}
 	if (!value || !*value) {
-		set_err(err, errlen, "%s: %s: missing value", origin, key);
+		mc_err(err, errlen, "%s: %s: missing value", origin, key);
 		return -1;
 	}
 	k = key_lookup(key);
 	if (k < 0) {
-		set_err(err, errlen, "%s: %s=%s: unknown key", origin, key,
+		mc_err(err, errlen, "%s: %s=%s: unknown key", origin, key,
 			value);
 		return -1;
 	}
 	/* Parse into a copy of the one policy: cfg is untouched on error. */
 	tmp = cfg->global;
 	if (set_key(&tmp, k, value, why, sizeof(why))) {
-		set_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
+		mc_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
 		return -1;
 	}
 	copy_key(&cfg->global, &tmp, k);

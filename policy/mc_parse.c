@@ -20,8 +20,7 @@
 #define GIB ((uint64_t)1 << 30)
 #define TIB ((uint64_t)1 << 40)
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int mc_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -46,11 +45,11 @@ static bool is_digit(char c)
 static int check_start(const char *s, char *err, size_t errlen)
 {
 	if (!s || !*s)
-		return fail(err, errlen, "empty value");
+		return mc_err(err, errlen, "empty value");
 	if (*s == '-')
-		return fail(err, errlen, "negative value not allowed");
+		return mc_err(err, errlen, "negative value not allowed");
 	if (!is_digit(*s))
-		return fail(err, errlen, "not a number");
+		return mc_err(err, errlen, "not a number");
 	return 0;
 }
 
@@ -83,11 +82,11 @@ int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 	if (check_start(s, err, errlen))
 		return -1;
 	if (scan_u64(&p, &whole) < 0)
-		return fail(err, errlen, "too large");
+		return mc_err(err, errlen, "too large");
 	if (*p == '.') {
 		p++;
 		if (!is_digit(*p))
-			return fail(err, errlen, "not a number");
+			return mc_err(err, errlen, "not a number");
 		/* 19 fraction digits are far below a byte for any unit; the
 		 * rest only matter for rounding down, so they are dropped. */
 		for (int n = 0; is_digit(*p); p++, n++) {
@@ -109,19 +108,19 @@ int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 		case 'G': unit = GIB; break;
 		case 'T': unit = TIB; break;
 		default:
-			return fail(err, errlen, "unknown size suffix '%s'", suf);
+			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
 		}
 		/* K, KB or KiB (any case): all binary, as slurm.conf means. */
 		if (!(len == 1 ||
 		      (len == 2 && toupper((unsigned char)suf[1]) == 'B') ||
 		      (len == 3 && tolower((unsigned char)suf[1]) == 'i' &&
 		       toupper((unsigned char)suf[2]) == 'B')))
-			return fail(err, errlen, "unknown size suffix '%s'", suf);
+			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
 	}
 	total = (unsigned __int128)whole * unit +
 		(unsigned __int128)frac * unit / frac_div;
 	if (total > UINT64_MAX)
-		return fail(err, errlen, "too large");
+		return mc_err(err, errlen, "too large");
 	*out = (uint64_t)total;
 	return 0;
 }
@@ -135,9 +134,9 @@ int mc_parse_count(const char *s, uint32_t max, uint32_t *out,
 	if (check_start(s, err, errlen))
 		return -1;
 	if (scan_u64(&p, &v) < 0 || (!*p && v > max))
-		return fail(err, errlen, "out of range (at most %u)", max);
+		return mc_err(err, errlen, "out of range (at most %u)", max);
 	if (*p)
-		return fail(err, errlen, "not a whole number");
+		return mc_err(err, errlen, "not a whole number");
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -189,7 +188,7 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 	if (check_start(s, err, errlen))
 		return -1;
 	if (scan_decimal(&p, &m, &e) || *p)
-		return fail(err, errlen, "not a number");
+		return mc_err(err, errlen, "not a number");
 	v = (double)m;
 	/* Dividing by an exact power of ten keeps "1.5" exactly 1.5. */
 	for (; e < 0; e++)
@@ -197,7 +196,7 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 	for (; e > 0 && v <= max; e--)
 		v *= 10;
 	if (!isfinite(v) || v < min || v > max)
-		return fail(err, errlen, "out of range (%g to %g)", min, max);
+		return mc_err(err, errlen, "out of range (%g to %g)", min, max);
 	*out = v;
 	return 0;
 }
@@ -213,7 +212,7 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 	if (check_start(s, err, errlen))
 		return -1;
 	if (scan_decimal(&p, &m, &e))
-		return fail(err, errlen, "not a number");
+		return mc_err(err, errlen, "not a number");
 	if (*p == 'e' || *p == 'E') {
 		int neg = 0, x = 0;
 
@@ -221,7 +220,7 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		if (*p == '+' || *p == '-')
 			neg = *p++ == '-';
 		if (!is_digit(*p))
-			return fail(err, errlen, "not a number");
+			return mc_err(err, errlen, "not a number");
 		for (; is_digit(*p); p++)
 			if (x < 1000)
 				x = x * 10 + (*p - '0');
@@ -233,28 +232,28 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		case 'B': case 'G': e += 9; break;
 		case 'T': e += 12; break;
 		default:
-			return fail(err, errlen,
+			return mc_err(err, errlen,
 				    "unknown suffix '%s' (K, M, B or T)", p);
 		}
 		p++;
 	}
 	if (*p)
-		return fail(err, errlen, "unknown suffix '%s' (K, M, B or T)",
+		return mc_err(err, errlen, "unknown suffix '%s' (K, M, B or T)",
 			    p);
 	if (m == 0)
-		return fail(err, errlen, "must be at least 1");
+		return mc_err(err, errlen, "must be at least 1");
 	/* Scale to parameters; a fraction of a parameter is dropped. */
 	for (; e < 0 && m; e++)
 		m /= 10;
 	for (; e > 0; e--) {
 		if (m > MC_PARAMS_MAX / 10)
-			return fail(err, errlen, "too large (at most 1e15)");
+			return mc_err(err, errlen, "too large (at most 1e15)");
 		m *= 10;
 	}
 	if (m == 0)
-		return fail(err, errlen, "must be at least 1");
+		return mc_err(err, errlen, "must be at least 1");
 	if (m > MC_PARAMS_MAX)
-		return fail(err, errlen, "too large (at most 1e15)");
+		return mc_err(err, errlen, "too large (at most 1e15)");
 	*out = m;
 	return 0;
 }
@@ -265,7 +264,7 @@ static const char *const false_words[] = { "no", "false", "0", "off", NULL };
 int mc_parse_bool(const char *s, int *out, char *err, size_t errlen)
 {
 	if (!s || !*s)
-		return fail(err, errlen, "empty value");
+		return mc_err(err, errlen, "empty value");
 	for (int i = 0; true_words[i]; i++) {
 		if (!strcasecmp(s, true_words[i])) {
 			*out = 1;
@@ -276,7 +275,7 @@ int mc_parse_bool(const char *s, int *out, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	return fail(err, errlen, "expected yes or no");
+	return mc_err(err, errlen, "expected yes or no");
 }
 
 int mc_parse_word(const char *s, const char *const *words, int *out,
@@ -286,7 +285,7 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 	size_t len = 0;
 
 	if (!s || !*s)
-		return fail(err, errlen, "empty value");
+		return mc_err(err, errlen, "empty value");
 	for (int i = 0; words[i]; i++) {
 		if (!strcasecmp(s, words[i])) {
 			*out = i;
@@ -302,7 +301,7 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 			break;
 		len += (size_t)n;
 	}
-	return fail(err, errlen, "expected %s", list);
+	return mc_err(err, errlen, "expected %s", list);
 }
 
 const char *mc_fmt_bytes(uint64_t bytes, char *buf, size_t buflen)

@@ -59,6 +59,14 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 		  char *err, size_t errlen);
 
 /*
+ * printf a reason into err[errlen] (always terminated, never overflowing;
+ * err may be NULL or errlen 0 to drop it). Returns -1, so that a parser
+ * can `return mc_err(err, errlen, "why")`.
+ */
+int mc_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * Print a byte count for people: "704 GiB", "127.48 GiB", "512 MiB".
  * Whole numbers print without decimals; otherwise two decimals. The unit
  * is the largest of B, KiB, MiB, GiB that keeps the number >= 1 (never

@@ -6,6 +6,7 @@
  * block on a FIFO or follow a planted symlink.
  */
 #include "mc_cache.h"
+#include "mc_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,20 +24,6 @@
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
-
-static void cache_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void cache_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * FNV-1a over 64-bit words (then the tail bytes): 8 times fewer rounds
@@ -139,12 +126,12 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 	int fd, n;
 
 	if (!path || !*path || !f) {
-		cache_err(err, errlen, "cache: no file name");
+		mc_err(err, errlen, "cache: no file name");
 		return -1;
 	}
 	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		cache_err(err, errlen, "cache %s: %s", path,
+		mc_err(err, errlen, "cache %s: %s", path,
 			  strerror(ENAMETOOLONG));
 		return -1;
 	}
@@ -156,7 +143,7 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 	h.written_at = (int64_t)time(NULL);
 	if (source_stamp(f->source, &h.source_size, &h.source_mtime_ns, why,
 			 sizeof(why)) < 0) {
-		cache_err(err, errlen, "cache %s: topology %s: %s", path,
+		mc_err(err, errlen, "cache %s: topology %s: %s", path,
 			  f->source, why);
 		return -1;
 	}
@@ -170,7 +157,7 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0644);
 	if (fd < 0) {
-		cache_err(err, errlen, "cache %s: %s", tmp, strerror(errno));
+		mc_err(err, errlen, "cache %s: %s", tmp, strerror(errno));
 		return -1;
 	}
 	/* 0644 whatever slurmd's umask: every slurmstepd must read it. */
@@ -180,14 +167,14 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 
 		close(fd);
 		unlink(tmp);
-		cache_err(err, errlen, "cache %s: %s", tmp, strerror(e));
+		mc_err(err, errlen, "cache %s: %s", tmp, strerror(e));
 		return -1;
 	}
 	if (close(fd) < 0 || rename(tmp, path) < 0) {
 		int e = errno;
 
 		unlink(tmp);
-		cache_err(err, errlen, "cache %s: %s", path, strerror(e));
+		mc_err(err, errlen, "cache %s: %s", path, strerror(e));
 		return -1;
 	}
 	return 0;
@@ -243,45 +230,45 @@ static int read_checked(const char *path, const char *want_source,
 	/* O_NONBLOCK: a FIFO planted at the path must not hang a step. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		cache_err(err, errlen, "cache %s: %s", path, strerror(errno));
+		mc_err(err, errlen, "cache %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
-		cache_err(err, errlen, "cache %s: %s", path, strerror(errno));
+		mc_err(err, errlen, "cache %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		cache_err(err, errlen, "cache %s: not a regular file", path);
+		mc_err(err, errlen, "cache %s: not a regular file", path);
 		goto out;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		cache_err(err, errlen, "cache %s: owned by uid %u, not root",
+		mc_err(err, errlen, "cache %s: owned by uid %u, not root",
 			  path, (unsigned)st.st_uid);
 		goto out;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		cache_err(err, errlen, "cache %s: writable by group or others "
+		mc_err(err, errlen, "cache %s: writable by group or others "
 			  "(mode %04o)", path, (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if ((uint64_t)st.st_size != sizeof(*h) + sizeof(*f)) {
-		cache_err(err, errlen, "cache %s: %lld bytes, this memcore "
+		mc_err(err, errlen, "cache %s: %lld bytes, this memcore "
 			  "writes %zu (another build, or truncated)", path,
 			  (long long)st.st_size, sizeof(*h) + sizeof(*f));
 		goto out;
 	}
 	if (read_all(fd, h, sizeof(*h)) < 0 || read_all(fd, f, sizeof(*f)) < 0) {
-		cache_err(err, errlen, "cache %s: short read", path);
+		mc_err(err, errlen, "cache %s: short read", path);
 		goto out;
 	}
 	if (memcmp(h->magic, MC_CACHE_MAGIC, sizeof(MC_CACHE_MAGIC))) {
-		cache_err(err, errlen, "cache %s: not a memcore node-facts "
+		mc_err(err, errlen, "cache %s: not a memcore node-facts "
 			  "cache", path);
 		goto out;
 	}
 	if (h->format != MC_CACHE_FORMAT || h->header_bytes != sizeof(*h) ||
 	    h->facts_bytes != sizeof(*f)) {
-		cache_err(err, errlen, "cache %s: format %u, this memcore reads "
+		mc_err(err, errlen, "cache %s: format %u, this memcore reads "
 			  "%u", path, h->format, MC_CACHE_FORMAT);
 		goto out;
 	}
@@ -290,37 +277,37 @@ static int read_checked(const char *path, const char *want_source,
 	/* The checksum before any field that came from the file is trusted:
 	 * a corrupt file names itself corrupt, not "another version". */
 	if (mc_cache_checksum(h, f) != h->checksum) {
-		cache_err(err, errlen, "cache %s: checksum mismatch (corrupt)",
+		mc_err(err, errlen, "cache %s: checksum mismatch (corrupt)",
 			  path);
 		goto out;
 	}
 	if (strcmp(h->version, MC_VERSION)) {
-		cache_err(err, errlen, "cache %s: written by memcore %s, this "
+		mc_err(err, errlen, "cache %s: written by memcore %s, this "
 			  "is %s", path, h->version, MC_VERSION);
 		goto out;
 	}
 	this_host(host, sizeof(host));
 	if (strcmp(h->host, host)) {
-		cache_err(err, errlen, "cache %s: written on host %s, this is "
+		mc_err(err, errlen, "cache %s: written on host %s, this is "
 			  "%s", path, h->host, host);
 		goto out;
 	}
 	if (!facts_sane(f)) {
-		cache_err(err, errlen, "cache %s: inconsistent facts", path);
+		mc_err(err, errlen, "cache %s: inconsistent facts", path);
 		goto out;
 	}
 	if (want_source && strcmp(f->source, want_source)) {
-		cache_err(err, errlen, "cache %s: built from topology %s, the "
+		mc_err(err, errlen, "cache %s: built from topology %s, the "
 			  "policy names %s", path, f->source, want_source);
 		goto out;
 	}
 	if (source_stamp(f->source, &size, &mtime_ns, why, sizeof(why)) < 0) {
-		cache_err(err, errlen, "cache %s: topology %s: %s", path,
+		mc_err(err, errlen, "cache %s: topology %s: %s", path,
 			  f->source, why);
 		goto out;
 	}
 	if (size != h->source_size || mtime_ns != h->source_mtime_ns) {
-		cache_err(err, errlen, "cache %s: topology %s changed since "
+		mc_err(err, errlen, "cache %s: topology %s changed since "
 			  "slurmd wrote the cache", path, f->source);
 		goto out;
 	}
@@ -342,7 +329,7 @@ int mc_cache_read(const char *path, const char *want_source,
 		return -1;
 	if (!path || !*path) {
 		memset(f, 0, sizeof(*f));
-		cache_err(err, errlen, "cache: no file name");
+		mc_err(err, errlen, "cache: no file name");
 		return -1;
 	}
 	if (read_checked(path, want_source, f, &h, err, errlen) < 0) {

@@ -2,6 +2,7 @@
  * mc_plan.c - the binding plan (see mc_plan.h).
  */
 #include "mc_plan.h"
+#include "mc_parse.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,20 +11,6 @@
 #include <string.h>
 
 #include "mc_list.h"
-
-static void plan_seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void plan_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *mc_plan_cpulist(hwloc_const_bitmap_t set, char *buf,
 			    size_t buflen)
@@ -175,23 +162,23 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 
 	plan->n = 0;
 	if (!taken || !numa_set || !avail) {
-		plan_seterr(err, errlen, "out of memory");
+		mc_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (n > MC_MAX_GPUS || n > f->n_gpus) {
-		plan_seterr(err, errlen, "%zu GPUs asked for, the node has %u",
+		mc_err(err, errlen, "%zu GPUs asked for, the node has %u",
 			    n, f->n_gpus);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (gpus[i] >= f->n_gpus) {
-			plan_seterr(err, errlen, "GPU %u is not on this node "
+			mc_err(err, errlen, "GPU %u is not on this node "
 				    "(%u GPUs)", gpus[i], f->n_gpus);
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++)
 			if (gpus[j] == gpus[i]) {
-				plan_seterr(err, errlen, "GPU %u listed twice",
+				mc_err(err, errlen, "GPU %u listed twice",
 					    gpus[i]);
 				goto out;
 			}
@@ -203,7 +190,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		g->cpus = hwloc_bitmap_alloc();
 		plan->n = i + 1;
 		if (!g->cpus) {
-			plan_seterr(err, errlen, "out of memory");
+			mc_err(err, errlen, "out of memory");
 			goto out;
 		}
 		g->index = gpus[i];

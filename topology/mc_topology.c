@@ -5,6 +5,7 @@
  * in slurmd/slurmstepd, which live long and must not leak per call.
  */
 #include "mc_topology.h"
+#include "mc_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,21 +42,6 @@ const char *mc_mem_source_name(enum mc_mem_source s)
 		return "policy";
 	}
 	return "none";
-}
-
-/* printf into err without ever overflowing or leaving it unterminated. */
-static void mc_seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void mc_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /*
@@ -247,7 +233,7 @@ static int mc_collect_cores(hwloc_topology_t topo, struct mc_node_facts *f,
 			continue;
 		hwloc_bitmap_foreach_begin(pu, c->cpuset) {
 			if (pu >= MC_MAX_PUS || first >= MC_MAX_PUS) {
-				mc_seterr(err, errlen,
+				mc_err(err, errlen,
 					  "topology %s: CPU %d above the %d "
 					  "memcore handles", f->source, pu,
 					  MC_MAX_PUS - 1);
@@ -274,7 +260,7 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 		if (!mc_numa_is_host(n))
 			continue;
 		if (f->n_numa >= MC_MAX_NUMA) {
-			mc_seterr(err, errlen,
+			mc_err(err, errlen,
 				  "topology %s: more than %d host NUMA nodes",
 				  f->source, MC_MAX_NUMA);
 			return -1;
@@ -289,7 +275,7 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 						 n->cpuset);
 		/* A cut list would bind to the wrong CPUs: refuse instead. */
 		if (len < 0 || (size_t)len >= sizeof(m->cpus)) {
-			mc_seterr(err, errlen,
+			mc_err(err, errlen,
 				  "topology %s: CPU list of NUMA node %u longer than %d characters",
 				  f->source, n->os_index, MC_CPULIST_MAX - 1);
 			return -1;
@@ -297,7 +283,7 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 		f->host_ram_bytes += m->memory_bytes;
 	}
 	if (f->n_numa == 0) {
-		mc_seterr(err, errlen,
+		mc_err(err, errlen,
 			  "topology %s: no NUMA node with CPUs and host memory",
 			  f->source);
 		return -1;
@@ -322,7 +308,7 @@ static int mc_collect_gpus(hwloc_topology_t topo, struct mc_node_facts *f,
 		if (!mc_pci_is_gpu(pci))
 			continue;
 		if (f->n_gpus >= MC_MAX_GPUS) {
-			mc_seterr(err, errlen,
+			mc_err(err, errlen,
 				  "topology %s: more than %d GPUs",
 				  f->source, MC_MAX_GPUS);
 			return -1;
@@ -370,7 +356,7 @@ static int mc_check_file(const char *path, char *err, size_t errlen)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
-		mc_seterr(err, errlen, "topology %s: %s", path,
+		mc_err(err, errlen, "topology %s: %s", path,
 			  strerror(errno));
 		return -1;
 	}
@@ -378,22 +364,22 @@ static int mc_check_file(const char *path, char *err, size_t errlen)
 		int e = errno;
 
 		close(fd);
-		mc_seterr(err, errlen, "topology %s: %s", path, strerror(e));
+		mc_err(err, errlen, "topology %s: %s", path, strerror(e));
 		return -1;
 	}
 	close(fd);
 	if (S_ISDIR(st.st_mode)) {
-		mc_seterr(err, errlen, "topology %s: %s", path,
+		mc_err(err, errlen, "topology %s: %s", path,
 			  strerror(EISDIR));
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		mc_seterr(err, errlen, "topology %s: not a regular file",
+		mc_err(err, errlen, "topology %s: not a regular file",
 			  path);
 		return -1;
 	}
 	if (st.st_size == 0) {
-		mc_seterr(err, errlen, "topology %s: empty file", path);
+		mc_err(err, errlen, "topology %s: empty file", path);
 		return -1;
 	}
 	return 0;
@@ -404,11 +390,11 @@ static void mc_xml_error(const char *path, char *err, size_t errlen)
 	int major = mc_xml_major(path);
 
 	if (major > HWLOC_API_VERSION >> 16)
-		mc_seterr(err, errlen,
+		mc_err(err, errlen,
 			  "topology %s: XML format %d.x is newer than hwloc %s can read; export it again with an hwloc 2.x lstopo --of xml",
 			  path, major, HWLOC_VERSION);
 	else
-		mc_seterr(err, errlen,
+		mc_err(err, errlen,
 			  "topology %s: hwloc cannot load this XML (truncated, corrupt, or not a complete topology); set HWLOC_XML_VERBOSE=1 for hwloc's details",
 			  path);
 }
@@ -434,7 +420,7 @@ static int mc_blacklist_plugins(hwloc_topology_t topo, char *err,
 		if (hwloc_topology_set_components(topo,
 				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 				names[i]) < 0) {
-			mc_seterr(err, errlen,
+			mc_err(err, errlen,
 				  "topology live: hwloc component %s: %s",
 				  names[i], strerror(errno));
 			return -1;
@@ -453,7 +439,7 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!f) {
-		mc_seterr(err, errlen, "topology: no place for the facts");
+		mc_err(err, errlen, "topology: no place for the facts");
 		return -1;
 	}
 	memset(f, 0, sizeof(*f));
@@ -461,7 +447,7 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 		snprintf(f->source, sizeof(f->source), "live");
 	} else {
 		if (strlen(xml_path) >= sizeof(f->source)) {
-			mc_seterr(err, errlen, "topology %.64s...: %s",
+			mc_err(err, errlen, "topology %.64s...: %s",
 				  xml_path, strerror(ENAMETOOLONG));
 			return -1;
 		}
@@ -471,7 +457,7 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	}
 
 	if (hwloc_topology_init(&topo) < 0) {
-		mc_seterr(err, errlen, "topology %s: hwloc init: %s",
+		mc_err(err, errlen, "topology %s: hwloc init: %s",
 			  f->source, strerror(errno));
 		return -1;
 	}
@@ -482,14 +468,14 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	 */
 	if (hwloc_topology_set_io_types_filter(topo,
 			HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
-		mc_seterr(err, errlen, "topology %s: hwloc I/O filter: %s",
+		mc_err(err, errlen, "topology %s: hwloc I/O filter: %s",
 			  f->source, strerror(errno));
 		goto out;
 	}
 	if (live) {
 		if (hwloc_topology_set_flags(topo,
 				HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) < 0) {
-			mc_seterr(err, errlen, "topology live: hwloc flags: %s",
+			mc_err(err, errlen, "topology live: hwloc flags: %s",
 				  strerror(errno));
 			goto out;
 		}
@@ -505,7 +491,7 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	}
 	if (hwloc_topology_load(topo) < 0) {
 		if (live)
-			mc_seterr(err, errlen, "topology live: hwloc load: %s",
+			mc_err(err, errlen, "topology live: hwloc load: %s",
 				  strerror(errno));
 		else
 			mc_xml_error(xml_path, err, errlen);
