@@ -5,6 +5,7 @@
 #ifndef MC_CLI_H
 #define MC_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "mc_config.h"
@@ -19,6 +20,32 @@ struct mc_cli_common {
 	const char *partition;	/* --partition */
 	bool json;		/* --json */
 };
+
+/*
+ * The long options every subcommand that reads a node takes, with ids
+ * above any subcommand's own (which start at 256).
+ */
+enum { MC_OPT_PARTITION = 0x1000, MC_OPT_CONFIG, MC_OPT_TOPOLOGY,
+       MC_OPT_JSON };
+#define MC_CLI_NODE_OPTIONS \
+	{ "partition", required_argument, NULL, MC_OPT_PARTITION }, \
+	{ "config", required_argument, NULL, MC_OPT_CONFIG }, \
+	{ "topology", required_argument, NULL, MC_OPT_TOPOLOGY }, \
+	{ "json", no_argument, NULL, MC_OPT_JSON }
+
+/* Take one of the MC_CLI_NODE_OPTIONS into c; false when opt is not one. */
+bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c);
+
+/*
+ * What ends a subcommand's getopt_long loop badly: ':' (a missing value)
+ * or anything else (an unknown option). Prints "memcore: CMD: ..." naming
+ * the argument and returns MC_EXIT_USAGE.
+ */
+int mc_cli_option_error(const char *cmd, int opt, char **argv);
+
+/* After the loop: MC_EXIT_USAGE with a message for a stray argument,
+ * else 0. */
+int mc_cli_no_arguments(const char *cmd, int argc, char **argv);
 
 /*
  * Load the policy (for the partition) from --config, or from

@@ -33,14 +33,10 @@ static void audit_usage(FILE *out)
 "NVML or ROCm SMI when present, as slurmd does for the cache.\n");
 }
 
-enum { OPT_PARTITION = 256, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON, OPT_CACHE,
-       OPT_WRITE_CACHE };
+enum { OPT_CACHE = 256, OPT_WRITE_CACHE };
 
 static const struct option audit_options[] = {
-	{ "partition", required_argument, NULL, OPT_PARTITION },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-	{ "json", no_argument, NULL, OPT_JSON },
+	MC_CLI_NODE_OPTIONS,
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
 	{ "help", no_argument, NULL, 'h' },
@@ -162,36 +158,20 @@ int mc_cmd_audit(int argc, char **argv)
 		case 'h':
 			audit_usage(stdout);
 			return 0;
-		case OPT_PARTITION:
-			c.partition = optarg;
-			break;
-		case OPT_CONFIG:
-			c.config = optarg;
-			break;
-		case OPT_TOPOLOGY:
-			c.topology = optarg;
-			break;
-		case OPT_JSON:
-			c.json = true;
-			break;
 		case OPT_CACHE:
 			cache = optarg;
 			break;
 		case OPT_WRITE_CACHE:
 			write_cache = optarg;
 			break;
-		case ':':
-			return mc_cli_usage_error("%s: missing value",
-						  argv[optind - 1]);
 		default:
-			return mc_cli_usage_error("audit: unknown option '%s'"
-						  " (see memcore audit --help)",
-						  argv[optind - 1]);
+			if (mc_cli_node_option(opt, optarg, &c))
+				break;
+			return mc_cli_option_error("audit", opt, argv);
 		}
 	}
-	if (optind < argc)
-		return mc_cli_usage_error("audit: unexpected argument '%s'",
-					  argv[optind]);
+	if (mc_cli_no_arguments("audit", argc, argv))
+		return MC_EXIT_USAGE;
 	if (cache && c.topology)
 		return mc_cli_usage_error("audit: --cache and --topology are "
 					  "two sources; give one");

@@ -56,7 +56,6 @@ static void check_usage(FILE *out)
 enum {
 	OPT_GPUS = 256, OPT_WORKERS, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
 	OPT_NODES, OPT_GPU_MEMORY, OPT_PARAMS, OPT_STAGE, OPT_OFFLOAD,
-	OPT_PARTITION, OPT_CONFIG, OPT_TOPOLOGY, OPT_JSON,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS,
 };
 
@@ -74,10 +73,7 @@ static const struct option check_options[] = {
 	{ "model-params", required_argument, NULL, OPT_PARAMS },
 	{ "zero-stage", required_argument, NULL, OPT_STAGE },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
-	{ "partition", required_argument, NULL, OPT_PARTITION },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-	{ "json", no_argument, NULL, OPT_JSON },
+	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -266,26 +262,12 @@ int mc_cmd_check(int argc, char **argv)
 		case 'h':
 			check_usage(stdout);
 			return 0;
-		case OPT_PARTITION:
-			a.common.partition = optarg;
-			break;
-		case OPT_CONFIG:
-			a.common.config = optarg;
-			break;
-		case OPT_TOPOLOGY:
-			a.common.topology = optarg;
-			break;
-		case OPT_JSON:
-			a.common.json = true;
-			break;
 		case ':':
-			return mc_cli_usage_error("%s: missing value",
-						  argv[optind - 1]);
 		case '?':
-			return mc_cli_usage_error("check: unknown option '%s'"
-						  " (see memcore check --help)",
-						  argv[optind - 1]);
+			return mc_cli_option_error("check", opt, argv);
 		default: {
+			if (mc_cli_node_option(opt, optarg, &a.common))
+				break;
 			/* A value given twice must be the same, as the
 			 * plugin's options say (no silent "last one wins"). */
 			struct check_args prev = a;
@@ -302,9 +284,8 @@ int mc_cmd_check(int argc, char **argv)
 		}
 		}
 	}
-	if (optind < argc)
-		return mc_cli_usage_error("check: unexpected argument '%s'",
-					  argv[optind]);
+	if (mc_cli_no_arguments("check", argc, argv))
+		return MC_EXIT_USAGE;
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
 	if (a.cores_set && a.cpus_set)

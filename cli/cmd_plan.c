@@ -29,17 +29,13 @@ static void plan_usage(FILE *out)
 "2 on a usage or input error.\n");
 }
 
-enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES, OPT_PARTITION, OPT_CONFIG,
-       OPT_TOPOLOGY, OPT_JSON };
+enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES };
 
 static const struct option plan_options[] = {
 	{ "gpus", required_argument, NULL, OPT_GPUS },
 	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
 	{ "cores", required_argument, NULL, OPT_CORES },
-	{ "partition", required_argument, NULL, OPT_PARTITION },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-	{ "json", no_argument, NULL, OPT_JSON },
+	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -140,30 +136,14 @@ int mc_cmd_plan(int argc, char **argv)
 		case OPT_CORES:
 			cores = optarg;
 			break;
-		case OPT_PARTITION:
-			c.partition = optarg;
-			break;
-		case OPT_CONFIG:
-			c.config = optarg;
-			break;
-		case OPT_TOPOLOGY:
-			c.topology = optarg;
-			break;
-		case OPT_JSON:
-			c.json = true;
-			break;
-		case ':':
-			return mc_cli_usage_error("%s: missing value",
-						  argv[optind - 1]);
 		default:
-			return mc_cli_usage_error("plan: unknown option '%s'"
-						  " (see memcore plan --help)",
-						  argv[optind - 1]);
+			if (mc_cli_node_option(opt, optarg, &c))
+				break;
+			return mc_cli_option_error("plan", opt, argv);
 		}
 	}
-	if (optind < argc)
-		return mc_cli_usage_error("plan: unexpected argument '%s'",
-					  argv[optind]);
+	if (mc_cli_no_arguments("plan", argc, argv))
+		return MC_EXIT_USAGE;
 	if (!gpus_set || gpus == 0)
 		return mc_cli_usage_error("plan: --gpus N (1 or more) is "
 					  "required");

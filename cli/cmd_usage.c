@@ -34,12 +34,12 @@ static void usage_usage(FILE *out)
 "Exit 0, or 2 on a usage or input error.\n");
 }
 
-enum { OPT_CGROUP = 256, OPT_PID, OPT_JSON };
+enum { OPT_CGROUP = 256, OPT_PID };
 
 static const struct option usage_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "pid", required_argument, NULL, OPT_PID },
-	{ "json", no_argument, NULL, OPT_JSON },
+	{ "json", no_argument, NULL, MC_OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -120,21 +120,15 @@ int mc_cmd_usage(int argc, char **argv)
 		case OPT_PID:
 			pid_arg = optarg;
 			break;
-		case OPT_JSON:
+		case MC_OPT_JSON:
 			json = true;
 			break;
-		case ':':
-			return mc_cli_usage_error("%s: missing value",
-						  argv[optind - 1]);
 		default:
-			return mc_cli_usage_error("usage: unknown option '%s'"
-						  " (see memcore usage --help)",
-						  argv[optind - 1]);
+			return mc_cli_option_error("usage", opt, argv);
 		}
 	}
-	if (optind < argc)
-		return mc_cli_usage_error("usage: unexpected argument '%s'",
-					  argv[optind]);
+	if (mc_cli_no_arguments("usage", argc, argv))
+		return MC_EXIT_USAGE;
 	if (!dir == !pid_arg)
 		return mc_cli_usage_error("usage: give one of --cgroup DIR or "
 					  "--pid PID");

@@ -39,6 +39,42 @@ int mc_cli_usage_error(const char *fmt, ...)
 	return MC_EXIT_USAGE;
 }
 
+bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c)
+{
+	switch (opt) {
+	case MC_OPT_PARTITION:
+		c->partition = arg;
+		return true;
+	case MC_OPT_CONFIG:
+		c->config = arg;
+		return true;
+	case MC_OPT_TOPOLOGY:
+		c->topology = arg;
+		return true;
+	case MC_OPT_JSON:
+		c->json = true;
+		return true;
+	}
+	return false;
+}
+
+int mc_cli_option_error(const char *cmd, int opt, char **argv)
+{
+	if (opt == ':')
+		return mc_cli_usage_error("%s: %s: missing value", cmd,
+					  argv[optind - 1]);
+	return mc_cli_usage_error("%s: unknown option '%s' (see memcore %s "
+				  "--help)", cmd, argv[optind - 1], cmd);
+}
+
+int mc_cli_no_arguments(const char *cmd, int argc, char **argv)
+{
+	if (optind < argc)
+		return mc_cli_usage_error("%s: unexpected argument '%s'", cmd,
+					  argv[optind]);
+	return 0;
+}
+
 int mc_cli_policy(const struct mc_cli_common *c, struct mc_config *cfg,
 		  struct mc_policy *p)
 {
