@@ -14,32 +14,12 @@
 #include <libcgroup.h>
 
 #include "mc_cgroup.h"
+#include "mc_memstat.h"
 
 /* /proc/<pid>/cgroup lists a dozen lines; mountinfo of a busy host a few
  * hundred. Bounded buffers keep slurmstepd's cost flat. */
 #define PROC_CGROUP_BUF 8192
 #define MOUNTINFO_BUF 262144
-
-static ssize_t read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	while (got + 1 < len) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
 
 /* Does the comma-separated list s (length n) hold word? */
 static bool list_has(const char *s, size_t n, const char *word)
@@ -217,7 +197,7 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		snprintf(path, sizeof(path), "%s/%d/cgroup", proc, (int)pid);
 	else
 		snprintf(path, sizeof(path), "%s/self/cgroup", proc);
-	if (read_file(path, buf, PROC_CGROUP_BUF) < 0) {
+	if (mc_read_at(AT_FDCWD, path, buf, PROC_CGROUP_BUF) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
@@ -227,7 +207,7 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/self/mountinfo", proc);
-	if (read_file(path, buf, MOUNTINFO_BUF) < 0 ||
+	if (mc_read_at(AT_FDCWD, path, buf, MOUNTINFO_BUF) < 0 ||
 	    mc_cgroup_parse_mountinfo(buf, cg->version, cg->mount,
 				      sizeof(cg->mount), root, sizeof(root),
 				      why, sizeof(why)) < 0) {

@@ -25,9 +25,7 @@
 #define SUBTREE_MAX_DIRS 4096
 #define SUBTREE_MAX_DEPTH 16
 
-/* Read the file `name` in the directory fd into buf (NUL-terminated).
- * Returns the length, or -1 with errno set. */
-static ssize_t read_at(int dfd, const char *name, char *buf, size_t len)
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	size_t got = 0;
@@ -245,7 +243,7 @@ static int read_limit(int dfd, const char *dir, const char *name,
 {
 	char buf[64];
 
-	if (read_at(dfd, name, buf, sizeof(buf)) < 0) {
+	if (mc_read_at(dfd, name, buf, sizeof(buf)) < 0) {
 		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
 		return -1;
 	}
@@ -267,7 +265,7 @@ static int sum_oom_v1(int dfd, int depth, unsigned *dirs, uint64_t *sum)
 	struct dirent *e;
 	int fd;
 
-	if (read_at(dfd, "memory.oom_control", buf, sizeof(buf)) < 0 ||
+	if (mc_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) < 0 ||
 	    mc_memstat_parse_oom_kill(buf, &n) < 0)
 		return -1;
 	*sum += n;
@@ -314,7 +312,7 @@ static int oom_kills_fd(int dfd, const char *dir, int version,
 		}
 		return 0;
 	}
-	if (read_at(dfd, "memory.events", buf, sizeof(buf)) < 0) {
+	if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) < 0) {
 		snprintf(err, errlen, "%s/memory.events: %s", dir,
 			 strerror(errno));
 		return -1;
@@ -395,7 +393,7 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 		return -1;
 	}
 	m->version = version;
-	if (read_at(dfd, "memory.stat", buf, sizeof(buf)) < 0) {
+	if (mc_read_at(dfd, "memory.stat", buf, sizeof(buf)) < 0) {
 		snprintf(err, errlen, "%s/memory.stat: %s", dir,
 			 strerror(errno));
 		goto out;
