@@ -313,17 +313,12 @@ int mc_cmd_check(int argc, char **argv)
 	req.nodes = a.nodes;
 	req.dataloader_workers = a.workers_set ? a.workers
 					       : p.dataloader_workers;
-	if (req.dataloader_workers > p.max_dataloader_workers)
-		return mc_cli_usage_error("--dataloader-workers=%u: more than "
-					  "MaxDataloaderWorkers=%u allows",
-					  req.dataloader_workers,
-					  p.max_dataloader_workers);
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
 	req.model_params = a.params;
 	req.zero_stage = a.stage;
 	req.offload = (enum mc_offload)a.offload;
-	if (mc_request_check(&req, err, sizeof(err)) < 0)
+	if (mc_request_check(&p, &req, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 
 	/* CPUs as Slurm counts them (threads) become whole cores. */

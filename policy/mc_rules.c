@@ -144,7 +144,8 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 	}
 }
 
-int mc_request_check(const struct mc_request *r, char *err, size_t errlen)
+int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
+		     char *err, size_t errlen)
 {
 	const char *why = NULL;
 	char buf[96];
@@ -153,6 +154,11 @@ int mc_request_check(const struct mc_request *r, char *err, size_t errlen)
 		snprintf(buf, sizeof(buf),
 			 "--dataloader-workers=%u: at most %u per GPU",
 			 r->dataloader_workers, MC_WORKERS_LIMIT);
+		why = buf;
+	} else if (p && r->dataloader_workers > p->max_dataloader_workers) {
+		snprintf(buf, sizeof(buf), "--dataloader-workers=%u: more "
+			 "than MaxDataloaderWorkers=%u allows",
+			 r->dataloader_workers, p->max_dataloader_workers);
 		why = buf;
 	} else if (r->zero_stage > 3) {
 		snprintf(buf, sizeof(buf),

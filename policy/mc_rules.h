@@ -94,10 +94,12 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 			  const struct mc_request *r);
 
 /*
- * Check the combination of request fields a user chose; returns 0 or -1
- * with err ("--offload=all needs --zero-stage=3", ...).
+ * Check the combination of request fields a user chose, and, with a policy
+ * p (may be NULL), the workers against its MaxDataloaderWorkers; returns 0
+ * or -1 with err ("--offload=all needs --zero-stage=3", ...).
  */
-int mc_request_check(const struct mc_request *r, char *err, size_t errlen);
+int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
+		     char *err, size_t errlen);
 
 /* The whole step RAM: floor + workers + offload + g * RamPerTask. */
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,

@@ -111,12 +111,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	why[0] = '\0';
 	if (p->opts_err[0])
 		snprintf(why, sizeof(why), "%s", p->opts_err);
-	else if (req.dataloader_workers > pol.max_dataloader_workers)
-		snprintf(why, sizeof(why), "--dataloader-workers=%u: more "
-			 "than MaxDataloaderWorkers=%u allows",
-			 req.dataloader_workers, pol.max_dataloader_workers);
 	else
-		mc_request_check(&req, why, sizeof(why));
+		mc_request_check(&pol, &req, why, sizeof(why));
 	if (why[0]) {
 		snprintf(err, sizeof(err), "memcore: step %s: %s", s.step_name,
 			 why);

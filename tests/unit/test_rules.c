@@ -248,7 +248,7 @@ static void test_offload(void **state)
 static void assert_check_err(const struct mc_request *r, const char *want)
 {
 	err[0] = '\0';
-	assert_int_equal(mc_request_check(r, err, sizeof(err)), -1);
+	assert_int_equal(mc_request_check(NULL, r, err, sizeof(err)), -1);
 	assert_string_equal(err, want);
 }
 
@@ -257,7 +257,7 @@ static void test_request_check(void **state)
 	struct mc_request r = req(8, 80 * GiB, 2);
 
 	(void)state;
-	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.zero_stage = 4;
 	assert_check_err(&r, "--zero-stage=4: must be 0, 1, 2 or 3");
 	r.zero_stage = 0;
@@ -269,13 +269,13 @@ static void test_request_check(void **state)
 	assert_check_err(&r, "--offload=all (parameter offload) needs "
 			 "--zero-stage=3");
 	r.zero_stage = 3;
-	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.model_params = 0;
 	assert_check_err(&r, "--offload needs --model-params");
 	r.offload = MC_OFFLOAD_NONE;
-	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.dataloader_workers = MC_WORKERS_LIMIT;
-	assert_int_equal(mc_request_check(&r, err, sizeof(err)), 0);
+	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.dataloader_workers = MC_WORKERS_LIMIT + 1;
 	assert_check_err(&r, "--dataloader-workers=1025: at most 1024 per GPU");
 }
