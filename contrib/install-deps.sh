@@ -9,7 +9,7 @@ pkgs=(
 	slurmctld slurmd slurm-client munge
 	slurm-wlm-basic-plugins liblua5.1-0 lua5.1
 	debhelper dpkg-dev fakeroot
-	jq man-db groff-base
+	jq man-db groff-base iproute2 procps coreutils
 	clang libclang-rt-14-dev valgrind strace util-linux
 )
 missing=()

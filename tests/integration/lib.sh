@@ -45,6 +45,7 @@
 : "${MC_KEEP_WORK:=0}"                 # 1: keep $MC_WORK after a passing test
 : "${MC_FAIL_FAST:=0}"                 # 1: the first failed assertion ends the test
 : "${MC_PORT_RANGE:=20000-29999}"      # where free ports are looked for
+: "${MC_LOCK_FILE:=/tmp/memcore-test-cluster.lock}"  # one test cluster at a time on this machine
 
 MC_FAILURES=0
 MC_CHECKS=0
@@ -435,9 +436,11 @@ mc_cluster_start() {
 	# One cluster at a time on a machine: they would share the slurmd cgroup
 	# root (slurm_<node>) and the two cores.  fd 9 is closed in the daemons.
 	mkdir -p "$MC_TOP/tests/integration/.work"
-	exec 9>>"$MC_TOP/tests/integration/.work/.cluster.lock"
+	# One lock for the machine, not per checkout: two clones' clusters
+	# would share slurmd's cgroup root and the cores all the same.
+	exec 9>>"$MC_LOCK_FILE"
 	if ! flock -n 9; then
-		mc_log "waiting for another test cluster on this machine (lock $MC_TOP/tests/integration/.work/.cluster.lock)"
+		mc_log "waiting for another test cluster on this machine (lock $MC_LOCK_FILE)"
 		flock -w "${MC_LOCK_TIMEOUT:-900}" 9 || mc_die "another test cluster holds the lock"
 	fi
 	t0=$SECONDS                                 # the start timeout counts from here, not from the wait
@@ -446,6 +449,8 @@ mc_cluster_start() {
 	mkdir -p "$MC_CONF_DIR" "$MC_LOG_DIR" "$MC_JOB_DIR" "$MC_GPU_DEV_DIR" \
 		"$MC_WORK/state/ctld" "$MC_WORK/state/d" "$MC_WORK/run" "$MC_WORK/tmp" \
 		|| mc_die "cannot create $MC_WORK"
+	# Jobs write slurm-<id>.out where they are submitted: keep them here.
+	cd "$MC_JOB_DIR" || mc_die "cannot enter $MC_JOB_DIR"
 	mkdir -p "$MC_MUNGE_DIR/key" && chmod 0700 "$MC_MUNGE_DIR/key"
 	chmod 0755 "$MC_WORK" "$MC_MUNGE_DIR"
 	MC_STARTED=1
@@ -540,6 +545,7 @@ mc_cluster_stop() {
 	[ "$MC_STARTED" = 1 ] || return 0
 	_mc_stop_daemons
 	MC_STARTED=0
+	cd "$MC_TOP" || true
 	if [ "$MC_KEEP_WORK" = 1 ] || [ "${1:-0}" != 0 ]; then
 		mc_log "kept $MC_WORK"
 	else

@@ -90,7 +90,7 @@ assert_rc 0 "man memcore(8) from the package"
 # --- the test cluster with the installed plugin ------------------------------
 # The installed plugstack line as it is, plus the g4dn topology as an inline
 # override (the installed /etc/slurm/memcore.conf is not edited).
-MC_PLUGSTACK_LINES="$snippet TopologyFile=$TOPO"
+MC_PLUGSTACK_LINES="$snippet TopologyFile=$TOPO cache=$MC_WORK/state/d/memcore-node-facts"
 mc_cluster_start
 mc_run srun -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G true
 assert_ne 0 "$MC_RC" "installed plugin: a step short of RAM is refused"

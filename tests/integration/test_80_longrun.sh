@@ -16,7 +16,7 @@ CONF=$MC_CONF_DIR/memcore.conf
 printf 'TopologyFile=%s\nBind=none\n' "$TOPO" >"$CONF"
 # memcore in slurmd too (its start-time hook): restart slurmd with the
 # plugstack in place, then measure from there.
-mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
+mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF cache=$MC_WORK/state/d/memcore-node-facts"
 mc_restart_slurmd || mc_die "slurmd did not come back"
 pid=$(cat "$MC_WORK/run/slurmd.pid")
 assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore" "memcore loaded in slurmd"
