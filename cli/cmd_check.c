@@ -250,7 +250,6 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], mem_source[96];
 	const char *node_source = "policy";
-	uint32_t node_gpus;
 	int opt, idx;
 	unsigned seen = 0;
 
@@ -305,9 +304,6 @@ int mc_cmd_check(int argc, char **argv)
 			      ? "topology-file" : "live";
 	}
 	mc_facts_node(&facts, &p, &node);
-	node_gpus = node.gpus;	/* as the node (or policy) says, for JSON */
-	if (node.gpus < a.gpus)	/* the step's GPUs are on the node */
-		node.gpus = a.gpus;
 
 	req.gpus = a.gpus;
 	req.nodes = a.nodes;
@@ -355,7 +351,7 @@ int mc_cmd_check(int argc, char **argv)
 	mc_verdict_compute(&p, &req, &node, &alloc, &v);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
 	if (a.common.json) {
-		print_json(&p, node_source, node_gpus, &v, &e);
+		print_json(&p, node_source, node.gpus, &v, &e);
 	} else {
 		for (size_t i = 0; i < e.n; i++)
 			puts(e.line[i]);

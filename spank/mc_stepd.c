@@ -89,9 +89,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	if (!facts)
 		return setup_error(p, &pol, &s, err);
 
-	mc_facts_node(facts, &pol, &node);
-	if (node.gpus < s.gpus)
-		node.gpus = s.gpus;
+	mc_facts_node(facts, &pol, &node);	/* the rules count the step's
+						 * GPUs as the node's at least */
 	req.gpus = s.gpus;
 	req.nodes = s.nodes;
 	req.dataloader_workers = p->opts.set[MC_OPT_WORKERS]
