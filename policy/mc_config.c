@@ -453,15 +453,32 @@ static int parse_line(struct conf_state *st, char *line)
 }
 
 /*
- * Cross-key check once every line is in: a default worker count above the
- * maximum would make every default job exceed its own policy.
+ * Where the default worker count is above the maximum (which would make
+ * every default job exceed its own policy): -1 in the globals, i for
+ * partition i, or -2 nowhere.
  */
+static long workers_conflict(const struct mc_config *cfg)
+{
+	struct mc_policy eff;
+
+	if (cfg->global.dataloader_workers > cfg->global.max_dataloader_workers)
+		return -1;
+	for (size_t i = 0; i < cfg->n_partitions; i++) {
+		mc_config_policy(cfg, cfg->partitions[i].name, &eff);
+		if (eff.dataloader_workers > eff.max_dataloader_workers)
+			return (long)i;
+	}
+	return -2;
+}
+
+/* The cross-key check once every line of a file is in. */
 static int check_workers(struct conf_state *st)
 {
 	struct mc_config *cfg = st->cfg;
+	long c = workers_conflict(cfg);
 	struct mc_policy eff;
 
-	if (cfg->global.dataloader_workers > cfg->global.max_dataloader_workers) {
+	if (c == -1) {
 		unsigned ln = st->global_line[K_DATALOADER_WORKERS];
 		int k = ln ? K_DATALOADER_WORKERS : K_MAX_DATALOADER_WORKERS;
 
@@ -477,18 +494,15 @@ static int check_workers(struct conf_state *st)
 			cfg->global.max_dataloader_workers);
 		return -1;
 	}
-	for (size_t i = 0; i < cfg->n_partitions; i++) {
-		const struct mc_partition *pt = &cfg->partitions[i];
+	if (c >= 0) {
+		const struct mc_partition *pt = &cfg->partitions[c];
 
 		mc_config_policy(cfg, pt->name, &eff);
-		if (eff.dataloader_workers > eff.max_dataloader_workers) {
-			mc_err(st->err, st->errlen,
-				"%s:%u: PartitionName=%s: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
-				st->name, st->part_line[i], pt->name,
-				eff.dataloader_workers,
-				eff.max_dataloader_workers);
-			return -1;
-		}
+		mc_err(st->err, st->errlen,
+			"%s:%u: PartitionName=%s: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
+			st->name, st->part_line[c], pt->name,
+			eff.dataloader_workers, eff.max_dataloader_workers);
+		return -1;
 	}
 	return 0;
 }
@@ -652,8 +666,10 @@ fail:
 int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		  const char *origin, char *err, size_t errlen)
 {
-	struct mc_policy tmp;
+	struct mc_policy tmp, old;
+	uint64_t masks[MC_MAX_PARTITIONS];
 	char why[MC_ERR_MAX];
+	long c;
 	int k;
 
 	if (!origin)
@@ -679,11 +695,32 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		mc_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
 		return -1;
 	}
-	copy_key(&cfg->global, &tmp, k);
 	/* An argument overrides the whole file, partition lines included:
-	 * `mode=off` in plugstack.conf must switch memcore off everywhere. */
-	for (size_t i = 0; i < cfg->n_partitions; i++)
+	 * `mode=off` in plugstack.conf must switch memcore off everywhere.
+	 * The file's cross-key check holds for arguments too; on a conflict
+	 * the old value and partition lines come back. */
+	old = cfg->global;
+	for (size_t i = 0; i < cfg->n_partitions; i++) {
+		masks[i] = cfg->partitions[i].set_mask;
 		cfg->partitions[i].set_mask &= ~((uint64_t)1 << k);
+	}
+	copy_key(&cfg->global, &tmp, k);
+	c = workers_conflict(cfg);
+	if (c != -2) {
+		struct mc_policy eff;
+
+		mc_config_policy(cfg, c >= 0 ? cfg->partitions[c].name : NULL,
+				 &eff);
+		mc_err(err, errlen, "%s: %s=%s: DataloaderWorkers=%u is above "
+			"MaxDataloaderWorkers=%u%s%s", origin, key, value,
+			eff.dataloader_workers, eff.max_dataloader_workers,
+			c >= 0 ? " in PartitionName=" : "",
+			c >= 0 ? cfg->partitions[c].name : "");
+		cfg->global = old;
+		for (size_t i = 0; i < cfg->n_partitions; i++)
+			cfg->partitions[i].set_mask = masks[i];
+		return -1;
+	}
 	return 0;
 }
 

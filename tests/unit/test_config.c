@@ -298,6 +298,24 @@ static void test_set(void **state)
 				       "plugstack.conf", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unknown key"));
 	assert_int_equal(cfg.global.mode, MC_MODE_OFF);
+
+	/* The file's cross-key check holds for arguments: a maximum below
+	 * the default workers (globals: 2) is refused and nothing changes. */
+	assert_int_equal(mc_config_set(&cfg, "maxdataloaderworkers", "1",
+				       "plugstack.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "plugstack.conf: maxdataloaderworkers=1: "
+			    "DataloaderWorkers=2 is above "
+			    "MaxDataloaderWorkers=1");
+	assert_int_equal(cfg.global.max_dataloader_workers, 64);
+	/* ... nor through a partition that keeps its own workers. */
+	assert_int_equal(mc_config_set(&cfg, "maxdataloaderworkers", "2",
+				       "plugstack.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "plugstack.conf: maxdataloaderworkers=2: "
+			    "DataloaderWorkers=3 is above "
+			    "MaxDataloaderWorkers=2 in PartitionName=a");
+	mc_config_policy(&cfg, "a", &p);
+	assert_int_equal(p.dataloader_workers, 3);
+	assert_int_equal(p.max_dataloader_workers, 64);
 }
 
 static char tmpdir[64];
