@@ -151,6 +151,10 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 		} else {
 			v = getenv(mc_opt_env(i));
 		}
+		/* An empty variable is an unset one, as for the cli_filter
+		 * and most tools (`export MEMCORE_OFFLOAD=` to drop it). */
+		if (v && !*v)
+			v = NULL;
 		if (v && mc_opts_set(&p->opts, (enum mc_opt_id)i, v, true,
 				     err, errlen) < 0)
 			return -1;

@@ -247,11 +247,19 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 		if (g->warning[0] && must_warn(plan, g, mine, n_mine)) {
 			if (!warning)
 				warning = g;
-			else
-				more += (size_t)snprintf(also + more,
+			else if (more < sizeof(also) - 1) {
+				/* Bounded: a long list is cut, never
+				 * written past the buffer. */
+				int w = snprintf(also + more,
 					sizeof(also) - more, "%s%u (NUMA %d)",
 					more ? ", " : "", g->index,
 					g->numa_os_index);
+
+				if (w > 0)
+					more += (size_t)w;
+				if (more > sizeof(also) - 1)
+					more = sizeof(also) - 1;
+			}
 		}
 		if (g->cores) {
 			hwloc_bitmap_or(use, use, g->cpus);

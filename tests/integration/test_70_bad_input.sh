@@ -72,6 +72,9 @@ row 255 "memcore: --memcore=loud:" salloc "${ONE[@]}" --memcore=loud true
 row 1 "memcore: MEMCORE_DATALOADER_WORKERS=abc:" env MEMCORE_DATALOADER_WORKERS=abc srun "${ONE[@]}" true
 row 1 "memcore: MEMCORE_ZERO_STAGE=4:" env MEMCORE_ZERO_STAGE=4 sbatch "${ONE[@]}" --wrap true
 row 1 "memcore: MEMCORE_OFFLOAD=everything:" env MEMCORE_OFFLOAD=everything srun "${ONE[@]}" true
+# An empty variable is an unset one: the step runs with the policy's default.
+mc_run env MEMCORE_DATALOADER_WORKERS= MEMCORE_OFFLOAD= srun "${ONE[@]}" true
+assert_rc 0 "empty MEMCORE_* variables count as unset"
 row 1 "memcore: MEMCORE_MODE=off:" env MEMCORE_MODE=off srun "${ONE[@]}" true
 # Variable and option agree, or the option wins: the step runs.
 row 0 "ran" env MEMCORE_DATALOADER_WORKERS=2 srun "${ONE[@]}" --dataloader-workers=2 echo ran
