@@ -475,8 +475,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	else
 		add_line(out, "%s", s.b);
 	if (v->gpu_memory_unknown)
-		add_line(out, INDENT "GPU memory unknown: set GpuMemory= in "
-			 "memcore.conf; the RAM floor was not checked");
+		/* Users read this too: the setting is the administrator's. */
+		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
+			 "checked (an administrator sets GpuMemory= in "
+			 "memcore.conf)");
 }
 
 static void explain_cores(const struct mc_policy *p,

@@ -91,11 +91,15 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	s->job_cores = count_cores(sp, S_JOB_ALLOC_CORES);
 
 	/* Say how the memory was asked for, in the user's own terms when
-	 * the job's environment tells them. */
-	if (get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
+	 * the job's environment tells them. Only the batch step's is sure:
+	 * an srun step inherits sbatch's SLURM_MEM_PER_* whatever its own
+	 * --mem says, so it gets its allocation as --mem. */
+	bool batch = s->step_id == SLURM_BATCH_SCRIPT;
+
+	if (batch && get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-gpu=%sM", buf);
-	else if (get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
+	else if (batch && get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-cpu=%sM", buf);
 	else if (s->mem_mb)

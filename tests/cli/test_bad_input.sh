@@ -125,7 +125,7 @@ awk '/<object type="Bridge"/ { skip = 1; d = 0 }
      { print }' "$L2" >"$TMP/nogpu.xml"
 [ "$(grep -c PCIDev "$TMP/nogpu.xml")" = 0 ] || fail "nogpu.xml still has PCI devices"
 topo 1 "2 NUMA nodes, 0 GPUs" audit "$TMP/nogpu.xml"
-topo 1 "GPU memory unknown: set GpuMemory= in memcore.conf" check "$TMP/nogpu.xml" --gpus 1
+topo 1 "GPU memory unknown: the RAM floor was not checked (an administrator sets GpuMemory=" check "$TMP/nogpu.xml" --gpus 1
 # GPUs whose memory the topology does not give (no CUDA/OpenCL OS device):
 # the floor is reported as unchecked, and GpuMemory= fills it in.
 awk '/<object type="OSDev"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' "$L2" >"$TMP/nomem.xml"

@@ -87,7 +87,7 @@ awk '/<object type="OSDev"/ { skip = 1 } !skip { print } skip && /<\/object>/ { 
 mc_set_plugstack "$PLUG"
 printf 'TopologyFile=%s\n' "$MC_WORK/nomem.xml" >"$CONF"
 mc_run srun "${FITS[@]}" --memcore=explain echo gpu-ran
-assert_contains "$MC_ERR" "GPU memory unknown: set GpuMemory= in memcore.conf; the RAM floor was not checked" \
+assert_contains "$MC_ERR" "GPU memory unknown: the RAM floor was not checked (an administrator sets GpuMemory= in memcore.conf)" \
 	"no GPU memory: the explanation says it is missing"
 printf 'TopologyFile=%s\nGpuMemory=16G\n' "$MC_WORK/nomem.xml" >"$CONF"
 mc_run srun "${SHORT[@]}" true

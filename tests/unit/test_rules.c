@@ -565,8 +565,9 @@ static void test_verdict_edges(void **state)
 	assert_int_equal(v.ram_needed_bytes, 16 * GiB);
 	assert_true(v.fits);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "GPU memory unknown: set GpuMemory= in "
-			"memcore.conf; the RAM floor was not checked");
+	assert_explains(&e, "GPU memory unknown: the RAM floor was not "
+			"checked (an administrator sets GpuMemory= in "
+			"memcore.conf)");
 
 	/* Offload and tasks appear in the breakdown. */
 	p.ram_per_task_bytes = GiB;

@@ -247,8 +247,14 @@ static void test_memory(void **state)
 	assert_int_equal(s.mem_mb, 4096);
 	assert_string_equal(s.mem_source, "--mem=4G");
 	setenv_fake("SLURM_MEM_PER_GPU", "1024");
+	/* An srun step inherits sbatch's variable: its allocation is what
+	 * it says. The batch step's own request is named as it was made. */
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.mem_source, "--mem=4G");
+	fake.step_id = SLURM_BATCH_SCRIPT;
 	assert_int_equal(read_step(&s, err), 0);
 	assert_string_equal(s.mem_source, "--mem-per-gpu=1024M");
+	fake.step_id = 0;
 	fake.job_mem = 0;
 	setenv_fake("SLURM_MEM_PER_GPU", "");
 	assert_int_equal(read_step(&s, err), 0);
