@@ -8,6 +8,7 @@
 #include <slurm/spank.h>
 
 #include "mc_plugin.h"
+#include "mc_step.h"
 
 /* The one instance the callbacks below reach (they get no context). */
 static struct mc_plugin *cb_plugin;
@@ -139,24 +140,40 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 			   char *err, size_t errlen)
 {
 	for (int i = 0; i < MC_OPT_COUNT; i++) {
-		char buf[256];
+		const char *name = mc_opt_env(i);
+		char *got = NULL;
 		const char *v = NULL;
+		size_t n;
+		int rc = 0;
 
 		if (p->opts.set[i] && !p->opts.from_env[i])
 			continue;
+		/* Read whole in slurmstepd too: a value too long for a
+		 * fixed buffer must not read as unset. */
 		if (remote) {
-			if (spank_getenv(sp, mc_opt_env(i), buf, sizeof(buf))
-			    == ESPANK_SUCCESS)
-				v = buf;
+			if (mc_step_getenv(sp, name, &got, err, errlen) < 0)
+				return -1;
+			v = got;
 		} else {
-			v = getenv(mc_opt_env(i));
+			v = getenv(name);
 		}
 		/* An empty variable is an unset one, as for the cli_filter
 		 * and most tools (`export MEMCORE_OFFLOAD=` to drop it). */
 		if (v && !*v)
 			v = NULL;
-		if (v && mc_opts_set(&p->opts, (enum mc_opt_id)i, v, true,
-				     err, errlen) < 0)
+		/* The same limit in srun and in slurmstepd, so that what
+		 * one refuses the other never runs. */
+		if (v && (n = strlen(v)) > MC_OPT_VALUE_MAX) {
+			snprintf(err, errlen, "%s: a value of %zu characters "
+				 "is too long (at most %d)", name, n,
+				 MC_OPT_VALUE_MAX);
+			rc = -1;
+		} else if (v) {
+			rc = mc_opts_set(&p->opts, (enum mc_opt_id)i, v, true,
+					 err, errlen);
+		}
+		free(got);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;

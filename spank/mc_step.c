@@ -14,10 +14,63 @@
 #include "mc_parse.h"
 #include "mc_step.h"
 
-
-static bool get_env(spank_t sp, const char *name, char *buf, int len)
+int mc_step_getenv(spank_t sp, const char *name, char **val, char *err,
+		   size_t len)
 {
-	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+	size_t size = 256;
+
+	*val = NULL;
+	for (;;) {
+		char *buf = malloc(size);
+		spank_err_t rc;
+
+		if (!buf) {
+			snprintf(err, len, "%s: out of memory", name);
+			return -1;
+		}
+		rc = spank_getenv(sp, name, buf, (int)size);
+		if (rc == ESPANK_SUCCESS) {
+			if (!buf[0]) {
+				free(buf);
+				return 0;	/* empty: unset */
+			}
+			*val = buf;
+			return 1;
+		}
+		free(buf);
+		if (rc != ESPANK_NOSPACE)
+			return 0;
+		if (size >= MC_ENV_VALUE_READ_MAX) {
+			snprintf(err, len, "%s: value longer than %u bytes",
+				 name, MC_ENV_VALUE_READ_MAX);
+			return -1;
+		}
+		size *= 2;
+	}
+}
+
+/* A variable into a fixed buffer: 1 found, 0 unset or empty, -1 (err
+ * set) longer than the buffer, when `cut` is false; with `cut`, a long
+ * value is cut to the buffer (for names shown in messages only). */
+static int get_env(spank_t sp, const char *name, char *buf, size_t size,
+		   bool cut, char *err, size_t len)
+{
+	char *v;
+	int rc = mc_step_getenv(sp, name, &v, err, len);
+
+	buf[0] = '\0';
+	if (rc <= 0)
+		return cut ? 0 : rc;
+	if (strlen(v) >= size && !cut) {
+		snprintf(err, len, "%s: a value of %zu characters, longer "
+			 "than memcore takes (%zu)", name, strlen(v),
+			 size - 1);
+		free(v);
+		return -1;
+	}
+	snprintf(buf, size, "%s", v);
+	free(v);
+	return 1;
 }
 
 static int count_cores(spank_t sp, spank_item_t item)
@@ -29,9 +82,54 @@ static int count_cores(spank_t sp, spank_item_t item)
 	return mc_list_parse(list, NULL, MC_LIST_INDEX_MAX + 1u);
 }
 
+int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len)
+{
+	char *v = NULL, why[MC_ERR_MAX];
+	int rc;
+
+	s->gpus = 0;
+	s->n_gpu_idx = -1;
+	rc = mc_step_getenv(sp, "SLURM_GPUS_ON_NODE", &v, err, len);
+	if (rc < 0)
+		return -1;
+	if (rc > 0 && mc_parse_count(v, MC_MAX_GPUS, &s->gpus, why,
+				     sizeof(why)) < 0) {
+		snprintf(err, len, "SLURM_GPUS_ON_NODE=%.64s%s: %s", v,
+			 strlen(v) > 64 ? "..." : "", why);
+		free(v);
+		return -1;
+	}
+	free(v);
+	v = NULL;
+	/* The index list Slurm itself sets for this kind of step: a batch
+	 * step has SLURM_JOB_GPUS only, so a SLURM_STEP_GPUS there came from
+	 * the user's environment (sbatch --export=ALL) and is not read. */
+	rc = 0;
+	if (s->step_id != SLURM_BATCH_SCRIPT)
+		rc = mc_step_getenv(sp, "SLURM_STEP_GPUS", &v, err, len);
+	if (rc == 0)
+		rc = mc_step_getenv(sp, "SLURM_JOB_GPUS", &v, err, len);
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {
+		s->n_gpu_idx = mc_list_parse(v, s->gpu_idx, MC_MAX_GPUS);
+		if (s->n_gpu_idx < 0) {
+			snprintf(err, len, "GPU index list '%.64s%s' from "
+				 "Slurm is not a list of GPU indices", v,
+				 strlen(v) > 64 ? "..." : "");
+			free(v);
+			return -1;
+		}
+		if (!s->gpus)
+			s->gpus = (uint32_t)s->n_gpu_idx;
+	}
+	free(v);
+	return 0;
+}
+
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 {
-	char buf[1024], why[MC_ERR_MAX];
+	char buf[1024];
 	uint64_t mem = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -49,7 +147,8 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
 	/* Slurm's node name, which may differ from the host name. */
-	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
+	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host), true,
+		     err, len)) {
 		const char *env = getenv("SLURMD_NODENAME");
 
 		if (env && *env)
@@ -58,30 +157,12 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 			snprintf(s->host, sizeof(s->host), "this node");
 		s->host[sizeof(s->host) - 1] = '\0';
 	}
-	get_env(sp, "SLURM_JOB_PARTITION", s->partition,
-		sizeof(s->partition));
-
-	if (get_env(sp, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) &&
-	    mc_parse_count(buf, MC_MAX_GPUS, &s->gpus, why, sizeof(why)) < 0) {
-		snprintf(err, len, "SLURM_GPUS_ON_NODE=%s: %s", buf, why);
+	/* The partition picks the policy's override line: never cut. */
+	if (get_env(sp, "SLURM_JOB_PARTITION", s->partition,
+		    sizeof(s->partition), false, err, len) < 0)
 		return -1;
-	}
-	/* The index list Slurm itself sets for this kind of step: a batch
-	 * step has SLURM_JOB_GPUS only, so a SLURM_STEP_GPUS there came from
-	 * the user's environment (sbatch --export=ALL) and is not read. */
-	if (s->step_id == SLURM_BATCH_SCRIPT
-	    ? get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf))
-	    : (get_env(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) ||
-	       get_env(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)))) {
-		s->n_gpu_idx = mc_list_parse(buf, s->gpu_idx, MC_MAX_GPUS);
-		if (s->n_gpu_idx < 0) {
-			snprintf(err, len, "GPU index list '%s' from Slurm is "
-				 "not a list of GPU indices", buf);
-			return -1;
-		}
-		if (!s->gpus)
-			s->gpus = (uint32_t)s->n_gpu_idx;
-	}
+	if (mc_step_read_gpus(sp, s, err, len) < 0)
+		return -1;
 
 	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) != ESPANK_SUCCESS ||
 	    !mem)
@@ -95,11 +176,14 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	 * an srun step inherits sbatch's SLURM_MEM_PER_* whatever its own
 	 * --mem says, so it gets its allocation as --mem. */
 	bool batch = s->step_id == SLURM_BATCH_SCRIPT;
+	char why[MC_ERR_MAX];
 
-	if (batch && get_env(sp, "SLURM_MEM_PER_GPU", buf, 32))
+	if (batch && get_env(sp, "SLURM_MEM_PER_GPU", buf, 32, false, why,
+			     sizeof(why)) > 0)
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-gpu=%sM", buf);
-	else if (batch && get_env(sp, "SLURM_MEM_PER_CPU", buf, 32))
+	else if (batch && get_env(sp, "SLURM_MEM_PER_CPU", buf, 32, false,
+				  why, sizeof(why)) > 0)
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-cpu=%sM", buf);
 	else if (s->mem_mb)

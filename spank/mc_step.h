@@ -33,12 +33,31 @@ struct mc_step {
 	char step_name[48];		/* "1234.0", "1234.batch" */
 };
 
+/* The longest job variable memcore reads whole (Linux takes at most
+ * 128 KiB per environment string at exec); a longer one is an error. */
+#define MC_ENV_VALUE_READ_MAX (1u << 20)
+
+/*
+ * The job's variable `name` in remote context, of any length up to
+ * MC_ENV_VALUE_READ_MAX (spank_getenv with a growing buffer: a fixed one
+ * fails on a long value, which must never read as unset). Returns 1 with
+ * *val malloc'd (the caller frees it), 0 when unset or empty (*val NULL),
+ * -1 with err set ("NAME: value longer than ...", no memory).
+ */
+int mc_step_getenv(spank_t sp, const char *name, char **val, char *err,
+		   size_t len);
+
 /*
  * Read the step in remote context (any callback from user_init on).
  * Returns 0, or -1 with err set when Slurm's view of the step's GPUs is
  * malformed (the struct is still filled as far as it could be).
  */
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len);
+
+/* Only the GPUs, into s->gpus, s->gpu_idx and s->n_gpu_idx (s->step_id
+ * set): in task_init, where --gpus-per-task shows each task its own.
+ * 0, or -1 with err set as mc_step_read. */
+int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len);
 
 /* true for the steps memcore leaves alone: the extern step, no GPUs. */
 bool mc_step_ignored(const struct mc_step *s);

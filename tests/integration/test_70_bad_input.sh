@@ -79,6 +79,23 @@ row 1 "memcore: MEMCORE_MODE=off:" env MEMCORE_MODE=off srun "${ONE[@]}" true
 # Variable and option agree, or the option wins: the step runs.
 row 0 "ran" env MEMCORE_DATALOADER_WORKERS=2 srun "${ONE[@]}" --dataloader-workers=2 echo ran
 row 0 "ran" env MEMCORE_DATALOADER_WORKERS=abc srun "${ONE[@]}" --dataloader-workers=2 echo ran
+# A long value is read whole, never taken as unset (slurmstepd's fixed
+# buffer once dropped it: a long bogus MEMCORE_MODE ran, a long
+# MEMCORE_DATALOADER_WORKERS fell back to the default). Over 255
+# characters it is refused, naming the variable: by srun from its own
+# environment, and by slurmstepd when it reaches only the job's
+# (srun --export=ALL,VAR=... bypasses srun's own check).
+LONG_MODE=$(printf '0%.0s' $(seq 300))bogus
+LONG_WORKERS=$(printf '0%.0s' $(seq 300))1
+OK_WORKERS=$(printf '0%.0s' $(seq 254))1
+row 1 "memcore: MEMCORE_MODE: a value of 305 characters is too long (at most 255)" env MEMCORE_MODE=$LONG_MODE srun "${ONE[@]}" true
+row 1 "MEMCORE_MODE: a value of 305 characters is too long (at most 255)" srun --export=ALL,MEMCORE_MODE=$LONG_MODE "${ONE[@]}" true
+assert_contains "$MC_ERR" "memcore: step " "slurmstepd's refusal names the step"
+row 1 "MEMCORE_DATALOADER_WORKERS: a value of 301 characters is too long" srun --export=ALL,MEMCORE_DATALOADER_WORKERS=$LONG_WORKERS "${ONE[@]}" true
+row 1 "memcore: MEMCORE_DATALOADER_WORKERS: a value of 301 characters is too long" env MEMCORE_DATALOADER_WORKERS=$LONG_WORKERS sbatch "${ONE[@]}" --wrap true
+# 255 characters: read whole by slurmstepd and used (1 worker, not the
+# default 2: MEMCORE_DATALOADER_WORKERS is exported to the task as 1).
+row 0 "workers=1" srun --export=ALL,MEMCORE_DATALOADER_WORKERS=$OK_WORKERS "${ONE[@]}" bash -c 'echo workers=$MEMCORE_DATALOADER_WORKERS'
 assert_eq "" "$(squeue -h -o %i)" "nothing queued after the refused options"
 
 # --- refused at launch: the verdict names the reason -----------------------

@@ -261,19 +261,70 @@ static void test_memory(void **state)
 	assert_string_equal(s.mem_source, "no memory limit: the whole node");
 }
 
-/* Values longer than the buffers are taken as absent, never overrun. */
+/* Values of any length are read whole (a fixed buffer once made a long
+ * value read as unset): a long number is judged as a number, a long
+ * partition name is an error naming the variable, a long node name is
+ * only cut (it is shown, never matched). */
 static void test_long_values(void **state)
 {
-	static char longv[4096];
+	static char longv[4096], zeros[600], list[400];
 	struct mc_step s;
 	char err[MC_ERR_MAX];
+	size_t n = 0;
 
 	memset(longv, '1', sizeof(longv) - 1);
 	setenv_fake("SLURM_GPUS_ON_NODE", longv);
-	setenv_fake("SLURM_JOB_PARTITION", longv);
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "SLURM_GPUS_ON_NODE=1111"));
+	assert_non_null(strstr(err, "out of range"));
+	/* 2, written with 500 leading zeros: read whole, it is 2. */
+	memset(zeros, '0', 500);
+	zeros[500] = '2';
+	setenv_fake("SLURM_GPUS_ON_NODE", zeros);
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 2);
+	/* A 64-GPU list, one index at a time: longer than 256 bytes. */
+	for (int i = 0; i < 64; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%04d",
+				      i ? "," : "", i);
+	assert_true(n > 256);
+	setenv_fake("SLURM_GPUS_ON_NODE", "64");
+	setenv_fake("SLURM_STEP_GPUS", list);
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_gpu_idx, 64);
+	assert_int_equal(s.gpu_idx[63], 63);
 	setenv_fake("SLURMD_NODENAME", longv);
 	assert_int_equal(read_step(&s, err), 0);
-	assert_int_equal(s.gpus, 2);	/* from the list */
+	assert_int_equal(strlen(s.host), sizeof(s.host) - 1);
+	setenv_fake("SLURM_JOB_PARTITION", longv);
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "SLURM_JOB_PARTITION: a value of 4095 "
+				    "characters"));
+}
+
+/* mc_step_getenv: found, unset, empty, and a value past the cap. */
+static void test_getenv(void **state)
+{
+	static char huge[MC_ENV_VALUE_READ_MAX + 2];
+	char *v, err[MC_ERR_MAX];
+
+	setenv_fake("MEMCORE_MODE", "warn");
+	assert_int_equal(mc_step_getenv(NULL, "MEMCORE_MODE", &v, err,
+					sizeof(err)), 1);
+	assert_string_equal(v, "warn");
+	free(v);
+	assert_int_equal(mc_step_getenv(NULL, "MEMCORE_NONE", &v, err,
+					sizeof(err)), 0);
+	assert_null(v);
+	setenv_fake("MEMCORE_MODE", "");
+	assert_int_equal(mc_step_getenv(NULL, "MEMCORE_MODE", &v, err,
+					sizeof(err)), 0);
+	memset(huge, 'x', sizeof(huge) - 1);
+	setenv_fake("MEMCORE_MODE", huge);
+	assert_int_equal(mc_step_getenv(NULL, "MEMCORE_MODE", &v, err,
+					sizeof(err)), -1);
+	assert_null(v);
+	assert_non_null(strstr(err, "MEMCORE_MODE: value longer than"));
 }
 
 int main(void)
@@ -288,6 +339,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cores, setup),
 		cmocka_unit_test_setup(test_memory, setup),
 		cmocka_unit_test_setup(test_long_values, setup),
+		cmocka_unit_test_setup(test_getenv, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
