@@ -31,7 +31,7 @@
 #include "mc_topology.h"
 
 #define MC_CACHE_MAGIC "MCFACTS"	/* 7 characters and a NUL */
-#define MC_CACHE_FORMAT 1u
+#define MC_CACHE_FORMAT 2u	/* 2: NUMA CPU masks stored parsed */
 #define MC_CACHE_HOST_MAX 256
 #define MC_CACHE_VERSION_MAX 32
 /* The default cache file: Slurm's default SlurmdSpoolDir plus our name.

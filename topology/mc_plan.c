@@ -217,7 +217,9 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 "bound", g->index);
 			continue;
 		}
-		if (mc_plan_parse_cpulist(m->cpus, numa_set) < 0) {
+		if (hwloc_bitmap_from_ulongs(numa_set, MC_CPUMASK_WORDS,
+					     m->cpu_mask) < 0 ||
+		    hwloc_bitmap_iszero(numa_set)) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
@@ -251,7 +253,9 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 						    sizeof(takers) - len,
 						    "%s%u", len ? ", " : "",
 						    order[j]);
-			if (mc_plan_parse_cpulist(m->cpus, numa_set) < 0)
+			if (hwloc_bitmap_from_ulongs(numa_set,
+						     MC_CPUMASK_WORDS,
+						     m->cpu_mask) < 0)
 				hwloc_bitmap_zero(numa_set);
 			warn_none(g, m, numa_set, avail, allowed,
 				  takers[0] ? takers : "others");

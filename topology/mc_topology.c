@@ -280,6 +280,15 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 				  f->source, n->os_index, MC_CPULIST_MAX - 1);
 			return -1;
 		}
+		/* Parsed here, once: every plan reads the mask. */
+		if (hwloc_bitmap_last(n->cpuset) >= MC_MAX_PUS ||
+		    hwloc_bitmap_to_ulongs(n->cpuset, MC_CPUMASK_WORDS,
+					   m->cpu_mask) < 0) {
+			mc_err(err, errlen,
+				  "topology %s: NUMA node %u has a CPU numbered %d or more",
+				  f->source, n->os_index, MC_MAX_PUS);
+			return -1;
+		}
 		f->host_ram_bytes += m->memory_bytes;
 	}
 	if (f->n_numa == 0) {

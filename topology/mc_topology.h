@@ -41,6 +41,9 @@
  * a 2-socket 192-core SMT node up to 767; 4096 leaves room. */
 #define MC_MAX_PUS 4096
 #define MC_PU_NONE 0xffffu	/* pu_core[]: no such PU */
+/* A NUMA node's CPUs as a bitmask of MC_MAX_PUS bits, parsed once by
+ * the loader (hwloc_bitmap_from_ulongs takes it as it is). */
+#define MC_CPUMASK_WORDS (MC_MAX_PUS / (8 * sizeof(unsigned long)))
 
 enum mc_mem_source {
 	MC_MEM_SRC_NONE = 0,	/* unknown */
@@ -57,6 +60,7 @@ struct mc_numa {
 	uint64_t memory_bytes;		/* local memory */
 	uint32_t cores;			/* Core objects inside its cpuset */
 	char cpus[MC_CPULIST_MAX];	/* its PUs, OS indices, list format */
+	unsigned long cpu_mask[MC_CPUMASK_WORDS];	/* the same, parsed */
 };
 
 struct mc_gpu {

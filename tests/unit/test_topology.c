@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "mc_plan.h"
 #include "mc_topology.h"
 
 #define GIB	(1024.0 * 1024.0 * 1024.0)
@@ -199,6 +200,20 @@ static void check_case(void **state)
 		assert_true(f->numa[i].memory_bytes > 0);
 		assert_true(f->numa[i].cores > 0);
 		assert_true(f->numa[i].cpus[0] != '\0');
+		/* The parsed mask (what plans read) is the list, exactly. */
+		{
+			hwloc_bitmap_t a = hwloc_bitmap_alloc();
+			hwloc_bitmap_t b = hwloc_bitmap_alloc();
+
+			assert_int_equal(mc_plan_parse_cpulist(f->numa[i].cpus,
+							       a), 0);
+			assert_int_equal(hwloc_bitmap_from_ulongs(b,
+					MC_CPUMASK_WORDS, f->numa[i].cpu_mask),
+					 0);
+			assert_true(hwloc_bitmap_isequal(a, b));
+			hwloc_bitmap_free(a);
+			hwloc_bitmap_free(b);
+		}
 		numa_ram += f->numa[i].memory_bytes;
 		numa_cores += f->numa[i].cores;
 	}
