@@ -50,32 +50,19 @@
  * is at most this wide on x86_64/arm64/ppc64 builds). */
 #define MC_NODEMASK_BITS 1024
 
-static bool getenv_sp(spank_t sp, const char *name, char *buf, int len)
-{
-	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
-}
-
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp)
 {
-	char buf[1024];
-	struct mc_step s;
+	char *v = NULL, err[MC_ERR_MAX];
 
-	p->bind_seen = true;
-	p->bind_step_n_gpus = -1;
 	p->bind_user_cpu_bind[0] = '\0';
-	/* The step's GPUs as the verdict reads them (a batch step only
-	 * trusts SLURM_JOB_GPUS; see mc_step_read). */
-	if (mc_step_read(sp, &s, buf, sizeof(buf)) == 0 && s.n_gpu_idx >= 0) {
-		p->bind_step_n_gpus = s.n_gpu_idx;
-		memcpy(p->bind_step_gpus, s.gpu_idx,
-		       (size_t)s.n_gpu_idx * sizeof(s.gpu_idx[0]));
-	}
 	/* srun puts the user's --cpu-bind (or SLURM_CPU_BIND) type here:
 	 * unset without one, "" for --cpu-bind=verbose alone. By task_init,
 	 * task/affinity has overwritten it with "mask_cpu:" either way. */
-	if (getenv_sp(sp, "SLURM_CPU_BIND_TYPE", buf, sizeof(buf)))
+	if (mc_step_getenv(sp, "SLURM_CPU_BIND_TYPE", &v, err,
+			   sizeof(err)) > 0)
 		snprintf(p->bind_user_cpu_bind, sizeof(p->bind_user_cpu_bind),
-			 "%s", buf);
+			 "%s", v);
+	free(v);
 }
 
 static bool in_list(const unsigned *v, int n, unsigned x)
@@ -151,18 +138,18 @@ static int task_gpus(const struct mc_plugin *p, spank_t sp,
 {
 	uint32_t local_tasks = 0;
 	int n = s->n_gpu_idx > 0 ? s->n_gpu_idx : 0;
-	bool subset = p->bind_seen && p->bind_step_n_gpus > 0;
+	const struct mc_step *st = &p->step;	/* the step-wide view */
+	bool subset = p->step_loaded && p->step_rc == 0 && st->n_gpu_idx > 0;
 
 	memcpy(mine, s->gpu_idx, (size_t)n * sizeof(*mine));
 	for (int i = 0; subset && i < n; i++)
-		if (!in_list(p->bind_step_gpus, p->bind_step_n_gpus, mine[i]))
+		if (!in_list(st->gpu_idx, st->n_gpu_idx, mine[i]))
 			subset = false;
 	/* The step's list, unless Slurm's two views disagree: then this
 	 * task's own is all we trust. */
 	if (subset) {
-		*n_step = p->bind_step_n_gpus;
-		memcpy(step, p->bind_step_gpus, (size_t)*n_step *
-		       sizeof(*step));
+		*n_step = st->n_gpu_idx;
+		memcpy(step, st->gpu_idx, (size_t)*n_step * sizeof(*step));
 	} else {
 		*n_step = n;
 		memcpy(step, mine, (size_t)n * sizeof(*step));
@@ -213,16 +200,18 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	hwloc_bitmap_t use = hwloc_bitmap_alloc();
 	char err[MC_ERR_MAX], list[MC_CPULIST_MAX];
 	char *per_gpu = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 1);
+	/* The log's "GPU 0: CPUs 0-2, GPU 1: CPUs 3-5" */
+	char *which = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 32);
 	const struct mc_plan_gpu *warning = NULL;
 	char also[256] = "";
-	size_t len = 0, more = 0;
+	size_t len = 0, more = 0, wlen = 0;
 
 	if (!allowed) {
 		slurm_error("memcore: step %s task %d: cannot read its CPU "
 			    "mask (%m), not bound", s->step_name, s->task_id);
 		goto out;
 	}
-	if (!plan || !use || !per_gpu) {
+	if (!plan || !use || !per_gpu || !which) {
 		slurm_error("memcore: step %s task %d: out of memory, not "
 			    "bound", s->step_name, s->task_id);
 		goto out;
@@ -267,11 +256,16 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 				one_node = false;
 			node = g->numa_os_index;
 		}
+		mc_plan_cpulist(g->cpus, list, sizeof(list));
 		len += (size_t)snprintf(per_gpu + len,
 					MC_MAX_GPUS * (MC_CPULIST_MAX + 1) -
-					len, "%s%s", k ? ";" : "",
-					mc_plan_cpulist(g->cpus, list,
-							sizeof(list)));
+					len, "%s%s", k ? ";" : "", list);
+		wlen += (size_t)snprintf(which + wlen,
+					 MC_MAX_GPUS * (MC_CPULIST_MAX + 32) -
+					 wlen, "%sGPU %u: %s%s",
+					 wlen ? ", " : "", g->index,
+					 list[0] ? "CPUs " : "no CPUs",
+					 list);
 	}
 	/* One warning on the task's stderr, however many of its GPUs lack
 	 * cores: the task runs, the user learns how to fix it. */
@@ -302,8 +296,8 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 		slurm_verbose("memcore: step %s task %d: set_mempolicy"
 			      "(MPOL_PREFERRED, node %d): %m", s->step_name,
 			      s->task_id, node);
-	slurm_info("memcore: step %s task %d: GPUs %s bound to CPUs %s%s",
-		   s->step_name, s->task_id, per_gpu,
+	slurm_info("memcore: step %s task %d: %s; bound to CPUs %s%s",
+		   s->step_name, s->task_id, which,
 		   mc_plan_cpulist(use, list, sizeof(list)),
 		   one_node ? ", memory prefers the GPU's NUMA node" : "");
 out:
@@ -314,18 +308,25 @@ out:
 	hwloc_bitmap_free(allowed);
 	hwloc_bitmap_free(use);
 	free(per_gpu);
+	free(which);
 }
 
 int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *f;
+	const struct mc_step *st = mc_stepd_step(p, sp);
 	struct mc_policy pol;
 	struct mc_step s;
 	char err[MC_ERR_MAX], buf[16];
 	unsigned workers;
 
 	/* A malformed step was reported by task_init_privileged. */
-	if (mc_step_read(sp, &s, err, sizeof(err)) < 0 || mc_step_ignored(&s))
+	if (!st || mc_step_ignored(st))
+		return 0;
+	/* The step as read once; this task's own GPUs and id on top. */
+	s = *st;
+	spank_get_item(sp, S_TASK_ID, &s.task_id);
+	if (mc_step_read_gpus(sp, &s, err, sizeof(err)) < 0)
 		return 0;
 	mc_config_policy(&p->cfg, s.partition, &pol);
 	if (p->cfg_err[0] || pol.mode == MC_MODE_OFF)

@@ -62,8 +62,10 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 	uint32_t n = 0;
 
 	memset(e, 0, sizeof(*e));
-	if (mc_step_read(sp, &s, err, sizeof(err)) < 0 || mc_step_ignored(&s))
+	/* The step as slurmstepd read it once (mc_stepd.c). */
+	if (!mc_stepd_step(p, sp) || mc_step_ignored(&p->step))
 		return 0;
+	s = p->step;
 	mc_config_policy(&p->cfg, s.partition, &pol);
 	/* A broken policy is reported by the verdict; no limit without one.
 	 * No memory figure (0: "the whole node") leaves nothing to hold. */

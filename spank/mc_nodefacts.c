@@ -2,9 +2,10 @@
  * mc_nodefacts.c - the node's facts in slurmstepd: from the cache slurmd
  * wrote at its start (mc_slurmd.c), else from hwloc.
  *
- * slurmstepd loads them once, in init_post_opt, before it forks the tasks,
- * so that every task of the step inherits one copy and a fallback to
- * hwloc costs one log line per step, not one per task.
+ * slurmstepd loads them once, with the verdict in init_post_opt
+ * (mc_stepd.c), before it forks the tasks, so that every task of the step
+ * inherits one copy and a fallback to hwloc costs one log line per step,
+ * not one per task.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,22 +44,4 @@ const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 	slurm_debug("memcore: node facts from hwloc (%s)", want);
 	p->facts_loaded = true;
 	return &p->facts;
-}
-
-void mc_stepd_preload_facts(struct mc_plugin *p, spank_t sp)
-{
-	struct mc_policy pol;
-	struct mc_step s;
-	char err[MC_ERR_MAX];
-
-	/* Steps memcore leaves alone never pay for the facts. A broken
-	 * policy or step is reported by task_init_privileged. */
-	if (mc_step_read(sp, &s, err, sizeof(err)) < 0 || mc_step_ignored(&s) ||
-	    p->cfg_err[0])
-		return;
-	mc_config_policy(&p->cfg, s.partition, &pol);
-	if (pol.mode == MC_MODE_OFF)
-		return;
-	/* A failure is loaded again, and reported, by the task. */
-	(void)mc_plugin_facts(p, &pol, err, sizeof(err));
 }

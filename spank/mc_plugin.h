@@ -16,10 +16,16 @@
 #include "mc_config.h"
 #include "mc_enforce.h"
 #include "mc_opts.h"
+#include "mc_step.h"
 #include "mc_topology.h"
 
 struct mc_plugin {
 	bool initialized;		/* init ran (plugin listed twice?) */
+	/* The plugstack arguments, kept from init: slurmstepd reads
+	 * memcore.conf only for a step that has GPUs (mc_stepd_step). */
+	int ac;
+	char **av;
+	bool configured;		/* mc_plugin_configure ran */
 	struct mc_config cfg;
 	/* A broken policy file or plugstack argument: "" when fine. Never
 	 * fatal in remote init (that would drain the node); delivered to GPU
@@ -38,14 +44,24 @@ struct mc_plugin {
 	/* The node-facts cache slurmd writes and slurmstepd reads
 	 * (plugstack cache=PATH, default mc_cache_default_path(); "" = off). */
 	char cache_path[PATH_MAX];
+	/* slurmstepd: the step on this node, read once (mc_stepd_step),
+	 * in init_post_opt before the tasks fork, so that every task and
+	 * every later hook shares it. Its GPU list is the step's (in
+	 * task_init, --gpus-per-task shows each task only its own). */
+	bool step_loaded;
+	int step_rc;			/* mc_step_read's: -1 malformed */
+	struct mc_step step;
+	char step_err[MC_ERR_MAX];
+	/* The verdict, computed once per slurmstepd (mc_stepd.c) and
+	 * delivered by each task in task_init_privileged. */
+	bool verdict_done;
+	int verdict_rc;			/* 0: the step runs; -1: refused */
+	bool verdict_enforce;		/* runs, held to its memory */
+	char *verdict_text;		/* local task 0 prints it; NULL none */
 	/* What task_init needs but only task_init_privileged sees (the
-	 * same task process runs both): the step's GPUs on this node (in
-	 * task_init, --gpus-per-task shows each task only its own) and the
-	 * user's --cpu-bind (in task_init, task/affinity has replaced it
-	 * with the mask it set). Filled by mc_bind_task_init_privileged. */
-	bool bind_seen;
-	int bind_step_n_gpus;		/* -1: Slurm gave no index list */
-	unsigned bind_step_gpus[MC_MAX_GPUS];
+	 * same task process runs both): the user's --cpu-bind (in
+	 * task_init, task/affinity has replaced it with the mask it set).
+	 * Filled by mc_bind_task_init_privileged. */
 	char bind_user_cpu_bind[64];	/* SLURM_CPU_BIND_TYPE, "" none */
 };
 
@@ -60,10 +76,14 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av);
 /* Register the options with Slurm (every context that sees them). */
 int mc_plugin_register_options(struct mc_plugin *p, spank_t sp);
 
+/* The longest MEMCORE_* value taken (no valid one comes near). */
+#define MC_OPT_VALUE_MAX 255
+
 /*
  * Apply the MEMCORE_* environment defaults: in srun/sbatch/salloc from the
- * process environment, in slurmstepd from the job's. Returns 0 or -1 with
- * err set (a bad value).
+ * process environment, in slurmstepd from the job's, whole whatever
+ * their length. Returns 0 or -1 with err set (a bad value, or one longer
+ * than MC_OPT_VALUE_MAX, named by its variable).
  */
 int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 			   char *err, size_t errlen);
@@ -77,16 +97,20 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 					    const struct mc_policy *pol,
 					    char *err, size_t errlen);
-/* slurmstepd, init_post_opt: load a GPU step's facts before the tasks
- * fork, so that they share one load; never fails (mc_nodefacts.c). */
-void mc_stepd_preload_facts(struct mc_plugin *p, spank_t sp);
+/* slurmstepd: the step, read on first use (then memcore.conf too,
+ * unless the step is one memcore leaves alone); NULL when Slurm's view of
+ * it is malformed (p->step_err says why) (mc_stepd.c). */
+const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, init_post_opt: the verdict and its explanation, once per
+ * step, before the tasks fork; never fails (mc_stepd.c). */
+void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp);
 /* slurmd start: node facts cache, audit, the start line. -1 only for a
  * broken policy, which stops slurmd when memcore is `required`
  * (mc_slurmd.c). */
 int mc_slurmd_init(struct mc_plugin *p);
 
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
-/* The verdict for this task's step, delivered (mc_stepd.c). */
+/* The step's verdict, delivered by this task (mc_stepd.c). */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
 /* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);

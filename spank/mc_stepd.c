@@ -1,16 +1,22 @@
 /*
  * mc_stepd.c - slurmstepd: read the step's GPUs and allocation, compute the
- * verdict and deliver it in slurm_spank_task_init_privileged.
+ * verdict once, and deliver it in every task's
+ * slurm_spank_task_init_privileged.
  *
- * Runs in every task's process (forked from slurmstepd, still root) before
- * the task's program. Local task 0 prints; every task fails when refused,
+ * slurmstepd reads the step and computes the verdict with its explanation
+ * in init_post_opt, before it forks the tasks: an -n8 step pays for one
+ * verdict, not eight, and every task process inherits the result. Each
+ * task then only delivers it (forked from slurmstepd, still root, before
+ * the task's program): local task 0 prints; every task fails when refused,
  * so that srun exits non-zero and a batch job ends FAILED, while the node
- * stays IDLE.
+ * stays IDLE. Nothing fails in init_post_opt itself (that can drain the
+ * node); it only remembers.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -24,19 +30,39 @@
 #include "mc_topology.h"
 #include "mc_step.h"
 
-/* Print the lines on task 0 only: every task runs this. */
-static void say(const struct mc_step *s, const char *text)
+const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 {
-	if (s->task_id == 0)
-		slurm_spank_log("%s", text);
+	if (!p->step_loaded) {
+		p->step_loaded = true;
+		p->step_rc = mc_step_read(sp, &p->step, p->step_err,
+					  sizeof(p->step_err));
+		/* memcore.conf is read for the steps memcore checks, and
+		 * for a malformed one (OnError decides): a CPU-only step
+		 * never parses it. */
+		if (!p->configured &&
+		    (p->step_rc < 0 || !mc_step_ignored(&p->step))) {
+			p->configured = true;
+			mc_plugin_configure(p, p->ac, p->av);
+		}
+	}
+	return p->step_rc < 0 ? NULL : &p->step;
+}
+
+/* The verdict's outcome, for every task to deliver. */
+static void keep(struct mc_plugin *p, int rc, bool enforce, const char *text)
+{
+	p->verdict_rc = rc;
+	p->verdict_enforce = enforce;
+	free(p->verdict_text);
+	p->verdict_text = text && *text ? strdup(text) : NULL;
 }
 
 /* A problem of the node's set-up (policy file, topology): OnError says
  * whether a GPU step runs. Never a node drain: we only fail tasks. */
-static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
-		       const struct mc_step *s, const char *what)
+static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
+			const struct mc_step *s, const char *what)
 {
-	char line[MC_ERR_MAX + 128];
+	char line[MC_ERR_MAX + 192];
 	bool allow = pol->on_error == MC_ON_ERROR_ALLOW;
 
 	snprintf(line, sizeof(line), "memcore: step %s on %s: %s%s",
@@ -44,67 +70,85 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 		 allow ? " (OnError=allow: the step runs unchecked)"
 		       : " (OnError=refuse: GPU steps cannot start until the "
 			 "administrator fixes it)");
-	say(s, line);
-	if (s->task_id == 0)
-		slurm_info("%s", line);	/* log only: the user has it once */
-	return allow ? 0 : -1;
+	slurm_info("%s", line);	/* log once: the user has it from task 0 */
+	keep(p, allow ? 0 : -1, false, line);
 }
 
-/* mc_plugin_facts() is in mc_nodefacts.c: the cache, else hwloc. */
+/* One line the refusal ends with: whether the user may downgrade it. */
+static const char *warn_line(const struct mc_plugin *p,
+			     const struct mc_policy *pol)
+{
+	if (!pol->allow_user_warn)
+		return "memcore: --memcore=warn is not allowed here "
+		       "(AllowUserWarn=no)";
+	if (p->opts.mode & MC_USER_WARN)
+		return NULL;	/* cannot be: warn would have run it */
+	return "memcore: --memcore=warn is allowed here (AllowUserWarn=yes): "
+	       "it would run the step with this explanation as a warning";
+}
 
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+static void verdict(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *facts;
+	const struct mc_step *s = mc_stepd_step(p, sp);
 	struct mc_policy pol;
-	struct mc_step s;
 	struct mc_request req = { 0 };
 	struct mc_node node;
 	struct mc_alloc alloc = { 0 };
 	struct mc_verdict v;
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], why[MC_ERR_MAX];
+	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 	bool refuse, warn_ok;
 	const char *outcome;
+	size_t used = 0;
 
-	if (mc_step_read(sp, &s, err, sizeof(err)) < 0) {
-		mc_config_policy(&p->cfg, s.partition, &pol);
-		return setup_error(p, &pol, &s, err);
+	keep(p, 0, false, NULL);
+	if (!s) {
+		mc_config_policy(&p->cfg, p->step.partition, &pol);
+		setup_error(p, &pol, &p->step, p->step_err);
+		return;
 	}
 	/* The extern step runs no user task; steps without GPUs are not
 	 * memcore's business. */
-	if (mc_step_ignored(&s))
-		return 0;
-	mc_config_policy(&p->cfg, s.partition, &pol);
-	if (p->cfg_err[0])
-		return setup_error(p, &pol, &s, p->cfg_err);
+	if (mc_step_ignored(s))
+		return;
+	mc_config_policy(&p->cfg, s->partition, &pol);
+	if (p->cfg_err[0]) {
+		setup_error(p, &pol, s, p->cfg_err);
+		return;
+	}
 	if (pol.mode == MC_MODE_OFF)
-		return 0;
-	if (s.n_gpu_idx >= 0 && (uint32_t)s.n_gpu_idx != s.gpus) {
+		return;
+	if (s->n_gpu_idx >= 0 && (uint32_t)s->n_gpu_idx != s->gpus) {
 		snprintf(err, sizeof(err), "Slurm says %u GPUs on this node "
-			 "(SLURM_GPUS_ON_NODE) but lists %d", s.gpus,
-			 s.n_gpu_idx);
-		return setup_error(p, &pol, &s, err);
+			 "(SLURM_GPUS_ON_NODE) but lists %d", s->gpus,
+			 s->n_gpu_idx);
+		setup_error(p, &pol, s, err);
+		return;
 	}
 	facts = mc_plugin_facts(p, &pol, err, sizeof(err));
-	if (!facts)
-		return setup_error(p, &pol, &s, err);
+	if (!facts) {
+		setup_error(p, &pol, s, err);
+		return;
+	}
 
 	mc_facts_node(facts, &pol, &node);	/* the rules count the step's
 						 * GPUs as the node's at least */
-	req.gpus = s.gpus;
-	req.nodes = s.nodes;
+	req.gpus = s->gpus;
+	req.nodes = s->nodes;
 	req.dataloader_workers = p->opts.set[MC_OPT_WORKERS]
 				 ? p->opts.workers : pol.dataloader_workers;
 	req.gpu_memory_bytes = mc_facts_step_gpu_memory(facts, &pol,
-			s.gpu_idx, s.n_gpu_idx > 0 ? (size_t)s.n_gpu_idx : 0);
+			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0);
 	req.model_params = p->opts.params;
 	req.zero_stage = p->opts.stage;
 	req.offload = (enum mc_offload)p->opts.offload;
 
-	alloc.mem_bytes = s.mem_mb ? s.mem_mb << 20 : node.ram_bytes;
-	alloc.cores = s.cores >= 0 ? (uint32_t)s.cores : node.cores;
-	alloc.job_cores = s.job_cores >= 0 ? (uint32_t)s.job_cores : 0;
-	alloc.mem_source = s.mem_source;
+	alloc.mem_bytes = s->mem_mb ? s->mem_mb << 20 : node.ram_bytes;
+	alloc.cores = s->cores >= 0 ? (uint32_t)s->cores : node.cores;
+	alloc.job_cores = s->job_cores >= 0 ? (uint32_t)s->job_cores : 0;
+	alloc.mem_source = s->mem_source;
 
 	/* A user's mistake in the options is refused like a misfit. */
 	why[0] = '\0';
@@ -113,52 +157,47 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	else
 		mc_request_check(&pol, &req, why, sizeof(why));
 	if (why[0]) {
-		snprintf(err, sizeof(err), "memcore: step %s: %s", s.step_name,
-			 why);
-		say(&s, err);
-		if (s.task_id == 0)
-			slurm_info("memcore: job %s: refused: %s",
-				   s.step_name, why);
-		return -1;
+		snprintf(err, sizeof(err), "memcore: step %s: %s",
+			 s->step_name, why);
+		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+		keep(p, -1, false, err);
+		return;
 	}
 
 	mc_verdict_compute(&pol, &req, &node, &alloc, &v);
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
 	refuse = !v.fits && !warn_ok;
+	text[0] = '\0';
 	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
-		char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
-		size_t used = 0;
+		const char *last = NULL;
 
-		mc_verdict_explain(&pol, &v, s.step_name, s.host, &e);
-		if (!v.fits && !refuse && e.n < MC_EXPLAIN_LINES)
+		mc_verdict_explain(&pol, &v, s->step_name, s->host, &e);
+		if (!v.fits && !refuse)
+			last = pol.mode == MC_MODE_WARN
+			       ? "memcore: Mode=warn: the step runs anyway"
+			       : "memcore: --memcore=warn: the step runs "
+				 "anyway";
+		else if (refuse)
+			last = warn_line(p, &pol);
+		if (last && e.n < MC_EXPLAIN_LINES)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
-				 pol.mode == MC_MODE_WARN
-				 ? "memcore: Mode=warn: the step runs anyway"
-				 : "memcore: --memcore=warn: the step runs "
-				   "anyway");
-		if (!v.fits && refuse && (p->opts.mode & MC_USER_WARN) &&
-		    e.n < MC_EXPLAIN_LINES)
-			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
-				 "memcore: --memcore=warn is not allowed here "
-				 "(AllowUserWarn=no)");
+				 last);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		text[0] = '\0';
 		for (size_t i = 0; i < e.n && used < sizeof(text); i++)
 			used += (size_t)snprintf(text + used,
 						 sizeof(text) - used, "%s%s",
 						 i ? "\n" : "", e.line[i]);
-		say(&s, text);
 	}
 	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
-	if (s.task_id == 0) {
+	{
 		char need[32], have[32];
 
 		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "
 			   "needed=%s allocated=%s cores needed=%u "
 			   "allocated=%u node cores needed=%u has=%u",
-			   s.step_name, outcome, req.gpus,
+			   s->step_name, outcome, req.gpus,
 			   req.dataloader_workers,
 			   mc_fmt_bytes(v.ram_needed_bytes, need,
 					sizeof(need)),
@@ -167,9 +206,42 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			   v.cores_needed, v.cores_allocated,
 			   v.node_cores_needed, v.node_cores);
 	}
-	if (refuse)
+	/* The step runs: each task holds it to its memory (mc_enforce.c). */
+	keep(p, refuse ? -1 : 0, !refuse, text);
+}
+
+void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
+{
+	struct timespec t0, t1;
+
+	if (p->verdict_done)
+		return;
+	p->verdict_done = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	verdict(p, sp);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Counted by the tests (one per step, whatever its task count) and
+	 * memcore's own share of a launch (BENCHMARKS.md). */
+	if (p->step_loaded && p->step_rc == 0 && !mc_step_ignored(&p->step))
+		slurm_debug("memcore: step %s: verdict computed in %ld us, "
+			    "once for all its tasks", p->step.step_name,
+			    (long)((t1.tv_sec - t0.tv_sec) * 1000000L +
+				   (t1.tv_nsec - t0.tv_nsec) / 1000));
+}
+
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+{
+	int task_id = -1;
+
+	/* init_post_opt computed it; should a Slurm skip that hook, the
+	 * first task computes it for itself. */
+	mc_stepd_init_post_opt(p, sp);
+	spank_get_item(sp, S_TASK_ID, &task_id);
+	if (task_id == 0 && p->verdict_text)
+		slurm_spank_log("%s", p->verdict_text);
+	if (p->verdict_rc < 0)
 		return -1;
-	/* The step runs: hold it to its memory (mc_enforce.c). */
-	mc_enforce_task_init_privileged(p, sp, s.task_id);
+	if (p->verdict_enforce)
+		mc_enforce_task_init_privileged(p, sp, task_id);
 	return 0;
 }

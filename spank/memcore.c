@@ -50,7 +50,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	plugin.initialized = true;
 	if (ctx == S_CTX_JOB_SCRIPT)
 		return 0;
-	mc_plugin_configure(&plugin, ac, av);
+	/* slurmstepd reads memcore.conf once it knows the step has GPUs
+	 * (mc_stepd_step): a CPU-only step never parses it. */
+	plugin.ac = ac;
+	plugin.av = av;
+	if (ctx != S_CTX_REMOTE) {
+		plugin.configured = true;
+		mc_plugin_configure(&plugin, ac, av);
+	}
 	if (ctx == S_CTX_SLURMD)
 		return mc_slurmd_init(&plugin);
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
@@ -79,7 +86,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
-		mc_stepd_preload_facts(&plugin, sp);
+		mc_stepd_init_post_opt(&plugin, sp);
 	}
 	return 0;
 }
