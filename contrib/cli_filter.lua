@@ -409,6 +409,14 @@ function memcore_pre_submit(options, pack_offset)
 		say(lines)
 		return slurm.SUCCESS
 	end
+	-- Whether the user may downgrade it, as the refusal at launch says.
+	if v.allow_user_warn then
+		lines[#lines + 1] = "memcore: --memcore=warn is allowed here " ..
+			"(AllowUserWarn=yes): it would submit the job anyway"
+	else
+		lines[#lines + 1] = "memcore: --memcore=warn is not allowed " ..
+			"here (AllowUserWarn=no)"
+	end
 	lines[#lines + 1] = "memcore: refused at submission" .. where ..
 		": nothing was queued"
 	say(lines)

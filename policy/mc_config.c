@@ -81,7 +81,7 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->bind = MC_BIND_NUMA;
 	p->topology_file[0] = '\0';
 	p->cgroup_memory = 1;
-	p->allow_user_warn = 1;
+	p->allow_user_warn = 0;		/* a site opts in */
 	p->on_error = MC_ON_ERROR_REFUSE;
 	p->node_ram_bytes = 0;
 	p->node_cores = 0;

@@ -29,7 +29,7 @@ run_mc "${C[@]}" --mem 100G --json
 expect_eq "json exit (refused)" "$RC" 1
 expect_eq "node_source topology-file" "$(jq -r .node_source <<<"$OUT")" topology-file
 expect_eq "mode" "$(jq -r .mode <<<"$OUT")" enforce
-expect_eq "allow_user_warn" "$(jq -r .allow_user_warn <<<"$OUT")" true
+expect_eq "allow_user_warn (default no)" "$(jq -r .allow_user_warn <<<"$OUT")" false
 expect_eq "node_gpus" "$(jq -r .node_gpus <<<"$OUT")" 8
 printf 'PartitionName=big GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8 Mode=warn AllowUserWarn=no\n' >"$TMP/login.conf"
 run_mc check --config "$TMP/login.conf" --partition big --gpus 16 --mem 400G --json

@@ -65,6 +65,26 @@ mc_wait_job "$jid" >/dev/null
 assert_eq COMPLETED "$(mc_job_state "$jid")" "sbatch job that fits COMPLETES"
 assert_file_contains "$(mc_job_out "$jid")" "batch-ran" "the fitting batch script ran"
 
+# --- one verdict per step, whatever its task count ------------------------
+# slurmstepd reads the step and computes the verdict once, before it forks
+# the tasks; each task only delivers it. Counted in the slurmd log (where
+# slurmstepd logs): one "verdict computed" and one decision line for -n4.
+# A refused -n4 step is refused by every task but explained once.
+mc_run srun -N1 -n4 "${FITS[@]}" bash -c 'echo "step=$SLURM_JOB_ID.$SLURM_STEP_ID"'
+assert_eq 0 "$MC_RC" "-n4 step that fits exits 0"
+step=$(printf '%s\n' "$MC_OUT" | sed -n 's/^step=//p' | head -1)
+assert_eq 4 "$(printf '%s\n' "$MC_OUT" | grep -c "^step=$step\$")" "-n4: four tasks ran"
+log=$(cat "$MC_LOG_DIR/slurmd.log")
+assert_eq 1 "$(grep -c "memcore: step $step: verdict computed in [0-9]* us" <<<"$log")" "-n4: the verdict computed once"
+assert_eq 1 "$(grep -c "memcore: job $step: fits: gpus=8" <<<"$log")" "-n4: one decision line"
+mc_run srun -N1 -n4 "${SHORT[@]}" true
+assert_eq 1 "$MC_RC" "-n4 step short of RAM is refused"
+assert_eq 1 "$(grep -c "needs more than it was given" <<<"$MC_ERR")" "-n4 refusal: explained once"
+# A CPU-only step computes nothing.
+mc_run srun -N1 -n1 --mem=1G bash -c 'echo "step=$SLURM_JOB_ID.$SLURM_STEP_ID"'
+step=$(printf '%s\n' "$MC_OUT" | sed -n 's/^step=//p' | head -1)
+assert_not_contains "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step $step: verdict" "CPU-only step: no verdict"
+
 # --memcore=explain prints the plan of a step that fits.
 mc_run srun -N1 -n1 "${FITS[@]}" --memcore=explain true
 assert_eq 0 "$MC_RC" "--memcore=explain: the step runs"
@@ -78,10 +98,27 @@ assert_eq 0 "$MC_RC" "Mode=warn: the short step runs"
 assert_contains "$MC_OUT" "warned-ran" "Mode=warn: the program ran"
 assert_contains "$MC_ERR" "190.04 GiB needed" "Mode=warn: the explanation is in stderr"
 assert_contains "$MC_ERR" "Mode=warn" "Mode=warn: says why it runs"
-# --memcore=warn where the site forbids it: still refused.
-policy "AllowUserWarn=no"
+# AllowUserWarn defaults to no: --memcore=warn or MEMCORE_MODE=warn does
+# not downgrade a refusal, and the refusal says so.
+policy
+mc_run srun -N1 -n1 "${SHORT[@]}" true
+assert_eq 1 "$MC_RC" "a plain refusal (default policy)"
+assert_contains "$MC_ERR" "memcore: --memcore=warn is not allowed here (AllowUserWarn=no)" "the refusal says warn is not allowed here"
 mc_run srun -N1 -n1 "${SHORT[@]}" --memcore=warn true
-assert_ne 0 "$MC_RC" "--memcore=warn with AllowUserWarn=no is still refused"
+assert_eq 1 "$MC_RC" "--memcore=warn under the default policy is still refused"
+assert_contains "$MC_ERR" "AllowUserWarn=no" "--memcore=warn refused: says why"
+mc_run env MEMCORE_MODE=warn srun -N1 -n1 "${SHORT[@]}" true
+assert_eq 1 "$MC_RC" "MEMCORE_MODE=warn under the default policy is still refused"
+assert_contains "$MC_ERR" "AllowUserWarn=no" "MEMCORE_MODE=warn refused: says why"
+# Where the site allows it: the refusal says so, and warn runs the step.
+policy "AllowUserWarn=yes"
+mc_run srun -N1 -n1 "${SHORT[@]}" true
+assert_eq 1 "$MC_RC" "AllowUserWarn=yes: refused without --memcore=warn"
+assert_contains "$MC_ERR" "--memcore=warn is allowed here (AllowUserWarn=yes)" "the refusal says warn is allowed here"
+mc_run srun -N1 -n1 "${SHORT[@]}" --memcore=warn echo user-warned-ran
+assert_eq 0 "$MC_RC" "AllowUserWarn=yes: --memcore=warn runs the step"
+assert_contains "$MC_OUT" "user-warned-ran" "AllowUserWarn=yes: the program ran"
+assert_contains "$MC_ERR" "memcore: --memcore=warn: the step runs anyway" "--memcore=warn: says why it runs"
 policy
 
 # --- CPU-only: untouched, whatever CUDA_VISIBLE_DEVICES says ---------------

@@ -44,8 +44,12 @@ assert_contains "$(line 0)" "gpu_cpus=unset" "a 1-GPU task gets no MEMCORE_GPU_C
 # (NUMA 1 is the XML's only: set_mempolicy refuses it, quietly.)
 assert_contains "$(line 0)" "pol=prefer:0" "task 0's memory prefers NUMA node 0"
 assert_not_contains "$MC_ERR" "memcore" "no warning when every GPU has its core"
-assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step [0-9]+\.0 task 1: GPUs 1 bound to CPUs 1" \
-	"the decision is logged"
+# The slurmd log says which GPU has which CPUs (it once printed each
+# GPU's CPU list as "GPUs").
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step [0-9]+\.0 task 1: GPU 1: CPUs 1; bound to CPUs 1," \
+	"the decision is logged: task 1 drives GPU 1 on CPU 1"
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step [0-9]+\.0 task 0: GPU 0: CPUs 0; bound to CPUs 0," \
+	"the decision is logged: task 0 drives GPU 0 on CPU 0"
 
 # Both tasks see both GPUs (no --gpus-per-task): task i drives GPU i.
 mc_run srun -n2 --gpus=2 --mem=1G bash -c "$SHOW"
@@ -58,6 +62,8 @@ mc_run srun -n1 -c2 --gpus=2 --mem=1G bash -c "$SHOW"
 assert_rc 0 "1 task x 2 GPUs runs"
 assert_contains "$(line 0)" "cpus=0-1 " "both GPUs' cores allowed"
 assert_contains "$(line 0)" "gpu_cpus=0;1 " "MEMCORE_GPU_CPUS=0;1"
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: step [0-9]+\.0 task 0: GPU 0: CPUs 0, GPU 1: CPUs 1; bound to CPUs 0-1" \
+	"the log names both GPUs, each with its CPUs"
 
 # --- memcore narrows what Slurm gave: 2 CPUs, 1 GPU at w=0 -> 1 core ------
 mc_run srun -n1 -c2 --gpus=1 --mem=1G bash -c "$SHOW"

@@ -26,8 +26,10 @@ mc_cluster_start
 
 NODE_CONF=$MC_CONF_DIR/memcore.conf           # the node's policy (SPANK)
 LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf    # the login host's (cli_filter)
-echo "TopologyFile=$TOPO" >"$NODE_CONF"
+printf 'TopologyFile=%s\nAllowUserWarn=yes\n' "$TOPO" >"$NODE_CONF"
 cat >"$LOGIN_CONF" <<EOF
+# --memcore=warn is off by default; this site allows it
+AllowUserWarn=yes
 # what a login host knows of partition gpu: 8 x 80 GiB GPUs per node
 PartitionName=gpu GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8
 EOF
@@ -53,6 +55,7 @@ assert_contains "$MC_ERR" "400 GiB allocated (--mem=400G)" "sbatch: RAM asked"
 assert_contains "$MC_ERR" "short 312 GiB" "sbatch: the shortfall"
 assert_contains "$MC_ERR" "fix: --mem=712G" "sbatch: the fix"
 assert_contains "$MC_ERR" "memcore: refused at submission in partition gpu: nothing was queued" "sbatch: says nothing was queued"
+assert_contains "$MC_ERR" "--memcore=warn is allowed here (AllowUserWarn=yes)" "sbatch: says warn is allowed here"
 assert_eq "" "$(queued)" "squeue shows nothing after the refused sbatch"
 mc_log "what the user saw (rc $MC_RC):"; printf '%s\n' "$MC_ERR" >&2
 

@@ -45,7 +45,7 @@ static void assert_defaults(const struct mc_policy *p)
 	assert_int_equal(p->bind, MC_BIND_NUMA);
 	assert_string_equal(p->topology_file, "");
 	assert_int_equal(p->cgroup_memory, 1);
-	assert_int_equal(p->allow_user_warn, 1);
+	assert_int_equal(p->allow_user_warn, 0);
 	assert_int_equal(p->on_error, MC_ON_ERROR_REFUSE);
 	assert_int_equal(p->node_ram_bytes, 0);
 	assert_int_equal(p->node_cores, 0);
