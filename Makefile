@@ -98,10 +98,12 @@ integration: all $(PROGS)
 
 # check and demo do all set-up on a fresh Debian 12 machine (as root): the
 # packages first, then a new make that sees their pkg-config files.
-check: deps
+check:
+	bash contrib/install-deps.sh check
 	$(MAKE) unit sanitize valgrind integration
 
-demo: deps
+demo:
+	bash contrib/install-deps.sh demo
 	$(MAKE) all
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/demo.sh
 
@@ -114,9 +116,11 @@ $(B)/bench/bench_load: tests/bench/bench_load.c $(B)/libmemcore.a
 bench: all $(B)/bench/bench_load
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/bench/run.sh
 
-# Debian 12 packages for building and testing (root; no-op when present).
+# Debian 12 packages (root; no-op when present): every target's, or
+# DEPS_TARGET=build|demo|check|deb|bench only (contrib/install-deps.sh).
+DEPS_TARGET ?= all
 deps:
-	bash contrib/install-deps.sh
+	bash contrib/install-deps.sh $(DEPS_TARGET)
 
 install: all
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \

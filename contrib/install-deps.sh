@@ -1,32 +1,57 @@
 #!/bin/bash
-# Install the Debian 12 packages memcore builds and tests with, as root.
+# Install the Debian 12 packages one memcore target needs, as root:
+#
+#   bash contrib/install-deps.sh [build|demo|check|deb|bench|all]
+#
+#   build  compile memcore.so and the memcore command (make, make install)
+#   demo   build + a local Slurm and munge (make demo)
+#   check  demo + test tools: cmocka, jq, lua, clang, valgrind... (make check)
+#   bench  demo + the benchmark's tools (make bench)
+#   deb    build + debhelper, dpkg-dev, fakeroot (make deb)
+#   all    everything above (the default, as before targets existed)
+#
 # Does nothing (and needs no network) when they are all there already, so
-# `make check` and `make demo` can call it every time.
+# `make check` and `make demo` can call it every time. When another apt or
+# dpkg holds the package lock (unattended-upgrades, a second install), it
+# waits for it, up to MEMCORE_APT_LOCK_TIMEOUT seconds (default 600).
 set -euo pipefail
-pkgs=(
-	build-essential pkg-config binutils
-	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev libcmocka-dev
-	slurmctld slurmd slurm-client munge
-	slurm-wlm-basic-plugins liblua5.1-0 lua5.1
-	debhelper dpkg-dev fakeroot
-	jq man-db groff-base iproute2 procps coreutils
-	clang libclang-rt-14-dev valgrind strace util-linux
-)
+target=${1:-all}
+build=(build-essential pkg-config binutils
+	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev)
+cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
+	util-linux)
+tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
+	groff-base clang libclang-rt-14-dev valgrind strace
+	debhelper dpkg-dev fakeroot)
+deb=(debhelper dpkg-dev fakeroot)
+case $target in
+build) pkgs=("${build[@]}") ;;
+demo) pkgs=("${build[@]}" "${cluster[@]}") ;;
+bench) pkgs=("${build[@]}" "${cluster[@]}" strace) ;;
+check | all) pkgs=("${build[@]}" "${cluster[@]}" "${tests[@]}") ;;
+deb) pkgs=("${build[@]}" "${deb[@]}") ;;
+*)
+	echo "usage: $0 [build|demo|check|deb|bench|all]" >&2
+	exit 2
+	;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
-	echo "memcore: missing Debian packages: ${missing[*]}; run as root or: apt-get install ${missing[*]}" >&2
+	echo "memcore: missing Debian packages for '$target': ${missing[*]}; run as root or: apt-get install ${missing[*]}" >&2
 	exit 1
 fi
-echo "memcore: installing ${missing[*]}"
-apt-get update
+echo "memcore: installing for '$target': ${missing[*]}"
+# apt (>= 1.9) waits for a held dpkg lock instead of failing at once.
+wait_lock=(-o "DPkg::Lock::Timeout=${MEMCORE_APT_LOCK_TIMEOUT:-600}")
+${MEMCORE_APT_GET:-apt-get} "${wait_lock[@]}" update
 # The packages' own services must not start here (tests run their own
 # daemons on their own ports): a policy-rc.d that refuses them while we
 # install, removed afterwards.
-rc_d=/usr/sbin/policy-rc.d
+rc_d=${MEMCORE_POLICY_RC_D:-/usr/sbin/policy-rc.d}
 own_rc_d=0
 if [ ! -e "$rc_d" ]; then
 	printf '#!/bin/sh\nexit 101\n' >"$rc_d"
@@ -34,4 +59,5 @@ if [ ! -e "$rc_d" ]; then
 	own_rc_d=1
 fi
 trap '[ $own_rc_d = 1 ] && rm -f "$rc_d"' EXIT
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+DEBIAN_FRONTEND=noninteractive ${MEMCORE_APT_GET:-apt-get} "${wait_lock[@]}" \
+	install -y --no-install-recommends "${missing[@]}"
