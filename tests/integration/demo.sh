@@ -14,8 +14,23 @@ MC_CONSTRAIN_CORES=${MC_CONSTRAIN_CORES:-yes}
 MC_CONSTRAIN_RAM=${MC_CONSTRAIN_RAM:-yes}
 . "$(dirname "$0")/lib.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-show() { printf '$ %s\n' "$*"; "$@"; }
+# Bold headings on a terminal only: no escape codes in a redirected log.
+if [ -t 1 ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD= PLAIN=; fi
+say() { printf '\n%s== %s%s\n' "$BOLD" "$*" "$PLAIN"; }
+# A command as one would type it: arguments with spaces or quotes quoted.
+shell_quote() {
+	local a q out=
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_./=,:@%+-]+$ ]]; then
+			out+=" $a"
+		else
+			q=${a//\'/\'\\\'\'}
+			out+=" '$q'"
+		fi
+	done
+	printf '%s' "${out# }"
+}
+show() { printf '$ %s\n' "$(shell_quote "$@")"; "$@"; }
 
 say "starting a local Slurm (logs in $MC_WORK/log)"
 mc_cluster_start
@@ -41,6 +56,14 @@ show timeout 60 srun -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --
 	--memcore=explain bash -c \
 	'echo "running: GPUs $CUDA_VISIBLE_DEVICES, MEMCORE_DATALOADER_WORKERS=$MEMCORE_DATALOADER_WORKERS"'
 echo "srun exit status: $?"
+ram_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+cat <<EOF
+(The "limit" at the end is the step's memory cgroup limit. It is not
+191 GiB because Slurm's task/cgroup caps every limit at MaxRAMPercent
+(default 100%) of the RAM the machine really has, $((ram_kib / 1024)) MiB here:
+this node only claims a g4dn.metal's 377 GiB. On a real node the limit is
+the step's --mem, and memcore checks that Slurm set it.)
+EOF
 
 say "3. the same through sbatch: the refused job ends FAILED with the explanation"
 echo "$ sbatch -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G --wrap 'python train.py'"
@@ -49,7 +72,18 @@ echo "job $jid: $(mc_wait_job "$jid")"
 show cat "$(mc_job_out "$jid")"
 
 say "slurmd's log: one line per decision"
-grep "memcore: job" "$MC_LOG_DIR/slurmd.log" | sed 's/^.*memcore:/memcore:/'
+grep -E "memcore: job [0-9.a-z]+: (fits|refused|warned):" "$MC_LOG_DIR/slurmd.log" |
+	sed 's/^.*memcore:/memcore:/'
+if grep -q "cannot protect slurmstepd from the OOM killer" "$MC_LOG_DIR/slurmd.log"; then
+	grep -m1 "cannot protect slurmstepd from the OOM killer" "$MC_LOG_DIR/slurmd.log" |
+		sed 's/^.*memcore:/memcore:/'
+	cat <<EOF
+(Expected on this machine: root here lacks CAP_SYS_RESOURCE (a container),
+so slurmstepd's oom_score_adj cannot be lowered and the kernel's OOM killer
+could pick slurmstepd instead of the step's task. On a compute node, where
+slurmd runs as root with every capability, the line does not appear.)
+EOF
+fi
 
 say "part 2: a node shaped like this machine, bound and limited"
 mc_cluster_stop

@@ -565,7 +565,9 @@ _mc_on_exit() {
 		mc_dump_logs 30
 	fi
 	mc_cluster_stop "$rc"
-	if [ $rc = 0 ]; then
+	if [ $rc = 0 ] && [ "$MC_CHECKS" = 0 ]; then
+		:	# a script that asserts nothing (the demo) claims nothing
+	elif [ $rc = 0 ]; then
 		mc_log "passed ($MC_CHECKS checks)"
 	else
 		mc_log "FAILED (rc $rc, $MC_FAILURES of $MC_CHECKS checks failed)"

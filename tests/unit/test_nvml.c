@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "mc_gpumem.h"
@@ -239,6 +242,34 @@ static void test_bdfid(void **state)
 	assert_int_equal(mc_gpumem_bdfid(NULL, &id), -1);
 }
 
+/* The vendor libraries talk on stderr when they find no GPU (ROCm SMI:
+ * "Failed to open drm root directory", "Exception caught: rsmi_init");
+ * that is their expected answer on a machine without GPUs, not a test
+ * failure, so the real backends run with stderr on /dev/null. memcore's
+ * own word is the note and err, which the asserts read. */
+static int quiet_begin(void)
+{
+	int saved, null;
+
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
+	return saved;
+}
+
+static void quiet_end(int saved)
+{
+	fflush(stderr);
+	if (saved >= 0) {
+		dup2(saved, STDERR_FILENO);
+		close(saved);
+	}
+}
+
 /* The real backends on a machine without NVIDIA or AMD drivers (this
  * one; on a GPU node they may open). Never crash, never leak a handle. */
 static void test_real_backends(void **state)
@@ -247,24 +278,31 @@ static void test_real_backends(void **state)
 		&mc_gpumem_nvml, &mc_gpumem_rocm,
 	};
 	char note[256];
+	int saved;
 
 	for (size_t i = 0; i < 2; i++) {
 		void *ctx = NULL;
 		char err[160] = "";
+		int rc, mem_rc = -1;
+		uint64_t b = 0;
 
-		if (real[i]->open(&ctx, err, sizeof(err)) == 0) {
-			uint64_t b = 0;
-
+		saved = quiet_begin();
+		rc = real[i]->open(&ctx, err, sizeof(err));
+		if (rc == 0) {
 			/* A bus id no machine has. */
-			assert_int_equal(real[i]->memory(ctx, "00ff:ff:1f.7",
-							 &b), -1);
+			mem_rc = real[i]->memory(ctx, "00ff:ff:1f.7", &b);
 			real[i]->close(ctx);
-		} else {
-			assert_true(err[0] != '\0');
 		}
+		quiet_end(saved);
+		if (rc == 0)
+			assert_int_equal(mem_rc, -1);
+		else
+			assert_true(err[0] != '\0');
 	}
 	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
+	saved = quiet_begin();
 	(void)mc_gpumem_fill_default(&f, note, sizeof(note));
+	quiet_end(saved);
 	if (!f.gpus[0].memory_bytes)
 		assert_non_null(strstr(note, "NVML"));
 }
