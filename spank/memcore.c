@@ -11,7 +11,9 @@
  * slurm_spank_task_init_privileged, which srun and sbatch report to the user.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -21,6 +23,32 @@
 SPANK_PLUGIN(memcore, 1);
 
 static struct mc_plugin plugin;
+
+/*
+ * memcore's own time in a slurmstepd, hook by hook, for the launch
+ * profile (BENCHMARKS.md, `make bench`): slurmstepd's hooks add up and
+ * are logged at debug level when the step ends; the task hooks run in
+ * each task's process before its program and are logged there.
+ */
+enum { T_INIT, T_POST_OPT, T_USER_INIT, T_TASK_EXIT, T_EXIT,
+       T_TASK_PRIV, T_TASK_INIT, T_COUNT };
+static long spent_us[T_COUNT];
+
+static long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+#define MC_TIMED(slot, expr)						\
+	({ long t0_ = now_us(); __typeof__(expr) r_ = (expr);		\
+	   spent_us[slot] += now_us() - t0_; r_; })
+
+static const char *step_name(void)
+{
+	return plugin.step_loaded ? plugin.step.step_name : "(unread)";
+}
 
 /*
  * Listed twice in plugstack.conf, Slurm 22.05 dlopens the same file once but
@@ -62,7 +90,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return mc_slurmd_init(&plugin);
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
 	    ctx == S_CTX_REMOTE)
-		return mc_plugin_register_options(&plugin, sp);
+		return MC_TIMED(T_INIT,
+				mc_plugin_register_options(&plugin, sp));
 	return 0;
 }
 
@@ -81,12 +110,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 			MC_ONCE_RETURN(-1);
 		}
 	} else if (ctx == S_CTX_REMOTE) {
+		long t0 = now_us();
+
 		if (mc_plugin_env_defaults(&plugin, sp, true, err,
 					   sizeof(err)) < 0 &&
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
 		mc_stepd_init_post_opt(&plugin, sp);
+		spent_us[T_POST_OPT] += now_us() - t0;
 	}
 	return 0;
 }
@@ -96,8 +128,12 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
+	long t0 = now_us();
+
 	mc_bind_task_init_privileged(&plugin, sp);
-	MC_ONCE_RETURN(mc_stepd_task_init_privileged(&plugin, sp));
+	once_rc = mc_stepd_task_init_privileged(&plugin, sp);
+	spent_us[T_TASK_PRIV] += now_us() - t0;
+	return once_rc;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -105,7 +141,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_ONCE_RETURN(mc_enforce_user_init(&plugin, sp));
+	MC_ONCE_RETURN(MC_TIMED(T_USER_INIT,
+				mc_enforce_user_init(&plugin, sp)));
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -113,7 +150,18 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_ONCE_RETURN(mc_bind_task_init(&plugin, sp));
+	once_rc = MC_TIMED(T_TASK_INIT, mc_bind_task_init(&plugin, sp));
+	if (plugin.step_loaded && !mc_step_ignored(&plugin.step)) {
+		int task = -1;
+
+		spank_get_item(sp, S_TASK_ID, &task);
+		slurm_debug("memcore: step %s task %d: memcore took %ld us "
+			    "before the program (task_init_privileged %ld, "
+			    "task_init %ld)", step_name(), task,
+			    spent_us[T_TASK_PRIV] + spent_us[T_TASK_INIT],
+			    spent_us[T_TASK_PRIV], spent_us[T_TASK_INIT]);
+	}
+	return once_rc;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -129,7 +177,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return last_rc;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return last_rc = mc_enforce_task_exit(&plugin, sp);
+	return last_rc = MC_TIMED(T_TASK_EXIT,
+				  mc_enforce_task_exit(&plugin, sp));
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -137,5 +186,16 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_ONCE_RETURN(mc_enforce_exit(&plugin, sp));
+	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin, sp));
+	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
+		    "(init %ld, init_post_opt %ld, user_init %ld, task_exit "
+		    "%ld, exit %ld)", step_name(),
+		    spent_us[T_INIT] + spent_us[T_POST_OPT] +
+		    spent_us[T_USER_INIT] + spent_us[T_TASK_EXIT] +
+		    spent_us[T_EXIT], spent_us[T_INIT], spent_us[T_POST_OPT],
+		    spent_us[T_USER_INIT], spent_us[T_TASK_EXIT],
+		    spent_us[T_EXIT]);
+	free(plugin.verdict_text);	/* slurmstepd ends with no leak */
+	plugin.verdict_text = NULL;
+	return once_rc;
 }
