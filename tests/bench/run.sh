@@ -33,6 +33,38 @@ echo "bench: loads and verdicts (bench_load)" >&2
 "$B/bench/bench_load" "$RAW/loads.txt" "$top/tests/data" "$H200" >"$RAW/loads.out" || exit 1
 val() { sed -n "s/^$1=//p" "$RAW/loads.out"; }
 
+# -- 1b. the kernel's price of moving a process into a memory cgroup --------
+# What memcore's own cgroup costs a task is mostly one write to
+# cgroup.procs. Timed here without Slurm: a fresh cgroup under this
+# shell's memory cgroup (v1), a sleeping process moved in (bash's builtin
+# echo: no fork in the timing) and back, 5 times 200 ms apart (the pause a
+# step launch leaves between two moves).
+cg_move_probe() {
+	local mnt base d p i t0 t1
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2; exit}' /proc/mounts)
+	[ -n "$mnt" ] || { echo "no cgroup v1 memory hierarchy" >"$RAW/cg_move.txt"; return; }
+	base=$mnt$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
+	: >"$RAW/cg_move.txt"; : >"$RAW/cg_mkdir.txt"
+	for ((i = 0; i < 5; i++)); do
+		d=$base/memcore_bench_probe_$$_$i
+		t0=${EPOCHREALTIME/[.,]/}
+		mkdir "$d" 2>/dev/null || return
+		t1=${EPOCHREALTIME/[.,]/}
+		echo $((t1 - t0)) >>"$RAW/cg_mkdir.txt"
+		sleep 30 & p=$!
+		sleep 0.2
+		t0=${EPOCHREALTIME/[.,]/}
+		echo "$p" >"$d/cgroup.procs"
+		t1=${EPOCHREALTIME/[.,]/}
+		echo $((t1 - t0)) >>"$RAW/cg_move.txt"
+		echo "$p" >"$base/cgroup.procs"
+		kill "$p"; wait "$p" 2>/dev/null
+		rmdir "$d"
+	done
+}
+echo "bench: cgroup move probe" >&2
+cg_move_probe
+
 # -- 2. on a test cluster, in both configurations ---------------------------
 MC_NAME=bench
 MC_SOCKETS=2 MC_CORES_PER_SOCKET=64 MC_THREADS_PER_CORE=2
@@ -264,6 +296,15 @@ configuration, interleaved, with SlurmdDebug=debug.
 $(profile_table taskcgroup)
 
 $(profile_table own)
+
+The kernel's part, without Slurm (section 1b of tests/bench/run.sh):
+moving a sleeping process into a fresh memory cgroup, 200 ms after the
+previous move, took $(tr '\n' ' ' <"$RAW/cg_move.txt")µs (median $(med "$RAW/cg_move.txt")); making
+the cgroup $(tr '\n' ' ' <"$RAW/cg_mkdir.txt")µs. A move right after another
+takes tens of µs: the first write to cgroup.procs after a pause waits for
+the kernel (cgroup v1's threadgroup lock and an RCU grace period), and
+every step launch is such a first write. Slurm's task/cgroup pays the same
+for its own cgroups, on both sides of the taskcgroup comparison.
 
 The step's cgroup, as the task saw it:
 
