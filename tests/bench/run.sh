@@ -236,12 +236,15 @@ TABLE
 }
 over() { awk -v r="$1" 'BEGIN {exit !(r > 1.02)}'; }
 gap_note() { # CFG: which part of the gap is memcore's, from the profile
-	local c=$1 paired before after rest libs
+	local c=$1 paired before after rest libs spread
 	paired=$(eval echo "\$PAIRED_PROF_$c")
 	before=$(own_before "$c"); after=$(own_after "$c")
 	rest=$(awk -v p="$paired" -v b="$before" -v a="$after" 'BEGIN {r = p - b - a; printf "%d", r < 0 ? 0 : r}')
 	libs=$(ldd "$MEMCORE_BUILD/memcore.so" | awk '$1 ~ /hwloc|cgroup|udev/ {printf "%s%s", n++ ? ", " : "", $1}')
-	echo "- $c: launch_overhead_ratio $(eval echo "\$RATIO_$c") misses 1.02. In the profile phase a launch with memcore took $paired µs more than without (paired median); memcore's own hooks account for $before µs before the task starts and $after µs after it ends (table above). The remaining $rest µs are outside memcore's hooks: loading memcore.so and the libraries it links ($libs) into srun and slurmstepd, Slurm's SPANK option handling, and this shared 2-core VM's noise (launches vary by tens of ms; see the raw figures)."
+	spread=$(sort -n "$RAW/launch_without_$c.txt" | awk '{v[NR]=$1} END {printf "%d to %d", v[int(NR/4)+1], v[int(3*NR/4)]}')
+	echo "- $c: launch_overhead_ratio $(eval echo "\$RATIO_$c") misses 1.02. In the profile phase a launch with memcore took $paired µs more than without (paired median); memcore's own hooks account for $before µs before the task starts and $after µs after it ends (table above). The remaining $rest µs are not spent in memcore's hooks, and this profile does not split them further: what is left is loading memcore.so and the libraries it links ($libs) into srun and slurmstepd, Slurm's SPANK option handling, and noise: on this shared 2-core VM the middle half of the launches without memcore took $spread µs, a spread larger than the gap."
+	[ "$c" = own ] && [ -s "$RAW/cg_move.txt" ] &&
+		echo "- own: of memcore's part, $(pv own task_2) µs is task_init_privileged, where each task joins the own cgroup (mkdir, limit, write to cgroup.procs); the kernel alone takes $(med "$RAW/cg_move.txt") µs (median) for such a first move into a fresh cgroup (section above). That write, not memcore's code, is the own cgroup's launch cost here."
 }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
@@ -251,7 +254,8 @@ cat <<EOF
 
 Written by \`make bench\` (tests/bench/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ).
 Reproduce: \`make check\` once (it installs the packages), then \`make bench\`
-(as root; about 5 minutes here).
+(as root; about 7 minutes here, more while other test clusters hold the
+machine).
 
 ## Machine
 
