@@ -41,6 +41,7 @@ expect_contains "deb: debhelper" "$APT" "debhelper"
 deps check
 expect_contains "check: cmocka" "$APT" "libcmocka-dev"
 expect_contains "check: debhelper (test_60_deb)" "$APT" "debhelper"
+expect_contains "check: libhwloc-plugins (make sanitize)" "$APT" "libhwloc-plugins"
 deps bogus
 expect_eq "unknown target rc" "$RC" 2
 finish
