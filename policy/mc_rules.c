@@ -250,6 +250,29 @@ static int32_t largest_w(const struct mc_policy *p, const struct mc_request *r,
 	return -1;
 }
 
+/* The most GPUs (below the step's) that a step like r fits on node n
+ * alone, at most the node's own; 0 when none. */
+static uint32_t largest_g(const struct mc_policy *p, const struct mc_request *r,
+			  const struct mc_node *n)
+{
+	struct mc_request x = *r;
+	uint32_t top = r->gpus ? r->gpus - 1 : 0;
+
+	if (n->gpus && n->gpus < top)
+		top = n->gpus;
+	for (x.gpus = top; x.gpus > 0; x.gpus--)
+		if (fits_node(p, &x, n, x.dataloader_workers))
+			return x.gpus;
+	return 0;
+}
+
+bool mc_verdict_impossible(const struct mc_verdict *v)
+{
+	return v->node_gpus_short || v->alloc_mem_over_node ||
+	       v->alloc_cores_over_node || v->node_ram_short ||
+	       (v->node_cores && v->cores_needed > v->node_cores);
+}
+
 void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 			const struct mc_node *node,
 			const struct mc_alloc *alloc, struct mc_verdict *v)
@@ -289,8 +312,27 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 		(node->cores < v->node_cores_needed ||
 		 node->cores < v->cores_needed);
 
+	if (alloc->requested) {
+		v->node_gpus_short = node->gpus && g > node->gpus;
+		v->alloc_mem_over_node = node->ram_bytes &&
+			alloc->mem_bytes > node->ram_bytes;
+		v->alloc_cores_over_node = node->cores &&
+			alloc->cores > node->cores;
+	}
+	/* The audit's RAM rule for the node's own GPUs (at this step's M). */
+	if (v->node_ram_short && node->gpus && r->gpu_memory_bytes) {
+		uint64_t rule = mc_ram_floor_bytes(p, node->gpus,
+						   r->gpu_memory_bytes);
+
+		v->node_ram_rule_fails = node->ram_bytes < rule;
+		v->node_ram_rule_bytes = rule;
+	}
+
 	v->fits = !v->ram_short && !v->cores_short && !v->node_cores_short &&
-		!v->node_ram_short;
+		!v->node_ram_short && !v->node_gpus_short &&
+		!v->alloc_mem_over_node && !v->alloc_cores_over_node;
+	if (mc_verdict_impossible(v))
+		v->max_gpus = largest_g(p, r, node);
 
 	v->max_dataloader_workers = largest_w(p, r, node, alloc, workers_cap(p),
 					      true, true);
@@ -298,10 +340,12 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 						   workers_cap(p), false,
 						   false);
 
-	if (v->ram_short && !v->node_ram_short)
+	if ((v->ram_short || v->alloc_mem_over_node) && !v->node_ram_short &&
+	    !v->node_gpus_short)
 		v->fix_mem_bytes = v->ram_needed_bytes;
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
-	if (v->cores_short && !v->node_cores_short)
+	if ((v->cores_short || v->alloc_cores_over_node) &&
+	    !v->node_cores_short && !v->node_gpus_short)
 		v->fix_cpus_per_gpu = sat_mul32(cores_per_gpu(p, w), tpc);
 	/*
 	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
@@ -402,6 +446,86 @@ static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
 		       w, plural(w, "worker", "workers"));
 }
 
+static uint64_t div_up64(uint64_t a, uint64_t b)
+{
+	return b ? a / b + (a % b != 0) : a;
+}
+
+/*
+ * The options that give the step ram bytes (when ram is not 0) and cores
+ * cores (when cores is not 0), in the user's own forms: --mem,
+ * --mem-per-gpu or --mem-per-cpu; --cpus-per-gpu or --cpus-per-task
+ * (CPUs as Slurm counts them: threads). Returns how many were written.
+ */
+static size_t fix_options_for(const struct mc_verdict *v, uint64_t ram,
+			      uint32_t cores,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	const struct mc_alloc *a = &v->alloc;
+	uint32_t g = v->req.gpus ? v->req.gpus : 1;
+	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
+	uint32_t tasks = a->tasks ? a->tasks : g;
+	/* CPUs of the step once the fix is taken. */
+	uint64_t cpus = (uint64_t)(cores ? cores : a->cores) * tpc;
+	size_t n = 0;
+	char m[32];
+
+	if (ram) {
+		const char *name = "mem";
+		uint64_t per = ram;
+
+		if (a->mem_form == MC_MEM_PER_GPU) {
+			name = "mem-per-gpu";
+			per = div_up64(ram, g);
+		} else if (a->mem_form == MC_MEM_PER_CPU && cpus) {
+			name = "mem-per-cpu";
+			per = div_up64(ram, cpus);
+		}
+		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--%s=%s", name,
+			 mc_fmt_mem_option(per, m, sizeof(m)));
+	}
+	if (cores) {
+		uint64_t threads = (uint64_t)cores * tpc;
+
+		if (a->cpu_form == MC_CPUS_PER_TASK)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-task=%llu", (unsigned long long)
+				 div_up64(threads, tasks));
+		else
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-gpu=%llu", (unsigned long long)
+				 div_up64(threads, g));
+	}
+	return n;
+}
+
+size_t mc_verdict_fix_options(const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	size_t n;
+
+	if (v->fits)
+		return 0;
+	if (v->step_cpus_hint) {
+		n = fix_options_for(v, v->fix_mem_bytes, 0, opt);
+		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--cpus-per-task=%u",
+			 v->fix_cpus_per_task);
+		return n;
+	}
+	return fix_options_for(v, v->fix_mem_bytes,
+			       v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+}
+
+/* "--mem=X --cpus-per-gpu=Y" (forms as the user's) into s. */
+static void sb_options(struct sbuf *s, const char *sep,
+		       char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sb_add(s, "%s%s", sep, opt[i]);
+		sep = " ";
+	}
+}
+
 /*
  * " with --mem=X --cpus-per-gpu=Y": what an allocation must add for w
  * workers, or nothing when the current one already holds them.
@@ -411,18 +535,11 @@ static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
 {
 	uint64_t ram = ram_at(p, &v->req, w);
 	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
-	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
-	char m[32];
-	const char *sep = " with";
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n = fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
+				   cores > v->alloc.cores ? cores : 0, opt);
 
-	if (ram > v->alloc.mem_bytes) {
-		sb_add(s, "%s --mem=%s", sep,
-		       mc_fmt_mem_option(ram, m, sizeof(m)));
-		sep = "";
-	}
-	if (cores > v->alloc.cores)
-		sb_add(s, "%s --cpus-per-gpu=%u", sep,
-		       sat_mul32(cores_per_gpu(p, w), tpc));
+	sb_options(s, " with ", opt, n);
 }
 
 static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
@@ -537,6 +654,20 @@ static void explain_node_limit(const struct mc_policy *p,
 	add_line(out, "%s", s.b);
 }
 
+/* The only fixes left when the node cannot hold the step at all. */
+static void explain_impossible_fix(const struct mc_verdict *v,
+				   struct mc_explanation *out)
+{
+	if (v->max_gpus)
+		add_line(out, "  fix: at most %u %s per node fit%s this node "
+			 "(use more nodes), or another partition",
+			 v->max_gpus, plural(v->max_gpus, "GPU", "GPUs"),
+			 v->max_gpus == 1 ? "s" : "");
+	else
+		add_line(out, "  fix: none on this node: use another "
+			 "partition");
+}
+
 static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -545,7 +676,27 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	struct sbuf s = { .len = 0 };
 	const char *lead = "  fix: ";
 	char a[32], b[32];
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n_opt;
 
+	if (v->node_gpus_short) {
+		explain_impossible_fix(v, out);
+		return;
+	}
+	if (v->node_ram_rule_fails) {
+		add_line(out, "  node RAM %s is below the site's RAM rule "
+			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->node_ram_rule_bytes, b, sizeof(b)),
+			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, a,
+			 sizeof(a)), p->host_ram_per_gpu_ram);
+		add_line(out, "  no job fits this node with all its GPUs, "
+			 "whatever it asks; an administrator can lower");
+		add_line(out, "  HostRamPerGpuRam or fix the node "
+			 "(memcore audit lists such nodes)");
+		explain_impossible_fix(v, out);
+		return;
+	}
 	if (v->node_ram_short) {
 		add_line(out, "  fix: no allocation on this node can fit %s "
 			 "(node has %s)",
@@ -559,13 +710,11 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		return;
 	}
 
-	/* The smallest change at the asked w. */
-	if (v->fix_mem_bytes)
-		sb_add(&s, "--mem=%s",
-		       mc_fmt_mem_option(v->fix_mem_bytes, a, sizeof(a)));
-	if (v->fix_cpus_per_gpu && !v->step_cpus_hint)
-		sb_add(&s, "%s--cpus-per-gpu=%u", s.len ? " " : "",
-		       v->fix_cpus_per_gpu);
+	/* The smallest change at the asked w, in the user's forms. */
+	n_opt = fix_options_for(v, v->fix_mem_bytes,
+				v->fix_cpus_per_gpu && !v->step_cpus_hint
+				? v->cores_needed : 0, opt);
+	sb_options(&s, "", opt, n_opt);
 	/* And for cores the fewest-worker way out: the largest w that the
 	 * allocated cores hold, with the --mem it then needs. */
 	if (w > 0 && !v->step_cpus_hint) {
@@ -599,6 +748,79 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	}
 }
 
+/* The end of the first line: " fits:", " needs more than it was given:"
+ * or, when no allocation can fit, " cannot fit: <why>:". */
+static void sb_header_verdict(struct sbuf *s, const struct mc_policy *p,
+			      const struct mc_verdict *v)
+{
+	char a[32], b[32];
+
+	if (v->fits) {
+		sb_add(s, " fits:");
+	} else if (v->node_gpus_short) {
+		sb_add(s, " cannot fit: it asks for %u GPUs, the node has %u:",
+		       v->req.gpus, v->node.gpus);
+	} else if (v->node_ram_rule_fails) {
+		sb_add(s, " cannot fit: the node fails the site's RAM rule "
+		       "(%s for %u x %s GPUs):",
+		       mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+		       v->node.gpus, mc_fmt_bytes(v->req.gpu_memory_bytes, b,
+						  sizeof(b)));
+	} else if (v->alloc_mem_over_node) {
+		sb_add(s, " cannot fit: it asks for %s of memory, the node "
+		       "has %s:", mc_fmt_bytes(v->alloc.mem_bytes, a,
+					      sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+	} else if (v->alloc_cores_over_node) {
+		sb_add(s, " cannot fit: it asks for %u cores, the node has "
+		       "%u:", v->alloc.cores, v->node_cores);
+	} else if (v->node_ram_short) {
+		sb_add(s, " cannot fit: it needs %s of RAM, the node has %s:",
+		       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+	} else if (v->node_cores && v->cores_needed > v->node_cores) {
+		sb_add(s, " cannot fit: it needs %u cores, the node has %u:",
+		       v->cores_needed, v->node_cores);
+	} else {
+		sb_add(s, " needs more than it was given:");
+	}
+	(void)p;
+}
+
+const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
+			      size_t buflen)
+{
+	char a[32], b[32];
+
+	if (v->fits)
+		snprintf(buf, buflen, "%s", "");
+	else if (v->node_gpus_short)
+		snprintf(buf, buflen, "has %u GPUs", v->node.gpus);
+	else if (v->node_ram_rule_fails)
+		snprintf(buf, buflen, "fails the site's RAM rule");
+	else if (v->alloc_mem_over_node)
+		snprintf(buf, buflen, "has %s, not %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->alloc.mem_bytes, b, sizeof(b)));
+	else if (v->alloc_cores_over_node)
+		snprintf(buf, buflen, "has %u cores, not %u", v->node_cores,
+			 v->alloc.cores);
+	else if (v->node_ram_short)
+		snprintf(buf, buflen, "has %s, needs %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->ram_needed_bytes, b, sizeof(b)));
+	else if (v->node_cores_short)
+		snprintf(buf, buflen, "has %u cores, needs %u", v->node_cores,
+			 v->node_cores_needed > v->cores_needed
+			 ? v->node_cores_needed : v->cores_needed);
+	else if (v->ram_short)
+		snprintf(buf, buflen, "needs %s",
+			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	else
+		snprintf(buf, buflen, "needs %u cores", v->cores_needed);
+	return buf;
+}
+
 void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 			const char *step, const char *host,
 			struct mc_explanation *out)
@@ -619,8 +841,7 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 		sb_add(&s, " this step");
 	if (host && *host)
 		sb_add(&s, " on %s", host);
-	sb_add(&s, "%s", v->fits ? " fits:" :
-	       " needs more than it was given:");
+	sb_header_verdict(&s, p, v);
 	add_line(out, "%s", s.b);
 
 	if (v->gpu_memory_unknown)

@@ -50,7 +50,16 @@ struct mc_node {
 	uint32_t gpus;			/* G: GPUs of the node */
 };
 
-/* What Slurm gave the step on this node. */
+/*
+ * The memory option the user asked with, and the CPU option: a fix names
+ * the same ones (Slurm refuses --mem next to --mem-per-gpu/--mem-per-cpu,
+ * and a user who wrote -c reads -c best).
+ */
+enum mc_mem_form { MC_MEM_PER_NODE = 0, MC_MEM_PER_GPU, MC_MEM_PER_CPU };
+enum mc_cpu_form { MC_CPUS_PER_GPU = 0, MC_CPUS_PER_TASK };
+
+/* What Slurm gave the step on this node (or, with requested, what a user
+ * asks for before submitting). */
 struct mc_alloc {
 	uint64_t mem_bytes;		/* step memory (0 already resolved to
 					 * the node's RAM by the caller) */
@@ -60,6 +69,17 @@ struct mc_alloc {
 					 * has CPUs the step did not get */
 	const char *mem_source;		/* how it was asked, e.g. "--mem=400G";
 					 * may be NULL */
+	enum mc_mem_form mem_form;	/* the fix's memory option */
+	enum mc_cpu_form cpu_form;	/* the fix's CPU option */
+	uint32_t tasks;			/* tasks of the step on the node, for
+					 * --cpus-per-task; 0: one per GPU */
+	/*
+	 * A request not yet granted (memcore check, the cli_filter): asking
+	 * for more GPUs, memory or cores than the node has is impossible.
+	 * At launch (false) Slurm's grant is not questioned against the
+	 * topology.
+	 */
+	bool requested;
 };
 
 /* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */
@@ -135,6 +155,22 @@ struct mc_verdict {
 	 * fix_cpus_per_task assumes one task per GPU: (w + 1) * threads. */
 	bool step_cpus_hint;
 	uint32_t fix_cpus_per_task;	/* for that hint; 0 if unknown */
+	/*
+	 * Impossible on this node whatever the allocation (the first three
+	 * only for a requested allocation): more GPUs than the node has,
+	 * memory or cores asked beyond the node's.
+	 */
+	bool node_gpus_short;		/* g > the node's G (G known) */
+	bool alloc_mem_over_node;	/* asked memory > node RAM */
+	bool alloc_cores_over_node;	/* asked cores > node cores */
+	/* The node breaks the site's RAM rule (node RAM below its GPUs'
+	 * memory x HostRamPerGpuRam, as memcore audit says) and the step's
+	 * RAM does not fit the node: no request on this node fixes it. */
+	bool node_ram_rule_fails;
+	uint64_t node_ram_rule_bytes;	/* that rule's RAM, when it fails */
+	/* The most GPUs per node a step like this one (same w) fits on this
+	 * node, when it is impossible; 0 when none. */
+	uint32_t max_gpus;
 	/* inputs kept for the explanation */
 	struct mc_request req;
 	struct mc_node node;
@@ -168,6 +204,30 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 		   uint64_t gpu_memory_total_bytes, bool gpu_memory_known,
 		   struct mc_audit *a);
 
+/* True when no allocation on this node can make the step fit (the
+ * verdict's impossible cases, node_ram_short, step cores > node cores). */
+bool mc_verdict_impossible(const struct mc_verdict *v);
+
+/*
+ * Why the step does not fit, in a few words for a list of nodes:
+ * "has 4 GPUs", "fails the site's RAM rule", "has 512 GiB, needs 704 GiB",
+ * "needs 704 GiB", "has 96 cores, needs 112", "needs 24 cores". "" when it
+ * fits. Returns buf.
+ */
+const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
+			      size_t buflen);
+
+#define MC_FIX_OPTIONS 3
+#define MC_FIX_OPTION_MAX 48
+
+/*
+ * The smallest fix at the asked DataLoader workers, as complete options in
+ * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); the
+ * count (0 when the step fits or no option can fix it).
+ */
+size_t mc_verdict_fix_options(const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
+
 #define MC_EXPLAIN_LINES 16
 #define MC_EXPLAIN_LINE_MAX 160
 
@@ -189,6 +249,9 @@ struct mc_explanation {
  *                   16 allocated                               short 8
  *     fix: --mem=704G --cpus-per-gpu=3, or --dataloader-workers=1 with --mem=672G
  * When the step fits, the same lines say "fits" (for --memcore=explain).
+ * A step no allocation can fit says so in its first line ("cannot fit: the
+ * node has 4 GPUs, the step asks for 8:", "cannot fit: the node fails the
+ * site's RAM rule (...)") and gets only fixes that can work.
  * A GPU-less step has nothing to explain: out->n is 0.
  */
 void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,

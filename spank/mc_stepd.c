@@ -105,6 +105,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	alloc.cores = s.cores >= 0 ? (uint32_t)s.cores : node.cores;
 	alloc.job_cores = s.job_cores >= 0 ? (uint32_t)s.job_cores : 0;
 	alloc.mem_source = s.mem_source;
+	alloc.mem_form = s.mem_form;	/* the fix names the user's option */
 
 	/* A user's mistake in the options is refused like a misfit. */
 	why[0] = '\0';
