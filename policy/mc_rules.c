@@ -478,11 +478,23 @@ static size_t fix_options_for(const struct mc_verdict *v, uint64_t ram,
 			name = "mem-per-gpu";
 			per = div_up64(ram, g);
 		} else if (a->mem_form == MC_MEM_PER_CPU && cpus) {
-			name = "mem-per-cpu";
-			per = div_up64(ram, cpus);
+			/* Slurm's MB, rounded up: a G would add up to a
+			 * GiB per CPU. */
+			uint64_t mb = div_up64(div_up64(ram, cpus), 1 << 20);
+
+			if (mb % 1024)
+				snprintf(m, sizeof(m), "%lluM",
+					 (unsigned long long)mb);
+			else
+				snprintf(m, sizeof(m), "%lluG",
+					 (unsigned long long)(mb / 1024));
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--mem-per-cpu=%s", m);
+			name = NULL;
 		}
-		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--%s=%s", name,
-			 mc_fmt_mem_option(per, m, sizeof(m)));
+		if (name)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX, "--%s=%s", name,
+				 mc_fmt_mem_option(per, m, sizeof(m)));
 	}
 	if (cores) {
 		uint64_t threads = (uint64_t)cores * tpc;
@@ -675,7 +687,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	uint32_t w = r->dataloader_workers;
 	struct sbuf s = { .len = 0 };
 	const char *lead = "  fix: ";
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
 	size_t n_opt;
 
@@ -688,10 +700,10 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
 			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
 			 mc_fmt_bytes(v->node_ram_rule_bytes, b, sizeof(b)),
-			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, a,
-			 sizeof(a)), p->host_ram_per_gpu_ram);
-		add_line(out, "  no job fits this node with all its GPUs, "
-			 "whatever it asks; an administrator can lower");
+			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, c,
+			 sizeof(c)), p->host_ram_per_gpu_ram);
+		add_line(out, "  no step of %u GPUs fits this node, whatever "
+			 "it asks; an administrator can lower", r->gpus);
 		add_line(out, "  HostRamPerGpuRam or fix the node "
 			 "(memcore audit lists such nodes)");
 		explain_impossible_fix(v, out);
@@ -717,7 +729,8 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	sb_options(&s, "", opt, n_opt);
 	/* And for cores the fewest-worker way out: the largest w that the
 	 * allocated cores hold, with the --mem it then needs. */
-	if (w > 0 && !v->step_cpus_hint) {
+	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
+	    !v->alloc_cores_over_node) {
 		int32_t alt = largest_w(p, r, &v->node, &v->alloc, w - 1, true,
 					false);
 

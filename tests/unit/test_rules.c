@@ -476,11 +476,22 @@ static void test_verdict_node_ram(void **state)
 	assert_int_equal(v.fix_mem_bytes, 0);
 	assert_int_equal(v.max_dataloader_workers, -1);
 	assert_int_equal(v.node_max_dataloader_workers, -1);
+	/* 500 GiB for 8 x 80 GiB: the node itself fails the RAM rule, so
+	 * no request fits it with 8 GPUs; 5 GPUs (400 + 20 GiB) do. */
+	assert_true(v.node_ram_rule_fails);
+	assert_int_equal(v.node_ram_rule_bytes, 640 * GiB);
+	assert_true(mc_verdict_impossible(&v));
+	assert_int_equal(v.max_gpus, 5);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "no allocation on this node can fit 672 GiB "
-			"(node has 500 GiB)");
-	assert_explains(&e, "fewer GPUs per node, or a node with more RAM");
-	assert_not_explains(&e, "--mem=672G");
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: the "
+			    "node fails the site's RAM rule (500 GiB for 8 x "
+			    "80 GiB GPUs):");
+	assert_explains(&e, "  node RAM 500 GiB is below the site's RAM rule "
+			"(640 GiB = 8 GPUs x 80 GiB x HostRamPerGpuRam 1):");
+	assert_explains(&e, "  fix: at most 5 GPUs per node fit this node "
+			"(use more nodes), or another partition");
+	assert_not_explains(&e, "fix: --mem");
+	assert_not_explains(&e, "or a node with more RAM");
 
 	/* Where some w fits the node, name it. 4 x 80 GiB on 360 GiB:
 	 * 320 + 8w <= 360 -> w = 5. */
