@@ -456,6 +456,136 @@ static void test_verdict_24_cores(void **state)
 }
 
 /* 8 x 80 GiB on a 500 GiB node: no --mem can fit. */
+/* A request (memcore check, cli_filter) beyond the node: impossible, with
+ * its own header, never "fits"; at launch (Slurm's grant) not questioned. */
+static void test_verdict_impossible(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 128, 4);
+	struct mc_alloc a = alloc(2000 * GiB, 128, "--mem=2000G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	/* 8 GPUs on a 4-GPU node */
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.node_gpus_short);
+	assert_true(mc_verdict_impossible(&v));
+	assert_int_equal(v.max_gpus, 4);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
+			    "for 8 GPUs, the node has 4:");
+	assert_explains(&e, "  fix: at most 4 GPUs per node fit this node "
+			"(use more nodes), or another partition");
+	assert_not_explains(&e, "fix: --mem");
+	/* the same at launch: Slurm granted 8 GPUs, the rules count 8 */
+	a.requested = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.node_gpus_short);
+	assert_true(v.fits);
+
+	/* --mem 3000G on a 1511 GiB node */
+	r = req(4, 80 * GiB, 2);
+	n = node(1511 * GiB, 128, 4);
+	a = alloc(3000 * GiB, 128, "--mem=3000G");
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.alloc_mem_over_node);
+	assert_int_equal(v.fix_mem_bytes, 352 * GiB);
+	mc_verdict_explain(&p, &v, "", "gpu07", &e);
+	assert_string_equal(e.line[0], "memcore: this step on gpu07 cannot "
+			    "fit: it asks for 3000 GiB of memory, the node "
+			    "has 1511 GiB:");
+	assert_explains(&e, "  fix: --mem=352G");
+	assert_not_explains(&e, "--dataloader-workers");
+
+	/* --cores 500 on a 128-core node */
+	a = alloc(1000 * GiB, 500, NULL);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.alloc_cores_over_node);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
+			    "for 500 cores, the node has 128:");
+	assert_explains(&e, "  fix: --cpus-per-gpu=3");
+
+	/* every reason in a few words, for a list of nodes */
+	char why[96];
+
+	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
+			    "has 128 cores, not 500");
+	r = req(8, 80 * GiB, 2);
+	n = node(2048 * GiB, 128, 4);
+	a = alloc(2000 * GiB, 128, NULL);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
+			    "has 4 GPUs");
+}
+
+/* The fix names the option the user gave: Slurm refuses --mem next to
+ * --mem-per-gpu/--mem-per-cpu. 8 x 80 GiB, w=2: 704 GiB, 24 cores. */
+static void test_verdict_fix_forms(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 112, 8);
+	struct mc_alloc a = alloc(400 * GiB, 16, "--mem-per-gpu=50G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+
+	(void)state;
+	policy(&p);
+	a.requested = true;
+	a.mem_form = MC_MEM_PER_GPU;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_string_equal(opt[0], "--mem-per-gpu=88G");
+	assert_string_equal(opt[1], "--cpus-per-gpu=3");
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: --mem-per-gpu=88G --cpus-per-gpu=3, or "
+			"--dataloader-workers=1 with --mem-per-gpu=84G");
+	assert_not_explains(&e, "--mem=");
+
+	/* --mem-per-cpu: per CPU of the step once fixed (24 cores x 2
+	 * threads = 48 CPUs): 704 GiB / 48 = 15019 MiB and a third */
+	n.threads_per_core = 2;
+	a.mem_form = MC_MEM_PER_CPU;
+	a.cpu_form = MC_CPUS_PER_TASK;
+	a.tasks = 8;
+	a.mem_bytes = 16 * 2 * 4 * GiB;	/* --mem-per-cpu=4G x 32 CPUs */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_string_equal(opt[0], "--mem-per-cpu=15019M");
+	assert_string_equal(opt[1], "--cpus-per-task=6");
+	/* one task driving all 8 GPUs: -c 48 */
+	a.tasks = 1;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	mc_verdict_fix_options(&v, opt);
+	assert_string_equal(opt[1], "--cpus-per-task=48");
+	/* whole GiB print as G */
+	r = req(1, 16 * GiB, 0);
+	a = alloc(4 * GiB, 1, NULL);
+	a.mem_form = MC_MEM_PER_CPU;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 1);
+	assert_string_equal(opt[0], "--mem-per-cpu=8G");	/* 16 GiB / 2 */
+	/* the default forms: --mem and --cpus-per-gpu */
+	r = req(8, 80 * GiB, 2);
+	a = alloc(400 * GiB, 16, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	mc_verdict_fix_options(&v, opt);
+	assert_string_equal(opt[0], "--mem=704G");
+	assert_string_equal(opt[1], "--cpus-per-gpu=6");
+}
+
 static void test_verdict_node_ram(void **state)
 {
 	struct mc_policy p;
@@ -672,6 +802,8 @@ int main(void)
 		cmocka_unit_test(test_verdict_node_cores),
 		cmocka_unit_test(test_verdict_24_cores),
 		cmocka_unit_test(test_verdict_node_ram),
+		cmocka_unit_test(test_verdict_impossible),
+		cmocka_unit_test(test_verdict_fix_forms),
 		cmocka_unit_test(test_verdict_step_cpus),
 		cmocka_unit_test(test_verdict_edges),
 		cmocka_unit_test(test_audit),
