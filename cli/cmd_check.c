@@ -132,9 +132,8 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_MEM_PER_GPU:
 	case OPT_MEM_PER_CPU:
 		if (a->mem_set && a->mem_opt != opt) {
-			snprintf(err, sizeof(err), "only one of --mem, "
-				 "--mem-per-gpu and --mem-per-cpu");
-			rc = -1;
+			rc = mc_err(err, sizeof(err), "only one of --mem, "
+				    "--mem-per-gpu and --mem-per-cpu");
 			break;
 		}
 		rc = mc_parse_size(v, 1ULL << 20, &a->mem_bytes, err,
@@ -147,9 +146,8 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_CPUS_PER_GPU:
 	case OPT_CPUS_PER_TASK:
 		if (a->cpus_set && a->cpus_opt != opt) {
-			snprintf(err, sizeof(err), "only one of --cpus, "
-				 "--cpus-per-gpu and --cpus-per-task");
-			rc = -1;
+			rc = mc_err(err, sizeof(err), "only one of --cpus, "
+				    "--cpus-per-gpu and --cpus-per-task");
 			break;
 		}
 		rc = mc_parse_count(v, 1u << 20, &a->cpus, err, sizeof(err));

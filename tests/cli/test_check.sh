@@ -48,12 +48,23 @@ expect_eq "4gpu/40 fits" "$(field .fits)" true
 expect_eq "4gpu/40 cores" "$(field .cores_needed)" 20
 
 # 8 x 80 GiB on a 500 GiB node, --mem=480G, w=2, RamPerWorker=2G: 672 GiB
-# needed, more than the node has: no allocation on this node can fit.
+# needed, more than the node has, whose RAM is below its 8 GPUs' 640 GiB:
+# the node fails the site's RAM rule, and no allocation on it can fit.
 node_conf 500G 64 8 RamPerWorker=2G
 check --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 480G --cores 24
 expect_eq "8x80 exit" "$RC" 1
 expect_eq "8x80 needed" "$(field .ram_needed_bytes)" $((672 * GIB))
-expect_contains "8x80 text" "$(expl)" "no allocation on this node can fit"
+expect_contains "8x80 text" "$(expl)" "cannot fit: the node fails the site's RAM rule (500 GiB for 8 x 80 GiB GPUs)"
+expect_eq "8x80 impossible" "$(field .impossible)" true
+expect_eq "8x80 no fix options" "$(field '.fix_options | length')" 0
+# 4 x 80 GiB on 360 GiB at w=8: the node meets its rule (320 GiB), but the
+# step's 384 GiB does not fit it; w=5 does.
+node_conf 360G 64 4 RamPerWorker=2G
+check --gpus 4 --gpu-memory 80G --dataloader-workers 8 --mem 300G --cores 40
+expect_eq "4x80/360 exit" "$RC" 1
+expect_eq "4x80/360 header" "$(field '.explanation[0]')" "memcore: this step cannot fit: it needs 384 GiB of RAM, the node has 360 GiB:"
+expect_contains "4x80/360 fix" "$(expl)" "no allocation on this node can fit 384 GiB (node has 360 GiB)"
+expect_contains "4x80/360 fix" "$(expl)" "--dataloader-workers=5 is the most this node can hold with --mem=360G"
 
 # A job of 4 GPUs with -c 6 whose srun step got 4 cores (1 CPU per task),
 # w=4: the step's 4 cores are checked, and the fix gives the step its CPUs.
