@@ -119,7 +119,7 @@ static bool all_shapes(const struct shape_verdict *sv, size_t n,
 }
 
 /* The answer's first line: which nodes of the partition it fits. */
-static char *summary_line(const struct mc_policy *p, const char *partition,
+static char *summary_line(const char *partition,
 			  const struct shape_verdict *sv, size_t n_shapes,
 			  size_t n_nodes, size_t n_fit)
 {
@@ -176,7 +176,6 @@ static char *summary_line(const struct mc_policy *p, const char *partition,
 						     sizeof(why)));
 		sep = "; ";
 	}
-	(void)p;
 	fclose(f);
 	return line;
 }
@@ -258,7 +257,7 @@ int mc_check_partition(const struct mc_policy *p,
 		}
 	}
 
-	summary = summary_line(p, nodes->partition, sv, n_shapes, nodes->n,
+	summary = summary_line(nodes->partition, sv, n_shapes, nodes->n,
 			       n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));

@@ -763,8 +763,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 
 /* The end of the first line: " fits:", " needs more than it was given:"
  * or, when no allocation can fit, " cannot fit: <why>:". */
-static void sb_header_verdict(struct sbuf *s, const struct mc_policy *p,
-			      const struct mc_verdict *v)
+static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 {
 	char a[32], b[32];
 
@@ -797,7 +796,6 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_policy *p,
 	} else {
 		sb_add(s, " needs more than it was given:");
 	}
-	(void)p;
 }
 
 const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
@@ -854,7 +852,7 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 		sb_add(&s, " this step");
 	if (host && *host)
 		sb_add(&s, " on %s", host);
-	sb_header_verdict(&s, p, v);
+	sb_header_verdict(&s, v);
 	add_line(out, "%s", s.b);
 
 	if (v->gpu_memory_unknown)
