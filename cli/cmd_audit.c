@@ -326,8 +326,10 @@ int mc_cmd_audit(int argc, char **argv)
 	if (all && !mc_ctld_conf())
 		return mc_cli_usage_error("audit: --all needs slurm.conf "
 					  "(SLURM_CONF or /etc/slurm/slurm.conf)");
-	if (all || (c.partition && !cache && !write_cache &&
-		    !strcmp(mc_cli_node_source(&c, &p), "slurmctld")))
+	/* --partition alone: its nodes from slurmctld (Node* keys describe
+	 * one node for check, not the partition's nodes to audit). */
+	if (all || (c.partition && !cache && !write_cache && !c.topology &&
+		    !p.topology_file[0] && mc_ctld_conf()))
 		return audit_partition(&c, &cfg, &p, all);
 	if (cache) {
 		if (mc_cache_read(cache, NULL, &facts, &hdr, err,
