@@ -132,8 +132,9 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_MEM_PER_GPU:
 	case OPT_MEM_PER_CPU:
 		if (a->mem_set && a->mem_opt != opt) {
-			rc = mc_err(err, sizeof(err), "only one of --mem, "
-				    "--mem-per-gpu and --mem-per-cpu");
+			snprintf(err, sizeof(err), "only one of --mem, "
+				 "--mem-per-gpu and --mem-per-cpu");
+			rc = -1;
 			break;
 		}
 		rc = mc_parse_size(v, 1ULL << 20, &a->mem_bytes, err,
