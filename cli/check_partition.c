@@ -180,6 +180,48 @@ static char *summary_line(const char *partition,
 	return line;
 }
 
+/*
+ * Where the GPU memory came from (slurmctld does not know it): one line
+ * naming the memcore.conf keys used, and one per shape whose memory is
+ * unknown, with the key that would give it.
+ */
+static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
+			     json_t *lines)
+{
+	bool used[MC_SHAPE_MEM_POLICY + 1] = { false };
+	char line[MC_EXPLAIN_LINE_MAX * 2];
+
+	for (size_t k = 0; k < n_shapes; k++)
+		used[sv[k].mem_source] = true;
+	if (used[MC_SHAPE_MEM_GPU_TYPE] || used[MC_SHAPE_MEM_POLICY]) {
+		snprintf(line, sizeof(line), "  GPU memory from "
+				       "memcore.conf (slurmctld does not know "
+				       "it): %s%s%s",
+				       used[MC_SHAPE_MEM_GPU_TYPE]
+				       ? "GpuTypeMemory=" : "",
+				       used[MC_SHAPE_MEM_GPU_TYPE] &&
+				       used[MC_SHAPE_MEM_POLICY] ? ", " : "",
+				       used[MC_SHAPE_MEM_POLICY]
+				       ? "GpuMemory=" : "");
+		json_array_append_new(lines, json_string(line));
+	}
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (sv[k].mem_source != MC_SHAPE_MEM_NONE)
+			continue;
+		if (sv[k].rec->gpu_type[0])
+			snprintf(line, sizeof(line), "  GPU memory unknown for "
+				 "%s: an administrator sets GpuTypeMemory=%s:"
+				 "SIZE or GpuMemory= in memcore.conf",
+				 sv[k].hosts, sv[k].rec->gpu_type);
+		else
+			snprintf(line, sizeof(line), "  GPU memory unknown for "
+				 "%s (its Gres names no GPU type): an "
+				 "administrator sets GpuMemory= in memcore.conf",
+				 sv[k].hosts);
+		json_array_append_new(lines, json_string(line));
+	}
+}
+
 static json_t *shape_json(const struct shape_verdict *s)
 {
 	json_t *o = json_object();
@@ -261,6 +303,7 @@ int mc_check_partition(const struct mc_policy *p,
 			       n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
+	gpu_memory_lines(sv, n_shapes, lines);
 	/* The plan on the first fitting shape; or why each one refuses. */
 	for (size_t k = 0; k < n_shapes; k++) {
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
