@@ -39,6 +39,12 @@ assert_eq GpuTypeMemory "$(jf .gpu_memory_source)" "GPU memory from GpuTypeMemor
 assert_eq $((200 * 1073741824)) "$(jf .ram_needed_bytes)" "200 GiB needed"
 check --gpus 8 --mem 300G
 assert_eq "memcore: fits on 1 of 1 node of partition gpu: $NODE1" "$(head -n1 <<<"$MC_OUT")" "the answer names the node"
+assert_contains "$MC_OUT" "  GPU memory from memcore.conf (slurmctld does not know it): GpuTypeMemory=" "text: where the GPU memory came from"
+# without it the RAM floor is unchecked, and the answer says which key
+: >"$MC_CONF_DIR/empty.conf"
+check_empty() { mc_run "${MC[@]}" check --config "$MC_CONF_DIR/empty.conf" "$@"; }
+check_empty --gpus 8 --mem 300G
+assert_contains "$MC_OUT" "  GPU memory unknown for $MC_NODE_NAME: an administrator sets GpuTypeMemory=t4:SIZE or GpuMemory= in memcore.conf" "unknown GPU memory: the key that gives it"
 
 # --mem above RealMemory: the "no node" header, exit 1
 check --gpus 8 --mem 400G
