@@ -155,13 +155,6 @@ static int parse_value(int opt, const char *name, const char *v,
 		a->cpus_set = true;
 		a->cpus_opt = opt;
 		break;
-	case OPT_TASKS:
-		rc = mc_parse_count(v, 1u << 20, &a->tasks, err, sizeof(err));
-		if (!rc && !a->tasks) {
-			snprintf(err, sizeof(err), "must be at least 1");
-			rc = -1;
-		}
-		break;
 	case OPT_CORES:
 		rc = mc_parse_count(v, 1u << 20, &a->cores, err, sizeof(err));
 		a->cores_set = true;
@@ -171,12 +164,16 @@ static int parse_value(int opt, const char *name, const char *v,
 				    sizeof(err));
 		break;
 	case OPT_NODES:
-		rc = mc_parse_count(v, 1u << 20, &a->nodes, err, sizeof(err));
-		if (!rc && !a->nodes) {
+	case OPT_TASKS: {
+		uint32_t *n = opt == OPT_NODES ? &a->nodes : &a->tasks;
+
+		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
+		if (!rc && !*n) {
 			snprintf(err, sizeof(err), "must be at least 1");
 			rc = -1;
 		}
 		break;
+	}
 	case OPT_GPU_MEMORY:
 		rc = mc_parse_size(v, 1ULL << 20, &a->gpu_memory_bytes, err,
 				   sizeof(err));
