@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "mc_facts.h"
+#include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
 
@@ -40,9 +41,15 @@ static void check_usage(FILE *out)
 "  --nodes N                 nodes of the step (DeepSpeed offload; default 1)\n"
 "  --gpu-memory SIZE         memory of one GPU (default: topology, else\n"
 "                            the policy's GpuMemory)\n"
-"  --model-params SIZE       model parameters (7B, 70B, 6.7e9)\n"
+"  --model-params SIZE       model parameters (7B, 70B, 6.7e9), for DeepSpeed\n"
+"                            ZeRO's host RAM\n"
 "  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
 "  --offload none|optimizer|all  DeepSpeed ZeRO offload\n"
+"  --largest-layer-params SIZE  parameters of the largest layer (ZeRO-3\n"
+"                            without offload, with zero.Init; default: the\n"
+"                            whole model)\n"
+"  --zero-init yes|no        model built under deepspeed.zero.Init (default:\n"
+"                            the policy's ZeroInit)\n"
 "  --partition P             use the policy of partition P\n"
 "  --config FILE             policy file (default %s if present)\n"
 "  --topology FILE.xml       the node's hwloc XML (default: TopologyFile,\n"
@@ -54,14 +61,17 @@ static void check_usage(FILE *out)
 }
 
 enum {
-	OPT_GPUS = 256, OPT_WORKERS, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
-	OPT_NODES, OPT_GPU_MEMORY, OPT_PARAMS, OPT_STAGE, OPT_OFFLOAD,
+	OPT_GPUS = 256, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
+	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS,
+	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
+	OPT_USER = 0x2000,
 };
 
 static const struct option check_options[] = {
 	{ "gpus", required_argument, NULL, OPT_GPUS },
-	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
+	{ "dataloader-workers", required_argument, NULL,
+	  OPT_USER + MC_OPT_WORKERS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
@@ -70,9 +80,12 @@ static const struct option check_options[] = {
 	{ "job-cores", required_argument, NULL, OPT_JOB_CORES },
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
-	{ "model-params", required_argument, NULL, OPT_PARAMS },
-	{ "zero-stage", required_argument, NULL, OPT_STAGE },
-	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
+	{ "zero-stage", required_argument, NULL, OPT_USER + MC_OPT_STAGE },
+	{ "offload", required_argument, NULL, OPT_USER + MC_OPT_OFFLOAD },
+	{ "largest-layer-params", required_argument, NULL,
+	  OPT_USER + MC_OPT_LARGEST_LAYER },
+	{ "zero-init", required_argument, NULL, OPT_USER + MC_OPT_ZERO_INIT },
 	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -81,11 +94,10 @@ static const struct option check_options[] = {
 /* What the command line said; *_set tell given from default. */
 struct check_args {
 	struct mc_cli_common common;
-	uint32_t gpus, workers, cores, cpus, job_cores, nodes, stage;
-	uint64_t mem_bytes, gpu_memory_bytes, params;
-	int offload;
-	bool gpus_set, workers_set, mem_set, cores_set, cpus_set,
-	     gpu_memory_set;
+	struct mc_opts opts;		/* the user's options, as the plugin's */
+	uint32_t gpus, cores, cpus, job_cores, nodes;
+	uint64_t mem_bytes, gpu_memory_bytes;
+	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;
 	/* which memory option: OPT_MEM, OPT_MEM_PER_GPU, OPT_MEM_PER_CPU */
 	int mem_opt;
 	const char *mem_arg;
@@ -102,11 +114,6 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_GPUS:
 		rc = mc_parse_count(v, MC_MAX_GPUS, &a->gpus, err, sizeof(err));
 		a->gpus_set = true;
-		break;
-	case OPT_WORKERS:
-		rc = mc_parse_count(v, MC_WORKERS_LIMIT, &a->workers, err,
-				    sizeof(err));
-		a->workers_set = true;
 		break;
 	case OPT_MEM:
 	case OPT_MEM_PER_GPU:
@@ -147,16 +154,6 @@ static int parse_value(int opt, const char *name, const char *v,
 				   sizeof(err));
 		a->gpu_memory_set = true;
 		break;
-	case OPT_PARAMS:
-		rc = mc_parse_params(v, &a->params, err, sizeof(err));
-		break;
-	case OPT_STAGE:
-		rc = mc_parse_count(v, 3, &a->stage, err, sizeof(err));
-		break;
-	case OPT_OFFLOAD:
-		rc = mc_parse_word(v, mc_offload_words, &a->offload, err,
-				   sizeof(err));
-		break;
 	}
 	if (rc < 0)
 		mc_cli_usage_error("--%s=%s: %s", name, v, err);
@@ -166,12 +163,11 @@ static int parse_value(int opt, const char *name, const char *v,
 static bool same_values(const struct check_args *x,
 			const struct check_args *y)
 {
-	return x->gpus == y->gpus && x->workers == y->workers &&
+	return x->gpus == y->gpus &&
 	       x->cores == y->cores && x->job_cores == y->job_cores &&
-	       x->nodes == y->nodes && x->stage == y->stage &&
+	       x->nodes == y->nodes &&
 	       x->mem_bytes == y->mem_bytes &&
-	       x->gpu_memory_bytes == y->gpu_memory_bytes &&
-	       x->params == y->params && x->offload == y->offload;
+	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
 
 /* a * b, saturated at UINT64_MAX. */
@@ -203,8 +199,8 @@ static void print_json(const struct mc_policy *p, const char *node_source,
 			    json_integer((json_int_t)v->ram_workers_bytes));
 	json_object_set_new(o, "ram_tasks_bytes",
 			    json_integer((json_int_t)v->ram_tasks_bytes));
-	json_object_set_new(o, "ram_offload_bytes",
-			    json_integer((json_int_t)v->ram_offload_bytes));
+	json_object_set_new(o, "ram_zero_bytes",
+			    json_integer((json_int_t)v->ram_zero_bytes));
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
 	json_object_set_new(o, "node_ram_bytes",
@@ -267,6 +263,15 @@ int mc_cmd_check(int argc, char **argv)
 		default: {
 			if (mc_cli_node_option(opt, optarg, &a.common))
 				break;
+			if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
+				/* Same parser, same messages as the plugin;
+				 * it refuses a second, different value. */
+				if (mc_opts_set(&a.opts, (enum mc_opt_id)
+						(opt - OPT_USER), optarg, false,
+						err, sizeof(err)) < 0)
+					return mc_cli_usage_error("%s", err);
+				break;
+			}
 			/* A value given twice must be the same, as the
 			 * plugin's options say (no silent "last one wins"). */
 			struct check_args prev = a;
@@ -307,13 +312,9 @@ int mc_cmd_check(int argc, char **argv)
 
 	req.gpus = a.gpus;
 	req.nodes = a.nodes;
-	req.dataloader_workers = a.workers_set ? a.workers
-					       : p.dataloader_workers;
+	mc_opts_request(&a.opts, &p, &req);
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
-	req.model_params = a.params;
-	req.zero_stage = a.stage;
-	req.offload = (enum mc_offload)a.offload;
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 

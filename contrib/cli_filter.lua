@@ -56,6 +56,8 @@ local MEMCORE_OPTS = {
 	{ "model-params", "MEMCORE_MODEL_PARAMS" },
 	{ "zero-stage", "MEMCORE_ZERO_STAGE" },
 	{ "offload", "MEMCORE_OFFLOAD" },
+	{ "largest-layer-params", "MEMCORE_LARGEST_LAYER_PARAMS" },
+	{ "zero-init", "MEMCORE_ZERO_INIT" },
 	{ "memcore", "MEMCORE_MODE" },
 }
 

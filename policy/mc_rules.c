@@ -100,30 +100,49 @@ uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
 }
 
+bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->zero_init == MC_ZERO_INIT_YES)
+		return true;
+	if (r->zero_init == MC_ZERO_INIT_NO)
+		return false;
+	return p->zero_init != 0;
+}
+
+bool mc_zero_is_offload(const struct mc_request *r)
+{
+	return r->offload != MC_OFFLOAD_NONE;
+}
+
 /*
  * The products are formed before the one division by N, so that figures
  * DeepSpeed gets as whole numbers (f = 1.5) come out exact: P * 18 * 1.5 is
  * exact in a long double, and a correctly rounded quotient of an exact
  * integer result is that integer.
  */
-uint64_t mc_offload_bytes(const struct mc_policy *p,
-			  const struct mc_request *r)
+uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
+			   const struct mc_request *r)
 {
 	long double P = (long double)r->model_params;
 	long double f = (long double)p->offload_buffer_factor;
 	uint64_t n = r->nodes ? r->nodes : 1;
 	uint64_t g = r->gpus;
+	/* Each rank of the node materialises the fp32 model (4 bytes a
+	 * parameter) on the host: the no-offload term of both estimators. */
+	long double load = 4.0L * (long double)g * f;
 	uint64_t m;
 
-	if (r->offload == MC_OFFLOAD_NONE || !r->model_params || !g)
+	if (!r->model_params || !g)
 		return 0;
 	switch (r->zero_stage) {
 	case 1:
 	case 2: {
-		/* estimate_zero2_model_states_mem_needs, cpu_offload. */
+		/* estimate_zero2_model_states_mem_needs(cpu_offload). */
 		uint64_t gpus_total = g * n;	/* < 2^64: both < 2^32 */
 		long double k;
 
+		if (r->offload == MC_OFFLOAD_NONE)
+			return ld_to_bytes(P * load);
 		if (r->offload != MC_OFFLOAD_OPTIMIZER)
 			return 0;
 		k = 4.0L * (long double)gpus_total;
@@ -133,9 +152,17 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 	}
 	case 3:
 		/* estimate_zero3_model_states_mem_needs: 18 bytes a param
-		 * with the parameters offloaded too, 16 without. */
+		 * with the parameters offloaded too, 16 without; without
+		 * offload, the largest layer with zero.Init. */
+		if (r->offload == MC_OFFLOAD_NONE) {
+			long double L = (long double)r->largest_layer_params;
+
+			if (!mc_zero_init(p, r) || !r->largest_layer_params)
+				L = P;
+			return ld_to_bytes(L * load);
+		}
 		m = r->offload == MC_OFFLOAD_ALL ? 18 : 16;
-		if (p->zero_init || 4 * g * n < m)
+		if (mc_zero_init(p, r) || 4 * g * n < m)
 			return ld_to_bytes(P * (long double)m * f /
 					   (long double)n);
 		return ld_to_bytes(P * 4.0L * (long double)g * f);
@@ -171,6 +198,9 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		why = "--offload=all (parameter offload) needs --zero-stage=3";
 	} else if (r->offload != MC_OFFLOAD_NONE && !r->model_params) {
 		why = "--offload needs --model-params";
+	} else if (r->model_params && r->largest_layer_params >
+		   r->model_params) {
+		why = "--largest-layer-params: more than --model-params";
 	} else if (r->offload > MC_OFFLOAD_ALL) {
 		why = "--offload: expected none, optimizer or all";
 	}
@@ -188,7 +218,7 @@ uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 
 	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
 					      r->dataloader_workers));
-	v = sat_add64(v, mc_offload_bytes(p, r));
+	v = sat_add64(v, mc_zero_ram_bytes(p, r));
 	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
 }
 
@@ -275,7 +305,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
 	v->ram_floor_bytes = mc_ram_floor_bytes(p, g, r->gpu_memory_bytes);
 	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
-	v->ram_offload_bytes = mc_offload_bytes(p, r);
+	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
 	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
@@ -455,11 +485,22 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (v->ram_offload_bytes)
-		sb_add(&s, "%s%s ZeRO-%u offload", sep,
-		       mc_fmt_bytes(v->ram_offload_bytes, a, sizeof(a)),
-		       r->zero_stage);
+	if (v->ram_zero_bytes)
+		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
+		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
+		       : "model load");
 	add_line(out, "%s", s.b);
+	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
+		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
+			 "fp32 model in host RAM%s)", r->gpus,
+			 plural(r->gpus, "rank", "ranks"),
+			 r->zero_stage < 3 ? ""
+			 : !mc_zero_init(p, r) ? ", no zero.Init"
+			 : r->largest_layer_params ? ", largest layer with "
+						     "zero.Init"
+			 : "; largest layer unknown, counted as the whole "
+			   "model: give --largest-layer-params");
 
 	s.len = 0;
 	s.b[0] = '\0';

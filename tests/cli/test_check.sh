@@ -81,7 +81,25 @@ expect_contains "text short" "$OUT" "short 304 GiB"
 
 # DeepSpeed's t5-3b figure: ZeRO-2 with optimizer offload on 8 GPUs.
 check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 2 --offload optimizer
-expect_near "t5-3b zero2 offload GiB" "$(jq '.ram_offload_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_near "t5-3b zero2 offload GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+# ... and without offload: each rank builds the fp32 model, 127.48 GiB too.
+check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 2
+expect_near "t5-3b zero2 no offload GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_contains "zero2 model load named" "$(expl)" "127.48 GiB ZeRO-2 model load"
+# ZeRO-3 without offload: the largest layer with zero.Init (1.47 GiB),
+# the whole model without (127.48 GiB), the whole model when L is unknown.
+t5z3() { check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 3 "$@"; }
+t5z3 --largest-layer-params 32899072 --zero-init yes
+expect_near "t5-3b zero3 zero.Init GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 1.47 0.005
+t5z3 --largest-layer-params 32899072 --zero-init no
+expect_near "t5-3b zero3 no zero.Init GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+t5z3
+expect_near "t5-3b zero3 unknown layer GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_contains "unknown layer said" "$(expl)" "give --largest-layer-params"
+# The fault: 8 x 80 GiB with 720G "fit" until the model load is counted.
+run_mc check --config "$TMP/node.conf" --gpus 8 --gpu-memory 80G --mem 720G --model-params 2851598336 --zero-stage 3 --zero-init no
+expect_eq "zero3 no zero.Init 720G exit" "$RC" 1
+expect_contains "zero3 no zero.Init fix" "$OUT" "--mem=832G"
 
 # Bad input: exit 2 and the message names the option and value.
 for bad in -1 abc '' 99999999999; do
