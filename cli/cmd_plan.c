@@ -23,10 +23,13 @@ static void plan_usage(FILE *out)
 "Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1)\n"
 "gets: W+1 whole cores of the GPU's NUMA node, lowest first, never shared\n"
 "between GPUs, chosen inside --cores (a Slurm-style list of OS CPU\n"
-"indices, \"0-3,8\"; default: every CPU). This is the plan memcore.so\n"
-"applies to GPU tasks. W defaults to the policy's DataloaderWorkers.\n"
-"Exit 0 when every GPU gets cores, 1 when one gets none (with a warning),\n"
-"2 on a usage or input error.\n");
+"indices, \"0-3,8\"; default: every CPU). A NUMA node with fewer free\n"
+"cores (AMD NPS4, Intel SNC) is topped up from the nearest other NUMA\n"
+"nodes (hwloc's distances, else the same package), GPU-less ones first.\n"
+"This is the plan memcore.so applies to GPU tasks. W defaults to the\n"
+"policy's DataloaderWorkers.\n"
+"Exit 0 when every GPU gets its W+1 cores, 1 when one gets fewer (with a\n"
+"warning), 2 on a usage or input error.\n");
 }
 
 enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES };
@@ -178,7 +181,7 @@ int mc_cmd_plan(int argc, char **argv)
 		print_text(&facts, workers, cores, &plan);
 	rc = MC_EXIT_FITS;
 	for (size_t i = 0; i < plan.n; i++)
-		if (!plan.gpu[i].cores)
+		if (plan.gpu[i].cores < plan.gpu[i].cores_wanted)
 			rc = MC_EXIT_REFUSED;
 out:
 	mc_plan_free(&plan);

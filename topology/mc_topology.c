@@ -245,10 +245,45 @@ static int mc_collect_cores(hwloc_topology_t topo, struct mc_node_facts *f,
 	return 0;
 }
 
+/*
+ * hwloc's NUMA latency matrix (from the ACPI SLIT, "NUMALatency"), between
+ * the host NUMA nodes objs[0..f->n_numa); none when the topology has no
+ * such matrix or it misses one of them.
+ */
+static void mc_collect_distances(hwloc_topology_t topo,
+				 struct mc_node_facts *f,
+				 hwloc_obj_t const *objs)
+{
+	struct hwloc_distances_s *d = NULL;
+	unsigned nr = 1;
+	int idx[MC_MAX_NUMA];
+
+	f->numa_distances = 0;
+	if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+					0) < 0 || nr < 1 || !d)
+		return;
+	for (uint32_t i = 0; i < f->n_numa; i++)
+		if ((idx[i] = hwloc_distances_obj_index(d, objs[i])) < 0)
+			goto out;
+	for (uint32_t i = 0; i < f->n_numa; i++)
+		for (uint32_t j = 0; j < f->n_numa; j++) {
+			hwloc_uint64_t v = d->values[(unsigned)idx[i] *
+						     d->nbobjs +
+						     (unsigned)idx[j]];
+
+			f->numa_distance[i][j] = v > UINT16_MAX ? UINT16_MAX
+							       : (uint16_t)v;
+		}
+	f->numa_distances = 1;
+out:
+	hwloc_distances_release(topo, d);
+}
+
 static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			   char *err, size_t errlen)
 {
-	hwloc_obj_t n = NULL;
+	hwloc_obj_t n = NULL, objs[MC_MAX_NUMA];
 	/* Some topologies (hwloc 1.x dumps of odd platforms) lack Cores. */
 	bool have_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0;
 
@@ -265,8 +300,15 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 				  f->source, MC_MAX_NUMA);
 			return -1;
 		}
+		objs[f->n_numa] = n;
 		m = &f->numa[f->n_numa++];
 		m->os_index = n->os_index;
+		{
+			hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(
+				topo, HWLOC_OBJ_PACKAGE, n);
+
+			m->package = pkg ? (int)pkg->os_index : -1;
+		}
 		m->memory_bytes = n->attr->numanode.local_memory;
 		m->cores = (uint32_t)hwloc_get_nbobjs_inside_cpuset_by_type(
 			topo, n->cpuset,
@@ -288,6 +330,7 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			  f->source);
 		return -1;
 	}
+	mc_collect_distances(topo, f, objs);
 	if (mc_collect_cores(topo, f, have_cores, err, errlen) < 0)
 		return -1;
 	f->pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -416,10 +459,13 @@ static int mc_blacklist_plugins(hwloc_topology_t topo, char *err,
 	static const char *const names[] = { "pci", "opencl", "gl" };
 	size_t i;
 
+	/* hwloc refuses (EINVAL) to blacklist a component it does not
+	 * have: Debian ships them in libhwloc-plugins, which a node may
+	 * lack. A component that is not there cannot run: nothing to do. */
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (hwloc_topology_set_components(topo,
 				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-				names[i]) < 0) {
+				names[i]) < 0 && errno != EINVAL) {
 			mc_err(err, errlen,
 				  "topology live: hwloc component %s: %s",
 				  names[i], strerror(errno));
