@@ -76,6 +76,7 @@ static void print_json(const struct mc_node_facts *f,
 		json_object_set_new(j, "memory_source",
 				    json_string(mc_mem_source_name(src)));
 		json_object_set_new(j, "model", json_string(g->model));
+		json_object_set_new(j, "apu", json_boolean(g->apu));
 		json_array_append_new(gpus, j);
 	}
 	json_object_set_new(o, "source", json_string(f->source));
@@ -96,6 +97,8 @@ static void print_json(const struct mc_node_facts *f,
 			    ? json_integer((json_int_t)a->ram_needed_bytes)
 			    : json_null());
 	json_object_set_new(o, "cores_needed", json_integer(a->cores_needed));
+	json_object_set_new(o, "unified_memory",
+			    json_boolean(a->unified_memory));
 	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
 	json_object_set_new(o, "cores_rule_ok",
 			    json_boolean(a->cores_rule_ok));
@@ -122,7 +125,16 @@ static void print_text(const struct mc_node_facts *f,
 		       m ? mc_fmt_bytes(m, b1, sizeof(b1)) : "memory unknown",
 		       mc_mem_source_name(src), g->model);
 	}
-	if (!a->gpu_memory_known)
+	if (a->unified_memory)
+		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
+		       "host RAM, one pool of %s for the GPUs' working set, "
+		       "workers and tasks, so host RAM >= GPU memory holds by "
+		       "construction; steps are sized against the pool\n",
+		       a->ram_rule_ok ? "ok" : "FAILS",
+		       p->unified_memory == MC_UNIFIED_YES
+		       ? "UnifiedMemory=yes" : "AMD MI300A by PCI id",
+		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)));
+	else if (!a->gpu_memory_known)
 		printf("RAM rule: unknown - GPU memory not in the topology; "
 		       "set GpuMemory= in memcore.conf\n");
 	else

@@ -312,6 +312,7 @@ int mc_cmd_check(int argc, char **argv)
 
 	req.gpus = a.gpus;
 	req.nodes = a.nodes;
+	req.unified_memory = node.unified_memory;
 	mc_opts_request(&a.opts, &p, &req);
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);

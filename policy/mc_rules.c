@@ -211,10 +211,19 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 	return -1;
 }
 
+/* The GPU term of the step's RAM: the floor, or on unified memory the
+ * GPUs' working set in the pool, counted once. */
+static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->unified_memory)
+		return sat_mul64(r->gpus, r->gpu_memory_bytes);
+	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+}
+
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	uint64_t v = mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+	uint64_t v = gpu_term(p, r);
 
 	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
 					      r->dataloader_workers));
@@ -303,7 +312,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	}
 
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
-	v->ram_floor_bytes = mc_ram_floor_bytes(p, g, r->gpu_memory_bytes);
+	v->ram_floor_bytes = gpu_term(p, r);
 	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
 	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
 	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
@@ -357,6 +366,13 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 	a->cores_needed = mc_node_cores_needed(p, node->gpus, a->workers);
 	a->ram_rule_ok = gpu_memory_known &&
 		node->ram_bytes >= a->ram_needed_bytes;
+	if (node->unified_memory) {
+		/* One pool: the GPUs' memory is this RAM, not a second copy
+		 * of it (AMD MI300A); the step rule sizes what shares it. */
+		a->unified_memory = true;
+		a->ram_needed_bytes = 0;
+		a->ram_rule_ok = node->ram_bytes > 0;
+	}
 	a->cores_rule_ok = node->cores >= a->cores_needed;
 }
 
@@ -466,9 +482,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
-		sb_add(&s, "%s%s GPU floor", sep,
-		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)));
-		if (p->host_ram_per_gpu_ram != 1.0)
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
 			sb_add(&s, " (%g x GPU memory)",
 			       p->host_ram_per_gpu_ram);
 		sep = " + ";
@@ -515,7 +532,19 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 					    sizeof(b)));
 	else
 		add_line(out, "%s", s.b);
-	if (v->gpu_memory_unknown)
+	if (r->unified_memory)
+		add_line(out, INDENT "APU: GPU memory is this host RAM, one "
+			 "pool for the GPUs' working set, workers and tasks "
+			 "(counted once)");
+	if (r->unified_memory && v->gpu_memory_unknown)
+		add_line(out, INDENT "the GPUs' working set gets the rest: %s "
+			 "of this allocation (an administrator sizes it with "
+			 "GpuMemory=)", v->ram_allocated_bytes >
+			 v->ram_needed_bytes ?
+			 mc_fmt_bytes(v->ram_allocated_bytes -
+				      v->ram_needed_bytes, b, sizeof(b))
+			 : "nothing");
+	else if (v->gpu_memory_unknown)
 		/* Users read this too: the setting is the administrator's. */
 		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
 			 "checked (an administrator sets GpuMemory= in "

@@ -48,6 +48,11 @@ struct mc_request {
 	enum mc_offload offload;
 	uint64_t largest_layer_params;	/* L: 0 = unknown (counts as P) */
 	enum mc_zero_init_src zero_init;
+	/* The node's GPU memory is its host RAM (an APU such as the AMD
+	 * MI300A, mc_facts_unified()): M is the GPU working set inside the
+	 * one pool, counted once (HostRamPerGpuRam does not apply: there is
+	 * no host copy); M unknown, the GPUs get what the allocation leaves. */
+	bool unified_memory;
 };
 
 /* What the node has (from the topology or memcore.conf NodeRam/NodeCores).
@@ -57,6 +62,7 @@ struct mc_node {
 	uint32_t cores;			/* physical cores */
 	uint32_t threads_per_core;	/* PUs per core (>= 1); for --cpus-per-gpu */
 	uint32_t gpus;			/* G: GPUs of the node */
+	bool unified_memory;		/* APU: GPU memory is this RAM */
 };
 
 /* What Slurm gave the step on this node. */
@@ -80,7 +86,8 @@ uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 			      uint32_t workers);
 
-/* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte. */
+/* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte (the
+ * caller's mc_ram_needed_bytes takes g * M alone on unified memory). */
 uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 			    uint64_t gpu_memory_bytes);
 
@@ -190,6 +197,9 @@ struct mc_audit {
 	uint32_t workers;		/* the w used */
 	bool ram_rule_ok;		/* false also when memory is unknown */
 	bool cores_rule_ok;
+	/* An APU node: its GPU memory is its host RAM, so "host RAM >= GPU
+	 * memory" holds by construction (ram_rule_ok true, needed 0). */
+	bool unified_memory;
 };
 
 void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,

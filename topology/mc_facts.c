@@ -55,6 +55,18 @@ void mc_facts_node(const struct mc_node_facts *f, const struct mc_policy *p,
 	n->threads_per_core = (f->cores && f->pus >= f->cores)
 			      ? f->pus / f->cores : 1;
 	n->gpus = p->node_gpus ? p->node_gpus : f->n_gpus;
+	n->unified_memory = mc_facts_unified(f, p);
+}
+
+bool mc_facts_unified(const struct mc_node_facts *f,
+		      const struct mc_policy *p)
+{
+	if (p->unified_memory != MC_UNIFIED_AUTO)
+		return p->unified_memory == MC_UNIFIED_YES;
+	for (uint32_t i = 0; i < f->n_gpus && i < MC_MAX_GPUS; i++)
+		if (f->gpus[i].apu)
+			return true;
+	return false;
 }
 
 void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,

@@ -169,6 +169,15 @@ static bool mc_info_kib(hwloc_obj_t obj, const char *name, uint64_t *bytes)
 	return true;
 }
 
+int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id)
+{
+	/* AMD Instinct MI300A (Linux pci.ids "Aqua Vanjaram [Instinct
+	 * MI300A]"): CPU and GPU dies on one package around one HBM3 pool.
+	 * MI300X (0x74a1) and later Instinct cards have memory of their
+	 * own; NVIDIA Grace Hopper's H100 keeps its own HBM as well. */
+	return vendor_id == 0x1002 && device_id == 0x74a0;
+}
+
 static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 			struct mc_gpu *g)
 {
@@ -185,6 +194,7 @@ static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 	g->class_id = a->class_id;
 	g->numa_os_index = mc_gpu_numa(topo, pci);
 	g->memory_source = MC_MEM_SRC_NONE;
+	g->apu = mc_pci_is_apu(g->vendor_id, g->device_id);
 
 	for (c = pci->io_first_child; c; c = c->next_sibling) {
 		uint64_t bytes;

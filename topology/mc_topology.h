@@ -111,6 +111,12 @@ struct mc_node_facts {
 };
 
 /*
+ * Whether a GPU of this PCI vendor and device id is an APU whose memory is
+ * the host's (one pool): the AMD Instinct MI300A (1002:74a0). 1 or 0.
+ */
+int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id);
+
+/*
  * Load the facts of a node. xml_path NULL or "" means the live machine.
  * Sets the hwloc I/O filter to keep PCI and OS devices before loading
  * (hwloc ignores a filter set after load without an error).

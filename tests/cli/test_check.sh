@@ -101,6 +101,32 @@ run_mc check --config "$TMP/node.conf" --gpus 8 --gpu-memory 80G --mem 720G --mo
 expect_eq "zero3 no zero.Init 720G exit" "$RC" 1
 expect_contains "zero3 no zero.Init fix" "$OUT" "--mem=832G"
 
+# MI300A SPX (4 APUs, one 501.97 GiB pool): a full-node 4-GPU job with 4
+# workers per GPU fits the pool and says the APU rule; with a 96 GiB working
+# set per APU it still fits (452 GiB, counted once, no HostRamPerGpuRam);
+# with GpuMemory=128G it does not (580 GiB > the pool); UnifiedMemory=no
+# is the discrete rule of before.
+MI300A=$DATA/hpe-ex255a-4xmi300a-spx.xml
+printf 'HostRamPerGpuRam=1.5\n' >"$TMP/mi.conf"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --json
+expect_eq "mi300a fits" "$RC" 0
+expect_eq "mi300a needed" "$(jq '.ram_needed_bytes / 1073741824' <<<"$OUT")" 68
+expect_contains "mi300a rule said" "$(expl)" "APU: GPU memory is this host RAM, one pool"
+expect_contains "mi300a rest" "$(expl)" "the GPUs' working set gets the rest: 433.97 GiB"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 96G --json
+expect_eq "mi300a 96G fits" "$RC" 0
+expect_eq "mi300a 96G needed" "$(jq '.ram_needed_bytes / 1073741824' <<<"$OUT")" 452
+expect_contains "mi300a 96G working set" "$(expl)" "384 GiB GPU working set"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 128G
+expect_eq "mi300a 128G refused" "$RC" 1
+expect_contains "mi300a 128G" "$OUT" "no allocation on this node can fit 580 GiB (node has 501.97 GiB)"
+printf 'HostRamPerGpuRam=1.5\nUnifiedMemory=no\n' >"$TMP/mi-no.conf"
+run_mc check --config "$TMP/mi-no.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --json
+expect_eq "mi300a UnifiedMemory=no as before" "$RC" 0
+expect_contains "mi300a UnifiedMemory=no unknown" "$(expl)" "GPU memory unknown: the RAM floor was not checked"
+run_mc check --config "$TMP/mi-no.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 96G --json
+expect_eq "mi300a UnifiedMemory=no 96G refused (double count)" "$RC" 1
+
 # Bad input: exit 2 and the message names the option and value.
 for bad in -1 abc '' 99999999999; do
 	run_mc check --config "$TMP/node.conf" --gpus 1 --dataloader-workers="$bad"

@@ -372,6 +372,50 @@ static void test_zero3_model_load(void **state)
 			    "--largest-layer-params: more than --model-params");
 }
 
+/*
+ * An APU (AMD MI300A: 4 APUs sharing 502 GiB): the GPUs' working set, the
+ * workers and the tasks share one pool, the working set counted once and
+ * never times HostRamPerGpuRam; with the working set unknown the GPUs get
+ * what the allocation leaves, and the explanation says so.
+ */
+static void test_unified_memory(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(4, 0, 4);
+	struct mc_node n = node(502 * GiB, 96, 4);
+	struct mc_alloc a = alloc(502 * GiB, 96, "the whole node");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	p.ram_per_task_bytes = GiB;
+	p.host_ram_per_gpu_ram = 1.5;
+	n.unified_memory = r.unified_memory = true;
+	/* Working set unknown: 16 workers x 4 GiB + 4 tasks; fits. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 68 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	dump(&e);
+	assert_non_null(strstr(e.line[4], "APU: GPU memory is this host RAM"));
+	assert_non_null(strstr(e.line[5], "the GPUs' working set gets the "
+			       "rest: 434 GiB of this allocation"));
+	/* A 96 GiB working set per APU: 384 + 68 = 452 GiB, once. */
+	r.gpu_memory_bytes = 96 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_floor_bytes, 384 * GiB);
+	assert_int_equal(v.ram_needed_bytes, 452 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_non_null(strstr(e.line[2], "384 GiB GPU working set + "));
+	/* The discrete rule on the same numbers: 1.5 x 384 + 68 > 502. */
+	n.unified_memory = r.unified_memory = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 644 * GiB);
+}
+
 static void assert_check_err(const struct mc_request *r, const char *want)
 {
 	err[0] = '\0';
@@ -764,6 +808,21 @@ static void test_audit(void **state)
 	assert_false(au.ram_rule_ok);
 	assert_false(au.gpu_memory_known);
 
+	/* An APU node (MI300A): the GPUs' memory is this RAM, the rule
+	 * holds by construction, known memory or not. */
+	n = node(502 * GiB, 96, 4);
+	n.unified_memory = true;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_true(au.unified_memory);
+	assert_true(au.ram_rule_ok);
+	assert_int_equal(au.ram_needed_bytes, 0);
+	mc_audit_node(&p, &n, 0, false, &au);
+	assert_true(au.ram_rule_ok);
+	n.unified_memory = false;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_false(au.ram_rule_ok);	/* the double count of today */
+	n = node(1024 * GiB, 28, 8);
+
 	p.host_ram_per_gpu_ram = 1.5;
 	p.dataloader_workers = 4;
 	mc_audit_node(&p, &n, 640 * GiB, true, &au);
@@ -792,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_edges),
 		cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_zero_tables),
+		cmocka_unit_test(test_unified_memory),
 		cmocka_unit_test(test_zero3_model_load),
 	};
 
