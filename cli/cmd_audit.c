@@ -87,6 +87,26 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
 	json_object_set_new(o, "numa", numa);
 	json_object_set_new(o, "gpus", gpus);
+	{
+		/* NVIDIA MIG slices, Slurm's GPUs when present (NVML). */
+		json_t *mig = json_array();
+
+		for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++) {
+			json_t *j = json_object();
+
+			json_object_set_new(j, "index", json_integer(i));
+			json_object_set_new(j, "parent",
+					    json_integer(f->mig[i].parent));
+			json_object_set_new(j, "numa_node", json_integer(
+				mc_topology_gpu_numa(f, i)));
+			json_object_set_new(j, "memory_bytes", json_integer(
+				(json_int_t)f->mig[i].memory_bytes));
+			json_object_set_new(j, "profile",
+					    json_string(f->mig[i].profile));
+			json_array_append_new(mig, j);
+		}
+		json_object_set_new(o, "mig", mig);
+	}
 	json_object_set_new(o, "gpu_memory_total_bytes", a->gpu_memory_known
 			    ? json_integer((json_int_t)
 					   a->gpu_memory_total_bytes)
@@ -125,6 +145,12 @@ static void print_text(const struct mc_node_facts *f,
 		       m ? mc_fmt_bytes(m, b1, sizeof(b1)) : "memory unknown",
 		       mc_mem_source_name(src), g->model);
 	}
+	for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++)
+		printf("  MIG slice %u (Slurm GPU %u) of GPU %u  NUMA %d  %s  "
+		       "%s\n", i, i, f->mig[i].parent,
+		       mc_topology_gpu_numa(f, i),
+		       mc_fmt_bytes(f->mig[i].memory_bytes, b1, sizeof(b1)),
+		       f->mig[i].profile[0] ? f->mig[i].profile : "");
 	if (a->unified_memory)
 		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
 		       "host RAM, one pool of %s for the GPUs' working set, "

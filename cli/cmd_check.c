@@ -41,6 +41,9 @@ static void check_usage(FILE *out)
 "  --nodes N                 nodes of the step (DeepSpeed offload; default 1)\n"
 "  --gpu-memory SIZE         memory of one GPU (default: topology, else\n"
 "                            the policy's GpuMemory)\n"
+"  --gpu-type TYPE           the GPU type asked for (--gres=gpu:TYPE:N); an\n"
+"                            NVIDIA MIG profile (1g.10gb, a100_3g.40gb) sizes\n"
+"                            the RAM floor per slice (unless --gpu-memory)\n"
 "  --model-params SIZE       model parameters (7B, 70B, 6.7e9), for DeepSpeed\n"
 "                            ZeRO's host RAM\n"
 "  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
@@ -63,7 +66,7 @@ static void check_usage(FILE *out)
 enum {
 	OPT_GPUS = 256, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
 	OPT_NODES, OPT_GPU_MEMORY,
-	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS,
+	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_GPU_TYPE,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
 };
@@ -80,6 +83,7 @@ static const struct option check_options[] = {
 	{ "job-cores", required_argument, NULL, OPT_JOB_CORES },
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
+	{ "gpu-type", required_argument, NULL, OPT_GPU_TYPE },
 	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
 	{ "zero-stage", required_argument, NULL, OPT_USER + MC_OPT_STAGE },
 	{ "offload", required_argument, NULL, OPT_USER + MC_OPT_OFFLOAD },
@@ -98,6 +102,8 @@ struct check_args {
 	uint32_t gpus, cores, cpus, job_cores, nodes;
 	uint64_t mem_bytes, gpu_memory_bytes;
 	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;
+	uint64_t mig_bytes;		/* from --gpu-type's MIG profile */
+	const char *gpu_type;
 	/* which memory option: OPT_MEM, OPT_MEM_PER_GPU, OPT_MEM_PER_CPU */
 	int mem_opt;
 	const char *mem_arg;
@@ -148,6 +154,17 @@ static int parse_value(int opt, const char *name, const char *v,
 			snprintf(err, sizeof(err), "must be at least 1");
 			rc = -1;
 		}
+		break;
+	case OPT_GPU_TYPE:
+		if (a->gpu_type && strcmp(a->gpu_type, v)) {
+			snprintf(err, sizeof(err), "given twice with "
+				 "different values");
+			rc = -1;
+			break;
+		}
+		a->gpu_type = v;
+		if (mc_mig_profile(v, &a->mig_bytes, NULL, 0) < 0)
+			a->mig_bytes = 0;	/* not MIG: nothing to size */
 		break;
 	case OPT_GPU_MEMORY:
 		rc = mc_parse_size(v, 1ULL << 20, &a->gpu_memory_bytes, err,
@@ -314,7 +331,9 @@ int mc_cmd_check(int argc, char **argv)
 	req.nodes = a.nodes;
 	req.unified_memory = node.unified_memory;
 	mc_opts_request(&a.opts, &p, &req);
+	/* A MIG slice is sized as a slice, not as its card. */
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
+		: a.mig_bytes && !facts.n_mig ? a.mig_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);

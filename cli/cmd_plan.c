@@ -154,9 +154,10 @@ int mc_cmd_plan(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!workers_set)
 		workers = p.dataloader_workers;
-	if (gpus > facts.n_gpus)
+	if (gpus > mc_topology_slurm_gpus(&facts))
 		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
-					  gpus, facts.source, facts.n_gpus);
+					  gpus, facts.source,
+					  mc_topology_slurm_gpus(&facts));
 	if (cores) {
 		allowed = hwloc_bitmap_alloc();
 		if (!allowed)

@@ -258,6 +258,16 @@ local function request_args(options, partition)
 	if g == 0 then return nil end
 
 	local args = { "--gpus=" .. g, "--nodes=" .. nodes }
+	-- The GPU type, when one names an NVIDIA MIG profile ("1g.10gb",
+	-- "a100_3g.40gb"): memcore check sizes the RAM floor per slice.
+	for _, spec in ipairs({ options.gres or "", options["gpus-per-node"] or "",
+				options["gpus-per-task"] or "", options.gpus or "" }) do
+		local mig = tostring(spec):match("(%d+[gG]%.%d+[gG][bB][%w+]*)")
+		if mig then
+			args[#args + 1] = "--gpu-type=" .. mig
+			break
+		end
+	end
 	local exclusive = options.exclusive
 	local whole = exclusive ~= nil and exclusive ~= "unset"
 		      and exclusive ~= "" and exclusive ~= "oversubscribe"

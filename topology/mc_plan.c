@@ -281,6 +281,8 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
 	unsigned order[MC_MAX_GPUS];
 	char takers_buf[MC_PLAN_MSG_MAX / 4];
+	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
+	uint32_t node_gpus = mc_topology_slurm_gpus(f);
 	int rc = -1;
 
 	plan->n = 0;
@@ -288,15 +290,15 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		mc_err(err, errlen, "out of memory");
 		goto out;
 	}
-	if (n > MC_MAX_GPUS || n > f->n_gpus) {
+	if (n > MC_MAX_GPUS || n > node_gpus) {
 		mc_err(err, errlen, "%zu GPUs asked for, the node has %u",
-			    n, f->n_gpus);
+			    n, node_gpus);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (gpus[i] >= f->n_gpus) {
+		if (gpus[i] >= node_gpus) {
 			mc_err(err, errlen, "GPU %u is not on this node "
-				    "(%u GPUs)", gpus[i], f->n_gpus);
+				    "(%u GPUs)", gpus[i], node_gpus);
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++)
@@ -317,7 +319,8 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 			goto out;
 		}
 		g->index = gpus[i];
-		g->numa_os_index = f->gpus[gpus[i]].numa_os_index;
+		/* A MIG slice binds like its parent card. */
+		g->numa_os_index = mc_topology_gpu_numa(f, gpus[i]);
 		g->cores_wanted = workers + 1;
 		order[i] = gpus[i];
 	}

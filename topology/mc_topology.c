@@ -169,6 +169,25 @@ static bool mc_info_kib(hwloc_obj_t obj, const char *name, uint64_t *bytes)
 	return true;
 }
 
+uint32_t mc_topology_slurm_gpus(const struct mc_node_facts *f)
+{
+	return f->n_mig ? f->n_mig : f->n_gpus;
+}
+
+int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index)
+{
+	unsigned card = index;
+
+	if (f->n_mig) {
+		if (index >= f->n_mig || index >= MC_MAX_MIG)
+			return -1;
+		card = f->mig[index].parent;
+	}
+	if (card >= f->n_gpus || card >= MC_MAX_GPUS)
+		return -1;
+	return f->gpus[card].numa_os_index;
+}
+
 int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id)
 {
 	/* AMD Instinct MI300A (Linux pci.ids "Aqua Vanjaram [Instinct

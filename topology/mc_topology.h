@@ -111,6 +111,18 @@ struct mc_node_facts {
 };
 
 /*
+ * Slurm's GPUs on this node: the MIG slices when NVML reported any (Slurm
+ * schedules each slice as a GPU), else the PCI GPUs.
+ */
+uint32_t mc_topology_slurm_gpus(const struct mc_node_facts *f);
+
+/*
+ * NUMA node P# of Slurm GPU `index`: a MIG slice's is its parent card's.
+ * -1 when unknown or past the node's GPUs.
+ */
+int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index);
+
+/*
  * Whether a GPU of this PCI vendor and device id is an APU whose memory is
  * the host's (one pool): the AMD Instinct MI300A (1002:74a0). 1 or 0.
  */

@@ -127,6 +127,19 @@ expect_contains "mi300a UnifiedMemory=no unknown" "$(expl)" "GPU memory unknown:
 run_mc check --config "$TMP/mi-no.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 96G --json
 expect_eq "mi300a UnifiedMemory=no 96G refused (double count)" "$RC" 1
 
+# MIG without NVML: the profile in the GPU type sizes the floor per slice
+# (the H200 node's cards have 139.8 GiB; a 1g.10gb slice is 10 GiB).
+H200=$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type 1g.10gb --json
+expect_eq "mig 1g.10gb floor" "$(jq '.ram_floor_bytes / 1073741824' <<<"$OUT")" 10
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 2 --gpu-type nvidia_h200_3g.71gb --json
+expect_eq "mig 2 x 3g.71gb floor" "$(jq '.ram_floor_bytes / 1073741824' <<<"$OUT")" 142
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type h200 --json
+expect_eq "no MIG profile: the card" "$(jq '.gpu_memory_bytes' <<<"$OUT")" 150111977472
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type 1g.10gb --gpu-type 2g.20gb
+expect_eq "gpu-type twice" "$RC" 2
+expect_contains "gpu-type twice message" "$ERR" "--gpu-type=2g.20gb: given twice with different values"
+
 # Bad input: exit 2 and the message names the option and value.
 for bad in -1 abc '' 99999999999; do
 	run_mc check --config "$TMP/node.conf" --gpus 1 --dataloader-workers="$bad"
