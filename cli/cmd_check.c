@@ -98,7 +98,7 @@ static const struct option check_options[] = {
 /* What the command line said; *_set tell given from default. */
 struct check_args {
 	struct mc_cli_common common;
-	struct mc_opts opts;		/* the user's options, as the plugin's */
+	struct mc_opts opts;		/* user options, as the plugin's */
 	uint32_t gpus, cores, cpus, job_cores, nodes;
 	uint64_t mem_bytes, gpu_memory_bytes;
 	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;

@@ -45,7 +45,7 @@ struct mc_opts {
 	uint32_t stage;
 	int offload;			/* enum mc_offload */
 	unsigned mode;			/* MC_USER_* */
-	uint64_t largest_layer_params;	/* parameters of the largest layer */
+	uint64_t largest_layer_params;	/* of the largest layer */
 	int zero_init;			/* 1 yes, 0 no (when set) */
 };
 

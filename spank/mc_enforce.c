@@ -351,7 +351,8 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 	mc_fmt_mem_option(limit * 2, more, sizeof(more));
 	if (shm_big)
 		slurm_spank_log("  fix: most of it was shared memory: delete "
-				"what the job leaves in tmpfs (%s), use less of "
+				"what the job leaves in tmpfs (%s), use less "
+				"of "
 				"it (a DataLoader with fewer workers, a smaller "
 				"pinned-memory pool), or ask for more with "
 				"--mem (e.g. --mem=%s)", where, more);

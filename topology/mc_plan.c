@@ -192,7 +192,8 @@ static size_t spill_order(const struct mc_node_facts *f, int own,
 			int o = order[j - 1];
 			unsigned di = numa_distance(f, own, (int)i);
 			unsigned dO = numa_distance(f, own, o);
-			bool gi = numa_has_gpu(f, (int)i), gO = numa_has_gpu(f, o);
+			bool gi = numa_has_gpu(f, (int)i);
+			bool gO = numa_has_gpu(f, o);
 
 			if (dO < di || (dO == di && (gO < gi ||
 			    (gO == gi && f->numa[o].os_index <

@@ -56,16 +56,16 @@ struct mc_numa {
 	unsigned os_index;		/* NUMA node P# */
 	uint64_t memory_bytes;		/* local memory */
 	uint32_t cores;			/* Core objects inside its cpuset */
-	int package;			/* Package P# holding it, -1 unknown */
+	int package;			/* its Package P#, -1 unknown */
 	char cpus[MC_CPULIST_MAX];	/* its PUs, OS indices, list format */
 };
 
 /* A MIG slice (NVIDIA Multi-Instance GPU) that Slurm schedules as a GPU. */
-#define MC_MAX_MIG 128		/* 7 slices on each of 16 cards and more */
+#define MC_MAX_MIG 128		/* 7 slices on each of 16 cards */
 #define MC_MIG_PROFILE_MAX 16	/* "1g.10gb", "3g.40gb" */
 struct mc_mig {
 	uint16_t parent;		/* index in gpus[] of its card */
-	uint64_t memory_bytes;		/* the slice's memory, 0 unknown */
+	uint64_t memory_bytes;		/* its memory, 0 unknown */
 	char profile[MC_MIG_PROFILE_MAX];	/* "" when unknown */
 };
 

@@ -320,7 +320,8 @@ static const struct mc_gpumem_backend fake_nvml_mig = {
 
 /*
  * An H100 80GB node: card 0 (NUMA 1) split 7 x 1g.10gb (NVML answers
- * 10 GiB each), card 1 (NUMA 3) without MIG. Memory known from the topology, yet
+ * 10 GiB each), card 1 (NUMA 3) without MIG. Memory known from the
+ * topology, yet
  * NVML is opened for the slices; each slice's parent and NUMA node is its
  * card's; the facts then count 7 Slurm GPUs (slices win when present), a
  * step of one slice is sized at that slice, and the plan binds a slice

@@ -274,7 +274,7 @@ static void test_zero_tables(void **state)
 		  T5_3B * 48 },
 		{ 1, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
 		  T5_3B * 48 },
-		/* 2 nodes: offload counts all 16 GPUs, the load this node's 8 */
+		/* 2 nodes: offload counts all 16 GPUs, the load the node's 8 */
 		{ 2, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_POLICY, 254.95,
 		  T5_3B * 96 },
 		{ 2, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
