@@ -65,6 +65,9 @@ static void print_json(const struct mc_node_facts *f, unsigned workers,
 		json_object_set_new(j, "cores", json_integer(g->cores));
 		json_object_set_new(j, "cores_wanted",
 				    json_integer(g->cores_wanted));
+		/* cores - cores_local came from nearby NUMA nodes */
+		json_object_set_new(j, "cores_local",
+				    json_integer(g->cores_local));
 		json_object_set_new(j, "warnings", w);
 		json_array_append_new(gpus, j);
 	}
@@ -88,10 +91,14 @@ static void print_text(const struct mc_node_facts *f, unsigned workers,
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mc_plan_gpu *g = &plan->gpu[i];
 
-		printf("  GPU %u  NUMA %d  cpus %s  (%u of %u cores)\n",
+		printf("  GPU %u  NUMA %d  cpus %s  (%u of %u cores",
 		       g->index, g->numa_os_index,
 		       g->cores ? mc_plan_cpulist(g->cpus, list, sizeof(list))
 				: "none", g->cores, g->cores_wanted);
+		if (g->cores > g->cores_local)
+			printf(", %u from nearby NUMA nodes",
+			       g->cores - g->cores_local);
+		printf(")\n");
 	}
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->gpu[i].warning[0])

@@ -35,6 +35,9 @@ expect_eq "juwels cores" "$(jq -c '[.gpus[].cores]' <<<"$OUT")" "[9,9,9,9]"
 expect_eq "juwels cpus" "$(jq -c '[.gpus[].cpus]' <<<"$OUT")" \
 	'["0-2,18-23,48-50,66-71","3-11,51-59","24-26,42-47,72-74,90-95","27-35,75-83"]'
 expect_eq "juwels warnings" "$(jq -c '[.gpus[].warnings | length] | add' <<<"$OUT")" 0
+expect_eq "juwels own cores" "$(jq -c '[.gpus[].cores_local]' <<<"$OUT")" "[6,6,6,6]"
+run_mc plan --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 1 --dataloader-workers 8
+expect_contains "juwels text borrowed" "$OUT" "GPU 0  NUMA 3  cpus 0-2,18-23,48-50,66-71  (9 of 9 cores, 3 from nearby NUMA nodes)"
 # check agrees: the whole node fits 4 GPUs at w=8 (36 + 4 <= 48 cores).
 run_mc check --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 4 --dataloader-workers 8 --gpu-memory 40G --mem 300G
 expect_eq "juwels check rc" "$RC" 0
