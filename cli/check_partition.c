@@ -52,8 +52,8 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    json_integer((json_int_t)v->ram_workers_bytes));
 	json_object_set_new(o, "ram_tasks_bytes",
 			    json_integer((json_int_t)v->ram_tasks_bytes));
-	json_object_set_new(o, "ram_offload_bytes",
-			    json_integer((json_int_t)v->ram_offload_bytes));
+	json_object_set_new(o, "ram_zero_bytes",
+			    json_integer((json_int_t)v->ram_zero_bytes));
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
 	json_object_set_new(o, "node_ram_bytes",

@@ -85,6 +85,7 @@ static void print_json(const struct mc_node_facts *f,
 		json_object_set_new(j, "memory_source",
 				    json_string(mc_mem_source_name(src)));
 		json_object_set_new(j, "model", json_string(g->model));
+		json_object_set_new(j, "apu", json_boolean(g->apu));
 		json_array_append_new(gpus, j);
 	}
 	json_object_set_new(o, "source", json_string(f->source));
@@ -95,6 +96,26 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
 	json_object_set_new(o, "numa", numa);
 	json_object_set_new(o, "gpus", gpus);
+	{
+		/* NVIDIA MIG slices, Slurm's GPUs when present (NVML). */
+		json_t *mig = json_array();
+
+		for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++) {
+			json_t *j = json_object();
+
+			json_object_set_new(j, "index", json_integer(i));
+			json_object_set_new(j, "parent",
+					    json_integer(f->mig[i].parent));
+			json_object_set_new(j, "numa_node", json_integer(
+				mc_topology_gpu_numa(f, i)));
+			json_object_set_new(j, "memory_bytes", json_integer(
+				(json_int_t)f->mig[i].memory_bytes));
+			json_object_set_new(j, "profile",
+					    json_string(f->mig[i].profile));
+			json_array_append_new(mig, j);
+		}
+		json_object_set_new(o, "mig", mig);
+	}
 	json_object_set_new(o, "gpu_memory_total_bytes", a->gpu_memory_known
 			    ? json_integer((json_int_t)
 					   a->gpu_memory_total_bytes)
@@ -105,6 +126,8 @@ static void print_json(const struct mc_node_facts *f,
 			    ? json_integer((json_int_t)a->ram_needed_bytes)
 			    : json_null());
 	json_object_set_new(o, "cores_needed", json_integer(a->cores_needed));
+	json_object_set_new(o, "unified_memory",
+			    json_boolean(a->unified_memory));
 	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
 	json_object_set_new(o, "cores_rule_ok",
 			    json_boolean(a->cores_rule_ok));
@@ -131,7 +154,22 @@ static void print_text(const struct mc_node_facts *f,
 		       m ? mc_fmt_bytes(m, b1, sizeof(b1)) : "memory unknown",
 		       mc_mem_source_name(src), g->model);
 	}
-	if (!a->gpu_memory_known)
+	for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++)
+		printf("  MIG slice %u (Slurm GPU %u) of GPU %u  NUMA %d  %s  "
+		       "%s\n", i, i, f->mig[i].parent,
+		       mc_topology_gpu_numa(f, i),
+		       mc_fmt_bytes(f->mig[i].memory_bytes, b1, sizeof(b1)),
+		       f->mig[i].profile[0] ? f->mig[i].profile : "");
+	if (a->unified_memory)
+		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
+		       "host RAM, one pool of %s for the GPUs' working set, "
+		       "workers and tasks, so host RAM >= GPU memory holds by "
+		       "construction; steps are sized against the pool\n",
+		       a->ram_rule_ok ? "ok" : "FAILS",
+		       p->unified_memory == MC_UNIFIED_YES
+		       ? "UnifiedMemory=yes" : "AMD MI300A by PCI id",
+		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)));
+	else if (!a->gpu_memory_known)
 		printf("RAM rule: unknown - GPU memory not in the topology; "
 		       "set GpuMemory= in memcore.conf\n");
 	else

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "mc_facts.h"
+#include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
 #include "mc_slurmctld.h"
@@ -47,9 +48,18 @@ static void check_usage(FILE *out)
 "  --nodes N                 nodes of the step (DeepSpeed offload; default 1)\n"
 "  --gpu-memory SIZE         memory of one GPU (default: topology, else\n"
 "                            the policy's GpuMemory)\n"
-"  --model-params SIZE       model parameters (7B, 70B, 6.7e9)\n"
+"  --gpu-type TYPE           the GPU type asked for (--gres=gpu:TYPE:N); an\n"
+"                            NVIDIA MIG profile (1g.10gb, a100_3g.40gb) sizes\n"
+"                            the RAM floor per slice (unless --gpu-memory)\n"
+"  --model-params SIZE       model parameters (7B, 70B, 6.7e9), for DeepSpeed\n"
+"                            ZeRO's host RAM\n"
 "  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
 "  --offload none|optimizer|all  DeepSpeed ZeRO offload\n"
+"  --largest-layer-params SIZE  parameters of the largest layer (ZeRO-3\n"
+"                            without offload, with zero.Init; default: the\n"
+"                            whole model)\n"
+"  --zero-init yes|no        model built under deepspeed.zero.Init (default:\n"
+"                            the policy's ZeroInit)\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one)\n"
 "  --config FILE             policy file (default %s if present)\n"
@@ -68,15 +78,18 @@ static void check_usage(FILE *out)
 }
 
 enum {
-	OPT_GPUS = 256, OPT_WORKERS, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
-	OPT_NODES, OPT_GPU_MEMORY, OPT_PARAMS, OPT_STAGE, OPT_OFFLOAD,
+	OPT_GPUS = 256, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
+	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
-	OPT_CPUS_PER_TASK, OPT_TASKS,
+	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE,
+	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
+	OPT_USER = 0x2000,
 };
 
 static const struct option check_options[] = {
 	{ "gpus", required_argument, NULL, OPT_GPUS },
-	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
+	{ "dataloader-workers", required_argument, NULL,
+	  OPT_USER + MC_OPT_WORKERS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
@@ -88,9 +101,13 @@ static const struct option check_options[] = {
 	{ "job-cores", required_argument, NULL, OPT_JOB_CORES },
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
-	{ "model-params", required_argument, NULL, OPT_PARAMS },
-	{ "zero-stage", required_argument, NULL, OPT_STAGE },
-	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "gpu-type", required_argument, NULL, OPT_GPU_TYPE },
+	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
+	{ "zero-stage", required_argument, NULL, OPT_USER + MC_OPT_STAGE },
+	{ "offload", required_argument, NULL, OPT_USER + MC_OPT_OFFLOAD },
+	{ "largest-layer-params", required_argument, NULL,
+	  OPT_USER + MC_OPT_LARGEST_LAYER },
+	{ "zero-init", required_argument, NULL, OPT_USER + MC_OPT_ZERO_INIT },
 	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -99,11 +116,12 @@ static const struct option check_options[] = {
 /* What the command line said; *_set tell given from default. */
 struct check_args {
 	struct mc_cli_common common;
-	uint32_t gpus, workers, cores, cpus, job_cores, nodes, stage, tasks;
-	uint64_t mem_bytes, gpu_memory_bytes, params;
-	int offload;
-	bool gpus_set, workers_set, mem_set, cores_set, cpus_set,
-	     gpu_memory_set;
+	struct mc_opts opts;		/* user options, as the plugin's */
+	uint32_t gpus, cores, cpus, job_cores, nodes, tasks;
+	uint64_t mem_bytes, gpu_memory_bytes;
+	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;
+	uint64_t mig_bytes;		/* from --gpu-type's MIG profile */
+	const char *gpu_type;
 	/* which memory option: OPT_MEM, OPT_MEM_PER_GPU, OPT_MEM_PER_CPU */
 	int mem_opt;
 	/* which CPU option: OPT_CPUS, OPT_CPUS_PER_GPU, OPT_CPUS_PER_TASK */
@@ -122,11 +140,6 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_GPUS:
 		rc = mc_parse_count(v, MC_MAX_GPUS, &a->gpus, err, sizeof(err));
 		a->gpus_set = true;
-		break;
-	case OPT_WORKERS:
-		rc = mc_parse_count(v, MC_WORKERS_LIMIT, &a->workers, err,
-				    sizeof(err));
-		a->workers_set = true;
 		break;
 	case OPT_MEM:
 	case OPT_MEM_PER_GPU:
@@ -179,15 +192,16 @@ static int parse_value(int opt, const char *name, const char *v,
 				   sizeof(err));
 		a->gpu_memory_set = true;
 		break;
-	case OPT_PARAMS:
-		rc = mc_parse_params(v, &a->params, err, sizeof(err));
-		break;
-	case OPT_STAGE:
-		rc = mc_parse_count(v, 3, &a->stage, err, sizeof(err));
-		break;
-	case OPT_OFFLOAD:
-		rc = mc_parse_word(v, mc_offload_words, &a->offload, err,
-				   sizeof(err));
+	case OPT_GPU_TYPE:
+		if (a->gpu_type && strcmp(a->gpu_type, v)) {
+			snprintf(err, sizeof(err), "given twice with "
+				 "different values");
+			rc = -1;
+			break;
+		}
+		a->gpu_type = v;
+		if (mc_mig_profile(v, &a->mig_bytes, NULL, 0) < 0)
+			a->mig_bytes = 0;	/* not MIG: nothing to size */
 		break;
 	}
 	if (rc < 0)
@@ -198,13 +212,12 @@ static int parse_value(int opt, const char *name, const char *v,
 static bool same_values(const struct check_args *x,
 			const struct check_args *y)
 {
-	return x->gpus == y->gpus && x->workers == y->workers &&
+	return x->gpus == y->gpus &&
 	       x->cpus == y->cpus && x->tasks == y->tasks &&
 	       x->cores == y->cores && x->job_cores == y->job_cores &&
-	       x->nodes == y->nodes && x->stage == y->stage &&
+	       x->nodes == y->nodes &&
 	       x->mem_bytes == y->mem_bytes &&
-	       x->gpu_memory_bytes == y->gpu_memory_bytes &&
-	       x->params == y->params && x->offload == y->offload;
+	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
 
 /* a * b, saturated at UINT64_MAX. */
@@ -316,6 +329,15 @@ int mc_cmd_check(int argc, char **argv)
 		default: {
 			if (mc_cli_node_option(opt, optarg, &a.common))
 				break;
+			if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
+				/* Same parser, same messages as the plugin;
+				 * it refuses a second, different value. */
+				if (mc_opts_set(&a.opts, (enum mc_opt_id)
+						(opt - OPT_USER), optarg, false,
+						err, sizeof(err)) < 0)
+					return mc_cli_usage_error("%s", err);
+				break;
+			}
 			/* A value given twice must be the same, as the
 			 * plugin's options say (no silent "last one wins"). */
 			struct check_args prev = a;
@@ -373,13 +395,12 @@ int mc_cmd_check(int argc, char **argv)
 
 	req.gpus = a.gpus;
 	req.nodes = a.nodes;
-	req.dataloader_workers = a.workers_set ? a.workers
-					       : p.dataloader_workers;
+	req.unified_memory = node.unified_memory;
+	mc_opts_request(&a.opts, &p, &req);
+	/* A MIG slice is sized as a slice, not as its card. */
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
+		: a.mig_bytes && !facts.n_mig ? a.mig_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
-	req.model_params = a.params;
-	req.zero_stage = a.stage;
-	req.offload = (enum mc_offload)a.offload;
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
@@ -387,7 +408,8 @@ int mc_cmd_check(int argc, char **argv)
 
 	if (ctld.n) {
 		rc = mc_check_partition(&p, &ctld, &req, a.gpu_memory_set ?
-					a.gpu_memory_bytes : 0, check_alloc,
+					a.gpu_memory_bytes : a.mig_bytes,
+					check_alloc,
 					&a, a.common.json);
 		mc_ctld_free(&ctld);
 		return rc;

@@ -67,6 +67,8 @@ local MEMCORE_OPTS = {
 	{ "model-params", "MEMCORE_MODEL_PARAMS" },
 	{ "zero-stage", "MEMCORE_ZERO_STAGE" },
 	{ "offload", "MEMCORE_OFFLOAD" },
+	{ "largest-layer-params", "MEMCORE_LARGEST_LAYER_PARAMS" },
+	{ "zero-init", "MEMCORE_ZERO_INIT" },
 	{ "memcore", "MEMCORE_MODE" },
 }
 
@@ -273,6 +275,16 @@ local function request_args(options, partition)
 		     tostring(options.nodes):match("^1%-0$") ~= nil)
 
 	local args = { "--gpus=" .. g, "--nodes=" .. nodes }
+	-- The GPU type, when one names an NVIDIA MIG profile ("1g.10gb",
+	-- "a100_3g.40gb"): memcore check sizes the RAM floor per slice.
+	for _, spec in ipairs({ options.gres or "", options["gpus-per-node"] or "",
+				options["gpus-per-task"] or "", options.gpus or "" }) do
+		local mig = tostring(spec):match("(%d+[gG]%.%d+[gG][bB][%w+]*)")
+		if mig then
+			args[#args + 1] = "--gpu-type=" .. mig
+			break
+		end
+	end
 	local exclusive = options.exclusive
 	local whole = exclusive ~= nil and exclusive ~= "unset"
 		      and exclusive ~= "" and exclusive ~= "oversubscribe"

@@ -22,6 +22,7 @@
 const char *const mc_mode_words[] = { "enforce", "warn", "off", NULL };
 const char *const mc_bind_words[] = { "numa", "none", NULL };
 const char *const mc_on_error_words[] = { "refuse", "allow", NULL };
+const char *const mc_unified_words[] = { "auto", "yes", "no", NULL };
 
 /* A policy file larger than this is not a policy file. */
 #define MC_CONF_SIZE_MAX (1 << 20)
@@ -37,7 +38,8 @@ enum mc_key {
 	K_RAM_PER_WORKER, K_RAM_PER_TASK, K_GPU_MEMORY,
 	K_OFFLOAD_BUFFER_FACTOR, K_ZERO_INIT, K_BIND, K_TOPOLOGY_FILE,
 	K_CGROUP_MEMORY, K_ALLOW_USER_WARN, K_ON_ERROR, K_NODE_RAM,
-	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_COUNT
+	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_UNIFIED_MEMORY,
+	K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -61,6 +63,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_NODE_CORES] = "NodeCores",
 	[K_NODE_GPUS] = "NodeGpus",
 	[K_GPU_TYPE_MEMORY] = "GpuTypeMemory",
+	[K_UNIFIED_MEMORY] = "UnifiedMemory",
 };
 
 _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
@@ -87,6 +90,7 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_ram_bytes = 0;
 	p->node_cores = 0;
 	p->node_gpus = 0;
+	p->unified_memory = MC_UNIFIED_AUTO;
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -290,6 +294,11 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 		return 0;
 	case K_GPU_TYPE_MEMORY:
 		return set_gpu_type_memory(p, v, why, whylen);
+	case K_UNIFIED_MEMORY:
+		if (mc_parse_word(v, mc_unified_words, &w, why, whylen))
+			return -1;
+		p->unified_memory = (enum mc_unified)w;
+		return 0;
 	}
 	snprintf(why, whylen, "unknown key");
 	return -1;
@@ -336,6 +345,8 @@ static void copy_key(struct mc_policy *dst, const struct mc_policy *src,
 		       sizeof(dst->gpu_type_memory));
 		dst->n_gpu_type_memory = src->n_gpu_type_memory;
 		break;
+	case K_UNIFIED_MEMORY:
+		dst->unified_memory = src->unified_memory; break;
 	}
 }
 

@@ -40,11 +40,14 @@
 enum mc_mode { MC_MODE_ENFORCE = 0, MC_MODE_WARN, MC_MODE_OFF };
 enum mc_bind { MC_BIND_NUMA = 0, MC_BIND_NONE };
 enum mc_on_error { MC_ON_ERROR_REFUSE = 0, MC_ON_ERROR_ALLOW };
+/* UnifiedMemory=: whether the GPUs share host RAM (APUs, see mc_facts.h). */
+enum mc_unified { MC_UNIFIED_AUTO = 0, MC_UNIFIED_YES, MC_UNIFIED_NO };
 
 /* Word lists for mc_parse_word(), indexed by the enums above. */
 extern const char *const mc_mode_words[];	/* enforce warn off */
 extern const char *const mc_bind_words[];	/* numa none */
 extern const char *const mc_on_error_words[];	/* refuse allow */
+extern const char *const mc_unified_words[];	/* auto yes no */
 
 /* One GpuTypeMemory= entry: the memory of one GPU of a Slurm GRES type. */
 struct mc_gpu_type_memory {
@@ -82,6 +85,9 @@ struct mc_policy {
 	uint64_t node_ram_bytes;	/* NodeRam= */
 	uint32_t node_cores;		/* NodeCores= */
 	uint32_t node_gpus;		/* NodeGpus= */
+	/* GPU memory is host RAM, one pool (AMD MI300A APUs): auto detects
+	 * it from the GPUs' PCI ids. */
+	enum mc_unified unified_memory;	/* UnifiedMemory=auto */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */

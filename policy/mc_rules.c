@@ -100,30 +100,49 @@ uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
 }
 
+bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->zero_init == MC_ZERO_INIT_YES)
+		return true;
+	if (r->zero_init == MC_ZERO_INIT_NO)
+		return false;
+	return p->zero_init != 0;
+}
+
+bool mc_zero_is_offload(const struct mc_request *r)
+{
+	return r->offload != MC_OFFLOAD_NONE;
+}
+
 /*
  * The products are formed before the one division by N, so that figures
  * DeepSpeed gets as whole numbers (f = 1.5) come out exact: P * 18 * 1.5 is
  * exact in a long double, and a correctly rounded quotient of an exact
  * integer result is that integer.
  */
-uint64_t mc_offload_bytes(const struct mc_policy *p,
-			  const struct mc_request *r)
+uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
+			   const struct mc_request *r)
 {
 	long double P = (long double)r->model_params;
 	long double f = (long double)p->offload_buffer_factor;
 	uint64_t n = r->nodes ? r->nodes : 1;
 	uint64_t g = r->gpus;
+	/* Each rank of the node materialises the fp32 model (4 bytes a
+	 * parameter) on the host: the no-offload term of both estimators. */
+	long double load = 4.0L * (long double)g * f;
 	uint64_t m;
 
-	if (r->offload == MC_OFFLOAD_NONE || !r->model_params || !g)
+	if (!r->model_params || !g)
 		return 0;
 	switch (r->zero_stage) {
 	case 1:
 	case 2: {
-		/* estimate_zero2_model_states_mem_needs, cpu_offload. */
+		/* estimate_zero2_model_states_mem_needs(cpu_offload). */
 		uint64_t gpus_total = g * n;	/* < 2^64: both < 2^32 */
 		long double k;
 
+		if (r->offload == MC_OFFLOAD_NONE)
+			return ld_to_bytes(P * load);
 		if (r->offload != MC_OFFLOAD_OPTIMIZER)
 			return 0;
 		k = 4.0L * (long double)gpus_total;
@@ -133,9 +152,17 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 	}
 	case 3:
 		/* estimate_zero3_model_states_mem_needs: 18 bytes a param
-		 * with the parameters offloaded too, 16 without. */
+		 * with the parameters offloaded too, 16 without; without
+		 * offload, the largest layer with zero.Init. */
+		if (r->offload == MC_OFFLOAD_NONE) {
+			long double L = (long double)r->largest_layer_params;
+
+			if (!mc_zero_init(p, r) || !r->largest_layer_params)
+				L = P;
+			return ld_to_bytes(L * load);
+		}
 		m = r->offload == MC_OFFLOAD_ALL ? 18 : 16;
-		if (p->zero_init || 4 * g * n < m)
+		if (mc_zero_init(p, r) || 4 * g * n < m)
 			return ld_to_bytes(P * (long double)m * f /
 					   (long double)n);
 		return ld_to_bytes(P * 4.0L * (long double)g * f);
@@ -171,6 +198,9 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		why = "--offload=all (parameter offload) needs --zero-stage=3";
 	} else if (r->offload != MC_OFFLOAD_NONE && !r->model_params) {
 		why = "--offload needs --model-params";
+	} else if (r->model_params && r->largest_layer_params >
+		   r->model_params) {
+		why = "--largest-layer-params: more than --model-params";
 	} else if (r->offload > MC_OFFLOAD_ALL) {
 		why = "--offload: expected none, optimizer or all";
 	}
@@ -181,14 +211,23 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 	return -1;
 }
 
+/* The GPU term of the step's RAM: the floor, or on unified memory the
+ * GPUs' working set in the pool, counted once. */
+static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->unified_memory)
+		return sat_mul64(r->gpus, r->gpu_memory_bytes);
+	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+}
+
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	uint64_t v = mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+	uint64_t v = gpu_term(p, r);
 
 	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
 					      r->dataloader_workers));
-	v = sat_add64(v, mc_offload_bytes(p, r));
+	v = sat_add64(v, mc_zero_ram_bytes(p, r));
 	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
 }
 
@@ -296,9 +335,9 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	}
 
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
-	v->ram_floor_bytes = mc_ram_floor_bytes(p, g, r->gpu_memory_bytes);
+	v->ram_floor_bytes = gpu_term(p, r);
 	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
-	v->ram_offload_bytes = mc_offload_bytes(p, r);
+	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
 	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
@@ -319,8 +358,10 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 		v->alloc_cores_over_node = node->cores &&
 			alloc->cores > node->cores;
 	}
-	/* The audit's RAM rule for the node's own GPUs (at this step's M). */
-	if (v->node_ram_short && node->gpus && r->gpu_memory_bytes) {
+	/* The audit's RAM rule for the node's own GPUs (at this step's M);
+	 * an APU's one memory pool meets it by construction. */
+	if (v->node_ram_short && node->gpus && r->gpu_memory_bytes &&
+	    !r->unified_memory) {
 		uint64_t rule = mc_ram_floor_bytes(p, node->gpus,
 						   r->gpu_memory_bytes);
 
@@ -371,6 +412,13 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 	a->cores_needed = mc_node_cores_needed(p, node->gpus, a->workers);
 	a->ram_rule_ok = gpu_memory_known &&
 		node->ram_bytes >= a->ram_needed_bytes;
+	if (node->unified_memory) {
+		/* One pool: the GPUs' memory is this RAM, not a second copy
+		 * of it (AMD MI300A); the step rule sizes what shares it. */
+		a->unified_memory = true;
+		a->ram_needed_bytes = 0;
+		a->ram_rule_ok = node->ram_bytes > 0;
+	}
 	a->cores_rule_ok = node->cores >= a->cores_needed;
 }
 
@@ -565,9 +613,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
-		sb_add(&s, "%s%s GPU floor", sep,
-		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)));
-		if (p->host_ram_per_gpu_ram != 1.0)
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
 			sb_add(&s, " (%g x GPU memory)",
 			       p->host_ram_per_gpu_ram);
 		sep = " + ";
@@ -584,11 +633,22 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (v->ram_offload_bytes)
-		sb_add(&s, "%s%s ZeRO-%u offload", sep,
-		       mc_fmt_bytes(v->ram_offload_bytes, a, sizeof(a)),
-		       r->zero_stage);
+	if (v->ram_zero_bytes)
+		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
+		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
+		       : "model load");
 	add_line(out, "%s", s.b);
+	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
+		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
+			 "fp32 model in host RAM%s)", r->gpus,
+			 plural(r->gpus, "rank", "ranks"),
+			 r->zero_stage < 3 ? ""
+			 : !mc_zero_init(p, r) ? ", no zero.Init"
+			 : r->largest_layer_params ? ", largest layer with "
+						     "zero.Init"
+			 : "; largest layer unknown, counted as the whole "
+			   "model: give --largest-layer-params");
 
 	s.len = 0;
 	s.b[0] = '\0';
@@ -603,7 +663,19 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 					    sizeof(b)));
 	else
 		add_line(out, "%s", s.b);
-	if (v->gpu_memory_unknown)
+	if (r->unified_memory)
+		add_line(out, INDENT "APU: GPU memory is this host RAM, one "
+			 "pool for the GPUs' working set, workers and tasks "
+			 "(counted once)");
+	if (r->unified_memory && v->gpu_memory_unknown)
+		add_line(out, INDENT "the GPUs' working set gets the rest: %s "
+			 "of this allocation (an administrator sizes it with "
+			 "GpuMemory=)", v->ram_allocated_bytes >
+			 v->ram_needed_bytes ?
+			 mc_fmt_bytes(v->ram_allocated_bytes -
+				      v->ram_needed_bytes, b, sizeof(b))
+			 : "nothing");
+	else if (v->gpu_memory_unknown)
 		/* Users read this too: the setting is the administrator's. */
 		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
 			 "checked (an administrator sets GpuMemory= in "

@@ -101,6 +101,7 @@ const char *mc_shape_mem_source_name(enum mc_shape_mem_source s)
 	switch (s) {
 	case MC_SHAPE_MEM_OPTION: return "option";
 	case MC_SHAPE_MEM_GPU_TYPE: return "GpuTypeMemory";
+	case MC_SHAPE_MEM_MIG_PROFILE: return "MIG profile";
 	case MC_SHAPE_MEM_POLICY: return "GpuMemory";
 	case MC_SHAPE_MEM_NONE: break;
 	}
@@ -120,6 +121,11 @@ uint64_t mc_shape_gpu_memory(const struct mc_policy *p,
 		src = MC_SHAPE_MEM_OPTION;
 	} else if ((m = mc_policy_gpu_type_memory(p, r->gpu_type))) {
 		src = MC_SHAPE_MEM_GPU_TYPE;
+	} else if (r->gpu_type[0] &&
+		   mc_mig_profile(r->gpu_type, &m, NULL, 0) == 0 && m) {
+		/* MIG slices scheduled as GPUs: a slice's memory is in
+		 * its profile's name. */
+		src = MC_SHAPE_MEM_MIG_PROFILE;
 	} else if ((m = p->gpu_memory_bytes)) {
 		src = MC_SHAPE_MEM_POLICY;
 	}

@@ -55,6 +55,7 @@ enum mc_shape_mem_source {
 	MC_SHAPE_MEM_NONE = 0,		/* unknown */
 	MC_SHAPE_MEM_OPTION,		/* --gpu-memory */
 	MC_SHAPE_MEM_GPU_TYPE,		/* GpuTypeMemory= for the Gres type */
+	MC_SHAPE_MEM_MIG_PROFILE,	/* the Gres type is a MIG profile (1g.10gb) */
 	MC_SHAPE_MEM_POLICY,		/* GpuMemory= (the partition's line) */
 };
 /* "none", "option", "GpuTypeMemory", "GpuMemory" */

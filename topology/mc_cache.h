@@ -31,7 +31,8 @@
 #include "mc_topology.h"
 
 #define MC_CACHE_MAGIC "MCFACTS"	/* 7 characters and a NUL */
-#define MC_CACHE_FORMAT 1u
+/* 2: NUMA packages and distances, APU flag, MIG slices (issue 11). */
+#define MC_CACHE_FORMAT 2u
 #define MC_CACHE_HOST_MAX 256
 #define MC_CACHE_VERSION_MAX 32
 /* The default cache file: Slurm's default SlurmdSpoolDir plus our name.

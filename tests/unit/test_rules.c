@@ -175,59 +175,62 @@ static void test_offload(void **state)
 	/* DeepSpeed docs, t5-3b on one node of 8 GPUs, f = 1.5. */
 	r.zero_stage = 2;
 	r.offload = MC_OFFLOAD_OPTIMIZER;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 32 * 3 / 2);
 	r.zero_stage = 1;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 32 * 3 / 2);
 
 	r.zero_stage = 3;
 	r.offload = MC_OFFLOAD_ALL;
 	p.zero_init = 1;
-	assert_gib(mc_offload_bytes(&p, &r), 71.71);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 71.71);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2);
 	p.zero_init = 0;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
 	r.offload = MC_OFFLOAD_OPTIMIZER;
 	p.zero_init = 1;
-	assert_gib(mc_offload_bytes(&p, &r), 63.74);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 16 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 63.74);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 16 * 3 / 2);
 	/* Without zero_init, optimizer only: P * max(4 * 8, 16) * f. */
 	p.zero_init = 0;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
 
 	/* Several nodes. ZeRO-2 counts all GPUs: 2 x 8 -> P * 64 * f. */
 	r.nodes = 2;
 	r.zero_stage = 2;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 64 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 64 * 3 / 2);
 	/* ZeRO-3 zero_init splits the states over the nodes. */
 	r.zero_stage = 3;
 	r.offload = MC_OFFLOAD_ALL;
 	p.zero_init = 1;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 2);
 	/* Without zero_init, one GPU on 8 nodes: max(4, 18/8) = 4. */
 	p.zero_init = 0;
 	r.gpus = 1;
 	r.nodes = 8;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 4 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 4 * 3 / 2);
 	/* ... and on 4 nodes 18/4 = 4.5 wins over 4. */
 	r.nodes = 4;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 4);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 4);
 
-	/* Nothing offloaded, or no parameter count: no term. */
+	/* No parameter count, or stage 0: no term. */
 	r = req(8, 80 * GiB, 2);
-	r.model_params = T5_3B;
-	r.zero_stage = 3;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
-	r.offload = MC_OFFLOAD_OPTIMIZER;
 	r.model_params = 0;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	r.zero_stage = 3;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
+	r.model_params = T5_3B;
+	r.offload = MC_OFFLOAD_NONE;
+	r.zero_stage = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 	/* Unsupported combinations give 0 (mc_request_check refuses). */
 	r.model_params = T5_3B;
 	r.zero_stage = 0;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 	r.zero_stage = 2;
 	r.offload = MC_OFFLOAD_ALL;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 
 	/* Into the total. */
 	policy(&p);
@@ -242,7 +245,175 @@ static void test_offload(void **state)
 	r.model_params = 1000000000000000ULL;
 	r.nodes = 1u << 20;
 	r.gpus = 1u << 16;
-	assert_int_equal(mc_offload_bytes(&p, &r), UINT64_MAX);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), UINT64_MAX);
+}
+
+/* t5-3b's largest layer (the shared embedding, 32128 x 1024), as
+ * DeepSpeed's estimate_zero3_model_states_mem_needs_all_live counts it. */
+#define T5_3B_LARGEST 32899072ULL
+
+/*
+ * DeepSpeed's published estimator tables for t5-3b ("per CPU" column,
+ * docs/code-docs/source/memory.rst, 1 node x 8 GPUs) and the same
+ * estimators at 2 nodes x 8 GPUs, every offload and zero.Init row, to
+ * 0.01 GiB; each row also exact to the byte (f = 1.5).
+ */
+static void test_zero_tables(void **state)
+{
+	static const struct {
+		uint32_t stage, nodes;
+		enum mc_offload offload;
+		enum mc_zero_init_src zi;
+		double gib;
+		uint64_t bytes;
+	} rows[] = {
+		/* estimate_zero2_model_states_mem_needs, 1 node */
+		{ 2, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		{ 2, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		{ 1, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		/* 2 nodes: offload counts all 16 GPUs, the load the node's 8 */
+		{ 2, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_POLICY, 254.95,
+		  T5_3B * 96 },
+		{ 2, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		/* estimate_zero3_model_states_mem_needs, 1 node */
+		{ 3, 1, MC_OFFLOAD_ALL, MC_ZERO_INIT_YES, 71.71, T5_3B * 27 },
+		{ 3, 1, MC_OFFLOAD_ALL, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		{ 3, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_YES, 63.74,
+		  T5_3B * 24 },
+		{ 3, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_NO, 127.48,
+		  T5_3B * 48 },
+		{ 3, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_YES, 1.47,
+		  T5_3B_LARGEST * 48 },
+		{ 3, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		/* 2 nodes */
+		{ 3, 2, MC_OFFLOAD_ALL, MC_ZERO_INIT_YES, 35.85,
+		  T5_3B * 27 / 2 },
+		{ 3, 2, MC_OFFLOAD_ALL, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		{ 3, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_YES, 31.87,
+		  T5_3B * 12 },
+		{ 3, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_NO, 127.48,
+		  T5_3B * 48 },
+		{ 3, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_YES, 1.47,
+		  T5_3B_LARGEST * 48 },
+		{ 3, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+	};
+	struct mc_policy p;
+
+	(void)state;
+	mc_policy_defaults(&p);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_request r = req(8, 80 * GiB, 2);
+
+		r.model_params = T5_3B;
+		r.largest_layer_params = T5_3B_LARGEST;
+		r.zero_stage = rows[i].stage;
+		r.nodes = rows[i].nodes;
+		r.offload = rows[i].offload;
+		r.zero_init = rows[i].zi;
+		assert_gib(mc_zero_ram_bytes(&p, &r), rows[i].gib);
+		assert_int_equal(mc_zero_ram_bytes(&p, &r), rows[i].bytes);
+	}
+}
+
+/* ZeRO-3 without offload: the request's zero.Init wins over the policy's
+ * ZeroInit; an unknown largest layer counts as the whole model. */
+static void test_zero3_model_load(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 128, 8);
+	struct mc_alloc a = alloc(720 * GiB, 128, "--mem=720G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	r.model_params = T5_3B;
+	r.zero_stage = 3;
+	/* Policy ZeroInit=yes, largest layer known: 1.47 GiB. */
+	r.largest_layer_params = T5_3B_LARGEST;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B_LARGEST * 48);
+	/* Policy ZeroInit=no: the whole model, whatever the layer. */
+	p.zero_init = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 48);
+	/* ... unless the user says zero.Init. */
+	r.zero_init = MC_ZERO_INIT_YES;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B_LARGEST * 48);
+	/* zero.Init but the layer unknown: the whole model. */
+	r.largest_layer_params = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 48);
+
+	/* The fault this fixes: 640 + 64 GiB fit 720 GiB until the ranks'
+	 * 127.48 GiB of model load is counted; the step is now refused. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_zero_bytes, T5_3B * 48);
+	mc_verdict_explain(&p, &v, "7.0", "gpu07", &e);
+	dump(&e);
+	assert_non_null(strstr(e.line[2], "127.48 GiB ZeRO-3 model load"));
+	assert_non_null(strstr(e.line[3], "largest layer unknown"));
+	/* With the largest layer the step fits: 704 + 1.47 GiB. */
+	r.largest_layer_params = T5_3B_LARGEST;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	mc_verdict_explain(&p, &v, "7.0", "gpu07", &e);
+	assert_non_null(strstr(e.line[2], "1.47 GiB ZeRO-3 model load"));
+	assert_non_null(strstr(e.line[3], "largest layer with zero.Init"));
+
+	/* A layer larger than the model is a typo. */
+	r.largest_layer_params = T5_3B + 1;
+	err[0] = '\0';
+	assert_int_equal(mc_request_check(&p, &r, err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "--largest-layer-params: more than --model-params");
+}
+
+/*
+ * An APU (AMD MI300A: 4 APUs sharing 502 GiB): the GPUs' working set, the
+ * workers and the tasks share one pool, the working set counted once and
+ * never times HostRamPerGpuRam; with the working set unknown the GPUs get
+ * what the allocation leaves, and the explanation says so.
+ */
+static void test_unified_memory(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(4, 0, 4);
+	struct mc_node n = node(502 * GiB, 96, 4);
+	struct mc_alloc a = alloc(502 * GiB, 96, "the whole node");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	p.ram_per_task_bytes = GiB;
+	p.host_ram_per_gpu_ram = 1.5;
+	n.unified_memory = r.unified_memory = true;
+	/* Working set unknown: 16 workers x 4 GiB + 4 tasks; fits. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 68 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	dump(&e);
+	assert_non_null(strstr(e.line[4], "APU: GPU memory is this host RAM"));
+	assert_non_null(strstr(e.line[5], "the GPUs' working set gets the "
+			       "rest: 434 GiB of this allocation"));
+	/* A 96 GiB working set per APU: 384 + 68 = 452 GiB, once. */
+	r.gpu_memory_bytes = 96 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_floor_bytes, 384 * GiB);
+	assert_int_equal(v.ram_needed_bytes, 452 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_non_null(strstr(e.line[2], "384 GiB GPU working set + "));
+	/* The discrete rule on the same numbers: 1.5 x 384 + 68 > 502. */
+	n.unified_memory = r.unified_memory = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 644 * GiB);
 }
 
 static void assert_check_err(const struct mc_request *r, const char *want)
@@ -778,6 +949,21 @@ static void test_audit(void **state)
 	assert_false(au.ram_rule_ok);
 	assert_false(au.gpu_memory_known);
 
+	/* An APU node (MI300A): the GPUs' memory is this RAM, the rule
+	 * holds by construction, known memory or not. */
+	n = node(502 * GiB, 96, 4);
+	n.unified_memory = true;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_true(au.unified_memory);
+	assert_true(au.ram_rule_ok);
+	assert_int_equal(au.ram_needed_bytes, 0);
+	mc_audit_node(&p, &n, 0, false, &au);
+	assert_true(au.ram_rule_ok);
+	n.unified_memory = false;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_false(au.ram_rule_ok);	/* the double count of today */
+	n = node(1024 * GiB, 28, 8);
+
 	p.host_ram_per_gpu_ram = 1.5;
 	p.dataloader_workers = 4;
 	mc_audit_node(&p, &n, 640 * GiB, true, &au);
@@ -807,6 +993,9 @@ int main(void)
 		cmocka_unit_test(test_verdict_step_cpus),
 		cmocka_unit_test(test_verdict_edges),
 		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_zero_tables),
+		cmocka_unit_test(test_unified_memory),
+		cmocka_unit_test(test_zero3_model_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
