@@ -73,8 +73,11 @@ $(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
 	$(CC) -shared -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
 	  -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
 
+# Only the command links libslurm (node facts from slurmctld); memcore.so
+# never does: slurmstepd must not load a second copy of Slurm.
 $(CLI): $(CLI_OBJ) $(B)/libmemcore.a
-	$(CC) -pie -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS)
+	$(CC) -pie -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
+	  -lslurm
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a
 	@mkdir -p $(dir $@)

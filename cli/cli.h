@@ -1,6 +1,7 @@
 /*
  * cli.h - shared pieces of the memcore command's subcommands.
- * Exit codes: MC_EXIT_FITS 0, MC_EXIT_REFUSED 1, MC_EXIT_USAGE 2.
+ * Exit codes: MC_EXIT_FITS 0, MC_EXIT_REFUSED 1, MC_EXIT_USAGE 2,
+ * MC_EXIT_UNREACHABLE 3 (slurmctld did not answer).
  */
 #ifndef MC_CLI_H
 #define MC_CLI_H
@@ -8,10 +9,15 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include <jansson.h>
+
 #include "mc_config.h"
+#include "mc_rules.h"
+#include "mc_slurmctld.h"
 #include "mc_topology.h"
 
-enum { MC_EXIT_FITS = 0, MC_EXIT_REFUSED = 1, MC_EXIT_USAGE = 2 };
+enum { MC_EXIT_FITS = 0, MC_EXIT_REFUSED = 1, MC_EXIT_USAGE = 2,
+       MC_EXIT_UNREACHABLE = 3 };
 
 /* Options every subcommand that reads a node takes. */
 struct mc_cli_common {
@@ -59,6 +65,59 @@ int mc_cli_policy(const struct mc_cli_common *c, struct mc_config *cfg,
  * live machine. Prints the reason and returns -1 on error. */
 int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 		 struct mc_node_facts *f);
+
+/*
+ * Where the node facts come from, in this order: "topology-file"
+ * (--topology or TopologyFile=: this exact node), "policy" (NodeRam= and
+ * NodeCores= in memcore.conf), "slurmctld" (slurm.conf readable: the
+ * partition's nodes), "live" (this machine).
+ */
+const char *mc_cli_node_source(const struct mc_cli_common *c,
+			       const struct mc_policy *p);
+
+/*
+ * Load the nodes of --partition (else the default partition; with all,
+ * of the whole cluster) from slurmctld and set *p to that partition's
+ * policy. Returns 0, or the exit code after printing "memcore: <why>":
+ * MC_EXIT_UNREACHABLE, or MC_EXIT_USAGE (unknown partition, no nodes).
+ */
+int mc_cli_ctld_load(const struct mc_cli_common *c,
+		     const struct mc_config *cfg, struct mc_policy *p,
+		     bool all, struct mc_ctld_nodes *out);
+
+/* Print a JSON object on stdout (indented, in insertion order), then
+ * release it. */
+void mc_cli_json_print(json_t *o);
+
+/*
+ * The JSON of memcore check for one verdict: fits, the RAM and core
+ * figures, fix_mem_bytes/fix_cpus_per_gpu, fix_options (complete options
+ * in the user's forms), mode, allow_user_warn, node_source, explanation.
+ */
+json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
+			    const struct mc_verdict *v,
+			    const struct mc_explanation *e);
+
+/* What a request asks of one kind of node (cmd_check.c's check_alloc). */
+typedef void (*mc_cli_alloc_fn)(const void *args, const struct mc_node *node,
+				struct mc_alloc *alloc, char *mem_source,
+				size_t mem_source_len);
+
+/*
+ * Judge req against every node shape of a partition from slurmctld (GPU
+ * memory per shape: gpu_memory_override when not 0, else GpuTypeMemory=,
+ * else GpuMemory=) and print which nodes it fits:
+ *   memcore: fits on 12 of 16 nodes of partition gpu: gpu[01-12] (...);
+ *   not on gpu[13-16] (...): needs 704 GiB
+ * then the explanation for a fitting shape, or for each shape when none
+ * fits ("memcore: no node of partition gpu has 8 GPUs: ..." when none can).
+ * Returns MC_EXIT_FITS when some node fits, else MC_EXIT_REFUSED.
+ */
+int mc_check_partition(const struct mc_policy *p,
+		       const struct mc_ctld_nodes *nodes,
+		       const struct mc_request *req,
+		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
+		       const void *args, bool json);
 
 /* "memcore: <what>" on stderr, then MC_EXIT_USAGE. */
 int mc_cli_usage_error(const char *fmt, ...)

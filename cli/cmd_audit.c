@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,17 +15,24 @@
 #include "mc_cache.h"
 #include "mc_facts.h"
 #include "mc_parse.h"
+#include "mc_shapes.h"
 
 static void audit_usage(FILE *out)
 {
 	fprintf(out,
 "usage: memcore audit [--topology FILE.xml | --cache FILE] [--config FILE]\n"
-"                     [--partition P] [--json] [--write-cache FILE]\n"
+"                     [--partition P | --all] [--json] [--write-cache FILE]\n"
 "\n"
 "Report a node's GPUs (in Slurm index order, with NUMA node and memory),\n"
 "host RAM and cores, and whether they meet the sizing rule. Exit 0 when the\n"
 "node meets it, 1 when it does not, 2 on a usage or input error.\n"
 "\n"
+"With --partition P (and no --topology, --cache or TopologyFile=) or --all,\n"
+"every GPU node of the partition (of the cluster) as slurmctld knows it,\n"
+"one line per node shape; exit 1 when any shape fails, 3 when slurmctld\n"
+"does not answer. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
+"\n"
+"  --all               every GPU node slurmctld knows (the global policy)\n"
 "  --cache FILE        the node facts from the cache slurmd wrote (checked:\n"
 "                      this memcore, this host, intact); exit 2 when unusable\n"
 "  --write-cache FILE  write the facts read to a cache file, as slurmd does\n"
@@ -33,12 +41,13 @@ static void audit_usage(FILE *out)
 "NVML or ROCm SMI when present, as slurmd does for the cache.\n");
 }
 
-enum { OPT_CACHE = 256, OPT_WRITE_CACHE };
+enum { OPT_CACHE = 256, OPT_WRITE_CACHE, OPT_ALL };
 
 static const struct option audit_options[] = {
 	MC_CLI_NODE_OPTIONS,
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
+	{ "all", no_argument, NULL, OPT_ALL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -76,6 +85,7 @@ static void print_json(const struct mc_node_facts *f,
 		json_object_set_new(j, "memory_source",
 				    json_string(mc_mem_source_name(src)));
 		json_object_set_new(j, "model", json_string(g->model));
+		json_object_set_new(j, "apu", json_boolean(g->apu));
 		json_array_append_new(gpus, j);
 	}
 	json_object_set_new(o, "source", json_string(f->source));
@@ -86,6 +96,26 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
 	json_object_set_new(o, "numa", numa);
 	json_object_set_new(o, "gpus", gpus);
+	{
+		/* NVIDIA MIG slices, Slurm's GPUs when present (NVML). */
+		json_t *mig = json_array();
+
+		for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++) {
+			json_t *j = json_object();
+
+			json_object_set_new(j, "index", json_integer(i));
+			json_object_set_new(j, "parent",
+					    json_integer(f->mig[i].parent));
+			json_object_set_new(j, "numa_node", json_integer(
+				mc_topology_gpu_numa(f, i)));
+			json_object_set_new(j, "memory_bytes", json_integer(
+				(json_int_t)f->mig[i].memory_bytes));
+			json_object_set_new(j, "profile",
+					    json_string(f->mig[i].profile));
+			json_array_append_new(mig, j);
+		}
+		json_object_set_new(o, "mig", mig);
+	}
 	json_object_set_new(o, "gpu_memory_total_bytes", a->gpu_memory_known
 			    ? json_integer((json_int_t)
 					   a->gpu_memory_total_bytes)
@@ -96,6 +126,8 @@ static void print_json(const struct mc_node_facts *f,
 			    ? json_integer((json_int_t)a->ram_needed_bytes)
 			    : json_null());
 	json_object_set_new(o, "cores_needed", json_integer(a->cores_needed));
+	json_object_set_new(o, "unified_memory",
+			    json_boolean(a->unified_memory));
 	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
 	json_object_set_new(o, "cores_rule_ok",
 			    json_boolean(a->cores_rule_ok));
@@ -122,7 +154,22 @@ static void print_text(const struct mc_node_facts *f,
 		       m ? mc_fmt_bytes(m, b1, sizeof(b1)) : "memory unknown",
 		       mc_mem_source_name(src), g->model);
 	}
-	if (!a->gpu_memory_known)
+	for (uint32_t i = 0; i < f->n_mig && i < MC_MAX_MIG; i++)
+		printf("  MIG slice %u (Slurm GPU %u) of GPU %u  NUMA %d  %s  "
+		       "%s\n", i, i, f->mig[i].parent,
+		       mc_topology_gpu_numa(f, i),
+		       mc_fmt_bytes(f->mig[i].memory_bytes, b1, sizeof(b1)),
+		       f->mig[i].profile[0] ? f->mig[i].profile : "");
+	if (a->unified_memory)
+		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
+		       "host RAM, one pool of %s for the GPUs' working set, "
+		       "workers and tasks, so host RAM >= GPU memory holds by "
+		       "construction; steps are sized against the pool\n",
+		       a->ram_rule_ok ? "ok" : "FAILS",
+		       p->unified_memory == MC_UNIFIED_YES
+		       ? "UnifiedMemory=yes" : "AMD MI300A by PCI id",
+		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)));
+	else if (!a->gpu_memory_known)
 		printf("RAM rule: unknown - GPU memory not in the topology; "
 		       "set GpuMemory= in memcore.conf\n");
 	else
@@ -138,6 +185,135 @@ static void print_text(const struct mc_node_facts *f,
 	       p->reserved_cores);
 }
 
+/* The sizing rule for one node shape from slurmctld. */
+static void audit_shape(const struct mc_policy *p,
+			const struct mc_node_record *r, struct mc_audit *a,
+			uint64_t *gpu_memory_bytes,
+			enum mc_shape_mem_source *src)
+{
+	struct mc_node node;
+	uint64_t m = mc_shape_gpu_memory(p, r, 0, src);
+
+	mc_shape_node(r, &node);
+	*gpu_memory_bytes = m;
+	mc_audit_node(p, &node, m * r->gpus, m != 0, a);
+}
+
+/*
+ * memcore audit --partition P / --all: every GPU node slurmctld knows, one
+ * line per node shape:
+ *   gpu[13-16]: 4 x a100 40 GiB, 512 GiB, 64 cores: RAM rule ok (...),
+ *   cores rule ok (...)
+ */
+static int audit_partition(const struct mc_cli_common *c,
+			   const struct mc_config *cfg, struct mc_policy *p,
+			   bool all)
+{
+	struct mc_ctld_nodes ctld;
+	size_t *shape_of, n_shapes, n_gpu_nodes = 0;
+	bool ok = true;
+	json_t *shapes = json_array();
+	int rc = mc_cli_ctld_load(c, cfg, p, all, &ctld);
+
+	if (rc)
+		return rc;
+	shape_of = calloc(ctld.n, sizeof(*shape_of));
+	if (!shape_of) {
+		mc_ctld_free(&ctld);
+		return mc_cli_usage_error("out of memory");
+	}
+	n_shapes = mc_shapes_group(ctld.node, ctld.n, shape_of);
+	for (size_t k = 0; k < n_shapes; k++) {
+		const struct mc_node_record *r = NULL;
+		struct mc_audit a;
+		enum mc_shape_mem_source src;
+		uint64_t m;
+		size_t count = 0;
+		char hosts[1024], d[160], b1[32], b2[32];
+
+		for (size_t i = 0; i < ctld.n; i++)
+			if (shape_of[i] == k) {
+				r = r ? r : &ctld.node[i];
+				count++;
+			}
+		if (!r->gpus)
+			continue;	/* not a GPU node: no rule */
+		n_gpu_nodes += count;
+		audit_shape(p, r, &a, &m, &src);
+		ok = ok && a.ram_rule_ok && a.cores_rule_ok;
+		mc_ctld_hostlist(&ctld, shape_of, k, hosts, sizeof(hosts));
+		if (c->json) {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "nodes", json_string(hosts));
+			json_object_set_new(o, "count",
+					    json_integer((json_int_t)count));
+			json_object_set_new(o, "gpus", json_integer(r->gpus));
+			json_object_set_new(o, "gpu_type",
+					    json_string(r->gpu_type));
+			json_object_set_new(o, "gpu_memory_bytes", m ?
+				json_integer((json_int_t)m) : json_null());
+			json_object_set_new(o, "gpu_memory_source",
+				json_string(mc_shape_mem_source_name(src)));
+			json_object_set_new(o, "ram_bytes",
+				json_integer((json_int_t)r->ram_bytes));
+			json_object_set_new(o, "cores", json_integer(r->cores));
+			json_object_set_new(o, "threads_per_core",
+					    json_integer(r->threads_per_core));
+			json_object_set_new(o, "ram_needed_bytes", m ?
+				json_integer((json_int_t)a.ram_needed_bytes)
+				: json_null());
+			json_object_set_new(o, "cores_needed",
+					    json_integer(a.cores_needed));
+			json_object_set_new(o, "ram_rule_ok",
+					    json_boolean(a.ram_rule_ok));
+			json_object_set_new(o, "cores_rule_ok",
+					    json_boolean(a.cores_rule_ok));
+			json_array_append_new(shapes, o);
+			continue;
+		}
+		printf("%s: %s: ", hosts, mc_shape_describe(r, m, d,
+							    sizeof(d)));
+		if (!m)
+			printf("RAM rule unknown (set GpuTypeMemory= or "
+			       "GpuMemory= in memcore.conf)");
+		else
+			printf("RAM rule %s (%s %s %s = %u x %s x %.2f)",
+			       a.ram_rule_ok ? "ok" : "FAILS",
+			       mc_fmt_bytes(r->ram_bytes, b1, sizeof(b1)),
+			       a.ram_rule_ok ? ">=" : "<",
+			       mc_fmt_bytes(a.ram_needed_bytes, b2,
+					    sizeof(b2)),
+			       r->gpus, mc_fmt_bytes(m, d, sizeof(d)),
+			       p->host_ram_per_gpu_ram);
+		printf(", cores rule %s (%u %s %u = %u x (%u + 1) + %u)\n",
+		       a.cores_rule_ok ? "ok" : "FAILS", r->cores,
+		       a.cores_rule_ok ? ">=" : "<", a.cores_needed, r->gpus,
+		       a.workers, p->reserved_cores);
+	}
+	if (c->json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "source", json_string("slurmctld"));
+		json_object_set_new(o, "partition", all ? json_null()
+				    : json_string(ctld.partition));
+		json_object_set_new(o, "gpu_nodes",
+				    json_integer((json_int_t)n_gpu_nodes));
+		json_object_set_new(o, "ok", json_boolean(ok));
+		json_object_set_new(o, "shapes", shapes);
+		mc_cli_json_print(o);
+	} else {
+		json_decref(shapes);
+		if (!n_gpu_nodes)
+			printf("memcore: %s%s has no GPU nodes\n",
+			       all ? "the cluster" : "partition ",
+			       all ? "" : ctld.partition);
+	}
+	free(shape_of);
+	mc_ctld_free(&ctld);
+	return ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+}
+
 int mc_cmd_audit(int argc, char **argv)
 {
 	struct mc_cli_common c = { 0 };
@@ -149,6 +325,7 @@ int mc_cmd_audit(int argc, char **argv)
 	const char *cache = NULL, *write_cache = NULL;
 	char err[MC_ERR_MAX];
 	int opt;
+	bool all = false;
 
 	optind = 1;
 	opterr = 0;
@@ -164,6 +341,9 @@ int mc_cmd_audit(int argc, char **argv)
 		case OPT_WRITE_CACHE:
 			write_cache = optarg;
 			break;
+		case OPT_ALL:
+			all = true;
+			break;
 		default:
 			if (mc_cli_node_option(opt, optarg, &c))
 				break;
@@ -175,8 +355,20 @@ int mc_cmd_audit(int argc, char **argv)
 	if (cache && c.topology)
 		return mc_cli_usage_error("audit: --cache and --topology are "
 					  "two sources; give one");
+	if (all && (c.partition || cache || c.topology || write_cache))
+		return mc_cli_usage_error("audit: --all is every node slurmctld "
+					  "knows: no --partition, --topology, "
+					  "--cache or --write-cache with it");
 	if (mc_cli_policy(&c, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
+	if (all && !mc_ctld_conf())
+		return mc_cli_usage_error("audit: --all needs slurm.conf "
+					  "(SLURM_CONF or /etc/slurm/slurm.conf)");
+	/* --partition alone: its nodes from slurmctld (Node* keys describe
+	 * one node for check, not the partition's nodes to audit). */
+	if (all || (c.partition && !cache && !write_cache && !c.topology &&
+		    !p.topology_file[0] && mc_ctld_conf()))
+		return audit_partition(&c, &cfg, &p, all);
 	if (cache) {
 		if (mc_cache_read(cache, NULL, &facts, &hdr, err,
 				  sizeof(err)) < 0) {

@@ -23,10 +23,13 @@ static void plan_usage(FILE *out)
 "Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1)\n"
 "gets: W+1 whole cores of the GPU's NUMA node, lowest first, never shared\n"
 "between GPUs, chosen inside --cores (a Slurm-style list of OS CPU\n"
-"indices, \"0-3,8\"; default: every CPU). This is the plan memcore.so\n"
-"applies to GPU tasks. W defaults to the policy's DataloaderWorkers.\n"
-"Exit 0 when every GPU gets cores, 1 when one gets none (with a warning),\n"
-"2 on a usage or input error.\n");
+"indices, \"0-3,8\"; default: every CPU). A NUMA node with fewer free\n"
+"cores (AMD NPS4, Intel SNC) is topped up from the nearest other NUMA\n"
+"nodes (hwloc's distances, else the same package), GPU-less ones first.\n"
+"This is the plan memcore.so applies to GPU tasks. W defaults to the\n"
+"policy's DataloaderWorkers.\n"
+"Exit 0 when every GPU gets its W+1 cores, 1 when one gets fewer (with a\n"
+"warning), 2 on a usage or input error.\n");
 }
 
 enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES };
@@ -62,6 +65,9 @@ static void print_json(const struct mc_node_facts *f, unsigned workers,
 		json_object_set_new(j, "cores", json_integer(g->cores));
 		json_object_set_new(j, "cores_wanted",
 				    json_integer(g->cores_wanted));
+		/* cores - cores_local came from nearby NUMA nodes */
+		json_object_set_new(j, "cores_local",
+				    json_integer(g->cores_local));
 		json_object_set_new(j, "warnings", w);
 		json_array_append_new(gpus, j);
 	}
@@ -85,10 +91,14 @@ static void print_text(const struct mc_node_facts *f, unsigned workers,
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mc_plan_gpu *g = &plan->gpu[i];
 
-		printf("  GPU %u  NUMA %d  cpus %s  (%u of %u cores)\n",
+		printf("  GPU %u  NUMA %d  cpus %s  (%u of %u cores",
 		       g->index, g->numa_os_index,
 		       g->cores ? mc_plan_cpulist(g->cpus, list, sizeof(list))
 				: "none", g->cores, g->cores_wanted);
+		if (g->cores > g->cores_local)
+			printf(", %u from nearby NUMA nodes",
+			       g->cores - g->cores_local);
+		printf(")\n");
 	}
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->gpu[i].warning[0])
@@ -151,9 +161,10 @@ int mc_cmd_plan(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!workers_set)
 		workers = p.dataloader_workers;
-	if (gpus > facts.n_gpus)
+	if (gpus > mc_topology_slurm_gpus(&facts))
 		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
-					  gpus, facts.source, facts.n_gpus);
+					  gpus, facts.source,
+					  mc_topology_slurm_gpus(&facts));
 	if (cores) {
 		allowed = hwloc_bitmap_alloc();
 		if (!allowed)
@@ -178,7 +189,7 @@ int mc_cmd_plan(int argc, char **argv)
 		print_text(&facts, workers, cores, &plan);
 	rc = MC_EXIT_FITS;
 	for (size_t i = 0; i < plan.n; i++)
-		if (!plan.gpu[i].cores)
+		if (plan.gpu[i].cores < plan.gpu[i].cores_wanted)
 			rc = MC_EXIT_REFUSED;
 out:
 	mc_plan_free(&plan);

@@ -19,8 +19,10 @@ static void usage(FILE *out)
 "\n"
 "commands:\n"
 "  check   would a step with these GPUs and this allocation fit?\n"
-"          (exit 0 fits, 1 refused, 2 usage or input error)\n"
-"  audit   does this node meet the GPU sizing rule?\n"
+"          (exit 0 fits, 1 refused, 2 usage or input error,\n"
+"          3 slurmctld unreachable)\n"
+"  audit   does this node (or every GPU node of a partition) meet the GPU\n"
+"          sizing rule?\n"
 "  plan    which cores each GPU's task and DataLoader workers get\n"
 "  usage   a cgroup's memory: non-reclaimable use apart from page cache\n"
 "\n"
@@ -111,6 +113,43 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 	if (!c->topology)
 		mc_gpumem_fill_default(f, err, sizeof(err));
 	return 0;
+}
+
+const char *mc_cli_node_source(const struct mc_cli_common *c,
+			       const struct mc_policy *p)
+{
+	if (c->topology || p->topology_file[0])
+		return "topology-file";
+	if (p->node_ram_bytes && p->node_cores)
+		return "policy";
+	if (mc_ctld_conf())
+		return "slurmctld";
+	return "live";
+}
+
+int mc_cli_ctld_load(const struct mc_cli_common *c,
+		     const struct mc_config *cfg, struct mc_policy *p,
+		     bool all, struct mc_ctld_nodes *out)
+{
+	char err[MC_ERR_MAX];
+	int rc = mc_ctld_load(c->partition, all, out, err, sizeof(err));
+
+	if (rc < 0) {
+		fprintf(stderr, "memcore: %s\n", err);
+		return rc == MC_CTLD_UNREACHABLE ? MC_EXIT_UNREACHABLE
+						 : MC_EXIT_USAGE;
+	}
+	/* Without --partition: the default partition's policy. */
+	if (!all)
+		mc_config_policy(cfg, out->partition, p);
+	return 0;
+}
+
+void mc_cli_json_print(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
 }
 
 int main(int argc, char **argv)

@@ -9,9 +9,8 @@ not wait in the queue for a refusal.
 
 This is a convenience. The enforcement stays the SPANK plugin at launch
 (memcore.so in plugstack.conf): a cli_filter runs in the user's own
-process, can be bypassed (another client, an edited SLURM_CONF), and knows
-the partition's nodes only from memcore.conf. Slurm's cli_filter docs say
-the same: "not a security mechanism".
+process and can be bypassed (another client, an edited SLURM_CONF).
+Slurm's cli_filter docs say the same: "not a security mechanism".
 
 Install on login hosts (Debian: cli_filter_lua.so is in
 slurm-wlm-basic-plugins, built against liblua5.1-0):
@@ -23,11 +22,23 @@ If the site already has a cli_filter.lua, paste the MEMCORE part below into
 it and call memcore_pre_submit(options, pack_offset) from its
 slurm_cli_pre_submit.
 
-What the login host cannot see (the GPU memory, RAM, cores and GPUs of a
-partition's nodes) comes from memcore.conf partition lines:
-  PartitionName=gpu GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8
-or a TopologyFile= (hwloc XML of one of the nodes) on the line. A partition
-that memcore.conf does not describe is not checked here.
+The same truth as `memcore check`: this script computes nothing itself
+but the request's per-node figures, and hands them to
+`memcore check --partition P --json`, which judges them against the
+partition's nodes as slurmctld knows them (RealMemory, Sockets x
+CoresPerSocket, ThreadsPerCore, Gres=gpu[:type]:N, every node shape of the
+partition; CPUs are counted as threads as Slurm counts them), so a site
+adds no node facts to memcore.conf. Only the GPU memory, which slurmctld
+does not know, comes from memcore.conf: GpuMemory= (per partition line) or
+GpuTypeMemory=h100:80G,a100:40G by the Gres type. A job is refused here
+only when it fits no node of its partition; "fits on some nodes" lets it
+through (Slurm may place it on one of them, and the launch check judges
+the node it got).
+memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
+partition line still take precedence (sites without slurmctld access from
+the login host). When slurmctld does not answer (`memcore check` exit 3),
+or anything else keeps the check from running, the job is let through, and
+the reason is logged (sbatch -v); the launch check remains.
 
 Verified on Slurm 22.05 (Debian 12): SPANK options reach cli_filter/lua as
 options.spank[<plugin name>][<option name>] (a string, nil when not given),
@@ -56,6 +67,8 @@ local MEMCORE_OPTS = {
 	{ "model-params", "MEMCORE_MODEL_PARAMS" },
 	{ "zero-stage", "MEMCORE_ZERO_STAGE" },
 	{ "offload", "MEMCORE_OFFLOAD" },
+	{ "largest-layer-params", "MEMCORE_LARGEST_LAYER_PARAMS" },
+	{ "zero-init", "MEMCORE_ZERO_INIT" },
 	{ "memcore", "MEMCORE_MODE" },
 }
 
@@ -254,8 +267,24 @@ local function request_args(options, partition)
 		g = ceil_div(total, nodes)
 	end
 	if g == 0 then return nil end
+	-- a total (--gpus) over an unstated number of nodes: Slurm may spread
+	-- it, so "no node has that many GPUs" is not ours to say
+	local spread = total and total > 0 and not (per_node and per_node > 0)
+		and gres == 0 and not (per_task and per_task > 0)
+		and (options.nodes == nil or options.nodes == "" or
+		     tostring(options.nodes):match("^1%-0$") ~= nil)
 
 	local args = { "--gpus=" .. g, "--nodes=" .. nodes }
+	-- The GPU type, when one names an NVIDIA MIG profile ("1g.10gb",
+	-- "a100_3g.40gb"): memcore check sizes the RAM floor per slice.
+	for _, spec in ipairs({ options.gres or "", options["gpus-per-node"] or "",
+				options["gpus-per-task"] or "", options.gpus or "" }) do
+		local mig = tostring(spec):match("(%d+[gG]%.%d+[gG][bB][%w+]*)")
+		if mig then
+			args[#args + 1] = "--gpu-type=" .. mig
+			break
+		end
+	end
 	local exclusive = options.exclusive
 	local whole = exclusive ~= nil and exclusive ~= "unset"
 		      and exclusive ~= "" and exclusive ~= "oversubscribe"
@@ -266,16 +295,16 @@ local function request_args(options, partition)
 	if cpg == 0 and cpt == 0 then
 		cpg = int(slurm_default(partition, "defcpupergpu")) or 0
 	end
-	local cpus
-	if cpg > 0 then
-		cpus = cpg * g
+	-- in the user's own option, so that the fix names it too
+	if whole then
+		-- the whole node: its cores
+	elseif cpg > 0 and cpt == 0 then
+		args[#args + 1] = "--cpus-per-gpu=" .. cpg
+	elseif cpt > 0 and cpg == 0 then
+		args[#args + 1] = "--cpus-per-task=" .. cpt
+		args[#args + 1] = "--ntasks-per-node=" .. tasks
 	else
-		cpus = math.max(cpt, 1) * tasks
-	end
-	if cpg > 0 and cpt > 0 then
-		cpus = math.max(cpus, cpt * tasks)
-	end
-	if not whole then
+		local cpus = math.max(cpg * g, math.max(cpt, 1) * tasks)
 		args[#args + 1] = "--cpus=" .. cpus
 	end
 
@@ -308,7 +337,7 @@ local function request_args(options, partition)
 			args[#args + 1] = "--" .. o[1] .. "=" .. v
 		end
 	end
-	return args
+	return args, spread
 end
 
 -- Run memcore check; returns the decoded JSON, or nil and the reason.
@@ -361,7 +390,7 @@ function memcore_pre_submit(options, pack_offset)
 
 	local refused = nil
 	for _, part in ipairs(parts) do
-		local args = request_args(options, part or nil)
+		local args, spread = request_args(options, part or nil)
 		if args == nil then
 			return slurm.SUCCESS	-- no GPUs: untouched
 		end
@@ -372,6 +401,7 @@ function memcore_pre_submit(options, pack_offset)
 				say({ why })
 				return slurm.ERROR
 			end
+			-- rc 3: slurmctld did not answer; the launch check remains
 			slurm.log_verbose("memcore: submit-time check skipped: %s",
 					  why)
 			return slurm.SUCCESS
@@ -380,7 +410,8 @@ function memcore_pre_submit(options, pack_offset)
 		if v.node_source == "live" or v.mode == "off" then
 			return slurm.SUCCESS
 		end
-		if v.node_gpus and v.node_gpus > 0 and v.gpus > v.node_gpus then
+		if spread and v.node_gpus and v.node_gpus > 0 and
+		   v.gpus > v.node_gpus then
 			return slurm.SUCCESS	-- spread over nodes we cannot predict
 		end
 		if v.fits then return slurm.SUCCESS end
@@ -389,10 +420,8 @@ function memcore_pre_submit(options, pack_offset)
 
 	local v, part = refused.v, refused.part
 	local lines = {}
-	for i, l in ipairs(v.explanation or {}) do
-		if i == 1 then
-			l = l:gsub("^memcore: this step", "memcore: this job")
-		end
+	for _, l in ipairs(v.explanation or {}) do
+		l = l:gsub("^memcore: this step", "memcore: this job")
 		lines[#lines + 1] = l
 	end
 	local where = part and (" in partition " .. part) or ""

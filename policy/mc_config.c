@@ -22,6 +22,7 @@
 const char *const mc_mode_words[] = { "enforce", "warn", "off", NULL };
 const char *const mc_bind_words[] = { "numa", "none", NULL };
 const char *const mc_on_error_words[] = { "refuse", "allow", NULL };
+const char *const mc_unified_words[] = { "auto", "yes", "no", NULL };
 
 /* A policy file larger than this is not a policy file. */
 #define MC_CONF_SIZE_MAX (1 << 20)
@@ -37,7 +38,8 @@ enum mc_key {
 	K_RAM_PER_WORKER, K_RAM_PER_TASK, K_GPU_MEMORY,
 	K_OFFLOAD_BUFFER_FACTOR, K_ZERO_INIT, K_BIND, K_TOPOLOGY_FILE,
 	K_CGROUP_MEMORY, K_ALLOW_USER_WARN, K_ON_ERROR, K_NODE_RAM,
-	K_NODE_CORES, K_NODE_GPUS, K_COUNT
+	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_UNIFIED_MEMORY,
+	K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -60,6 +62,8 @@ static const char *const key_names[K_COUNT] = {
 	[K_NODE_RAM] = "NodeRam",
 	[K_NODE_CORES] = "NodeCores",
 	[K_NODE_GPUS] = "NodeGpus",
+	[K_GPU_TYPE_MEMORY] = "GpuTypeMemory",
+	[K_UNIFIED_MEMORY] = "UnifiedMemory",
 };
 
 _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
@@ -86,6 +90,7 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_ram_bytes = 0;
 	p->node_cores = 0;
 	p->node_gpus = 0;
+	p->unified_memory = MC_UNIFIED_AUTO;
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -102,6 +107,69 @@ static int key_lookup(const char *name)
 		if (!strcasecmp(name, key_names[k]))
 			return k;
 	return -1;
+}
+
+/*
+ * GpuTypeMemory=TYPE:SIZE[,TYPE:SIZE...] (sizes as GpuMemory=, MiB without
+ * a suffix). A type named twice is an error.
+ */
+static int set_gpu_type_memory(struct mc_policy *p, const char *v,
+			       char *why, size_t whylen)
+{
+	struct mc_gpu_type_memory t[MC_GPU_TYPES_MAX];
+	uint32_t n = 0;
+	const char *s = v;
+
+	while (*s) {
+		const char *end = strchr(s, ','), *colon;
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		char item[MC_GPU_TYPE_NAME_MAX + 64];
+
+		if (n == MC_GPU_TYPES_MAX)
+			return mc_err(why, whylen, "at most %d GPU types",
+				      MC_GPU_TYPES_MAX);
+		if (len >= sizeof(item))
+			return mc_err(why, whylen, "entry too long");
+		memcpy(item, s, len);
+		item[len] = '\0';
+		colon = strchr(item, ':');
+		if (!colon || colon == item ||
+		    (size_t)(colon - item) >= MC_GPU_TYPE_NAME_MAX)
+			return mc_err(why, whylen, "'%s': expected TYPE:SIZE "
+				      "(e.g. h100:80G)", item);
+		memcpy(t[n].type, item, (size_t)(colon - item));
+		t[n].type[colon - item] = '\0';
+		if (mc_parse_size(colon + 1, (uint64_t)1 << 20, &t[n].bytes,
+				  why, whylen))
+			return -1;
+		if (!t[n].bytes || t[n].bytes > ((uint64_t)1 << 50))
+			return mc_err(why, whylen, "'%s': size out of range",
+				      item);
+		for (uint32_t i = 0; i < n; i++)
+			if (!strcasecmp(t[i].type, t[n].type))
+				return mc_err(why, whylen, "GPU type '%s' "
+					      "given twice", t[n].type);
+		n++;
+		s += len;
+		if (*s == ',' && !*++s)
+			return mc_err(why, whylen, "empty entry after ','");
+	}
+	if (!n)
+		return mc_err(why, whylen, "expected TYPE:SIZE[,TYPE:SIZE...]");
+	memcpy(p->gpu_type_memory, t, sizeof(t[0]) * n);
+	p->n_gpu_type_memory = n;
+	return 0;
+}
+
+uint64_t mc_policy_gpu_type_memory(const struct mc_policy *p,
+				   const char *type)
+{
+	if (!type || !*type)
+		return 0;
+	for (uint32_t i = 0; i < p->n_gpu_type_memory; i++)
+		if (!strcasecmp(p->gpu_type_memory[i].type, type))
+			return p->gpu_type_memory[i].bytes;
+	return 0;
 }
 
 /* Parse value for key k into p; on error, a bare reason in why. */
@@ -224,6 +292,13 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 			return -1;
 		p->node_gpus = n;
 		return 0;
+	case K_GPU_TYPE_MEMORY:
+		return set_gpu_type_memory(p, v, why, whylen);
+	case K_UNIFIED_MEMORY:
+		if (mc_parse_word(v, mc_unified_words, &w, why, whylen))
+			return -1;
+		p->unified_memory = (enum mc_unified)w;
+		return 0;
 	}
 	snprintf(why, whylen, "unknown key");
 	return -1;
@@ -265,6 +340,13 @@ static void copy_key(struct mc_policy *dst, const struct mc_policy *src,
 	case K_NODE_RAM: dst->node_ram_bytes = src->node_ram_bytes; break;
 	case K_NODE_CORES: dst->node_cores = src->node_cores; break;
 	case K_NODE_GPUS: dst->node_gpus = src->node_gpus; break;
+	case K_GPU_TYPE_MEMORY:
+		memcpy(dst->gpu_type_memory, src->gpu_type_memory,
+		       sizeof(dst->gpu_type_memory));
+		dst->n_gpu_type_memory = src->n_gpu_type_memory;
+		break;
+	case K_UNIFIED_MEMORY:
+		dst->unified_memory = src->unified_memory; break;
 	}
 }
 

@@ -33,15 +33,27 @@
  * product g * (w + 1) and g * w * RamPerWorker far from overflow. */
 #define MC_WORKERS_LIMIT 1024
 #define MC_DEFAULT_CONFIG "/etc/slurm/memcore.conf"
+/* GpuTypeMemory=: at most this many types, each name shorter than this. */
+#define MC_GPU_TYPES_MAX 16
+#define MC_GPU_TYPE_NAME_MAX 32
 
 enum mc_mode { MC_MODE_ENFORCE = 0, MC_MODE_WARN, MC_MODE_OFF };
 enum mc_bind { MC_BIND_NUMA = 0, MC_BIND_NONE };
 enum mc_on_error { MC_ON_ERROR_REFUSE = 0, MC_ON_ERROR_ALLOW };
+/* UnifiedMemory=: whether the GPUs share host RAM (APUs, see mc_facts.h). */
+enum mc_unified { MC_UNIFIED_AUTO = 0, MC_UNIFIED_YES, MC_UNIFIED_NO };
 
 /* Word lists for mc_parse_word(), indexed by the enums above. */
 extern const char *const mc_mode_words[];	/* enforce warn off */
 extern const char *const mc_bind_words[];	/* numa none */
 extern const char *const mc_on_error_words[];	/* refuse allow */
+extern const char *const mc_unified_words[];	/* auto yes no */
+
+/* One GpuTypeMemory= entry: the memory of one GPU of a Slurm GRES type. */
+struct mc_gpu_type_memory {
+	char type[MC_GPU_TYPE_NAME_MAX];	/* as in Gres=gpu:TYPE:N */
+	uint64_t bytes;
+};
 
 /*
  * The policy for one step. Defaults and their sources are in
@@ -57,6 +69,10 @@ struct mc_policy {
 	uint64_t ram_per_worker_bytes;	/* RamPerWorker=4G */
 	uint64_t ram_per_task_bytes;	/* RamPerTask=1G */
 	uint64_t gpu_memory_bytes;	/* GpuMemory=auto -> 0: from topology */
+	/* GpuTypeMemory=h100:80G,a100:40G: GPU memory by Slurm GRES type, for
+	 * nodes known from slurmctld (which does not know GPU memory). */
+	struct mc_gpu_type_memory gpu_type_memory[MC_GPU_TYPES_MAX];
+	uint32_t n_gpu_type_memory;
 	double offload_buffer_factor;	/* OffloadBufferFactor=1.5 */
 	int zero_init;			/* ZeroInit=yes (DeepSpeed zero.Init) */
 	enum mc_bind bind;		/* Bind=numa */
@@ -69,6 +85,9 @@ struct mc_policy {
 	uint64_t node_ram_bytes;	/* NodeRam= */
 	uint32_t node_cores;		/* NodeCores= */
 	uint32_t node_gpus;		/* NodeGpus= */
+	/* GPU memory is host RAM, one pool (AMD MI300A APUs): auto detects
+	 * it from the GPUs' PCI ids. */
+	enum mc_unified unified_memory;	/* UnifiedMemory=auto */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */
@@ -116,6 +135,13 @@ int mc_config_parse(const char *text, size_t len, const char *name,
  */
 int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		  const char *origin, char *err, size_t errlen);
+
+/*
+ * The GpuTypeMemory= bytes for a GRES type (case-insensitive), or 0 when
+ * the policy names no such type (or type is NULL or empty).
+ */
+uint64_t mc_policy_gpu_type_memory(const struct mc_policy *p,
+				   const char *type);
 
 /*
  * The effective policy for a partition: the globals with that partition's

@@ -351,3 +351,58 @@ const char *mc_fmt_mem_option(uint64_t bytes, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%lluM", (unsigned long long)m);
 	return buf;
 }
+
+/* Digits at s, at most 4 of them, into *v; how many were read. */
+static size_t small_number(const char *s, unsigned *v)
+{
+	size_t i = 0;
+
+	*v = 0;
+	while (i < 5 && s[i] >= '0' && s[i] <= '9')
+		*v = *v * 10 + (unsigned)(s[i++] - '0');
+	return i <= 4 ? i : 0;
+}
+
+int mc_mig_profile(const char *s, uint64_t *bytes, char *profile,
+		   size_t len)
+{
+	for (size_t i = 0; s && s[i]; i++) {
+		unsigned g, m;
+		size_t a, b, end;
+
+		/* A word start: the string's, or after a separator. */
+		if (i && isalnum((unsigned char)s[i - 1]))
+			continue;
+		a = small_number(s + i, &g);
+		if (!a || !g || tolower((unsigned char)s[i + a]) != 'g' ||
+		    s[i + a + 1] != '.')
+			continue;
+		b = small_number(s + i + a + 2, &m);
+		end = i + a + 2 + b;
+		if (!b || !m || tolower((unsigned char)s[end]) != 'g' ||
+		    tolower((unsigned char)s[end + 1]) != 'b' ||
+		    (s[end + 2] && s[end + 2] != '+' &&
+		     isalnum((unsigned char)s[end + 2])))
+			continue;
+		end += 2;
+		if (s[end] == '+') {	/* "1g.10gb+me": media extensions */
+			size_t k = end + 1;
+
+			while (isalnum((unsigned char)s[k]))
+				k++;
+			if (k > end + 1)
+				end = k;
+		}
+		*bytes = (uint64_t)m << 30;
+		if (profile && len) {
+			size_t n = end - i < len - 1 ? end - i : len - 1;
+
+			for (size_t k = 0; k < n; k++)
+				profile[k] = (char)tolower(
+					(unsigned char)s[i + k]);
+			profile[n] = '\0';
+		}
+		return 0;
+	}
+	return -1;
+}

@@ -59,6 +59,19 @@ int mc_parse_word(const char *s, const char *const *words, int *out,
 		  char *err, size_t errlen);
 
 /*
+ * An NVIDIA MIG profile inside a GPU type or device name: "1g.10gb",
+ * "3g.40gb", "a100_1g.10gb", "nvidia_a100-sxm4-80gb_2g.20gb", "NVIDIA
+ * A100-SXM4-80GB MIG 1g.10gb", "1g.10gb+me" (case-insensitive; the first
+ * "<N>g.<M>gb" that stands as a word). *bytes = M GiB: the profile's
+ * memory as NVIDIA names it (rounded up: a 1g.10gb slice of an A100 80GB
+ * has 9.75 GiB), so a floor sized from it never falls short. profile
+ * (may be NULL) receives "1g.10gb" (lower case, with a "+..." suffix).
+ * Returns 0, or -1 when s names no MIG profile.
+ */
+int mc_mig_profile(const char *s, uint64_t *bytes, char *profile,
+		   size_t len);
+
+/*
  * printf a reason into err[errlen] (always terminated, never overflowing;
  * err may be NULL or errlen 0 to drop it). Returns -1, so that a parser
  * can `return mc_err(err, errlen, "why")`.

@@ -100,30 +100,49 @@ uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
 }
 
+bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->zero_init == MC_ZERO_INIT_YES)
+		return true;
+	if (r->zero_init == MC_ZERO_INIT_NO)
+		return false;
+	return p->zero_init != 0;
+}
+
+bool mc_zero_is_offload(const struct mc_request *r)
+{
+	return r->offload != MC_OFFLOAD_NONE;
+}
+
 /*
  * The products are formed before the one division by N, so that figures
  * DeepSpeed gets as whole numbers (f = 1.5) come out exact: P * 18 * 1.5 is
  * exact in a long double, and a correctly rounded quotient of an exact
  * integer result is that integer.
  */
-uint64_t mc_offload_bytes(const struct mc_policy *p,
-			  const struct mc_request *r)
+uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
+			   const struct mc_request *r)
 {
 	long double P = (long double)r->model_params;
 	long double f = (long double)p->offload_buffer_factor;
 	uint64_t n = r->nodes ? r->nodes : 1;
 	uint64_t g = r->gpus;
+	/* Each rank of the node materialises the fp32 model (4 bytes a
+	 * parameter) on the host: the no-offload term of both estimators. */
+	long double load = 4.0L * (long double)g * f;
 	uint64_t m;
 
-	if (r->offload == MC_OFFLOAD_NONE || !r->model_params || !g)
+	if (!r->model_params || !g)
 		return 0;
 	switch (r->zero_stage) {
 	case 1:
 	case 2: {
-		/* estimate_zero2_model_states_mem_needs, cpu_offload. */
+		/* estimate_zero2_model_states_mem_needs(cpu_offload). */
 		uint64_t gpus_total = g * n;	/* < 2^64: both < 2^32 */
 		long double k;
 
+		if (r->offload == MC_OFFLOAD_NONE)
+			return ld_to_bytes(P * load);
 		if (r->offload != MC_OFFLOAD_OPTIMIZER)
 			return 0;
 		k = 4.0L * (long double)gpus_total;
@@ -133,9 +152,17 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 	}
 	case 3:
 		/* estimate_zero3_model_states_mem_needs: 18 bytes a param
-		 * with the parameters offloaded too, 16 without. */
+		 * with the parameters offloaded too, 16 without; without
+		 * offload, the largest layer with zero.Init. */
+		if (r->offload == MC_OFFLOAD_NONE) {
+			long double L = (long double)r->largest_layer_params;
+
+			if (!mc_zero_init(p, r) || !r->largest_layer_params)
+				L = P;
+			return ld_to_bytes(L * load);
+		}
 		m = r->offload == MC_OFFLOAD_ALL ? 18 : 16;
-		if (p->zero_init || 4 * g * n < m)
+		if (mc_zero_init(p, r) || 4 * g * n < m)
 			return ld_to_bytes(P * (long double)m * f /
 					   (long double)n);
 		return ld_to_bytes(P * 4.0L * (long double)g * f);
@@ -171,6 +198,9 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		why = "--offload=all (parameter offload) needs --zero-stage=3";
 	} else if (r->offload != MC_OFFLOAD_NONE && !r->model_params) {
 		why = "--offload needs --model-params";
+	} else if (r->model_params && r->largest_layer_params >
+		   r->model_params) {
+		why = "--largest-layer-params: more than --model-params";
 	} else if (r->offload > MC_OFFLOAD_ALL) {
 		why = "--offload: expected none, optimizer or all";
 	}
@@ -181,14 +211,23 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 	return -1;
 }
 
+/* The GPU term of the step's RAM: the floor, or on unified memory the
+ * GPUs' working set in the pool, counted once. */
+static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
+{
+	if (r->unified_memory)
+		return sat_mul64(r->gpus, r->gpu_memory_bytes);
+	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+}
+
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	uint64_t v = mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
+	uint64_t v = gpu_term(p, r);
 
 	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
 					      r->dataloader_workers));
-	v = sat_add64(v, mc_offload_bytes(p, r));
+	v = sat_add64(v, mc_zero_ram_bytes(p, r));
 	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
 }
 
@@ -250,6 +289,29 @@ static int32_t largest_w(const struct mc_policy *p, const struct mc_request *r,
 	return -1;
 }
 
+/* The most GPUs (below the step's) that a step like r fits on node n
+ * alone, at most the node's own; 0 when none. */
+static uint32_t largest_g(const struct mc_policy *p, const struct mc_request *r,
+			  const struct mc_node *n)
+{
+	struct mc_request x = *r;
+	uint32_t top = r->gpus ? r->gpus - 1 : 0;
+
+	if (n->gpus && n->gpus < top)
+		top = n->gpus;
+	for (x.gpus = top; x.gpus > 0; x.gpus--)
+		if (fits_node(p, &x, n, x.dataloader_workers))
+			return x.gpus;
+	return 0;
+}
+
+bool mc_verdict_impossible(const struct mc_verdict *v)
+{
+	return v->node_gpus_short || v->alloc_mem_over_node ||
+	       v->alloc_cores_over_node || v->node_ram_short ||
+	       (v->node_cores && v->cores_needed > v->node_cores);
+}
+
 void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 			const struct mc_node *node,
 			const struct mc_alloc *alloc, struct mc_verdict *v)
@@ -273,9 +335,9 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	}
 
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
-	v->ram_floor_bytes = mc_ram_floor_bytes(p, g, r->gpu_memory_bytes);
+	v->ram_floor_bytes = gpu_term(p, r);
 	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
-	v->ram_offload_bytes = mc_offload_bytes(p, r);
+	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
 	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
@@ -289,8 +351,29 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 		(node->cores < v->node_cores_needed ||
 		 node->cores < v->cores_needed);
 
+	if (alloc->requested) {
+		v->node_gpus_short = node->gpus && g > node->gpus;
+		v->alloc_mem_over_node = node->ram_bytes &&
+			alloc->mem_bytes > node->ram_bytes;
+		v->alloc_cores_over_node = node->cores &&
+			alloc->cores > node->cores;
+	}
+	/* The audit's RAM rule for the node's own GPUs (at this step's M);
+	 * an APU's one memory pool meets it by construction. */
+	if (v->node_ram_short && node->gpus && r->gpu_memory_bytes &&
+	    !r->unified_memory) {
+		uint64_t rule = mc_ram_floor_bytes(p, node->gpus,
+						   r->gpu_memory_bytes);
+
+		v->node_ram_rule_fails = node->ram_bytes < rule;
+		v->node_ram_rule_bytes = rule;
+	}
+
 	v->fits = !v->ram_short && !v->cores_short && !v->node_cores_short &&
-		!v->node_ram_short;
+		!v->node_ram_short && !v->node_gpus_short &&
+		!v->alloc_mem_over_node && !v->alloc_cores_over_node;
+	if (mc_verdict_impossible(v))
+		v->max_gpus = largest_g(p, r, node);
 
 	v->max_dataloader_workers = largest_w(p, r, node, alloc, workers_cap(p),
 					      true, true);
@@ -298,10 +381,12 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 						   workers_cap(p), false,
 						   false);
 
-	if (v->ram_short && !v->node_ram_short)
+	if ((v->ram_short || v->alloc_mem_over_node) && !v->node_ram_short &&
+	    !v->node_gpus_short)
 		v->fix_mem_bytes = v->ram_needed_bytes;
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
-	if (v->cores_short && !v->node_cores_short)
+	if ((v->cores_short || v->alloc_cores_over_node) &&
+	    !v->node_cores_short && !v->node_gpus_short)
 		v->fix_cpus_per_gpu = sat_mul32(cores_per_gpu(p, w), tpc);
 	/*
 	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
@@ -327,6 +412,13 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 	a->cores_needed = mc_node_cores_needed(p, node->gpus, a->workers);
 	a->ram_rule_ok = gpu_memory_known &&
 		node->ram_bytes >= a->ram_needed_bytes;
+	if (node->unified_memory) {
+		/* One pool: the GPUs' memory is this RAM, not a second copy
+		 * of it (AMD MI300A); the step rule sizes what shares it. */
+		a->unified_memory = true;
+		a->ram_needed_bytes = 0;
+		a->ram_rule_ok = node->ram_bytes > 0;
+	}
 	a->cores_rule_ok = node->cores >= a->cores_needed;
 }
 
@@ -402,6 +494,98 @@ static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
 		       w, plural(w, "worker", "workers"));
 }
 
+static uint64_t div_up64(uint64_t a, uint64_t b)
+{
+	return b ? a / b + (a % b != 0) : a;
+}
+
+/*
+ * The options that give the step ram bytes (when ram is not 0) and cores
+ * cores (when cores is not 0), in the user's own forms: --mem,
+ * --mem-per-gpu or --mem-per-cpu; --cpus-per-gpu or --cpus-per-task
+ * (CPUs as Slurm counts them: threads). Returns how many were written.
+ */
+static size_t fix_options_for(const struct mc_verdict *v, uint64_t ram,
+			      uint32_t cores,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	const struct mc_alloc *a = &v->alloc;
+	uint32_t g = v->req.gpus ? v->req.gpus : 1;
+	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
+	uint32_t tasks = a->tasks ? a->tasks : g;
+	/* CPUs of the step once the fix is taken. */
+	uint64_t cpus = (uint64_t)(cores ? cores : a->cores) * tpc;
+	size_t n = 0;
+	char m[32];
+
+	if (ram) {
+		const char *name = "mem";
+		uint64_t per = ram;
+
+		if (a->mem_form == MC_MEM_PER_GPU) {
+			name = "mem-per-gpu";
+			per = div_up64(ram, g);
+		} else if (a->mem_form == MC_MEM_PER_CPU && cpus) {
+			/* Slurm's MB, rounded up: a G would add up to a
+			 * GiB per CPU. */
+			uint64_t mb = div_up64(div_up64(ram, cpus), 1 << 20);
+
+			if (mb % 1024)
+				snprintf(m, sizeof(m), "%lluM",
+					 (unsigned long long)mb);
+			else
+				snprintf(m, sizeof(m), "%lluG",
+					 (unsigned long long)(mb / 1024));
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--mem-per-cpu=%s", m);
+			name = NULL;
+		}
+		if (name)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX, "--%s=%s", name,
+				 mc_fmt_mem_option(per, m, sizeof(m)));
+	}
+	if (cores) {
+		uint64_t threads = (uint64_t)cores * tpc;
+
+		if (a->cpu_form == MC_CPUS_PER_TASK)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-task=%llu", (unsigned long long)
+				 div_up64(threads, tasks));
+		else
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-gpu=%llu", (unsigned long long)
+				 div_up64(threads, g));
+	}
+	return n;
+}
+
+size_t mc_verdict_fix_options(const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	size_t n;
+
+	if (v->fits)
+		return 0;
+	if (v->step_cpus_hint) {
+		n = fix_options_for(v, v->fix_mem_bytes, 0, opt);
+		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--cpus-per-task=%u",
+			 v->fix_cpus_per_task);
+		return n;
+	}
+	return fix_options_for(v, v->fix_mem_bytes,
+			       v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+}
+
+/* "--mem=X --cpus-per-gpu=Y" (forms as the user's) into s. */
+static void sb_options(struct sbuf *s, const char *sep,
+		       char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sb_add(s, "%s%s", sep, opt[i]);
+		sep = " ";
+	}
+}
+
 /*
  * " with --mem=X --cpus-per-gpu=Y": what an allocation must add for w
  * workers, or nothing when the current one already holds them.
@@ -411,18 +595,11 @@ static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
 {
 	uint64_t ram = ram_at(p, &v->req, w);
 	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
-	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
-	char m[32];
-	const char *sep = " with";
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n = fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
+				   cores > v->alloc.cores ? cores : 0, opt);
 
-	if (ram > v->alloc.mem_bytes) {
-		sb_add(s, "%s --mem=%s", sep,
-		       mc_fmt_mem_option(ram, m, sizeof(m)));
-		sep = "";
-	}
-	if (cores > v->alloc.cores)
-		sb_add(s, "%s --cpus-per-gpu=%u", sep,
-		       sat_mul32(cores_per_gpu(p, w), tpc));
+	sb_options(s, " with ", opt, n);
 }
 
 static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
@@ -436,9 +613,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
-		sb_add(&s, "%s%s GPU floor", sep,
-		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)));
-		if (p->host_ram_per_gpu_ram != 1.0)
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
 			sb_add(&s, " (%g x GPU memory)",
 			       p->host_ram_per_gpu_ram);
 		sep = " + ";
@@ -455,11 +633,22 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (v->ram_offload_bytes)
-		sb_add(&s, "%s%s ZeRO-%u offload", sep,
-		       mc_fmt_bytes(v->ram_offload_bytes, a, sizeof(a)),
-		       r->zero_stage);
+	if (v->ram_zero_bytes)
+		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
+		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
+		       : "model load");
 	add_line(out, "%s", s.b);
+	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
+		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
+			 "fp32 model in host RAM%s)", r->gpus,
+			 plural(r->gpus, "rank", "ranks"),
+			 r->zero_stage < 3 ? ""
+			 : !mc_zero_init(p, r) ? ", no zero.Init"
+			 : r->largest_layer_params ? ", largest layer with "
+						     "zero.Init"
+			 : "; largest layer unknown, counted as the whole "
+			   "model: give --largest-layer-params");
 
 	s.len = 0;
 	s.b[0] = '\0';
@@ -474,7 +663,19 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 					    sizeof(b)));
 	else
 		add_line(out, "%s", s.b);
-	if (v->gpu_memory_unknown)
+	if (r->unified_memory)
+		add_line(out, INDENT "APU: GPU memory is this host RAM, one "
+			 "pool for the GPUs' working set, workers and tasks "
+			 "(counted once)");
+	if (r->unified_memory && v->gpu_memory_unknown)
+		add_line(out, INDENT "the GPUs' working set gets the rest: %s "
+			 "of this allocation (an administrator sizes it with "
+			 "GpuMemory=)", v->ram_allocated_bytes >
+			 v->ram_needed_bytes ?
+			 mc_fmt_bytes(v->ram_allocated_bytes -
+				      v->ram_needed_bytes, b, sizeof(b))
+			 : "nothing");
+	else if (v->gpu_memory_unknown)
 		/* Users read this too: the setting is the administrator's. */
 		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
 			 "checked (an administrator sets GpuMemory= in "
@@ -537,6 +738,20 @@ static void explain_node_limit(const struct mc_policy *p,
 	add_line(out, "%s", s.b);
 }
 
+/* The only fixes left when the node cannot hold the step at all. */
+static void explain_impossible_fix(const struct mc_verdict *v,
+				   struct mc_explanation *out)
+{
+	if (v->max_gpus)
+		add_line(out, "  fix: at most %u %s per node fit%s this node "
+			 "(use more nodes), or another partition",
+			 v->max_gpus, plural(v->max_gpus, "GPU", "GPUs"),
+			 v->max_gpus == 1 ? "s" : "");
+	else
+		add_line(out, "  fix: none on this node: use another "
+			 "partition");
+}
+
 static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -544,8 +759,28 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	uint32_t w = r->dataloader_workers;
 	struct sbuf s = { .len = 0 };
 	const char *lead = "  fix: ";
-	char a[32], b[32];
+	char a[32], b[32], c[32];
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n_opt;
 
+	if (v->node_gpus_short) {
+		explain_impossible_fix(v, out);
+		return;
+	}
+	if (v->node_ram_rule_fails) {
+		add_line(out, "  node RAM %s is below the site's RAM rule "
+			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->node_ram_rule_bytes, b, sizeof(b)),
+			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, c,
+			 sizeof(c)), p->host_ram_per_gpu_ram);
+		add_line(out, "  no step of %u GPUs fits this node, whatever "
+			 "it asks; an administrator can lower", r->gpus);
+		add_line(out, "  HostRamPerGpuRam or fix the node "
+			 "(memcore audit lists such nodes)");
+		explain_impossible_fix(v, out);
+		return;
+	}
 	if (v->node_ram_short) {
 		add_line(out, "  fix: no allocation on this node can fit %s "
 			 "(node has %s)",
@@ -559,16 +794,15 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		return;
 	}
 
-	/* The smallest change at the asked w. */
-	if (v->fix_mem_bytes)
-		sb_add(&s, "--mem=%s",
-		       mc_fmt_mem_option(v->fix_mem_bytes, a, sizeof(a)));
-	if (v->fix_cpus_per_gpu && !v->step_cpus_hint)
-		sb_add(&s, "%s--cpus-per-gpu=%u", s.len ? " " : "",
-		       v->fix_cpus_per_gpu);
+	/* The smallest change at the asked w, in the user's forms. */
+	n_opt = fix_options_for(v, v->fix_mem_bytes,
+				v->fix_cpus_per_gpu && !v->step_cpus_hint
+				? v->cores_needed : 0, opt);
+	sb_options(&s, "", opt, n_opt);
 	/* And for cores the fewest-worker way out: the largest w that the
 	 * allocated cores hold, with the --mem it then needs. */
-	if (w > 0 && !v->step_cpus_hint) {
+	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
+	    !v->alloc_cores_over_node) {
 		int32_t alt = largest_w(p, r, &v->node, &v->alloc, w - 1, true,
 					false);
 
@@ -599,6 +833,77 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	}
 }
 
+/* The end of the first line: " fits:", " needs more than it was given:"
+ * or, when no allocation can fit, " cannot fit: <why>:". */
+static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
+{
+	char a[32], b[32];
+
+	if (v->fits) {
+		sb_add(s, " fits:");
+	} else if (v->node_gpus_short) {
+		sb_add(s, " cannot fit: it asks for %u GPUs, the node has %u:",
+		       v->req.gpus, v->node.gpus);
+	} else if (v->node_ram_rule_fails) {
+		sb_add(s, " cannot fit: the node fails the site's RAM rule "
+		       "(%s for %u x %s GPUs):",
+		       mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+		       v->node.gpus, mc_fmt_bytes(v->req.gpu_memory_bytes, b,
+						  sizeof(b)));
+	} else if (v->alloc_mem_over_node) {
+		sb_add(s, " cannot fit: it asks for %s of memory, the node "
+		       "has %s:", mc_fmt_bytes(v->alloc.mem_bytes, a,
+					      sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+	} else if (v->alloc_cores_over_node) {
+		sb_add(s, " cannot fit: it asks for %u cores, the node has "
+		       "%u:", v->alloc.cores, v->node_cores);
+	} else if (v->node_ram_short) {
+		sb_add(s, " cannot fit: it needs %s of RAM, the node has %s:",
+		       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+	} else if (v->node_cores && v->cores_needed > v->node_cores) {
+		sb_add(s, " cannot fit: it needs %u cores, the node has %u:",
+		       v->cores_needed, v->node_cores);
+	} else {
+		sb_add(s, " needs more than it was given:");
+	}
+}
+
+const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
+			      size_t buflen)
+{
+	char a[32], b[32];
+
+	if (v->fits)
+		snprintf(buf, buflen, "%s", "");
+	else if (v->node_gpus_short)
+		snprintf(buf, buflen, "has %u GPUs", v->node.gpus);
+	else if (v->node_ram_rule_fails)
+		snprintf(buf, buflen, "fails the site's RAM rule");
+	else if (v->alloc_mem_over_node)
+		snprintf(buf, buflen, "has %s, not %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->alloc.mem_bytes, b, sizeof(b)));
+	else if (v->alloc_cores_over_node)
+		snprintf(buf, buflen, "has %u cores, not %u", v->node_cores,
+			 v->alloc.cores);
+	else if (v->node_ram_short)
+		snprintf(buf, buflen, "has %s, needs %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->ram_needed_bytes, b, sizeof(b)));
+	else if (v->node_cores_short)
+		snprintf(buf, buflen, "has %u cores, needs %u", v->node_cores,
+			 v->node_cores_needed > v->cores_needed
+			 ? v->node_cores_needed : v->cores_needed);
+	else if (v->ram_short)
+		snprintf(buf, buflen, "needs %s",
+			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	else
+		snprintf(buf, buflen, "needs %u cores", v->cores_needed);
+	return buf;
+}
+
 void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 			const char *step, const char *host,
 			struct mc_explanation *out)
@@ -619,8 +924,7 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 		sb_add(&s, " this step");
 	if (host && *host)
 		sb_add(&s, " on %s", host);
-	sb_add(&s, "%s", v->fits ? " fits:" :
-	       " needs more than it was given:");
+	sb_header_verdict(&s, v);
 	add_line(out, "%s", s.b);
 
 	if (v->gpu_memory_unknown)

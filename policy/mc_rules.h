@@ -29,6 +29,13 @@
 enum mc_offload { MC_OFFLOAD_NONE = 0, MC_OFFLOAD_OPTIMIZER, MC_OFFLOAD_ALL };
 extern const char *const mc_offload_words[];	/* none optimizer all */
 
+/* Whether the model is built under deepspeed.zero.Init (ZeRO-3). */
+enum mc_zero_init_src {
+	MC_ZERO_INIT_POLICY = 0,	/* the policy's ZeroInit */
+	MC_ZERO_INIT_YES,		/* --zero-init=yes */
+	MC_ZERO_INIT_NO,		/* --zero-init=no */
+};
+
 /* What the step asks for, per node. */
 struct mc_request {
 	uint32_t gpus;			/* g: GPUs of the step on this node */
@@ -36,9 +43,16 @@ struct mc_request {
 	uint32_t dataloader_workers;	/* w: per GPU */
 	uint64_t gpu_memory_bytes;	/* M: memory of one GPU (the largest
 					 * of the step's GPUs); 0 = unknown */
-	uint64_t model_params;		/* P: 0 = no offload term */
+	uint64_t model_params;		/* P: 0 = no ZeRO term */
 	uint32_t zero_stage;		/* 0..3 */
 	enum mc_offload offload;
+	uint64_t largest_layer_params;	/* L: 0 = unknown (counts as P) */
+	enum mc_zero_init_src zero_init;
+	/* The node's GPU memory is its host RAM (an APU such as the AMD
+	 * MI300A, mc_facts_unified()): M is the GPU working set inside the
+	 * one pool, counted once (HostRamPerGpuRam does not apply: there is
+	 * no host copy); M unknown, the GPUs get what the allocation leaves. */
+	bool unified_memory;
 };
 
 /* What the node has (from the topology or memcore.conf NodeRam/NodeCores).
@@ -48,9 +62,19 @@ struct mc_node {
 	uint32_t cores;			/* physical cores */
 	uint32_t threads_per_core;	/* PUs per core (>= 1); for --cpus-per-gpu */
 	uint32_t gpus;			/* G: GPUs of the node */
+	bool unified_memory;		/* APU: GPU memory is this RAM */
 };
 
-/* What Slurm gave the step on this node. */
+/*
+ * The memory option the user asked with, and the CPU option: a fix names
+ * the same ones (Slurm refuses --mem next to --mem-per-gpu/--mem-per-cpu,
+ * and a user who wrote -c reads -c best).
+ */
+enum mc_mem_form { MC_MEM_PER_NODE = 0, MC_MEM_PER_GPU, MC_MEM_PER_CPU };
+enum mc_cpu_form { MC_CPUS_PER_GPU = 0, MC_CPUS_PER_TASK };
+
+/* What Slurm gave the step on this node (or, with requested, what a user
+ * asks for before submitting). */
 struct mc_alloc {
 	uint64_t mem_bytes;		/* step memory (0 already resolved to
 					 * the node's RAM by the caller) */
@@ -60,6 +84,17 @@ struct mc_alloc {
 					 * has CPUs the step did not get */
 	const char *mem_source;		/* how it was asked, e.g. "--mem=400G";
 					 * may be NULL */
+	enum mc_mem_form mem_form;	/* the fix's memory option */
+	enum mc_cpu_form cpu_form;	/* the fix's CPU option */
+	uint32_t tasks;			/* tasks of the step on the node, for
+					 * --cpus-per-task; 0: one per GPU */
+	/*
+	 * A request not yet granted (memcore check, the cli_filter): asking
+	 * for more GPUs, memory or cores than the node has is impossible.
+	 * At launch (false) Slurm's grant is not questioned against the
+	 * topology.
+	 */
+	bool requested;
 };
 
 /* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */
@@ -71,7 +106,8 @@ uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 			      uint32_t workers);
 
-/* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte. */
+/* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte (the
+ * caller's mc_ram_needed_bytes takes g * M alone on unified memory). */
 uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 			    uint64_t gpu_memory_bytes);
 
@@ -80,18 +116,37 @@ uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers);
 
 /*
- * CPU memory of DeepSpeed ZeRO offload on one node, bytes (DeepSpeed's
- * estimators, with f = OffloadBufferFactor, g = GPUs per node, N = nodes,
- * G = g * N):
+ * Host (CPU) memory of DeepSpeed ZeRO on one node, bytes: DeepSpeed's
+ * estimate_zero2_model_states_mem_needs() (stage_1_and_2.py, stages 1 and
+ * 2) and estimate_zero3_model_states_mem_needs() (stage3.py), the "per
+ * CPU" column of their tables. f = OffloadBufferFactor (DeepSpeed's
+ * additional_buffer_factor, 1.5), g = GPUs per node, N = nodes, G = g * N,
+ * P = model parameters, L = largest layer's parameters, zi = zero.Init
+ * (the request's zero_init, else the policy's ZeroInit):
  *   stage 1/2, offload optimizer:   P * max(4G, 16) * f
- *   stage 3, offload all:           zero_init ? 18P/N * f : P * max(4g, 18/N) * f
- *   stage 3, offload optimizer:     zero_init ? 16P/N * f : P * max(4g, 16/N) * f
- *   offload none, or P = 0:         0
+ *   stage 1/2, no offload:          P * 4g * f  (each rank builds the fp32
+ *                                   model on the host before partitioning)
+ *   stage 3, offload all:           zi ? 18P/N * f : P * max(4g, 18/N) * f
+ *   stage 3, offload optimizer:     zi ? 16P/N * f : P * max(4g, 16/N) * f
+ *   stage 3, no offload:            zi ? L * 4g * f : P * 4g * f
+ *   stage 0, or P = 0:              0
+ * L unknown (0) counts as P: without the user's figure memcore cannot
+ * assume zero.Init's saving (docs: --largest-layer-params).
  * Combinations that DeepSpeed does not support (offload with stage 0,
  * offload=all below stage 3) return 0; mc_request_check() refuses them.
+ * t5-3b (P = 2,851,598,336, L = 32,899,072) on 1 node of 8 GPUs: 127.48 GiB
+ * for stage 2 with and without offload; stage 3 71.71 / 127.48 (all),
+ * 63.74 / 127.48 (optimizer), 1.47 / 127.48 GiB (none), zi yes / no.
  */
-uint64_t mc_offload_bytes(const struct mc_policy *p,
-			  const struct mc_request *r);
+uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
+			   const struct mc_request *r);
+
+/* Whether the ZeRO term is DeepSpeed's offload (true) or the model load
+ * of a run without offload (false); for explanations. */
+bool mc_zero_is_offload(const struct mc_request *r);
+
+/* zero.Init for this request: its own answer, else the policy's. */
+bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r);
 
 /*
  * Check the combination of request fields a user chose, and, with a policy
@@ -101,7 +156,7 @@ uint64_t mc_offload_bytes(const struct mc_policy *p,
 int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		     char *err, size_t errlen);
 
-/* The whole step RAM: floor + workers + offload + g * RamPerTask. */
+/* The whole step RAM: floor + workers + ZeRO + g * RamPerTask. */
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r);
 
@@ -109,7 +164,7 @@ struct mc_verdict {
 	bool fits;
 	bool gpu_memory_unknown;	/* M was 0: RAM floor not checked */
 	/* RAM */
-	uint64_t ram_floor_bytes, ram_workers_bytes, ram_offload_bytes,
+	uint64_t ram_floor_bytes, ram_workers_bytes, ram_zero_bytes,
 		 ram_tasks_bytes, ram_needed_bytes, ram_allocated_bytes;
 	bool ram_short;			/* needed > allocated */
 	bool node_ram_short;		/* needed > node RAM: no --mem fits */
@@ -135,6 +190,22 @@ struct mc_verdict {
 	 * fix_cpus_per_task assumes one task per GPU: (w + 1) * threads. */
 	bool step_cpus_hint;
 	uint32_t fix_cpus_per_task;	/* for that hint; 0 if unknown */
+	/*
+	 * Impossible on this node whatever the allocation (the first three
+	 * only for a requested allocation): more GPUs than the node has,
+	 * memory or cores asked beyond the node's.
+	 */
+	bool node_gpus_short;		/* g > the node's G (G known) */
+	bool alloc_mem_over_node;	/* asked memory > node RAM */
+	bool alloc_cores_over_node;	/* asked cores > node cores */
+	/* The node breaks the site's RAM rule (node RAM below its GPUs'
+	 * memory x HostRamPerGpuRam, as memcore audit says) and the step's
+	 * RAM does not fit the node: no request on this node fixes it. */
+	bool node_ram_rule_fails;
+	uint64_t node_ram_rule_bytes;	/* that rule's RAM, when it fails */
+	/* The most GPUs per node a step like this one (same w) fits on this
+	 * node, when it is impossible; 0 when none. */
+	uint32_t max_gpus;
 	/* inputs kept for the explanation */
 	struct mc_request req;
 	struct mc_node node;
@@ -162,11 +233,38 @@ struct mc_audit {
 	uint32_t workers;		/* the w used */
 	bool ram_rule_ok;		/* false also when memory is unknown */
 	bool cores_rule_ok;
+	/* An APU node: its GPU memory is its host RAM, so "host RAM >= GPU
+	 * memory" holds by construction (ram_rule_ok true, needed 0). */
+	bool unified_memory;
 };
 
 void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 		   uint64_t gpu_memory_total_bytes, bool gpu_memory_known,
 		   struct mc_audit *a);
+
+/* True when no allocation on this node can make the step fit (the
+ * verdict's impossible cases, node_ram_short, step cores > node cores). */
+bool mc_verdict_impossible(const struct mc_verdict *v);
+
+/*
+ * Why the step does not fit, in a few words for a list of nodes:
+ * "has 4 GPUs", "fails the site's RAM rule", "has 512 GiB, needs 704 GiB",
+ * "needs 704 GiB", "has 96 cores, needs 112", "needs 24 cores". "" when it
+ * fits. Returns buf.
+ */
+const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
+			      size_t buflen);
+
+#define MC_FIX_OPTIONS 3
+#define MC_FIX_OPTION_MAX 48
+
+/*
+ * The smallest fix at the asked DataLoader workers, as complete options in
+ * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); the
+ * count (0 when the step fits or no option can fix it).
+ */
+size_t mc_verdict_fix_options(const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
 #define MC_EXPLAIN_LINES 16
 #define MC_EXPLAIN_LINE_MAX 160
@@ -189,6 +287,9 @@ struct mc_explanation {
  *                   16 allocated                               short 8
  *     fix: --mem=704G --cpus-per-gpu=3, or --dataloader-workers=1 with --mem=672G
  * When the step fits, the same lines say "fits" (for --memcore=explain).
+ * A step no allocation can fit says so in its first line ("cannot fit: the
+ * node has 4 GPUs, the step asks for 8:", "cannot fit: the node fails the
+ * site's RAM rule (...)") and gets only fixes that can work.
  * A GPU-less step has nothing to explain: out->n is 0.
  */
 void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,

@@ -98,34 +98,30 @@ static int option_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
-static struct spank_option options[MC_OPT_COUNT + 1] = {
-	[MC_OPT_WORKERS] = { "dataloader-workers", "N",
-		"[memcore] DataLoader worker processes per GPU; memcore "
-		"sizes cores and RAM for them (env MEMCORE_DATALOADER_WORKERS)",
-		1, MC_OPT_WORKERS, option_cb },
-	[MC_OPT_PARAMS] = { "model-params", "SIZE",
-		"[memcore] model parameters (7B, 70B, 6.7e9), for the "
-		"DeepSpeed ZeRO offload RAM (env MEMCORE_MODEL_PARAMS)",
-		1, MC_OPT_PARAMS, option_cb },
-	[MC_OPT_STAGE] = { "zero-stage", "0-3",
-		"[memcore] DeepSpeed ZeRO stage (env MEMCORE_ZERO_STAGE)",
-		1, MC_OPT_STAGE, option_cb },
-	[MC_OPT_OFFLOAD] = { "offload", "none|optimizer|all",
-		"[memcore] DeepSpeed ZeRO offload to host RAM "
-		"(env MEMCORE_OFFLOAD)", 1, MC_OPT_OFFLOAD, option_cb },
-	[MC_OPT_MODE] = { "memcore", "explain|warn",
-		"[memcore] explain: print the RAM/core plan even when the "
-		"step fits; warn: run a misfit step with a warning, where "
-		"the site allows it (env MEMCORE_MODE)",
-		1, MC_OPT_MODE, option_cb },
-	SPANK_OPTIONS_TABLE_END
-};
+/* Slurm keeps pointers to these: they live as long as the plugin. */
+static struct spank_option options[MC_OPT_COUNT];
+static char option_help[MC_OPT_COUNT][320];
 
 int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 {
 	cb_plugin = p;
 	for (int i = 0; i < MC_OPT_COUNT; i++) {
-		spank_err_t rc = spank_option_register(sp, &options[i]);
+		spank_err_t rc;
+
+		/* Names, value words and help come from the one option table
+		 * the memcore command shares (policy/mc_opts.c). */
+		snprintf(option_help[i], sizeof(option_help[i]),
+			 "[memcore] %s (env %s)", mc_opt_help(i),
+			 mc_opt_env(i));
+		options[i] = (struct spank_option){
+			.name = (char *)mc_opt_name(i),
+			.arginfo = (char *)mc_opt_arginfo(i),
+			.usage = option_help[i],
+			.has_arg = 1,
+			.val = i,
+			.cb = option_cb,
+		};
+		rc = spank_option_register(sp, &options[i]);
 
 		/* Another plugin owning the name is the admin's to fix; the
 		 * rest of memcore still works. */

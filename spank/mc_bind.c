@@ -166,15 +166,16 @@ static int task_gpus(const struct mc_plugin *p, spank_t sp,
 
 /*
  * Whether GPU g's lack of cores is worth a warning to this task: always
- * when its NUMA node has no CPU in the task's mask; when lower GPUs took
- * them, only if one of those is another task's (a task's own GPUs share
- * its cores anyway, and the verdict has judged the core count).
+ * when its NUMA node has no CPU in the task's mask, or when the mask
+ * cannot give it w + 1 cores even from nearby NUMA nodes; when lower GPUs
+ * took them all, only if one of those is another task's (a task's own
+ * GPUs share its cores anyway, and the verdict has judged the core count).
  */
 static bool must_warn(const struct mc_plan *plan, const struct mc_plan_gpu *g,
 		      const unsigned *mine, int n_mine)
 {
 	if (g->cores)
-		return false;
+		return g->cores < g->cores_wanted;
 	if (g->outside)
 		return true;
 	for (size_t i = 0; i < plan->n; i++) {

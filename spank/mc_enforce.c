@@ -37,6 +37,7 @@
 #include "mc_memstat.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
+#include "mc_tmpfs.h"
 #include "mc_step.h"
 
 /* rmdir of memcore's own cgroup waits this long for the last task's
@@ -318,6 +319,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			const struct mc_memstat *m)
 {
 	char lim[32], at[32], anon[32], shm[32], file[32], more[32];
+	char where[160];	/* the node's tmpfs mounts (mc_tmpfs.h) */
 	uint64_t limit = m->limit_bytes != MC_MEM_UNLIMITED ? m->limit_bytes
 							     : e->limit_bytes;
 	/* The victim's memory is gone by now: what the step held at the
@@ -339,10 +341,11 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			mc_fmt_bytes(limit, lim, sizeof(lim)), e->mem_source);
 	slurm_spank_log("  non-reclaimable  about %s at the kill: anon %s "
 			"(process memory: heap, tensors, DataLoader "
-			"batches), shmem %s (/dev/shm, tmpfs, pinned "
+			"batches), shmem %s (files in tmpfs: %s; pinned "
 			"buffers)", mc_fmt_bytes(peak, at, sizeof(at)),
 			mc_fmt_bytes(anon_est, anon, sizeof(anon)),
-			mc_fmt_bytes(shmem, shm, sizeof(shm)));
+			mc_fmt_bytes(shmem, shm, sizeof(shm)),
+			mc_tmpfs_where(where, sizeof(where)));
 	slurm_spank_log("  not counted      %s of file pages (page cache, "
 			"memory-mapped files): the kernel reclaims them "
 			"before it kills", mc_fmt_bytes(m->file_bytes, file,
@@ -350,15 +353,17 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 	mc_fmt_mem_option(limit * 2, more, sizeof(more));
 	if (shm_big)
 		slurm_spank_log("  fix: most of it was shared memory: delete "
-				"what the job leaves in /dev/shm, use less of "
+				"what the job leaves in tmpfs (%s), use less "
+				"of "
 				"it (a DataLoader with fewer workers, a smaller "
 				"pinned-memory pool), or ask for more with "
-				"--mem (e.g. --mem=%s)", more);
+				"--mem (e.g. --mem=%s)", where, more);
 	else
 		slurm_spank_log("  fix: ask for more with --mem (e.g. "
 				"--mem=%s), or use less: fewer DataLoader "
 				"workers (--dataloader-workers), smaller "
-				"batches; less data in /dev/shm", more);
+				"batches; less data in tmpfs (%s)", more,
+				where);
 	slurm_info("memcore: job %s: %" PRIu64 " OOM kill(s), limit %s, "
 		   "peak %s, anon ~%s, shmem %s, file %s", e->step_name, kills,
 		   lim, at, anon, shm, file);

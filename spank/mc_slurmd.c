@@ -33,20 +33,23 @@ static void describe_gpus(const struct mc_node_facts *f,
 	uint64_t m0 = mc_facts_gpu_memory(f, pol, 0, &src0);
 	bool same = true;
 	char b[32];
+	/* With MIG on, Slurm's GPUs are the slices. */
+	uint32_t n = mc_topology_slurm_gpus(f);
+	const char *what = f->n_mig ? "MIG slices" : "GPUs";
 
-	if (!f->n_gpus) {
+	if (!n) {
 		snprintf(buf, len, "no GPUs");
 		return;
 	}
-	for (uint32_t i = 1; i < f->n_gpus; i++)
+	for (uint32_t i = 1; i < n; i++)
 		if (mc_facts_gpu_memory(f, pol, i, &src) != m0 || src != src0)
 			same = false;
 	if (same)
-		snprintf(buf, len, "%u GPUs x %s (%s)", f->n_gpus,
+		snprintf(buf, len, "%u %s x %s (%s)", n, what,
 			 m0 ? mc_fmt_bytes(m0, b, sizeof(b)) : "memory unknown",
 			 mc_mem_source_name(src0));
 	else
-		snprintf(buf, len, "%u GPUs of mixed memory", f->n_gpus);
+		snprintf(buf, len, "%u %s of mixed memory", n, what);
 }
 
 /* "22.05.8": Debian's slurm_version.h has the number, not the string. */

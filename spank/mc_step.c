@@ -178,15 +178,18 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	bool batch = s->step_id == SLURM_BATCH_SCRIPT;
 	char why[MC_ERR_MAX];
 
+	s->mem_form = MC_MEM_PER_NODE;
 	if (batch && get_env(sp, "SLURM_MEM_PER_GPU", buf, 32, false, why,
-			     sizeof(why)) > 0)
+			     sizeof(why)) > 0) {
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-gpu=%sM", buf);
-	else if (batch && get_env(sp, "SLURM_MEM_PER_CPU", buf, 32, false,
-				  why, sizeof(why)) > 0)
+		s->mem_form = MC_MEM_PER_GPU;
+	} else if (batch && get_env(sp, "SLURM_MEM_PER_CPU", buf, 32, false,
+				  why, sizeof(why)) > 0) {
 		snprintf(s->mem_source, sizeof(s->mem_source),
 			 "--mem-per-cpu=%sM", buf);
-	else if (s->mem_mb)
+		s->mem_form = MC_MEM_PER_CPU;
+	} else if (s->mem_mb)
 		snprintf(s->mem_source, sizeof(s->mem_source), "--mem=%s",
 			 mc_fmt_mem_option(s->mem_mb << 20, buf, sizeof(buf)));
 	else

@@ -15,6 +15,7 @@
 #include <slurm/spank.h>
 
 #include "mc_config.h"
+#include "mc_rules.h"
 #include "mc_topology.h"
 
 /* What the step got on this node, read from Slurm. */
@@ -30,6 +31,7 @@ struct mc_step {
 	uint64_t mem_mb;		/* 0: whole node */
 	int cores, job_cores;		/* -1: unknown */
 	char mem_source[96];
+	enum mc_mem_form mem_form;	/* the option mem_source names */
 	char step_name[48];		/* "1234.0", "1234.batch" */
 };
 

@@ -137,18 +137,16 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 						 * GPUs as the node's at least */
 	req.gpus = s->gpus;
 	req.nodes = s->nodes;
-	req.dataloader_workers = p->opts.set[MC_OPT_WORKERS]
-				 ? p->opts.workers : pol.dataloader_workers;
+	mc_opts_request(&p->opts, &pol, &req);
 	req.gpu_memory_bytes = mc_facts_step_gpu_memory(facts, &pol,
 			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0);
-	req.model_params = p->opts.params;
-	req.zero_stage = p->opts.stage;
-	req.offload = (enum mc_offload)p->opts.offload;
+	req.unified_memory = node.unified_memory;
 
 	alloc.mem_bytes = s->mem_mb ? s->mem_mb << 20 : node.ram_bytes;
 	alloc.cores = s->cores >= 0 ? (uint32_t)s->cores : node.cores;
 	alloc.job_cores = s->job_cores >= 0 ? (uint32_t)s->job_cores : 0;
 	alloc.mem_source = s->mem_source;
+	alloc.mem_form = s->mem_form;	/* the fix names the user's option */
 
 	/* A user's mistake in the options is refused like a misfit. */
 	why[0] = '\0';

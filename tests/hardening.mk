@@ -20,12 +20,13 @@ CLANG        ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config opts parse list $(if $(wildcard cgroup/mc_memstat.c),memstat)
 # What the targets parse: pure C, no Slurm, no hwloc.
-FUZZ_SRC     := $(POLICY_SRC) spank/mc_opts.c $(wildcard cgroup/mc_memstat.c)
+FUZZ_SRC     := $(POLICY_SRC) $(wildcard cgroup/mc_memstat.c)
 FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz
 SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=all
 SAN_ENV      := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
-                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:fast_unwind_on_malloc=0
 VALGRIND     := valgrind -q --error-exitcode=99 --leak-check=full \
                 --show-leak-kinds=definite,indirect \
                 --errors-for-leak-kinds=definite,indirect

@@ -31,7 +31,9 @@
 #include "mc_topology.h"
 
 #define MC_CACHE_MAGIC "MCFACTS"	/* 7 characters and a NUL */
-#define MC_CACHE_FORMAT 2u	/* 2: NUMA CPU masks stored parsed */
+/* 2: NUMA packages and distances, APU flag, MIG slices (issue 11);
+ * 3: NUMA CPU masks stored parsed (issue 13). */
+#define MC_CACHE_FORMAT 3u
 #define MC_CACHE_HOST_MAX 256
 #define MC_CACHE_VERSION_MAX 32
 /* The default cache file: Slurm's default SlurmdSpoolDir plus our name.

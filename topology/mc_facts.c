@@ -10,7 +10,18 @@ uint64_t mc_facts_gpu_memory(const struct mc_node_facts *f,
 	enum mc_mem_source src = MC_MEM_SRC_NONE;
 	uint64_t bytes = 0;
 
-	if (index < f->n_gpus && f->gpus[index].memory_bytes) {
+	if (f->n_mig) {
+		/* MIG slices are Slurm's GPUs: a slice's memory, never its
+		 * card's (mc_gpumem.h records them from NVML). */
+		if (index < f->n_mig && index < MC_MAX_MIG &&
+		    f->mig[index].memory_bytes) {
+			bytes = f->mig[index].memory_bytes;
+			src = MC_MEM_SRC_NVML;
+		} else if (p->gpu_memory_bytes) {
+			bytes = p->gpu_memory_bytes;
+			src = MC_MEM_SRC_POLICY;
+		}
+	} else if (index < f->n_gpus && f->gpus[index].memory_bytes) {
 		bytes = f->gpus[index].memory_bytes;
 		src = f->gpus[index].memory_source;
 	} else if (p->gpu_memory_bytes) {
@@ -29,7 +40,7 @@ uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 				  const unsigned *idx, size_t n)
 {
 	uint64_t largest = 0;
-	size_t count = n ? n : f->n_gpus;
+	size_t count = n ? n : mc_topology_slurm_gpus(f);
 
 	if (!count)	/* a node without GPUs in its topology */
 		return mc_facts_gpu_memory(f, p, 0, NULL);
@@ -54,7 +65,19 @@ void mc_facts_node(const struct mc_node_facts *f, const struct mc_policy *p,
 	n->cores = p->node_cores ? p->node_cores : f->cores;
 	n->threads_per_core = (f->cores && f->pus >= f->cores)
 			      ? f->pus / f->cores : 1;
-	n->gpus = p->node_gpus ? p->node_gpus : f->n_gpus;
+	n->gpus = p->node_gpus ? p->node_gpus : mc_topology_slurm_gpus(f);
+	n->unified_memory = mc_facts_unified(f, p);
+}
+
+bool mc_facts_unified(const struct mc_node_facts *f,
+		      const struct mc_policy *p)
+{
+	if (p->unified_memory != MC_UNIFIED_AUTO)
+		return p->unified_memory == MC_UNIFIED_YES;
+	for (uint32_t i = 0; i < f->n_gpus && i < MC_MAX_GPUS; i++)
+		if (f->gpus[i].apu)
+			return true;
+	return false;
 }
 
 void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,

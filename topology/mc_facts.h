@@ -41,6 +41,16 @@ uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 void mc_facts_node(const struct mc_node_facts *f, const struct mc_policy *p,
 		   struct mc_node *n);
 
+/*
+ * Whether the node's GPU memory is its host RAM (UnifiedMemory=yes, or
+ * =auto and a GPU of the node is an APU by PCI id, mc_pci_is_apu()): one
+ * pool that the GPUs' working set, the DataLoader workers and the tasks
+ * share. NVIDIA Grace Hopper is not: its HBM is the GPU's own, next to
+ * the Grace CPU's LPDDR (memcore.conf(5)).
+ */
+bool mc_facts_unified(const struct mc_node_facts *f,
+		      const struct mc_policy *p);
+
 /* The node sizing rule for these facts at the policy's DataloaderWorkers. */
 void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,
 		    struct mc_audit *a);

@@ -6,6 +6,7 @@
  * NVML 7 (the _v2 entry points) and ROCm SMI 1.0.
  */
 #include "mc_gpumem.h"
+#include "mc_parse.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -47,6 +48,13 @@ struct nvml_ctx {
 	nvml_return_t (*shutdown)(void);
 	nvml_return_t (*by_bus_id)(const char *, nvml_device_t *);
 	nvml_return_t (*memory_info)(nvml_device_t, struct nvml_memory *);
+	/* MIG (NVML 11+, optional): nvmlDeviceGetMigMode,
+	 * nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMigDeviceHandleByIndex,
+	 * nvmlDeviceGetName ("NVIDIA A100-SXM4-80GB MIG 1g.10gb"). */
+	nvml_return_t (*mig_mode)(nvml_device_t, unsigned *, unsigned *);
+	nvml_return_t (*mig_count)(nvml_device_t, unsigned *);
+	nvml_return_t (*mig_handle)(nvml_device_t, unsigned, nvml_device_t *);
+	nvml_return_t (*name)(nvml_device_t, char *, unsigned);
 };
 
 static int nvml_open(void **ctxp, char *err, size_t errlen)
@@ -73,6 +81,16 @@ static int nvml_open(void **ctxp, char *err, size_t errlen)
 	c->memory_info = (nvml_return_t (*)(nvml_device_t,
 					    struct nvml_memory *))
 		dlsym(dl, "nvmlDeviceGetMemoryInfo");
+	c->mig_mode = (nvml_return_t (*)(nvml_device_t, unsigned *,
+					 unsigned *))
+		dlsym(dl, "nvmlDeviceGetMigMode");
+	c->mig_count = (nvml_return_t (*)(nvml_device_t, unsigned *))
+		dlsym(dl, "nvmlDeviceGetMaxMigDeviceCount");
+	c->mig_handle = (nvml_return_t (*)(nvml_device_t, unsigned,
+					   nvml_device_t *))
+		dlsym(dl, "nvmlDeviceGetMigDeviceHandleByIndex");
+	c->name = (nvml_return_t (*)(nvml_device_t, char *, unsigned))
+		dlsym(dl, "nvmlDeviceGetName");
 	if (!init || !c->shutdown || !c->by_bus_id || !c->memory_info) {
 		snprintf(err, errlen, "libnvidia-ml.so.1 lacks the NVML "
 			 "calls memcore uses");
@@ -103,6 +121,42 @@ static int nvml_memory(void *ctx, const char *bus_id, uint64_t *bytes)
 	return 0;
 }
 
+static int nvml_slices(void *ctx, const char *bus_id, struct mc_mig *out,
+		       unsigned max, unsigned *n)
+{
+	struct nvml_ctx *c = ctx;
+	nvml_device_t dev = NULL;
+	unsigned cur = 0, pending = 0, count = 0;
+
+	*n = 0;
+	if (c->by_bus_id(bus_id, &dev) != 0)
+		return -1;
+	/* An NVML without MIG, or a card without it: no slices. */
+	if (!c->mig_mode || !c->mig_count || !c->mig_handle ||
+	    c->mig_mode(dev, &cur, &pending) != 0 || cur != 1 ||
+	    c->mig_count(dev, &count) != 0)
+		return 0;
+	for (unsigned i = 0; i < count && *n < max; i++) {
+		nvml_device_t mig = NULL;
+		struct nvml_memory m = { 0, 0, 0 };
+		struct mc_mig *s = &out[*n];
+		char name[96] = "";
+		uint64_t bytes;
+
+		/* Unpopulated positions answer NVML_ERROR_NOT_FOUND. */
+		if (c->mig_handle(dev, i, &mig) != 0)
+			continue;
+		memset(s, 0, sizeof(*s));
+		if (c->memory_info(mig, &m) == 0)
+			s->memory_bytes = m.total;
+		if (c->name && c->name(mig, name, sizeof(name)) == 0)
+			mc_mig_profile(name, &bytes, s->profile,
+				       sizeof(s->profile));
+		(*n)++;
+	}
+	return 0;
+}
+
 static void nvml_close(void *ctx)
 {
 	struct nvml_ctx *c = ctx;
@@ -114,7 +168,7 @@ static void nvml_close(void *ctx)
 
 const struct mc_gpumem_backend mc_gpumem_nvml = {
 	"NVML", MC_VENDOR_NVIDIA, MC_MEM_SRC_NVML,
-	nvml_open, nvml_memory, nvml_close,
+	nvml_open, nvml_memory, nvml_close, nvml_slices,
 };
 
 /* --------------------------------------------------------- ROCm SMI --- */
@@ -233,15 +287,34 @@ static void rocm_close(void *ctx)
 
 const struct mc_gpumem_backend mc_gpumem_rocm = {
 	"ROCm SMI", MC_VENDOR_AMD, MC_MEM_SRC_RSMI,
-	rocm_open, rocm_memory, rocm_close,
+	rocm_open, rocm_memory, rocm_close, NULL,
 };
 
 /* ------------------------------------------------------------ fill --- */
 
+static bool serves(const struct mc_gpu *g, const struct mc_gpumem_backend *b)
+{
+	return g->vendor_id == b->vendor_id || g->vendor_id == 0;
+}
+
 static bool wants(const struct mc_gpu *g, const struct mc_gpumem_backend *b)
 {
-	return !g->memory_bytes &&
-	       (g->vendor_id == b->vendor_id || g->vendor_id == 0);
+	return !g->memory_bytes && serves(g, b);
+}
+
+/* Append the MIG slices of GPU i (its parent) to f->mig. */
+static void add_slices(struct mc_node_facts *f, uint32_t i,
+		       const struct mc_gpumem_backend *be, void *ctx)
+{
+	unsigned n = 0;
+
+	if (f->n_mig >= MC_MAX_MIG ||
+	    be->slices(ctx, f->gpus[i].pci_bus_id, &f->mig[f->n_mig],
+		       MC_MAX_MIG - f->n_mig, &n) < 0)
+		return;
+	for (unsigned k = 0; k < n; k++)
+		f->mig[f->n_mig + k].parent = (uint16_t)i;
+	f->n_mig += n;
 }
 
 /* Append "NAME: what" to note, "; "-separated. */
@@ -273,7 +346,8 @@ unsigned mc_gpumem_fill(struct mc_node_facts *f,
 		bool needed = false;
 
 		for (uint32_t i = 0; i < f->n_gpus && !needed; i++)
-			needed = wants(&f->gpus[i], be);
+			needed = wants(&f->gpus[i], be) ||
+				 (be->slices && serves(&f->gpus[i], be));
 		if (!needed)
 			continue;
 		if (be->open(&ctx, err, sizeof(err)) < 0) {
@@ -304,6 +378,9 @@ unsigned mc_gpumem_fill(struct mc_node_facts *f,
 					 "does not know GPU ", g->pci_bus_id);
 			}
 		}
+		for (uint32_t i = 0; be->slices && i < f->n_gpus; i++)
+			if (serves(&f->gpus[i], be))
+				add_slices(f, i, be, ctx);
 		be->close(ctx);
 	}
 	return filled;

@@ -33,6 +33,14 @@ struct mc_gpumem_backend {
 	int (*memory)(void *ctx, const char *pci_bus_id, uint64_t *bytes);
 	/* Stop the library, free ctx. Called once after a successful open. */
 	void (*close)(void *ctx);
+	/* NVIDIA MIG: the slices of the GPU at this bus id, in the
+	 * library's order, each with its memory and its profile ("1g.10gb",
+	 * "" unknown; parent is set by the caller); *n = 0 when MIG is off.
+	 * 0, or -1 when the library does not know the device. NULL for a
+	 * library without MIG. A backend with it is opened for every GPU of
+	 * its vendor, not only for GPUs without memory. */
+	int (*slices)(void *ctx, const char *pci_bus_id, struct mc_mig *out,
+		      unsigned max, unsigned *n);
 };
 
 /* The real backends: libnvidia-ml.so.1 and librocm_smi64.so. */
@@ -43,7 +51,11 @@ extern const struct mc_gpumem_backend mc_gpumem_rocm;
  * Fill in the memory of f's GPUs that have none (memory_bytes 0), from
  * the backends in order: a backend serves the GPUs of its vendor (and of
  * an unknown vendor 0x0000), matched by PCI bus id, and is opened only
- * when such a GPU lacks memory. Returns how many GPUs got their memory.
+ * when such a GPU lacks memory, or, for a backend with slices(), when the
+ * node has a GPU of its vendor. The MIG slices it reports go to f->mig[]
+ * (f->n_mig), card by card in PCI order, each with its parent card: with
+ * MIG on, Slurm's GPU indices count slices (mc_topology_slurm_gpus()).
+ * Returns how many GPUs got their memory.
  * note (may be NULL) receives a line for the log when a backend that
  * was needed could not be opened or did not know a GPU, else "".
  */

@@ -53,6 +53,15 @@ void mc_plan_free(struct mc_plan *plan)
 	plan->n = 0;
 }
 
+/* A NUMA node's CPUs into set, from the mask the loader parsed once
+ * (mc_topology.h): -1 when it has none. */
+static int numa_cpus(const struct mc_numa *m, hwloc_bitmap_t set)
+{
+	if (hwloc_bitmap_from_ulongs(set, MC_CPUMASK_WORDS, m->cpu_mask) < 0)
+		return -1;
+	return hwloc_bitmap_iszero(set) ? -1 : 0;
+}
+
 static const struct mc_numa *find_numa(const struct mc_node_facts *f,
 				       int os_index)
 {
@@ -143,11 +152,134 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 g->index, g->numa_os_index, takers, g->index, cpg);
 }
 
+/* Position of NUMA node os_index in f->numa[], or -1. */
+static int numa_pos(const struct mc_node_facts *f, int os_index)
+{
+	for (uint32_t i = 0; os_index >= 0 && i < f->n_numa; i++)
+		if (f->numa[i].os_index == (unsigned)os_index)
+			return (int)i;
+	return -1;
+}
+
+/* How far NUMA node b is from a (positions in f->numa[]): hwloc's latency
+ * matrix when the topology has one, else 1 in the same package and 2
+ * across packages (or when the package is unknown). */
+static unsigned numa_distance(const struct mc_node_facts *f, int a, int b)
+{
+	if (f->numa_distances)
+		return f->numa_distance[a][b];
+	return f->numa[a].package >= 0 &&
+	       f->numa[a].package == f->numa[b].package ? 1 : 2;
+}
+
+/* Whether any GPU of the node sits on NUMA node numa[pos]. */
+static bool numa_has_gpu(const struct mc_node_facts *f, int pos)
+{
+	for (uint32_t k = 0; k < f->n_gpus; k++)
+		if (f->gpus[k].numa_os_index == (int)f->numa[pos].os_index)
+			return true;
+	return false;
+}
+
+/*
+ * The NUMA nodes a GPU on numa[own] borrows cores from when its own has
+ * too few (NPS4, SNC): nearest first; at the same distance a GPU-less
+ * node before another GPU's; then by P#. Returns how many, in order[].
+ */
+static size_t spill_order(const struct mc_node_facts *f, int own,
+			  int *order)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_numa; i++) {
+		size_t j;
+
+		if ((int)i == own)
+			continue;
+		/* insertion sort: at most MC_MAX_NUMA nodes */
+		for (j = n; j > 0; j--) {
+			int o = order[j - 1];
+			unsigned di = numa_distance(f, own, (int)i);
+			unsigned dO = numa_distance(f, own, o);
+			bool gi = numa_has_gpu(f, (int)i);
+			bool gO = numa_has_gpu(f, o);
+
+			if (dO < di || (dO == di && (gO < gi ||
+			    (gO == gi && f->numa[o].os_index <
+					 f->numa[i].os_index))))
+				break;
+			order[j] = order[j - 1];
+		}
+		order[j] = (int)i;
+		n++;
+	}
+	return n;
+}
+
 static int cmp_unsigned(const void *a, const void *b)
 {
 	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The plan entry of Slurm GPU `index` (present: the caller listed it). */
+static struct mc_plan_gpu *by_index(struct mc_plan *plan, unsigned index)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->gpu[i].index == index)
+			return &plan->gpu[i];
+	return &plan->gpu[0];
+}
+
+/* out = set & allowed (when given) minus what GPUs already took. */
+static void allowed_free(hwloc_const_bitmap_t set, hwloc_const_bitmap_t allowed,
+			 hwloc_const_bitmap_t taken, hwloc_bitmap_t out)
+{
+	if (allowed)
+		hwloc_bitmap_and(out, set, allowed);
+	else
+		hwloc_bitmap_copy(out, set);
+	hwloc_bitmap_andnot(out, out, taken);
+}
+
+/* "0, 1": the GPUs before order[k] that took cores of g's NUMA node. */
+static const char *takers(const struct mc_plan *plan, const unsigned *order,
+			  size_t k, const struct mc_plan_gpu *g, char *buf,
+			  size_t buflen)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t j = 0; j < k; j++)
+		for (size_t i = 0; i < plan->n; i++)
+			if (plan->gpu[i].index == order[j] &&
+			    plan->gpu[i].cores &&
+			    plan->gpu[i].numa_os_index == g->numa_os_index &&
+			    len < buflen)
+				len += (size_t)snprintf(buf + len,
+							buflen - len, "%s%u",
+							len ? ", " : "",
+							order[j]);
+	return buf[0] ? buf : "others";
+}
+
+/* Some cores, but fewer than w + 1 even from the nearest other nodes. */
+static void warn_short(struct mc_plan_gpu *g, const struct mc_numa *m,
+		       hwloc_const_bitmap_t numa_set,
+		       hwloc_const_bitmap_t allowed)
+{
+	char allowed_list[MC_CPULIST_MAX];
+	unsigned cpg = g->cores_wanted * threads_per_core(m, numa_set);
+
+	mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
+	snprintf(g->warning, sizeof(g->warning),
+		 "memcore: GPU %u gets %u of the %u cores it needs (workers "
+		 "+ 1): the CPUs this task may use (%s) hold no more free "
+		 "cores, on NUMA node %d or near it. Ask for more: srun "
+		 "--cpus-per-gpu=%u", g->index, g->cores, g->cores_wanted,
+		 allowed_list[0] ? allowed_list : "all", g->numa_os_index,
+		 cpg);
 }
 
 int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
@@ -158,6 +290,9 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	hwloc_bitmap_t numa_set = hwloc_bitmap_alloc();
 	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
 	unsigned order[MC_MAX_GPUS];
+	char takers_buf[MC_PLAN_MSG_MAX / 4];
+	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
+	uint32_t node_gpus = mc_topology_slurm_gpus(f);
 	int rc = -1;
 
 	plan->n = 0;
@@ -165,15 +300,15 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		mc_err(err, errlen, "out of memory");
 		goto out;
 	}
-	if (n > MC_MAX_GPUS || n > f->n_gpus) {
+	if (n > MC_MAX_GPUS || n > node_gpus) {
 		mc_err(err, errlen, "%zu GPUs asked for, the node has %u",
-			    n, f->n_gpus);
+			    n, node_gpus);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (gpus[i] >= f->n_gpus) {
+		if (gpus[i] >= node_gpus) {
 			mc_err(err, errlen, "GPU %u is not on this node "
-				    "(%u GPUs)", gpus[i], f->n_gpus);
+				    "(%u GPUs)", gpus[i], node_gpus);
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++)
@@ -194,21 +329,20 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 			goto out;
 		}
 		g->index = gpus[i];
-		g->numa_os_index = f->gpus[gpus[i]].numa_os_index;
+		/* A MIG slice binds like its parent card. */
+		g->numa_os_index = mc_topology_gpu_numa(f, gpus[i]);
 		g->cores_wanted = workers + 1;
 		order[i] = gpus[i];
 	}
 	/* Slurm index order decides who gets the lowest cores, whatever
 	 * order the caller listed the GPUs in: every task must agree. */
 	qsort(order, n, sizeof(order[0]), cmp_unsigned);
+	/* Pass 1: every GPU takes from its own NUMA node first, so that a
+	 * lower GPU's borrowing never takes a higher GPU's own cores. */
 	for (size_t k = 0; k < n; k++) {
-		struct mc_plan_gpu *g = NULL;
-		const struct mc_numa *m;
+		struct mc_plan_gpu *g = by_index(plan, order[k]);
+		const struct mc_numa *m = find_numa(f, g->numa_os_index);
 
-		for (size_t i = 0; i < n; i++)
-			if (plan->gpu[i].index == order[k])
-				g = &plan->gpu[i];
-		m = find_numa(f, g->numa_os_index);
 		if (!m) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
@@ -217,9 +351,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 "bound", g->index);
 			continue;
 		}
-		if (hwloc_bitmap_from_ulongs(numa_set, MC_CPUMASK_WORDS,
-					     m->cpu_mask) < 0 ||
-		    hwloc_bitmap_iszero(numa_set)) {
+		if (numa_cpus(m, numa_set) < 0) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
@@ -227,40 +359,52 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 g->index, g->numa_os_index, m->cpus);
 			continue;
 		}
+		allowed_free(numa_set, allowed, taken, avail);
+		take_cores(f, avail, g);
+		/* No CPU of its node allowed: a locality problem, which
+		 * borrowing from elsewhere would only hide. */
+		if (allowed)
+			hwloc_bitmap_and(numa_set, numa_set, allowed);
+		g->outside = hwloc_bitmap_iszero(numa_set);
+		g->cores_local = g->cores;
+		hwloc_bitmap_or(taken, taken, g->cpus);
+	}
+	/* Pass 2: a GPU whose node is short borrows from the nearest nodes. */
+	for (size_t k = 0; k < n; k++) {
+		struct mc_plan_gpu *g = by_index(plan, order[k]);
+		int own = numa_pos(f, g->numa_os_index), near[MC_MAX_NUMA];
+		size_t nn;
+
+		if (g->outside || own < 0 || g->warning[0] ||
+		    g->cores >= g->cores_wanted)
+			continue;
+		nn = spill_order(f, own, near);
+		for (size_t j = 0; j < nn && g->cores < g->cores_wanted; j++) {
+			if (numa_cpus(&f->numa[near[j]], numa_set) < 0)
+				continue;
+			allowed_free(numa_set, allowed, taken, avail);
+			take_cores(f, avail, g);
+		}
+		hwloc_bitmap_or(taken, taken, g->cpus);
+	}
+	/* The warnings: none at all, or fewer than w + 1 anywhere. */
+	for (size_t k = 0; k < n; k++) {
+		struct mc_plan_gpu *g = by_index(plan, order[k]);
+		const struct mc_numa *m = find_numa(f, g->numa_os_index);
+
+		if (g->warning[0] || !m ||
+		    numa_cpus(m, numa_set) < 0)
+			continue;
 		if (allowed)
 			hwloc_bitmap_and(avail, numa_set, allowed);
 		else
 			hwloc_bitmap_copy(avail, numa_set);
-		/* avail: the NUMA node's allowed CPUs; keep it for the
-		 * warning, take from what the GPUs before left. */
-		hwloc_bitmap_andnot(numa_set, avail, taken);
-		take_cores(f, numa_set, g);
-		g->outside = hwloc_bitmap_iszero(avail);
-		if (g->cores == 0) {
-			char takers[MC_PLAN_MSG_MAX / 4] = "";
-			size_t len = 0;
-
-			/* Who took them: the GPUs before it on this node. */
-			for (size_t j = 0; j < k; j++)
-				for (size_t i = 0; i < n; i++)
-					if (plan->gpu[i].index == order[j] &&
-					    plan->gpu[i].cores &&
-					    plan->gpu[i].numa_os_index ==
-					    g->numa_os_index && len <
-					    sizeof(takers))
-						len += (size_t)snprintf(
-						    takers + len,
-						    sizeof(takers) - len,
-						    "%s%u", len ? ", " : "",
-						    order[j]);
-			if (hwloc_bitmap_from_ulongs(numa_set,
-						     MC_CPUMASK_WORDS,
-						     m->cpu_mask) < 0)
-				hwloc_bitmap_zero(numa_set);
+		if (g->cores == 0)
 			warn_none(g, m, numa_set, avail, allowed,
-				  takers[0] ? takers : "others");
-		}
-		hwloc_bitmap_or(taken, taken, g->cpus);
+				  takers(plan, order, k, g, takers_buf,
+					 sizeof(takers_buf)));
+		else if (g->cores < g->cores_wanted)
+			warn_short(g, m, numa_set, allowed);
 	}
 	rc = 0;
 out:

@@ -13,11 +13,18 @@
  * The rule, deterministic: the GPUs are taken in Slurm index order (the
  * order of the list given does not matter); each takes the lowest free
  * cores (by lowest PU OS index) of its NUMA node that are inside the
- * allowed set and not already given to a GPU before it. The allowed set is
- * never widened. Fewer free cores than w + 1: the GPU gets what is there
- * (cores < cores_wanted, no warning: the verdict already judged the core
- * count). None at all: an empty set and a warning naming the GPU, its NUMA
- * node and the srun options that would fix it.
+ * allowed set and not already given to a GPU before it. Then, in the same
+ * order, a GPU whose node gave fewer than w + 1 (AMD NPS4 and Intel SNC
+ * domains of 6 cores, or cores taken by lower GPUs) borrows the rest from
+ * the other NUMA nodes, nearest first by hwloc's distance matrix (without
+ * one: same package before other packages), a GPU-less node before another
+ * GPU's at the same distance, lowest P# first; every GPU has had its own
+ * node's cores before anyone borrows. A GPU none of whose node's CPUs are
+ * allowed (`outside`) borrows nothing. The allowed set is never widened.
+ * Fewer than w + 1 in the end (the allowed CPUs cannot give them at all):
+ * a warning saying how many it got and the srun option that fixes it;
+ * none: an empty set and a warning naming the GPU, its NUMA node and the
+ * srun options that would fix it.
  */
 #ifndef MC_PLAN_H
 #define MC_PLAN_H
@@ -37,6 +44,7 @@ struct mc_plan_gpu {
 	int numa_os_index;	/* NUMA node P# of the GPU, -1 unknown */
 	uint32_t cores_wanted;	/* w + 1 */
 	uint32_t cores;		/* cores given, <= cores_wanted */
+	uint32_t cores_local;	/* of them, on its own NUMA node */
 	hwloc_bitmap_t cpus;	/* OS CPU indices given; empty when none */
 	/* cores == 0 because no CPU of its NUMA node is allowed at all (or
 	 * its NUMA node is unknown), as opposed to lower GPUs having taken

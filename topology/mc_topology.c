@@ -169,6 +169,34 @@ static bool mc_info_kib(hwloc_obj_t obj, const char *name, uint64_t *bytes)
 	return true;
 }
 
+uint32_t mc_topology_slurm_gpus(const struct mc_node_facts *f)
+{
+	return f->n_mig ? f->n_mig : f->n_gpus;
+}
+
+int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index)
+{
+	unsigned card = index;
+
+	if (f->n_mig) {
+		if (index >= f->n_mig || index >= MC_MAX_MIG)
+			return -1;
+		card = f->mig[index].parent;
+	}
+	if (card >= f->n_gpus || card >= MC_MAX_GPUS)
+		return -1;
+	return f->gpus[card].numa_os_index;
+}
+
+int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id)
+{
+	/* AMD Instinct MI300A (Linux pci.ids "Aqua Vanjaram [Instinct
+	 * MI300A]"): CPU and GPU dies on one package around one HBM3 pool.
+	 * MI300X (0x74a1) and later Instinct cards have memory of their
+	 * own; NVIDIA Grace Hopper's H100 keeps its own HBM as well. */
+	return vendor_id == 0x1002 && device_id == 0x74a0;
+}
+
 static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 			struct mc_gpu *g)
 {
@@ -185,6 +213,7 @@ static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 	g->class_id = a->class_id;
 	g->numa_os_index = mc_gpu_numa(topo, pci);
 	g->memory_source = MC_MEM_SRC_NONE;
+	g->apu = mc_pci_is_apu(g->vendor_id, g->device_id);
 
 	for (c = pci->io_first_child; c; c = c->next_sibling) {
 		uint64_t bytes;
@@ -245,10 +274,45 @@ static int mc_collect_cores(hwloc_topology_t topo, struct mc_node_facts *f,
 	return 0;
 }
 
+/*
+ * hwloc's NUMA latency matrix (from the ACPI SLIT, "NUMALatency"), between
+ * the host NUMA nodes objs[0..f->n_numa); none when the topology has no
+ * such matrix or it misses one of them.
+ */
+static void mc_collect_distances(hwloc_topology_t topo,
+				 struct mc_node_facts *f,
+				 hwloc_obj_t const *objs)
+{
+	struct hwloc_distances_s *d = NULL;
+	unsigned nr = 1;
+	int idx[MC_MAX_NUMA];
+
+	f->numa_distances = 0;
+	if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+					0) < 0 || nr < 1 || !d)
+		return;
+	for (uint32_t i = 0; i < f->n_numa; i++)
+		if ((idx[i] = hwloc_distances_obj_index(d, objs[i])) < 0)
+			goto out;
+	for (uint32_t i = 0; i < f->n_numa; i++)
+		for (uint32_t j = 0; j < f->n_numa; j++) {
+			hwloc_uint64_t v = d->values[(unsigned)idx[i] *
+						     d->nbobjs +
+						     (unsigned)idx[j]];
+
+			f->numa_distance[i][j] = v > UINT16_MAX ? UINT16_MAX
+							       : (uint16_t)v;
+		}
+	f->numa_distances = 1;
+out:
+	hwloc_distances_release(topo, d);
+}
+
 static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			   char *err, size_t errlen)
 {
-	hwloc_obj_t n = NULL;
+	hwloc_obj_t n = NULL, objs[MC_MAX_NUMA];
 	/* Some topologies (hwloc 1.x dumps of odd platforms) lack Cores. */
 	bool have_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0;
 
@@ -265,8 +329,15 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 				  f->source, MC_MAX_NUMA);
 			return -1;
 		}
+		objs[f->n_numa] = n;
 		m = &f->numa[f->n_numa++];
 		m->os_index = n->os_index;
+		{
+			hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(
+				topo, HWLOC_OBJ_PACKAGE, n);
+
+			m->package = pkg ? (int)pkg->os_index : -1;
+		}
 		m->memory_bytes = n->attr->numanode.local_memory;
 		m->cores = (uint32_t)hwloc_get_nbobjs_inside_cpuset_by_type(
 			topo, n->cpuset,
@@ -297,6 +368,7 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 			  f->source);
 		return -1;
 	}
+	mc_collect_distances(topo, f, objs);
 	if (mc_collect_cores(topo, f, have_cores, err, errlen) < 0)
 		return -1;
 	f->pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -425,9 +497,9 @@ static int mc_blacklist_plugins(hwloc_topology_t topo, char *err,
 	static const char *const names[] = { "pci", "opencl", "gl" };
 	size_t i;
 
-	/* EINVAL: no such component here (Debian ships the pci, opencl
-	 * and gl plugins in libhwloc-plugins, which a node may lack):
-	 * nothing to keep out. */
+	/* hwloc refuses (EINVAL) to blacklist a component it does not
+	 * have: Debian ships them in libhwloc-plugins, which a node may
+	 * lack. A component that is not there cannot run: nothing to do. */
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (hwloc_topology_set_components(topo,
 				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,

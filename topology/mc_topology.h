@@ -59,8 +59,18 @@ struct mc_numa {
 	unsigned os_index;		/* NUMA node P# */
 	uint64_t memory_bytes;		/* local memory */
 	uint32_t cores;			/* Core objects inside its cpuset */
+	int package;			/* its Package P#, -1 unknown */
 	char cpus[MC_CPULIST_MAX];	/* its PUs, OS indices, list format */
 	unsigned long cpu_mask[MC_CPUMASK_WORDS];	/* the same, parsed */
+};
+
+/* A MIG slice (NVIDIA Multi-Instance GPU) that Slurm schedules as a GPU. */
+#define MC_MAX_MIG 128		/* 7 slices on each of 16 cards */
+#define MC_MIG_PROFILE_MAX 16	/* "1g.10gb", "3g.40gb" */
+struct mc_mig {
+	uint16_t parent;		/* index in gpus[] of its card */
+	uint64_t memory_bytes;		/* its memory, 0 unknown */
+	char profile[MC_MIG_PROFILE_MAX];	/* "" when unknown */
 };
 
 struct mc_gpu {
@@ -71,6 +81,9 @@ struct mc_gpu {
 	uint64_t memory_bytes;		/* 0 = unknown */
 	enum mc_mem_source memory_source;
 	char model[MC_MODEL_MAX];	/* GPUModel/PCI model, may be "" */
+	/* An APU: the GPU has no memory of its own and shares the host's
+	 * (AMD MI300A, detected by PCI id); see mc_facts_unified(). */
+	int apu;
 };
 
 struct mc_node_facts {
@@ -82,6 +95,17 @@ struct mc_node_facts {
 	struct mc_numa numa[MC_MAX_NUMA];
 	uint32_t n_gpus;
 	struct mc_gpu gpus[MC_MAX_GPUS];
+	/* hwloc's NUMA distance matrix (relative latency, e.g. 10 local,
+	 * 12 same package, 32 other package), between numa[i] and numa[j]
+	 * by their position in numa[]; numa_distances 0 when the topology
+	 * has none (then the Package decides nearness). */
+	int numa_distances;
+	uint16_t numa_distance[MC_MAX_NUMA][MC_MAX_NUMA];
+	/* MIG slices from NVML (slurmd, mc_gpumem.h), in the order of
+	 * Slurm's GPU indices when the node's GPUs are MIG slices: card by
+	 * card in PCI order, slices in NVML's order. 0 = no MIG. */
+	uint32_t n_mig;
+	struct mc_mig mig[MC_MAX_MIG];
 	/* The core each PU belongs to, named by the lowest OS index of the
 	 * core's PUs; MC_PU_NONE for no such PU. Binding gives whole cores
 	 * (the policy counts cores, a hyperthread shares its core's units),
@@ -89,6 +113,24 @@ struct mc_node_facts {
 	 * (some hwloc 1.x dumps) each PU is its own core. */
 	uint16_t pu_core[MC_MAX_PUS];
 };
+
+/*
+ * Slurm's GPUs on this node: the MIG slices when NVML reported any (Slurm
+ * schedules each slice as a GPU), else the PCI GPUs.
+ */
+uint32_t mc_topology_slurm_gpus(const struct mc_node_facts *f);
+
+/*
+ * NUMA node P# of Slurm GPU `index`: a MIG slice's is its parent card's.
+ * -1 when unknown or past the node's GPUs.
+ */
+int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index);
+
+/*
+ * Whether a GPU of this PCI vendor and device id is an APU whose memory is
+ * the host's (one pool): the AMD Instinct MI300A (1002:74a0). 1 or 0.
+ */
+int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id);
 
 /*
  * Load the facts of a node. xml_path NULL or "" means the live machine.

@@ -6,6 +6,10 @@ DATA=$TOP/tests/data
 FAILS=0
 TMP=$(mktemp -d)
 : >"$TMP/empty.conf"
+# No slurm.conf: the node comes from --topology, Node* keys or this host,
+# never from a slurmctld the test machine may run (tests that want one set
+# SLURM_CONF themselves).
+export SLURM_CONF=$TMP/no-slurm.conf
 trap 'rm -rf "$TMP"' EXIT
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }

@@ -34,7 +34,7 @@ ibm-ac922-lassen-2xpower9-4xv100.xml|4|0,0,8,8|16515072|255.4|true|true
 ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml|4|0,0,8,8|null|255.4|false|true
 aws-g4dn-metal-2xxeon8259cl-8xt4.xml|8|0,0,0,0,1,1,1,1|15472384|377.5|true|true
 hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml|8|3,3,1,1,0,0,2,2|67092480|503.4|false|true
-hpe-ex255a-4xmi300a-spx.xml|4|0,1,2,3|null|502.0|false|true
+hpe-ex255a-4xmi300a-spx.xml|4|0,1,2,3|null|502.0|true|true
 supermicro-as4124gs-2xepyc7402-8xmi50-v1format.xml|8|0,0,0,0,1,1,1,1|33538048|251.4|false|true
 juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml|4|3,1,7,5|null|503.5|false|true
 ibm-ac922-2xpower9-6xv100-gpumemnuma-DERIVED.xml|6|0,0,0,8,8,8|null|251.6|false|false
@@ -55,6 +55,26 @@ expect_eq "juwels ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" true
 run_mc audit --config "$TMP/empty.conf" --topology "$DATA/nvidia-dgx2h-16xv100-trimmed.xml"
 expect_eq "dgx2 exit" "$RC" 1
 expect_contains "dgx2 text" "$OUT" "cores rule: FAILS - 4 cores, 52 needed = 16 GPUs x (2 workers + 1) + 4 reserved"
+
+# MI300A SPX: an APU node, one memory pool; the RAM rule holds by
+# construction and the audit says why. UnifiedMemory=no: as before (GPU
+# memory unknown, rule not met).
+MI300A=$DATA/hpe-ex255a-4xmi300a-spx.xml
+run_mc audit --config "$TMP/empty.conf" --topology "$MI300A" --json
+expect_eq "mi300a exit" "$RC" 0
+expect_eq "mi300a unified" "$(jq '.unified_memory' <<<"$OUT")" true
+expect_eq "mi300a ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" true
+expect_eq "mi300a apus" "$(jq -c '[.gpus[].apu]' <<<"$OUT")" "[true,true,true,true]"
+run_mc audit --config "$TMP/empty.conf" --topology "$MI300A"
+expect_contains "mi300a text" "$OUT" "RAM rule: ok - an APU node (AMD MI300A by PCI id): GPU memory is this host RAM, one pool of 501.97 GiB"
+printf 'UnifiedMemory=no\n' >"$TMP/unified-no.conf"
+run_mc audit --config "$TMP/unified-no.conf" --topology "$MI300A" --json
+expect_eq "mi300a UnifiedMemory=no exit" "$RC" 1
+expect_eq "mi300a UnifiedMemory=no unified" "$(jq '.unified_memory' <<<"$OUT")" false
+expect_eq "mi300a UnifiedMemory=no ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" false
+# An H200 node is no APU.
+run_mc audit --config "$TMP/empty.conf" --topology "$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml" --json
+expect_eq "h200 not unified" "$(jq '.unified_memory' <<<"$OUT")" false
 
 # Input errors: exit 2 with the file named.
 run_mc audit --topology "$TMP/missing.xml"

@@ -56,11 +56,16 @@ chk 2 "--gpu-memory=abc: not a number" --gpus 1 --gpu-memory abc
 chk 2 "--model-params=7Q: unknown suffix 'Q'" --gpus 1 --model-params 7Q
 chk 2 "--model-params=0: must be at least 1" --gpus 1 --model-params 0
 chk 2 "--model-params=-7B:" --gpus 1 --model-params -7B
-chk 2 "--zero-stage=4: out of range (at most 3)" --gpus 1 --zero-stage 4
+chk 2 "--zero-stage=4: expected a ZeRO stage 0, 1, 2 or 3" --gpus 1 --zero-stage 4
 chk 2 "--zero-stage=-1:" --gpus 1 --zero-stage -1
 chk 2 "--offload=everything: expected none, optimizer or all" --gpus 1 --offload everything
 chk 2 "--offload=: empty value" --gpus 1 --offload ''
 chk 2 "--zero-stage=3" --gpus 2 --model-params 7B --zero-stage 2 --offload all
+chk 2 "--largest-layer-params=0: must be at least 1" --gpus 1 --largest-layer-params 0
+chk 2 "--largest-layer-params=7Q: unknown suffix 'Q'" --gpus 1 --largest-layer-params 7Q
+chk 2 "--largest-layer-params: more than --model-params" --gpus 1 --model-params 1B --largest-layer-params 2B
+chk 2 "--zero-init=maybe:" --gpus 1 --zero-init maybe
+chk 2 "--zero-init=no: given twice with different values" --gpus 1 --zero-init yes --zero-init no
 chk 2 "--nodes=0: must be at least 1" --gpus 1 --nodes 0
 chk 2 "check: unknown option '--bogus'" --gpus 1 --bogus
 chk 2 "check: unexpected argument 'extra'" --gpus 1 extra

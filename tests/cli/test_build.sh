@@ -14,6 +14,11 @@ for s in slurm_spank_init slurm_spank_task_init_privileged plugin_name plugin_ty
 	grep -qx "$s" <<<"$exports" || fail "$SO does not export $s"
 done
 
+# libslurm only in the command (node facts from slurmctld): slurmstepd must
+# never load a second libslurm through the plugin.
+readelf -dW "$SO" | grep NEEDED | grep -q libslurm && fail "$SO links libslurm"
+readelf -dW "$MEMCORE" | grep NEEDED | grep -q libslurm || fail "$MEMCORE does not link libslurm"
+
 for f in "$SO" "$MEMCORE"; do
 	readelf -lW "$f" | grep -q GNU_RELRO || fail "$f: no RELRO segment"
 	readelf -dW "$f" | grep -Eq 'BIND_NOW|FLAGS.*NOW' || fail "$f: not BIND_NOW (full RELRO)"

@@ -48,12 +48,23 @@ expect_eq "4gpu/40 fits" "$(field .fits)" true
 expect_eq "4gpu/40 cores" "$(field .cores_needed)" 20
 
 # 8 x 80 GiB on a 500 GiB node, --mem=480G, w=2, RamPerWorker=2G: 672 GiB
-# needed, more than the node has: no allocation on this node can fit.
+# needed, more than the node has, whose RAM is below its 8 GPUs' 640 GiB:
+# the node fails the site's RAM rule, and no allocation on it can fit.
 node_conf 500G 64 8 RamPerWorker=2G
 check --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 480G --cores 24
 expect_eq "8x80 exit" "$RC" 1
 expect_eq "8x80 needed" "$(field .ram_needed_bytes)" $((672 * GIB))
-expect_contains "8x80 text" "$(expl)" "no allocation on this node can fit"
+expect_contains "8x80 text" "$(expl)" "cannot fit: the node fails the site's RAM rule (500 GiB for 8 x 80 GiB GPUs)"
+expect_eq "8x80 impossible" "$(field .impossible)" true
+expect_eq "8x80 no fix options" "$(field '.fix_options | length')" 0
+# 4 x 80 GiB on 360 GiB at w=8: the node meets its rule (320 GiB), but the
+# step's 384 GiB does not fit it; w=5 does.
+node_conf 360G 64 4 RamPerWorker=2G
+check --gpus 4 --gpu-memory 80G --dataloader-workers 8 --mem 300G --cores 40
+expect_eq "4x80/360 exit" "$RC" 1
+expect_eq "4x80/360 header" "$(field '.explanation[0]')" "memcore: this step cannot fit: it needs 384 GiB of RAM, the node has 360 GiB:"
+expect_contains "4x80/360 fix" "$(expl)" "no allocation on this node can fit 384 GiB (node has 360 GiB)"
+expect_contains "4x80/360 fix" "$(expl)" "--dataloader-workers=5 is the most this node can hold with --mem=360G"
 
 # A job of 4 GPUs with -c 6 whose srun step got 4 cores (1 CPU per task),
 # w=4: the step's 4 cores are checked, and the fix gives the step its CPUs.
@@ -81,7 +92,64 @@ expect_contains "text short" "$OUT" "short 304 GiB"
 
 # DeepSpeed's t5-3b figure: ZeRO-2 with optimizer offload on 8 GPUs.
 check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 2 --offload optimizer
-expect_near "t5-3b zero2 offload GiB" "$(jq '.ram_offload_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_near "t5-3b zero2 offload GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+# ... and without offload: each rank builds the fp32 model, 127.48 GiB too.
+check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 2
+expect_near "t5-3b zero2 no offload GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_contains "zero2 model load named" "$(expl)" "127.48 GiB ZeRO-2 model load"
+# ZeRO-3 without offload: the largest layer with zero.Init (1.47 GiB),
+# the whole model without (127.48 GiB), the whole model when L is unknown.
+t5z3() { check --gpus 8 --gpu-memory 80G --mem 2T --model-params 2851598336 --zero-stage 3 "$@"; }
+t5z3 --largest-layer-params 32899072 --zero-init yes
+expect_near "t5-3b zero3 zero.Init GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 1.47 0.005
+t5z3 --largest-layer-params 32899072 --zero-init no
+expect_near "t5-3b zero3 no zero.Init GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+t5z3
+expect_near "t5-3b zero3 unknown layer GiB" "$(jq '.ram_zero_bytes / 1073741824' <<<"$OUT")" 127.48 0.005
+expect_contains "unknown layer said" "$(expl)" "give --largest-layer-params"
+# The fault: 8 x 80 GiB with 720G "fit" until the model load is counted.
+run_mc check --config "$TMP/node.conf" --gpus 8 --gpu-memory 80G --mem 720G --model-params 2851598336 --zero-stage 3 --zero-init no
+expect_eq "zero3 no zero.Init 720G exit" "$RC" 1
+expect_contains "zero3 no zero.Init fix" "$OUT" "--mem=832G"
+
+# MI300A SPX (4 APUs, one 501.97 GiB pool): a full-node 4-GPU job with 4
+# workers per GPU fits the pool and says the APU rule; with a 96 GiB working
+# set per APU it still fits (452 GiB, counted once, no HostRamPerGpuRam);
+# with GpuMemory=128G it does not (580 GiB > the pool); UnifiedMemory=no
+# is the discrete rule of before.
+MI300A=$DATA/hpe-ex255a-4xmi300a-spx.xml
+printf 'HostRamPerGpuRam=1.5\n' >"$TMP/mi.conf"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --json
+expect_eq "mi300a fits" "$RC" 0
+expect_eq "mi300a needed" "$(jq '.ram_needed_bytes / 1073741824' <<<"$OUT")" 68
+expect_contains "mi300a rule said" "$(expl)" "APU: GPU memory is this host RAM, one pool"
+expect_contains "mi300a rest" "$(expl)" "the GPUs' working set gets the rest: 433.97 GiB"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 96G --json
+expect_eq "mi300a 96G fits" "$RC" 0
+expect_eq "mi300a 96G needed" "$(jq '.ram_needed_bytes / 1073741824' <<<"$OUT")" 452
+expect_contains "mi300a 96G working set" "$(expl)" "384 GiB GPU working set"
+run_mc check --config "$TMP/mi.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 128G
+expect_eq "mi300a 128G refused" "$RC" 1
+expect_contains "mi300a 128G" "$OUT" "no allocation on this node can fit 580 GiB (node has 501.97 GiB)"
+printf 'HostRamPerGpuRam=1.5\nUnifiedMemory=no\n' >"$TMP/mi-no.conf"
+run_mc check --config "$TMP/mi-no.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --json
+expect_eq "mi300a UnifiedMemory=no as before" "$RC" 0
+expect_contains "mi300a UnifiedMemory=no unknown" "$(expl)" "GPU memory unknown: the RAM floor was not checked"
+run_mc check --config "$TMP/mi-no.conf" --topology "$MI300A" --gpus 4 --dataloader-workers 4 --gpu-memory 96G --json
+expect_eq "mi300a UnifiedMemory=no 96G refused (double count)" "$RC" 1
+
+# MIG without NVML: the profile in the GPU type sizes the floor per slice
+# (the H200 node's cards have 139.8 GiB; a 1g.10gb slice is 10 GiB).
+H200=$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type 1g.10gb --json
+expect_eq "mig 1g.10gb floor" "$(jq '.ram_floor_bytes / 1073741824' <<<"$OUT")" 10
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 2 --gpu-type nvidia_h200_3g.71gb --json
+expect_eq "mig 2 x 3g.71gb floor" "$(jq '.ram_floor_bytes / 1073741824' <<<"$OUT")" 142
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type h200 --json
+expect_eq "no MIG profile: the card" "$(jq '.gpu_memory_bytes' <<<"$OUT")" 150111977472
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type 1g.10gb --gpu-type 2g.20gb
+expect_eq "gpu-type twice" "$RC" 2
+expect_contains "gpu-type twice message" "$ERR" "--gpu-type=2g.20gb: given twice with different values"
 
 # Bad input: exit 2 and the message names the option and value.
 for bad in -1 abc '' 99999999999; do

@@ -26,6 +26,29 @@ expect_contains "warning text" "$(jq -r '.gpus[1].warnings[0]' <<<"$OUT")" \
 run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cores 0
 expect_contains "text warning on stderr" "$ERR" "--gres-flags=enforce-binding"
 
+# JUWELS Booster, NPS4: 6 cores per NUMA node, 4 GPUs at w=8 need 9 each;
+# the extra 3 come from a GPU-less NUMA node of the same package.
+JUWELS=$DATA/juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml
+run_mc plan --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 4 --dataloader-workers 8 --json
+expect_eq "juwels rc" "$RC" 0
+expect_eq "juwels cores" "$(jq -c '[.gpus[].cores]' <<<"$OUT")" "[9,9,9,9]"
+expect_eq "juwels cpus" "$(jq -c '[.gpus[].cpus]' <<<"$OUT")" \
+	'["0-2,18-23,48-50,66-71","3-11,51-59","24-26,42-47,72-74,90-95","27-35,75-83"]'
+expect_eq "juwels warnings" "$(jq -c '[.gpus[].warnings | length] | add' <<<"$OUT")" 0
+expect_eq "juwels own cores" "$(jq -c '[.gpus[].cores_local]' <<<"$OUT")" "[6,6,6,6]"
+run_mc plan --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 1 --dataloader-workers 8
+expect_contains "juwels text borrowed" "$OUT" "GPU 0  NUMA 3  cpus 0-2,18-23,48-50,66-71  (9 of 9 cores, 3 from nearby NUMA nodes)"
+# check agrees: the whole node fits 4 GPUs at w=8 (36 + 4 <= 48 cores).
+run_mc check --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 4 --dataloader-workers 8 --gpu-memory 40G --mem 300G
+expect_eq "juwels check rc" "$RC" 0
+# Only GPU 0's own 6-core domain: 6 of 9, a warning, exit 1; check refuses.
+run_mc plan --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 1 --dataloader-workers 8 --cores 18-23,66-71
+expect_eq "juwels own domain rc" "$RC" 1
+expect_contains "juwels own domain plan" "$OUT" "GPU 0  NUMA 3  cpus 18-23,66-71  (6 of 9 cores)"
+expect_contains "juwels own domain warning" "$ERR" "memcore: GPU 0 gets 6 of the 9 cores it needs"
+run_mc check --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 1 --dataloader-workers 8 --gpu-memory 40G --mem 250G --cpus 12
+expect_eq "juwels own domain check rc" "$RC" 1
+
 # Bad input: exit 2 with a message.
 for args in "--gpus 3" "--gpus 0" "" "--gpus 2 --cores 0-" "--gpus 2 --cores x" \
 	    "--gpus 2 --dataloader-workers -1" "--gpus 2 extra" "--gpus 2 --bogus"; do

@@ -8,7 +8,8 @@
 # through mmap runs, and `memcore usage` shows the file pages as reclaimable;
 # a step touching anonymous memory past --mem is OOM-killed with memcore's
 # explanation (limit, anon); a step filling /dev/shm is counted as
-# non-reclaimable and explained as shared memory.
+# non-reclaimable and explained as shared memory, naming the tmpfs mounts
+# that hold it (/dev/shm, and a tmpfs mounted for the test).
 . "$(dirname "$0")/lib.sh"
 
 # A node like this VM: 2 cores, 2 fake GPUs (one per NUMA node in the
@@ -19,7 +20,9 @@ PROGS=$MEMCORE_BUILD/progs
 MEMCORE=$MEMCORE_BUILD/memcore
 MIB=$((1 << 20))
 SHM=/dev/shm/mc_test30_$$
-mc_at_exit 'rm -f "$SHM" "$SHM".small'
+TMPFS=/tmp/mc_test30_tmpfs_$$
+mkdir -p "$TMPFS"
+mc_at_exit 'rm -f "$SHM" "$SHM".small; umount "$TMPFS" 2>/dev/null; rmdir "$TMPFS"'
 for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
@@ -123,11 +126,21 @@ round() { # NAME: the checks, on a started cluster
 	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$SHM" 512
 	assert_ne 0 "$MC_RC" "$r: (c) writing 512 MiB into /dev/shm under --mem=256M is OOM-killed"
 	assert_match "$MC_ERR" "was killed for memory .* the limit of 256 MiB" "$r: (c) explained"
-	assert_match "$MC_ERR" "shmem (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB \(/dev/shm, tmpfs, pinned buffers\)" \
-		"$r: (c) ... with the shared memory figure"
-	assert_contains "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in /dev/shm" \
+	assert_match "$MC_ERR" "shmem (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB \(files in tmpfs: [^;]*/dev/shm [0-9.]+ MiB[^;]*; pinned buffers\)" \
+		"$r: (c) ... with the shared memory figure and where it is"
+	assert_match "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in tmpfs \([^)]*/dev/shm" \
 		"$r: (c) ... and the /dev/shm fix"
 	rm -f "$SHM"
+
+	# --- (d) a tmpfs other than /dev/shm (a site's tmpfs /tmp) -----------
+	mount -t tmpfs -o mode=1777,size=1g mc_test30 "$TMPFS"
+	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$TMPFS/fill" 512
+	assert_ne 0 "$MC_RC" "$r: (d) writing 512 MiB into a tmpfs under --mem=256M is OOM-killed"
+	assert_match "$MC_ERR" "files in tmpfs: [^;]*$TMPFS [0-9.]+ MiB" \
+		"$r: (d) the explanation names the tmpfs the step filled"
+	assert_contains "$MC_ERR" "delete what the job leaves in tmpfs ($TMPFS " \
+		"$r: (d) ... first, in the fix"
+	umount "$TMPFS"
 	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE"
 }
 

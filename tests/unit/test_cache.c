@@ -252,7 +252,7 @@ static void test_foreign(void **state)
 	expect_refused(path, NULL, "not a memcore node-facts cache");
 	write_cache(G4DN, "foreign", path, sizeof(path));
 	rewrite_header(path, other_format);
-	expect_refused(path, NULL, "format 3, this memcore reads 2");
+	expect_refused(path, NULL, "format 4, this memcore reads 3");
 }
 
 static void test_other_source(void **state)

@@ -77,7 +77,7 @@ static void test_every_key(void **state)
 		"GpuMemory=80G OffloadBufferFactor=2 ZeroInit=no\r\n"
 		"Bind=none TopologyFile=/etc/slurm/topo.xml CgroupMemory=no\n"
 		"AllowUserWarn=false OnError=allow NodeRam=2048 NodeCores=96\n"
-		"NodeGpus=8"), 0);
+		"NodeGpus=8 UnifiedMemory=Yes"), 0);
 	assert_int_equal(p->mode, MC_MODE_WARN);
 	assert_int_equal(p->dataloader_workers, 4);
 	assert_int_equal(p->max_dataloader_workers, 8);
@@ -98,6 +98,7 @@ static void test_every_key(void **state)
 	assert_int_equal(p->node_ram_bytes, 2048 * MiB);
 	assert_int_equal(p->node_cores, 96);
 	assert_int_equal(p->node_gpus, 8);
+	assert_int_equal(p->unified_memory, MC_UNIFIED_YES);
 
 	assert_int_equal(parse("GpuMemory=auto"), 0);
 	assert_int_equal(cfg.global.gpu_memory_bytes, 0);
@@ -144,6 +145,8 @@ static void test_errors(void **state)
 		     "t.conf:1: OffloadBufferFactor=0.5: out of range");
 	assert_error("ZeroInit=maybe", "t.conf:1: ZeroInit=maybe: expected yes or no");
 	assert_error("Bind=core", "t.conf:1: Bind=core: expected numa or none");
+	assert_error("UnifiedMemory=maybe",
+		     "t.conf:1: UnifiedMemory=maybe: expected auto, yes or no");
 	assert_error("OnError=ignore",
 		     "t.conf:1: OnError=ignore: expected refuse or allow");
 	assert_error("GpuMemory=lots",

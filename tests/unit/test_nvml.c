@@ -19,7 +19,10 @@
 
 #include <cmocka.h>
 
+#include "mc_facts.h"
 #include "mc_gpumem.h"
+#include "mc_parse.h"
+#include "mc_plan.h"
 #include "mc_topology.h"
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -79,9 +82,11 @@ static int amd_open(void **ctx, char *err, size_t len)
 
 static const struct mc_gpumem_backend fake_nvml = {
 	"NVML", 0x10de, MC_MEM_SRC_NVML, nv_open, fake_memory, fake_close,
+	NULL,
 };
 static const struct mc_gpumem_backend fake_rocm = {
 	"ROCm SMI", 0x1002, MC_MEM_SRC_RSMI, amd_open, fake_memory, fake_close,
+	NULL,
 };
 static const struct mc_gpumem_backend *const both[] = {
 	&fake_nvml, &fake_rocm,
@@ -307,6 +312,157 @@ static void test_real_backends(void **state)
 		assert_non_null(strstr(note, "NVML"));
 }
 
+/* ---- MIG: NVML's answers for a card split 7 x 1g.10gb ---------------- */
+
+struct fake_mig_card {
+	const char *bus_id;
+	unsigned n;			/* slices, 0 = MIG off */
+	uint64_t bytes;			/* each */
+	const char *name;		/* NVML's device name of a slice */
+};
+
+static const struct fake_mig_card *mig_cards;
+static size_t n_mig_cards;
+static int mig_queries;
+
+static int fake_slices(void *ctx, const char *bus_id, struct mc_mig *out,
+		       unsigned max, unsigned *n)
+{
+	(void)ctx;
+	mig_queries++;
+	*n = 0;
+	for (size_t i = 0; i < n_mig_cards; i++) {
+		const struct fake_mig_card *c = &mig_cards[i];
+
+		if (strcmp(c->bus_id, bus_id))
+			continue;
+		for (unsigned k = 0; k < c->n && k < max; k++) {
+			uint64_t b;
+
+			memset(&out[k], 0, sizeof(out[k]));
+			out[k].memory_bytes = c->bytes;
+			/* as nvml_slices() does with nvmlDeviceGetName */
+			mc_mig_profile(c->name, &b, out[k].profile,
+				       sizeof(out[k].profile));
+			(*n)++;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static const struct mc_gpumem_backend fake_nvml_mig = {
+	"NVML", 0x10de, MC_MEM_SRC_NVML, nv_open, fake_memory, fake_close,
+	fake_slices,
+};
+
+/*
+ * An H100 80GB node: card 0 (NUMA 1) split 7 x 1g.10gb (NVML answers
+ * 10 GiB each), card 1 (NUMA 3) without MIG. Memory known from the
+ * topology, yet
+ * NVML is opened for the slices; each slice's parent and NUMA node is its
+ * card's; the facts then count 7 Slurm GPUs (slices win when present), a
+ * step of one slice is sized at that slice, and the plan binds a slice
+ * next to its card.
+ */
+static void test_mig_slices(void **state)
+{
+	static const struct fake_mig_card cards[] = {
+		{ "0000:18:00.0", 7, 10 * GIB,
+		  "NVIDIA H100 80GB HBM3 MIG 1g.10gb" },
+		{ "0000:9a:00.0", 0, 0, "" },
+	};
+	static const struct mc_gpumem_backend *const mig[] = {
+		&fake_nvml_mig,
+	};
+	struct mc_policy p;
+	struct mc_node node;
+	char note[256];
+	unsigned slice[] = { 3 };
+	struct mc_plan plan;
+	char err[256];
+
+	mig_cards = cards;
+	n_mig_cards = 2;
+	mig_queries = 0;
+	add_gpu("0000:18:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
+	add_gpu("0000:9a:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
+	f.gpus[0].numa_os_index = 1;
+	f.gpus[1].numa_os_index = 3;
+	assert_int_equal(mc_gpumem_fill(&f, mig, 1, note, sizeof(note)), 0);
+	assert_int_equal(nv.opened, 1);
+	assert_int_equal(nv.closed, 1);
+	assert_int_equal(mig_queries, 2);
+	assert_int_equal(f.n_mig, 7);
+	for (unsigned i = 0; i < 7; i++) {
+		assert_int_equal(f.mig[i].parent, 0);
+		assert_int_equal(f.mig[i].memory_bytes, 10 * GIB);
+		assert_string_equal(f.mig[i].profile, "1g.10gb");
+		assert_int_equal(mc_topology_gpu_numa(&f, i), 1);
+	}
+	assert_int_equal(mc_topology_gpu_numa(&f, 7), -1);
+	assert_int_equal(mc_topology_slurm_gpus(&f), 7);
+
+	mc_policy_defaults(&p);
+	/* A job of 1 slice: 10 GiB, not the card's 80. */
+	assert_int_equal(mc_facts_step_gpu_memory(&f, &p, slice, 1), 10 * GIB);
+	assert_int_equal(mc_facts_gpu_memory(&f, &p, 6, NULL), 10 * GIB);
+	mc_facts_node(&f, &p, &node);
+	assert_int_equal(node.gpus, 7);
+
+	/* The plan binds slice 3 to its card's NUMA node. */
+	f.n_numa = 4;
+	for (unsigned i = 0; i < 4; i++) {
+		f.numa[i].os_index = i;
+		f.numa[i].cores = 1;
+		f.numa[i].package = 0;
+		snprintf(f.numa[i].cpus, sizeof(f.numa[i].cpus), "%u", i);
+		/* what plans read: the list as the loader parses it */
+		memset(f.numa[i].cpu_mask, 0, sizeof(f.numa[i].cpu_mask));
+		f.numa[i].cpu_mask[0] = 1UL << i;
+	}
+	for (unsigned i = 0; i < MC_MAX_PUS; i++)
+		f.pu_core[i] = MC_PU_NONE;
+	assert_int_equal(mc_plan_compute(&f, 0, NULL, slice, 1, &plan, err,
+					 sizeof(err)), 0);
+	assert_int_equal(plan.gpu[0].numa_os_index, 1);
+	assert_int_equal(hwloc_bitmap_first(plan.gpu[0].cpus), 1);
+	mc_plan_free(&plan);
+}
+
+/* No NVML slices: a card's Slurm GPUs are the cards; the MIG profile in
+ * the GPU type (--gres=gpu:1g.10gb:1) gives the slice's memory. */
+static void test_mig_profile_names(void **state)
+{
+	uint64_t b = 0;
+	char prof[16];
+
+	assert_int_equal(mc_mig_profile("1g.10gb", &b, prof, sizeof(prof)), 0);
+	assert_int_equal(b, 10 * GIB);
+	assert_string_equal(prof, "1g.10gb");
+	assert_int_equal(mc_mig_profile("3g.40gb", &b, NULL, 0), 0);
+	assert_int_equal(b, 40 * GIB);
+	assert_int_equal(mc_mig_profile("a100_3g.40gb", &b, prof,
+					sizeof(prof)), 0);
+	assert_string_equal(prof, "3g.40gb");
+	assert_int_equal(mc_mig_profile("nvidia_h100_80gb_hbm3_1g.10gb+me", &b,
+					prof, sizeof(prof)), 0);
+	assert_string_equal(prof, "1g.10gb+me");
+	assert_int_equal(b, 10 * GIB);
+	assert_int_equal(mc_mig_profile("NVIDIA A100-SXM4-40GB MIG 2g.10gb",
+					&b, prof, sizeof(prof)), 0);
+	assert_string_equal(prof, "2g.10gb");
+	/* Not MIG: a card type, or a model with "80gb" but no "Ng." */
+	assert_int_equal(mc_mig_profile("a100", &b, NULL, 0), -1);
+	assert_int_equal(mc_mig_profile("nvidia_h100_80gb_hbm3", &b, NULL, 0),
+			 -1);
+	assert_int_equal(mc_mig_profile("x1g.10gb", &b, NULL, 0), -1);
+	assert_int_equal(mc_mig_profile("1g.10gbx", &b, NULL, 0), -1);
+	assert_int_equal(mc_mig_profile("0g.10gb", &b, NULL, 0), -1);
+	assert_int_equal(mc_mig_profile("", &b, NULL, 0), -1);
+	assert_int_equal(mc_mig_profile(NULL, &b, NULL, 0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +474,8 @@ int main(void)
 		cmocka_unit_test_setup(test_unknown_vendor, reset),
 		cmocka_unit_test_setup(test_bdfid, reset),
 		cmocka_unit_test_setup(test_real_backends, reset),
+		cmocka_unit_test_setup(test_mig_slices, reset),
+		cmocka_unit_test_setup(test_mig_profile_names, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

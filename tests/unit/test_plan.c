@@ -195,11 +195,20 @@ static void test_local_2numa(void **state)
 	assert_string_equal(cpus(1), "1");
 	assert_numa_local_disjoint();
 	mc_plan_free(&plan);
-	/* w=1 wants 2 cores, each node has 1: what is there, no warning. */
+	/* w=1 wants 2 cores, each node has 1 and the other GPU's is
+	 * taken: what is there, and a warning that it is short. */
 	plan_for(1, "0-1", NULL, 2);
 	assert_string_equal(cpus(0), "0");
 	assert_int_equal(gpu(0)->cores, 1);
 	assert_int_equal(gpu(0)->cores_wanted, 2);
+	assert_non_null(strstr(gpu(0)->warning,
+			       "memcore: GPU 0 gets 1 of the 2 cores"));
+	assert_non_null(strstr(gpu(0)->warning, "--cpus-per-gpu=2"));
+	mc_plan_free(&plan);
+	/* One GPU of the two, w=1: its node's core and the other node's. */
+	plan_for(1, "", NULL, 1);
+	assert_string_equal(cpus(0), "0-1");
+	assert_int_equal(gpu(0)->cores_local, 1);
 	assert_string_equal(gpu(0)->warning, "");
 }
 
@@ -251,13 +260,107 @@ static void test_partial_core(void **state)
 static void test_warning_all_taken(void **state)
 {
 	load("nvidia-dgx2h-16xv100-trimmed.xml");
+	/* The whole node: GPU 2 borrows the nearest free core. */
 	plan_for(0, "", NULL, 3);
+	assert_string_equal(cpus(2), "24");
+	assert_string_equal(gpu(2)->warning, "");
+	mc_plan_free(&plan);
+	/* Only the two cores of its node allowed: GPUs 0 and 1 took them. */
+	plan_for(0, "0-1", NULL, 3);
 	assert_string_equal(cpus(0), "0");
 	assert_string_equal(cpus(1), "1");
 	assert_string_equal(cpus(2), "");
 	assert_non_null(strstr(gpu(2)->warning, "went to GPUs 0, 1"));
 	assert_false(gpu(2)->outside);
 	assert_non_null(strstr(gpu(2)->warning, "--cpus-per-gpu=1"));
+}
+
+/*
+ * JUWELS Booster, 2 x EPYC 7402 in NPS4: 8 NUMA nodes of 6 cores, 4 x A100
+ * on NUMA 3, 1, 7, 5; hwloc's latency matrix says 12 inside a package, 32
+ * across. At w=8 each GPU needs 9 cores: its node's 6 and 3 from a GPU-less
+ * node of the same package (NUMA 0 or 2 on package 0, 4 or 6 on package
+ * 1), never another GPU's; the same without the matrix (by package).
+ */
+static void juwels_w8(void)
+{
+	const unsigned gpu_numa[4] = { 3, 1, 7, 5 };
+	hwloc_bitmap_t numa = hwloc_bitmap_alloc();
+
+	plan_for(8, "", NULL, 4);
+	assert_string_equal(cpus(0), "0-2,18-23,48-50,66-71");
+	assert_string_equal(cpus(1), "3-11,51-59");
+	assert_string_equal(cpus(2), "24-26,42-47,72-74,90-95");
+	assert_string_equal(cpus(3), "27-35,75-83");
+	for (unsigned i = 0; i < 4; i++) {
+		const struct mc_plan_gpu *g = gpu(i);
+		int pu;
+
+		assert_int_equal(g->numa_os_index, gpu_numa[i]);
+		assert_int_equal(g->cores, 9);
+		assert_int_equal(g->cores_local, 6);
+		assert_string_equal(g->warning, "");
+		/* every borrowed CPU is on a GPU-less node of its package */
+		hwloc_bitmap_foreach_begin(pu, g->cpus) {
+			for (uint32_t k = 0; k < facts.n_numa; k++) {
+				const struct mc_numa *m = &facts.numa[k];
+
+				assert_int_equal(mc_plan_parse_cpulist(m->cpus,
+								       numa),
+						 0);
+				if (!hwloc_bitmap_isset(numa, (unsigned)pu) ||
+				    m->os_index == gpu_numa[i])
+					continue;
+				assert_true(m->os_index % 2 == 0);
+				assert_int_equal(m->package,
+						 gpu_numa[i] < 4 ? 0 : 1);
+			}
+		} hwloc_bitmap_foreach_end();
+		for (unsigned j = 0; j < i; j++)
+			assert_false(hwloc_bitmap_intersects(g->cpus,
+							     gpu(j)->cpus));
+	}
+	hwloc_bitmap_free(numa);
+	mc_plan_free(&plan);
+}
+
+static void test_juwels_nps4(void **state)
+{
+	load("juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml");
+	assert_int_equal(facts.n_numa, 8);
+	assert_int_equal(facts.numa_distances, 1);
+	assert_int_equal(facts.numa_distance[0][1], 12);
+	assert_int_equal(facts.numa_distance[0][4], 32);
+	assert_int_equal(facts.numa[0].package, 0);
+	assert_int_equal(facts.numa[7].package, 1);
+	juwels_w8();
+	/* Without a matrix the package decides: the same plan. */
+	facts.numa_distances = 0;
+	juwels_w8();
+
+	/* Only GPU 0's own 6-core domain allowed: 6 of 9 and a warning. */
+	plan_for(8, "18-23,66-71", NULL, 1);
+	assert_string_equal(cpus(0), "18-23,66-71");
+	assert_int_equal(gpu(0)->cores, 6);
+	assert_non_null(strstr(gpu(0)->warning,
+			       "memcore: GPU 0 gets 6 of the 9 cores"));
+	assert_non_null(strstr(gpu(0)->warning, "--cpus-per-gpu=18"));
+}
+
+/* With hwloc's distance matrix (Tioga, 4 NUMA nodes, each with GPUs):
+ * a short GPU borrows from the nearest node, never a farther one first. */
+static void test_distances(void **state)
+{
+	load("hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml");
+	assert_int_equal(facts.numa_distances, 1);
+	assert_true(facts.numa_distance[0][0] <
+		    facts.numa_distance[0][1]);
+	/* One GCD at w=19: 16 cores of NUMA 3, 4 from the nearest node. */
+	plan_for(19, "", NULL, 1);
+	assert_int_equal(gpu(0)->numa_os_index, 3);
+	assert_int_equal(gpu(0)->cores, 20);
+	assert_int_equal(gpu(0)->cores_local, 16);
+	assert_string_equal(gpu(0)->warning, "");
 }
 
 static void test_errors(void **state)
@@ -296,6 +399,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_g4dn, teardown),
 		cmocka_unit_test_teardown(test_tioga, teardown),
 		cmocka_unit_test_teardown(test_local_2numa, teardown),
+		cmocka_unit_test_teardown(test_juwels_nps4, teardown),
+		cmocka_unit_test_teardown(test_distances, teardown),
 		cmocka_unit_test_teardown(test_warning_outside_allowed,
 					  teardown),
 		cmocka_unit_test_teardown(test_partial_core, teardown),

@@ -175,59 +175,62 @@ static void test_offload(void **state)
 	/* DeepSpeed docs, t5-3b on one node of 8 GPUs, f = 1.5. */
 	r.zero_stage = 2;
 	r.offload = MC_OFFLOAD_OPTIMIZER;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 32 * 3 / 2);
 	r.zero_stage = 1;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 32 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 32 * 3 / 2);
 
 	r.zero_stage = 3;
 	r.offload = MC_OFFLOAD_ALL;
 	p.zero_init = 1;
-	assert_gib(mc_offload_bytes(&p, &r), 71.71);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 71.71);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2);
 	p.zero_init = 0;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
 	r.offload = MC_OFFLOAD_OPTIMIZER;
 	p.zero_init = 1;
-	assert_gib(mc_offload_bytes(&p, &r), 63.74);
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 16 * 3 / 2);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 63.74);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 16 * 3 / 2);
 	/* Without zero_init, optimizer only: P * max(4 * 8, 16) * f. */
 	p.zero_init = 0;
-	assert_gib(mc_offload_bytes(&p, &r), 127.48);
+	assert_gib(mc_zero_ram_bytes(&p, &r), 127.48);
 
 	/* Several nodes. ZeRO-2 counts all GPUs: 2 x 8 -> P * 64 * f. */
 	r.nodes = 2;
 	r.zero_stage = 2;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 64 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 64 * 3 / 2);
 	/* ZeRO-3 zero_init splits the states over the nodes. */
 	r.zero_stage = 3;
 	r.offload = MC_OFFLOAD_ALL;
 	p.zero_init = 1;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 2);
 	/* Without zero_init, one GPU on 8 nodes: max(4, 18/8) = 4. */
 	p.zero_init = 0;
 	r.gpus = 1;
 	r.nodes = 8;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 4 * 3 / 2);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 4 * 3 / 2);
 	/* ... and on 4 nodes 18/4 = 4.5 wins over 4. */
 	r.nodes = 4;
-	assert_int_equal(mc_offload_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 4);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 18 * 3 / 2 / 4);
 
-	/* Nothing offloaded, or no parameter count: no term. */
+	/* No parameter count, or stage 0: no term. */
 	r = req(8, 80 * GiB, 2);
-	r.model_params = T5_3B;
-	r.zero_stage = 3;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
-	r.offload = MC_OFFLOAD_OPTIMIZER;
 	r.model_params = 0;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	r.zero_stage = 3;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
+	r.offload = MC_OFFLOAD_OPTIMIZER;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
+	r.model_params = T5_3B;
+	r.offload = MC_OFFLOAD_NONE;
+	r.zero_stage = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 	/* Unsupported combinations give 0 (mc_request_check refuses). */
 	r.model_params = T5_3B;
 	r.zero_stage = 0;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 	r.zero_stage = 2;
 	r.offload = MC_OFFLOAD_ALL;
-	assert_int_equal(mc_offload_bytes(&p, &r), 0);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), 0);
 
 	/* Into the total. */
 	policy(&p);
@@ -242,7 +245,175 @@ static void test_offload(void **state)
 	r.model_params = 1000000000000000ULL;
 	r.nodes = 1u << 20;
 	r.gpus = 1u << 16;
-	assert_int_equal(mc_offload_bytes(&p, &r), UINT64_MAX);
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), UINT64_MAX);
+}
+
+/* t5-3b's largest layer (the shared embedding, 32128 x 1024), as
+ * DeepSpeed's estimate_zero3_model_states_mem_needs_all_live counts it. */
+#define T5_3B_LARGEST 32899072ULL
+
+/*
+ * DeepSpeed's published estimator tables for t5-3b ("per CPU" column,
+ * docs/code-docs/source/memory.rst, 1 node x 8 GPUs) and the same
+ * estimators at 2 nodes x 8 GPUs, every offload and zero.Init row, to
+ * 0.01 GiB; each row also exact to the byte (f = 1.5).
+ */
+static void test_zero_tables(void **state)
+{
+	static const struct {
+		uint32_t stage, nodes;
+		enum mc_offload offload;
+		enum mc_zero_init_src zi;
+		double gib;
+		uint64_t bytes;
+	} rows[] = {
+		/* estimate_zero2_model_states_mem_needs, 1 node */
+		{ 2, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		{ 2, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		{ 1, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		/* 2 nodes: offload counts all 16 GPUs, the load the node's 8 */
+		{ 2, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_POLICY, 254.95,
+		  T5_3B * 96 },
+		{ 2, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_POLICY, 127.48,
+		  T5_3B * 48 },
+		/* estimate_zero3_model_states_mem_needs, 1 node */
+		{ 3, 1, MC_OFFLOAD_ALL, MC_ZERO_INIT_YES, 71.71, T5_3B * 27 },
+		{ 3, 1, MC_OFFLOAD_ALL, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		{ 3, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_YES, 63.74,
+		  T5_3B * 24 },
+		{ 3, 1, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_NO, 127.48,
+		  T5_3B * 48 },
+		{ 3, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_YES, 1.47,
+		  T5_3B_LARGEST * 48 },
+		{ 3, 1, MC_OFFLOAD_NONE, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		/* 2 nodes */
+		{ 3, 2, MC_OFFLOAD_ALL, MC_ZERO_INIT_YES, 35.85,
+		  T5_3B * 27 / 2 },
+		{ 3, 2, MC_OFFLOAD_ALL, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+		{ 3, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_YES, 31.87,
+		  T5_3B * 12 },
+		{ 3, 2, MC_OFFLOAD_OPTIMIZER, MC_ZERO_INIT_NO, 127.48,
+		  T5_3B * 48 },
+		{ 3, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_YES, 1.47,
+		  T5_3B_LARGEST * 48 },
+		{ 3, 2, MC_OFFLOAD_NONE, MC_ZERO_INIT_NO, 127.48, T5_3B * 48 },
+	};
+	struct mc_policy p;
+
+	(void)state;
+	mc_policy_defaults(&p);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_request r = req(8, 80 * GiB, 2);
+
+		r.model_params = T5_3B;
+		r.largest_layer_params = T5_3B_LARGEST;
+		r.zero_stage = rows[i].stage;
+		r.nodes = rows[i].nodes;
+		r.offload = rows[i].offload;
+		r.zero_init = rows[i].zi;
+		assert_gib(mc_zero_ram_bytes(&p, &r), rows[i].gib);
+		assert_int_equal(mc_zero_ram_bytes(&p, &r), rows[i].bytes);
+	}
+}
+
+/* ZeRO-3 without offload: the request's zero.Init wins over the policy's
+ * ZeroInit; an unknown largest layer counts as the whole model. */
+static void test_zero3_model_load(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 128, 8);
+	struct mc_alloc a = alloc(720 * GiB, 128, "--mem=720G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	r.model_params = T5_3B;
+	r.zero_stage = 3;
+	/* Policy ZeroInit=yes, largest layer known: 1.47 GiB. */
+	r.largest_layer_params = T5_3B_LARGEST;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B_LARGEST * 48);
+	/* Policy ZeroInit=no: the whole model, whatever the layer. */
+	p.zero_init = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 48);
+	/* ... unless the user says zero.Init. */
+	r.zero_init = MC_ZERO_INIT_YES;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B_LARGEST * 48);
+	/* zero.Init but the layer unknown: the whole model. */
+	r.largest_layer_params = 0;
+	assert_int_equal(mc_zero_ram_bytes(&p, &r), T5_3B * 48);
+
+	/* The fault this fixes: 640 + 64 GiB fit 720 GiB until the ranks'
+	 * 127.48 GiB of model load is counted; the step is now refused. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_zero_bytes, T5_3B * 48);
+	mc_verdict_explain(&p, &v, "7.0", "gpu07", &e);
+	dump(&e);
+	assert_non_null(strstr(e.line[2], "127.48 GiB ZeRO-3 model load"));
+	assert_non_null(strstr(e.line[3], "largest layer unknown"));
+	/* With the largest layer the step fits: 704 + 1.47 GiB. */
+	r.largest_layer_params = T5_3B_LARGEST;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	mc_verdict_explain(&p, &v, "7.0", "gpu07", &e);
+	assert_non_null(strstr(e.line[2], "1.47 GiB ZeRO-3 model load"));
+	assert_non_null(strstr(e.line[3], "largest layer with zero.Init"));
+
+	/* A layer larger than the model is a typo. */
+	r.largest_layer_params = T5_3B + 1;
+	err[0] = '\0';
+	assert_int_equal(mc_request_check(&p, &r, err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "--largest-layer-params: more than --model-params");
+}
+
+/*
+ * An APU (AMD MI300A: 4 APUs sharing 502 GiB): the GPUs' working set, the
+ * workers and the tasks share one pool, the working set counted once and
+ * never times HostRamPerGpuRam; with the working set unknown the GPUs get
+ * what the allocation leaves, and the explanation says so.
+ */
+static void test_unified_memory(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(4, 0, 4);
+	struct mc_node n = node(502 * GiB, 96, 4);
+	struct mc_alloc a = alloc(502 * GiB, 96, "the whole node");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	p.ram_per_task_bytes = GiB;
+	p.host_ram_per_gpu_ram = 1.5;
+	n.unified_memory = r.unified_memory = true;
+	/* Working set unknown: 16 workers x 4 GiB + 4 tasks; fits. */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 68 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	dump(&e);
+	assert_non_null(strstr(e.line[4], "APU: GPU memory is this host RAM"));
+	assert_non_null(strstr(e.line[5], "the GPUs' working set gets the "
+			       "rest: 434 GiB of this allocation"));
+	/* A 96 GiB working set per APU: 384 + 68 = 452 GiB, once. */
+	r.gpu_memory_bytes = 96 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+	assert_int_equal(v.ram_floor_bytes, 384 * GiB);
+	assert_int_equal(v.ram_needed_bytes, 452 * GiB);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_non_null(strstr(e.line[2], "384 GiB GPU working set + "));
+	/* The discrete rule on the same numbers: 1.5 x 384 + 68 > 502. */
+	n.unified_memory = r.unified_memory = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.ram_needed_bytes, 644 * GiB);
 }
 
 static void assert_check_err(const struct mc_request *r, const char *want)
@@ -456,6 +627,136 @@ static void test_verdict_24_cores(void **state)
 }
 
 /* 8 x 80 GiB on a 500 GiB node: no --mem can fit. */
+/* A request (memcore check, cli_filter) beyond the node: impossible, with
+ * its own header, never "fits"; at launch (Slurm's grant) not questioned. */
+static void test_verdict_impossible(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 128, 4);
+	struct mc_alloc a = alloc(2000 * GiB, 128, "--mem=2000G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+
+	(void)state;
+	policy(&p);
+	/* 8 GPUs on a 4-GPU node */
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.node_gpus_short);
+	assert_true(mc_verdict_impossible(&v));
+	assert_int_equal(v.max_gpus, 4);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
+			    "for 8 GPUs, the node has 4:");
+	assert_explains(&e, "  fix: at most 4 GPUs per node fit this node "
+			"(use more nodes), or another partition");
+	assert_not_explains(&e, "fix: --mem");
+	/* the same at launch: Slurm granted 8 GPUs, the rules count 8 */
+	a.requested = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.node_gpus_short);
+	assert_true(v.fits);
+
+	/* --mem 3000G on a 1511 GiB node */
+	r = req(4, 80 * GiB, 2);
+	n = node(1511 * GiB, 128, 4);
+	a = alloc(3000 * GiB, 128, "--mem=3000G");
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.alloc_mem_over_node);
+	assert_int_equal(v.fix_mem_bytes, 352 * GiB);
+	mc_verdict_explain(&p, &v, "", "gpu07", &e);
+	assert_string_equal(e.line[0], "memcore: this step on gpu07 cannot "
+			    "fit: it asks for 3000 GiB of memory, the node "
+			    "has 1511 GiB:");
+	assert_explains(&e, "  fix: --mem=352G");
+	assert_not_explains(&e, "--dataloader-workers");
+
+	/* --cores 500 on a 128-core node */
+	a = alloc(1000 * GiB, 500, NULL);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.alloc_cores_over_node);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
+			    "for 500 cores, the node has 128:");
+	assert_explains(&e, "  fix: --cpus-per-gpu=3");
+
+	/* every reason in a few words, for a list of nodes */
+	char why[96];
+
+	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
+			    "has 128 cores, not 500");
+	r = req(8, 80 * GiB, 2);
+	n = node(2048 * GiB, 128, 4);
+	a = alloc(2000 * GiB, 128, NULL);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
+			    "has 4 GPUs");
+}
+
+/* The fix names the option the user gave: Slurm refuses --mem next to
+ * --mem-per-gpu/--mem-per-cpu. 8 x 80 GiB, w=2: 704 GiB, 24 cores. */
+static void test_verdict_fix_forms(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 112, 8);
+	struct mc_alloc a = alloc(400 * GiB, 16, "--mem-per-gpu=50G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+
+	(void)state;
+	policy(&p);
+	a.requested = true;
+	a.mem_form = MC_MEM_PER_GPU;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_string_equal(opt[0], "--mem-per-gpu=88G");
+	assert_string_equal(opt[1], "--cpus-per-gpu=3");
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: --mem-per-gpu=88G --cpus-per-gpu=3, or "
+			"--dataloader-workers=1 with --mem-per-gpu=84G");
+	assert_not_explains(&e, "--mem=");
+
+	/* --mem-per-cpu: per CPU of the step once fixed (24 cores x 2
+	 * threads = 48 CPUs): 704 GiB / 48 = 15019 MiB and a third */
+	n.threads_per_core = 2;
+	a.mem_form = MC_MEM_PER_CPU;
+	a.cpu_form = MC_CPUS_PER_TASK;
+	a.tasks = 8;
+	a.mem_bytes = 16 * 2 * 4 * GiB;	/* --mem-per-cpu=4G x 32 CPUs */
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_string_equal(opt[0], "--mem-per-cpu=15019M");
+	assert_string_equal(opt[1], "--cpus-per-task=6");
+	/* one task driving all 8 GPUs: -c 48 */
+	a.tasks = 1;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	mc_verdict_fix_options(&v, opt);
+	assert_string_equal(opt[1], "--cpus-per-task=48");
+	/* whole GiB print as G */
+	r = req(1, 16 * GiB, 0);
+	a = alloc(4 * GiB, 1, NULL);
+	a.mem_form = MC_MEM_PER_CPU;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&v, opt), 1);
+	assert_string_equal(opt[0], "--mem-per-cpu=8G");	/* 16 GiB / 2 */
+	/* the default forms: --mem and --cpus-per-gpu */
+	r = req(8, 80 * GiB, 2);
+	a = alloc(400 * GiB, 16, NULL);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	mc_verdict_fix_options(&v, opt);
+	assert_string_equal(opt[0], "--mem=704G");
+	assert_string_equal(opt[1], "--cpus-per-gpu=6");
+}
+
 static void test_verdict_node_ram(void **state)
 {
 	struct mc_policy p;
@@ -476,11 +777,22 @@ static void test_verdict_node_ram(void **state)
 	assert_int_equal(v.fix_mem_bytes, 0);
 	assert_int_equal(v.max_dataloader_workers, -1);
 	assert_int_equal(v.node_max_dataloader_workers, -1);
+	/* 500 GiB for 8 x 80 GiB: the node itself fails the RAM rule, so
+	 * no request fits it with 8 GPUs; 5 GPUs (400 + 20 GiB) do. */
+	assert_true(v.node_ram_rule_fails);
+	assert_int_equal(v.node_ram_rule_bytes, 640 * GiB);
+	assert_true(mc_verdict_impossible(&v));
+	assert_int_equal(v.max_gpus, 5);
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "no allocation on this node can fit 672 GiB "
-			"(node has 500 GiB)");
-	assert_explains(&e, "fewer GPUs per node, or a node with more RAM");
-	assert_not_explains(&e, "--mem=672G");
+	assert_string_equal(e.line[0], "memcore: this step cannot fit: the "
+			    "node fails the site's RAM rule (500 GiB for 8 x "
+			    "80 GiB GPUs):");
+	assert_explains(&e, "  node RAM 500 GiB is below the site's RAM rule "
+			"(640 GiB = 8 GPUs x 80 GiB x HostRamPerGpuRam 1):");
+	assert_explains(&e, "  fix: at most 5 GPUs per node fit this node "
+			"(use more nodes), or another partition");
+	assert_not_explains(&e, "fix: --mem");
+	assert_not_explains(&e, "or a node with more RAM");
 
 	/* Where some w fits the node, name it. 4 x 80 GiB on 360 GiB:
 	 * 320 + 8w <= 360 -> w = 5. */
@@ -637,6 +949,21 @@ static void test_audit(void **state)
 	assert_false(au.ram_rule_ok);
 	assert_false(au.gpu_memory_known);
 
+	/* An APU node (MI300A): the GPUs' memory is this RAM, the rule
+	 * holds by construction, known memory or not. */
+	n = node(502 * GiB, 96, 4);
+	n.unified_memory = true;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_true(au.unified_memory);
+	assert_true(au.ram_rule_ok);
+	assert_int_equal(au.ram_needed_bytes, 0);
+	mc_audit_node(&p, &n, 0, false, &au);
+	assert_true(au.ram_rule_ok);
+	n.unified_memory = false;
+	mc_audit_node(&p, &n, 512 * GiB, true, &au);
+	assert_false(au.ram_rule_ok);	/* the double count of today */
+	n = node(1024 * GiB, 28, 8);
+
 	p.host_ram_per_gpu_ram = 1.5;
 	p.dataloader_workers = 4;
 	mc_audit_node(&p, &n, 640 * GiB, true, &au);
@@ -661,9 +988,14 @@ int main(void)
 		cmocka_unit_test(test_verdict_node_cores),
 		cmocka_unit_test(test_verdict_24_cores),
 		cmocka_unit_test(test_verdict_node_ram),
+		cmocka_unit_test(test_verdict_impossible),
+		cmocka_unit_test(test_verdict_fix_forms),
 		cmocka_unit_test(test_verdict_step_cpus),
 		cmocka_unit_test(test_verdict_edges),
 		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_zero_tables),
+		cmocka_unit_test(test_unified_memory),
+		cmocka_unit_test(test_zero3_model_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -238,7 +238,18 @@ static void check_case(void **state)
 		assert_true(g->memory_bytes == c->gpu_mem_kib * KIB);
 		assert_int_equal(g->memory_source, c->mem_src);
 		assert_string_equal(g->model, c->model);
+		/* Only the MI300A is an APU (one memory pool with the host). */
+		assert_int_equal(g->apu, strstr(c->file, "mi300a") != NULL);
 	}
+	/* Every NUMA node knows its package; these dumps all carry hwloc's
+	 * NUMA latency matrix except the v1 and trimmed ones. */
+	for (i = 0; i < f->n_numa; i++)
+		assert_true(f->numa[i].package >= 0 ||
+			    strstr(c->file, "hwloc1") ||
+			    strstr(c->file, "v1format"));
+	if (f->numa_distances)
+		for (i = 0; i < f->n_numa; i++)
+			assert_int_equal(f->numa_distance[i][i], 10);
 	free(f);
 }
 

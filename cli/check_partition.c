@@ -1,0 +1,354 @@
+/*
+ * check_partition.c - memcore check against the nodes of a partition as
+ * slurmctld knows them: one verdict per node shape, one answer naming the
+ * nodes it fits; and the JSON of a verdict (shared with cmd_check.c).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "mc_parse.h"
+#include "mc_shapes.h"
+
+/* Shapes whose explanation is printed when none fits. */
+#define SHAPES_EXPLAINED 4
+
+static json_t *fix_options_json(const struct mc_verdict *v)
+{
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n = mc_verdict_fix_options(v, opt);
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(opt[i]));
+	return a;
+}
+
+json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
+			    const struct mc_verdict *v,
+			    const struct mc_explanation *e)
+{
+	json_t *o = json_object(), *lines = json_array();
+
+	for (size_t i = 0; i < e->n; i++)
+		json_array_append_new(lines, json_string(e->line[i]));
+	json_object_set_new(o, "fits", json_boolean(v->fits));
+	json_object_set_new(o, "gpus", json_integer(v->req.gpus));
+	json_object_set_new(o, "dataloader_workers",
+			    json_integer(v->req.dataloader_workers));
+	json_object_set_new(o, "gpu_memory_bytes",
+			    v->gpu_memory_unknown ? json_null()
+			    : json_integer((json_int_t)v->req.gpu_memory_bytes));
+	json_object_set_new(o, "ram_needed_bytes",
+			    json_integer((json_int_t)v->ram_needed_bytes));
+	json_object_set_new(o, "ram_floor_bytes",
+			    json_integer((json_int_t)v->ram_floor_bytes));
+	json_object_set_new(o, "ram_workers_bytes",
+			    json_integer((json_int_t)v->ram_workers_bytes));
+	json_object_set_new(o, "ram_tasks_bytes",
+			    json_integer((json_int_t)v->ram_tasks_bytes));
+	json_object_set_new(o, "ram_zero_bytes",
+			    json_integer((json_int_t)v->ram_zero_bytes));
+	json_object_set_new(o, "ram_allocated_bytes",
+			    json_integer((json_int_t)v->ram_allocated_bytes));
+	json_object_set_new(o, "node_ram_bytes",
+			    json_integer((json_int_t)v->node.ram_bytes));
+	json_object_set_new(o, "cores_needed", json_integer(v->cores_needed));
+	json_object_set_new(o, "cores_allocated",
+			    json_integer(v->cores_allocated));
+	json_object_set_new(o, "node_cores_needed",
+			    json_integer(v->node_cores_needed));
+	json_object_set_new(o, "node_cores", json_integer(v->node_cores));
+	json_object_set_new(o, "node_gpus", json_integer(v->node.gpus));
+	json_object_set_new(o, "max_dataloader_workers",
+			    v->max_dataloader_workers < 0 ? json_null()
+			    : json_integer(v->max_dataloader_workers));
+	json_object_set_new(o, "fix_mem_bytes",
+			    v->fix_mem_bytes ? json_integer((json_int_t)
+						v->fix_mem_bytes)
+					     : json_null());
+	json_object_set_new(o, "fix_cpus_per_gpu",
+			    v->fix_cpus_per_gpu ? json_integer(
+						v->fix_cpus_per_gpu)
+						: json_null());
+	json_object_set_new(o, "mode", json_string(mc_mode_words[p->mode]));
+	json_object_set_new(o, "allow_user_warn",
+			    json_boolean(p->allow_user_warn));
+	json_object_set_new(o, "node_source", json_string(node_source));
+	json_object_set_new(o, "fix_options", fix_options_json(v));
+	json_object_set_new(o, "impossible",
+			    json_boolean(!v->fits && mc_verdict_impossible(v)));
+	json_object_set_new(o, "explanation", lines);
+	return o;
+}
+
+/* One node shape of the partition and its verdict. */
+struct shape_verdict {
+	const struct mc_node_record *rec;	/* its first node */
+	size_t count;
+	uint64_t gpu_memory_bytes;
+	enum mc_shape_mem_source mem_source;
+	char hosts[1024];			/* "gpu[01-12]" */
+	char alloc_mem_source[96];
+	struct mc_verdict v;
+	struct mc_explanation e;
+};
+
+/* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
+static void put_shape(FILE *f, const struct shape_verdict *s)
+{
+	char d[160];
+
+	fprintf(f, "%s (%s)", s->hosts, mc_shape_describe(s->rec,
+		s->gpu_memory_bytes, d, sizeof(d)));
+}
+
+/* Is every shape refused for the same impossible reason? */
+static bool all_shapes(const struct shape_verdict *sv, size_t n,
+		       size_t field)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!*(const bool *)((const char *)&sv[k].v + field))
+			return false;
+	return true;
+}
+
+/* The answer's first line: which nodes of the partition it fits. */
+static char *summary_line(const char *partition,
+			  const struct shape_verdict *sv, size_t n_shapes,
+			  size_t n_nodes, size_t n_fit)
+{
+	char *line = NULL, b[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+	const char *sep = "";
+	const struct mc_verdict *v0 = &sv[0].v;
+
+	if (!f)
+		return NULL;
+	if (n_fit) {
+		fprintf(f, "memcore: fits on %zu of %zu %s of partition %s: ",
+			n_fit, n_nodes, n_nodes == 1 ? "node" : "nodes",
+			partition);
+		for (size_t k = 0; k < n_shapes; k++) {
+			if (!sv[k].v.fits)
+				continue;
+			fputs(sep, f);
+			put_shape(f, &sv[k]);
+			sep = ", ";
+		}
+		sep = "; ";
+	} else if (all_shapes(sv, n_shapes,
+			      offsetof(struct mc_verdict, node_gpus_short))) {
+		fprintf(f, "memcore: no node of partition %s has %u GPUs",
+			partition, v0->req.gpus);
+		sep = ": ";
+	} else if (all_shapes(sv, n_shapes, offsetof(struct mc_verdict,
+						     alloc_mem_over_node))) {
+		fprintf(f, "memcore: no node of partition %s has %s of "
+			"memory", partition, mc_fmt_bytes(v0->alloc.mem_bytes,
+							  b, sizeof(b)));
+		sep = ": ";
+	} else if (all_shapes(sv, n_shapes, offsetof(struct mc_verdict,
+						     alloc_cores_over_node))) {
+		fprintf(f, "memcore: no node of partition %s has %u cores",
+			partition, v0->alloc.cores);
+		sep = ": ";
+	} else {
+		fprintf(f, "memcore: fits on none of the %zu %s of partition "
+			"%s", n_nodes, n_nodes == 1 ? "node" : "nodes",
+			partition);
+		sep = ": ";
+	}
+	for (size_t k = 0; k < n_shapes; k++) {
+		char why[96];
+
+		if (sv[k].v.fits)
+			continue;
+		fprintf(f, "%snot on ", sep);
+		put_shape(f, &sv[k]);
+		fprintf(f, ": %s", mc_verdict_reason(&sv[k].v, why,
+						     sizeof(why)));
+		sep = "; ";
+	}
+	fclose(f);
+	return line;
+}
+
+/*
+ * Where the GPU memory came from (slurmctld does not know it): one line
+ * naming the memcore.conf keys used, and one per shape whose memory is
+ * unknown, with the key that would give it.
+ */
+static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
+			     json_t *lines)
+{
+	bool used[MC_SHAPE_MEM_POLICY + 1] = { false };
+	char line[MC_EXPLAIN_LINE_MAX * 2];
+
+	for (size_t k = 0; k < n_shapes; k++)
+		used[sv[k].mem_source] = true;
+	if (used[MC_SHAPE_MEM_GPU_TYPE] || used[MC_SHAPE_MEM_POLICY]) {
+		snprintf(line, sizeof(line), "  GPU memory from "
+				       "memcore.conf (slurmctld does not know "
+				       "it): %s%s%s",
+				       used[MC_SHAPE_MEM_GPU_TYPE]
+				       ? "GpuTypeMemory=" : "",
+				       used[MC_SHAPE_MEM_GPU_TYPE] &&
+				       used[MC_SHAPE_MEM_POLICY] ? ", " : "",
+				       used[MC_SHAPE_MEM_POLICY]
+				       ? "GpuMemory=" : "");
+		json_array_append_new(lines, json_string(line));
+	}
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (sv[k].mem_source != MC_SHAPE_MEM_NONE)
+			continue;
+		if (sv[k].rec->gpu_type[0])
+			snprintf(line, sizeof(line), "  GPU memory unknown for "
+				 "%s: an administrator sets GpuTypeMemory=%s:"
+				 "SIZE or GpuMemory= in memcore.conf",
+				 sv[k].hosts, sv[k].rec->gpu_type);
+		else
+			snprintf(line, sizeof(line), "  GPU memory unknown for "
+				 "%s (its Gres names no GPU type): an "
+				 "administrator sets GpuMemory= in memcore.conf",
+				 sv[k].hosts);
+		json_array_append_new(lines, json_string(line));
+	}
+}
+
+static json_t *shape_json(const struct shape_verdict *s)
+{
+	json_t *o = json_object();
+	char why[96];
+
+	json_object_set_new(o, "nodes", json_string(s->hosts));
+	json_object_set_new(o, "count", json_integer((json_int_t)s->count));
+	json_object_set_new(o, "gpus", json_integer(s->rec->gpus));
+	json_object_set_new(o, "gpu_type", json_string(s->rec->gpu_type));
+	json_object_set_new(o, "gpu_memory_bytes", s->gpu_memory_bytes ?
+			    json_integer((json_int_t)s->gpu_memory_bytes)
+			    : json_null());
+	json_object_set_new(o, "gpu_memory_source", json_string(
+			    mc_shape_mem_source_name(s->mem_source)));
+	json_object_set_new(o, "ram_bytes",
+			    json_integer((json_int_t)s->rec->ram_bytes));
+	json_object_set_new(o, "cores", json_integer(s->rec->cores));
+	json_object_set_new(o, "threads_per_core",
+			    json_integer(s->rec->threads_per_core));
+	json_object_set_new(o, "fits", json_boolean(s->v.fits));
+	json_object_set_new(o, "impossible", json_boolean(!s->v.fits &&
+			    mc_verdict_impossible(&s->v)));
+	json_object_set_new(o, "reason", json_string(
+			    mc_verdict_reason(&s->v, why, sizeof(why))));
+	json_object_set_new(o, "fix_options", fix_options_json(&s->v));
+	return o;
+}
+
+int mc_check_partition(const struct mc_policy *p,
+		       const struct mc_ctld_nodes *nodes,
+		       const struct mc_request *req,
+		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
+		       const void *args, bool json)
+{
+	size_t *shape_of = calloc(nodes->n, sizeof(*shape_of));
+	struct shape_verdict *sv = calloc(nodes->n, sizeof(*sv));
+	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0;
+	char *summary;
+	json_t *lines = json_array();
+
+	if (!shape_of || !sv) {
+		free(shape_of);
+		free(sv);
+		fprintf(stderr, "memcore: out of memory\n");
+		return MC_EXIT_USAGE;
+	}
+	n_shapes = mc_shapes_group(nodes->node, nodes->n, shape_of);
+	for (size_t i = 0; i < nodes->n; i++) {
+		struct shape_verdict *s = &sv[shape_of[i]];
+
+		if (!s->rec)
+			s->rec = &nodes->node[i];
+		s->count++;
+	}
+	for (size_t k = 0; k < n_shapes; k++) {
+		struct shape_verdict *s = &sv[k];
+		struct mc_request r = *req;
+		struct mc_node node;
+		struct mc_alloc alloc;
+
+		mc_ctld_hostlist(nodes, shape_of, k, s->hosts,
+				 sizeof(s->hosts));
+		s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
+			gpu_memory_override, &s->mem_source);
+		r.gpu_memory_bytes = s->gpu_memory_bytes;
+		mc_shape_node(s->rec, &node);
+		alloc_of(args, &node, &alloc, s->alloc_mem_source,
+			 sizeof(s->alloc_mem_source));
+		mc_verdict_compute(p, &r, &node, &alloc, &s->v);
+		mc_verdict_explain(p, &s->v, NULL, s->hosts, &s->e);
+		if (s->v.fits) {
+			n_fit += s->count;
+			if (rep == SIZE_MAX)
+				rep = k;
+		}
+	}
+
+	summary = summary_line(nodes->partition, sv, n_shapes, nodes->n,
+			       n_fit);
+	if (summary)
+		json_array_append_new(lines, json_string(summary));
+	gpu_memory_lines(sv, n_shapes, lines);
+	/* The plan on the first fitting shape; or why each one refuses. */
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
+			continue;
+		shown++;
+		for (size_t i = 0; i < sv[k].e.n; i++)
+			json_array_append_new(lines,
+					      json_string(sv[k].e.line[i]));
+	}
+	if (!n_fit && n_shapes > SHAPES_EXPLAINED) {
+		char more[96];
+
+		snprintf(more, sizeof(more), "  (and %zu more node shapes: "
+			 "see --json)", n_shapes - SHAPES_EXPLAINED);
+		json_array_append_new(lines, json_string(more));
+	}
+	if (rep == SIZE_MAX)
+		rep = 0;
+
+	if (json) {
+		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].v,
+						&sv[rep].e);
+		json_t *shapes = json_array();
+
+		for (size_t k = 0; k < n_shapes; k++)
+			json_array_append_new(shapes, shape_json(&sv[k]));
+		json_object_set_new(o, "fits", json_boolean(n_fit > 0));
+		json_object_set_new(o, "partition",
+				    json_string(nodes->partition));
+		json_object_set_new(o, "nodes",
+				    json_integer((json_int_t)nodes->n));
+		json_object_set_new(o, "nodes_fit",
+				    json_integer((json_int_t)n_fit));
+		json_object_set_new(o, "gpu_memory_source", json_string(
+			mc_shape_mem_source_name(sv[rep].mem_source)));
+		json_object_set_new(o, "shapes", shapes);
+		json_object_set(o, "explanation", lines);
+		mc_cli_json_print(o);
+	} else {
+		for (size_t i = 0; i < json_array_size(lines); i++)
+			puts(json_string_value(json_array_get(lines, i)));
+	}
+	json_decref(lines);
+	free(summary);
+	free(shape_of);
+	free(sv);
+	return n_fit ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+}

@@ -1,0 +1,166 @@
+/*
+ * mc_opts.c - parse the user's memcore options (see mc_opts.h).
+ */
+#include "mc_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mc_parse.h"
+
+static const struct {
+	const char *name, *env, *arginfo, *help;
+} table[MC_OPT_COUNT] = {
+	[MC_OPT_WORKERS] = { "dataloader-workers",
+		"MEMCORE_DATALOADER_WORKERS", "N",
+		"DataLoader worker processes per GPU; memcore sizes cores "
+		"and RAM for them" },
+	[MC_OPT_PARAMS] = { "model-params", "MEMCORE_MODEL_PARAMS", "SIZE",
+		"model parameters (7B, 70B, 6.7e9), for DeepSpeed ZeRO's "
+		"host RAM" },
+	[MC_OPT_STAGE] = { "zero-stage", "MEMCORE_ZERO_STAGE", "0-3",
+		"DeepSpeed ZeRO stage" },
+	[MC_OPT_OFFLOAD] = { "offload", "MEMCORE_OFFLOAD",
+		"none|optimizer|all", "DeepSpeed ZeRO offload to host RAM" },
+	[MC_OPT_MODE] = { "memcore", "MEMCORE_MODE", "explain|warn",
+		"explain: print the RAM/core plan even when the step fits; "
+		"warn: run a misfit step with a warning, where the site "
+		"allows it" },
+	[MC_OPT_LARGEST_LAYER] = { "largest-layer-params",
+		"MEMCORE_LARGEST_LAYER_PARAMS", "SIZE",
+		"parameters of the model's largest layer (e.g. 32.9M), for "
+		"ZeRO-3 with zero.Init; unknown: the whole model" },
+	[MC_OPT_ZERO_INIT] = { "zero-init", "MEMCORE_ZERO_INIT", "yes|no",
+		"whether the model is built under deepspeed.zero.Init "
+		"(default: the policy's ZeroInit)" },
+};
+
+const char *mc_opt_name(enum mc_opt_id id)
+{
+	return table[id].name;
+}
+
+const char *mc_opt_env(enum mc_opt_id id)
+{
+	return table[id].env;
+}
+
+const char *mc_opt_arginfo(enum mc_opt_id id)
+{
+	return table[id].arginfo;
+}
+
+const char *mc_opt_help(enum mc_opt_id id)
+{
+	return table[id].help;
+}
+
+int mc_opt_lookup(const char *name)
+{
+	for (int i = 0; name && i < MC_OPT_COUNT; i++)
+		if (!strcmp(name, table[i].name))
+			return i;
+	return -1;
+}
+
+/* --memcore takes a comma-separated set of explain and warn. */
+static int parse_mode(const char *s, unsigned *out, char *err, size_t len)
+{
+	static const char *const words[] = { "explain", "warn", NULL };
+	char buf[64];
+	unsigned mode = 0;
+
+	if (!s || !*s || strlen(s) >= sizeof(buf)) {
+		snprintf(err, len, "expected explain, warn or explain,warn");
+		return -1;
+	}
+	strcpy(buf, s);
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		int i;
+
+		if (mc_parse_word(w, words, &i, err, len) < 0)
+			return -1;
+		mode |= i == 0 ? MC_USER_EXPLAIN : MC_USER_WARN;
+	}
+	if (!mode) {
+		snprintf(err, len, "expected explain, warn or explain,warn");
+		return -1;
+	}
+	*out = mode;
+	return 0;
+}
+
+int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
+		bool from_env, char *err, size_t errlen)
+{
+	struct mc_opts n = *o;
+	char why[MC_ERR_MAX];
+	int rc = -1;
+
+	if (from_env && o->set[id] && !o->from_env[id])
+		return 0;	/* the command line wins */
+	switch (id) {
+	case MC_OPT_WORKERS:
+		rc = mc_parse_count(value, MC_WORKERS_LIMIT, &n.workers, why,
+				    sizeof(why));
+		break;
+	case MC_OPT_PARAMS:
+		rc = mc_parse_params(value, &n.params, why, sizeof(why));
+		break;
+	case MC_OPT_STAGE:
+		rc = mc_parse_count(value, 3, &n.stage, why, sizeof(why));
+		if (rc < 0)
+			snprintf(why, sizeof(why),
+				 "expected a ZeRO stage 0, 1, 2 or 3");
+		break;
+	case MC_OPT_OFFLOAD:
+		rc = mc_parse_word(value, mc_offload_words, &n.offload, why,
+				   sizeof(why));
+		break;
+	case MC_OPT_MODE:
+		rc = parse_mode(value, &n.mode, why, sizeof(why));
+		break;
+	case MC_OPT_LARGEST_LAYER:
+		rc = mc_parse_params(value, &n.largest_layer_params, why,
+				     sizeof(why));
+		break;
+	case MC_OPT_ZERO_INIT:
+		rc = mc_parse_bool(value, &n.zero_init, why, sizeof(why));
+		break;
+	default:
+		snprintf(why, sizeof(why), "unknown option");
+		break;
+	}
+	if (rc == 0 && o->set[id] && !o->from_env[id] && !from_env &&
+	    memcmp(&n, o, sizeof(n)) != 0) {
+		snprintf(why, sizeof(why), "given twice with different values");
+		rc = -1;
+	}
+	if (rc < 0) {
+		if (from_env)
+			snprintf(err, errlen, "%s=%s: %s", table[id].env,
+				 value ? value : "", why);
+		else
+			snprintf(err, errlen, "--%s=%s: %s", table[id].name,
+				 value ? value : "", why);
+		return -1;
+	}
+	n.set[id] = true;
+	n.from_env[id] = from_env;
+	*o = n;
+	return 0;
+}
+
+void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
+		     struct mc_request *r)
+{
+	r->dataloader_workers = o->set[MC_OPT_WORKERS] ? o->workers
+						       : p->dataloader_workers;
+	r->model_params = o->params;
+	r->zero_stage = o->stage;
+	r->offload = (enum mc_offload)o->offload;
+	r->largest_layer_params = o->largest_layer_params;
+	r->zero_init = !o->set[MC_OPT_ZERO_INIT] ? MC_ZERO_INIT_POLICY
+		       : o->zero_init ? MC_ZERO_INIT_YES : MC_ZERO_INIT_NO;
+}

@@ -1,0 +1,83 @@
+/*
+ * mc_opts.h - the user's memcore options, the same under sbatch, salloc and
+ * srun and for `memcore check`: --dataloader-workers, --model-params,
+ * --zero-stage, --offload, --largest-layer-params, --zero-init,
+ * --memcore=explain|warn, each with an environment default
+ * (MEMCORE_DATALOADER_WORKERS, MEMCORE_MODEL_PARAMS, MEMCORE_ZERO_STAGE,
+ * MEMCORE_OFFLOAD, MEMCORE_LARGEST_LAYER_PARAMS, MEMCORE_ZERO_INIT,
+ * MEMCORE_MODE). An option on the command line wins over its variable.
+ *
+ * One parser with one set of messages: the plugin's option callbacks, its
+ * environment defaults, the memcore command's flags and the unit tests all
+ * go through mc_opts_set(), and mc_opts_request() turns the result into the
+ * request the rules take. Pure C, no I/O, no allocation.
+ */
+#ifndef MC_OPTS_H
+#define MC_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mc_config.h"
+#include "mc_rules.h"
+
+enum mc_opt_id {
+	MC_OPT_WORKERS = 0,
+	MC_OPT_PARAMS,
+	MC_OPT_STAGE,
+	MC_OPT_OFFLOAD,
+	MC_OPT_MODE,
+	MC_OPT_LARGEST_LAYER,
+	MC_OPT_ZERO_INIT,
+	MC_OPT_COUNT
+};
+
+/* --memcore=... flags */
+#define MC_USER_EXPLAIN 0x1
+#define MC_USER_WARN 0x2
+
+struct mc_opts {
+	bool set[MC_OPT_COUNT];		/* given by option or variable */
+	bool from_env[MC_OPT_COUNT];	/* ... and by the variable */
+	uint32_t workers;
+	uint64_t params;
+	uint32_t stage;
+	int offload;			/* enum mc_offload */
+	unsigned mode;			/* MC_USER_* */
+	uint64_t largest_layer_params;	/* of the largest layer */
+	int zero_init;			/* 1 yes, 0 no (when set) */
+};
+
+/* The option's name without dashes ("dataloader-workers"), its
+ * environment variable ("MEMCORE_DATALOADER_WORKERS"), the word for its
+ * value in usage texts ("N") and its one-line help (without "[memcore]"). */
+const char *mc_opt_name(enum mc_opt_id id);
+const char *mc_opt_env(enum mc_opt_id id);
+const char *mc_opt_arginfo(enum mc_opt_id id);
+const char *mc_opt_help(enum mc_opt_id id);
+
+/* The option whose name (without dashes) is `name`, or -1. */
+int mc_opt_lookup(const char *name);
+
+/*
+ * Parse one value into o. from_env says it came from the variable. A second
+ * value for an option already set on the command line is accepted when it
+ * is the same and refused when it differs; a variable never overrides an
+ * option. Returns 0, or -1 with err = "--dataloader-workers=abc: not a
+ * number" (or "MEMCORE_DATALOADER_WORKERS=abc: ..."), o unchanged.
+ */
+int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
+		bool from_env, char *err, size_t errlen);
+
+/*
+ * The request fields that come from the user's options, with the policy's
+ * defaults for what was not given: dataloader_workers (DataloaderWorkers),
+ * model_params, zero_stage, offload, largest_layer_params (0 = unknown)
+ * and zero_init (MC_ZERO_INIT_POLICY: the policy's ZeroInit). The other
+ * fields of r (GPUs, nodes, GPU memory) are left as they are.
+ */
+void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
+		     struct mc_request *r);
+
+#endif

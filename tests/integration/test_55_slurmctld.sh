@@ -1,0 +1,137 @@
+#!/bin/bash
+# memcore check, memcore audit and the cli_filter judge a partition's nodes
+# as slurmctld knows them (libslurm), with no Node* keys and no topology in
+# memcore.conf: RAM = RealMemory, cores = Sockets x CoresPerSocket, threads
+# per core and the GPUs from the node line, GPU memory from GpuTypeMemory=.
+# Partition gpu (the default) holds the harness's node (g4dn.metal shape:
+# 8 x t4, 386000 MB, 2 x 24 cores x 2 threads); partition mixed adds two
+# nodes of another shape (4 x a100, 512 GiB, 64 cores) that never run
+# slurmd: slurmctld's record of them is what matters. Then slurmctld is
+# stopped: memcore check exits 3 and the cli_filter lets the job through.
+. "$(dirname "$0")/lib.sh"
+
+MC_GPU_TYPE=t4
+MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua
+NodeName=mc-big[1-2] NodeAddr=192.0.2.1 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=524288 Gres=gpu:a100:4 State=DOWN
+PartitionName=mixed Nodes=$MC_NODE_NAME,mc-big[1-2] MaxTime=INFINITE State=UP"
+mc_cluster_start
+
+CONF=$MC_CONF_DIR/memcore.conf
+echo "GpuTypeMemory=t4:16G,a100:40G" >"$CONF"
+MC=("$MEMCORE_BUILD/memcore")
+check() { mc_run "${MC[@]}" check --config "$CONF" "$@"; }
+jf() { jq -r "$1" <<<"$MC_OUT"; }
+NODE1="$MC_NODE_NAME (8 x t4 16 GiB, 376.95 GiB, 48 cores x 2 threads)"
+BIG="mc-big[1-2] (4 x a100 40 GiB, 512 GiB, 64 cores)"
+
+# --- the default partition: the node as slurm.conf describes it -----------
+# 8 x 16 GiB + 16 workers x 4 GiB + 8 tasks x 1 GiB = 200 GiB.
+check --gpus 8 --mem 300G --json
+assert_rc 0 "check --mem 300G on the default partition fits"
+assert_eq slurmctld "$(jf .node_source)" "node_source names slurmctld"
+assert_eq gpu "$(jf .partition)" "the default partition (Default=YES)"
+assert_eq $((386000 * 1048576)) "$(jf .node_ram_bytes)" "RAM = RealMemory"
+assert_eq 48 "$(jf .node_cores)" "cores = Sockets x CoresPerSocket"
+assert_eq 2 "$(jf '.shapes[0].threads_per_core')" "ThreadsPerCore from the node line"
+assert_eq 8 "$(jf .node_gpus)" "GPUs from Gres"
+assert_eq t4 "$(jf '.shapes[0].gpu_type')" "the GPU type from Gres"
+assert_eq GpuTypeMemory "$(jf .gpu_memory_source)" "GPU memory from GpuTypeMemory="
+assert_eq $((200 * 1073741824)) "$(jf .ram_needed_bytes)" "200 GiB needed"
+check --gpus 8 --mem 300G
+assert_eq "memcore: fits on 1 of 1 node of partition gpu: $NODE1" "$(head -n1 <<<"$MC_OUT")" "the answer names the node"
+assert_contains "$MC_OUT" "  GPU memory from memcore.conf (slurmctld does not know it): GpuTypeMemory=" "text: where the GPU memory came from"
+# without it the RAM floor is unchecked, and the answer says which key
+: >"$MC_CONF_DIR/empty.conf"
+check_empty() { mc_run "${MC[@]}" check --config "$MC_CONF_DIR/empty.conf" "$@"; }
+check_empty --gpus 8 --mem 300G
+assert_contains "$MC_OUT" "  GPU memory unknown for $MC_NODE_NAME: an administrator sets GpuTypeMemory=t4:SIZE or GpuMemory= in memcore.conf" "unknown GPU memory: the key that gives it"
+
+# --mem above RealMemory: the "no node" header, exit 1
+check --gpus 8 --mem 400G
+assert_rc 1 "check --mem 400G (above RealMemory) is refused"
+assert_eq "memcore: no node of partition gpu has 400 GiB of memory: not on $NODE1: has 376.95 GiB, not 400 GiB" \
+	"$(head -n1 <<<"$MC_OUT")" "no node has 400 GiB"
+assert_contains "$MC_OUT" "memcore: this step on $MC_NODE_NAME cannot fit: it asks for 400 GiB of memory, the node has 376.95 GiB:" "the node's own header"
+assert_contains "$MC_OUT" "fix: --mem=200G" "the fix that fits the node"
+
+# a mistyped partition is an error naming the partitions
+check --gpus 8 --partition gpx
+assert_rc 2 "an unknown partition exits 2"
+assert_eq "memcore: --partition=gpx: no such partition (partitions: gpu, mixed)" "$MC_ERR" "it names the partitions"
+
+# --- two node shapes: the answer names both node lists --------------------
+check --partition mixed --gpus 8 --mem 300G
+assert_rc 0 "8 GPUs fit some node of partition mixed"
+assert_eq "memcore: fits on 1 of 3 nodes of partition mixed: $NODE1; not on $BIG: has 4 GPUs" \
+	"$(head -n1 <<<"$MC_OUT")" "per shape: fits on $MC_NODE_NAME, not on mc-big[1-2]"
+check --partition mixed --gpus 4 --mem 450G --json
+assert_rc 0 "4 GPUs with 450G fit the big nodes"
+assert_eq "memcore: fits on 2 of 3 nodes of partition mixed: $BIG; not on $NODE1: has 376.95 GiB, not 450 GiB" \
+	"$(jf '.explanation[0]')" "per shape: the other way round"
+assert_eq 2 "$(jf '.shapes | length')" "two shapes in the JSON"
+assert_eq 2 "$(jf .nodes_fit)" "nodes_fit"
+check --partition mixed --gpus 16
+assert_rc 1 "16 GPUs fit no node"
+first=$(head -n1 <<<"$MC_OUT")
+assert_match "$first" "^memcore: no node of partition mixed has 16 GPUs: not on " "no node has 16 GPUs"
+assert_contains "$first" "not on $NODE1: has 8 GPUs" "16 GPUs: $MC_NODE_NAME has 8"
+assert_contains "$first" "not on $BIG: has 4 GPUs" "16 GPUs: mc-big[1-2] have 4"
+assert_contains "$MC_OUT" "memcore: this step on mc-big[1-2] cannot fit: it asks for 16 GPUs, the node has 4:" "each shape's explanation"
+
+# --cpus-per-gpu is CPUs (threads): 8 x 4 = 32 CPUs = 16 cores on the
+# 2-thread node; 24 cores needed, so refused, and the fix names the option.
+check --gpus 8 --mem 300G --cpus-per-gpu 4
+assert_rc 1 "--cpus-per-gpu=4 on 2 threads per core: 16 cores, refused"
+assert_contains "$MC_OUT" "16 allocated" "16 cores allocated"
+assert_contains "$MC_OUT" "fix: --cpus-per-gpu=6" "fix in the user's option"
+check --gpus 8 --mem-per-gpu 20G --cpus-per-gpu 6
+assert_rc 1 "--mem-per-gpu=20G is 160 GiB: refused"
+assert_contains "$MC_OUT" "fix: --mem-per-gpu=25G" "fix in --mem-per-gpu, never --mem next to it"
+
+# --- audit: every GPU node of the partition, one line per shape ------------
+mc_run "${MC[@]}" audit --config "$CONF" --partition mixed
+assert_rc 0 "audit --partition mixed: every shape meets the rule"
+assert_contains "$MC_OUT" "$MC_NODE_NAME: 8 x t4 16 GiB" "audit names the node and its shape"
+assert_contains "$MC_OUT" "mc-big[1-2]: 4 x a100 40 GiB" "audit names the other shape"
+echo "GpuTypeMemory=t4:16G,a100:160G" >"$MC_CONF_DIR/big-gpus.conf"
+mc_run "${MC[@]}" audit --config "$MC_CONF_DIR/big-gpus.conf" --all
+assert_rc 1 "audit --all: 4 x 160 GiB on 512 GiB fails the RAM rule"
+assert_contains "$MC_OUT" "mc-big[1-2]: 4 x a100 160 GiB, 512 GiB, 64 cores: RAM rule FAILS" "the failing shape"
+
+# --- the cli_filter: the same facts, no Node* keys in memcore.conf ---------
+sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
+    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CONF\"|" \
+    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+queued() { squeue -h -o %i; }
+mc_run sbatch -N1 --gpus=8 --cpus-per-gpu=4 --mem=300G --wrap "echo ran"
+assert_ne 0 "$MC_RC" "cli_filter: --cpus-per-gpu=4 refused at submission"
+assert_contains "$MC_ERR" "16 allocated" "cli_filter: CPUs counted as threads, as Slurm does"
+assert_contains "$MC_ERR" "fix: --cpus-per-gpu=6" "cli_filter: the fix in the user's option"
+assert_contains "$MC_ERR" "refused at submission in partition gpu" "cli_filter: says so"
+mc_run sbatch -N1 --gpus=8 --mem=400G --wrap "echo ran"
+assert_ne 0 "$MC_RC" "cli_filter: --mem above RealMemory refused"
+assert_contains "$MC_ERR" "no node of partition gpu has 400 GiB of memory" "cli_filter: the no-node header"
+assert_eq "" "$(queued)" "nothing queued"
+mc_run sbatch --test-only -N1 --gpus=8 --cpus-per-gpu=6 --mem=300G --wrap "echo ran"
+assert_rc 0 "cli_filter: --cpus-per-gpu=6 --mem=300G passes"
+# 4 GPUs with 3 CPUs each: 12 cores on the big nodes (one thread per core),
+# only 6 on $MC_NODE_NAME (two), whose RAM is below 450G anyway.
+# (Slurm itself may then answer that the DOWN nodes are not available:
+# the filter's part is to say nothing.)
+mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --cpus-per-gpu=3 --mem=450G --wrap "echo ran"
+assert_not_contains "$MC_ERR" "memcore:" "cli_filter: fits some node of mixed: passes"
+# without CPUs a job gets one per task: refused on every shape
+mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --mem=450G --wrap "echo ran"
+assert_ne 0 "$MC_RC" "cli_filter: one CPU for 4 GPUs fits no node of mixed"
+assert_contains "$MC_ERR" "memcore: fits on none of the 3 nodes of partition mixed" "cli_filter: the partition's answer"
+
+# --- slurmctld stopped -------------------------------------------------------
+_mc_kill_wait TERM "$(_mc_pid_of slurmctld)"
+check --gpus 8 --mem 300G
+assert_rc 3 "check with slurmctld stopped exits 3"
+assert_contains "$MC_ERR" "memcore: cannot reach slurmctld (slurm.conf $SLURM_CONF)" "and says why"
+mc_run sbatch -v -N1 --gpus=8 --mem=400G --wrap "echo ran"
+assert_contains "$MC_ERR" "memcore: submit-time check skipped" "cli_filter lets the job through, and logs why"
+assert_contains "$MC_ERR" "cannot reach slurmctld" "the reason"
+assert_not_contains "$MC_ERR" "refused at submission" "no refusal without slurmctld's facts"
+mc_log "check with slurmctld stopped: rc $MC_RC"

@@ -1,0 +1,113 @@
+/*
+ * test_opts.c - the user's options (policy/mc_opts.h), one parser and one
+ * set of messages for the plugin and the memcore command.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mc_opts.h"
+
+static char err[512];
+
+static void test_table(void **state)
+{
+	(void)state;
+	assert_string_equal(mc_opt_name(MC_OPT_LARGEST_LAYER),
+			    "largest-layer-params");
+	assert_string_equal(mc_opt_env(MC_OPT_LARGEST_LAYER),
+			    "MEMCORE_LARGEST_LAYER_PARAMS");
+	assert_string_equal(mc_opt_env(MC_OPT_ZERO_INIT), "MEMCORE_ZERO_INIT");
+	assert_int_equal(mc_opt_lookup("zero-init"), MC_OPT_ZERO_INIT);
+	assert_int_equal(mc_opt_lookup("nope"), -1);
+	for (int i = 0; i < MC_OPT_COUNT; i++) {
+		assert_non_null(mc_opt_help(i));
+		assert_non_null(mc_opt_arginfo(i));
+		assert_int_equal(mc_opt_lookup(mc_opt_name(i)), i);
+	}
+}
+
+static void test_values(void **state)
+{
+	struct mc_opts o = { 0 };
+
+	(void)state;
+	assert_int_equal(mc_opts_set(&o, MC_OPT_LARGEST_LAYER, "32.9M", false,
+				     err, sizeof(err)), 0);
+	assert_int_equal(o.largest_layer_params, 32900000);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "no", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(o.zero_init, 0);
+	/* The same value twice is fine, another is refused. */
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "false", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "yes", false, err,
+				     sizeof(err)), -1);
+	assert_string_equal(err, "--zero-init=yes: given twice with different "
+			    "values");
+	/* A variable never overrides the option. */
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "yes", true, err,
+				     sizeof(err)), 0);
+	assert_int_equal(o.zero_init, 0);
+	/* Messages name the option or the variable. */
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mc_opts_set(&o, MC_OPT_LARGEST_LAYER, "0", true, err,
+				     sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_LARGEST_LAYER_PARAMS=0: must be at "
+			    "least 1");
+	assert_int_equal(mc_opts_set(&o, MC_OPT_STAGE, "4", false, err,
+				     sizeof(err)), -1);
+	assert_string_equal(err, "--zero-stage=4: expected a ZeRO stage 0, 1, "
+			    "2 or 3");
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "maybe", true, err,
+				     sizeof(err)), -1);
+	assert_non_null(strstr(err, "MEMCORE_ZERO_INIT=maybe: "));
+}
+
+static void test_request(void **state)
+{
+	struct mc_opts o = { 0 };
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 8 };
+
+	(void)state;
+	mc_policy_defaults(&p);
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(r.gpus, 8);	/* untouched */
+	assert_int_equal(r.dataloader_workers, p.dataloader_workers);
+	assert_int_equal(r.zero_init, MC_ZERO_INIT_POLICY);
+	assert_int_equal(r.largest_layer_params, 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_WORKERS, "5", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_PARAMS, "2851598336", false,
+				     err, sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_STAGE, "3", true, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_OFFLOAD, "optimizer", false,
+				     err, sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_ZERO_INIT, "yes", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_LARGEST_LAYER, "32899072",
+				     false, err, sizeof(err)), 0);
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(r.dataloader_workers, 5);
+	assert_int_equal(r.model_params, 2851598336ULL);
+	assert_int_equal(r.zero_stage, 3);
+	assert_int_equal(r.offload, MC_OFFLOAD_OPTIMIZER);
+	assert_int_equal(r.zero_init, MC_ZERO_INIT_YES);
+	assert_int_equal(r.largest_layer_params, 32899072);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_request),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
