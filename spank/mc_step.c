@@ -33,14 +33,26 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 {
 	char buf[1024], why[MC_ERR_MAX];
 	uint64_t mem = 0;
+	uint32_t node_id = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->n_gpu_idx = -1;
 	spank_get_item(sp, S_JOB_ID, &s->job_id);
 	spank_get_item(sp, S_JOB_STEPID, &s->step_id);
 	spank_get_item(sp, S_TASK_ID, &s->task_id);
+	/* N of the DeepSpeed estimate: the step's nodes (S_JOB_NNODES is
+	 * the step's in slurmstepd). The batch step runs on one node but
+	 * launches the job's training, so it counts the job's nodes. */
 	if (spank_get_item(sp, S_JOB_NNODES, &s->nodes) != ESPANK_SUCCESS ||
 	    !s->nodes)
+		s->nodes = 1;
+	if (s->step_id == SLURM_BATCH_SCRIPT &&
+	    get_env(sp, "SLURM_JOB_NUM_NODES", buf, sizeof(buf)) &&
+	    mc_parse_count(buf, UINT32_MAX, &s->nodes, why, sizeof(why)) < 0) {
+		snprintf(err, len, "SLURM_JOB_NUM_NODES=%s: %s", buf, why);
+		return -1;
+	}
+	if (!s->nodes)
 		s->nodes = 1;
 	if (s->step_id == SLURM_BATCH_SCRIPT)
 		snprintf(s->step_name, sizeof(s->step_name), "%u.batch",
@@ -48,8 +60,17 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	else
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
-	/* Slurm's node name, which may differ from the host name. */
-	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
+	/* Slurm's node name, which may differ from the host name. An srun
+	 * step started inside a job inherits the batch node's
+	 * SLURMD_NODENAME (and SLURM_NODEID): Slurm sets this node's only
+	 * after task_init_privileged. SLURM_STEP_NODELIST (srun's) and
+	 * S_JOB_NODEID (this node's index in the step) are right here. */
+	if (s->step_id != SLURM_BATCH_SCRIPT &&
+	    spank_get_item(sp, S_JOB_NODEID, &node_id) == ESPANK_SUCCESS &&
+	    get_env(sp, "SLURM_STEP_NODELIST", buf, sizeof(buf)) &&
+	    mc_hostlist_nth(buf, node_id, s->host, sizeof(s->host)) == 0)
+		;
+	else if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
 		const char *env = getenv("SLURMD_NODENAME");
 
 		if (env && *env)

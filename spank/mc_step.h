@@ -40,6 +40,23 @@ struct mc_step {
  */
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len);
 
+/*
+ * The nth (0-based) host of a Slurm hostlist expression such as
+ * "gpu[01-04,07],login1" into buf. Returns 0, or -1 when the list is
+ * malformed or shorter. In mc_nodes.c (libslurm's hostlist).
+ */
+int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
+
+/*
+ * A step refused here that runs on several nodes is ended on all of them
+ * (slurm_kill_job_step, SIGKILL, after MC_STEP_END_DELAY_MS): its tasks on
+ * the nodes where it fits would start and wait for ranks that never come.
+ * Called by local task 0 of a refusing node; never for the batch step,
+ * whose failure ends the job anyway. In mc_nodes.c.
+ */
+#define MC_STEP_END_DELAY_MS 200
+void mc_step_end_everywhere(const struct mc_step *s);
+
 /* true for the steps memcore leaves alone: the extern step, no GPUs. */
 bool mc_step_ignored(const struct mc_step *s);
 

@@ -5,7 +5,8 @@
  * Runs in every task's process (forked from slurmstepd, still root) before
  * the task's program. Local task 0 prints; every task fails when refused,
  * so that srun exits non-zero and a batch job ends FAILED, while the node
- * stays IDLE.
+ * stays IDLE. A step of several nodes is judged on each by that node's
+ * GPUs, allocation and facts; one node's refusal ends it on all of them.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	struct mc_verdict v;
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], why[MC_ERR_MAX];
-	bool refuse, warn_ok;
+	bool refuse, warn_ok, end_all;
 	const char *outcome;
 
 	if (mc_step_read(sp, &s, err, sizeof(err)) < 0) {
@@ -126,6 +127,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
 	refuse = !v.fits && !warn_ok;
+	/* One answer for a step of several nodes (mc_step.h). */
+	end_all = refuse && s.nodes > 1 && s.step_id != SLURM_BATCH_SCRIPT;
 	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
 		char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 		size_t used = 0;
@@ -142,6 +145,10 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 "memcore: --memcore=warn is not allowed here "
 				 "(AllowUserWarn=no)");
+		if (refuse && end_all && e.n < MC_EXPLAIN_LINES)
+			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
+				 "memcore: step %s is ended on all its %u "
+				 "nodes", s.step_name, s.nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
 		text[0] = '\0';
@@ -157,7 +164,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 
 		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "
 			   "needed=%s allocated=%s cores needed=%u "
-			   "allocated=%u node cores needed=%u has=%u",
+			   "allocated=%u node cores needed=%u has=%u "
+			   "nodes=%u",
 			   s.step_name, outcome, req.gpus,
 			   req.dataloader_workers,
 			   mc_fmt_bytes(v.ram_needed_bytes, need,
@@ -165,8 +173,10 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			   mc_fmt_bytes(v.ram_allocated_bytes, have,
 					sizeof(have)),
 			   v.cores_needed, v.cores_allocated,
-			   v.node_cores_needed, v.node_cores);
+			   v.node_cores_needed, v.node_cores, req.nodes);
 	}
+	if (refuse && end_all && s.task_id == 0)
+		mc_step_end_everywhere(&s);
 	if (refuse)
 		return -1;
 	/* The step runs: hold it to its memory (mc_enforce.c). */

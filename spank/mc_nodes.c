@@ -1,0 +1,46 @@
+/*
+ * mc_nodes.c - a step's other nodes, through libslurm (see mc_step.h):
+ * this node's name in the step's node list, and ending a refused step of
+ * several nodes on all of them. Kept apart from mc_step.c, whose unit test
+ * runs without libslurm.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "mc_step.h"
+
+int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+	char *host = NULL;
+	int rc = -1;
+
+	if (!hl)
+		return -1;
+	for (uint32_t i = 0; i <= n; i++) {
+		free(host);
+		host = slurm_hostlist_shift(hl);
+		if (!host)
+			break;
+	}
+	if (host && (size_t)snprintf(buf, len, "%s", host) < len)
+		rc = 0;
+	free(host);
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
+void mc_step_end_everywhere(const struct mc_step *s)
+{
+	/* Let the other refusing nodes print their own lines first: the
+	 * kill reaches their tasks too. */
+	usleep(MC_STEP_END_DELAY_MS * 1000);
+	if (slurm_kill_job_step(s->job_id, s->step_id, SIGKILL) != 0)
+		slurm_info("memcore: step %s: ending it on its other nodes "
+			   "failed: %m", s->step_name);
+}
