@@ -223,12 +223,15 @@ _mc_mn_stop() {
 }
 mc_at_exit _mc_mn_stop
 
-# mc_mn_all_idle [TIMEOUT]: wait until every node is IDLE; rc 1 (and the
-# states logged) otherwise.
+# mc_mn_all_idle [TIMEOUT]: wait until every node is IDLE (the backfill
+# scheduler's PLANNED flag allowed: it marks nodes held for a pending job
+# and stays until its next pass); rc 1 (and the states logged) otherwise.
 mc_mn_all_idle() {
-	local end=$((SECONDS + ${1:-30}))
-	until [ -n "$(mc_mn_states)" ] && ! mc_mn_states | tr ' ' '\n' | grep -qv '=IDLE$\|^$'; do
-		[ $SECONDS -ge $end ] && { mc_log "nodes not all IDLE: $(mc_mn_states)"; return 1; }
+	local end=$((SECONDS + ${1:-30})) st
+	while :; do
+		st=$(mc_mn_states)
+		[ -n "$st" ] && ! printf '%s\n' $st | grep -qv '=IDLE\(+PLANNED\)\?$' && return 0
+		[ $SECONDS -ge $end ] && { mc_log "nodes not all IDLE: $st"; return 1; }
 		sleep 0.3
 	done
 }
