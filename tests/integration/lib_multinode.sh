@@ -27,10 +27,10 @@
 #   host name               the node name (UTS namespace);
 #   SlurmdSpoolDir, SlurmdPidFile, SlurmdLogFile use %n: state/<name>,
 #   run/slurmd-<name>.pid, log/slurmd-<name>.log.
-# Memory cgroups: TaskPlugin=task/none and proctrack/linuxproc (lib.sh's
-# defaults) on every node, so no slurmd makes a cgroup: the nodes share one
-# kernel and one /sys/fs/cgroup, and memcore's limits are test_30's, on one
-# node.  See NOTES.md.
+# Memory cgroups: each slurmd in its own parent cgroup (mcmn_<node>, see
+# _mc_mn_cgroup_dir) with TaskPlugin=task/none (lib.sh's default), so that
+# memcore's own per-step cgroups, made under slurmstepd's, are per node.
+# See NOTES.md.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ---------------------------------------------------------------- knobs ----
@@ -204,10 +204,39 @@ _mc_mn_net_up() {
 	done
 }
 
-_mc_start_nodes() { # T0: lib.sh's hook
-	local n
+# Each slurmd in a memory cgroup of its own, "mcmn_<node>" under the test's
+# (v1: the memory hierarchy; v2: the unified one): the nodes share one
+# kernel, and memcore's own cgroup for a step Slurm does not limit,
+# memcore_<job>_<step> under slurmstepd's, would otherwise be one cgroup
+# for the step's tasks on every node.
+_mc_mn_cgroup_dir() { # NODE
+	local rel
+	if [ -d /sys/fs/cgroup/memory ]; then
+		rel=$(sed -n 's/^[0-9]*:memory:\(.*\)/\1/p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup/memory${rel%/}/mcmn_$1"
+	else
+		rel=$(sed -n 's/^0::\(.*\)/\1/p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup${rel%/}/mcmn_$1"
+	fi
+}
+_mc_mn_cgroup_rm() { # remove every node's cgroup (and memcore's inside)
+	local n d
 	for n in "${MC_MN_NAMES[@]}"; do
-		_mc_spawn "slurmd-$n" nsenter -t "${MC_MN_NS_PID[$n]}" -n -u -m \
+		d=$(_mc_mn_cgroup_dir "$n")
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+	return 0
+}
+
+_mc_start_nodes() { # T0: lib.sh's hook
+	local n cg
+	_mc_mn_cgroup_rm
+	for n in "${MC_MN_NAMES[@]}"; do
+		cg=$(_mc_mn_cgroup_dir "$n")
+		mkdir -p "$cg" || mc_die "node $n: cannot make cgroup $cg"
+		# shellcheck disable=SC2016
+		_mc_spawn "slurmd-$n" bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" \
+			nsenter -t "${MC_MN_NS_PID[$n]}" -n -u -m \
 			slurmd -D -f "$SLURM_CONF" -N "$n"
 	done
 	for n in "${MC_MN_NAMES[@]}"; do
@@ -219,6 +248,7 @@ _mc_start_nodes() { # T0: lib.sh's hook
 # remove it (lib.sh's stop, run again after this, finds nothing left).
 _mc_mn_stop() {
 	[ "$MC_STARTED" = 1 ] && _mc_stop_daemons
+	_mc_mn_cgroup_rm
 	_mc_mn_net_down
 }
 mc_at_exit _mc_mn_stop

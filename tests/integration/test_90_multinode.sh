@@ -49,8 +49,14 @@ assert_rc 0 "2 nodes x 8 GPUs with --mem=200G run"
 assert_contains "$MC_OUT" "mc-n1" "the step ran on mc-n1"
 assert_contains "$MC_OUT" "mc-n2" "the step ran on mc-n2"
 assert_not_contains "$MC_ERR" "memcore" "a fitting step prints nothing"
-mc_run srun -N2 -w mc-n1,mc-n2 -n2 --gpus-per-node=4 --cpus-per-gpu=6 --mem=100G true
+mc_run srun -N2 -w mc-n1,mc-n2 -n2 --gpus-per-node=4 --cpus-per-gpu=6 --mem=100G \
+	bash -c 'echo "$(hostname) $(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup)"'
 assert_rc 0 "2 nodes x 4 GPUs with --mem=100G run"
+# No Slurm cgroup limits the step (task/none): memcore makes its own under
+# slurmstepd's, which must be the node's own (mcmn_<node>), not shared.
+for n in mc-n1 mc-n2; do
+	assert_match "$MC_OUT" "^$n .*/mcmn_$n/memcore_[0-9]+_0\$" "$n's tasks are in $n's own memcore cgroup"
+done
 
 # 16 tasks, one GPU each: one explanation per node, not per task.
 mc_run srun -N2 -w mc-n1,mc-n2 -n16 --ntasks-per-node=8 --gpus-per-task=1 --cpus-per-gpu=6 --mem=100G sleep 60
