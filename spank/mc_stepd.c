@@ -32,6 +32,16 @@ static void say(const struct mc_step *s, const char *text)
 		slurm_spank_log("%s", text);
 }
 
+/* Every refusal of a step ends here: a step of several nodes is ended on
+ * all of them (mc_step.h), by local task 0. */
+static int refused(const struct mc_step *s)
+{
+	if (s->task_id == 0 && s->nodes > 1 &&
+	    s->step_id != SLURM_BATCH_SCRIPT)
+		mc_step_end_everywhere(s);
+	return -1;
+}
+
 /* A problem of the node's set-up (policy file, topology): OnError says
  * whether a GPU step runs. Never a node drain: we only fail tasks. */
 static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
@@ -48,7 +58,7 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 	say(s, line);
 	if (s->task_id == 0)
 		slurm_info("%s", line);	/* log only: the user has it once */
-	return allow ? 0 : -1;
+	return allow ? 0 : refused(s);
 }
 
 /* mc_plugin_facts() is in mc_nodefacts.c: the cache, else hwloc. */
@@ -120,7 +130,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		if (s.task_id == 0)
 			slurm_info("memcore: job %s: refused: %s",
 				   s.step_name, why);
-		return -1;
+		return refused(&s);
 	}
 
 	mc_verdict_compute(&pol, &req, &node, &alloc, &v);
@@ -175,10 +185,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			   v.cores_needed, v.cores_allocated,
 			   v.node_cores_needed, v.node_cores, req.nodes);
 	}
-	if (refuse && end_all && s.task_id == 0)
-		mc_step_end_everywhere(&s);
 	if (refuse)
-		return -1;
+		return refused(&s);
 	/* The step runs: hold it to its memory (mc_enforce.c). */
 	mc_enforce_task_init_privileged(p, sp, s.task_id);
 	return 0;

@@ -5,9 +5,10 @@
 # 14.76 GiB, 2 x 24 x 2), mc-n3 an IBM AC922 (4 x V100 of 15.75 GiB,
 # 2 x 20 x 4), each memcore reading its own machine's topology.
 #  - every node is judged by its own GPUs, memory, cores and facts;
-#  - one node's refusal fails the whole step: srun exits non-zero, the
-#    explanation comes once per refusing node with the node named, tasks
-#    already started on a fitting node are ended, every node stays IDLE;
+#  - one node's refusal (a misfit, or its broken policy) fails the whole
+#    step: srun exits non-zero, the explanation comes once per refusing
+#    node with the node named, tasks already started on a fitting node are
+#    ended, every node stays IDLE;
 #  - --gpus=12 -N2 spread 8+4: the 8-GPU node refuses, the 4-GPU node's
 #    "fits" is in its slurmd log;
 #  - ZeRO-3 offload across 3 nodes uses N=3 from Slurm (srun and batch);
@@ -89,6 +90,20 @@ assert_match "$(slurmd_log mc-n1)" "memcore: job [0-9]+\.0: refused: gpus=8 work
 	"mc-n1's slurmd log: refused (8 GPUs, 190.04 GiB)"
 [ "$took" -lt 40 ]; assert_eq 0 $? "the fitting node's task was ended, not left to run (${took}s < 40s of a 60s sleep)"
 all_idle "after --gpus=12 -N2"
+
+# --- a node whose policy is broken (OnError=refuse) fails the whole step ----
+cp "$MC_WORK/nodes/mc-n3/memcore.conf" "$MC_WORK/mc-n3.conf.good"
+echo "NoSuchKey=1" >> "$MC_WORK/nodes/mc-n3/memcore.conf"
+t0=$SECONDS
+mc_run srun -N2 -w mc-n1,mc-n3 -n2 --gpus-per-node=4 --cpus-per-gpu=12 --mem=110G \
+	bash -c 'echo "started on $(hostname)"; sleep 60'
+took=$((SECONDS - t0))
+cp "$MC_WORK/mc-n3.conf.good" "$MC_WORK/nodes/mc-n3/memcore.conf"
+assert_ne 0 "$MC_RC" "a step with one misconfigured node: srun exits non-zero"
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-n3: .*NoSuchKey.*OnError=refuse" "the node with the broken policy names itself"
+assert_not_contains "$MC_ERR" "on mc-n1:" "mc-n1's policy is fine"
+[ "$took" -lt 40 ]; assert_eq 0 $? "mc-n1's task was ended too (${took}s < 40s of a 60s sleep)"
+all_idle "after a step refused by a misconfigured node"
 
 # --- ZeRO-3 offload across 3 nodes: N from Slurm ----------------------------
 # DeepSpeed's estimate_zero3_model_states_mem_needs with zero_init (memcore's
