@@ -29,11 +29,38 @@ static int count_cores(spank_t sp, spank_item_t item)
 	return mc_list_parse(list, NULL, MC_LIST_INDEX_MAX + 1u);
 }
 
+/*
+ * Slurm's node name, which may differ from the host name. An srun step
+ * started inside a job inherits the batch node's SLURMD_NODENAME (and
+ * SLURM_NODEID): Slurm sets this node's only after task_init_privileged.
+ * SLURM_STEP_NODELIST (srun's) and S_JOB_NODEID (this node's index in the
+ * step) are right there.
+ */
+static void read_node_name(spank_t sp, struct mc_step *s)
+{
+	char list[16384];	/* a step on thousands of scattered nodes */
+	const char *env;
+	uint32_t node_id;
+
+	if (s->step_id != SLURM_BATCH_SCRIPT &&
+	    spank_get_item(sp, S_JOB_NODEID, &node_id) == ESPANK_SUCCESS &&
+	    get_env(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) &&
+	    mc_hostlist_nth(list, node_id, s->host, sizeof(s->host)) == 0)
+		return;
+	if (get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host)))
+		return;
+	env = getenv("SLURMD_NODENAME");
+	if (env && *env)
+		snprintf(s->host, sizeof(s->host), "%s", env);
+	else if (gethostname(s->host, sizeof(s->host)) != 0)
+		snprintf(s->host, sizeof(s->host), "this node");
+	s->host[sizeof(s->host) - 1] = '\0';
+}
+
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 {
 	char buf[1024], why[MC_ERR_MAX];
 	uint64_t mem = 0;
-	uint32_t node_id = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->n_gpu_idx = -1;
@@ -60,25 +87,7 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	else
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
-	/* Slurm's node name, which may differ from the host name. An srun
-	 * step started inside a job inherits the batch node's
-	 * SLURMD_NODENAME (and SLURM_NODEID): Slurm sets this node's only
-	 * after task_init_privileged. SLURM_STEP_NODELIST (srun's) and
-	 * S_JOB_NODEID (this node's index in the step) are right here. */
-	if (s->step_id != SLURM_BATCH_SCRIPT &&
-	    spank_get_item(sp, S_JOB_NODEID, &node_id) == ESPANK_SUCCESS &&
-	    get_env(sp, "SLURM_STEP_NODELIST", buf, sizeof(buf)) &&
-	    mc_hostlist_nth(buf, node_id, s->host, sizeof(s->host)) == 0)
-		;
-	else if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host))) {
-		const char *env = getenv("SLURMD_NODENAME");
-
-		if (env && *env)
-			snprintf(s->host, sizeof(s->host), "%s", env);
-		else if (gethostname(s->host, sizeof(s->host)) != 0)
-			snprintf(s->host, sizeof(s->host), "this node");
-		s->host[sizeof(s->host) - 1] = '\0';
-	}
+	read_node_name(sp, s);
 	get_env(sp, "SLURM_JOB_PARTITION", s->partition,
 		sizeof(s->partition));
 

@@ -32,12 +32,16 @@ static void say(const struct mc_step *s, const char *text)
 		slurm_spank_log("%s", text);
 }
 
-/* Every refusal of a step ends here: a step of several nodes is ended on
- * all of them (mc_step.h), by local task 0. */
+/* A refused step of several nodes is ended on all of them (mc_step.h). */
+static bool ends_everywhere(const struct mc_step *s)
+{
+	return s->nodes > 1 && s->step_id != SLURM_BATCH_SCRIPT;
+}
+
+/* Every refusal of a step ends here; local task 0 ends the step. */
 static int refused(const struct mc_step *s)
 {
-	if (s->task_id == 0 && s->nodes > 1 &&
-	    s->step_id != SLURM_BATCH_SCRIPT)
+	if (s->task_id == 0 && ends_everywhere(s))
 		mc_step_end_everywhere(s);
 	return -1;
 }
@@ -74,7 +78,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	struct mc_verdict v;
 	struct mc_explanation e;
 	char err[MC_ERR_MAX], why[MC_ERR_MAX];
-	bool refuse, warn_ok, end_all;
+	bool refuse, warn_ok;
 	const char *outcome;
 
 	if (mc_step_read(sp, &s, err, sizeof(err)) < 0) {
@@ -137,8 +141,6 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
 	refuse = !v.fits && !warn_ok;
-	/* One answer for a step of several nodes (mc_step.h). */
-	end_all = refuse && s.nodes > 1 && s.step_id != SLURM_BATCH_SCRIPT;
 	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
 		char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 		size_t used = 0;
@@ -155,7 +157,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 "memcore: --memcore=warn is not allowed here "
 				 "(AllowUserWarn=no)");
-		if (refuse && end_all && e.n < MC_EXPLAIN_LINES)
+		if (refuse && ends_everywhere(&s) && e.n < MC_EXPLAIN_LINES)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
 				 "memcore: step %s is ended on all its %u "
 				 "nodes", s.step_name, s.nodes);

@@ -281,7 +281,6 @@ static void test_memory(void **state)
 	assert_string_equal(s.mem_source, "no memory limit: the whole node");
 }
 
-/* Values longer than the buffers are taken as absent, never overrun. */
 /* A step started inside a job carries the batch node's SLURMD_NODENAME:
  * the node is named from SLURM_STEP_NODELIST and S_JOB_NODEID. */
 static void test_node_named_in_step(void **state)
@@ -325,6 +324,7 @@ static void test_batch_counts_job_nodes(void **state)
 	assert_int_equal(s.nodes, 2);
 }
 
+/* Values longer than the buffers are taken as absent, never overrun. */
 static void test_long_values(void **state)
 {
 	static char longv[4096];
