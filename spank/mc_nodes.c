@@ -40,7 +40,16 @@ void mc_step_end_everywhere(const struct mc_step *s)
 	/* Let the other refusing nodes print their own lines first: the
 	 * kill reaches their tasks too. */
 	usleep(MC_STEP_END_DELAY_MS * 1000);
-	if (slurm_kill_job_step(s->job_id, s->step_id, SIGKILL) != 0)
-		slurm_info("memcore: step %s: ending it on its other nodes "
-			   "failed: %m", s->step_name);
+	if (!s->n_het) {
+		if (slurm_kill_job_step(s->job_id, s->step_id, SIGKILL) != 0)
+			slurm_info("memcore: step %s: ending it on its other "
+				   "nodes failed: %m", s->step_name);
+		return;
+	}
+	/* A component without this step id has no part in the step. */
+	for (uint32_t k = 0; k < s->n_het; k++)
+		if (slurm_kill_job_step(s->het_job_id[k], s->step_id,
+					SIGKILL) != 0)
+			slurm_debug("memcore: step %s: component job %u: %m",
+				    s->step_name, s->het_job_id[k]);
 }

@@ -17,6 +17,8 @@
 #include "mc_config.h"
 #include "mc_topology.h"
 
+#define MC_HET_MAX 32		/* components of a heterogeneous job read */
+
 /* What the step got on this node, read from Slurm. */
 struct mc_step {
 	uint32_t job_id, step_id;
@@ -26,7 +28,10 @@ struct mc_step {
 	uint32_t gpus;
 	unsigned gpu_idx[MC_MAX_GPUS];
 	int n_gpu_idx;			/* -1: no index list */
-	uint32_t nodes;
+	uint32_t nodes;			/* this step's (component's) nodes */
+	uint32_t het_job_id[MC_HET_MAX];/* a step of a heterogeneous job:
+					 * the components' job ids */
+	uint32_t n_het;			/* 0: not heterogeneous */
 	uint64_t mem_mb;		/* 0: whole node */
 	int cores, job_cores;		/* -1: unknown */
 	char mem_source[96];
@@ -51,6 +56,8 @@ int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
  * A step refused here that runs on several nodes is ended on all of them
  * (slurm_kill_job_step, SIGKILL, after MC_STEP_END_DELAY_MS): its tasks on
  * the nodes where it fits would start and wait for ranks that never come.
+ * A step of a heterogeneous job is ended in every component (its step id
+ * is the same in each; the job's step ids are unique across components).
  * Called by local task 0 of a refusing node; never for the batch step,
  * whose failure ends the job anyway. In mc_nodes.c.
  */

@@ -35,7 +35,8 @@ static void say(const struct mc_step *s, const char *text)
 /* A refused step of several nodes is ended on all of them (mc_step.h). */
 static bool ends_everywhere(const struct mc_step *s)
 {
-	return s->nodes > 1 && s->step_id != SLURM_BATCH_SCRIPT;
+	return (s->nodes > 1 || s->n_het > 1) &&
+	       s->step_id != SLURM_BATCH_SCRIPT;
 }
 
 /* Every refusal of a step ends here; local task 0 ends the step. */
@@ -159,8 +160,11 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 				 "(AllowUserWarn=no)");
 		if (refuse && ends_everywhere(&s) && e.n < MC_EXPLAIN_LINES)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
-				 "memcore: step %s is ended on all its %u "
-				 "nodes", s.step_name, s.nodes);
+				 s.n_het ? "memcore: step %s is ended on all "
+					   "its nodes, in every component"
+					 : "memcore: step %s is ended on all "
+					   "its %u nodes",
+				 s.step_name, s.nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
 		text[0] = '\0';

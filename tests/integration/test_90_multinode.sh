@@ -135,6 +135,9 @@ cat > "$MC_JOB_DIR/het.sh" <<'EOS'
 #SBATCH -N1 -n1 --gpus=8 --cpus-per-gpu=6 --mem=100G
 echo "het-ran on $(hostname)"
 srun --het-group=0 bash -c 'echo "cpu-step on $(hostname)"'
+t0=$SECONDS
+srun --het-group=0,1 bash -c 'sleep 60; echo "het-step ran on $(hostname)"'
+echo "het-step rc=$? after $((SECONDS - t0))s"
 srun --het-group=1 bash -c 'echo "gpu-step on $(hostname)"'
 EOS
 jid=$(mc_sbatch "$MC_JOB_DIR/het.sh")
@@ -148,7 +151,13 @@ assert_contains "$out" "on $gpu_node needs more than it was given" "the GPU comp
 assert_contains "$out" "8 x 14.76 GiB (this node)" "with its GPUs"
 assert_contains "$out" "100 GiB allocated (--mem=100G)" "with its memory"
 assert_contains "$out" "short 90.04 GiB" "with its shortfall"
-assert_eq 1 "$(count "$out" "needs more than it was given")" "one explanation"
+assert_eq 2 "$(count "$out" "on $gpu_node needs more than it was given")" \
+	"one explanation per refused step (--het-group=0,1 and --het-group=1)"
+# A step across both components: refused in the GPU one, ended in both.
+assert_match "$out" "het-step rc=[1-9][0-9]* after ([0-9]|[1-3][0-9])s" \
+	"the --het-group=0,1 step fails, its CPU-only part ended too (< 40s of a 60s sleep)"
+assert_not_contains "$out" "het-step ran on" "no part of the refused heterogeneous step ran to its end"
+assert_contains "$out" "is ended on all its nodes, in every component" "the user is told"
 logs=$(cat "$MC_LOG_DIR"/slurmd-*.log)
 assert_not_contains "$logs" "memcore: job $jid." "the CPU-only component has no memcore verdict"
 assert_match "$logs" "memcore: job $((jid + 1))\.[0-9]+: refused: gpus=8" "the GPU component's verdict: refused"

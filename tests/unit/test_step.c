@@ -324,6 +324,39 @@ static void test_batch_counts_job_nodes(void **state)
 	assert_int_equal(s.nodes, 2);
 }
 
+/* A step of a heterogeneous job: its node list is every component's and
+ * its node id the component's, so the node is the host name; the
+ * components' job ids are kept for ending the step in each. */
+static void test_het_step(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX], host[64];
+
+	fake.job_id = 2;
+	fake.node_id = 0;
+	setenv_fake("SLURMD_NODENAME", "mc-n1");
+	setenv_fake("SLURM_STEP_NODELIST", "mc-n1,mc-n2,mc-n3");
+	setenv_fake("SLURM_HET_SIZE", "2");
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_0", "1");
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "2");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 2);
+	assert_int_equal(s.het_job_id[0], 1);
+	assert_int_equal(s.het_job_id[1], 2);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	host[sizeof(host) - 1] = '\0';
+	assert_string_equal(s.host, host);
+	/* A component's id missing: not taken as heterogeneous. */
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 0);
+	/* The batch step is never a heterogeneous step. */
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "2");
+	fake.step_id = SLURM_BATCH_SCRIPT;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 0);
+}
+
 /* Values longer than the buffers are taken as absent, never overrun. */
 static void test_long_values(void **state)
 {
@@ -353,6 +386,7 @@ int main(void)
 		cmocka_unit_test_setup(test_long_values, setup),
 		cmocka_unit_test_setup(test_node_named_in_step, setup),
 		cmocka_unit_test_setup(test_batch_counts_job_nodes, setup),
+		cmocka_unit_test_setup(test_het_step, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
