@@ -95,6 +95,9 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	spank_get_item(sp, S_JOB_ID, &s->job_id);
 	spank_get_item(sp, S_JOB_STEPID, &s->step_id);
 	spank_get_item(sp, S_TASK_ID, &s->task_id);
+	s->uid = s->gid = UINT32_MAX;	/* unknown: nobody is asked */
+	spank_get_item(sp, S_JOB_UID, &s->uid);
+	spank_get_item(sp, S_JOB_GID, &s->gid);
 	/* N of the DeepSpeed estimate: the step's nodes (S_JOB_NNODES is
 	 * the step's in slurmstepd). The batch step runs on one node but
 	 * launches the job's training, so it counts the job's nodes. */

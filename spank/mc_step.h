@@ -22,6 +22,7 @@
 /* What the step got on this node, read from Slurm. */
 struct mc_step {
 	uint32_t job_id, step_id;
+	uint32_t uid, gid;		/* the job's user (S_JOB_UID/GID) */
 	int task_id;			/* local task id */
 	char host[64];
 	char partition[MC_PARTITION_NAME_MAX];
@@ -58,6 +59,9 @@ int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
  * the nodes where it fits would start and wait for ranks that never come.
  * A step of a heterogeneous job is ended in every component (its step id
  * is the same in each; the job's step ids are unique across components).
+ * The request goes out as the job's user, never as root: the component
+ * ids come from the job's environment, which the user controls, so it can
+ * only reach steps the user could cancel anyway.
  * Called by local task 0 of a refusing node; never for the batch step,
  * whose failure ends the job anyway. In mc_nodes.c.
  */

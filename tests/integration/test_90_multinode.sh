@@ -91,6 +91,16 @@ assert_match "$(slurmd_log mc-n1)" "memcore: job [0-9]+\.0: refused: gpus=8 work
 [ "$took" -lt 40 ]; assert_eq 0 $? "the fitting node's task was ended, not left to run (${took}s < 40s of a 60s sleep)"
 all_idle "after --gpus=12 -N2"
 
+# The same as an ordinary user: the refusing node ends the step as the
+# job's user (never as root), which may cancel its own step.
+t0=$SECONDS
+mc_run runuser -u nobody -- srun -N2 -w mc-n1,mc-n3 --gpus=12 --cpus-per-gpu=12 --mem=110G sleep 60
+took=$((SECONDS - t0))
+assert_ne 0 "$MC_RC" "as user nobody: srun exits non-zero"
+assert_contains "$MC_ERR" "on mc-n1 needs more than it was given" "as user nobody: mc-n1 refuses"
+[ "$took" -lt 40 ]; assert_eq 0 $? "as user nobody: mc-n3's task was ended too (${took}s < 40s of a 60s sleep)"
+all_idle "after the refused step of user nobody"
+
 # --- a node whose policy is broken (OnError=refuse) fails the whole step ----
 cp "$MC_WORK/nodes/mc-n3/memcore.conf" "$MC_WORK/mc-n3.conf.good"
 echo "NoSuchKey=1" >> "$MC_WORK/nodes/mc-n3/memcore.conf"
