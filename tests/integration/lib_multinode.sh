@@ -157,14 +157,14 @@ _mc_mn_net_down() {
 # A node's namespaces are held by a tagged "sleep" (killed by lib.sh's stop
 # with every tagged process); its veth goes with its network namespace.
 _mc_mn_node_ns() { # NAME INDEX
-	local n=$1 i=$2 v=${MC_MN_BRIDGE}v$2 pid d=$MC_WORK/nodes/$1
+	local n=$1 v=${MC_MN_BRIDGE}v$2 pid d=$MC_WORK/nodes/$1 t
 	env MC_DAEMON_TAG="$MC_WORK" unshare --net --uts --mount --propagation private \
 		sleep infinity </dev/null >/dev/null 2>&1 9>&- &
 	pid=$!
 	disown "$pid"                    # no "Killed" notice from bash at the stop
 	MC_MN_NS_PID[$n]=$pid
 	echo "$pid" > "$MC_WORK/run/ns-$n.pid"
-	for ((i = 0; i < 50; i++)); do   # until unshare has exec'd sleep
+	for ((t = 0; t < 50; t++)); do   # until unshare has made the namespaces
 		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
 		sleep 0.05
 	done
