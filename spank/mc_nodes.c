@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -38,17 +37,31 @@ int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
 	return rc;
 }
 
-/* The kill requests, in a child that is the job's user. */
-static void end_as_user(const struct mc_step *s)
+/*
+ * Runs in the refused task's own process, which exits as soon as memcore
+ * returns: it becomes the job's user for good first (memcore never forks
+ * or runs a program), so the requests can only reach steps the user could
+ * cancel anyway.
+ */
+void mc_step_end_everywhere(const struct mc_step *s)
 {
+	if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
+		return;
 	if (setgroups(0, NULL) != 0 || setgid((gid_t)s->gid) != 0 ||
-	    setuid((uid_t)s->uid) != 0 || getuid() != (uid_t)s->uid)
-		_exit(1);
+	    setuid((uid_t)s->uid) != 0 || getuid() != (uid_t)s->uid ||
+	    (s->uid != 0 && setuid(0) == 0)) {
+		slurm_info("memcore: step %s: cannot become uid %u to end it "
+			   "on its other nodes: %m", s->step_name, s->uid);
+		return;
+	}
+	/* Let the other refusing nodes print their own lines first: the
+	 * kill reaches their tasks too. */
+	usleep(MC_STEP_END_DELAY_MS * 1000);
 	if (!s->n_het) {
 		if (slurm_kill_job_step(s->job_id, s->step_id, SIGKILL) != 0)
 			slurm_info("memcore: step %s: ending it on its other "
 				   "nodes failed: %m", s->step_name);
-		_exit(0);
+		return;
 	}
 	/* A component without this step id has no part in the step. */
 	for (uint32_t k = 0; k < s->n_het; k++)
@@ -56,22 +69,4 @@ static void end_as_user(const struct mc_step *s)
 					SIGKILL) != 0)
 			slurm_debug("memcore: step %s: component job %u: %m",
 				    s->step_name, s->het_job_id[k]);
-	_exit(0);
-}
-
-void mc_step_end_everywhere(const struct mc_step *s)
-{
-	pid_t pid;
-
-	if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
-		return;
-	/* Let the other refusing nodes print their own lines first: the
-	 * kill reaches their tasks too. */
-	usleep(MC_STEP_END_DELAY_MS * 1000);
-	pid = fork();
-	if (pid == 0)
-		end_as_user(s);
-	if (pid < 0 || waitpid(pid, NULL, 0) < 0)
-		slurm_info("memcore: step %s: cannot end it on its other "
-			   "nodes: %m", s->step_name);
 }

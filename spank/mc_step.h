@@ -61,7 +61,8 @@ int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
  * is the same in each; the job's step ids are unique across components).
  * The request goes out as the job's user, never as root: the component
  * ids come from the job's environment, which the user controls, so it can
- * only reach steps the user could cancel anyway.
+ * only reach steps the user could cancel anyway. The calling process
+ * becomes that user for good: call it only from a refused task, last.
  * Called by local task 0 of a refusing node; never for the batch step,
  * whose failure ends the job anyway. In mc_nodes.c.
  */
