@@ -5,7 +5,8 @@
  * Runs in every task's process (forked from slurmstepd, still root) before
  * the task's program. Local task 0 prints; every task fails when refused,
  * so that srun exits non-zero and a batch job ends FAILED, while the node
- * stays IDLE.
+ * stays IDLE. A step of several nodes is judged on each by that node's
+ * GPUs, allocation and facts; one node's refusal ends it on all of them.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +32,21 @@ static void say(const struct mc_step *s, const char *text)
 		slurm_spank_log("%s", text);
 }
 
+/* A refused step of several nodes is ended on all of them (mc_step.h). */
+static bool ends_everywhere(const struct mc_step *s)
+{
+	return (s->nodes > 1 || s->n_het > 1) &&
+	       s->step_id != SLURM_BATCH_SCRIPT;
+}
+
+/* Every refusal of a step ends here; local task 0 ends the step. */
+static int refused(const struct mc_step *s)
+{
+	if (s->task_id == 0 && ends_everywhere(s))
+		mc_step_end_everywhere(s);
+	return -1;
+}
+
 /* A problem of the node's set-up (policy file, topology): OnError says
  * whether a GPU step runs. Never a node drain: we only fail tasks. */
 static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
@@ -47,7 +63,7 @@ static int setup_error(const struct mc_plugin *p, const struct mc_policy *pol,
 	say(s, line);
 	if (s->task_id == 0)
 		slurm_info("%s", line);	/* log only: the user has it once */
-	return allow ? 0 : -1;
+	return allow ? 0 : refused(s);
 }
 
 /* mc_plugin_facts() is in mc_nodefacts.c: the cache, else hwloc. */
@@ -117,7 +133,7 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		if (s.task_id == 0)
 			slurm_info("memcore: job %s: refused: %s",
 				   s.step_name, why);
-		return -1;
+		return refused(&s);
 	}
 
 	mc_verdict_compute(&pol, &req, &node, &alloc, &v);
@@ -140,6 +156,13 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 "memcore: --memcore=warn is not allowed here "
 				 "(AllowUserWarn=no)");
+		if (refuse && ends_everywhere(&s) && e.n < MC_EXPLAIN_LINES)
+			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
+				 s.n_het ? "memcore: step %s is ended on all "
+					   "its nodes, in every component"
+					 : "memcore: step %s is ended on all "
+					   "its %u nodes",
+				 s.step_name, s.nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
 		text[0] = '\0';
@@ -155,7 +178,8 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 
 		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "
 			   "needed=%s allocated=%s cores needed=%u "
-			   "allocated=%u node cores needed=%u has=%u",
+			   "allocated=%u node cores needed=%u has=%u "
+			   "nodes=%u",
 			   s.step_name, outcome, req.gpus,
 			   req.dataloader_workers,
 			   mc_fmt_bytes(v.ram_needed_bytes, need,
@@ -163,10 +187,10 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 			   mc_fmt_bytes(v.ram_allocated_bytes, have,
 					sizeof(have)),
 			   v.cores_needed, v.cores_allocated,
-			   v.node_cores_needed, v.node_cores);
+			   v.node_cores_needed, v.node_cores, req.nodes);
 	}
 	if (refuse)
-		return -1;
+		return refused(&s);
 	/* The step runs: hold it to its memory (mc_enforce.c). */
 	mc_enforce_task_init_privileged(p, sp, s.task_id);
 	return 0;

@@ -11,6 +11,8 @@
 #    (default 100) of each; then slurmd's RSS over MC_BENCH_RSS_LAUNCHES
 #    (default 1000) launches with memcore, against the same loop without it
 #    for the noise band.
+# 3. tests/bench/launch_multinode.sh: the same ratio for a 3-node
+#    `srun -N3 --gpus-per-node=1 true` on the multi-node test cluster.
 # Writes BENCHMARKS.md at the top of the repo, prints name=value lines last.
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -90,6 +92,12 @@ rss_loop "$NNOISE" "$RAW/rss_without.txt"
 mc_set_plugstack "$WITH"
 rss_loop "$NRSS" "$RAW/rss_with.txt"
 
+# -- 3. a 3-node step (its own cluster: lib_multinode.sh) -------------------
+mc_cluster_stop
+echo "bench: 3-node launches (launch_multinode.sh)" >&2
+bash "$here/launch_multinode.sh" >"$RAW/launch3n.out" || mc_die "3-node launches failed"
+val3() { sed -n "s/^$1=//p" "$RAW/launch3n.out"; }
+
 # -- figures ------------------------------------------------------------------
 med() { sort -n "$1" | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 mw=$(med "$RAW/launch_with.txt"); mo=$(med "$RAW/launch_without.txt")
@@ -130,6 +138,7 @@ Reproduce: \`make check\` once (it installs the packages), then \`make bench\`
 | figure | value | goal |
 |---|---|---|
 | launch_overhead_ratio | $ratio (median $mw µs with memcore / $mo µs without) | <= 1.02 |
+| launch_overhead_ratio, 3 nodes (\`srun -N3 --gpus-per-node=1 true\`, $(val3 launch_3node_launches) each) | $(val3 launch_overhead_ratio_3node) (median $(val3 launch_3node_median_us_with) µs / $(val3 launch_3node_median_us_without) µs) | <= 1.02 |
 | node_facts_load_us (cache read, H200 / this machine) | $(val node_facts_load_us_h200) / $(val node_facts_load_us_this) | <= 100 |
 | topology_xml_load_us (hwloc XML, H200 / this machine) | $(val topology_xml_load_us_h200) / $(val topology_xml_load_us_this) | - |
 | topology_live_load_us (hwloc live, this machine) | $(val topology_live_load_us_this) | - |
@@ -227,6 +236,7 @@ EOF
 echo "bench: wrote $OUT" >&2
 cat <<EOF
 launch_overhead_ratio=$ratio
+launch_overhead_ratio_3node=$(val3 launch_overhead_ratio_3node)
 node_facts_load_us=$(val node_facts_load_us_h200)
 node_facts_load_us_this=$(val node_facts_load_us_this)
 topology_xml_load_us=$(val topology_xml_load_us_h200)
