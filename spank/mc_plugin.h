@@ -95,6 +95,13 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
  * problem is one warning on task 0's stderr (mc_enforce.c). */
 void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
 				     int task_id);
+/* slurmstepd (root) after each task's fork, before it may exec: make
+ * memcore's own cgroup (first task) and move the task into it; never fails
+ * (mc_enforce.c). */
+int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp);
+/* Does this process hold CAP_SYS_RESOURCE (to give slurmstepd back its
+ * oom_score_adj of -1000)? (mc_enforce.c) */
+bool mc_cap_sys_resource(void);
 /* After a task ends: explain an OOM kill (mc_enforce.c). */
 int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
 /* At step end: the explain line, remove memcore's own cgroup

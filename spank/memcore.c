@@ -109,6 +109,22 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	MC_ONCE_RETURN(mc_bind_task_init(&plugin, sp));
 }
 
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	static bool seen;
+	static int last_task;
+	int task = -1;
+
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (seen && task == last_task)
+		return 0;	/* the same task, second plugstack line */
+	seen = true;
+	last_task = task;
+	return mc_enforce_task_post_fork(&plugin, sp);
+}
+
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	static bool seen;
