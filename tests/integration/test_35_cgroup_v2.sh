@@ -38,13 +38,6 @@ mc_at_exit 'rm -f "$SHM"'
 for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
-# The guests need IgnoreSystemd=yes: MC_CGROUP_CONF_EXTRA (lib.sh appends it
-# after the test's own lines where it knows it).
-cg_lines() { # LINES: the round's cgroup.conf lines, plus the guest's
-	MC_CGROUP_CONF_LINES=$1
-	grep -q MC_CGROUP_CONF_EXTRA "$(dirname "$0")/lib.sh" ||
-		MC_CGROUP_CONF_LINES+=$'\n'"${MC_CGROUP_CONF_EXTRA:-}"
-}
 
 policy() {
 	cat >"$MC_CONF_DIR/memcore.conf" <<EOF
@@ -150,7 +143,7 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 
 t0=$SECONDS
 MC_CONSTRAIN_RAM=yes
-cg_lines "AllowedRAMSpace=200
+MC_CGROUP_CONF_LINES="AllowedRAMSpace=200
 ConstrainSwapSpace=yes
 AllowedSwapSpace=10"
 mc_cluster_start
@@ -158,7 +151,7 @@ round slurm
 mc_cluster_stop
 
 MC_CONSTRAIN_RAM=no
-cg_lines ""
+MC_CGROUP_CONF_LINES=
 MC_PLUGSTACK_LINES=
 mc_cluster_start
 round own
