@@ -83,8 +83,8 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		   char *err, size_t errlen);
 
 /*
- * In a cgroup path such as "/slurm_n1/uid_0/job_12/step_0/task_1" (v1) or
- * "/system.slice/.../job_12/step_0/user/task_1" (v2), find the deepest
+ * cgroup v1 only (v2: mc_cgroup_v2_step_user). In a cgroup path such as
+ * "/slurm_n1/uid_0/job_12/step_0/task_1", find the deepest
  * "job_<job_id>/step_<step>" pair naming this step and copy the path up to
  * and including step_<step> into out. step is Slurm's name for it: "0",
  * "batch", "extern". This recognizes Slurm's step cgroup in a path read

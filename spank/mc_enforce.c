@@ -136,8 +136,11 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 					  sizeof(e->scope)) == 0 &&
 		   slurm_limits(e->scope)) {
 		/* Slurm's cgroup/v2 limits the step at <step>/user, above
-		 * the task cgroups and beside slurmstepd's <step>/slurm. */
-		e->stepd_inside = false;
+		 * the task cgroups and beside slurmstepd's <step>/slurm.
+		 * slurmstepd is still under the job's limit, which Slurm
+		 * sets to the same figure for a one-step job: an OOM there
+		 * may pick it as on v1, so it is protected the same way. */
+		e->stepd_inside = true;
 	} else {
 		/* Nobody limits the step: memcore's own cgroup, made beside
 		 * the first task's cgroup at task_post_fork. */
@@ -250,7 +253,8 @@ bool mc_cap_sys_resource(void)
  * kill frees, fills the step, the OOM killer then picks slurmstepd (its
  * RSS is larger than that of a writer whose pages sit in tmpfs): srun
  * hangs, the step is never cleaned up and nobody explains (seen on the
- * test machine). Two ways out, one per task:
+ * test machine). On v2 slurmstepd is under the job's limit, which Slurm
+ * sets to the step's for a one-step job. Two ways out, one per task:
  *  - with CAP_SYS_RESOURCE (needed to lower a score): the last local task
  *    (each task runs this right after its own fork, so only the last one
  *    knows that every task is forked) gives slurmstepd -1000 back, which

@@ -15,7 +15,8 @@ struct mc_enforce {
 	bool active;		/* memcore limits and watches this step */
 	bool own;		/* memcore's own cgroup, not Slurm's step's */
 	bool explained;		/* the OOM explanation was printed */
-	bool stepd_inside;	/* slurmstepd is charged to the step's cgroup */
+	bool stepd_inside;	/* slurmstepd shares a limit with the step
+				 * (v1: the step's; v2: the job's) */
 	/* own, in slurmstepd (task_post_fork on): made by this slurmstepd,
 	 * removed again, or not to be made (a warning was given). */
 	bool made, removed, failed;
