@@ -360,7 +360,7 @@ static void effective_limit(const char *dir, const char *root, int version,
 		snprintf(m->limit_dir, sizeof(m->limit_dir), "%s", path);
 	if (!root || !realpath(root, rroot))
 		return;
-	rl = strlen(rroot);
+	rl = strcmp(rroot, "/") ? strlen(rroot) : 0;
 	for (int i = 0; i < 64; i++) {
 		char *slash = strrchr(path, '/');
 		char err[8];
