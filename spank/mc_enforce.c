@@ -305,13 +305,14 @@ static void protect_stepd(const struct mc_enforce *e, int task_id)
 }
 
 /* A problem with the step's memory cgroup: on task 0's stderr (srun's, or
- * the batch output file) and in slurmd's log. */
+ * the batch output file) and in slurmd's log (info: slurm_error in a task
+ * would print it to the user a second time). */
 static void warn_step(const struct mc_enforce *e, const char *what,
 		      const char *err)
 {
 	slurm_spank_log("memcore: step %s: %s (%s); the step runs without "
 			"memcore's memory limit", e->step_name, what, err);
-	slurm_error("memcore: job %s: %s: %s", e->step_name, what, err);
+	slurm_info("memcore: job %s: %s: %s", e->step_name, what, err);
 }
 
 void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
@@ -418,11 +419,24 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 	return 0;
 }
 
+/* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
+ * what the own cgroup costs a launch. */
+static long us_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000L +
+	       (t.tv_nsec - t0->tv_nsec) / 1000;
+}
+
 int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
 {
 	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
 	const char *what;
+	struct timespec t0;
+	long made_us = 0;
 	pid_t pid = 0;
 
 	if (!e->active || !e->own || e->failed)
@@ -430,15 +444,25 @@ int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
 	    pid <= 0)
 		return 0;
-	if (!e->made && own_make(e, pid, &what, err, sizeof(err)) < 0) {
-		e->failed = true;
-		warn_step(e, what, err);
-		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!e->made) {
+		if (own_make(e, pid, &what, err, sizeof(err)) < 0) {
+			e->failed = true;
+			warn_step(e, what, err);
+			return 0;
+		}
+		made_us = us_since(&t0);
 	}
 	if (mc_cgroup_write_u64(e->scope, "cgroup.procs", (uint64_t)pid, err,
 				sizeof(err)) < 0)
 		warn_step(e, "cannot move the task into its memory cgroup",
 			  err);
+	/* The kernel's first move into any cgroup after a quiet spell waits
+	 * for an RCU grace period (cgroup_threadgroup_rwsem): several ms on
+	 * a small VM, the same for Slurm's own task/cgroup. */
+	slurm_debug("memcore: job %s: task %d into %s: made in %ld us, moved "
+		    "in %ld us", e->step_name, (int)pid, e->scope, made_us,
+		    us_since(&t0) - made_us);
 	return 0;
 }
 
@@ -448,14 +472,19 @@ static int own_remove(struct mc_enforce *e, int tries, char *err,
 		      size_t len)
 {
 	long ns = RMDIR_FIRST_WAIT_NS;
+	struct timespec t0;
 
 	if (!e->made || e->removed)
 		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < tries; i++) {
 		struct timespec ts = { 0, ns };
 
 		if (mc_cgroup_rmdir(e->parent, e->name, err, len) == 0) {
 			e->removed = true;
+			slurm_debug("memcore: job %s: %s removed in %ld us "
+				    "(%d tries)", e->step_name, e->scope,
+				    us_since(&t0), i + 1);
 			return 0;
 		}
 		if (errno != EBUSY || i + 1 == tries)
