@@ -88,6 +88,10 @@ int mc_slurmd_init(struct mc_plugin *p);
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
 /* The verdict for this task's step, delivered (mc_stepd.c). */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, init_post_opt (root): start the kernel's grace period for
+ * cgroup moves early, so that moving the tasks later costs no launch time;
+ * never fails (mc_enforce.c). */
+void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp);
 /* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
 /* In each task (root, before exec) once the verdict lets the step run:

@@ -79,6 +79,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
+		mc_enforce_prewarm(&plugin, sp);
 		mc_stepd_preload_facts(&plugin, sp);
 	}
 	return 0;
