@@ -134,6 +134,30 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 			;
 }
 
+void mc_enforce_slurmd_sweep(void)
+{
+	struct mc_cgroup cg;
+	char err[MC_ERR_MAX], dir[PATH_MAX];
+	int n;
+
+	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
+		return;
+	/* v1: slurmstepd starts in slurmd's memory cgroup and makes its
+	 * own there; v2: slurmd sits in <scope>/slurmd and slurmstepd,
+	 * without task/cgroup, in <scope>/system: the own ones are in the
+	 * scope. */
+	if (cg.version == 1)
+		snprintf(dir, sizeof(dir), "%s", cg.dir);
+	else if (mc_cgroup_parent(cg.dir, dir, sizeof(dir)) < 0 ||
+		 strncmp(dir, cg.mount, strlen(cg.mount)))
+		return;
+	n = mc_cgroup_sweep(dir, "memcore_", NULL, cg.version,
+			    SWEEP_MIN_AGE_S);
+	if (n > 0)
+		slurm_info("memcore: removed %d empty memcore_* cgroup%s left "
+			   "in %s by ended steps", n, n == 1 ? "" : "s", dir);
+}
+
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 {
 	struct mc_enforce *e = &p->enf;

@@ -92,6 +92,10 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
  * cgroup moves early, so that moving the tasks later costs no launch time;
  * never fails (mc_enforce.c). */
 void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp);
+/* slurmd start: remove the empty memcore_* cgroups that ended steps left
+ * where slurmstepd makes them (a process had outlived its step); never
+ * fails (mc_enforce.c). */
+void mc_enforce_slurmd_sweep(void);
 /* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
 /* In each task (root, before exec) once the verdict lets the step run:

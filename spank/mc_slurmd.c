@@ -84,6 +84,8 @@ int mc_slurmd_init(struct mc_plugin *p)
 		return -1;
 	}
 	mc_config_policy(&p->cfg, NULL, &pol);
+	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)
+		mc_enforce_slurmd_sweep();
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF &&
 	    !mc_cap_sys_resource())
 		slurm_error("memcore on %s: slurmd has no CAP_SYS_RESOURCE, "

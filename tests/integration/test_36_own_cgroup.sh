@@ -4,11 +4,13 @@
 # limits the step (task/none, proctrack/linuxproc), on cgroup v1 or v2
 # (issue 14 items 2 and 3, issue 13 item 1):
 #  - a process that escapes the step (`setsid sleep`) keeps the cgroup in use
-#    after the step; once it has exited, the next step on the node removes
-#    the empty leftover;
+#    after the step; once it has exited, the next step on the node (or
+#    slurmd's start) removes the empty leftover;
 #  - a cgroup of memcore's name that exists with a process in it when a step
 #    starts is never joined and its limit never raised: the step says so;
-#  - otherwise the cgroup is gone as soon as the step is.
+#  - otherwise the cgroup is gone as soon as the step is;
+#  - slurmd's start says at error level when slurmstepd cannot be protected
+#    from the OOM killer (no CAP_SYS_RESOURCE).
 . "$(dirname "$0")/lib.sh"
 
 MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
@@ -86,9 +88,19 @@ for ((i = 0; i < 40; i++)); do ls -d "$parent"/memcore_* >/dev/null 2>&1 || brea
 assert_eq "" "$(ls -d "$parent"/memcore_* 2>/dev/null)" "no memcore cgroup left after 5 steps"
 assert_eq IDLE "$(mc_node_state)" "node IDLE"
 
+# --- slurmd's start: it removes empty leftovers too --------------------------
+mc_run srun -n1 --gpus=1 --mem=256M bash -c 'echo "cg=$(sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup | head -n1)"; setsid sleep 2 </dev/null >/dev/null 2>&1 & exit 0'
+cg=$MNT$(sed -n 's/^cg=//p' <<<"$MC_OUT")
+sleep 0.5
+assert_eq "$cg" "$(ls -d "$cg" 2>/dev/null)" "another escaped sleep keeps $cg"
+for ((i = 0; i < 100; i++)); do empty "$cg" && break; sleep 0.1; done
+sleep 5
+mc_restart_slurmd || mc_die "slurmd did not come back"
+assert_eq "" "$(ls -d "$cg" 2>/dev/null)" "slurmd's start removed the empty leftover"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: removed 1 empty memcore_* cgroup left in $parent by ended steps" "... and says so"
+
 # --- slurmd's start: an error when slurmstepd cannot be protected ----------
 c=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
-mc_restart_slurmd || mc_die "slurmd did not come back"
 if (( (16#$c >> 24) & 1 )); then
 	assert_not_contains "$(cat "$MC_LOG_DIR/slurmd.log")" "has no CAP_SYS_RESOURCE" "CAP_SYS_RESOURCE here: no error at slurmd's start"
 else
