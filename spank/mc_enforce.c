@@ -88,6 +88,17 @@ static bool slurm_limits(const char *dir)
 	       mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED;
 }
 
+/* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
+ * what the own cgroup costs a launch. */
+static long us_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000L +
+	       (t.tv_nsec - t0->tv_nsec) / 1000;
+}
+
 /*
  * The kernel makes the first move of a process into a cgroup after a quiet
  * spell wait for an RCU grace period (cgroup_threadgroup_rwsem goes into
@@ -107,6 +118,7 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 	struct mc_step s;
 	struct mc_cgroup cg;
 	char err[MC_ERR_MAX];
+	struct timespec t0;
 	pid_t pid;
 	int fd;
 
@@ -121,6 +133,7 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 				   sizeof(err));
 	if (fd < 0)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid == 0) {
 		/* Only async-signal-safe calls: slurmstepd has threads. */
@@ -132,6 +145,7 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	slurm_debug("memcore: prewarm of cgroup moves in %ld us", us_since(&t0));
 }
 
 void mc_enforce_slurmd_sweep(void)
@@ -488,17 +502,6 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 	}
 	swap_off(e);
 	return 0;
-}
-
-/* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
- * what the own cgroup costs a launch. */
-static long us_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000000L +
-	       (t.tv_nsec - t0->tv_nsec) / 1000;
 }
 
 int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
