@@ -71,6 +71,19 @@ static void test_v1_step(void **state)
 }
 
 /* A task's leaf: unlimited itself, its step's limit applies. */
+/* v1 has no cgroup.events: a pid in cgroup.procs or a child cgroup. */
+static void test_v1_populated(void **state)
+{
+	char dir[PATH_MAX];
+
+	(void)state;
+	fixture("v1/slurm_n1/uid_0/job_7/step_0/task_0", dir, sizeof(dir));
+	assert_int_equal(mc_cgroup_populated(dir, 1), 1);
+	fixture("v1/slurm_n1/uid_0/job_7/step_0", dir, sizeof(dir));
+	assert_int_equal(mc_cgroup_populated(dir, 1), 1);	/* task_0 */
+	assert_int_equal(mc_cgroup_populated("/nonexistent/x", 1), -1);
+}
+
 static void test_v1_task_hierarchical_limit(void **state)
 {
 	char dir[PATH_MAX];
@@ -547,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v1_step),
 		cmocka_unit_test(test_v1_task_hierarchical_limit),
+		cmocka_unit_test(test_v1_populated),
 		cmocka_unit_test(test_v2_step),
 		cmocka_unit_test(test_v2_slurm_layout),
 		cmocka_unit_test(test_parse_mapping),
