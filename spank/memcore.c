@@ -79,6 +79,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
+		mc_enforce_prewarm(&plugin, sp);
 		mc_stepd_preload_facts(&plugin, sp);
 	}
 	return 0;
@@ -107,6 +108,22 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	MC_ONCE();
 	MC_ONCE_RETURN(mc_bind_task_init(&plugin, sp));
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	static bool seen;
+	static int last_task;
+	int task = -1;
+
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (seen && task == last_task)
+		return 0;	/* the same task, second plugstack line */
+	seen = true;
+	last_task = task;
+	return mc_enforce_task_post_fork(&plugin, sp);
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

@@ -35,6 +35,8 @@
 : "${MC_CONSTRAIN_RAM:=no}"            # cgroup.conf ConstrainRAMSpace
 : "${MC_CONSTRAIN_CORES:=no}"          # cgroup.conf ConstrainCores
 : "${MC_CGROUP_CONF_LINES:=}"          # extra cgroup.conf lines
+: "${MC_CGROUP_CONF_EXTRA:=}"          # more cgroup.conf lines, always after those (tests override
+                                       # MC_CGROUP_CONF_LINES; the guests set IgnoreSystemd=yes here)
 : "${MC_DEF_MEM_PER_CPU:=}"            # slurm.conf DefMemPerCPU (empty: Slurm default)
 : "${MC_SLURM_CONF_LINES:=}"           # extra slurm.conf lines (appended last)
 : "${MC_PLUGSTACK_LINES:=}"            # plugstack.conf content
@@ -335,6 +337,7 @@ ConstrainRAMSpace=$MC_CONSTRAIN_RAM
 ConstrainSwapSpace=no
 ConstrainDevices=no
 $MC_CGROUP_CONF_LINES
+$MC_CGROUP_CONF_EXTRA
 EOF
 	printf '%s\n' "$MC_PLUGSTACK_LINES" > "$MC_CONF_DIR/plugstack.conf"
 	local i
