@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libcgroup.h>
@@ -174,6 +176,28 @@ static int libcgroup_mount(char *mount, size_t len)
 		rc = 0;
 	}
 	free(mnt);
+	return rc;
+}
+
+int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
+		       size_t errlen)
+{
+	char root[PATH_MAX];
+	char *buf = malloc(MOUNTINFO_BUF);
+	int rc = -1;
+
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (mc_read_at(AT_FDCWD, "/proc/self/mountinfo", buf, MOUNTINFO_BUF)
+	    < 0)
+		snprintf(err, errlen, "/proc/self/mountinfo: %s",
+			 strerror(errno));
+	else
+		rc = mc_cgroup_parse_mountinfo(buf, version, mount, len, root,
+					       sizeof(root), err, errlen);
+	free(buf);
 	return rc;
 }
 
@@ -447,32 +471,25 @@ static int check_name(const char *scope, const char *name, char *err,
 	return 0;
 }
 
-int mc_cgroup_mkdir(const char *scope, const char *name, int *created,
-		    char *err, size_t errlen)
+int mc_cgroup_mkdir(const char *scope, const char *name, char *err,
+		    size_t errlen)
 {
-	struct stat st;
 	int fd, e;
 
-	*created = 0;
 	if (check_name(scope, name, err, errlen) < 0)
 		return -1;
 	fd = open_scope(scope, err, errlen);
 	if (fd < 0)
 		return -1;
 	if (mkdirat(fd, name, 0755) == 0) {
-		*created = 1;
 		close(fd);
 		return 0;
 	}
 	e = errno;
-	if (e == EEXIST && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
 	close(fd);
 	snprintf(err, errlen, "%s/%s: %s", scope, name, e == EEXIST
-		 ? "refused: exists and is not a directory" : strerror(e));
+		 ? "refused: it exists already (memcore makes its own "
+		   "cgroup afresh, never joins one)" : strerror(e));
 	errno = e;
 	return -1;
 }
@@ -496,4 +513,123 @@ int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
 	snprintf(err, errlen, "%s/%s: %s", scope, name, strerror(e));
 	errno = e;
 	return -1;
+}
+
+int mc_cgroup_populated(const char *dir, int version)
+{
+	char buf[512];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = -1;
+
+	if (dfd < 0)
+		return -1;
+	if (version == 2) {
+		const char *p;
+
+		if (mc_read_at(dfd, "cgroup.events", buf, sizeof(buf)) >= 0 &&
+		    (p = strstr(buf, "populated ")) &&
+		    (p == buf || p[-1] == '\n'))
+			rc = p[10] == '0' ? 0 : 1;
+	} else if (mc_read_at(dfd, "cgroup.procs", buf, sizeof(buf)) >= 0) {
+		DIR *d;
+		struct dirent *de;
+		int fd2 = dup(dfd);
+
+		rc = buf[0] != '\0';
+		d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+		if (!d) {
+			if (fd2 >= 0)
+				close(fd2);
+			rc = -1;
+		}
+		while (d && rc == 0 && (de = readdir(d)) != NULL)
+			if (de->d_type == DT_DIR && de->d_name[0] != '.')
+				rc = 1;
+		if (d)
+			closedir(d);
+	}
+	close(dfd);
+	return rc;
+}
+
+int mc_cgroup_v2_step_user(const char *stepd_dir, char *user, size_t len)
+{
+	char parent[PATH_MAX], probe[PATH_MAX];
+	const char *base = strrchr(stepd_dir, '/');
+	struct stat st;
+
+	if (!base || strcmp(base + 1, "slurm") ||
+	    mc_cgroup_parent(stepd_dir, parent, sizeof(parent)) < 0)
+		return -1;
+	if ((size_t)snprintf(probe, sizeof(probe), "%s/user/memory.max",
+			     parent) >= sizeof(probe) ||
+	    lstat(probe, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	if ((size_t)snprintf(user, len, "%s/user", parent) >= len)
+		return -1;
+	return 0;
+}
+
+int mc_cgroup_parent(const char *dir, char *out, size_t len)
+{
+	const char *slash = strrchr(dir, '/');
+	size_t n;
+
+	if (!slash || slash == dir)
+		return -1;
+	n = (size_t)(slash - dir);
+	if (n >= len)
+		return -1;
+	memcpy(out, dir, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int mc_cgroup_subtree_has(const char *dir, const char *controller)
+{
+	char buf[512];
+	size_t cl = strlen(controller);
+	const char *p;
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.subtree_control",
+			     dir) >= sizeof(path) ||
+	    mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; (p = strstr(p, controller)) != NULL; p += cl)
+		if ((p == buf || p[-1] == ' ') &&
+		    (p[cl] == ' ' || p[cl] == '\n' || p[cl] == '\0'))
+			return 1;
+	return 0;
+}
+
+int mc_cgroup_sweep(const char *scope, const char *prefix, const char *keep,
+		    int version, unsigned min_age_s)
+{
+	char err[256], child[PATH_MAX];
+	size_t pl = strlen(prefix);
+	time_t now = time(NULL);
+	struct dirent *de;
+	int removed = 0;
+	DIR *d = opendir(scope);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (de->d_type != DT_DIR || strncmp(de->d_name, prefix, pl) ||
+		    (keep && !strcmp(de->d_name, keep)))
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", scope,
+				     de->d_name) >= sizeof(child) ||
+		    lstat(child, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    now - st.st_ctime < (time_t)min_age_s ||
+		    mc_cgroup_populated(child, version) != 0)
+			continue;
+		if (mc_cgroup_rmdir(scope, de->d_name, err, sizeof(err)) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

@@ -66,6 +66,14 @@ int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
 			      char *err, size_t errlen);
 
 /*
+ * The mount point of this host's v1 memory hierarchy (version 1) or
+ * cgroup2 hierarchy (version 2), from /proc/self/mountinfo. Returns 0, or
+ * -1 with err set.
+ */
+int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
+		       size_t errlen);
+
+/*
  * Locate the memory cgroup of pid (0: this process) from
  * <proc>/<pid>/cgroup and <proc>/self/mountinfo; proc NULL means "/proc"
  * (tests pass a fixture tree). A mount root other than "/" is stripped
@@ -75,8 +83,8 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		   char *err, size_t errlen);
 
 /*
- * In a cgroup path such as "/slurm_n1/uid_0/job_12/step_0/task_1" (v1) or
- * "/system.slice/.../job_12/step_0/user/task_1" (v2), find the deepest
+ * cgroup v1 only (v2: mc_cgroup_v2_step_user). In a cgroup path such as
+ * "/slurm_n1/uid_0/job_12/step_0/task_1", find the deepest
  * "job_<job_id>/step_<step>" pair naming this step and copy the path up to
  * and including step_<step> into out. step is Slurm's name for it: "0",
  * "batch", "extern". This recognizes Slurm's step cgroup in a path read
@@ -112,12 +120,13 @@ int mc_cgroup_write_u64(const char *scope, const char *rel, uint64_t value,
 
 /*
  * Create the child cgroup `name` (one component, no '/') in scope, mode
- * 0755. An existing directory is no error (*created = 0); a new one sets
- * *created = 1. Returns 0, or -1 with err set and errno kept (EROFS: the
- * cgroup tree is read-only).
+ * 0755, exclusively: an existing entry of that name is an error (errno
+ * EEXIST), so a cgroup someone else made is never taken for memcore's own.
+ * Returns 0, or -1 with err set and errno kept (EROFS: the cgroup tree is
+ * read-only; EEXIST).
  */
-int mc_cgroup_mkdir(const char *scope, const char *name, int *created,
-		    char *err, size_t errlen);
+int mc_cgroup_mkdir(const char *scope, const char *name, char *err,
+		    size_t errlen);
 
 /*
  * Remove the child cgroup `name` of scope (rmdir: the kernel refuses it,
@@ -126,5 +135,48 @@ int mc_cgroup_mkdir(const char *scope, const char *name, int *created,
  */
 int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
 		    size_t errlen);
+
+/*
+ * Is any process in the cgroup dir or below it? v2: cgroup.events
+ * "populated"; v1: a pid in its cgroup.procs or any child directory.
+ * Returns 1 (populated), 0 (empty), -1 (unreadable: treat as populated).
+ */
+int mc_cgroup_populated(const char *dir, int version);
+
+/*
+ * Slurm's cgroup/v2 layout, recognised from slurmstepd's own cgroup
+ * (read from /proc, never built from ids): slurmstepd sits in
+ * ".../<step>/slurm" and the step's tasks under ".../<step>/user", where
+ * Slurm puts the step's memory limit (so that slurmstepd is not under it).
+ * Slurm names the job level differently across versions ("job_12" on
+ * 22.05-24.11, "s9Z5M8QCVENS00" on 26.05); only the fixed leaf names
+ * "slurm" and "user" are looked at. When stepd_dir ends in "/slurm" and
+ * its sibling "user" is a memory cgroup directory, copy that sibling's
+ * path into user and return 0; else -1.
+ */
+int mc_cgroup_v2_step_user(const char *stepd_dir, char *user, size_t len);
+
+/*
+ * The parent directory of dir ("/a/b/c" -> "/a/b"). Returns 0, or -1 when
+ * dir has no parent below "/" or out is too small.
+ */
+int mc_cgroup_parent(const char *dir, char *out, size_t len);
+
+/*
+ * v2: is `controller` (e.g. "memory") enabled for the children of dir
+ * (a word of its cgroup.subtree_control)? Returns 1, 0, or -1 unreadable.
+ */
+int mc_cgroup_subtree_has(const char *dir, const char *controller);
+
+/*
+ * Remove the leftovers of memcore's own cgroups in scope: children whose
+ * name starts with prefix ("memcore_"), that no process is in
+ * (mc_cgroup_populated), made at least min_age_s seconds ago (so that a
+ * step that has just made its own and is moving its tasks in is never
+ * touched), other than keep (NULL: none). rmdir only removes empty
+ * cgroups, so nothing in use can go. Returns how many were removed.
+ */
+int mc_cgroup_sweep(const char *scope, const char *prefix, const char *keep,
+		    int version, unsigned min_age_s);
 
 #endif

@@ -340,17 +340,27 @@ int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
 	return rc;
 }
 
-/* v2: the smallest memory.max from dir up to (not including) root. */
-static uint64_t v2_effective_limit(const char *dir, const char *root,
-				   uint64_t own)
+/* The smallest hard limit from dir up to root (v2: memory.max, which the
+ * root cgroup has not; v1: memory.limit_in_bytes) into m, with the cgroup
+ * that holds it. */
+static void effective_limit(const char *dir, const char *root, int version,
+			    uint64_t own, struct mc_memstat *m)
 {
 	char path[PATH_MAX], rroot[PATH_MAX];
-	uint64_t best = own, v;
+	const char *file = version == 1 ? "memory.limit_in_bytes"
+					 : "memory.max";
+	uint64_t v;
 	size_t rl;
 
-	if (!root || !realpath(root, rroot) || !realpath(dir, path))
-		return best;
-	rl = strlen(rroot);
+	m->limit_bytes = own;
+	m->limit_dir[0] = '\0';
+	if (!realpath(dir, path))
+		return;
+	if (own != MC_MEM_UNLIMITED)
+		snprintf(m->limit_dir, sizeof(m->limit_dir), "%s", path);
+	if (!root || !realpath(root, rroot))
+		return;
+	rl = strcmp(rroot, "/") ? strlen(rroot) : 0;
 	for (int i = 0; i < 64; i++) {
 		char *slash = strrchr(path, '/');
 		char err[8];
@@ -359,20 +369,21 @@ static uint64_t v2_effective_limit(const char *dir, const char *root,
 		if (!slash || slash == path)
 			break;
 		*slash = '\0';
-		/* Stop at the mount point: above it are no cgroups, and the
-		 * root cgroup itself has no memory.max. */
-		if (strlen(path) <= rl || strncmp(path, rroot, rl) ||
-		    path[rl] != '/')
+		/* Stop above the mount point: no cgroups there. */
+		if (strlen(path) < rl || strncmp(path, rroot, rl) ||
+		    (path[rl] != '/' && path[rl] != '\0'))
 			break;
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			break;
-		if (read_limit(fd, path, "memory.max", &v, err,
-			       sizeof(err)) == 0 && v < best)
-			best = v;
+		if (read_limit(fd, path, file, &v, err, sizeof(err)) == 0 &&
+		    v < m->limit_bytes) {
+			m->limit_bytes = v;
+			snprintf(m->limit_dir, sizeof(m->limit_dir), "%s",
+				 path);
+		}
 		close(fd);
 	}
-	return best;
 }
 
 int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
@@ -412,11 +423,11 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 		goto out;
 	if (m->usage_bytes == MC_MEM_UNLIMITED)
 		m->usage_bytes = 0;
-	if (version == 1) {
-		if (f.hierarchical_limit < m->limit_bytes)
-			m->limit_bytes = f.hierarchical_limit;
-	} else {
-		m->limit_bytes = v2_effective_limit(dir, root, m->limit_bytes);
+	effective_limit(dir, root, version, m->limit_bytes, m);
+	if (version == 1 && f.hierarchical_limit < m->limit_bytes) {
+		/* A limit above root (a container's view): value only. */
+		m->limit_bytes = f.hierarchical_limit;
+		m->limit_dir[0] = '\0';
 	}
 	/* Optional files: older kernels, swapaccount=0. */
 	if (read_limit(dfd, dir, version == 1 ? "memory.memsw.limit_in_bytes"

@@ -24,6 +24,7 @@
 #ifndef MC_MEMSTAT_H
 #define MC_MEMSTAT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -64,6 +65,8 @@ struct mc_memstat {
 	int version;			/* 1 or 2 */
 	uint64_t limit_bytes;		/* effective hard limit, or
 					 * MC_MEM_UNLIMITED */
+	char limit_dir[PATH_MAX];	/* the cgroup whose own limit that
+					 * is ("" when none, or not found) */
 	uint64_t swap_limit_bytes;	/* v1 memsw (memory+swap), v2 swap
 					 * only; MC_MEM_UNLIMITED when none
 					 * or no such file */
@@ -112,11 +115,13 @@ int mc_memstat_version(const char *dir, char *err, size_t errlen);
 /*
  * Read the cgroup at dir into m: version, usage, limit, swap limit, peak,
  * the split and the OOM kills.
- *  - limit: v1 the smaller of memory.limit_in_bytes and memory.stat's
- *    hierarchical_memory_limit (a task's leaf cgroup has no limit of its
- *    own; its step's applies). v2 the smallest memory.max from dir up to,
- *    not including, root (the hierarchy's mount point, whose parent is not
- *    a cgroup); root NULL reads dir's own memory.max only.
+ *  - limit: the effective one, the smallest hard limit on the path from
+ *    dir up to root (the hierarchy's mount point), and in limit_dir the
+ *    cgroup that holds it (the nearest, when several hold the same). v1
+ *    also takes memory.stat's hierarchical_memory_limit (a task's leaf
+ *    cgroup has no limit of its own; its step's applies). v2: the root
+ *    cgroup has no memory.max. root NULL reads dir's own limit only (v1:
+ *    and the hierarchical one, without limit_dir when that is lower).
  *  - oom_kills: v1 counts each kill in the victim's own cgroup only, so
  *    the counts of dir and every cgroup below it are summed (at most 4096
  *    directories, 16 levels); v2 memory.events is hierarchical already.

@@ -31,6 +31,9 @@ static void usage_usage(FILE *out)
 "                e.g. /sys/fs/cgroup/memory/slurm/uid_0/job_1/step_0)\n"
 "  --pid PID     the memory cgroup of this process (/proc/PID/cgroup)\n"
 "  --json        machine-readable output\n"
+"The limit is the effective one: the lowest on the path from the cgroup up\n"
+"to the root, and the cgroup that sets it (Slurm's cgroup/v2 limits a step\n"
+"at .../step_S/user and the job at its job level, above the task cgroups).\n"
 "Exit 0, or 2 on a usage or input error.\n");
 }
 
@@ -57,6 +60,8 @@ static void print_json(const char *dir, const struct mc_memstat *m)
 	json_object_set_new(o, "cgroup", json_string(dir));
 	json_object_set_new(o, "version", json_integer(m->version));
 	json_object_set_new(o, "limit_bytes", json_bytes(m->limit_bytes));
+	json_object_set_new(o, "limit_cgroup", m->limit_dir[0]
+			    ? json_string(m->limit_dir) : json_null());
 	json_object_set_new(o, "usage_bytes", json_bytes(m->usage_bytes));
 	json_object_set_new(o, "non_reclaimable_bytes",
 			    json_bytes(m->non_reclaimable_bytes));
@@ -79,8 +84,16 @@ static void print_text(const char *dir, const struct mc_memstat *m)
 	char a[32], b[32], c[32];
 
 	printf("cgroup %s (v%d)\n", dir, m->version);
-	printf("  limit            %s\n", m->limit_bytes == MC_MEM_UNLIMITED
-	       ? "none" : mc_fmt_bytes(m->limit_bytes, a, sizeof(a)));
+	if (m->limit_bytes == MC_MEM_UNLIMITED)
+		printf("  limit            none (no memory limit on the path "
+		       "to the root)\n");
+	else if (m->limit_dir[0] && strcmp(m->limit_dir, dir))
+		printf("  limit            %s, set at %s\n",
+		       mc_fmt_bytes(m->limit_bytes, a, sizeof(a)),
+		       m->limit_dir);
+	else
+		printf("  limit            %s\n",
+		       mc_fmt_bytes(m->limit_bytes, a, sizeof(a)));
 	printf("  in use           %s\n",
 	       mc_fmt_bytes(m->usage_bytes, a, sizeof(a)));
 	printf("  non-reclaimable  %s = anon %s + shmem %s (+ kernel)\n",
@@ -148,6 +161,17 @@ int mc_cmd_usage(int argc, char **argv)
 						  err);
 		dir = cg.dir;
 		root = cg.mount;
+	} else {
+		/* The walk up stops at the hierarchy's mount point when dir
+		 * is under it; elsewhere (a copied tree) at "/". */
+		static char mount[PATH_MAX];
+		int v = mc_memstat_version(dir, err, sizeof(err));
+
+		root = "/";
+		if (v > 0 && mc_cgroup_mount_of(v, mount, sizeof(mount), err,
+						sizeof(err)) == 0 &&
+		    !strncmp(dir, mount, strlen(mount)))
+			root = mount;
 	}
 	if (mc_memstat_read(dir, root, &m, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);

@@ -9,15 +9,27 @@
  *    constraints Slurm has already moved slurmstepd into the step's cgroup
  *    (.../job_J/step_S); otherwise slurmstepd sits in slurmd's cgroup.
  *    Only reads: nothing here may need root.
+ *    cgroup v2 (Slurm's cgroup/v2, seen on 24.11 in a guest): slurmstepd
+ *    sits in ".../<step>/slurm" and the tasks go to ".../<step>/user/task_T"
+ *    (or "user/task_special"); Slurm's step limit is on ".../<step>/user",
+ *    so that is the step's cgroup, and slurmstepd is never under it.
  *  - task_init_privileged, in each task's process, root, before exec, once
  *    the verdict lets the step run: Slurm's step cgroup is tightened (local
- *    task 0), or each task makes sure memcore's own cgroup exists, limits it
- *    and moves itself into it.
+ *    task 0). On Slurm 24.11 this runs before slurmstepd has moved the task
+ *    into its cgroup, so nothing here may move a task.
+ *  - task_post_fork, in slurmstepd, root, after Slurm has placed each task
+ *    in its cgroups and before the task may exec: memcore's own cgroup is
+ *    made (first task, exclusively: never one that exists) next to the
+ *    task's cgroup, limited, and each task is moved into it.
  *  - task_exit, in slurmstepd after each task: an OOM kill is explained once
- *    per step; after the last task, the --memcore=explain line. slurmstepd's
- *    stderr is local task 0's stderr stream here, so slurm_spank_log reaches
- *    srun's stderr or the batch output file.
- *  - exit, in slurmstepd, root: memcore's own cgroup is removed.
+ *    per step; after the last task, the --memcore=explain line, and
+ *    memcore's own cgroup is removed at once. slurmstepd's stderr is local
+ *    task 0's stderr stream here, so slurm_spank_log reaches srun's stderr
+ *    or the batch output file.
+ *  - exit, in slurmstepd, root: the own cgroup when a process of the step
+ *    was still in it at the last task_exit (a short back-off); one that a
+ *    process outlives (escaped the step) is left to the next step on the
+ *    node, which removes empty memcore_* cgroups it finds beside its own.
  *
  * A failure never stops the step: one warning on task 0's stderr, and the
  * step runs as Slurm set it up.
@@ -28,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -40,10 +53,21 @@
 #include "mc_tmpfs.h"
 #include "mc_step.h"
 
-/* rmdir of memcore's own cgroup waits this long for the last task's
- * processes to be gone (slurmstepd has killed them by exit). */
-#define RMDIR_TRIES 50
-#define RMDIR_WAIT_NS 20000000L
+/* At exit, rmdir of memcore's own cgroup retries while a process of the
+ * step is still leaving it: 50 us, doubling, about 3 ms in all at most;
+ * then it is left to the next step's sweep (never a wait that grows). */
+#define RMDIR_TRIES 7
+#define RMDIR_FIRST_WAIT_NS 50000L
+/* A left-behind memcore_* cgroup is removed by a later step only when it
+ * is empty and at least this old: a step that has just made its own is
+ * never touched. */
+#define SWEEP_MIN_AGE_S 5
+/* Where slurmstepd cannot be protected (no CAP_SYS_RESOURCE), each task
+ * of a step whose cgroup also charges slurmstepd raises its own
+ * oom_score_adj to this (raising needs no privilege): the OOM killer's
+ * score then adds the whole limit to every task, so it picks a task, never
+ * slurmstepd, while a task is left. */
+#define TASK_OOM_SCORE_ADJ "1000"
 /* After an OOM explanation: time for slurmstepd's I/O thread to forward it
  * to srun before the task's exit status goes out. */
 #define OOM_IO_WAIT_NS 300000000L
@@ -51,6 +75,104 @@
 static const char *limit_file(int version)
 {
 	return version == 1 ? "memory.limit_in_bytes" : "memory.max";
+}
+
+/* Does dir hold a memory limit of its own (v2 memory.max not "max")? */
+static bool slurm_limits(const char *dir)
+{
+	char path[PATH_MAX], buf[64];
+	uint64_t v;
+
+	return (size_t)snprintf(path, sizeof(path), "%s/memory.max", dir)
+	       < sizeof(path) &&
+	       mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 &&
+	       mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED;
+}
+
+/* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
+ * what the own cgroup costs a launch. */
+static long us_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000L +
+	       (t.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/*
+ * The kernel makes the first move of a process into a cgroup after a quiet
+ * spell wait for an RCU grace period (cgroup_threadgroup_rwsem goes into
+ * its writer mode): 11-16 ms measured here at task_post_fork, on the
+ * launch's critical path, against 50 us to make or remove the cgroup. The
+ * moves that follow within about a grace period are fast. So, as early as
+ * slurmstepd knows it will hold the step's memory (init_post_opt, root), a
+ * grandchild of slurmstepd moves itself to the cgroup it is already in (a
+ * move to nowhere that takes the same lock) and exits: the grace period
+ * then passes while slurmstepd loads the node's facts and forks the tasks.
+ * A grandchild, not a child, so that slurmstepd, which reaps its tasks with
+ * wait3(), never sees it; the child is reaped here at once.
+ */
+void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
+{
+	struct mc_policy pol;
+	struct mc_step s;
+	struct mc_cgroup cg;
+	char err[MC_ERR_MAX];
+	struct timespec t0;
+	pid_t pid;
+	int fd;
+
+	/* The step as slurmstepd reads it once (mc_stepd.c). */
+	if (!mc_stepd_step(p, sp) || mc_step_ignored(&p->step) ||
+	    p->cfg_err[0])
+		return;
+	s = p->step;
+	mc_config_policy(&p->cfg, s.partition, &pol);
+	if (pol.mode == MC_MODE_OFF || !pol.cgroup_memory || !s.mem_mb ||
+	    mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
+		return;
+	fd = mc_cgroup_open_within(cg.dir, "cgroup.procs", O_WRONLY, err,
+				   sizeof(err));
+	if (fd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		/* Only async-signal-safe calls: slurmstepd has threads. */
+		if (fork() == 0 && write(fd, "0", 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fd);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	slurm_debug("memcore: prewarm of cgroup moves in %ld us", us_since(&t0));
+}
+
+void mc_enforce_slurmd_sweep(void)
+{
+	struct mc_cgroup cg;
+	char err[MC_ERR_MAX], dir[PATH_MAX];
+	int n;
+
+	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
+		return;
+	/* v1: slurmstepd starts in slurmd's memory cgroup and makes its
+	 * own there; v2: slurmd sits in <scope>/slurmd and slurmstepd,
+	 * without task/cgroup, in <scope>/system: the own ones are in the
+	 * scope. */
+	if (cg.version == 1)
+		snprintf(dir, sizeof(dir), "%s", cg.dir);
+	else if (mc_cgroup_parent(cg.dir, dir, sizeof(dir)) < 0 ||
+		 strncmp(dir, cg.mount, strlen(cg.mount)))
+		return;
+	n = mc_cgroup_sweep(dir, "memcore_", NULL, cg.version,
+			    SWEEP_MIN_AGE_S);
+	if (n > 0)
+		slurm_info("memcore: removed %d empty memcore_* cgroup%s left "
+			   "in %s by ended steps", n, n == 1 ? "" : "s", dir);
 }
 
 int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
@@ -91,32 +213,36 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 		snprintf(token, sizeof(token), "%" PRIu32, s.step_id);
 	e->version = cg.version;
 	snprintf(e->mount, sizeof(e->mount), "%s", cg.mount);
-	if (mc_cgroup_slurm_step(cg.rel, s.job_id, token, steprel,
+	if (cg.version == 1 &&
+	    mc_cgroup_slurm_step(cg.rel, s.job_id, token, steprel,
 				 sizeof(steprel)) == 0) {
-		/* Slurm's task/cgroup made the step's cgroup. */
+		/* Slurm's task/cgroup made the step's cgroup (v1: step_S,
+		 * with slurmstepd itself in it). */
 		snprintf(e->scope, sizeof(e->scope), "%s%s", cg.mount,
 			 steprel);
-		/* slurmstepd itself is in it (v1: step_S, v2: step_S/slurm). */
 		e->stepd_inside = true;
-		if (mc_memstat_oom_kills(e->scope, e->version, &e->oom_start,
-					 err, sizeof(err)) < 0)
-			e->oom_start = 0;
+	} else if (cg.version == 2 &&
+		   mc_cgroup_v2_step_user(cg.dir, e->scope,
+					  sizeof(e->scope)) == 0 &&
+		   slurm_limits(e->scope)) {
+		/* Slurm's cgroup/v2 limits the step at <step>/user, above
+		 * the task cgroups and beside slurmstepd's <step>/slurm.
+		 * slurmstepd is still under the job's limit, which Slurm
+		 * sets to the same figure for a one-step job: an OOM there
+		 * may pick it as on v1, so it is protected the same way. */
+		e->stepd_inside = true;
 	} else {
-		/* Nobody limits the step: memcore's own cgroup, a child of
-		 * the one slurmstepd is in, so it stays inside whatever
-		 * holds slurmd and its steps. */
+		/* Nobody limits the step: memcore's own cgroup, made beside
+		 * the first task's cgroup at task_post_fork. */
 		e->own = true;
-		snprintf(e->parent, sizeof(e->parent), "%s", cg.dir);
+		e->scope[0] = '\0';
 		snprintf(e->name, sizeof(e->name), "memcore_%" PRIu32 "_%s",
 			 s.job_id, token);
-		snprintf(e->scope, sizeof(e->scope), "%s/%s", cg.dir,
-			 e->name);
-		/* A leftover of an earlier run of this job id counts from
-		 * where it is. */
-		if (mc_memstat_oom_kills(e->scope, e->version, &e->oom_start,
-					 err, sizeof(err)) < 0)
-			e->oom_start = 0;
 	}
+	if (!e->own && mc_memstat_oom_kills(e->scope, e->version,
+					    &e->oom_start, err,
+					    sizeof(err)) < 0)
+		e->oom_start = 0;
 	e->active = true;
 	return 0;
 }
@@ -196,26 +322,58 @@ static void swap_off(const struct mc_enforce *e)
 	}
 }
 
+bool mc_cap_sys_resource(void)
+{
+	char buf[4096];
+	const char *p;
+	unsigned long long eff;
+
+	if (mc_read_at(AT_FDCWD, "/proc/self/status", buf, sizeof(buf)) < 0 ||
+	    !(p = strstr(buf, "\nCapEff:")) ||
+	    sscanf(p + 8, "%llx", &eff) != 1)
+		return false;
+	return (eff >> 24) & 1;	/* CAP_SYS_RESOURCE */
+}
+
 /*
- * Slurm 22.05 charges slurmstepd to the step's memory cgroup (it moves
- * itself into step_S before user_init) and, in _fork_all_tasks, drops its
- * own oom_score_adj from -1000 to 0 so that the tasks inherit 0; only
- * SLURMSTEPD_OOM_ADJ raises it again. When shared memory, which no kill
- * frees, fills the step, the OOM killer then picks slurmstepd (its RSS is
- * larger than that of a writer whose pages sit in tmpfs): srun hangs, the
- * step is never cleaned up and nobody explains (seen on the test machine).
- * Each task runs task_init_privileged right after its own fork, so only the
- * last local task knows that every task is forked: it gives its parent back
- * -1000 then, which changes no task's score. Needs CAP_SYS_RESOURCE (the
- * test VM's sandbox lacks it: EACCES, logged at debug level).
+ * Slurm 22.05 charges slurmstepd to the step's memory cgroup on v1 (it
+ * moves itself into step_S before user_init) and, in _fork_all_tasks,
+ * drops its own oom_score_adj from -1000 to 0 so that the tasks inherit
+ * 0; only SLURMSTEPD_OOM_ADJ raises it again. When shared memory, which no
+ * kill frees, fills the step, the OOM killer then picks slurmstepd (its
+ * RSS is larger than that of a writer whose pages sit in tmpfs): srun
+ * hangs, the step is never cleaned up and nobody explains (seen on the
+ * test machine). On v2 slurmstepd is under the job's limit, which Slurm
+ * sets to the step's for a one-step job. Two ways out, one per task:
+ *  - with CAP_SYS_RESOURCE (needed to lower a score): the last local task
+ *    (each task runs this right after its own fork, so only the last one
+ *    knows that every task is forked) gives slurmstepd -1000 back, which
+ *    changes no task's score;
+ *  - without it (a sandbox, a container): each task raises its own score
+ *    to TASK_OOM_SCORE_ADJ, which never needs a privilege, so that the
+ *    kernel picks a task before slurmstepd. slurmd says so at its start.
  */
-static void protect_stepd(const struct mc_enforce *e)
+static void protect_stepd(const struct mc_enforce *e, int task_id)
 {
 	char path[64], comm[32];
 	pid_t pp = getppid();
 	ssize_t n;
 	int fd;
 
+	if (!mc_cap_sys_resource()) {
+		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, TASK_OOM_SCORE_ADJ,
+				    strlen(TASK_OOM_SCORE_ADJ)) < 0)
+			slurm_error("memcore: job %s: cannot raise the task's "
+				    "oom_score_adj, and slurmstepd cannot be "
+				    "protected from the OOM killer (no "
+				    "CAP_SYS_RESOURCE): %m", e->step_name);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (!e->local_tasks || (uint32_t)task_id != e->local_tasks - 1)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pp);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -229,19 +387,19 @@ static void protect_stepd(const struct mc_enforce *e)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pp);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, "-1000", 5) != 5)
-		slurm_debug("memcore: job %s: cannot protect slurmstepd from "
-			   "the OOM killer: %m", e->step_name);
-	close(fd);
+	if (fd < 0 || write(fd, "-1000", 5) != 5)
+		slurm_error("memcore: job %s: cannot protect slurmstepd from "
+			    "the OOM killer: %m", e->step_name);
+	if (fd >= 0)
+		close(fd);
 }
 
-static void warn_task0(int task_id, const struct mc_enforce *e,
-		       const char *what, const char *err)
+/* A problem with the step's memory cgroup: on task 0's stderr (srun's, or
+ * the batch output file) and in slurmd's log (info: slurm_error in a task
+ * would print it to the user a second time). */
+static void warn_step(const struct mc_enforce *e, const char *what,
+		      const char *err)
 {
-	if (task_id != 0)
-		return;
 	slurm_spank_log("memcore: step %s: %s (%s); the step runs without "
 			"memcore's memory limit", e->step_name, what, err);
 	slurm_info("memcore: job %s: %s: %s", e->step_name, what, err);
@@ -253,65 +411,167 @@ void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
 	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
 	bool changed;
-	int created;
 
 	if (e->warning[0] && task_id == 0) {
 		slurm_spank_log("%s", e->warning);
 		slurm_info("%s", e->warning);
 	}
-	if (!e->active)
+	/* memcore's own cgroup is made and joined at task_post_fork. */
+	if (!e->active || e->own)
 		return;
-	if (!e->own) {
-		/* Slurm's limit holds for every task already; one task is
-		 * enough to tighten it. */
-		if (e->stepd_inside && e->local_tasks &&
-		    (uint32_t)task_id == e->local_tasks - 1)
-			protect_stepd(e);
-		if (task_id != 0)
-			return;
-		if (tighten(e, limit_file(e->version), e->limit_bytes,
-			    &changed, err, sizeof(err)) < 0) {
-			warn_task0(task_id, e, "cannot tighten Slurm's memory "
-				   "limit", err);
-			return;
-		}
-		if (changed) {
-			char b[32];
+	/* Slurm's limit holds for every task already; one task is enough
+	 * to tighten it. */
+	if (e->stepd_inside)
+		protect_stepd(e, task_id);
+	if (task_id != 0)
+		return;
+	if (tighten(e, limit_file(e->version), e->limit_bytes, &changed, err,
+		    sizeof(err)) < 0) {
+		warn_step(e, "cannot tighten Slurm's memory limit", err);
+		return;
+	}
+	if (changed) {
+		char b[32];
 
-			slurm_info("memcore: job %s: memory limit of %s "
-				   "tightened to %s", e->step_name, e->scope,
-				   mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
-			/* A soft limit (v1) or high mark (v2) above the hard
-			 * one means nothing; keep them coherent. */
-			tighten(e, e->version == 1 ? "memory.soft_limit_in_bytes"
-				: "memory.high", e->limit_bytes, &changed, err,
-				sizeof(err));
-		}
-		swap_off(e);
-		return;
-	}
-	/* memcore's own cgroup: every task makes sure it exists and is
-	 * limited before it moves in (tasks start in any order); the writes
-	 * are the same each time. */
-	if (mc_cgroup_mkdir(e->parent, e->name, &created, err,
-			    sizeof(err)) < 0) {
-		warn_task0(task_id, e, errno == EROFS
-			   ? "the cgroup tree is read-only"
-			   : "cannot create a memory cgroup for the step", err);
-		return;
-	}
-	if (mc_cgroup_write_u64(e->scope, limit_file(e->version),
-				e->limit_bytes, err, sizeof(err)) < 0) {
-		warn_task0(task_id, e, errno == ENOENT
-			   ? "no memory controller in the step's cgroup"
-			   : "cannot set the step's memory limit", err);
-		return;
+		slurm_info("memcore: job %s: memory limit of %s tightened to "
+			   "%s", e->step_name, e->scope,
+			   mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
+		/* A soft limit (v1) or high mark (v2) above the hard one
+		 * means nothing; keep them coherent. */
+		tighten(e, e->version == 1 ? "memory.soft_limit_in_bytes"
+			: "memory.high", e->limit_bytes, &changed, err,
+			sizeof(err));
 	}
 	swap_off(e);
-	if (mc_cgroup_write_u64(e->scope, "cgroup.procs", (uint64_t)getpid(),
-				err, sizeof(err)) < 0)
-		warn_task0(task_id, e, "cannot move the task into its memory "
-			   "cgroup", err);
+}
+
+/* Make memcore's own cgroup beside the cgroup Slurm put task `pid` in
+ * (v1: in it; v2: its sibling, where the memory controller is enabled and
+ * processes may live), exclusively, and limit it. */
+static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
+		    char *err, size_t len)
+{
+	struct mc_cgroup t;
+	char child[PATH_MAX + 64];
+
+	*what = "cannot create a memory cgroup for the step";
+	if (mc_cgroup_find(NULL, pid, &t, err, len) < 0)
+		return -1;
+	if (e->version == 1) {
+		snprintf(e->parent, sizeof(e->parent), "%s", t.dir);
+	} else {
+		if (mc_cgroup_parent(t.dir, e->parent, sizeof(e->parent)) < 0 ||
+		    strncmp(e->parent, e->mount, strlen(e->mount))) {
+			snprintf(err, len, "%s: at the root", t.dir);
+			return -1;
+		}
+		if (mc_cgroup_subtree_has(e->parent, "memory") != 1) {
+			*what = "no memory controller for the step's cgroup";
+			snprintf(err, len, "%s/cgroup.subtree_control has no "
+				 "'memory': enable it there (Slurm's "
+				 "cgroup/v2 does with task/cgroup)", e->parent);
+			return -1;
+		}
+	}
+	mc_cgroup_sweep(e->parent, "memcore_", e->name, e->version,
+			SWEEP_MIN_AGE_S);
+	snprintf(child, sizeof(child), "%s/%s", e->parent, e->name);
+	if (mc_cgroup_mkdir(e->parent, e->name, err, len) < 0) {
+		if (errno == EROFS)
+			*what = "the cgroup tree is read-only";
+		if (errno != EEXIST)
+			return -1;
+		/* An empty one is a leftover of this job id (a step id is
+		 * never run twice at once): remove it, make it afresh. One
+		 * with a process in it is someone else's: never joined. */
+		if (mc_cgroup_populated(child, e->version) != 0 ||
+		    mc_cgroup_rmdir(e->parent, e->name, err, len) < 0 ||
+		    mc_cgroup_mkdir(e->parent, e->name, err, len) < 0) {
+			*what = "refused to join a cgroup of memcore's name "
+				"that exists with processes in it";
+			snprintf(err, len, "%s", child);
+			return -1;
+		}
+	}
+	snprintf(e->scope, sizeof(e->scope), "%s", child);
+	e->made = true;
+	if (mc_cgroup_write_u64(e->scope, limit_file(e->version),
+				e->limit_bytes, err, len) < 0) {
+		*what = errno == ENOENT
+			? "no memory controller in the step's cgroup"
+			: "cannot set the step's memory limit";
+		if (mc_cgroup_rmdir(e->parent, e->name, err + strlen(err),
+				    0) == 0)
+			e->made = false;
+		return -1;
+	}
+	swap_off(e);
+	return 0;
+}
+
+int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
+{
+	struct mc_enforce *e = &p->enf;
+	char err[MC_ERR_MAX];
+	const char *what;
+	struct timespec t0;
+	long made_us = 0;
+	pid_t pid = 0;
+
+	if (!e->active || !e->own || e->failed)
+		return 0;
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
+	    pid <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!e->made) {
+		if (own_make(e, pid, &what, err, sizeof(err)) < 0) {
+			e->failed = true;
+			warn_step(e, what, err);
+			return 0;
+		}
+		made_us = us_since(&t0);
+	}
+	if (mc_cgroup_write_u64(e->scope, "cgroup.procs", (uint64_t)pid, err,
+				sizeof(err)) < 0)
+		warn_step(e, "cannot move the task into its memory cgroup",
+			  err);
+	/* The kernel's first move into any cgroup after a quiet spell waits
+	 * for an RCU grace period (cgroup_threadgroup_rwsem): several ms on
+	 * a small VM, the same for Slurm's own task/cgroup. */
+	slurm_debug("memcore: job %s: task %d into %s: made in %ld us, moved "
+		    "in %ld us", e->step_name, (int)pid, e->scope, made_us,
+		    us_since(&t0) - made_us);
+	return 0;
+}
+
+/* Remove memcore's own cgroup; tries > 1 backs off from 50 us while a
+ * process of the step is still leaving it. Returns 0 when gone. */
+static int own_remove(struct mc_enforce *e, int tries, char *err,
+		      size_t len)
+{
+	long ns = RMDIR_FIRST_WAIT_NS;
+	struct timespec t0;
+
+	if (!e->made || e->removed)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < tries; i++) {
+		struct timespec ts = { 0, ns };
+
+		if (mc_cgroup_rmdir(e->parent, e->name, err, len) == 0) {
+			e->removed = true;
+			slurm_debug("memcore: job %s: %s removed in %ld us "
+				    "(%d tries)", e->step_name, e->scope,
+				    us_since(&t0), i + 1);
+			return 0;
+		}
+		if (errno != EBUSY || i + 1 == tries)
+			break;
+		nanosleep(&ts, NULL);
+		ns *= 2;
+	}
+	return -1;
 }
 
 /* The explanation of an OOM kill, on task 0's stderr (slurmstepd's). */
@@ -425,6 +685,10 @@ int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp)
 	if (last && (p->opts.mode & MC_USER_EXPLAIN) &&
 	    mc_memstat_read(e->scope, e->mount, &m, err, sizeof(err)) == 0)
 		explain_line(e, &m);
+	/* Every task is reaped: the own cgroup goes now, without a wait;
+	 * exit tries again if a process was still leaving it. */
+	if (last && e->own)
+		own_remove(e, 1, err, sizeof(err));
 	return 0;
 }
 
@@ -432,18 +696,13 @@ int mc_enforce_exit(struct mc_plugin *p, spank_t sp)
 {
 	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
-	struct timespec ts = { 0, RMDIR_WAIT_NS };
 
 	if (!e->active || !e->own)
 		return 0;
-	for (int i = 0; i < RMDIR_TRIES; i++) {
-		if (mc_cgroup_rmdir(e->parent, e->name, err, sizeof(err)) == 0)
-			return 0;
-		if (errno != EBUSY)
-			break;
-		nanosleep(&ts, NULL);
-	}
-	slurm_error("memcore: job %s: cannot remove its memory cgroup: %s",
-		    e->step_name, err);
+	if (own_remove(e, RMDIR_TRIES, err, sizeof(err)) < 0)
+		slurm_info("memcore: job %s: its memory cgroup is still in "
+			   "use (%s): a process outlived the step; the next "
+			   "step on this node removes it once it is empty",
+			   e->step_name, err);
 	return 0;
 }

@@ -15,11 +15,16 @@ struct mc_enforce {
 	bool active;		/* memcore limits and watches this step */
 	bool own;		/* memcore's own cgroup, not Slurm's step's */
 	bool explained;		/* the OOM explanation was printed */
-	bool stepd_inside;	/* slurmstepd is charged to the step's cgroup */
+	bool stepd_inside;	/* slurmstepd shares a limit with the step
+				 * (v1: the step's; v2: the job's) */
+	/* own, in slurmstepd (task_post_fork on): made by this slurmstepd,
+	 * removed again, or not to be made (a warning was given). */
+	bool made, removed, failed;
 	int version;		/* cgroup v1 or v2 */
 	char mount[PATH_MAX];	/* the memory hierarchy's mount point */
-	char scope[PATH_MAX];	/* the step's cgroup: no write leaves it */
-	char parent[PATH_MAX];	/* own: slurmstepd's cgroup, made in */
+	char scope[PATH_MAX];	/* the step's cgroup: no write leaves it
+				 * (own: set when it is made) */
+	char parent[PATH_MAX];	/* own: the cgroup it is made in */
 	char name[64];		/* own: memcore_<job>_<step> */
 	uint64_t limit_bytes;	/* the step's allocation on this node */
 	uint64_t oom_start;	/* OOM kills in scope when the step began */

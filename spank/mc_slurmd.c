@@ -87,6 +87,19 @@ int mc_slurmd_init(struct mc_plugin *p)
 		return -1;
 	}
 	mc_config_policy(&p->cfg, NULL, &pol);
+	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)
+		mc_enforce_slurmd_sweep();
+	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF &&
+	    !mc_cap_sys_resource())
+		slurm_error("memcore on %s: slurmd has no CAP_SYS_RESOURCE, "
+			    "so memcore cannot give slurmstepd back its "
+			    "oom_score_adj of -1000 where Slurm's cgroup "
+			    "charges slurmstepd to the step (cgroup v1): each "
+			    "task raises its own oom_score_adj to 1000 "
+			    "instead, so that the OOM killer picks a task "
+			    "first. Run slurmd with CAP_SYS_RESOURCE (a "
+			    "container's or sandbox's capability set) to "
+			    "protect slurmstepd", host);
 	if (mc_topology_load(pol.topology_file, &facts, err, sizeof(err)) < 0) {
 		/* A stale cache must not outlive the topology it came from. */
 		if (p->cache_path[0])

@@ -127,9 +127,70 @@ int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len)
 	return 0;
 }
 
+/* A step of a heterogeneous job: the components' job ids (SLURM_HET_SIZE,
+ * SLURM_JOB_ID_HET_GROUP_<k>); n_het stays 0 when they cannot be read. */
+static void read_het(spank_t sp, struct mc_step *s)
+{
+	char buf[32], name[48], why[MC_ERR_MAX];
+	uint32_t n;
+
+	if (s->step_id == SLURM_BATCH_SCRIPT ||
+	    get_env(sp, "SLURM_HET_SIZE", buf, sizeof(buf), false, why,
+		    sizeof(why)) <= 0 ||
+	    mc_parse_count(buf, MC_HET_MAX, &n, why, sizeof(why)) < 0)
+		return;
+	for (uint32_t k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "SLURM_JOB_ID_HET_GROUP_%u", k);
+		if (get_env(sp, name, buf, sizeof(buf), false, why,
+			    sizeof(why)) <= 0 ||
+		    mc_parse_count(buf, UINT32_MAX, &s->het_job_id[k], why,
+				   sizeof(why)) < 0)
+			return;
+	}
+	s->n_het = n;
+}
+
+/*
+ * Slurm's node name, which may differ from the host name. An srun step
+ * started inside a job inherits the batch node's SLURMD_NODENAME (and
+ * SLURM_NODEID): Slurm sets this node's only after task_init_privileged.
+ * SLURM_STEP_NODELIST (srun's) and S_JOB_NODEID (this node's index in the
+ * step) are right there, except in a heterogeneous step: its node list is
+ * every component's, its node id the component's. There the host name.
+ */
+static void read_node_name(spank_t sp, struct mc_step *s)
+{
+	char list[16384];	/* a step on thousands of scattered nodes */
+	char why[MC_ERR_MAX];
+	const char *env;
+	uint32_t node_id;
+
+	if (s->n_het) {
+		if (gethostname(s->host, sizeof(s->host)) != 0)
+			snprintf(s->host, sizeof(s->host), "this node");
+		s->host[sizeof(s->host) - 1] = '\0';
+		return;
+	}
+	if (s->step_id != SLURM_BATCH_SCRIPT &&
+	    spank_get_item(sp, S_JOB_NODEID, &node_id) == ESPANK_SUCCESS &&
+	    get_env(sp, "SLURM_STEP_NODELIST", list, sizeof(list), false,
+		    why, sizeof(why)) > 0 &&
+	    mc_hostlist_nth(list, node_id, s->host, sizeof(s->host)) == 0)
+		return;
+	if (get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host), true,
+		    why, sizeof(why)) > 0)
+		return;
+	env = getenv("SLURMD_NODENAME");
+	if (env && *env)
+		snprintf(s->host, sizeof(s->host), "%s", env);
+	else if (gethostname(s->host, sizeof(s->host)) != 0)
+		snprintf(s->host, sizeof(s->host), "this node");
+	s->host[sizeof(s->host) - 1] = '\0';
+}
+
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 {
-	char buf[1024];
+	char buf[1024], why[MC_ERR_MAX];
 	uint64_t mem = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -137,8 +198,29 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	spank_get_item(sp, S_JOB_ID, &s->job_id);
 	spank_get_item(sp, S_JOB_STEPID, &s->step_id);
 	spank_get_item(sp, S_TASK_ID, &s->task_id);
+	s->uid = s->gid = UINT32_MAX;	/* unknown: nobody is asked */
+	spank_get_item(sp, S_JOB_UID, &s->uid);
+	spank_get_item(sp, S_JOB_GID, &s->gid);
+	/* N of the DeepSpeed estimate: the step's nodes (S_JOB_NNODES is
+	 * the step's in slurmstepd). The batch step runs on one node but
+	 * launches the job's training, so it counts the job's nodes. */
 	if (spank_get_item(sp, S_JOB_NNODES, &s->nodes) != ESPANK_SUCCESS ||
 	    !s->nodes)
+		s->nodes = 1;
+	if (s->step_id == SLURM_BATCH_SCRIPT) {
+		int rc = get_env(sp, "SLURM_JOB_NUM_NODES", buf, sizeof(buf),
+				 false, err, len);
+
+		if (rc < 0)
+			return -1;
+		if (rc > 0 && mc_parse_count(buf, UINT32_MAX, &s->nodes, why,
+					     sizeof(why)) < 0) {
+			snprintf(err, len, "SLURM_JOB_NUM_NODES=%s: %s", buf,
+				 why);
+			return -1;
+		}
+	}
+	if (!s->nodes)
 		s->nodes = 1;
 	if (s->step_id == SLURM_BATCH_SCRIPT)
 		snprintf(s->step_name, sizeof(s->step_name), "%u.batch",
@@ -146,17 +228,8 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	else
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
-	/* Slurm's node name, which may differ from the host name. */
-	if (!get_env(sp, "SLURMD_NODENAME", s->host, sizeof(s->host), true,
-		     err, len)) {
-		const char *env = getenv("SLURMD_NODENAME");
-
-		if (env && *env)
-			snprintf(s->host, sizeof(s->host), "%s", env);
-		else if (gethostname(s->host, sizeof(s->host)) != 0)
-			snprintf(s->host, sizeof(s->host), "this node");
-		s->host[sizeof(s->host) - 1] = '\0';
-	}
+	read_het(sp, s);
+	read_node_name(sp, s);
 	/* The partition picks the policy's override line: never cut. */
 	if (get_env(sp, "SLURM_JOB_PARTITION", s->partition,
 		    sizeof(s->partition), false, err, len) < 0)
@@ -176,7 +249,6 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	 * an srun step inherits sbatch's SLURM_MEM_PER_* whatever its own
 	 * --mem says, so it gets its allocation as --mem. */
 	bool batch = s->step_id == SLURM_BATCH_SCRIPT;
-	char why[MC_ERR_MAX];
 
 	s->mem_form = MC_MEM_PER_NODE;
 	if (batch && get_env(sp, "SLURM_MEM_PER_GPU", buf, 32, false, why,

@@ -18,16 +18,22 @@
 #include "mc_rules.h"
 #include "mc_topology.h"
 
+#define MC_HET_MAX 32		/* components of a heterogeneous job read */
+
 /* What the step got on this node, read from Slurm. */
 struct mc_step {
 	uint32_t job_id, step_id;
+	uint32_t uid, gid;		/* the job's user (S_JOB_UID/GID) */
 	int task_id;			/* local task id */
 	char host[64];
 	char partition[MC_PARTITION_NAME_MAX];
 	uint32_t gpus;
 	unsigned gpu_idx[MC_MAX_GPUS];
 	int n_gpu_idx;			/* -1: no index list */
-	uint32_t nodes;
+	uint32_t nodes;			/* this step's (component's) nodes */
+	uint32_t het_job_id[MC_HET_MAX];/* a step of a heterogeneous job:
+					 * the components' job ids */
+	uint32_t n_het;			/* 0: not heterogeneous */
 	uint64_t mem_mb;		/* 0: whole node */
 	int cores, job_cores;		/* -1: unknown */
 	char mem_source[96];
@@ -60,6 +66,29 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len);
  * set): in task_init, where --gpus-per-task shows each task its own.
  * 0, or -1 with err set as mc_step_read. */
 int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len);
+
+/*
+ * The nth (0-based) host of a Slurm hostlist expression such as
+ * "gpu[01-04,07],login1" into buf. Returns 0, or -1 when the list is
+ * malformed or shorter. In mc_nodes.c (libslurm's hostlist).
+ */
+int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
+
+/*
+ * A step refused here that runs on several nodes is ended on all of them
+ * (slurm_kill_job_step, SIGKILL, after MC_STEP_END_DELAY_MS): its tasks on
+ * the nodes where it fits would start and wait for ranks that never come.
+ * A step of a heterogeneous job is ended in every component (its step id
+ * is the same in each; the job's step ids are unique across components).
+ * The request goes out as the job's user, never as root: the component
+ * ids come from the job's environment, which the user controls, so it can
+ * only reach steps the user could cancel anyway. The calling process
+ * becomes that user for good: call it only from a refused task, last.
+ * Called by local task 0 of a refusing node; never for the batch step,
+ * whose failure ends the job anyway. In mc_nodes.c.
+ */
+#define MC_STEP_END_DELAY_MS 200
+void mc_step_end_everywhere(const struct mc_step *s);
 
 /* true for the steps memcore leaves alone: the extern step, no GPUs. */
 bool mc_step_ignored(const struct mc_step *s);

@@ -10,7 +10,9 @@
  * the task's program): local task 0 prints; every task fails when refused,
  * so that srun exits non-zero and a batch job ends FAILED, while the node
  * stays IDLE. Nothing fails in init_post_opt itself (that can drain the
- * node); it only remembers.
+ * node); it only remembers. A step of several nodes is judged on each by
+ * that node's GPUs, allocation and facts; one node's refusal ends it on
+ * all of them.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,6 +57,21 @@ static void keep(struct mc_plugin *p, int rc, bool enforce, const char *text)
 	p->verdict_enforce = enforce;
 	free(p->verdict_text);
 	p->verdict_text = text && *text ? strdup(text) : NULL;
+}
+
+/* A refused step of several nodes is ended on all of them (mc_step.h). */
+static bool ends_everywhere(const struct mc_step *s)
+{
+	return (s->nodes > 1 || s->n_het > 1) &&
+	       s->step_id != SLURM_BATCH_SCRIPT;
+}
+
+/* Every refusal of a step ends here; local task 0 ends the step. */
+static int refused(const struct mc_step *s)
+{
+	if (s->task_id == 0 && ends_everywhere(s))
+		mc_step_end_everywhere(s);
+	return -1;
 }
 
 /* A problem of the node's set-up (policy file, topology): OnError says
@@ -181,6 +198,13 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		if (last && e.n < MC_EXPLAIN_LINES)
 			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 last);
+		if (refuse && ends_everywhere(s) && e.n < MC_EXPLAIN_LINES)
+			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
+				 s->n_het ? "memcore: step %s is ended on all "
+					    "its nodes, in every component"
+					  : "memcore: step %s is ended on all "
+					    "its %u nodes",
+				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
 		for (size_t i = 0; i < e.n && used < sizeof(text); i++)
@@ -194,7 +218,8 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 
 		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "
 			   "needed=%s allocated=%s cores needed=%u "
-			   "allocated=%u node cores needed=%u has=%u",
+			   "allocated=%u node cores needed=%u has=%u "
+			   "nodes=%u",
 			   s->step_name, outcome, req.gpus,
 			   req.dataloader_workers,
 			   mc_fmt_bytes(v.ram_needed_bytes, need,
@@ -202,7 +227,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   mc_fmt_bytes(v.ram_allocated_bytes, have,
 					sizeof(have)),
 			   v.cores_needed, v.cores_allocated,
-			   v.node_cores_needed, v.node_cores);
+			   v.node_cores_needed, v.node_cores, req.nodes);
 	}
 	/* The step runs: each task holds it to its memory (mc_enforce.c). */
 	keep(p, refuse ? -1 : 0, !refuse, text);
@@ -237,8 +262,12 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	spank_get_item(sp, S_TASK_ID, &task_id);
 	if (task_id == 0 && p->verdict_text)
 		slurm_spank_log("%s", p->verdict_text);
-	if (p->verdict_rc < 0)
-		return -1;
+	if (p->verdict_rc < 0) {
+		struct mc_step s = p->step;
+
+		s.task_id = task_id;
+		return refused(&s);
+	}
 	if (p->verdict_enforce)
 		mc_enforce_task_init_privileged(p, sp, task_id);
 	return 0;

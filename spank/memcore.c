@@ -117,6 +117,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
+		/* The cgroup prewarm first: the kernel's grace period runs
+		 * while the verdict is computed. */
+		mc_enforce_prewarm(&plugin, sp);
 		mc_stepd_init_post_opt(&plugin, sp);
 		spent_us[T_POST_OPT] += now_us() - t0;
 	}
@@ -162,6 +165,22 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 			    spent_us[T_TASK_PRIV], spent_us[T_TASK_INIT]);
 	}
 	return once_rc;
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	static bool seen;
+	static int last_task;
+	int task = -1;
+
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (seen && task == last_task)
+		return 0;	/* the same task, second plugstack line */
+	seen = true;
+	last_task = task;
+	return mc_enforce_task_post_fork(&plugin, sp);
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

@@ -16,6 +16,8 @@
 #    In "own", slurmd's RSS over MC_BENCH_RSS_LAUNCHES (default 1000)
 #    launches with memcore, against the same loop without it for the noise
 #    band.
+# 3. tests/bench/launch_multinode.sh: the same ratio for a 3-node
+#    `srun -N3 --gpus-per-node=1 true` on the multi-node test cluster.
 # Writes BENCHMARKS.md at the top of the repo, prints name=value lines last.
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -185,6 +187,11 @@ bench_config taskcgroup
 MC_TASK_PLUGIN=task/none MC_PROCTRACK=proctrack/linuxproc MC_CONSTRAIN_RAM=no
 bench_config own
 
+# -- 3. a 3-node step (its own cluster: lib_multinode.sh) -------------------
+echo "bench: 3-node launches (launch_multinode.sh)" >&2
+bash "$here/launch_multinode.sh" >"$RAW/launch3n.out" || mc_die "3-node launches failed"
+val3() { sed -n "s/^$1=//p" "$RAW/launch3n.out"; }
+
 # -- figures ------------------------------------------------------------------
 figures() { # CFG: RATIO_cfg MW_cfg MO_cfg PAIRED_cfg
 	local cfg=$1 mw mo
@@ -279,6 +286,7 @@ limits and removes the step's own memcore_<job>_<step> cgroup).
 |---|---|---|
 | launch_overhead_ratio, taskcgroup | $RATIO_taskcgroup (median $MW_taskcgroup µs with memcore / $MO_taskcgroup µs without; paired median difference $PAIRED_taskcgroup µs) | <= 1.02 |
 | launch_overhead_ratio, own | $RATIO_own (median $MW_own µs with memcore / $MO_own µs without; paired median difference $PAIRED_own µs) | <= 1.02 |
+| launch_overhead_ratio, 3 nodes (\`srun -N3 --gpus-per-node=1 true\`, $(val3 launch_3node_launches) each) | $(val3 launch_overhead_ratio_3node) (median $(val3 launch_3node_median_us_with) µs / $(val3 launch_3node_median_us_without) µs) | <= 1.02 |
 | node_facts_load_us (cache read, H200 / this machine) | $(val node_facts_load_us_h200) / $(val node_facts_load_us_this) | <= 100 |
 | topology_xml_load_us (hwloc XML, H200 / this machine) | $(val topology_xml_load_us_h200) / $(val topology_xml_load_us_this) | - |
 | topology_live_load_us (hwloc live, this machine) | $(val topology_live_load_us_this) | - |
@@ -389,6 +397,7 @@ echo "bench: wrote $OUT" >&2
 cat <<EOF
 launch_overhead_ratio_taskcgroup=$RATIO_taskcgroup
 launch_overhead_ratio_own=$RATIO_own
+launch_overhead_ratio_3node=$(val3 launch_overhead_ratio_3node)
 launch_paired_diff_us_taskcgroup=$PAIRED_taskcgroup
 launch_paired_diff_us_own=$PAIRED_own
 memcore_hooks_before_task_us_taskcgroup=$(own_before taskcgroup)

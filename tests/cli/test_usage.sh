@@ -15,12 +15,25 @@ for d in v1/slurm_n1/uid_0/job_7/step_0 v2/job_7/step_0; do
 	expect_eq "$d: usage_bytes" "$(get usage_bytes)" 18038861824
 	expect_eq "$d: oom_kills" "$(get oom_kills)" 2
 done
-# v1 limit on the step; v2's is on the job above (--cgroup reads the
-# directory's own memory.max only).
+# The effective limit: the lowest on the path to the root, and where it
+# sits. v1: on the step; v2: on the job above the step (whose own
+# memory.max is "max").
 run_mc usage --cgroup "$CG/v1/slurm_n1/uid_0/job_7/step_0" --json
 expect_eq "v1 limit_bytes" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" 34359738368
+expect_eq "v1 limit_cgroup" "$(printf '%s' "$OUT" | jq -r .limit_cgroup)" "$CG/v1/slurm_n1/uid_0/job_7/step_0"
 run_mc usage --cgroup "$CG/v2/job_7/step_0" --json
-expect_eq "v2 step limit_bytes (own memory.max: max)" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" null
+expect_eq "v2 step limit_bytes (the job's, above)" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" 34359738368
+expect_eq "v2 step limit_cgroup" "$(printf '%s' "$OUT" | jq -r .limit_cgroup)" "$CG/v2/job_7"
+# Slurm's cgroup/v2 layout as read in a guest (24.11; 26.05's job name): a
+# task's limit is the step's, at step_0/user.
+for job in job_1 s9Z5M8QCVENS00; do
+	S=$CG/v2-slurm/system.slice/vm_slurmstepd.scope/$job/step_0
+	run_mc usage --cgroup "$S/user/task_0" --json
+	expect_eq "$job task_0 limit_bytes" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" 268435456
+	expect_eq "$job task_0 limit_cgroup" "$(printf '%s' "$OUT" | jq -r .limit_cgroup)" "$S/user"
+	run_mc usage --cgroup "$S/user/task_0"
+	expect_contains "$job text" "$OUT" "limit            256 MiB, set at $S/user"
+done
 
 run_mc usage --cgroup "$CG/v1/slurm_n1/uid_0/job_7/step_0"
 expect_eq "text rc" "$RC" 0

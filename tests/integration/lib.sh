@@ -35,6 +35,8 @@
 : "${MC_CONSTRAIN_RAM:=no}"            # cgroup.conf ConstrainRAMSpace
 : "${MC_CONSTRAIN_CORES:=no}"          # cgroup.conf ConstrainCores
 : "${MC_CGROUP_CONF_LINES:=}"          # extra cgroup.conf lines
+: "${MC_CGROUP_CONF_EXTRA:=}"          # more cgroup.conf lines, always after those (tests override
+                                       # MC_CGROUP_CONF_LINES; the guests set IgnoreSystemd=yes here)
 : "${MC_DEF_MEM_PER_CPU:=}"            # slurm.conf DefMemPerCPU (empty: Slurm default)
 : "${MC_SLURM_CONF_LINES:=}"           # extra slurm.conf lines (appended last)
 : "${MC_PLUGSTACK_LINES:=}"            # plugstack.conf content
@@ -335,6 +337,7 @@ ConstrainRAMSpace=$MC_CONSTRAIN_RAM
 ConstrainSwapSpace=no
 ConstrainDevices=no
 $MC_CGROUP_CONF_LINES
+$MC_CGROUP_CONF_EXTRA
 EOF
 	printf '%s\n' "$MC_PLUGSTACK_LINES" > "$MC_CONF_DIR/plugstack.conf"
 	local i
@@ -423,6 +426,33 @@ _mc_cgroup_cleanup() { # remove empty cgroups of our jobs; the slurm root if we 
 	return 0
 }
 
+# _mc_start_nodes T0: start the node daemon(s), wait until IDLE (counting
+# MC_START_TIMEOUT from T0).  lib_multinode.sh replaces it.
+_mc_start_nodes() {
+	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
+	_mc_wait_node_up "$1" slurmd "$MC_NODE_NAME"
+}
+# _mc_wait_node_up T0 SPAWN_NAME NODE: wait until NODE is IDLE; the test
+# dies (logs printed) when it drains, its daemon dies or time runs out.
+_mc_wait_node_up() {
+	local s
+	while :; do
+		s=$(mc_node_field State "$3")
+		[ "$s" = IDLE ] && break
+		case $s in
+		*DRAIN*|*INVAL*|*FAIL*)
+			mc_log "node $3 is $s: $(mc_node_field Reason "$3")"; s=bad ;;
+		esac
+		if [ "$s" = bad ] || [ $((SECONDS - $1)) -ge "$MC_START_TIMEOUT" ] \
+		   || ! _mc_alive "$(cat "$MC_WORK/run/$2.spawn.pid")"; then
+			scontrol show node "$3" >&2
+			mc_dump_logs 60
+			mc_die "node $3 not IDLE after $((SECONDS - $1))s (state '$s')"
+		fi
+		sleep 0.2
+	done
+}
+
 # mc_cluster_start: write configs, start munged, slurmctld, slurmd; wait
 # until the node is IDLE (MC_START_TIMEOUT).  Exits the test on failure,
 # after printing the daemons' logs.
@@ -480,22 +510,7 @@ mc_cluster_start() {
 	scontrol ping 2>/dev/null | grep -q 'is UP' \
 		|| { mc_dump_logs 60; mc_die "slurmctld did not come up"; }
 
-	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
-	while :; do
-		s=$(mc_node_state)
-		[ "$s" = IDLE ] && break
-		case $s in
-		*DRAIN*|*INVAL*|*FAIL*)
-			mc_log "node is $s: $(mc_node_field Reason)"; s=bad ;;
-		esac
-		if [ "$s" = bad ] || [ $((SECONDS - t0)) -ge "$MC_START_TIMEOUT" ] \
-		   || ! _mc_alive "$(cat "$MC_WORK/run/slurmd.spawn.pid")"; then
-			scontrol show node "$MC_NODE_NAME" >&2
-			mc_dump_logs 60
-			mc_die "node $MC_NODE_NAME not IDLE after $((SECONDS - t0))s (state '$s')"
-		fi
-		sleep 0.2
-	done
+	_mc_start_nodes "$t0"
 	MC_START_SECONDS=$(awk -v a="$r0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN{printf "%.1f", b-a}')
 	mc_log "cluster up in ${MC_START_SECONDS}s: $(sinfo -h -o '%P %a %D %t %c %m %G' 2>/dev/null)"
 }
@@ -523,7 +538,7 @@ _mc_stop_daemons() {
 			done
 		fi
 	fi
-	for p in slurmd slurmctld; do
+	for p in ${MC_SLURMD_NAMES:-slurmd} slurmctld; do
 		pids=(); p=$(_mc_pid_of "$p") && pids+=("$p")
 		_mc_kill_wait TERM "${pids[@]}"
 	done

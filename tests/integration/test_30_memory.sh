@@ -59,12 +59,21 @@ round() { # NAME: the checks, on a started cluster
 		p=$(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup)
 		d=/sys/fs/cgroup/memory${p%/task_[0-9]*}
 		echo "cg=$p"; echo "lim=$(cat $d/memory.limit_in_bytes)"
-		echo "memsw=$(cat $d/memory.memsw.limit_in_bytes 2>/dev/null)"'
+		echo "memsw=$(cat $d/memory.memsw.limit_in_bytes 2>/dev/null)"
+		echo "adj=$(cat /proc/self/oom_score_adj) stepd_adj=$(cat /proc/$PPID/oom_score_adj)"'
 	assert_rc 0 "$r: a 1-GPU step with --mem=256M runs"
 	cgpath=$(sed -n 's/^cg=//p' <<<"$MC_OUT")
 	lim=$(sed -n 's/^lim=//p' <<<"$MC_OUT")
 	memsw=$(sed -n 's/^memsw=//p' <<<"$MC_OUT")
 	if [ "$r" = slurm ]; then
+		# slurmstepd is charged to step_S here: either it is protected
+		# (-1000, needs CAP_SYS_RESOURCE) or every task raised its own
+		# score so that the OOM killer picks a task first.
+		if _cap_sys_resource; then
+			assert_contains "$MC_OUT" "adj=0 stepd_adj=-1000" "$r: slurmstepd protected from the OOM killer"
+		else
+			assert_contains "$MC_OUT" "adj=1000 stepd_adj=0" "$r: no CAP_SYS_RESOURCE: the task raised its oom_score_adj to 1000 instead"
+		fi
 		assert_match "$cgpath" "/job_[0-9]+/step_0/task_0$" "$r: the task is in Slurm's step cgroup"
 		assert_eq $((256 * MIB)) "$lim" "$r: Slurm's 512 MiB (AllowedRAMSpace=200) tightened to the 256 MiB allocation"
 	else
@@ -115,14 +124,10 @@ round() { # NAME: the checks, on a started cluster
 	assert_eq 0 $? "$r: (c) memcore usage: /dev/shm counts as non-reclaimable ($(json "$j" non_reclaimable_bytes))"
 	[ "$(json "$j" file_bytes)" -lt $((64 * MIB)) ] 2>/dev/null
 	assert_eq 0 $? "$r: (c) memcore usage: /dev/shm is not reclaimable file pages ($(json "$j" file_bytes))"
-	# Past the limit in Slurm's cgroup, slurmstepd (charged to the step)
-	# must not be the OOM victim: memcore gives it back the -1000 that
-	# Slurm 22.05 drops before forking, which takes CAP_SYS_RESOURCE. This
-	# VM's sandbox has none: the kernel kills slurmstepd and srun hangs.
-	if [ "$r" = slurm ] && ! _cap_sys_resource; then
-		mc_log "$r: (c) OOM in /dev/shm skipped: no CAP_SYS_RESOURCE here (slurmstepd cannot be protected from the OOM killer)"
-		return
-	fi
+	# Past the limit in Slurm's cgroup, slurmstepd (charged to the step on
+	# v1) must not be the OOM victim: memcore gives it back the -1000 that
+	# Slurm 22.05 drops before forking (CAP_SYS_RESOURCE), or, where it
+	# cannot (this VM's sandbox), each task raises its own oom_score_adj.
 	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$SHM" 512
 	assert_ne 0 "$MC_RC" "$r: (c) writing 512 MiB into /dev/shm under --mem=256M is OOM-killed"
 	assert_match "$MC_ERR" "was killed for memory .* the limit of 256 MiB" "$r: (c) explained"
@@ -130,6 +135,7 @@ round() { # NAME: the checks, on a started cluster
 		"$r: (c) ... with the shared memory figure and where it is"
 	assert_match "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in tmpfs \([^)]*/dev/shm" \
 		"$r: (c) ... and the /dev/shm fix"
+	assert_ne 124 "$MC_RC" "$r: (c) srun returned by itself (slurmstepd alive), not by the harness's timeout"
 	rm -f "$SHM"
 
 	# --- (d) a tmpfs other than /dev/shm (a site's tmpfs /tmp) -----------
@@ -141,7 +147,9 @@ round() { # NAME: the checks, on a started cluster
 	assert_contains "$MC_ERR" "delete what the job leaves in tmpfs ($TMPFS " \
 		"$r: (d) ... first, in the fix"
 	umount "$TMPFS"
+	mc_jobs_idle 30
 	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE"
+	assert_eq "" "$(squeue -h -o %i)" "$r: (c) no job left running"
 }
 
 t0=$SECONDS

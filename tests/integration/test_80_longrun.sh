@@ -1,7 +1,9 @@
 #!/bin/bash
 # Long-running daemons: 300 step launches (`srun -N1 -n1 --gpus=1`, one in
 # three refused by memcore, the rest fitting) with memcore loaded in slurmd
-# and every slurmstepd. slurmd's open file descriptors after all 300 equal
+# and every slurmstepd. Nothing limits the steps here (task/none), so every
+# fitting step runs in memcore's own cgroup (memcore_<job>_<step>): none is
+# left behind. slurmd's open file descriptors after all 300 equal
 # those after the first 20, and its RSS (VmRSS) is the same within
 # MC_RSS_TOLERANCE_KB (default 512 KiB: malloc arenas and Slurm's own job
 # records move by a few pages); no slurmstepd is left behind. The figures
@@ -40,6 +42,11 @@ launch() { # N: the Nth launch; every third is refused
 	fi
 }
 
+# memcore's own cgroups anywhere in the memory hierarchy: those there
+# before (another run's) are not this run's to count.
+if grep -q '^[0-9]*:memory:' /proc/self/cgroup; then MNT=/sys/fs/cgroup/memory; else MNT=/sys/fs/cgroup; fi
+owncgs() { find "$MNT" -maxdepth 8 -type d -name 'memcore_*' 2>/dev/null | sort; }
+before=$(owncgs)
 t0=${EPOCHREALTIME/,/.}
 for ((i = 1; i <= 20; i++)); do launch $i; done
 sleep 1
@@ -61,5 +68,9 @@ d=$((rss_end - rss20))
 	assert_eq "<= ${TOL_KB} kB" "${d} kB" "slurmd VmRSS growth over $STEPS launches"
 assert_eq "$pid" "$(cat "$MC_WORK/run/slurmd.pid")" "the same slurmd throughout"
 assert_eq IDLE "$(mc_node_state)" "node IDLE after $STEPS launches"
+sleep 0.5
+new=$(comm -13 <(echo "$before") <(owncgs) | grep . || true)
+mc_log "memcore cgroups left after $STEPS launches: $(grep -c . <<<"$new")"
+assert_eq "" "$new" "no memcore cgroup left behind after $STEPS launches"
 left=$(pgrep -f "slurmstepd" | while read -r p; do _mc_tagged "$p" && echo "$p"; done)
 assert_eq "" "$left" "no slurmstepd left behind"

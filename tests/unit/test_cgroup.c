@@ -71,6 +71,19 @@ static void test_v1_step(void **state)
 }
 
 /* A task's leaf: unlimited itself, its step's limit applies. */
+/* v1 has no cgroup.events: a pid in cgroup.procs or a child cgroup. */
+static void test_v1_populated(void **state)
+{
+	char dir[PATH_MAX];
+
+	(void)state;
+	fixture("v1/slurm_n1/uid_0/job_7/step_0/task_0", dir, sizeof(dir));
+	assert_int_equal(mc_cgroup_populated(dir, 1), 1);
+	fixture("v1/slurm_n1/uid_0/job_7/step_0", dir, sizeof(dir));
+	assert_int_equal(mc_cgroup_populated(dir, 1), 1);	/* task_0 */
+	assert_int_equal(mc_cgroup_populated("/nonexistent/x", 1), -1);
+}
+
 static void test_v1_task_hierarchical_limit(void **state)
 {
 	char dir[PATH_MAX];
@@ -107,6 +120,73 @@ static void test_v2_step(void **state)
 	if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_split(&m);
+}
+
+/*
+ * Slurm's cgroup/v2 layout as read in a guest (Slurm 24.11.5, kernel 6.1,
+ * ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=10,
+ * --mem=256M): slurmstepd in job_1/step_0/slurm, tasks in
+ * job_1/step_0/user/task_T, memory.max 256 MiB on user and on job_1,
+ * "max" on step_0, slurm and task_0; the same with 26.05's job name.
+ */
+static void test_v2_slurm_layout(void **state)
+{
+	static const char *const jobs[] = { "job_1", "s9Z5M8QCVENS00" };
+	char dir[PATH_MAX], root[PATH_MAX], want[PATH_MAX], user[PATH_MAX];
+	struct mc_memstat m;
+
+	(void)state;
+	fixture("v2-slurm", root, sizeof(root));
+	for (unsigned i = 0; i < 2; i++) {
+		char rel[256];
+
+		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
+			 "vm_slurmstepd.scope/%s/step_0/slurm", jobs[i]);
+		fixture(rel, dir, sizeof(dir));
+		/* From slurmstepd's cgroup to the step's user part. */
+		assert_int_equal(mc_cgroup_v2_step_user(dir, user,
+							sizeof(user)), 0);
+		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
+			 "vm_slurmstepd.scope/%s/step_0/user", jobs[i]);
+		assert_string_equal(user, fixture(rel, want, sizeof(want)));
+		/* slurmstepd is not under the step's limit: the job's is the
+		 * nearest above it. */
+		if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(m.limit_bytes, 268435456);
+		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
+			 "vm_slurmstepd.scope/%s", jobs[i]);
+		assert_string_equal(m.limit_dir, fixture(rel, want,
+							 sizeof(want)));
+		/* A task: Slurm's step limit at user, the nearest of two. */
+		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
+			 "vm_slurmstepd.scope/%s/step_0/user/task_0", jobs[i]);
+		fixture(rel, dir, sizeof(dir));
+		if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(m.limit_bytes, 268435456);
+		assert_string_equal(m.limit_dir, user);
+		assert_int_equal(m.swap_limit_bytes, MC_MEM_UNLIMITED);
+		assert_int_equal(mc_cgroup_populated(dir, 2), 1);
+		assert_int_equal(mc_cgroup_subtree_has(dir, "memory"), 0);
+		assert_int_equal(mc_cgroup_subtree_has(user, "memory"), 1);
+		/* Only the user part's own figures: Slurm's swap limit. */
+		if (mc_memstat_read(user, NULL, &m, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(m.swap_limit_bytes, 26841088);
+	}
+	/* Not Slurm's step: slurmstepd without task/cgroup ("system"), a
+	 * task cgroup, a "slurm" leaf without a "user" sibling. */
+	fixture("v2-slurm/system.slice/vm_slurmstepd.scope/system", dir,
+		sizeof(dir));
+	assert_int_equal(mc_cgroup_v2_step_user(dir, user, sizeof(user)), -1);
+	assert_int_equal(mc_cgroup_populated(dir, 2), 0);
+	fixture("v2/job_7/step_0/user/task_0", dir, sizeof(dir));
+	assert_int_equal(mc_cgroup_v2_step_user(dir, user, sizeof(user)), -1);
+	/* Parents. */
+	assert_int_equal(mc_cgroup_parent("/a/b/c", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/a/b");
+	assert_int_equal(mc_cgroup_parent("/a", dir, sizeof(dir)), -1);
 }
 
 /* The v1/v2 field mapping on text. */
@@ -380,7 +460,6 @@ static void assert_outside_untouched(void)
 static void test_write_inside(void **state)
 {
 	char buf[64];
-	int created = -1;
 
 	(void)state;
 	if (mc_cgroup_write_u64(scope, "memory.limit_in_bytes", 268435456,
@@ -393,12 +472,13 @@ static void test_write_inside(void **state)
 		fail_msg("%s", err);
 	get(scope, "child/cgroup.procs", buf, sizeof(buf));
 	assert_string_equal(buf, "4242");
-	if (mc_cgroup_mkdir(scope, "memcore_7_0", &created, err, sizeof(err)))
+	if (mc_cgroup_mkdir(scope, "memcore_7_0", err, sizeof(err)))
 		fail_msg("%s", err);
-	assert_int_equal(created, 1);
-	if (mc_cgroup_mkdir(scope, "memcore_7_0", &created, err, sizeof(err)))
-		fail_msg("%s", err);
-	assert_int_equal(created, 0);
+	/* Exclusive: one that exists is never taken as memcore's own. */
+	assert_int_equal(mc_cgroup_mkdir(scope, "memcore_7_0", err,
+					 sizeof(err)), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_non_null(strstr(err, "exists already"));
 	if (mc_cgroup_rmdir(scope, "memcore_7_0", err, sizeof(err)))
 		fail_msg("%s", err);
 	/* already gone: no error */
@@ -408,8 +488,6 @@ static void test_write_inside(void **state)
 
 static void test_refuse_dotdot(void **state)
 {
-	int created;
-
 	(void)state;
 	assert_int_equal(mc_cgroup_write(scope, "../outside/memory."
 		"limit_in_bytes", "1", err, sizeof(err)), -1);
@@ -422,9 +500,9 @@ static void test_refuse_dotdot(void **state)
 		err, sizeof(err)), -1);
 	assert_int_equal(mc_cgroup_write(scope, "/etc/passwd", "1", err,
 		sizeof(err)), -1);
-	assert_int_equal(mc_cgroup_mkdir(scope, "..", &created, err,
+	assert_int_equal(mc_cgroup_mkdir(scope, "..", err,
 		sizeof(err)), -1);
-	assert_int_equal(mc_cgroup_mkdir(scope, "../x", &created, err,
+	assert_int_equal(mc_cgroup_mkdir(scope, "../x", err,
 		sizeof(err)), -1);
 	assert_int_equal(mc_cgroup_rmdir(scope, "../outside", err,
 		sizeof(err)), -1);
@@ -434,7 +512,6 @@ static void test_refuse_dotdot(void **state)
 static void test_refuse_symlinks(void **state)
 {
 	char p[PATH_MAX * 2];
-	int created;
 
 	(void)state;
 	/* a symlinked directory on the way */
@@ -451,14 +528,14 @@ static void test_refuse_symlinks(void **state)
 		sizeof(err)), -1);
 	assert_non_null(strstr(err, "symlink"));
 	/* mkdir through a symlinked scope, rmdir of a symlink */
-	assert_int_equal(mc_cgroup_mkdir(p, "memcore_7_0", &created, err,
+	assert_int_equal(mc_cgroup_mkdir(p, "memcore_7_0", err,
 		sizeof(err)), -1);
 	assert_int_equal(mc_cgroup_rmdir(scope, "evil", err, sizeof(err)),
 			 -1);
 	snprintf(p, sizeof(p), "%s/evil", scope);
 	assert_int_equal(access(p, F_OK), 0);	/* the link is still there */
 	/* an existing non-directory is not taken as the cgroup */
-	assert_int_equal(mc_cgroup_mkdir(scope, "link.limit", &created, err,
+	assert_int_equal(mc_cgroup_mkdir(scope, "link.limit", err,
 		sizeof(err)), -1);
 	assert_outside_untouched();
 }
@@ -483,7 +560,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v1_step),
 		cmocka_unit_test(test_v1_task_hierarchical_limit),
+		cmocka_unit_test(test_v1_populated),
 		cmocka_unit_test(test_v2_step),
+		cmocka_unit_test(test_v2_slurm_layout),
 		cmocka_unit_test(test_parse_mapping),
 		cmocka_unit_test(test_parse_limits),
 		cmocka_unit_test(test_not_a_memory_cgroup),

@@ -20,7 +20,7 @@
 /* The fake step: environment and items. */
 static struct {
 	const char *env[16][2];
-	uint32_t job_id, step_id, nnodes;
+	uint32_t job_id, step_id, nnodes, node_id;
 	int task_id;
 	uint64_t step_mem, job_mem;
 	const char *step_cores, *job_cores;
@@ -58,6 +58,9 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 	case S_TASK_ID:
 		*va_arg(ap, int *) = fake.task_id;
 		break;
+	case S_JOB_NODEID:
+		*va_arg(ap, uint32_t *) = fake.node_id;
+		break;
 	case S_STEP_ALLOC_MEM:
 		*va_arg(ap, uint64_t *) = fake.step_mem;
 		break;
@@ -77,6 +80,23 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 	}
 	va_end(ap);
 	return rc;
+}
+
+/* libslurm's hostlist stands in as a plain comma list (mc_nodes.c). */
+int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
+{
+	const char *p = list, *end;
+
+	for (; n; n--) {
+		p = strchr(p, ',');
+		if (!p)
+			return -1;
+		p++;
+	}
+	end = strchr(p, ',');
+	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)),
+		 p);
+	return 0;
 }
 
 /* A plain srun step of 2 GPUs, 2 GiB, 4 cores. */
@@ -261,6 +281,82 @@ static void test_memory(void **state)
 	assert_string_equal(s.mem_source, "no memory limit: the whole node");
 }
 
+/* A step started inside a job carries the batch node's SLURMD_NODENAME:
+ * the node is named from SLURM_STEP_NODELIST and S_JOB_NODEID. */
+static void test_node_named_in_step(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	fake.nnodes = 2;
+	fake.node_id = 1;
+	setenv_fake("SLURMD_NODENAME", "mc-n1");
+	setenv_fake("SLURM_STEP_NODELIST", "mc-n1,mc-n3");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.host, "mc-n3");
+	assert_int_equal(s.nodes, 2);
+	/* A list too short for the index: the variable, as before. */
+	fake.node_id = 2;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.host, "mc-n1");
+}
+
+/* The batch step (S_JOB_NNODES 0 there) counts the job's nodes. */
+static void test_batch_counts_job_nodes(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	fake.step_id = SLURM_BATCH_SCRIPT;
+	fake.nnodes = 0;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.nodes, 1);
+	setenv_fake("SLURM_JOB_NUM_NODES", "3");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.nodes, 3);
+	setenv_fake("SLURM_JOB_NUM_NODES", "3x");
+	assert_int_equal(read_step(&s, err), -1);
+	assert_non_null(strstr(err, "SLURM_JOB_NUM_NODES=3x"));
+	/* Another step's node count is Slurm's item, not the job's. */
+	fake.step_id = 0;
+	fake.nnodes = 2;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.nodes, 2);
+}
+
+/* A step of a heterogeneous job: its node list is every component's and
+ * its node id the component's, so the node is the host name; the
+ * components' job ids are kept for ending the step in each. */
+static void test_het_step(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX], host[64];
+
+	fake.job_id = 2;
+	fake.node_id = 0;
+	setenv_fake("SLURMD_NODENAME", "mc-n1");
+	setenv_fake("SLURM_STEP_NODELIST", "mc-n1,mc-n2,mc-n3");
+	setenv_fake("SLURM_HET_SIZE", "2");
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_0", "1");
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "2");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 2);
+	assert_int_equal(s.het_job_id[0], 1);
+	assert_int_equal(s.het_job_id[1], 2);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	host[sizeof(host) - 1] = '\0';
+	assert_string_equal(s.host, host);
+	/* A component's id missing: not taken as heterogeneous. */
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 0);
+	/* The batch step is never a heterogeneous step. */
+	setenv_fake("SLURM_JOB_ID_HET_GROUP_1", "2");
+	fake.step_id = SLURM_BATCH_SCRIPT;
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.n_het, 0);
+}
+
 /* Values of any length are read whole (a fixed buffer once made a long
  * value read as unset): a long number is judged as a number, a long
  * partition name is an error naming the variable, a long node name is
@@ -340,6 +436,9 @@ int main(void)
 		cmocka_unit_test_setup(test_memory, setup),
 		cmocka_unit_test_setup(test_long_values, setup),
 		cmocka_unit_test_setup(test_getenv, setup),
+		cmocka_unit_test_setup(test_node_named_in_step, setup),
+		cmocka_unit_test_setup(test_batch_counts_job_nodes, setup),
+		cmocka_unit_test_setup(test_het_step, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
