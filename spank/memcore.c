@@ -30,7 +30,7 @@ static struct mc_plugin plugin;
  * are logged at debug level when the step ends; the task hooks run in
  * each task's process before its program and are logged there.
  */
-enum { T_INIT, T_POST_OPT, T_USER_INIT, T_TASK_EXIT, T_EXIT,
+enum { T_INIT, T_POST_OPT, T_USER_INIT, T_POST_FORK, T_TASK_EXIT, T_EXIT,
        T_TASK_PRIV, T_TASK_INIT, T_COUNT };
 static long spent_us[T_COUNT];
 
@@ -180,7 +180,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return mc_enforce_task_post_fork(&plugin, sp);
+	return MC_TIMED(T_POST_FORK, mc_enforce_task_post_fork(&plugin, sp));
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -207,13 +207,15 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	MC_ONCE();
 	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin, sp));
 	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
-		    "(init %ld, init_post_opt %ld, user_init %ld, task_exit "
-		    "%ld, exit %ld)", step_name(),
+		    "(init %ld, init_post_opt %ld, user_init %ld, "
+		    "task_post_fork %ld, task_exit %ld, exit %ld)",
+		    step_name(),
 		    spent_us[T_INIT] + spent_us[T_POST_OPT] +
-		    spent_us[T_USER_INIT] + spent_us[T_TASK_EXIT] +
-		    spent_us[T_EXIT], spent_us[T_INIT], spent_us[T_POST_OPT],
-		    spent_us[T_USER_INIT], spent_us[T_TASK_EXIT],
-		    spent_us[T_EXIT]);
+		    spent_us[T_USER_INIT] + spent_us[T_POST_FORK] +
+		    spent_us[T_TASK_EXIT] + spent_us[T_EXIT],
+		    spent_us[T_INIT], spent_us[T_POST_OPT],
+		    spent_us[T_USER_INIT], spent_us[T_POST_FORK],
+		    spent_us[T_TASK_EXIT], spent_us[T_EXIT]);
 	free(plugin.verdict_text);	/* slurmstepd ends with no leak */
 	plugin.verdict_text = NULL;
 	return once_rc;

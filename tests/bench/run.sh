@@ -130,7 +130,7 @@ profile() {
 		sed 's/[^0-9 ]//g' >"$RAW/prof_task_$cfg.txt"
 	grep -o 'verdict computed in [0-9]* us' "$f" | awk '{print $4}' >"$RAW/prof_verdict_$cfg.txt"
 	local k
-	for k in 1 2 3 4 5 6; do
+	for k in 1 2 3 4 5 6 7; do
 		awk -v k=$k '{print $k}' "$RAW/prof_stepd_$cfg.txt" >"$RAW/tmp"
 		eval "PROF_${cfg}_stepd_$k=\$(med \"\$RAW/tmp\")"
 	done
@@ -221,8 +221,8 @@ pv() { eval "echo \${PROF_$1_$2:-?}"; }	# profile value
 # memcore's own time on a launch's path, median µs: slurmstepd's hooks
 # before the task (init + init_post_opt + user_init) and the task's hooks;
 # the hooks after the task (task_exit, exit) apart.
-own_before() { awk -v a="$(pv "$1" stepd_2)" -v b="$(pv "$1" stepd_3)" -v c="$(pv "$1" stepd_4)" -v d="$(pv "$1" task_1)" 'BEGIN {print a + b + c + d}'; }
-own_after() { awk -v a="$(pv "$1" stepd_5)" -v b="$(pv "$1" stepd_6)" 'BEGIN {print a + b}'; }
+own_before() { awk -v a="$(pv "$1" stepd_2)" -v b="$(pv "$1" stepd_3)" -v c="$(pv "$1" stepd_4)" -v e="$(pv "$1" stepd_5)" -v d="$(pv "$1" task_1)" 'BEGIN {print a + b + c + e + d}'; }
+own_after() { awk -v a="$(pv "$1" stepd_6)" -v b="$(pv "$1" stepd_7)" 'BEGIN {print a + b}'; }
 profile_table() { # CFG
 	local c=$1
 	cat <<TABLE
@@ -232,11 +232,12 @@ profile_table() { # CFG
 | slurmstepd: init_post_opt (step read, policy, cache, verdict) | $(pv "$c" stepd_3) |
 | ... of which the verdict | $(pv "$c" verdict) |
 | slurmstepd: user_init (the step's memory cgroup) | $(pv "$c" stepd_4) |
+| slurmstepd: task_post_fork (own cgroup: move the task in) | $(pv "$c" stepd_5) |
 | task: task_init_privileged + task_init, before the program | $(pv "$c" task_1) |
-| ... task_init_privileged (deliver the verdict; tighten Slurm's limit or join the own cgroup) | $(pv "$c" task_2) |
+| ... task_init_privileged (deliver the verdict; tighten Slurm's limit) | $(pv "$c" task_2) |
 | ... task_init (bind, export MEMCORE_*) | $(pv "$c" task_3) |
-| slurmstepd: task_exit (OOM check) | $(pv "$c" stepd_5) |
-| slurmstepd: exit (own cgroup removal) | $(pv "$c" stepd_6) |
+| slurmstepd: task_exit (OOM check, own cgroup removal after the last) | $(pv "$c" stepd_6) |
+| slurmstepd: exit | $(pv "$c" stepd_7) |
 | before the task runs / after it ends | $(own_before "$c") / $(own_after "$c") |
 | launch with memcore minus without, paired median, this phase | $(eval echo "\$PAIRED_PROF_$c") |
 TABLE
@@ -251,7 +252,7 @@ gap_note() { # CFG: which part of the gap is memcore's, from the profile
 	spread=$(sort -n "$RAW/launch_without_$c.txt" | awk '{v[NR]=$1} END {printf "%d to %d", v[int(NR/4)+1], v[int(3*NR/4)]}')
 	echo "- $c: launch_overhead_ratio $(eval echo "\$RATIO_$c") misses 1.02. In the profile phase a launch with memcore took $paired µs more than without (paired median); memcore's own hooks account for $before µs before the task starts and $after µs after it ends (table above). The remaining $rest µs are not spent in memcore's hooks, and this profile does not split them further: what is left is loading memcore.so and the libraries it links ($libs) into srun and slurmstepd, Slurm's SPANK option handling, and noise: on this shared 2-core VM the middle half of the launches without memcore took $spread µs, a spread larger than the gap."
 	[ "$c" = own ] && [ -s "$RAW/cg_move.txt" ] &&
-		echo "- own: of memcore's part, $(pv own task_2) µs is task_init_privileged, where each task joins the own cgroup (mkdir, limit, write to cgroup.procs); the kernel alone takes $(med "$RAW/cg_move.txt") µs (median) for such a first move into a fresh cgroup (section above). That write, not memcore's code, is the own cgroup's launch cost here."
+		echo "- own: of memcore's part, $(pv own stepd_5) µs is task_post_fork (moving the task into the own cgroup) and $(pv own stepd_3) µs init_post_opt (the verdict, and the prewarm that starts the kernel's grace period for that move); without the prewarm the kernel alone takes $(med "$RAW/cg_move.txt") µs (median) for a first move into a fresh cgroup (section above)."
 }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
@@ -315,8 +316,10 @@ previous move, took $(tr '\n' ' ' <"$RAW/cg_move.txt")µs (median $(med "$RAW/cg
 the cgroup $(tr '\n' ' ' <"$RAW/cg_mkdir.txt")µs. A move right after another
 takes tens of µs: the first write to cgroup.procs after a pause waits for
 the kernel (cgroup v1's threadgroup lock and an RCU grace period), and
-every step launch is such a first write. Slurm's task/cgroup pays the same
-for its own cgroups, on both sides of the taskcgroup comparison.
+every step launch is such a first write, unless something started that
+grace period earlier: memcore's prewarm does, at init_post_opt, for the
+own cgroup (mc_enforce.c). Slurm's task/cgroup pays for its own cgroups
+on both sides of the taskcgroup comparison.
 
 The step's cgroup, as the task saw it:
 
