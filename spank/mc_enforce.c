@@ -89,6 +89,33 @@ static bool slurm_limits(const char *dir)
 	       mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED;
 }
 
+/*
+ * Does Slurm's task/cgroup hold this step's memory, seen from slurmstepd's
+ * cgroup cg? v1: slurmstepd sits in the step's job_J/step_S; v2: Slurm's
+ * cgroup/v2 limits <step>/user, beside slurmstepd's <step>/slurm. The
+ * cgroup that holds the limit goes to scope. One rule for the prewarm and
+ * for user_init, so that the prewarm runs only where memcore's own cgroup
+ * will be made.
+ */
+static bool slurm_holds_step(const struct mc_cgroup *cg,
+			     const struct mc_step *s, char *scope,
+			     size_t scopelen)
+{
+	char token[16], steprel[PATH_MAX];
+
+	if (s->step_id == SLURM_BATCH_SCRIPT)
+		snprintf(token, sizeof(token), "batch");
+	else
+		snprintf(token, sizeof(token), "%" PRIu32, s->step_id);
+	if (cg->version == 1)
+		return mc_cgroup_slurm_step(cg->rel, s->job_id, token, steprel,
+					    sizeof(steprel)) == 0 &&
+		       (size_t)snprintf(scope, scopelen, "%s%s", cg->mount,
+					steprel) < scopelen;
+	return mc_cgroup_v2_step_user(cg->dir, scope, scopelen) == 0 &&
+	       slurm_limits(scope);
+}
+
 /* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
  * what the own cgroup costs a launch. */
 static long us_since(const struct timespec *t0)
@@ -118,7 +145,7 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 	struct mc_policy pol;
 	struct mc_step s;
 	struct mc_cgroup cg;
-	char err[MC_ERR_MAX];
+	char err[MC_ERR_MAX], scope[PATH_MAX];
 	struct timespec t0;
 	pid_t pid;
 	int fd;
@@ -131,6 +158,9 @@ void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
 	mc_config_policy(&p->cfg, s.partition, &pol);
 	if (pol.mode == MC_MODE_OFF || !pol.cgroup_memory || !s.mem_mb ||
 	    mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
+		return;
+	/* Slurm holds the step: no task will move into a cgroup of ours. */
+	if (slurm_holds_step(&cg, &s, scope, sizeof(scope)))
 		return;
 	fd = mc_cgroup_open_within(cg.dir, "cgroup.procs", O_WRONLY, err,
 				   sizeof(err));
@@ -181,7 +211,7 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 	struct mc_policy pol;
 	struct mc_step s;
 	struct mc_cgroup cg;
-	char err[MC_ERR_MAX], token[16], steprel[PATH_MAX];
+	char err[MC_ERR_MAX], token[16];
 	uint32_t n = 0;
 
 	memset(e, 0, sizeof(*e));
@@ -213,23 +243,12 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 		snprintf(token, sizeof(token), "%" PRIu32, s.step_id);
 	e->version = cg.version;
 	snprintf(e->mount, sizeof(e->mount), "%s", cg.mount);
-	if (cg.version == 1 &&
-	    mc_cgroup_slurm_step(cg.rel, s.job_id, token, steprel,
-				 sizeof(steprel)) == 0) {
-		/* Slurm's task/cgroup made the step's cgroup (v1: step_S,
-		 * with slurmstepd itself in it). */
-		snprintf(e->scope, sizeof(e->scope), "%s%s", cg.mount,
-			 steprel);
-		e->stepd_inside = true;
-	} else if (cg.version == 2 &&
-		   mc_cgroup_v2_step_user(cg.dir, e->scope,
-					  sizeof(e->scope)) == 0 &&
-		   slurm_limits(e->scope)) {
-		/* Slurm's cgroup/v2 limits the step at <step>/user, above
-		 * the task cgroups and beside slurmstepd's <step>/slurm.
-		 * slurmstepd is still under the job's limit, which Slurm
-		 * sets to the same figure for a one-step job: an OOM there
-		 * may pick it as on v1, so it is protected the same way. */
+	if (slurm_holds_step(&cg, &s, e->scope, sizeof(e->scope))) {
+		/* v1: slurmstepd itself is in step_S. v2: slurmstepd is
+		 * beside <step>/user but still under the job's limit, which
+		 * Slurm sets to the same figure for a one-step job: an OOM
+		 * there may pick it as on v1, so it is protected the same
+		 * way. */
 		e->stepd_inside = true;
 	} else {
 		/* Nobody limits the step: memcore's own cgroup, made beside
