@@ -56,7 +56,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 PLUGIN := $(B)/memcore.so
 CLI    := $(B)/memcore
 
-.PHONY: all check unit integration demo install uninstall clean deps bench
+.PHONY: all check unit integration demo install uninstall clean deps bench progs
 
 all: $(PLUGIN) $(CLI)
 
@@ -92,6 +92,8 @@ PROGS := $(patsubst tests/integration/progs/%.c,$(B)/progs/%,$(wildcard tests/in
 $(B)/progs/%: tests/integration/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $<
+
+progs: $(PROGS)
 
 integration: all $(PROGS)
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh

@@ -9,6 +9,7 @@
 # a step touching anonymous memory past --mem is OOM-killed with memcore's
 # explanation (limit, anon); a step filling /dev/shm is counted as
 # non-reclaimable and explained as shared memory.
+# guest: yes  (tests/vm runs it in each guest: it depends on the kernel or the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
 # A node like this VM: 2 cores, 2 fake GPUs (one per NUMA node in the
