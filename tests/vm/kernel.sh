@@ -59,6 +59,7 @@ chmod 0755 "$I/init"
 echo "$KV" > "$T/version"
 rm -rf "$T/root" "$I" "$T"/*.deb
 rm -rf "$K"; mv "$T" "$K"; chmod 0755 "$K"
+for d in "$VM_CACHE"/kernel/*/; do [ "${d%/}" = "$K" ] || rm -rf "$d"; done   # older kernels
 trap - EXIT
 vm_log "kernel $KV ready in $((SECONDS - t0)) s"
 echo "$K"

@@ -61,8 +61,9 @@ chroot "$T/root" dpkg-query -W -f '${Package} ${Version}\n' $VM_KEY_PKGS | tr -d
 release > "$T/release" || true
 sz=$(du -sm "$T/root" | cut -f1)
 # ext4 with room for the guest's own writes (it is opened -snapshot anyway)
-mke2fs -q -t ext4 -d "$T/root" "$T/root.ext4" $((sz * 3 / 2 + 512))M
+mke2fs -q -t ext4 -d "$T/root" "$T/root.ext4" $((sz * 3 / 2 + 512))M >&2
 rm -rf "$R"; mv "$T" "$R"
+for d in "$VM_CACHE/rootfs/$SUITE"-*/; do [ "${d%/}" = "$R" ] || rm -rf "$d"; done   # stale ones
 trap - EXIT
 vm_log "$SUITE: root filesystem ready in $((SECONDS - t0)) s ($sz MB; $(tr '\n' ' ' < "$R/versions"))"
 echo "$R"

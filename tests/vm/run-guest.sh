@@ -41,7 +41,7 @@ args=(-nodefaults -no-user-config -nographic -no-reboot -accel tcg -cpu max
 	-snapshot -drive "file=$rootfs/root.ext4,format=raw,if=virtio,cache=unsafe")
 if [ -n "$scratch" ]; then
 	truncate -s "${scratch}M" "$IO/scratch.img"
-	mke2fs -q -t ext4 -E lazy_itable_init=1,lazy_journal_init=1 "$IO/scratch.img"
+	mke2fs -q -t ext4 -E lazy_itable_init=1,lazy_journal_init=1 "$IO/scratch.img" >&2
 	args+=(-drive "file=$IO/scratch.img,format=raw,if=virtio,cache=unsafe")
 fi
 [ -n "$share" ] && args+=(-virtfs "local,path=$share,mount_tag=share,security_model=passthrough,id=share")

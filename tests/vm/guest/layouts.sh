@@ -23,7 +23,7 @@ dump() { # TITLE SRUN-ARGS...
 		find . -mindepth 1 -type d | sort | while read -r d; do
 			printf "%s  max=%s procs=[%s] subtree=[%s]\n" "$d" \
 				"$(cat $d/memory.max 2>/dev/null || echo -)" \
-				"$(for p in $(cat $d/cgroup.procs); do tr -d "\0" < /proc/$p/comm 2>/dev/null; printf " "; done)" \
+				"$(for p in $(cat $d/cgroup.procs); do tr -d "\n" < /proc/$p/comm 2>/dev/null && printf " "; done)" \
 				"$(cat $d/cgroup.subtree_control)"
 		done
 		t=$(cut -d: -f3 /proc/self/cgroup)
@@ -42,7 +42,7 @@ dump() { # TITLE SRUN-ARGS...
 
 {
 	printf '## %s, Slurm %s, kernel %s\n' "$(. /etc/os-release; echo "$PRETTY_NAME")" \
-		"$(sinfo --version | awk '{print $2}')" "$(uname -r)"
+		"$(dpkg-query -W -f '${Version}' slurmd)" "$(uname -r)"
 	printf '\nroot cgroup.controllers: `%s`; /proc/1/cgroup: `%s`\n' \
 		"$(cat /sys/fs/cgroup/cgroup.controllers)" "$(cat /proc/1/cgroup)"
 } > "$out"

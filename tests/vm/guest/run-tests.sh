@@ -10,7 +10,7 @@ res=$top/.vm-results
 mkdir -p "$res"
 up() { cut -d' ' -f1 /proc/uptime; }
 echo "memcore-vm: $suite guest: $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)," \
-	"$(sinfo --version), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+	"Slurm $(dpkg-query -W -f '${Version}' slurmd), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 # Slurm's cgroup/v2 here has no systemd to ask (see boot.sh)
 export MC_CGROUP_CONF_EXTRA=IgnoreSystemd=yes
 export MEMCORE_BUILD=$top/build MC_TOP=$top
