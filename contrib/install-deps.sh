@@ -2,6 +2,8 @@
 # Install the Debian 12 packages memcore builds and tests with, as root.
 # Does nothing (and needs no network) when they are all there already, so
 # `make check` and `make demo` can call it every time.
+#   install-deps.sh vm   also what the guest tier (tests/vm, `make check`,
+#                        `make vm-check`) needs: QEMU, mmdebstrap, busybox...
 set -euo pipefail
 pkgs=(
 	build-essential pkg-config binutils
@@ -12,6 +14,10 @@ pkgs=(
 	jq man-db groff-base iproute2 procps coreutils
 	clang libclang-rt-14-dev valgrind strace util-linux
 )
+if [ "${1:-}" = vm ]; then
+	pkgs+=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs
+		xz-utils debian-archive-keyring curl)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -73,7 +73,7 @@ in_chroot() {
 		mounts=("$r/$m" "${mounts[@]}")
 	done
 	local rc=0
-	chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+	timeout 900 chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
 		sh -c "cd /src && $*" || rc=$?
 	for m in src dev sys proc; do umount -l "$r/$m"; done
 	mounts=("${mounts[@]:4}")
@@ -81,13 +81,13 @@ in_chroot() {
 }
 
 t_all=$SECONDS
-kernel=$("$VM_HERE/kernel.sh") || kernel=
+kernel=$(timeout 600 "$VM_HERE/kernel.sh") || kernel=
 for s in "${suites[@]}"; do
 	t0=$SECONDS
 	out=${MEMCORE_VM_OUT:-$VM_TOP/tests/vm/.work}/$s
 	rm -rf "$out"; mkdir -p "$out"
 	[ -n "$kernel" ] || { cannot "$s" "no guest kernel (see above)"; continue; }
-	root=$("$VM_HERE/rootfs.sh" "$s") || { cannot "$s" "no root filesystem (see above)"; continue; }
+	root=$(timeout 1200 "$VM_HERE/rootfs.sh" "$s") || { cannot "$s" "no root filesystem (see above)"; continue; }
 	t_img=$((SECONDS - t0))
 	w=$T/$s; src_copy "$w"
 	make_deb=; [ "$s" = trixie ] && make_deb=" && make deb >build/deb.log 2>&1"
