@@ -242,6 +242,20 @@ mc_jobs_idle() {
 # mc_set_plugstack LINES: rewrite plugstack.conf.  srun/sbatch and each new
 # slurmstepd read it afresh; slurmd-side hooks need mc_restart_slurmd.
 mc_set_plugstack() { printf '%s\n' "$1" > "$MC_CONF_DIR/plugstack.conf"; MC_PLUGSTACK_LINES=$1; }
+# mc_small_policy: $MC_CONF_DIR/memcore.conf for tests/data/local-2numa-2gpu.xml
+# that lets a 1-GPU step with --mem=256M and one core fit, and the plugstack
+# line that loads memcore with it (test_30, tests/vm/guest/layouts.sh).
+mc_small_policy() {
+	cat >"$MC_CONF_DIR/memcore.conf" <<EOF
+TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml
+HostRamPerGpuRam=0.01
+RamPerWorker=0
+RamPerTask=0
+DataloaderWorkers=0
+ReservedCores=0
+EOF
+	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
+}
 # mc_at_exit CMD: run CMD (eval'd) at exit, before the cluster stops.
 mc_at_exit() { MC_AT_EXIT+=("$1"); }
 # mc_dump_logs [LINES]: tail of every daemon log, to stderr.

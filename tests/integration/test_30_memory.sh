@@ -26,15 +26,7 @@ for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 done
 
 policy() {
-	cat >"$MC_CONF_DIR/memcore.conf" <<EOF
-TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml
-HostRamPerGpuRam=0.01
-RamPerWorker=0
-RamPerTask=0
-DataloaderWorkers=0
-ReservedCores=0
-EOF
-	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
+	mc_small_policy
 	"$MEMCORE" check --config "$MC_CONF_DIR/memcore.conf" --gpus 1 --mem 256M --cores 1 >/dev/null \
 		|| mc_die "the test policy must let a 1-GPU step with --mem=256M fit"
 }

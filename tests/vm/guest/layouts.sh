@@ -47,23 +47,12 @@ dump() { # TITLE SRUN-ARGS...
 		"$(cat /sys/fs/cgroup/cgroup.controllers)" "$(cat /proc/1/cgroup)"
 } > "$out"
 
-with_memcore() {
-	cat > "$MC_CONF_DIR/memcore.conf" <<EOC
-TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml
-HostRamPerGpuRam=0.01
-RamPerWorker=0
-RamPerTask=0
-DataloaderWorkers=0
-ReservedCores=0
-EOC
-	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
-}
 
 MC_CONSTRAIN_RAM=yes MC_CGROUP_CONF_LINES="ConstrainSwapSpace=yes
 AllowedSwapSpace=10"
 mc_cluster_start
 dump "ConstrainRAMSpace=yes, without memcore" -n1 --gpus=1 --mem=256M >> "$out"
-with_memcore
+mc_small_policy
 dump "ConstrainRAMSpace=yes, with memcore" -n1 --gpus=1 --mem=256M >> "$out"
 mc_cluster_stop
 
@@ -71,6 +60,14 @@ MC_CONSTRAIN_RAM=no MC_CGROUP_CONF_LINES=
 MC_PLUGSTACK_LINES=
 mc_cluster_start
 dump "ConstrainRAMSpace=no, without memcore" -n1 --gpus=1 --mem=256M >> "$out"
-with_memcore
+mc_small_policy
 dump "ConstrainRAMSpace=no, with memcore (its own cgroup)" -n1 --gpus=1 --mem=256M >> "$out"
+mc_cluster_stop
+
+# The harness's default: no task/cgroup (task/none, proctrack/linuxproc)
+MC_TASK_PLUGIN=task/none MC_PLUGSTACK_LINES=
+mc_cluster_start
+dump "TaskPlugin=task/none (proctrack/linuxproc), without memcore" -n1 --gpus=1 --mem=256M >> "$out"
+mc_small_policy
+dump "TaskPlugin=task/none, with memcore" -n1 --gpus=1 --mem=256M >> "$out"
 printf '\nslurmd log, memcore lines:\n```\n%s\n```\n' "$(grep -h 'memcore' "$MC_LOG_DIR"/slurmd.log | grep -iv 'debug' | tail -n 8)" >> "$out"
