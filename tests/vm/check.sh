@@ -81,12 +81,19 @@ in_chroot() {
 }
 
 t_all=$SECONDS
-kernel=$(timeout 600 "$VM_HERE/kernel.sh") || kernel=
+kernel=
+missing=$(for b in qemu-system-x86_64 mmdebstrap mke2fs busybox chroot; do
+	command -v "$b" >/dev/null || printf '%s ' "$b"; done)
+if [ -n "$missing" ]; then
+	vm_log "missing: $missing(bash contrib/install-deps.sh vm)"
+else
+	kernel=$(timeout 600 "$VM_HERE/kernel.sh") || kernel=
+fi
 for s in "${suites[@]}"; do
 	t0=$SECONDS
 	out=${MEMCORE_VM_OUT:-$VM_TOP/tests/vm/.work}/$s
 	rm -rf "$out"; mkdir -p "$out"
-	[ -n "$kernel" ] || { cannot "$s" "no guest kernel (see above)"; continue; }
+	[ -n "$kernel" ] || { cannot "$s" "no guest kernel or no QEMU (see above)"; continue; }
 	root=$(timeout 1200 "$VM_HERE/rootfs.sh" "$s") || { cannot "$s" "no root filesystem (see above)"; continue; }
 	t_img=$((SECONDS - t0))
 	w=$T/$s; src_copy "$w"
@@ -107,7 +114,8 @@ for s in "${suites[@]}"; do
 	set -e
 	cp -r "$w/.vm-results/." "$out/" 2>/dev/null || true
 	t_guest=$((SECONDS - t0 - t_img - t_build))
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/console.log" | tr '\n' ';')
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/console.log" | tr '\n' ' ')
+	summary="$summary$(grep -E '^(FAIL|SKIP)  ' "$out/console.log" | awk '{printf "%s %s; ", $1, $2}')"
 	case $rc in
 	0) result[$s]="ok: $summary" ;;
 	125) cannot "$s" "the guest did not boot or gave no status (console: $out/console.log)" ;;
