@@ -19,19 +19,25 @@ SUITE=${1:?usage: rootfs.sh bookworm|trixie|sid}
 MIRROR=$(vm_mirror)
 R=$VM_CACHE/rootfs/$SUITE-$({ cat "$0"; echo "$VM_PKGS"; } | sha256sum | cut -c1-12)
 
-release() { curl -fsS --max-time 30 "$MIRROR/dists/$SUITE/InRelease" 2>/dev/null | sed -n '/^Date:/p;/^SHA256:/q'; }
+# release: the Date line of the suite's Release file on the mirror (empty
+# when the mirror cannot be reached)
+release() {
+	local r
+	r=$(curl -fsS --max-time 30 "$MIRROR/dists/$SUITE/InRelease" 2>/dev/null) || return 0
+	printf '%s\n' "$r" | sed -n '/^Date:/p'
+}
 
 fresh() {
 	[ -s "$R/root.ext4" ] && [ -s "$R/versions" ] || return 1
 	[ "${MEMCORE_VM_REFRESH:-1}" = 0 ] && return 0
-	local now; now=$(release) || return 0
+	local now; now=$(release)
 	[ -z "$now" ] && return 0                 # mirror unreachable: keep the cache
 	[ "$now" = "$(cat "$R/release" 2>/dev/null)" ] && return 0
 	vm_log "$SUITE: the mirror's Release changed; comparing candidate versions"
 	local cand
 	cand=$(chroot "$R/root" sh -c "apt-get -qq update >/dev/null 2>&1 &&
-		apt-cache policy $VM_KEY_PKGS" | awk '/^[^ ]/{p=$1} /Candidate:/{print p, $2}' | tr -d :)
-	if [ "$cand" = "$(tr -d : < "$R/versions")" ]; then
+		apt-cache policy $VM_KEY_PKGS" | awk '/^[^ ]/{p=$1} /Candidate:/{print p, $2}' | tr -d : | sort)
+	if [ "$cand" = "$(tr -d : < "$R/versions" | sort)" ]; then
 		printf '%s\n' "$now" > "$R/release"; return 0
 	fi
 	vm_log "$SUITE: newer packages on the mirror: rebuilding"
