@@ -15,6 +15,8 @@ dump() { # TITLE SRUN-ARGS...
 		"$(grep -v '^$' "$MC_CONF_DIR/cgroup.conf" | tr '\n' ' ')"
 	mc_run srun "$@" bash -c '
 		echo "# task: cat /proc/self/cgroup"; cat /proc/self/cgroup
+		echo "# the job id fields of scontrol -o show job $SLURM_JOB_ID"
+		scontrol -o show job "$SLURM_JOB_ID" | tr " " "\n" | grep -iE "^(JobId|SLUID|ArrayJobId)=" | tr "\n" " "; echo
 		s=$(pgrep -f "slurmstepd: \[$SLURM_JOB_ID.$SLURM_STEP_ID\]" | head -n1)
 		echo "# slurmstepd [$SLURM_JOB_ID.$SLURM_STEP_ID] (pid $s): cat /proc/$s/cgroup"; cat /proc/$s/cgroup
 		echo "# slurmd: cat /proc/$(pgrep -x slurmd | head -n1)/cgroup"; cat /proc/$(pgrep -x slurmd | head -n1)/cgroup
