@@ -9,7 +9,9 @@
 #   MEMCORE_VM_CACHE    image cache (default /var/cache/memcore-vm)
 #   MEMCORE_VM_TIMEOUT  seconds per guest boot (default 1500)
 #   MEMCORE_VM_OUT      results per suite (default tests/vm/.work/<suite>/:
-#                       console.log, layout.md, logs/)
+#                       console.log, logs/, layout.md)
+#   MEMCORE_VM_LAYOUTS=1 also record the cgroup layout Slurm makes
+#                       (guest/layouts.sh -> layout.md; LAYOUTS.md; ~1-2 min a guest)
 #   CI=true             a guest that cannot be made, built or booted FAILS;
 #                       elsewhere it is skipped, loudly, with the reason
 # Exit: 0 all passed, 1 a test (or, in CI, a guest) failed, 77 all skipped.
@@ -109,7 +111,7 @@ for s in "${suites[@]}"; do
 	set +e
 	"$VM_HERE/run-guest.sh" --kernel "$kernel" --rootfs "$root" --share "$w" --scratch 8192 \
 		--mem 3072 --timeout "$timeout_s" -- \
-		"bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log"
+		"MEMCORE_VM_LAYOUTS=${MEMCORE_VM_LAYOUTS:-0} bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e
 	cp -r "$w/.vm-results/." "$out/" 2>/dev/null || true

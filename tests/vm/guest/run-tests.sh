@@ -1,8 +1,9 @@
 #!/bin/bash
-# tests/vm/guest/run-tests.sh SUITE - in the guest (from the 9p share that
-# holds the source tree and its build from the suite's chroot): the layout
-# record, the integration tests marked `# guest: yes`, and the .deb built in
-# the chroot when there is one. Results go to .vm-results/ in the share.
+# tests/vm/guest/run-tests.sh SUITE [TEST-PATTERN...] - in the guest (from
+# the 9p share that holds the source tree and its build from the suite's
+# chroot): the layout record (MEMCORE_VM_LAYOUTS=1), the integration tests
+# marked `# guest: yes`, and the .deb built in the chroot when there is one.
+# Results go to .vm-results/ in the share.
 set -uo pipefail
 suite=${1:?usage: run-tests.sh SUITE [TEST-PATTERN...]}; shift
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -19,10 +20,12 @@ export MEMCORE_BUILD=$top/build MC_TOP=$top
 export MC_WORK_BASE=/scratch/mc MC_TEST_TIMEOUT=${MC_TEST_TIMEOUT:-600}
 mkdir -p "$MC_WORK_BASE"
 rc=0
-t=$(up)
-MC_WORK=$MC_WORK_BASE/layouts timeout -k 10 300 bash "$top/tests/vm/guest/layouts.sh" "$res/layout.md" \
-	> "$res/layouts.log" 2>&1 || { echo "memcore-vm: the layout record failed (log .vm-results/layouts.log)"; tail -n 20 "$res/layouts.log"; }
-echo "memcore-vm: layout recorded ($t -> $(up) s)"
+if [ "${MEMCORE_VM_LAYOUTS:-0}" = 1 ]; then
+	t=$(up)
+	MC_WORK=$MC_WORK_BASE/layouts timeout -k 10 300 bash "$top/tests/vm/guest/layouts.sh" "$res/layout.md" \
+		> "$res/layouts.log" 2>&1 || { echo "memcore-vm: the layout record failed (log .vm-results/layouts.log)"; tail -n 20 "$res/layouts.log"; }
+	echo "memcore-vm: layout recorded ($t -> $(up) s)"
+fi
 MC_GUEST_ONLY=1 bash "$top/tests/integration/run.sh" "$@" || rc=1
 deb=$(ls "$top"/build/deb/memcore_*.deb 2>/dev/null | head -n1)
 if [ -n "$deb" ] && [ $# = 0 ]; then
