@@ -54,7 +54,7 @@ else
 	deb=$(ls "$debdir"/${PKG}_*_*.deb 2>/dev/null | head -n1)
 fi
 assert_file "$deb"
-mc_log "built $(basename "$deb") in $((SECONDS - t0))s"
+mc_log "$(basename "$deb") ready in $((SECONDS - t0))s"
 T_BUILD=$((SECONDS - t0))
 assert_eq "$(sed -n 's/^VERSION *:= *//p' "$MC_TOP/Makefile")" \
 	"$(dpkg-deb -f "$deb" Version)" "package version = the Makefile's VERSION"
