@@ -2,7 +2,11 @@
 #
 #   make            build memcore.so and the memcore command
 #   make check      installs the Debian packages it needs (root), then unit
-#                   tests and integration tests on a real local Slurm
+#                   tests and integration tests on a real local Slurm, then
+#                   the guest tier (make vm-check)
+#   make vm-check   the guest tier alone: QEMU guests with cgroup v2 and
+#                   Slurm 22.05/24.11/26.05 (tests/vm/README.md);
+#                   make vm-check-trixie: one suite (bookworm, trixie, sid)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/hardening.mk)
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make bench      memcore's cost per step launch, written to BENCHMARKS.md
@@ -56,7 +60,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 PLUGIN := $(B)/memcore.so
 CLI    := $(B)/memcore
 
-.PHONY: all check unit integration demo install uninstall clean deps bench
+.PHONY: all check unit integration demo install uninstall clean deps bench progs vm-check
 
 all: $(PLUGIN) $(CLI)
 
@@ -96,6 +100,8 @@ $(B)/progs/%: tests/integration/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $<
 
+progs: $(PROGS)
+
 integration: all $(PROGS)
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh
 
@@ -104,6 +110,16 @@ integration: all $(PROGS)
 check:
 	bash contrib/install-deps.sh check
 	$(MAKE) unit sanitize valgrind integration
+	$(MAKE) vm-check
+
+# The guest tier (tests/vm): each Debian suite's Slurm in a QEMU guest with
+# cgroup v2. A guest that cannot run is a loud SKIP (exit 77), a failure
+# with CI=true.
+VM_SUITES ?= bookworm trixie sid
+vm-check:
+	bash tests/vm/check.sh $(VM_SUITES) || [ $$? = 77 ]
+vm-check-%:
+	bash tests/vm/check.sh $* || [ $$? = 77 ]
 
 demo:
 	bash contrib/install-deps.sh demo

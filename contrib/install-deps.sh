@@ -1,11 +1,13 @@
 #!/bin/bash
 # Install the Debian 12 packages one memcore target needs, as root:
 #
-#   bash contrib/install-deps.sh [build|demo|check|deb|bench|all]
+#   bash contrib/install-deps.sh [build|demo|check|deb|bench|vm|all]
 #
 #   build  compile memcore.so and the memcore command (make, make install)
 #   demo   build + a local Slurm and munge (make demo)
-#   check  demo + test tools: cmocka, jq, lua, clang, valgrind... (make check)
+#   check  demo + test tools: cmocka, jq, lua, clang, valgrind..., and the
+#          guest tier's QEMU, mmdebstrap, busybox (make check)
+#   vm     build + the guest tier's tools alone (make vm-check)
 #   bench  demo + the benchmark's tools (make bench)
 #   deb    build + debhelper, dpkg-dev, fakeroot (make deb)
 #   all    everything above (the default, as before targets existed)
@@ -14,6 +16,8 @@
 # `make check` and `make demo` can call it every time. When another apt or
 # dpkg holds the package lock (unattended-upgrades, a second install), it
 # waits for it, up to MEMCORE_APT_LOCK_TIMEOUT seconds (default 600).
+# `check` includes what the guest tier needs (tests/vm: QEMU, mmdebstrap,
+# busybox...); `vm` is that part alone, on top of build.
 set -euo pipefail
 target=${1:-all}
 build=(build-essential pkg-config binutils
@@ -27,14 +31,17 @@ tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
 	groff-base clang libclang-rt-14-dev valgrind strace
 	debhelper dpkg-dev fakeroot libhwloc-plugins)
 deb=(debhelper dpkg-dev fakeroot)
+vm=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs xz-utils
+	debian-archive-keyring curl)
 case $target in
 build) pkgs=("${build[@]}") ;;
 demo) pkgs=("${build[@]}" "${cluster[@]}") ;;
 bench) pkgs=("${build[@]}" "${cluster[@]}" strace) ;;
-check | all) pkgs=("${build[@]}" "${cluster[@]}" "${tests[@]}") ;;
+check | all) pkgs=("${build[@]}" "${cluster[@]}" "${tests[@]}" "${vm[@]}") ;;
+vm) pkgs=("${build[@]}" "${vm[@]}") ;;
 deb) pkgs=("${build[@]}" "${deb[@]}") ;;
 *)
-	echo "usage: $0 [build|demo|check|deb|bench|all]" >&2
+	echo "usage: $0 [build|demo|check|deb|bench|vm|all]" >&2
 	exit 2
 	;;
 esac

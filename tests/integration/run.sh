@@ -2,11 +2,18 @@
 # tests/integration/run.sh [PATTERN...] - run tests/integration/test_*.sh in
 # order (those whose name contains a PATTERN, if given).  Each test starts
 # its own throwaway cluster through lib.sh (about 1-3 s here).  Prints
-# PASS/FAIL per test; exits 1 when any failed, 77 when not root.
+# PASS/FAIL/SKIP per test; exits 1 when any failed, 77 when not root.
+# A test that exits 77 is skipped (it says why on its last lines): counted
+# and printed as SKIP, never as a pass.
 #
 #   MEMCORE_BUILD   the build dir with memcore.so (default: <repo>/build)
 #   MC_TEST_TIMEOUT seconds per test script (default 300)
 #   MC_KEEP_WORK=1  keep every test's work dir (a failed test's is always kept)
+#   MC_GUEST_ONLY=1 only the tests with a line starting `# guest: yes`:
+#                   those that depend on the kernel or the Slurm version,
+#                   which the guest tier (tests/vm) runs in each guest
+#   MC_WORK_BASE    each test's work dir is MC_WORK_BASE/<test> (the guests
+#                   keep it off the 9p share: unix sockets, big files)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -31,21 +38,29 @@ for t in "$here"/test_*.sh; do
 		for p in "$@"; do [[ $n == *"$p"* ]] && m=1; done
 		[ $m = 1 ] || continue
 	fi
+	if [ "${MC_GUEST_ONLY:-0}" = 1 ]; then
+		grep -q '^# guest: yes' "$t" || continue
+	fi
 	tests+=("$t")
 done
 [ ${#tests[@]} -gt 0 ] || { echo "no tests match: $*" >&2; exit 1; }
 
-pass=0 fail=0 failed=() t_all=$SECONDS
+pass=0 fail=0 skip=0 failed=() skipped=() t_all=$SECONDS
 for t in "${tests[@]}"; do
 	n=$(basename "$t" .sh)
 	log=$logdir/$n.log
 	t0=$SECONDS
+	if [ -n "${MC_WORK_BASE:-}" ]; then export MC_WORK=$MC_WORK_BASE/$n; fi
 	timeout -k 15 "$timeout_s" bash "$t" >"$log" 2>&1 </dev/null
 	rc=$?
 	dt=$((SECONDS - t0))
 	if [ $rc = 0 ]; then
 		pass=$((pass + 1))
 		printf 'PASS  %-40s %4ss\n' "$n" "$dt"
+	elif [ $rc = 77 ]; then
+		skip=$((skip + 1)); skipped+=("$n")
+		printf 'SKIP  %-40s %4ss  !!! SKIPPED, not passed: %s\n' "$n" "$dt" \
+			"$( (grep -h 'SKIP: ' "$log" || tail -n 1 "$log") | tail -n 1)"
 	else
 		fail=$((fail + 1)); failed+=("$n")
 		why="rc $rc"; [ $rc = 124 ] && why="timed out after ${timeout_s}s"
@@ -55,5 +70,6 @@ for t in "${tests[@]}"; do
 		tail -n 30 "$log" | sed 's/^/      /'
 	fi
 done
-printf '%d passed, %d failed, %ss\n' "$pass" "$fail" "$((SECONDS - t_all))"
+printf '%d passed, %d failed, %d skipped, %ss\n' "$pass" "$fail" "$skip" "$((SECONDS - t_all))"
+[ $skip = 0 ] || printf 'SKIPPED: %s\n' "${skipped[*]}"
 [ $fail = 0 ] || { printf 'failed: %s\n' "${failed[*]}"; exit 1; }

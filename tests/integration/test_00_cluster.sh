@@ -2,6 +2,7 @@
 # Smoke test of the harness: a local Slurm 22.05 whose one node claims an AWS
 # g4dn.metal (2 x 24 cores x 2 threads, 386000 MB, 8 fake GPUs) runs srun and
 # sbatch jobs with GPUs, and the harness cleans up after itself.
+# guest: yes  (tests/vm runs it in each guest: it depends on the kernel or the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
 mc_cluster_start

@@ -6,6 +6,7 @@
 # IDLE; the same step with enough runs; Mode=warn runs it with the warning;
 # a CPU-only step is untouched even with CUDA_VISIBLE_DEVICES set; bad option
 # values are refused before anything is queued.
+# guest: yes  (tests/vm runs it in each guest: it depends on the kernel or the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
 TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml

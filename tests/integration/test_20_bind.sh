@@ -7,6 +7,7 @@
 # gets MEMCORE_GPU_CPUS, a GPU whose NUMA node has no core in the task's
 # allocation gives one warning and the task runs, --cpu-bind and Bind=none
 # turn memcore's binding off, MEMCORE_DATALOADER_WORKERS reaches every task.
+# guest: yes  (tests/vm runs it in each guest: it depends on the kernel or the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
 MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1

@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include <hwloc.h>
+
 #include "mc_plan.h"
 #include "mc_topology.h"
 
@@ -375,7 +377,18 @@ static void test_format_3(void **state)
 
 	snprintf(path, sizeof(path), "%s/format3.xml", tmp_dir);
 	write_file(path, xml, strlen(xml));
+#if HWLOC_API_VERSION >= 0x00020a00
+	/* hwloc 2.10 and later (Debian 13) read the 3.x format. */
+	{
+		struct mc_node_facts *f = facts_new();
+		char err[512] = "";
+
+		assert_int_equal(mc_topology_load(path, f, err, sizeof(err)), 0);
+		free(f);
+	}
+#else
 	expect_fail(path, "XML format 3.x is newer than hwloc");
+#endif
 	unlink(path);
 }
 

@@ -1,0 +1,37 @@
+#!/bin/bash
+# tests/vm/guest/run-tests.sh SUITE [TEST-PATTERN...] - in the guest (from
+# the 9p share that holds the source tree and its build from the suite's
+# chroot): the layout record (MEMCORE_VM_LAYOUTS=1), the integration tests
+# marked `# guest: yes`, and the .deb built in the chroot when there is one.
+# Results go to .vm-results/ in the share.
+set -uo pipefail
+suite=${1:?usage: run-tests.sh SUITE [TEST-PATTERN...]}; shift
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+res=$top/.vm-results
+mkdir -p "$res"
+up() { cut -d' ' -f1 /proc/uptime; }
+echo "memcore-vm: $suite guest: $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)," \
+	"Slurm $(dpkg-query -W -f '${Version}' slurmd), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+# Slurm's cgroup/v2 here has no systemd to ask (see boot.sh)
+export MC_CGROUP_CONF_EXTRA=IgnoreSystemd=yes
+export MEMCORE_BUILD=$top/build MC_TOP=$top
+# work dirs on the ext4 scratch disk: not the 9p share (unix sockets), not
+# tmpfs (big files there are shmem, not reclaimable page cache)
+export MC_WORK_BASE=/scratch/mc MC_TEST_TIMEOUT=${MC_TEST_TIMEOUT:-600}
+mkdir -p "$MC_WORK_BASE"
+rc=0
+if [ "${MEMCORE_VM_LAYOUTS:-0}" = 1 ]; then
+	t=$(up)
+	MC_WORK=$MC_WORK_BASE/layouts timeout -k 10 300 bash "$top/tests/vm/guest/layouts.sh" "$res/layout.md" \
+		> "$res/layouts.log" 2>&1 || { echo "memcore-vm: the layout record failed (log .vm-results/layouts.log)"; tail -n 20 "$res/layouts.log"; }
+	echo "memcore-vm: layout recorded ($t -> $(up) s)"
+fi
+MC_GUEST_ONLY=1 bash "$top/tests/integration/run.sh" "$@" || rc=1
+deb=$(ls "$top"/build/deb/memcore_*.deb 2>/dev/null | head -n1)
+if [ -n "$deb" ] && [ $# = 0 ]; then
+	echo "memcore-vm: the package built in the $suite chroot, installed here: test_60_deb"
+	MC_DEB=$deb MC_GUEST_ONLY=0 bash "$top/tests/integration/run.sh" test_60_deb || rc=1
+fi
+cp -r "$top/tests/integration/.work/logs" "$res/" 2>/dev/null
+echo "memcore-vm: $suite guest done at $(up) s, rc $rc"
+exit $rc
