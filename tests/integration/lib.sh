@@ -244,7 +244,8 @@ mc_jobs_idle() {
 mc_set_plugstack() { printf '%s\n' "$1" > "$MC_CONF_DIR/plugstack.conf"; MC_PLUGSTACK_LINES=$1; }
 # mc_small_policy: $MC_CONF_DIR/memcore.conf for tests/data/local-2numa-2gpu.xml
 # that lets a 1-GPU step with --mem=256M and one core fit, and the plugstack
-# line that loads memcore with it (test_30, tests/vm/guest/layouts.sh).
+# line that loads memcore with it (test_30, test_35, test_36,
+# tests/vm/guest/layouts.sh).
 mc_small_policy() {
 	cat >"$MC_CONF_DIR/memcore.conf" <<EOF
 TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml

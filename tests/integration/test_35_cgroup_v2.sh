@@ -39,17 +39,7 @@ for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
 
-policy() {
-	cat >"$MC_CONF_DIR/memcore.conf" <<EOF
-TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml
-HostRamPerGpuRam=0.01
-RamPerWorker=0
-RamPerTask=0
-DataloaderWorkers=0
-ReservedCores=0
-EOF
-	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
-}
+policy() { mc_small_policy; }
 
 json() { jq -r ".$2" "$1" 2>/dev/null; }
 # srun returns as the last task ends; slurmstepd removes its cgroups then.

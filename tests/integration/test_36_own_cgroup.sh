@@ -20,15 +20,7 @@ FOREIGN= SPID=
 mc_at_exit '[ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$FOREIGN" ] && { sleep 0.2; rmdir "$FOREIGN" 2>/dev/null; }'
 
 mc_cluster_start
-cat >"$MC_CONF_DIR/memcore.conf" <<EOF
-TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml
-HostRamPerGpuRam=0.01
-RamPerWorker=0
-RamPerTask=0
-DataloaderWorkers=0
-ReservedCores=0
-EOF
-mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
+mc_small_policy
 
 if [ "$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)" ]; then
 	V=1 MNT=/sys/fs/cgroup/memory LIMIT=memory.limit_in_bytes
