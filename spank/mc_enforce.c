@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -93,9 +92,7 @@ static bool slurm_limits(const char *dir)
  * Does Slurm's task/cgroup hold this step's memory, seen from slurmstepd's
  * cgroup cg? v1: slurmstepd sits in the step's job_J/step_S; v2: Slurm's
  * cgroup/v2 limits <step>/user, beside slurmstepd's <step>/slurm. The
- * cgroup that holds the limit goes to scope. One rule for the prewarm and
- * for user_init, so that the prewarm runs only where memcore's own cgroup
- * will be made.
+ * cgroup that holds the limit goes to scope.
  */
 static bool slurm_holds_step(const struct mc_cgroup *cg,
 			     const struct mc_step *s, char *scope,
@@ -125,60 +122,6 @@ static long us_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (t.tv_sec - t0->tv_sec) * 1000000L +
 	       (t.tv_nsec - t0->tv_nsec) / 1000;
-}
-
-/*
- * The kernel makes the first move of a process into a cgroup after a quiet
- * spell wait for an RCU grace period (cgroup_threadgroup_rwsem goes into
- * its writer mode): 11-16 ms measured here at task_post_fork, on the
- * launch's critical path, against 50 us to make or remove the cgroup. The
- * moves that follow within about a grace period are fast. So, as early as
- * slurmstepd knows it will hold the step's memory (init_post_opt, root), a
- * grandchild of slurmstepd moves itself to the cgroup it is already in (a
- * move to nowhere that takes the same lock) and exits: the grace period
- * then passes while slurmstepd loads the node's facts and forks the tasks.
- * A grandchild, not a child, so that slurmstepd, which reaps its tasks with
- * wait3(), never sees it; the child is reaped here at once.
- */
-void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp)
-{
-	struct mc_policy pol;
-	struct mc_step s;
-	struct mc_cgroup cg;
-	char err[MC_ERR_MAX], scope[PATH_MAX];
-	struct timespec t0;
-	pid_t pid;
-	int fd;
-
-	/* The step as slurmstepd reads it once (mc_stepd.c). */
-	if (!mc_stepd_step(p, sp) || mc_step_ignored(&p->step) ||
-	    p->cfg_err[0])
-		return;
-	s = p->step;
-	mc_config_policy(&p->cfg, s.partition, &pol);
-	if (pol.mode == MC_MODE_OFF || !pol.cgroup_memory || !s.mem_mb ||
-	    mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
-		return;
-	/* Slurm holds the step: no task will move into a cgroup of ours. */
-	if (slurm_holds_step(&cg, &s, scope, sizeof(scope)))
-		return;
-	fd = mc_cgroup_open_within(cg.dir, "cgroup.procs", O_WRONLY, err,
-				   sizeof(err));
-	if (fd < 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid = fork();
-	if (pid == 0) {
-		/* Only async-signal-safe calls: slurmstepd has threads. */
-		if (fork() == 0 && write(fd, "0", 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(fd);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	slurm_debug("memcore: prewarm of cgroup moves in %ld us", us_since(&t0));
 }
 
 void mc_enforce_slurmd_sweep(void)

@@ -112,10 +112,6 @@ int mc_slurmd_init(struct mc_plugin *p);
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
 /* The step's verdict, delivered by this task (mc_stepd.c). */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
-/* slurmstepd, init_post_opt (root): start the kernel's grace period for
- * cgroup moves early, so that moving the tasks later costs no launch time;
- * never fails (mc_enforce.c). */
-void mc_enforce_prewarm(struct mc_plugin *p, spank_t sp);
 /* slurmd start: remove the empty memcore_* cgroups that ended steps left
  * where slurmstepd makes them (a process had outlived its step); never
  * fails (mc_enforce.c). */

@@ -117,9 +117,6 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		    !plugin.opts_err[0])
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
-		/* The cgroup prewarm first: the kernel's grace period runs
-		 * while the verdict is computed. */
-		mc_enforce_prewarm(&plugin, sp);
 		mc_stepd_init_post_opt(&plugin, sp);
 		spent_us[T_POST_OPT] += now_us() - t0;
 	}

@@ -229,7 +229,7 @@ profile_table() { # CFG
 | memcore hook (median µs over $(pv "$c" n) steps, slurmd at debug) | $c |
 |---|---|
 | slurmstepd: init (options) | $(pv "$c" stepd_2) |
-| slurmstepd: init_post_opt (step read, policy, cache, verdict; own-cgroup prewarm) | $(pv "$c" stepd_3) |
+| slurmstepd: init_post_opt (step read, policy, cache, verdict) | $(pv "$c" stepd_3) |
 | ... of which the verdict | $(pv "$c" verdict) |
 | slurmstepd: user_init (the step's memory cgroup) | $(pv "$c" stepd_4) |
 | slurmstepd: task_post_fork (own cgroup: move the task in) | $(pv "$c" stepd_5) |
@@ -250,10 +250,10 @@ gap_note() { # CFG: which part of the gap is memcore's, from the profile
 	rest=$(awk -v p="$paired" -v b="$before" -v a="$after" 'BEGIN {r = p - b - a; printf "%d", r < 0 ? 0 : r}')
 	libs=$(ldd "$MEMCORE_BUILD/memcore.so" | awk '$1 ~ /hwloc|cgroup|udev/ {printf "%s%s", n++ ? ", " : "", $1}')
 	spread=$(sort -n "$RAW/launch_without_$c.txt" | awk '{v[NR]=$1} END {printf "%d to %d", v[int(NR/4)+1], v[int(3*NR/4)]}')
-	echo "- $c: init_post_opt took $(pv "$c" stepd_3) µs, of which the verdict $(pv "$c" verdict) µs; the rest, $(awk -v a="$(pv "$c" stepd_3)" -v b="$(pv "$c" verdict)" 'BEGIN {printf "%d", a - b}') µs, is mc_enforce_prewarm (besides reading the MEMCORE_* variables: a fork whose grandchild writes slurmstepd's cgroup.procs, to start the kernel's grace period for the own cgroup's move), which runs whenever CgroupMemory=yes and the step has a memory figure, also where Slurm's task/cgroup holds the limit."
+	echo "- $c: init_post_opt took $(pv "$c" stepd_3) µs, of which the verdict $(pv "$c" verdict) µs; the rest is reading the MEMCORE_* variables, the step and the policy, and the node-facts cache."
 	echo "- $c: launch_overhead_ratio $(eval echo "\$RATIO_$c") misses 1.02. In the profile phase a launch with memcore took $paired µs more than without (paired median); memcore's own hooks account for $before µs before the task starts and $after µs after it ends (table above). The remaining $rest µs are not spent in memcore's hooks, and this profile does not split them further: what is left is loading memcore.so and the libraries it links ($libs) into srun and slurmstepd, Slurm's SPANK option handling, and noise: on this shared 2-core VM the middle half of the launches without memcore took $spread µs, a spread larger than that remaining part."
 	[ "$c" = own ] && [ -s "$RAW/cg_move.txt" ] &&
-		echo "- own: of memcore's part, $(pv own stepd_5) µs is task_post_fork (moving the task into the own cgroup) and $(pv own stepd_3) µs init_post_opt (the verdict, and the prewarm that starts the kernel's grace period for that move); without the prewarm the kernel alone takes $(med "$RAW/cg_move.txt") µs (median) for a first move into a fresh cgroup (section above)."
+		echo "- own: of memcore's part, $(pv own stepd_5) µs is task_post_fork (making the own cgroup and moving the task in); the kernel alone takes $(med "$RAW/cg_move.txt") µs (median) for a first move into a fresh cgroup (section above)."
 }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
@@ -317,10 +317,12 @@ previous move, took $(tr '\n' ' ' <"$RAW/cg_move.txt")µs (median $(med "$RAW/cg
 the cgroup $(tr '\n' ' ' <"$RAW/cg_mkdir.txt")µs. A move right after another
 takes tens of µs: the first write to cgroup.procs after a pause waits for
 the kernel (cgroup v1's threadgroup lock and an RCU grace period), and
-every step launch is such a first write, unless something started that
-grace period earlier: memcore's prewarm does, at init_post_opt, for the
-own cgroup (mc_enforce.c). Slurm's task/cgroup pays for its own cgroups
-on both sides of the taskcgroup comparison.
+every step launch is such a first write. Slurm's task/cgroup pays for its
+own cgroups on both sides of the taskcgroup comparison; memcore's own
+cgroup pays it once more. (A prewarm that started the grace period from a
+forked grandchild at init_post_opt was tried and removed: the fork cost
+slurmstepd 2-4 ms on every GPU step, also where Slurm's task/cgroup holds
+the limit and no own cgroup is made, for a gain the profile did not show.)
 
 The step's cgroup, as the task saw it:
 
