@@ -259,6 +259,8 @@ int mc_check_partition(const struct mc_policy *p,
 	size_t *shape_of = calloc(nodes->n, sizeof(*shape_of));
 	struct shape_verdict *sv = calloc(nodes->n, sizeof(*sv));
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0;
+	/* A step on N nodes (--nodes) needs N nodes that each fit. */
+	size_t n_need = req->nodes > 1 ? req->nodes : 1;
 	char *summary;
 	json_t *lines = json_array();
 
@@ -303,6 +305,20 @@ int mc_check_partition(const struct mc_policy *p,
 			       n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
+	if (n_need > 1 && n_fit) {
+		char need[160];
+
+		if (n_fit >= n_need)
+			snprintf(need, sizeof(need), "memcore: a step on %zu "
+				 "nodes fits: %zu of the partition's nodes fit "
+				 "it", n_need, n_fit);
+		else
+			snprintf(need, sizeof(need), "memcore: a step on %zu "
+				 "nodes does not fit: only %zu of the "
+				 "partition's nodes fit it (--nodes=%zu at "
+				 "most)", n_need, n_fit, n_fit);
+		json_array_append_new(lines, json_string(need));
+	}
 	gpu_memory_lines(sv, n_shapes, lines);
 	/* The plan on the first fitting shape; or why each one refuses. */
 	for (size_t k = 0; k < n_shapes; k++) {
@@ -330,7 +346,9 @@ int mc_check_partition(const struct mc_policy *p,
 
 		for (size_t k = 0; k < n_shapes; k++)
 			json_array_append_new(shapes, shape_json(&sv[k]));
-		json_object_set_new(o, "fits", json_boolean(n_fit > 0));
+		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need));
+		json_object_set_new(o, "nodes_needed",
+				    json_integer((json_int_t)n_need));
 		json_object_set_new(o, "partition",
 				    json_string(nodes->partition));
 		json_object_set_new(o, "nodes",
@@ -350,5 +368,5 @@ int mc_check_partition(const struct mc_policy *p,
 	free(summary);
 	free(shape_of);
 	free(sv);
-	return n_fit ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return n_fit >= n_need ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

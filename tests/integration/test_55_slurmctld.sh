@@ -70,6 +70,15 @@ assert_eq "memcore: fits on 2 of 3 nodes of partition mixed: $BIG; not on $NODE1
 	"$(jf '.explanation[0]')" "per shape: the other way round"
 assert_eq 2 "$(jf '.shapes | length')" "two shapes in the JSON"
 assert_eq 2 "$(jf .nodes_fit)" "nodes_fit"
+# a multi-node request (issue 12): N nodes that each fit
+check --partition mixed --gpus 4 --mem 450G --nodes 2 --json
+assert_rc 0 "4 GPUs x 2 nodes with 450G fit the two big nodes"
+assert_eq "memcore: a step on 2 nodes fits: 2 of the partition's nodes fit it" \
+	"$(jf '.explanation[1]')" "--nodes 2: two fitting nodes named"
+assert_eq 2 "$(jf .nodes_needed)" "nodes_needed"
+check --partition mixed --gpus 4 --mem 450G --nodes 3
+assert_rc 1 "a 3-node step does not fit: only 2 nodes fit"
+assert_contains "$MC_OUT" "memcore: a step on 3 nodes does not fit: only 2 of the partition's nodes fit it (--nodes=2 at most)" "--nodes 3: says how many nodes fit"
 check --partition mixed --gpus 16
 assert_rc 1 "16 GPUs fit no node"
 first=$(head -n1 <<<"$MC_OUT")
