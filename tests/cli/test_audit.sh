@@ -1,6 +1,6 @@
 #!/bin/bash
 # memcore audit --json on every real topology in tests/data gives what
-# tests/data/ATTRIBUTION.md (from shared/topologies/SOURCES.md) lists:
+# the machines described in tests/data/ATTRIBUTION.md have:
 # GPU count, GPU -> NUMA node in Slurm index order, GPU memory, host RAM,
 # and the sizing rule's verdict at the default 2 workers and 4 reserved cores.
 . "$(dirname "$0")/lib.sh"

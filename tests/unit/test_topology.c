@@ -4,7 +4,7 @@
  *
  * Table-driven: every *.xml in tests/data must have a row here, so that a
  * topology added to the data set without expectations fails the suite.
- * Expected numbers come from ../shared/topologies/SOURCES.md and were
+ * Expected numbers come from the dumps' sources (ATTRIBUTION.md) and were
  * cross-checked with lstopo-no-graphics (hwloc 2.9.0).
  */
 #include <dirent.h>
