@@ -197,6 +197,38 @@ int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id)
 	return vendor_id == 0x1002 && device_id == 0x74a0;
 }
 
+const char *mc_pci_vendor_name(uint16_t vendor_id)
+{
+	switch (vendor_id) {
+	case 0x10de:
+		return "NVIDIA";
+	case 0x1002:
+		return "AMD";
+	case 0x8086:
+		return "Intel";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A name from the PCI ids alone, for dumps without PCI names (hwloc 1.x
+ * built without a PCI database, e.g. LLNL Lassen's): "NVIDIA [10de:1db1]".
+ * Left "" when the ids are 0000:0000 too.
+ */
+static void mc_gpu_id_name(hwloc_obj_t pci, struct mc_gpu *g)
+{
+	const char *vendor = hwloc_obj_get_info_by_name(pci, "PCIVendor");
+
+	if (g->vendor_id == 0 && g->device_id == 0)
+		return;		/* no ids either (sysfs snapshots): "" */
+	if (!vendor || !vendor[0])
+		vendor = mc_pci_vendor_name(g->vendor_id);
+	snprintf(g->model, sizeof(g->model), "%s [%04x:%04x]",
+		 vendor ? vendor : "PCI device", (unsigned)g->vendor_id,
+		 (unsigned)g->device_id);
+}
+
 static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 			struct mc_gpu *g)
 {
@@ -235,8 +267,13 @@ static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 	/* The runtime's name ("NVIDIA H200") beats the PCI database's. */
 	if (!model)
 		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
+	/* hwloc 1.x dumps may carry the name as the object's name only. */
+	if (!model && pci->name && pci->name[0])
+		model = pci->name;
 	if (model)
 		snprintf(g->model, sizeof(g->model), "%s", model);
+	else
+		mc_gpu_id_name(pci, g);
 }
 
 static int mc_gpu_cmp(const void *pa, const void *pb)

@@ -133,6 +133,13 @@ int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index);
 int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id);
 
 /*
+ * The short name of a GPU vendor by PCI vendor id ("NVIDIA" for 0x10de,
+ * "AMD" for 0x1002, "Intel" for 0x8086), NULL for any other. Names a GPU
+ * whose topology has no PCI names (hwloc 1.x dumps): "NVIDIA [10de:1db1]".
+ */
+const char *mc_pci_vendor_name(uint16_t vendor_id);
+
+/*
  * Load the facts of a node. xml_path NULL or "" means the live machine.
  * Sets the hwloc I/O filter to keep PCI and OS devices before loading
  * (hwloc ignores a filter set after load without an error).

@@ -51,6 +51,22 @@ expect_eq "juwels memory" "$(jq -c '[.gpus[].memory_bytes] | unique' <<<"$OUT")"
 expect_eq "juwels source" "$(jq -c '[.gpus[].memory_source] | unique' <<<"$OUT")" '["policy"]'
 expect_eq "juwels ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" true
 
+# The hwloc 1.x Lassen dump has no PCI names (nor cuda/nvml devices): each
+# GPU is named by its vendor and PCI ids, never left blank.
+run_mc audit --config "$TMP/empty.conf" --json \
+	--topology "$DATA/ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml"
+expect_eq "hwloc1 names" "$(jq -c '[.gpus[].model] | unique' <<<"$OUT")" '["NVIDIA [10de:1db1]"]'
+run_mc audit --config "$TMP/empty.conf" \
+	--topology "$DATA/ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml"
+expect_contains "hwloc1 text name" "$OUT" "GPU 3  0035:04:00.0  NUMA 8  memory unknown (none)  NVIDIA [10de:1db1]"
+# Every real dump with PCI ids names its GPUs.
+for f in "$DATA"/*.xml; do
+	case $f in *DERIVED*) continue ;; esac	# sysfs snapshot: ids 0000:0000
+	run_mc audit --config "$TMP/empty.conf" --json --topology "$f"
+	expect_eq "$(basename "$f"): blank GPU names" \
+		"$(jq '[.gpus[] | select(.model == "")] | length' <<<"$OUT")" 0
+done
+
 # The DGX-2H trimmed file keeps 4 cores for 16 GPUs: the text names the rule.
 run_mc audit --config "$TMP/empty.conf" --topology "$DATA/nvidia-dgx2h-16xv100-trimmed.xml"
 expect_eq "dgx2 exit" "$RC" 1

@@ -117,10 +117,11 @@ static const struct topo_case cases[] = {
 	  N(lassen_gpus), lassen_gpus, 0x10de, 0x0302, 16515072,
 	  MC_MEM_SRC_CUDA, "Tesla V100-SXM2-16GB" },
 	/* 4 CPU-less GPU-memory NUMA nodes (63 GiB) left out of host RAM;
-	 * DRM osdevs only, and no PCIDevice name in this v1 dump. */
+	 * DRM osdevs only, and no PCIDevice name in this v1 dump: the name
+	 * comes from the PCI ids. */
 	{ "ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml", 255.4, 40, 160, 2,
 	  numa_0_8, N(lassen_gpus), lassen_gpus, 0x10de, 0x0302, 0,
-	  MC_MEM_SRC_NONE, "" },
+	  MC_MEM_SRC_NONE, "NVIDIA [10de:1db1]" },
 	{ "aws-g4dn-metal-2xxeon8259cl-8xt4.xml", 377.5, 48, 96, 2, numa_0_1,
 	  N(g4dn_gpus), g4dn_gpus, 0x10de, 0x0302, 15472384, MC_MEM_SRC_CUDA,
 	  "Tesla T4" },
@@ -138,8 +139,9 @@ static const struct topo_case cases[] = {
 	  MC_MEM_SRC_RSMI, "deon Instinct MI50 32GB" },
 	{ "juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml", 503.5, 48, 96, 8,
 	  numa_0_7, N(juwels_gpus), juwels_gpus, 0x10de, 0x0302, 0,
-	  MC_MEM_SRC_NONE, "" },
-	/* 6 GPUMemory NUMA nodes (90 GiB) left out; vendor 0000. */
+	  MC_MEM_SRC_NONE, "NVIDIA [10de:20b0]" },
+	/* 6 GPUMemory NUMA nodes (90 GiB) left out; vendor 0000, so no
+	 * name at all. */
 	{ "ibm-ac922-2xpower9-6xv100-gpumemnuma-DERIVED.xml", 251.6, 8, 32, 2,
 	  numa_0_8, N(ac922_gpus), ac922_gpus, 0x0000, 0x0300, 0,
 	  MC_MEM_SRC_NONE, "" },
