@@ -552,6 +552,43 @@ static int mc_blacklist_plugins(hwloc_topology_t topo, char *err,
 	return 0;
 }
 
+bool mc_topology_ram_disagrees(const struct mc_node_facts *f)
+{
+	uint64_t a = f->hwloc_ram_bytes, b = f->host_ram_bytes;
+	uint64_t hi = a > b ? a : b, diff = a > b ? a - b : b - a;
+
+	return a && b && diff > hi / 100;
+}
+
+uint64_t mc_kernel_ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	return (uint64_t)pages * (uint64_t)page;
+}
+
+/*
+ * The live machine's host RAM as slurmd counts it (RealMemory), less the
+ * memory of the NUMA nodes hwloc sees but leaves out of host RAM (GPU
+ * memory onlined as NUMA nodes: the kernel counts it in MemTotal).
+ * hwloc's own figure when the kernel's is unknown.
+ */
+static uint64_t mc_live_ram(hwloc_topology_t topo, uint64_t hwloc_bytes)
+{
+	uint64_t kernel = mc_kernel_ram_bytes(), other = 0;
+	hwloc_obj_t n = NULL;
+
+	while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+					       n)) != NULL)
+		if (!mc_numa_is_host(n))
+			other += n->attr->numanode.local_memory;
+	if (kernel <= other)
+		return hwloc_bytes;
+	return kernel - other;
+}
+
 int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 		     char *err, size_t errlen)
 {
@@ -623,6 +660,9 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	if (mc_collect_numa(topo, f, err, errlen) < 0 ||
 	    mc_collect_gpus(topo, f, err, errlen) < 0)
 		goto out;
+	f->hwloc_ram_bytes = f->host_ram_bytes;
+	if (live)
+		f->host_ram_bytes = mc_live_ram(topo, f->hwloc_ram_bytes);
 	rc = 0;
 out:
 	hwloc_topology_destroy(topo);

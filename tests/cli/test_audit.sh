@@ -67,6 +67,28 @@ for f in "$DATA"/*.xml; do
 		"$(jq '[.gpus[] | select(.model == "")] | length' <<<"$OUT")" 0
 done
 
+# The live machine's host RAM is what slurmd's RealMemory counts (MemTotal;
+# less GPU-memory NUMA nodes, which no test machine has), not hwloc's NUMA
+# memory; when the two disagree, the audit gives both.
+run_mc audit --config "$TMP/empty.conf" --json
+memtotal=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+expect_near "live host RAM against /proc/meminfo MemTotal" \
+	"$(jq '.host_ram_bytes' <<<"$OUT")" "$memtotal" $((16 << 20))
+live_hwloc=$(jq '.hwloc_ram_bytes' <<<"$OUT")
+[ "$live_hwloc" != null ] && [ "$live_hwloc" -gt 0 ] || fail "live hwloc_ram_bytes: $live_hwloc"
+disagrees=$(jq '.ram_disagrees' <<<"$OUT")
+run_mc audit --config "$TMP/empty.conf"
+if [ "$disagrees" = true ]; then
+	expect_contains "live RAM note" "$OUT" "note: host RAM "
+	expect_contains "live RAM note source" "$OUT" "is the kernel's (MemTotal, what slurmd's RealMemory counts); hwloc's NUMA nodes hold"
+else
+	case $OUT in *"note: host RAM"*) fail "live RAM note without a disagreement" ;; esac
+fi
+# From XML, host RAM is hwloc's figure and there is nothing to note.
+run_mc audit --config "$TMP/empty.conf" --json --topology "$DATA/local-2numa-2gpu.xml"
+expect_eq "xml hwloc RAM" "$(jq '.hwloc_ram_bytes == .host_ram_bytes' <<<"$OUT")" true
+expect_eq "xml RAM note" "$(jq '.ram_disagrees' <<<"$OUT")" false
+
 # The DGX-2H trimmed file keeps 4 cores for 16 GPUs: the text names the rule.
 run_mc audit --config "$TMP/empty.conf" --topology "$DATA/nvidia-dgx2h-16xv100-trimmed.xml"
 expect_eq "dgx2 exit" "$RC" 1

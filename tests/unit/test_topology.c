@@ -223,6 +223,8 @@ static void check_case(void **state)
 	}
 	/* Host RAM is exactly the host NUMA nodes, nothing else. */
 	assert_true(numa_ram == f->host_ram_bytes);
+	/* From XML, host RAM is hwloc's figure. */
+	assert_true(f->hwloc_ram_bytes == f->host_ram_bytes);
 	assert_int_equal(numa_cores, f->cores);
 
 	assert_int_equal(f->n_gpus, c->n_gpus);
@@ -513,6 +515,11 @@ static void test_live(void **state)
 	assert_true(f->pus >= f->cores);
 	assert_true(f->host_ram_bytes > 0);
 	assert_true(f->n_gpus <= MC_MAX_GPUS);
+	/* Host RAM is the kernel's (slurmd's RealMemory), less any NUMA
+	 * node of GPU memory; hwloc's NUMA total is kept apart. */
+	assert_true(f->hwloc_ram_bytes > 0);
+	assert_true(mc_kernel_ram_bytes() > 0);
+	assert_true(f->host_ram_bytes <= mc_kernel_ram_bytes());
 	free(f);
 }
 
