@@ -523,6 +523,22 @@ static void test_live(void **state)
 	free(f);
 }
 
+/* The audit's note: hwloc and the host RAM used differ by more than 1%. */
+static void test_ram_disagrees(void **state)
+{
+	struct mc_node_facts *f = facts_new();
+
+	f->host_ram_bytes = f->hwloc_ram_bytes = 24ULL << 30;
+	assert_false(mc_topology_ram_disagrees(f));
+	f->host_ram_bytes = (24ULL << 30) + (200ULL << 20);	/* 0.8% */
+	assert_false(mc_topology_ram_disagrees(f));
+	f->hwloc_ram_bytes = 22ULL << 30;			/* 9% */
+	assert_true(mc_topology_ram_disagrees(f));
+	f->hwloc_ram_bytes = 0;		/* from slurmctld: no hwloc figure */
+	assert_false(mc_topology_ram_disagrees(f));
+	free(f);
+}
+
 static void test_local_cpus(void **state)
 {
 	struct mc_node_facts *f = facts_new();
@@ -581,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_max_gpus),
 		cmocka_unit_test(test_null_err),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_ram_disagrees),
 		cmocka_unit_test(test_local_cpus),
 		cmocka_unit_test(test_mem_source_names),
 	};
