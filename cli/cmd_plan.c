@@ -165,8 +165,12 @@ int mc_cmd_plan(int argc, char **argv)
 	if (!gpus_set) {
 		gpus = mc_topology_slurm_gpus(&facts);
 		if (gpus == 0)
-			return mc_cli_usage_error("plan: %s has no GPUs",
-						  facts.source);
+			return mc_cli_usage_error("plan: %s has no GPUs; "
+						  "name a GPU node with "
+						  "--topology FILE.xml",
+						  strcmp(facts.source, "live")
+						  ? facts.source
+						  : "this machine");
 	}
 	if (gpus > mc_topology_slurm_gpus(&facts))
 		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
