@@ -91,6 +91,13 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "source", json_string(f->source));
 	json_object_set_new(o, "host_ram_bytes",
 			    json_integer((json_int_t)f->host_ram_bytes));
+	/* hwloc's NUMA memory; host_ram_bytes is the kernel's on the live
+	 * machine (slurmd's RealMemory), hwloc's from XML. */
+	json_object_set_new(o, "hwloc_ram_bytes", f->hwloc_ram_bytes
+			    ? json_integer((json_int_t)f->hwloc_ram_bytes)
+			    : json_null());
+	json_object_set_new(o, "ram_disagrees",
+			    json_boolean(mc_topology_ram_disagrees(f)));
 	json_object_set_new(o, "cores", json_integer(f->cores));
 	json_object_set_new(o, "pus", json_integer(f->pus));
 	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
@@ -144,6 +151,11 @@ static void print_text(const struct mc_node_facts *f,
 	printf("node %s: %s host RAM, %u cores (%u CPUs), %u NUMA nodes, "
 	       "%u GPUs\n", f->source, mc_fmt_bytes(f->host_ram_bytes, b1,
 	       sizeof(b1)), f->cores, f->pus, f->n_numa, f->n_gpus);
+	if (mc_topology_ram_disagrees(f))
+		printf("note: host RAM %s is the kernel's (MemTotal, what "
+		       "slurmd's RealMemory counts); hwloc's NUMA nodes hold "
+		       "%s\n", mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)),
+		       mc_fmt_bytes(f->hwloc_ram_bytes, b2, sizeof(b2)));
 	for (uint32_t i = 0; i < f->n_gpus; i++) {
 		const struct mc_gpu *g = &f->gpus[i];
 		enum mc_mem_source src;

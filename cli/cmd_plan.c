@@ -16,11 +16,12 @@
 static void plan_usage(FILE *out)
 {
 	fprintf(out,
-"usage: memcore plan --gpus N [--dataloader-workers W] [--cores LIST]\n"
+"usage: memcore plan [--gpus N] [--dataloader-workers W] [--cores LIST]\n"
 "                    [--topology FILE.xml] [--config FILE] [--partition P]\n"
 "                    [--json]\n"
 "\n"
-"Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1)\n"
+"Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1;\n"
+"default: every GPU of the node)\n"
 "gets: W+1 whole cores of the GPU's NUMA node, lowest first, never shared\n"
 "between GPUs, chosen inside --cores (a Slurm-style list of OS CPU\n"
 "indices, \"0-3,8\"; default: every CPU). A NUMA node with fewer free\n"
@@ -154,13 +155,23 @@ int mc_cmd_plan(int argc, char **argv)
 	}
 	if (mc_cli_no_arguments("plan", argc, argv))
 		return MC_EXIT_USAGE;
-	if (!gpus_set || gpus == 0)
-		return mc_cli_usage_error("plan: --gpus N (1 or more) is "
-					  "required");
+	if (gpus_set && gpus == 0)
+		return mc_cli_usage_error("plan: --gpus=0: 1 or more, or "
+					  "leave it out for every GPU");
 	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
 		return MC_EXIT_USAGE;
 	if (!workers_set)
 		workers = p.dataloader_workers;
+	if (!gpus_set) {
+		gpus = mc_topology_slurm_gpus(&facts);
+		if (gpus == 0)
+			return mc_cli_usage_error("plan: %s has no GPUs; "
+						  "name a GPU node with "
+						  "--topology FILE.xml",
+						  strcmp(facts.source, "live")
+						  ? facts.source
+						  : "this machine");
+	}
 	if (gpus > mc_topology_slurm_gpus(&facts))
 		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
 					  gpus, facts.source,

@@ -145,6 +145,14 @@ int mc_slurmd_init(struct mc_plugin *p)
 		   "%u workers: %s; %s", MC_VERSION, slurm, host,
 		   facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
 		   a.workers, audit, cache);
+	if (mc_topology_ram_disagrees(&facts)) {
+		char hw[32];
+
+		slurm_info("memcore: host RAM %s is the kernel's (MemTotal, "
+			   "as RealMemory); hwloc's NUMA nodes hold %s", ram,
+			   mc_fmt_bytes(facts.hwloc_ram_bytes, hw,
+					sizeof(hw)));
+	}
 	if (facts.n_gpus && a.gpu_memory_known && !a.ram_rule_ok) {
 		mc_fmt_bytes(a.ram_needed_bytes, need, sizeof(need));
 		mc_fmt_bytes(a.gpu_memory_total_bytes, gmem, sizeof(gmem));

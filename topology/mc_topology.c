@@ -197,6 +197,38 @@ int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id)
 	return vendor_id == 0x1002 && device_id == 0x74a0;
 }
 
+const char *mc_pci_vendor_name(uint16_t vendor_id)
+{
+	switch (vendor_id) {
+	case 0x10de:
+		return "NVIDIA";
+	case 0x1002:
+		return "AMD";
+	case 0x8086:
+		return "Intel";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A name from the PCI ids alone, for dumps without PCI names (hwloc 1.x
+ * built without a PCI database, e.g. LLNL Lassen's): "NVIDIA [10de:1db1]".
+ * Left "" when the ids are 0000:0000 too.
+ */
+static void mc_gpu_id_name(hwloc_obj_t pci, struct mc_gpu *g)
+{
+	const char *vendor = hwloc_obj_get_info_by_name(pci, "PCIVendor");
+
+	if (g->vendor_id == 0 && g->device_id == 0)
+		return;		/* no ids either (sysfs snapshots): "" */
+	if (!vendor || !vendor[0])
+		vendor = mc_pci_vendor_name(g->vendor_id);
+	snprintf(g->model, sizeof(g->model), "%s [%04x:%04x]",
+		 vendor ? vendor : "PCI device", (unsigned)g->vendor_id,
+		 (unsigned)g->device_id);
+}
+
 static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 			struct mc_gpu *g)
 {
@@ -235,8 +267,13 @@ static void mc_gpu_fill(hwloc_topology_t topo, hwloc_obj_t pci,
 	/* The runtime's name ("NVIDIA H200") beats the PCI database's. */
 	if (!model)
 		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
+	/* hwloc 1.x dumps may carry the name as the object's name only. */
+	if (!model && pci->name && pci->name[0])
+		model = pci->name;
 	if (model)
 		snprintf(g->model, sizeof(g->model), "%s", model);
+	else
+		mc_gpu_id_name(pci, g);
 }
 
 static int mc_gpu_cmp(const void *pa, const void *pb)
@@ -515,6 +552,43 @@ static int mc_blacklist_plugins(hwloc_topology_t topo, char *err,
 	return 0;
 }
 
+bool mc_topology_ram_disagrees(const struct mc_node_facts *f)
+{
+	uint64_t a = f->hwloc_ram_bytes, b = f->host_ram_bytes;
+	uint64_t hi = a > b ? a : b, diff = a > b ? a - b : b - a;
+
+	return a && b && diff > hi / 100;
+}
+
+uint64_t mc_kernel_ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	return (uint64_t)pages * (uint64_t)page;
+}
+
+/*
+ * The live machine's host RAM as slurmd counts it (RealMemory), less the
+ * memory of the NUMA nodes hwloc sees but leaves out of host RAM (GPU
+ * memory onlined as NUMA nodes: the kernel counts it in MemTotal).
+ * hwloc's own figure when the kernel's is unknown.
+ */
+static uint64_t mc_live_ram(hwloc_topology_t topo, uint64_t hwloc_bytes)
+{
+	uint64_t kernel = mc_kernel_ram_bytes(), other = 0;
+	hwloc_obj_t n = NULL;
+
+	while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+					       n)) != NULL)
+		if (!mc_numa_is_host(n))
+			other += n->attr->numanode.local_memory;
+	if (kernel <= other)
+		return hwloc_bytes;
+	return kernel - other;
+}
+
 int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 		     char *err, size_t errlen)
 {
@@ -586,6 +660,9 @@ int mc_topology_load(const char *xml_path, struct mc_node_facts *f,
 	if (mc_collect_numa(topo, f, err, errlen) < 0 ||
 	    mc_collect_gpus(topo, f, err, errlen) < 0)
 		goto out;
+	f->hwloc_ram_bytes = f->host_ram_bytes;
+	if (live)
+		f->host_ram_bytes = mc_live_ram(topo, f->hwloc_ram_bytes);
 	rc = 0;
 out:
 	hwloc_topology_destroy(topo);

@@ -29,6 +29,7 @@
 #define MC_TOPOLOGY_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <limits.h>
 
@@ -88,7 +89,16 @@ struct mc_gpu {
 
 struct mc_node_facts {
 	char source[PATH_MAX];		/* XML path, or "live" */
-	uint64_t host_ram_bytes;	/* without GPU-memory NUMA nodes */
+	/* Host RAM without GPU-memory NUMA nodes. From an XML topology,
+	 * hwloc's NUMA memory; on the live machine, the kernel's (what
+	 * slurmd's RealMemory counts: _SC_PHYS_PAGES x page size, i.e.
+	 * MemTotal) less the GPU-memory NUMA nodes hwloc sees. */
+	uint64_t host_ram_bytes;
+	/* hwloc's figure: the host NUMA nodes' memory. Equal to
+	 * host_ram_bytes from XML; on the live machine it may be less than
+	 * the kernel's (memory the kernel counts outside any node's
+	 * meminfo), and the audit says so. */
+	uint64_t hwloc_ram_bytes;
 	uint32_t cores;			/* Core objects (allowed) */
 	uint32_t pus;			/* PU objects (allowed) */
 	uint32_t n_numa;		/* host NUMA nodes */
@@ -133,7 +143,31 @@ int mc_topology_gpu_numa(const struct mc_node_facts *f, unsigned index);
 int mc_pci_is_apu(uint16_t vendor_id, uint16_t device_id);
 
 /*
- * Load the facts of a node. xml_path NULL or "" means the live machine.
+ * The short name of a GPU vendor by PCI vendor id ("NVIDIA" for 0x10de,
+ * "AMD" for 0x1002, "Intel" for 0x8086), NULL for any other. Names a GPU
+ * whose topology has no PCI names (hwloc 1.x dumps): "NVIDIA [10de:1db1]".
+ */
+const char *mc_pci_vendor_name(uint16_t vendor_id);
+
+/*
+ * Whether hwloc's NUMA memory (hwloc_ram_bytes) and the host RAM used
+ * (the kernel's, on the live machine) differ by more than 1% of the
+ * larger: the audit then gives both. False when hwloc gave no figure
+ * (facts from slurmctld or Node* keys).
+ */
+bool mc_topology_ram_disagrees(const struct mc_node_facts *f);
+
+/*
+ * The kernel's RAM in bytes, as slurmd counts RealMemory:
+ * sysconf(_SC_PHYS_PAGES) x sysconf(_SC_PAGESIZE) (/proc/meminfo's
+ * MemTotal). 0 when unknown.
+ */
+uint64_t mc_kernel_ram_bytes(void);
+
+/*
+ * Load the facts of a node. xml_path NULL or "" means the live machine,
+ * whose host_ram_bytes is the kernel's (mc_kernel_ram_bytes(), less any
+ * GPU-memory NUMA nodes); hwloc's NUMA total is kept in hwloc_ram_bytes.
  * Sets the hwloc I/O filter to keep PCI and OS devices before loading
  * (hwloc ignores a filter set after load without an error).
  * Returns 0, or -1 with err set: "topology FILE: reason" (missing file,

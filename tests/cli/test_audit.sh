@@ -1,6 +1,6 @@
 #!/bin/bash
 # memcore audit --json on every real topology in tests/data gives what
-# tests/data/ATTRIBUTION.md (from shared/topologies/SOURCES.md) lists:
+# the machines described in tests/data/ATTRIBUTION.md have:
 # GPU count, GPU -> NUMA node in Slurm index order, GPU memory, host RAM,
 # and the sizing rule's verdict at the default 2 workers and 4 reserved cores.
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +50,44 @@ expect_eq "juwels exit" "$RC" 0
 expect_eq "juwels memory" "$(jq -c '[.gpus[].memory_bytes] | unique' <<<"$OUT")" "[$((40 * GIB))]"
 expect_eq "juwels source" "$(jq -c '[.gpus[].memory_source] | unique' <<<"$OUT")" '["policy"]'
 expect_eq "juwels ram rule" "$(jq '.ram_rule_ok' <<<"$OUT")" true
+
+# The hwloc 1.x Lassen dump has no PCI names (nor cuda/nvml devices): each
+# GPU is named by its vendor and PCI ids, never left blank.
+run_mc audit --config "$TMP/empty.conf" --json \
+	--topology "$DATA/ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml"
+expect_eq "hwloc1 names" "$(jq -c '[.gpus[].model] | unique' <<<"$OUT")" '["NVIDIA [10de:1db1]"]'
+run_mc audit --config "$TMP/empty.conf" \
+	--topology "$DATA/ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml"
+expect_contains "hwloc1 text name" "$OUT" "GPU 3  0035:04:00.0  NUMA 8  memory unknown (none)  NVIDIA [10de:1db1]"
+# Every real dump with PCI ids names its GPUs.
+for f in "$DATA"/*.xml; do
+	case $f in *DERIVED*) continue ;; esac	# sysfs snapshot: ids 0000:0000
+	run_mc audit --config "$TMP/empty.conf" --json --topology "$f"
+	expect_eq "$(basename "$f"): blank GPU names" \
+		"$(jq '[.gpus[] | select(.model == "")] | length' <<<"$OUT")" 0
+done
+
+# The live machine's host RAM is what slurmd's RealMemory counts (MemTotal;
+# less GPU-memory NUMA nodes, which no test machine has), not hwloc's NUMA
+# memory; when the two disagree, the audit gives both.
+run_mc audit --config "$TMP/empty.conf" --json
+memtotal=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+expect_near "live host RAM against /proc/meminfo MemTotal" \
+	"$(jq '.host_ram_bytes' <<<"$OUT")" "$memtotal" $((16 << 20))
+live_hwloc=$(jq '.hwloc_ram_bytes' <<<"$OUT")
+[ "$live_hwloc" != null ] && [ "$live_hwloc" -gt 0 ] || fail "live hwloc_ram_bytes: $live_hwloc"
+disagrees=$(jq '.ram_disagrees' <<<"$OUT")
+run_mc audit --config "$TMP/empty.conf"
+if [ "$disagrees" = true ]; then
+	expect_contains "live RAM note" "$OUT" "note: host RAM "
+	expect_contains "live RAM note source" "$OUT" "is the kernel's (MemTotal, what slurmd's RealMemory counts); hwloc's NUMA nodes hold"
+else
+	case $OUT in *"note: host RAM"*) fail "live RAM note without a disagreement" ;; esac
+fi
+# From XML, host RAM is hwloc's figure and there is nothing to note.
+run_mc audit --config "$TMP/empty.conf" --json --topology "$DATA/local-2numa-2gpu.xml"
+expect_eq "xml hwloc RAM" "$(jq '.hwloc_ram_bytes == .host_ram_bytes' <<<"$OUT")" true
+expect_eq "xml RAM note" "$(jq '.ram_disagrees' <<<"$OUT")" false
 
 # The DGX-2H trimmed file keeps 4 cores for 16 GPUs: the text names the rule.
 run_mc audit --config "$TMP/empty.conf" --topology "$DATA/nvidia-dgx2h-16xv100-trimmed.xml"

@@ -49,6 +49,19 @@ expect_contains "plugstack snippet" "$(cat "$dest/etc/slurm/plugstack.conf.d/mem
 run_mc audit --config "$dest/etc/slurm/memcore.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
 expect_eq "shipped memcore.conf parses (audit exit)" "$RC" 0
 
+# memcore(8)'s FILES names where the package puts the shared files
+# (/usr/share) and where make install does with its default PREFIX
+# (/usr/local/share), and make install does put them there.
+dest2=$TMP/dest-default
+make -s -C "$TOP" install DESTDIR="$dest2" SLURM_PLUGIN_DIR=/usr/lib/slurm-test >/dev/null ||
+	fail "make install DESTDIR (default PREFIX) failed"
+files=$(MANWIDTH=200 man -l "$TOP/docs/memcore.8" 2>/dev/null | sed -n '/^FILES/,/^SEE ALSO/p')
+for f in memcore/cli_filter.lua doc/memcore/examples/; do
+	[ -e "$dest2/usr/local/share/$f" ] || fail "make install: /usr/local/share/$f missing"
+	expect_contains "memcore(8) FILES: package path" "$files" "/usr/share/$f"
+	expect_contains "memcore(8) FILES: make install path" "$files" "/usr/local/share/$f"
+done
+
 # The man pages render without warnings.
 for m in "$TOP/docs/memcore.8" "$TOP/docs/memcore.conf.5"; do
 	w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)

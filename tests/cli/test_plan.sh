@@ -50,7 +50,24 @@ run_mc check --config "$TMP/empty.conf" --topology "$JUWELS" --gpus 1 --dataload
 expect_eq "juwels own domain check rc" "$RC" 1
 
 # Bad input: exit 2 with a message.
-for args in "--gpus 3" "--gpus 0" "" "--gpus 2 --cores 0-" "--gpus 2 --cores x" \
+# Without --gpus: every GPU of the node.
+run_mc plan --config "$TMP/empty.conf" --topology "$LENOVO" --dataloader-workers 2 --json
+expect_eq "default gpus rc" "$RC" 0
+expect_eq "default gpus indices" "$(jq -c '[.gpus[].index]' <<<"$OUT")" "[0,1,2,3]"
+expect_eq "default gpus numa" "$(jq -c '[.gpus[].numa_node]' <<<"$OUT")" "[1,2,6,7]"
+run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --dataloader-workers 0
+expect_eq "default gpus local rc" "$RC" 0
+expect_contains "default gpus local" "$OUT" "2 GPUs x (0 workers + 1) cores"
+run_mc plan --help
+expect_contains "help: default" "$OUT" "default: every GPU of the node"
+# A node without GPUs has nothing to plan (a GPU-less test machine).
+if [ "$("$MEMCORE" audit --config "$TMP/empty.conf" --json | jq '.gpus | length')" = 0 ]; then
+	run_mc plan --config "$TMP/empty.conf"
+	expect_eq "no GPUs rc" "$RC" 2
+	expect_contains "no GPUs message" "$ERR" "memcore: plan: this machine has no GPUs; name a GPU node with --topology FILE.xml"
+fi
+
+for args in "--gpus 3" "--gpus 0" "--gpus 2 --cores 0-" "--gpus 2 --cores x" \
 	    "--gpus 2 --dataloader-workers -1" "--gpus 2 extra" "--gpus 2 --bogus"; do
 	# shellcheck disable=SC2086
 	run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" $args

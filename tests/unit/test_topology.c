@@ -4,7 +4,7 @@
  *
  * Table-driven: every *.xml in tests/data must have a row here, so that a
  * topology added to the data set without expectations fails the suite.
- * Expected numbers come from ../shared/topologies/SOURCES.md and were
+ * Expected numbers come from the dumps' sources (ATTRIBUTION.md) and were
  * cross-checked with lstopo-no-graphics (hwloc 2.9.0).
  */
 #include <dirent.h>
@@ -117,10 +117,11 @@ static const struct topo_case cases[] = {
 	  N(lassen_gpus), lassen_gpus, 0x10de, 0x0302, 16515072,
 	  MC_MEM_SRC_CUDA, "Tesla V100-SXM2-16GB" },
 	/* 4 CPU-less GPU-memory NUMA nodes (63 GiB) left out of host RAM;
-	 * DRM osdevs only, and no PCIDevice name in this v1 dump. */
+	 * DRM osdevs only, and no PCIDevice name in this v1 dump: the name
+	 * comes from the PCI ids. */
 	{ "ibm-ac922-lassen-2xpower9-4xv100-hwloc1.xml", 255.4, 40, 160, 2,
 	  numa_0_8, N(lassen_gpus), lassen_gpus, 0x10de, 0x0302, 0,
-	  MC_MEM_SRC_NONE, "" },
+	  MC_MEM_SRC_NONE, "NVIDIA [10de:1db1]" },
 	{ "aws-g4dn-metal-2xxeon8259cl-8xt4.xml", 377.5, 48, 96, 2, numa_0_1,
 	  N(g4dn_gpus), g4dn_gpus, 0x10de, 0x0302, 15472384, MC_MEM_SRC_CUDA,
 	  "Tesla T4" },
@@ -138,8 +139,9 @@ static const struct topo_case cases[] = {
 	  MC_MEM_SRC_RSMI, "deon Instinct MI50 32GB" },
 	{ "juwels-booster-2xepyc7402-nps4-4xa100-pcionly.xml", 503.5, 48, 96, 8,
 	  numa_0_7, N(juwels_gpus), juwels_gpus, 0x10de, 0x0302, 0,
-	  MC_MEM_SRC_NONE, "" },
-	/* 6 GPUMemory NUMA nodes (90 GiB) left out; vendor 0000. */
+	  MC_MEM_SRC_NONE, "NVIDIA [10de:20b0]" },
+	/* 6 GPUMemory NUMA nodes (90 GiB) left out; vendor 0000, so no
+	 * name at all. */
 	{ "ibm-ac922-2xpower9-6xv100-gpumemnuma-DERIVED.xml", 251.6, 8, 32, 2,
 	  numa_0_8, N(ac922_gpus), ac922_gpus, 0x0000, 0x0300, 0,
 	  MC_MEM_SRC_NONE, "" },
@@ -221,6 +223,8 @@ static void check_case(void **state)
 	}
 	/* Host RAM is exactly the host NUMA nodes, nothing else. */
 	assert_true(numa_ram == f->host_ram_bytes);
+	/* From XML, host RAM is hwloc's figure. */
+	assert_true(f->hwloc_ram_bytes == f->host_ram_bytes);
 	assert_int_equal(numa_cores, f->cores);
 
 	assert_int_equal(f->n_gpus, c->n_gpus);
@@ -511,6 +515,27 @@ static void test_live(void **state)
 	assert_true(f->pus >= f->cores);
 	assert_true(f->host_ram_bytes > 0);
 	assert_true(f->n_gpus <= MC_MAX_GPUS);
+	/* Host RAM is the kernel's (slurmd's RealMemory), less any NUMA
+	 * node of GPU memory; hwloc's NUMA total is kept apart. */
+	assert_true(f->hwloc_ram_bytes > 0);
+	assert_true(mc_kernel_ram_bytes() > 0);
+	assert_true(f->host_ram_bytes <= mc_kernel_ram_bytes());
+	free(f);
+}
+
+/* The audit's note: hwloc and the host RAM used differ by more than 1%. */
+static void test_ram_disagrees(void **state)
+{
+	struct mc_node_facts *f = facts_new();
+
+	f->host_ram_bytes = f->hwloc_ram_bytes = 24ULL << 30;
+	assert_false(mc_topology_ram_disagrees(f));
+	f->host_ram_bytes = (24ULL << 30) + (200ULL << 20);	/* 0.8% */
+	assert_false(mc_topology_ram_disagrees(f));
+	f->hwloc_ram_bytes = 22ULL << 30;			/* 9% */
+	assert_true(mc_topology_ram_disagrees(f));
+	f->hwloc_ram_bytes = 0;		/* from slurmctld: no hwloc figure */
+	assert_false(mc_topology_ram_disagrees(f));
 	free(f);
 }
 
@@ -572,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_max_gpus),
 		cmocka_unit_test(test_null_err),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_ram_disagrees),
 		cmocka_unit_test(test_local_cpus),
 		cmocka_unit_test(test_mem_source_names),
 	};
