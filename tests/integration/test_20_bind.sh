@@ -105,13 +105,16 @@ policy
 # gets core 0 with GPU 1.
 srun -n1 -c1 --mem=1G -J hold-core0 sleep 60 >/dev/null 2>&1 &
 hold_core0=$!
-for _ in $(seq 50); do [ -n "$(squeue -h -t R -n hold-core0 -o %i)" ] && break; sleep 0.2; done
+# Each job must run before the next is submitted (a slow guest takes
+# seconds to start one): else they get other cores than the test means.
+for _ in $(seq 300); do [ -n "$(squeue -h -t R -n hold-core0 -o %i)" ] && break; sleep 0.2; done
+assert_ne "" "$(squeue -h -t R -n hold-core0 -o %i)" "core 0 held by a CPU-only job"
 srun -n1 -c1 --mem=1G --gpus=1 -J hold-gpu0 sleep 60 >/dev/null 2>&1 &
 hold_gpu0=$!
-for _ in $(seq 50); do [ -n "$(squeue -h -t R -n hold-gpu0 -o %i)" ] && break; sleep 0.2; done
+for _ in $(seq 300); do [ -n "$(squeue -h -t R -n hold-gpu0 -o %i)" ] && break; sleep 0.2; done
 assert_ne "" "$(squeue -h -t R -n hold-gpu0 -o %i)" "GPU 0 held by another job"
 scancel -n hold-core0
-for _ in $(seq 50); do [ -z "$(squeue -h -n hold-core0 -o %i)" ] && break; sleep 0.2; done
+for _ in $(seq 300); do [ -z "$(squeue -h -n hold-core0 -o %i)" ] && break; sleep 0.2; done
 mc_run srun -n1 -c1 --gpus=1 --mem=1G bash -c "$SHOW"
 assert_rc 0 "the task of the GPU on NUMA node 1 runs"
 assert_contains "$(line 0)" "gpus=1 cpus=0 " "it keeps its CPU 0 (never widened)"
