@@ -358,6 +358,9 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
+	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
+	if (mc_opts_check(&a.opts, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
 	if (a.cores_set && a.cpus_set)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",

@@ -164,3 +164,31 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->zero_init = !o->set[MC_OPT_ZERO_INIT] ? MC_ZERO_INIT_POLICY
 		       : o->zero_init ? MC_ZERO_INIT_YES : MC_ZERO_INIT_NO;
 }
+
+int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen)
+{
+	static const struct mc_policy none;	/* no policy defaults */
+	struct mc_request r;
+	char why[MC_ERR_MAX];
+	size_t n;
+	int k;
+
+	memset(&r, 0, sizeof(r));
+	mc_opts_request(o, &none, &r);
+	if (mc_request_check(NULL, &r, why, sizeof(why)) == 0)
+		return 0;
+	n = (size_t)snprintf(err, errlen, "%s", why);
+	/* Say which of the values came from a variable, not a flag. */
+	k = 0;
+	for (int i = 0; i < MC_OPT_COUNT; i++) {
+		if (!o->set[i] || !o->from_env[i] || i == MC_OPT_MODE ||
+		    n >= errlen)
+			continue;
+		n += (size_t)snprintf(err + n, errlen - n, "%s%s", k++ ?
+				      ", " : " (from the environment: ",
+				      table[i].env);
+	}
+	if (k && n < errlen)
+		snprintf(err + n, errlen - n, ")");
+	return -1;
+}

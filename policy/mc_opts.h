@@ -80,4 +80,17 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 		     struct mc_request *r);
 
+/*
+ * The options taken together, once all of them (and their variables) are
+ * known: refuses the combinations no policy can accept, by the rules'
+ * own check (mc_request_check without a policy): --offload without
+ * --zero-stage or below its stage, --offload without --model-params,
+ * --largest-layer-params above --model-params. Called by the plugin in
+ * srun/sbatch/salloc (init_post_opt, so that nothing is queued) and by
+ * `memcore check`. Returns 0, or -1 with err naming the options and the
+ * fix, and the variables that set any of them ("... (MEMCORE_OFFLOAD from
+ * the environment)").
+ */
+int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen);
+
 #endif

@@ -61,6 +61,12 @@ chk 2 "--zero-stage=-1:" --gpus 1 --zero-stage -1
 chk 2 "--offload=everything: expected none, optimizer or all" --gpus 1 --offload everything
 chk 2 "--offload=: empty value" --gpus 1 --offload ''
 chk 2 "--zero-stage=3" --gpus 2 --model-params 7B --zero-stage 2 --offload all
+# Options that no policy accepts together: refused as srun/sbatch/salloc
+# refuse them (mc_opts_check), before any node is looked at.
+chk 2 "memcore: --offload=all (parameter offload) needs --zero-stage=3, and no stage is given: add --zero-stage=3" --gpus 1 --offload all
+chk 2 "memcore: --offload=optimizer needs --zero-stage=1, 2 or 3 (ZeRO offload has no stage 0): add --zero-stage" --gpus 1 --offload optimizer --model-params 7B
+chk 2 "memcore: --offload=optimizer needs --model-params" --gpus 1 --offload optimizer --zero-stage 2
+row 2 "needs --zero-stage=3" check --config "$TMP/empty.conf" --gpus 1 --offload all
 chk 2 "--largest-layer-params=0: must be at least 1" --gpus 1 --largest-layer-params 0
 chk 2 "--largest-layer-params=7Q: unknown suffix 'Q'" --gpus 1 --largest-layer-params 7Q
 chk 2 "--largest-layer-params: more than --model-params" --gpus 1 --model-params 1B --largest-layer-params 2B

@@ -96,10 +96,18 @@ row 1 "memcore: MEMCORE_DATALOADER_WORKERS: a value of 301 characters is too lon
 # 255 characters: read whole by slurmstepd and used (1 worker, not the
 # default 2: MEMCORE_DATALOADER_WORKERS is exported to the task as 1).
 row 0 "workers=1" srun --export=ALL,MEMCORE_DATALOADER_WORKERS=$OK_WORKERS "${ONE[@]}" bash -c 'echo workers=$MEMCORE_DATALOADER_WORKERS'
+# Options that can never go together (--offload without the ZeRO stage it
+# needs, or without --model-params): refused in init_post_opt once all
+# options and variables are known, before anything is queued.
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" sbatch --gpus=1 --mem=30G -c 3 --offload=all --wrap true
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" srun --gpus=1 --mem=30G -c 3 --offload=all true
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" salloc --gpus=1 --mem=30G -c 3 --offload=all true
+row 1 "--zero-stage=3, not 1 or 2" srun "${ONE[@]}" --model-params=7B --zero-stage=2 --offload=all true
+row 1 "add --zero-stage, or drop --offload (from the environment: MEMCORE_OFFLOAD)" env MEMCORE_OFFLOAD=optimizer sbatch "${ONE[@]}" --model-params=7B --wrap true
+row 1 "memcore: --offload=optimizer needs --model-params" sbatch "${ONE[@]}" --zero-stage=2 --offload=optimizer --wrap true
 assert_eq "" "$(squeue -h -o %i)" "nothing queued after the refused options"
 
 # --- refused at launch: the verdict names the reason -----------------------
-row 1 "--zero-stage=3" srun "${ONE[@]}" --model-params=7B --zero-stage=2 --offload=all true
 row 1 "more than MaxDataloaderWorkers=64" srun "${ONE[@]}" --dataloader-workers=1024 true
 
 # --- security: nothing a user sets lowers enforcement ----------------------

@@ -101,12 +101,67 @@ static void test_request(void **state)
 	assert_int_equal(r.largest_layer_params, 32899072);
 }
 
+static int set(struct mc_opts *o, enum mc_opt_id id, const char *v,
+	       bool env)
+{
+	return mc_opts_set(o, id, v, env, err, sizeof(err));
+}
+
+/* The combinations no policy accepts, refused where all options are known
+ * (srun/sbatch/salloc's init_post_opt, memcore check). */
+static void test_check(void **state)
+{
+	struct mc_opts o = { 0 };
+
+	(void)state;
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	/* sbatch --offload=all with no --zero-stage */
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--offload=all (parameter offload) needs "
+			    "--zero-stage=3, and no stage is given: add "
+			    "--zero-stage=3, or use --offload=optimizer with "
+			    "stage 1 or 2");
+	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "needs --zero-stage=3, not 1 or 2"));
+	/* stage 3: the model is still missing */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
+	assert_int_equal(set(&o, MC_OPT_STAGE, "3", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--offload=all needs --model-params"));
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	assert_int_equal(set(&o, MC_OPT_LARGEST_LAYER, "8B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--largest-layer-params: more than "
+			    "--model-params");
+	/* --offload=none and a stage without a model are fine */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "none", false), 0);
+	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	/* optimizer offload from the environment: the message says so */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "optimizer", true), 0);
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--offload=optimizer needs --zero-stage=1, 2 "
+			    "or 3 (ZeRO offload has no stage 0): add "
+			    "--zero-stage, or drop --offload (from the "
+			    "environment: MEMCORE_OFFLOAD)");
+	assert_int_equal(set(&o, MC_OPT_STAGE, "1", true), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_request),
+		cmocka_unit_test(test_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
