@@ -38,6 +38,13 @@ chk 2 "--dataloader-workers=-1:" --gpus 1 --dataloader-workers -1
 chk 2 "--dataloader-workers=99999999999: out of range" --gpus 1 --dataloader-workers 99999999999
 chk 2 "--dataloader-workers=18446744073709551617: out of range" --gpus 1 --dataloader-workers 18446744073709551617
 chk 2 "--dataloader-workers=1025: out of range (at most 1024)" --gpus 1 --dataloader-workers 1025
+# Several DataLoaders as a sum (8+2): each part a count, the total in range.
+chk 2 "memcore: --dataloader-workers=8+: an empty part: expected N or one count per DataLoader joined by +, such as 8+2" --gpus 1 --dataloader-workers 8+
+chk 2 "memcore: --dataloader-workers=+2: an empty part" --gpus 1 --dataloader-workers +2
+chk 2 "memcore: --dataloader-workers=8++2: an empty part" --gpus 1 --dataloader-workers 8++2
+chk 2 "memcore: --dataloader-workers=a+1: 'a': not a number" --gpus 1 --dataloader-workers a+1
+chk 2 "more than 8 DataLoaders (parts joined by +)" --gpus 1 --dataloader-workers 1+1+1+1+1+1+1+1+1
+chk 2 "memcore: --dataloader-workers=1000+25: out of range (at most 1024 in all)" --gpus 1 --dataloader-workers 1000+25
 chk 2 "--dataloader-workers=abc:" --gpus 1 --dataloader-workers abc
 chk 2 "--dataloader-workers=2x: not a whole number" --gpus 1 --dataloader-workers 2x
 chk 2 "--dataloader-workers=0x10: not a whole number" --gpus 1 --dataloader-workers 0x10
