@@ -25,8 +25,9 @@ static void check_usage(FILE *out)
 "2: usage or input error.\n"
 "\n"
 "  --gpus N                  GPUs of the step on the node (required)\n"
-"  --dataloader-workers W    DataLoader workers per GPU\n"
-"                            (default: the policy's DataloaderWorkers)\n"
+"  --dataloader-workers W    DataLoader workers per GPU; several loaders per\n"
+"                            rank as a sum, 8+2 (train + validation) counting\n"
+"                            as 10 (default: the policy's DataloaderWorkers)\n"
 "  --mem SIZE                memory of the step on the node, as --mem takes it\n"
 "                            (MiB without suffix; K/M/G/T; default: the node)\n"
 "  --mem-per-gpu SIZE        memory per GPU, as Slurm's --mem-per-gpu (instead\n"
@@ -358,6 +359,9 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
+	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
+	if (mc_opts_check(&a.opts, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
 	if (a.cores_set && a.cpus_set)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",

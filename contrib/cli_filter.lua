@@ -62,7 +62,9 @@ local SLURM_CONF = os.getenv("SLURM_CONF") or "/etc/slurm/slurm.conf"
 
 -- -------------------------------------------------------------- memcore ----
 local MEMCORE_OPTS = {
-	-- option (SPANK, without --), its environment default
+	-- option (SPANK, without --), its environment default; values go to
+	-- memcore check as given ("8+2" DataLoader workers included), which
+	-- parses and refuses them as the plugin does (mc_opts)
 	{ "dataloader-workers", "MEMCORE_DATALOADER_WORKERS" },
 	{ "model-params", "MEMCORE_MODEL_PARAMS" },
 	{ "zero-stage", "MEMCORE_ZERO_STAGE" },

@@ -12,9 +12,10 @@ static const struct {
 	const char *name, *env, *arginfo, *help;
 } table[MC_OPT_COUNT] = {
 	[MC_OPT_WORKERS] = { "dataloader-workers",
-		"MEMCORE_DATALOADER_WORKERS", "N",
-		"DataLoader worker processes per GPU; memcore sizes cores "
-		"and RAM for them" },
+		"MEMCORE_DATALOADER_WORKERS", "N[+N...]",
+		"DataLoader worker processes per GPU; several loaders per "
+		"rank as a sum (8+2: train + validation); memcore sizes "
+		"cores and RAM for the total" },
 	[MC_OPT_PARAMS] = { "model-params", "MEMCORE_MODEL_PARAMS", "SIZE",
 		"model parameters (7B, 70B, 6.7e9), for DeepSpeed ZeRO's "
 		"host RAM" },
@@ -91,6 +92,61 @@ static int parse_mode(const char *s, unsigned *out, char *err, size_t len)
 	return 0;
 }
 
+/* --dataloader-workers: N, or the loaders' parts "8+2" summed. */
+static int parse_workers(const char *s, struct mc_opts *n, char *err,
+			 size_t len)
+{
+	uint32_t parts[MC_WORKERS_PARTS_MAX], total = 0, k = 0;
+	char buf[32], why[MC_ERR_MAX];
+
+	if (!s || !strchr(s, '+')) {
+		if (mc_parse_count(s, MC_WORKERS_LIMIT, &total, err, len) < 0)
+			return -1;
+		parts[k++] = total;
+	} else {
+		for (const char *p = s;; p++) {
+			const char *e = strchr(p, '+');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+
+			if (!l) {
+				snprintf(err, len, "an empty part: expected N "
+					 "or one count per DataLoader joined "
+					 "by +, such as 8+2");
+				return -1;
+			}
+			if (k == MC_WORKERS_PARTS_MAX) {
+				snprintf(err, len, "more than %d DataLoaders "
+					 "(parts joined by +)",
+					 MC_WORKERS_PARTS_MAX);
+				return -1;
+			}
+			snprintf(buf, sizeof(buf), "%.*s", (int)l, p);
+			if (l >= sizeof(buf) ||
+			    mc_parse_count(buf, MC_WORKERS_LIMIT, &parts[k],
+					   why, sizeof(why)) < 0) {
+				snprintf(err, len, "'%.*s': %s", (int)l, p,
+					 l >= sizeof(buf) ? "out of range"
+					 : why);
+				return -1;
+			}
+			total += parts[k++];
+			if (total > MC_WORKERS_LIMIT) {
+				snprintf(err, len, "out of range (at most %u "
+					 "in all)", MC_WORKERS_LIMIT);
+				return -1;
+			}
+			if (!e)
+				break;
+			p = e;
+		}
+	}
+	memset(n->worker_parts, 0, sizeof(n->worker_parts));
+	memcpy(n->worker_parts, parts, k * sizeof(parts[0]));
+	n->n_worker_parts = k;
+	n->workers = total;
+	return 0;
+}
+
 int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		bool from_env, char *err, size_t errlen)
 {
@@ -102,8 +158,7 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		return 0;	/* the command line wins */
 	switch (id) {
 	case MC_OPT_WORKERS:
-		rc = mc_parse_count(value, MC_WORKERS_LIMIT, &n.workers, why,
-				    sizeof(why));
+		rc = parse_workers(value, &n, why, sizeof(why));
 		break;
 	case MC_OPT_PARAMS:
 		rc = mc_parse_params(value, &n.params, why, sizeof(why));
@@ -163,4 +218,50 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->largest_layer_params = o->largest_layer_params;
 	r->zero_init = !o->set[MC_OPT_ZERO_INIT] ? MC_ZERO_INIT_POLICY
 		       : o->zero_init ? MC_ZERO_INIT_YES : MC_ZERO_INIT_NO;
+}
+
+const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
+				 char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!o->set[MC_OPT_WORKERS] || !o->n_worker_parts) {
+		snprintf(buf, len, "%u", fallback);
+		return buf;
+	}
+	for (uint32_t i = 0; i < o->n_worker_parts && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? "+" : "",
+				      o->worker_parts[i]);
+	return buf;
+}
+
+int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen)
+{
+	static const struct mc_policy none;	/* no policy defaults */
+	struct mc_request r;
+	char why[MC_ERR_MAX];
+	size_t n;
+	int k;
+
+	memset(&r, 0, sizeof(r));
+	mc_opts_request(o, &none, &r);
+	if (mc_request_check(NULL, &r, why, sizeof(why)) == 0)
+		return 0;
+	n = (size_t)snprintf(err, errlen, "%s", why);
+	/* Say which of the values came from a variable, not a flag. */
+	k = 0;
+	for (int i = 0; i < MC_OPT_COUNT; i++) {
+		if (!o->set[i] || !o->from_env[i] || i == MC_OPT_MODE ||
+		    n >= errlen)
+			continue;
+		n += (size_t)snprintf(err + n, errlen - n, "%s%s", k++ ?
+				      ", " : " (from the environment: ",
+				      table[i].env);
+	}
+	if (k && n < errlen)
+		snprintf(err + n, errlen - n, ")");
+	return -1;
 }

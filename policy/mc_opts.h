@@ -37,10 +37,15 @@ enum mc_opt_id {
 #define MC_USER_EXPLAIN 0x1
 #define MC_USER_WARN 0x2
 
+/* --dataloader-workers=8+2: at most this many loaders (parts) per rank */
+#define MC_WORKERS_PARTS_MAX 8
+
 struct mc_opts {
 	bool set[MC_OPT_COUNT];		/* given by option or variable */
 	bool from_env[MC_OPT_COUNT];	/* ... and by the variable */
-	uint32_t workers;
+	uint32_t workers;		/* per GPU, all loaders together */
+	uint32_t worker_parts[MC_WORKERS_PARTS_MAX]; /* each loader's */
+	uint32_t n_worker_parts;	/* 1 for a plain N */
 	uint64_t params;
 	uint32_t stage;
 	int offload;			/* enum mc_offload */
@@ -61,7 +66,11 @@ const char *mc_opt_help(enum mc_opt_id id);
 int mc_opt_lookup(const char *name);
 
 /*
- * Parse one value into o. from_env says it came from the variable. A second
+ * Parse one value into o. --dataloader-workers takes N or a sum of several
+ * DataLoaders' workers per rank, "8+2" (train + validation loaders): each
+ * part a count, at most MC_WORKERS_PARTS_MAX parts, the total (what the
+ * rules use, and what MaxDataloaderWorkers limits) at most
+ * MC_WORKERS_LIMIT; an empty part ("8+", "+2", "8++2") is refused. from_env says it came from the variable. A second
  * value for an option already set on the command line is accepted when it
  * is the same and refused when it differs; a variable never overrides an
  * option. Returns 0, or -1 with err = "--dataloader-workers=abc: not a
@@ -79,5 +88,26 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
  */
 void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 		     struct mc_request *r);
+
+/*
+ * The per-loader workers as "8+2" (one part: "10") into buf, for the
+ * task's MEMCORE_DATALOADER_WORKERS_LIST; `fallback` (the policy's
+ * DataloaderWorkers) when the user gave none. Returns buf.
+ */
+const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
+				 char *buf, size_t len);
+
+/*
+ * The options taken together, once all of them (and their variables) are
+ * known: refuses the combinations no policy can accept, by the rules'
+ * own check (mc_request_check without a policy): --offload without
+ * --zero-stage or below its stage, --offload without --model-params,
+ * --largest-layer-params above --model-params. Called by the plugin in
+ * srun/sbatch/salloc (init_post_opt, so that nothing is queued) and by
+ * `memcore check`. Returns 0, or -1 with err naming the options and the
+ * fix, and the variables that set any of them ("... (MEMCORE_OFFLOAD from
+ * the environment)").
+ */
+int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen);
 
 #endif

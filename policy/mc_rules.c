@@ -175,7 +175,9 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		     char *err, size_t errlen)
 {
 	const char *why = NULL;
-	char buf[96];
+	const char *off = r->offload <= MC_OFFLOAD_ALL
+			  ? mc_offload_words[r->offload] : "?";
+	char buf[MC_ERR_MAX];
 
 	if (r->dataloader_workers > MC_WORKERS_LIMIT) {
 		snprintf(buf, sizeof(buf),
@@ -192,17 +194,27 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 			 "--zero-stage=%u: must be 0, 1, 2 or 3",
 			 r->zero_stage);
 		why = buf;
-	} else if (r->offload != MC_OFFLOAD_NONE && r->zero_stage == 0) {
-		why = "--offload needs --zero-stage=1, 2 or 3";
+	} else if (r->offload > MC_OFFLOAD_ALL) {
+		why = "--offload: expected none, optimizer or all";
 	} else if (r->offload == MC_OFFLOAD_ALL && r->zero_stage < 3) {
-		why = "--offload=all (parameter offload) needs --zero-stage=3";
+		snprintf(buf, sizeof(buf), "--offload=all (parameter offload) "
+			 "needs --zero-stage=3, %s: add --zero-stage=3, or "
+			 "use --offload=optimizer with stage 1 or 2",
+			 r->zero_stage ? "not 1 or 2" : "and no stage is given");
+		why = buf;
+	} else if (r->offload != MC_OFFLOAD_NONE && r->zero_stage == 0) {
+		snprintf(buf, sizeof(buf), "--offload=%s needs --zero-stage=1, "
+			 "2 or 3 (ZeRO offload has no stage 0): add "
+			 "--zero-stage, or drop --offload", off);
+		why = buf;
 	} else if (r->offload != MC_OFFLOAD_NONE && !r->model_params) {
-		why = "--offload needs --model-params";
+		snprintf(buf, sizeof(buf), "--offload=%s needs --model-params "
+			 "(the offloaded host RAM is sized from the model): add "
+			 "e.g. --model-params=7B", off);
+		why = buf;
 	} else if (r->model_params && r->largest_layer_params >
 		   r->model_params) {
 		why = "--largest-layer-params: more than --model-params";
-	} else if (r->offload > MC_OFFLOAD_ALL) {
-		why = "--offload: expected none, optimizer or all";
 	}
 	if (!why)
 		return 0;

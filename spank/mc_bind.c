@@ -319,6 +319,7 @@ int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
 	struct mc_policy pol;
 	struct mc_step s;
 	char err[MC_ERR_MAX], buf[16];
+	char list[MC_WORKERS_PARTS_MAX * 12];	/* "1024+0+..." */
 	unsigned workers;
 
 	/* A malformed step was reported by task_init_privileged. */
@@ -335,12 +336,20 @@ int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
 	workers = p->opts.set[MC_OPT_WORKERS] ? p->opts.workers
 					      : pol.dataloader_workers;
 	/* Every task of a GPU step, bound or not: scripts pass it on as
-	 * DataLoader(num_workers=...). */
+	 * DataLoader(num_workers=...). The total per GPU stays a plain
+	 * number (scripts read it with int(), and a nested srun sizes the
+	 * same); each loader's share ("8+2", or "10" for one) is in _LIST. */
 	snprintf(buf, sizeof(buf), "%u", workers);
 	if (spank_setenv(sp, "MEMCORE_DATALOADER_WORKERS", buf, 1) !=
 	    ESPANK_SUCCESS)
 		slurm_error("memcore: step %s task %d: cannot set "
 			    "MEMCORE_DATALOADER_WORKERS", s.step_name,
+			    s.task_id);
+	mc_opts_workers_list(&p->opts, workers, list, sizeof(list));
+	if (spank_setenv(sp, "MEMCORE_DATALOADER_WORKERS_LIST", list, 1) !=
+	    ESPANK_SUCCESS)
+		slurm_error("memcore: step %s task %d: cannot set "
+			    "MEMCORE_DATALOADER_WORKERS_LIST", s.step_name,
 			    s.task_id);
 	if (pol.bind == MC_BIND_NONE)
 		return 0;

@@ -109,6 +109,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 			slurm_error("memcore: %s", err);
 			MC_ONCE_RETURN(-1);
 		}
+		/* Options that no policy accepts together (--offload without
+		 * --zero-stage) stop it too: only here are all known. */
+		if (mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
+			slurm_error("memcore: %s", err);
+			MC_ONCE_RETURN(-1);
+		}
 	} else if (ctx == S_CTX_REMOTE) {
 		long t0 = now_us();
 

@@ -38,6 +38,13 @@ chk 2 "--dataloader-workers=-1:" --gpus 1 --dataloader-workers -1
 chk 2 "--dataloader-workers=99999999999: out of range" --gpus 1 --dataloader-workers 99999999999
 chk 2 "--dataloader-workers=18446744073709551617: out of range" --gpus 1 --dataloader-workers 18446744073709551617
 chk 2 "--dataloader-workers=1025: out of range (at most 1024)" --gpus 1 --dataloader-workers 1025
+# Several DataLoaders as a sum (8+2): each part a count, the total in range.
+chk 2 "memcore: --dataloader-workers=8+: an empty part: expected N or one count per DataLoader joined by +, such as 8+2" --gpus 1 --dataloader-workers 8+
+chk 2 "memcore: --dataloader-workers=+2: an empty part" --gpus 1 --dataloader-workers +2
+chk 2 "memcore: --dataloader-workers=8++2: an empty part" --gpus 1 --dataloader-workers 8++2
+chk 2 "memcore: --dataloader-workers=a+1: 'a': not a number" --gpus 1 --dataloader-workers a+1
+chk 2 "more than 8 DataLoaders (parts joined by +)" --gpus 1 --dataloader-workers 1+1+1+1+1+1+1+1+1
+chk 2 "memcore: --dataloader-workers=1000+25: out of range (at most 1024 in all)" --gpus 1 --dataloader-workers 1000+25
 chk 2 "--dataloader-workers=abc:" --gpus 1 --dataloader-workers abc
 chk 2 "--dataloader-workers=2x: not a whole number" --gpus 1 --dataloader-workers 2x
 chk 2 "--dataloader-workers=0x10: not a whole number" --gpus 1 --dataloader-workers 0x10
@@ -61,6 +68,12 @@ chk 2 "--zero-stage=-1:" --gpus 1 --zero-stage -1
 chk 2 "--offload=everything: expected none, optimizer or all" --gpus 1 --offload everything
 chk 2 "--offload=: empty value" --gpus 1 --offload ''
 chk 2 "--zero-stage=3" --gpus 2 --model-params 7B --zero-stage 2 --offload all
+# Options that no policy accepts together: refused as srun/sbatch/salloc
+# refuse them (mc_opts_check), before any node is looked at.
+chk 2 "memcore: --offload=all (parameter offload) needs --zero-stage=3, and no stage is given: add --zero-stage=3" --gpus 1 --offload all
+chk 2 "memcore: --offload=optimizer needs --zero-stage=1, 2 or 3 (ZeRO offload has no stage 0): add --zero-stage" --gpus 1 --offload optimizer --model-params 7B
+chk 2 "memcore: --offload=optimizer needs --model-params" --gpus 1 --offload optimizer --zero-stage 2
+row 2 "needs --zero-stage=3" check --config "$TMP/empty.conf" --gpus 1 --offload all
 chk 2 "--largest-layer-params=0: must be at least 1" --gpus 1 --largest-layer-params 0
 chk 2 "--largest-layer-params=7Q: unknown suffix 'Q'" --gpus 1 --largest-layer-params 7Q
 chk 2 "--largest-layer-params: more than --model-params" --gpus 1 --model-params 1B --largest-layer-params 2B

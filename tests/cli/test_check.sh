@@ -26,6 +26,19 @@ check --gpus 1 --gpu-memory 16G --dataloader-workers 1 --mem 32G --cores 8
 expect_eq "1gpu w=1 exit" "$RC" 0
 expect_eq "1gpu w=1 needed" "$(field .ram_needed_bytes)" $((21 * GIB))
 
+# Two DataLoaders per rank (train + validation): 3+1 workers are the
+# same needs as 4, and the same verdict, JSON for JSON.
+check --gpus 1 --gpu-memory 16G --dataloader-workers 4 --mem 32G --cores 8
+W4=$OUT
+check --gpus 1 --gpu-memory 16G --dataloader-workers 3+1 --mem 32G --cores 8
+expect_eq "1gpu w=3+1 exit" "$RC" 1
+expect_eq "1gpu w=3+1 same as w=4" "$OUT" "$W4"
+check --gpus 4 --gpu-memory 16G --dataloader-workers 8+2 --mem 512G --cores 64
+W82=$OUT
+check --gpus 4 --gpu-memory 16G --dataloader-workers 10 --mem 512G --cores 64
+expect_eq "4gpu w=8+2 same as w=10" "$W82" "$OUT"
+expect_eq "4gpu w=8+2 cores" "$(field .cores_needed)" 44
+
 # 2 GPUs on a 16-core node, w=12: refused; 5 is the most the node holds.
 node_conf 512G 16 2
 check --gpus 2 --gpu-memory 16G --dataloader-workers 12 --mem 256G --cores 16

@@ -6,7 +6,8 @@
 # on each. Each GPU task ends up on its GPU's core, a task with two GPUs
 # gets MEMCORE_GPU_CPUS, a GPU whose NUMA node has no core in the task's
 # allocation gives one warning and the task runs, --cpu-bind and Bind=none
-# turn memcore's binding off, MEMCORE_DATALOADER_WORKERS reaches every task.
+# turn memcore's binding off, MEMCORE_DATALOADER_WORKERS reaches every task
+# (the total per GPU; each loader's share in MEMCORE_DATALOADER_WORKERS_LIST).
 # guest: yes  (tests/vm runs it in each guest: it depends on the kernel or the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +31,7 @@ policy
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
 
 # What each task reports, one line: "T<local id> gpus=<...> cpus=<...> ..."
-SHOW='echo "T$SLURM_LOCALID gpus=$SLURM_STEP_GPUS cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status) workers=${MEMCORE_DATALOADER_WORKERS-unset} gpu_cpus=${MEMCORE_GPU_CPUS-unset} pol=$(head -n1 /proc/self/numa_maps 2>/dev/null | cut -d" " -f2)"'
+SHOW='echo "T$SLURM_LOCALID gpus=$SLURM_STEP_GPUS cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status) workers=${MEMCORE_DATALOADER_WORKERS-unset} list=${MEMCORE_DATALOADER_WORKERS_LIST-unset} gpu_cpus=${MEMCORE_GPU_CPUS-unset} pol=$(head -n1 /proc/self/numa_maps 2>/dev/null | cut -d" " -f2)"'
 line() { grep "^T$1 " <<<"$MC_OUT"; }
 
 # --- 2 tasks, 1 GPU each: each on its GPU's core ---------------------------
@@ -39,6 +40,7 @@ assert_rc 0 "2 tasks x 1 GPU run"
 assert_contains "$(line 0)" "gpus=0 cpus=0 " "task 0 (GPU 0, NUMA 0) on CPU 0"
 assert_contains "$(line 1)" "gpus=1 cpus=1 " "task 1 (GPU 1, NUMA 1) on CPU 1"
 assert_contains "$(line 0)" "workers=0 " "task 0 has MEMCORE_DATALOADER_WORKERS"
+assert_contains "$(line 0)" "list=0 " "task 0 has MEMCORE_DATALOADER_WORKERS_LIST (the policy's 0)"
 assert_contains "$(line 1)" "workers=0 " "task 1 has MEMCORE_DATALOADER_WORKERS"
 assert_contains "$(line 0)" "gpu_cpus=unset" "a 1-GPU task gets no MEMCORE_GPU_CPUS"
 # NUMA 0 exists on this VM: the preferred policy shows in numa_maps.
@@ -83,6 +85,15 @@ assert_contains "$(line 0)" "cpus=0-1 " "w=1: NUMA 0 has 1 core: the GPU borrows
 plan=$("$MEMCORE_BUILD/memcore" plan --config "$CONF" --gpus 1 --dataloader-workers 1 --cores 0-1 --json | jq -r '.gpus[0].cpus')
 assert_contains "$(line 0)" "cpus=$plan " "the bound task's Cpus_allowed_list is memcore plan's ($plan)"
 assert_contains "$(line 0)" "workers=1 " "--dataloader-workers=1 exported"
+assert_contains "$(line 0)" "list=1 " "--dataloader-workers=1: one loader in the list"
+# Two DataLoaders per rank (train + validation): sized as 2 workers; the
+# task gets the total and each loader's share.
+mc_run srun -n1 -c2 --gpus=1 --mem=1G --dataloader-workers=1+1 bash -c "$SHOW"
+assert_rc 0 "--dataloader-workers=1+1 under Mode=warn runs"
+assert_contains "$(line 0)" "workers=2 list=1+1 " "--dataloader-workers=1+1: MEMCORE_DATALOADER_WORKERS=2, _LIST=1+1"
+mc_run env MEMCORE_DATALOADER_WORKERS=1+0 srun -n1 -c2 --gpus=1 --mem=1G bash -c "$SHOW"
+assert_rc 0 "MEMCORE_DATALOADER_WORKERS=1+0 runs"
+assert_contains "$(line 0)" "workers=1 list=1+0 " "MEMCORE_DATALOADER_WORKERS=1+0: the total 1 and the list"
 policy
 
 # --- the user's --cpu-bind wins ---------------------------------------------

@@ -94,12 +94,19 @@ assert_contains "$MC_ERR" "712 GiB needed" "--gres=gpu:8: 8 GPUs counted"
 mc_run sbatch -N1 -n1 --gpus=8 --mem=720G --wrap true
 assert_ne 0 "$MC_RC" "no CPU option (1 CPU): refused"
 assert_contains "$MC_ERR" "24 needed = 8 GPUs x (2 workers + 1)" "cores needed"
+# several DataLoaders as a sum (8+2), handed to memcore check as given:
+# 1+1 is sized as 2 workers, 0+0 (below) as none
+mc_run sbatch -N1 -n1 --gpus=8 --dataloader-workers=1+1 --cpus-per-gpu=2 --mem=720G --wrap true
+assert_ne 0 "$MC_RC" "--dataloader-workers=1+1 with 2 CPUs per GPU: refused"
+assert_contains "$MC_ERR" "24 needed = 8 GPUs x (2 workers + 1)" "1+1 counts as 2 workers"
 assert_eq "" "$(queued)" "nothing queued after the refusals"
 
 # the DataLoader workers from the variable, as the plugin takes them:
 # w=0 needs 640 + 8 = 648 GiB, so --mem=700G fits
 mc_run env MEMCORE_DATALOADER_WORKERS=0 sbatch -N1 -n1 --gpus=8 --cpus-per-gpu=2 --mem=700G --wrap true
 assert_eq 0 "$MC_RC" "MEMCORE_DATALOADER_WORKERS=0 with --mem=700G is submitted"
+mc_run env MEMCORE_DATALOADER_WORKERS=0+0 sbatch -N1 -n1 --gpus=8 --cpus-per-gpu=2 --mem=700G --wrap true
+assert_eq 0 "$MC_RC" "MEMCORE_DATALOADER_WORKERS=0+0 with --mem=700G is submitted"
 
 # a value from the user's environment never reaches a shell unquoted
 mc_run env "MEMCORE_MODEL_PARAMS=7B'; touch $MC_WORK/pwned; '" \

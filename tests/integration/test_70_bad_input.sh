@@ -57,6 +57,10 @@ row 255 "memcore: --dataloader-workers=18446744073709551617: out of range" srun 
 row 255 "memcore: --dataloader-workers=abc:" srun "${ONE[@]}" --dataloader-workers=abc true
 row 255 "memcore: --dataloader-workers=2x: not a whole number" srun "${ONE[@]}" --dataloader-workers=2x true
 row 255 "given twice with different values" srun "${ONE[@]}" --dataloader-workers=1 --dataloader-workers=2 true
+# Several DataLoaders as a sum (8+2): a bad form is refused the same way.
+row 255 "memcore: --dataloader-workers=8+: an empty part" srun "${ONE[@]}" --dataloader-workers=8+ true
+row 255 "memcore: --dataloader-workers=a+1: 'a': not a number" sbatch "${ONE[@]}" --dataloader-workers=a+1 --wrap true
+row 255 "more than 8 DataLoaders" salloc "${ONE[@]}" --dataloader-workers=1+1+1+1+1+1+1+1+1 true
 row 255 "memcore: --model-params=7Q: unknown suffix 'Q'" srun "${ONE[@]}" --model-params=7Q true
 row 255 "memcore: --model-params=-7B:" srun "${ONE[@]}" --model-params=-7B true
 row 255 "memcore: --zero-stage=4: expected a ZeRO stage 0, 1, 2 or 3" srun "${ONE[@]}" --zero-stage=4 true
@@ -72,6 +76,7 @@ row 255 "memcore: --memcore=loud:" salloc "${ONE[@]}" --memcore=loud true
 row 1 "memcore: MEMCORE_DATALOADER_WORKERS=abc:" env MEMCORE_DATALOADER_WORKERS=abc srun "${ONE[@]}" true
 row 1 "memcore: MEMCORE_ZERO_STAGE=4:" env MEMCORE_ZERO_STAGE=4 sbatch "${ONE[@]}" --wrap true
 row 1 "memcore: MEMCORE_OFFLOAD=everything:" env MEMCORE_OFFLOAD=everything srun "${ONE[@]}" true
+row 1 "memcore: MEMCORE_DATALOADER_WORKERS=8++2: an empty part" env MEMCORE_DATALOADER_WORKERS=8++2 srun "${ONE[@]}" true
 # An empty variable is an unset one: the step runs with the policy's default.
 mc_run env MEMCORE_DATALOADER_WORKERS= MEMCORE_OFFLOAD= srun "${ONE[@]}" true
 assert_rc 0 "empty MEMCORE_* variables count as unset"
@@ -96,11 +101,20 @@ row 1 "memcore: MEMCORE_DATALOADER_WORKERS: a value of 301 characters is too lon
 # 255 characters: read whole by slurmstepd and used (1 worker, not the
 # default 2: MEMCORE_DATALOADER_WORKERS is exported to the task as 1).
 row 0 "workers=1" srun --export=ALL,MEMCORE_DATALOADER_WORKERS=$OK_WORKERS "${ONE[@]}" bash -c 'echo workers=$MEMCORE_DATALOADER_WORKERS'
+# Options that can never go together (--offload without the ZeRO stage it
+# needs, or without --model-params): refused in init_post_opt once all
+# options and variables are known, before anything is queued.
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" sbatch --gpus=1 --mem=30G -c 3 --offload=all --wrap true
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" srun --gpus=1 --mem=30G -c 3 --offload=all true
+row 1 "memcore: --offload=all (parameter offload) needs --zero-stage=3" salloc --gpus=1 --mem=30G -c 3 --offload=all true
+row 1 "--zero-stage=3, not 1 or 2" srun "${ONE[@]}" --model-params=7B --zero-stage=2 --offload=all true
+row 1 "add --zero-stage, or drop --offload (from the environment: MEMCORE_OFFLOAD)" env MEMCORE_OFFLOAD=optimizer sbatch "${ONE[@]}" --model-params=7B --wrap true
+row 1 "memcore: --offload=optimizer needs --model-params" sbatch "${ONE[@]}" --zero-stage=2 --offload=optimizer --wrap true
 assert_eq "" "$(squeue -h -o %i)" "nothing queued after the refused options"
 
 # --- refused at launch: the verdict names the reason -----------------------
-row 1 "--zero-stage=3" srun "${ONE[@]}" --model-params=7B --zero-stage=2 --offload=all true
 row 1 "more than MaxDataloaderWorkers=64" srun "${ONE[@]}" --dataloader-workers=1024 true
+row 1 "--dataloader-workers=65: more than MaxDataloaderWorkers=64" srun "${ONE[@]}" --dataloader-workers=60+5 true
 
 # --- security: nothing a user sets lowers enforcement ----------------------
 # --memcore=warn where AllowUserWarn=no: refused, and told so.

@@ -101,12 +101,142 @@ static void test_request(void **state)
 	assert_int_equal(r.largest_layer_params, 32899072);
 }
 
+static int set(struct mc_opts *o, enum mc_opt_id id, const char *v,
+	       bool env)
+{
+	return mc_opts_set(o, id, v, env, err, sizeof(err));
+}
+
+/* The combinations no policy accepts, refused where all options are known
+ * (srun/sbatch/salloc's init_post_opt, memcore check). */
+static void test_check(void **state)
+{
+	struct mc_opts o = { 0 };
+
+	(void)state;
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	/* sbatch --offload=all with no --zero-stage */
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--offload=all (parameter offload) needs "
+			    "--zero-stage=3, and no stage is given: add "
+			    "--zero-stage=3, or use --offload=optimizer with "
+			    "stage 1 or 2");
+	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "needs --zero-stage=3, not 1 or 2"));
+	/* stage 3: the model is still missing */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
+	assert_int_equal(set(&o, MC_OPT_STAGE, "3", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--offload=all needs --model-params"));
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	assert_int_equal(set(&o, MC_OPT_LARGEST_LAYER, "8B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--largest-layer-params: more than "
+			    "--model-params");
+	/* --offload=none and a stage without a model are fine */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "none", false), 0);
+	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	/* optimizer offload from the environment: the message says so */
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "optimizer", true), 0);
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--offload=optimizer needs --zero-stage=1, 2 "
+			    "or 3 (ZeRO offload has no stage 0): add "
+			    "--zero-stage, or drop --offload (from the "
+			    "environment: MEMCORE_OFFLOAD)");
+	assert_int_equal(set(&o, MC_OPT_STAGE, "1", true), 0);
+	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+}
+
+/* Several DataLoaders per rank: --dataloader-workers=8+2 is 10 per GPU. */
+static void test_workers_list(void **state)
+{
+	static const struct {
+		const char *v, *why;
+	} bad[] = {
+		{ "8+", "--dataloader-workers=8+: an empty part: expected N or "
+			"one count per DataLoader joined by +, such as 8+2" },
+		{ "+2", "--dataloader-workers=+2: an empty part" },
+		{ "8++2", "--dataloader-workers=8++2: an empty part" },
+		{ "+", "--dataloader-workers=+: an empty part" },
+		{ "a+1", "--dataloader-workers=a+1: 'a': not a number" },
+		{ "1+-1", "--dataloader-workers=1+-1: '-1': " },
+		{ "1+2 ", "--dataloader-workers=1+2 : '2 ': not a whole number" },
+		{ "1+1+1+1+1+1+1+1+1", "--dataloader-workers=1+1+1+1+1+1+1+1+1: "
+			"more than 8 DataLoaders (parts joined by +)" },
+		{ "1000+25", "--dataloader-workers=1000+25: out of range (at "
+			"most 1024 in all)" },
+		{ "1+1025", "--dataloader-workers=1+1025: '1025': out of range" },
+		{ "1+99999999999999999999999999999999999",
+		  "'99999999999999999999999999999999999': out of range" },
+	};
+	struct mc_opts o = { 0 };
+	struct mc_policy p;
+	struct mc_request r = { 0 };
+	char list[64];
+
+	(void)state;
+	mc_policy_defaults(&p);
+	assert_string_equal(mc_opts_workers_list(&o, 2, list, sizeof(list)),
+			    "2");
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "8+2", false), 0);
+	assert_int_equal(o.workers, 10);
+	assert_int_equal(o.n_worker_parts, 2);
+	assert_string_equal(mc_opts_workers_list(&o, 2, list, sizeof(list)),
+			    "8+2");
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(r.dataloader_workers, 10);
+	/* the same list again is the same value; another sum is not */
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "8+2", false), 0);
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "10", false), -1);
+	assert_non_null(strstr(err, "given twice with different values"));
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "10", false), 0);
+	assert_string_equal(mc_opts_workers_list(&o, 2, list, sizeof(list)),
+			    "10");
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "0+1+0+1+0+1+0+1", true), 0);
+	assert_int_equal(o.workers, 4);
+	assert_string_equal(mc_opts_workers_list(&o, 2, list, sizeof(list)),
+			    "0+1+0+1+0+1+0+1");
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "1000+24", false), 0);
+	assert_int_equal(o.workers, MC_WORKERS_LIMIT);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct mc_opts b = { 0 }, z = { 0 };
+
+		err[0] = '\0';
+		assert_int_equal(set(&b, MC_OPT_WORKERS, bad[i].v, false), -1);
+		if (!strstr(err, bad[i].why))
+			fail_msg("%s: '%s' not in '%s'", bad[i].v, bad[i].why,
+				 err);
+		assert_memory_equal(&b, &z, sizeof(b));	/* unchanged */
+	}
+	/* MaxDataloaderWorkers applies to the total */
+	p.max_dataloader_workers = 8;
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_WORKERS, "6+3", false), 0);
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(mc_request_check(&p, &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--dataloader-workers=9: more than "
+			       "MaxDataloaderWorkers=8"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_request),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_workers_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -434,15 +434,20 @@ static void test_request_check(void **state)
 	r.zero_stage = 0;
 	r.offload = MC_OFFLOAD_OPTIMIZER;
 	r.model_params = T5_3B;
-	assert_check_err(&r, "--offload needs --zero-stage=1, 2 or 3");
+	assert_check_err(&r, "--offload=optimizer needs --zero-stage=1, 2 or "
+			 "3 (ZeRO offload has no stage 0): add --zero-stage, "
+			 "or drop --offload");
 	r.zero_stage = 2;
 	r.offload = MC_OFFLOAD_ALL;
 	assert_check_err(&r, "--offload=all (parameter offload) needs "
-			 "--zero-stage=3");
+			 "--zero-stage=3, not 1 or 2: add --zero-stage=3, or "
+			 "use --offload=optimizer with stage 1 or 2");
 	r.zero_stage = 3;
 	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.model_params = 0;
-	assert_check_err(&r, "--offload needs --model-params");
+	assert_check_err(&r, "--offload=all needs --model-params (the "
+			 "offloaded host RAM is sized from the model): add "
+			 "e.g. --model-params=7B");
 	r.offload = MC_OFFLOAD_NONE;
 	assert_int_equal(mc_request_check(NULL, &r, err, sizeof(err)), 0);
 	r.dataloader_workers = MC_WORKERS_LIMIT;
