@@ -13,6 +13,7 @@
 
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
+#include "../spank/mc_slurm_compat.h"
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
@@ -88,7 +89,7 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	partition_info_msg_t *pm = NULL;
 	node_info_msg_t *nm = NULL;
 	const partition_info_t *pi = NULL;
-	hostlist_t hl = NULL;
+	mc_hostlist_t hl = NULL;
 	int rc = MC_CTLD_ERROR;
 
 	memset(out, 0, sizeof(*out));
@@ -101,7 +102,7 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS ||
 	    slurm_load_node((time_t)0, &nm, SHOW_ALL) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
-			 "%s", conf, slurm_strerror(slurm_get_errno()));
+			 "%s", conf, slurm_strerror(errno));
 		rc = MC_CTLD_UNREACHABLE;
 		goto out;
 	}
@@ -163,8 +164,7 @@ const char *mc_ctld_hostlist(const struct mc_ctld_nodes *nodes,
 			     const size_t *shape_of, size_t shape, char *buf,
 			     size_t buflen)
 {
-	hostlist_t hl = slurm_hostlist_create(NULL);
-	char *s;
+	mc_hostlist_t hl = slurm_hostlist_create(NULL);
 
 	buf[0] = '\0';
 	if (!hl)
@@ -172,11 +172,10 @@ const char *mc_ctld_hostlist(const struct mc_ctld_nodes *nodes,
 	for (size_t i = 0; i < nodes->n; i++)
 		if (shape_of[i] == shape)
 			slurm_hostlist_push_host(hl, nodes->node[i].name);
-	s = slurm_hostlist_ranged_string_malloc(hl);
-	if (s) {
-		snprintf(buf, buflen, "%s", s);
-		free(s);
-	}
+	/* In every release since 22.05 (the _malloc form is gone in 24.11).
+	 * A list longer than buf is cut, and says so. */
+	if (slurm_hostlist_ranged_string(hl, buflen, buf) < 0 && buflen > 4)
+		snprintf(buf + buflen - 4, 4, "...");
 	slurm_hostlist_destroy(hl);
 	return buf;
 }

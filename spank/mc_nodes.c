@@ -14,11 +14,12 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "mc_slurm_compat.h"
 #include "mc_step.h"
 
 int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	mc_hostlist_t hl = slurm_hostlist_create(list);
 	char *host = NULL;
 	int rc = -1;
 
@@ -58,15 +59,14 @@ void mc_step_end_everywhere(const struct mc_step *s)
 	 * kill reaches their tasks too. */
 	usleep(MC_STEP_END_DELAY_MS * 1000);
 	if (!s->n_het) {
-		if (slurm_kill_job_step(s->job_id, s->step_id, SIGKILL) != 0)
+		if (mc_kill_job_step(s->job_id, s->step_id) != 0)
 			slurm_info("memcore: step %s: ending it on its other "
 				   "nodes failed: %m", s->step_name);
 		return;
 	}
 	/* A component without this step id has no part in the step. */
 	for (uint32_t k = 0; k < s->n_het; k++)
-		if (slurm_kill_job_step(s->het_job_id[k], s->step_id,
-					SIGKILL) != 0)
+		if (mc_kill_job_step(s->het_job_id[k], s->step_id) != 0)
 			slurm_debug("memcore: step %s: component job %u: %m",
 				    s->step_name, s->het_job_id[k]);
 }

@@ -58,7 +58,7 @@ round() { # NAME
 	# --- a misfit is refused, the node stays IDLE --------------------------
 	mc_run srun -n1 --gpus=1 --mem=256M --dataloader-workers=3 true
 	assert_rc 1 "$r: a step needing 4 cores on a 2-core node is refused"
-	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on .* needs more than it was given" "$r: ... with memcore's explanation"
+	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on .* cannot fit: it needs 4 cores, the node has 2" "$r: ... with memcore's explanation"
 	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE after the refusal"
 
 	# --- a fitting step: bound, limited where it must be -------------------
@@ -123,7 +123,7 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$SHM" 400
 	assert_ne 0 "$MC_RC" "$r: 400 MiB into /dev/shm under --mem=256M is OOM-killed, and srun returns"
 	assert_ne 124 "$MC_RC" "$r: ... not by the harness's timeout (slurmstepd alive)"
-	assert_contains "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in /dev/shm" \
+	assert_match "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in tmpfs \([^)]*/dev/shm" \
 		"$r: explained as shared memory"
 	rm -f "$SHM"
 	mc_jobs_idle 30

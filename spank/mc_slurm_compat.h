@@ -1,0 +1,45 @@
+/*
+ * mc_slurm_compat.h - the libslurm calls memcore makes whose form changed
+ * between the Slurm releases it is built against (SLURM_VERSION_NUMBER of
+ * the <slurm/slurm.h> it is compiled with). Checked against the headers of
+ * 22.05.8 (Debian 12), 24.11.5 (Debian 13) and 26.05.5 (sid), in the guest
+ * tier's root filesystems; the release that made each change is taken from
+ * Slurm's release notes, not compiled here.
+ */
+#ifndef MC_SLURM_COMPAT_H
+#define MC_SLURM_COMPAT_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include <slurm/slurm.h>
+
+/* A hostlist handle: a pointer typedef up to 23.02 (`hostlist_t`), a
+ * struct typedef used by pointer from 23.11 (`hostlist_t *`). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+typedef hostlist_t *mc_hostlist_t;
+#else
+typedef hostlist_t mc_hostlist_t;
+#endif
+
+/* Send SIGKILL to step job_id.step_id: (job, step, signal) in 22.05,
+ * (job, step, signal, flags) from 23.02, a slurm_step_id_t from 25.05.
+ * Returns what slurm_kill_job_step returns (0, or -1 with errno). */
+static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	slurm_step_id_t id = {
+		.job_id = job_id,
+		.step_het_comp = NO_VAL,
+		.step_id = step_id,
+	};
+
+	return slurm_kill_job_step(&id, SIGKILL, 0);
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+	return slurm_kill_job_step(job_id, step_id, SIGKILL, 0);
+#else
+	return slurm_kill_job_step(job_id, step_id, SIGKILL);
+#endif
+}
+
+#endif
