@@ -33,7 +33,8 @@
 #include <stdint.h>
 #include <limits.h>
 
-#define MC_MAX_GPUS 64
+#include "mc_limits.h"
+
 #define MC_MAX_NUMA 64
 #define MC_CPULIST_MAX 512	/* "0-23,48-71": hwloc list format */
 #define MC_BUSID_MAX 16		/* "0000:06:00.0" */
