@@ -34,8 +34,8 @@
 #include <limits.h>
 
 #include "mc_gpu_memory.h"
+#include "mc_limits.h"
 
-#define MC_MAX_GPUS 64
 #define MC_MAX_NUMA 64
 #define MC_CPULIST_MAX 512	/* "0-23,48-71": hwloc list format */
 #define MC_BUSID_MAX 16		/* "0000:06:00.0" */
