@@ -214,7 +214,7 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	}
 	if (v->ram_workers_bytes) {
 		sb_add(&s, "%s%u workers x %s", sep,
-		       mc_sat_mul32(r->gpus, r->dataloader_workers),
+		       mc_mul_sat32(r->gpus, r->dataloader_workers),
 		       mc_fmt_bytes(p->ram_per_worker_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
@@ -424,7 +424,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 "sbatch's -c/--cpus-per-task");
 		add_line(out, "       (%u per task for one task per GPU; one "
 			 "task driving all %u GPUs needs %u)", n, r->gpus,
-			 mc_sat_mul32(v->cores_needed, tpc));
+			 mc_mul_sat32(v->cores_needed, tpc));
 	}
 }
 

@@ -15,13 +15,6 @@
 
 const char *const mc_offload_words[] = { "none", "optimizer", "all", NULL };
 
-uint32_t mc_sat_mul32(uint32_t a, uint32_t b)
-{
-	uint32_t r;
-
-	return __builtin_mul_overflow(a, b, &r) ? UINT32_MAX : r;
-}
-
 static uint32_t sat_add32(uint32_t a, uint32_t b)
 {
 	uint32_t r;
@@ -73,13 +66,13 @@ uint32_t mc_cores_per_gpu(const struct mc_policy *p, uint32_t workers)
 uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers)
 {
-	return mc_sat_mul32(gpus, mc_cores_per_gpu(p, workers));
+	return mc_mul_sat32(gpus, mc_cores_per_gpu(p, workers));
 }
 
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 			      uint32_t workers)
 {
-	return sat_add32(mc_sat_mul32(node_gpus, mc_cores_per_gpu(p, workers)),
+	return sat_add32(mc_mul_sat32(node_gpus, mc_cores_per_gpu(p, workers)),
 			 p->reserved_cores);
 }
 
@@ -426,7 +419,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
 	if ((v->cores_short || v->alloc_cores_over_node) &&
 	    !v->node_cores_short && !v->node_gpus_short)
-		v->fix_cpus_per_gpu = mc_sat_mul32(mc_cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_gpu = mc_mul_sat32(mc_cores_per_gpu(p, w), tpc);
 	/*
 	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
 	 * holds the CPUs but a plain srun step gets one per task.
@@ -435,7 +428,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	    alloc->job_cores >= v->cores_needed) {
 		v->step_cpus_hint = true;
 		/* One task per GPU, the usual srun launch. */
-		v->fix_cpus_per_task = mc_sat_mul32(mc_cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_task = mc_mul_sat32(mc_cores_per_gpu(p, w), tpc);
 	}
 }
 

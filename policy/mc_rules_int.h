@@ -7,9 +7,8 @@
 #define MC_RULES_INT_H
 
 #include "mc_rules.h"
+#include "mc_util.h"
 
-/* a * b, saturated at UINT32_MAX. */
-uint32_t mc_sat_mul32(uint32_t a, uint32_t b);
 
 /* Cores per GPU: w + 1, or MinCoresPerGpu when larger. */
 uint32_t mc_cores_per_gpu(const struct mc_policy *p, uint32_t workers);
