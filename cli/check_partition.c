@@ -333,21 +333,7 @@ int mc_check_partition(const struct mc_policy *p,
 	 * node may be the one Slurm picks), and so does a job for which no
 	 * node is a candidate (Slurm answers that one itself).
 	 */
-	if (!n_cand) {
-		let_through = true;
-		if (nodes->n_unjudged)
-			snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
-				 "partition %s cannot be judged: %s %s; the job "
-				 "is let through (the launch check remains)",
-				 nodes->n_unjudged, nodes->n_unjudged == 1
-				 ? "node" : "nodes", nodes->partition,
-				 nodes->unjudged, nodes->unjudged_why);
-		else
-			snprintf(let_why, sizeof(let_why), "memcore: no node "
-				 "of partition %s is a candidate for this job "
-				 "(%s: %s): Slurm decides", nodes->partition,
-				 sv[0].hosts, sv[0].why);
-	} else if (n_fit < n_need && nodes->n_unjudged) {
+	if ((!n_cand || n_fit < n_need) && nodes->n_unjudged) {
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
 			 "partition %s cannot be judged: %s %s; the job is let "
@@ -355,6 +341,12 @@ int mc_check_partition(const struct mc_policy *p,
 			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
 			 : "nodes", nodes->partition, nodes->unjudged,
 			 nodes->unjudged_why);
+	} else if (!n_cand) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: no node of "
+			 "partition %s is a candidate for this job (%s: %s): "
+			 "Slurm decides", nodes->partition, sv[0].hosts,
+			 sv[0].why);
 	}
 	if (!n_cand) {
 		json_array_append_new(lines, json_string(let_why));
