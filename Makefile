@@ -39,7 +39,7 @@ HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC \
             -fno-strict-overflow -fno-delete-null-pointer-checks
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -MMD -MP \
-             -DMC_VERSION='"$(VERSION)"' -Ipolicy -Itopology -Icgroup \
+             -DMC_VERSION='"$(VERSION)"' -Ipolicy -Itopology -Icgroup -Icompat \
              $(PKG_CFLAGS)
 HARDEN_LD := -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 

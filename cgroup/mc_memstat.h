@@ -138,12 +138,4 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
 			 char *err, size_t errlen);
 
-/*
- * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for
- * a path), into buf (NUL-terminated, at most len - 1 bytes). The last
- * component must not be a symlink (O_NOFOLLOW): cgroup and /proc files
- * never are. Returns the length, or -1 with errno set.
- */
-ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
-
 #endif

@@ -13,7 +13,7 @@
 
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
-#include "../spank/mc_slurm_compat.h"
+#include "mc_slurm_compat.h"
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 

@@ -73,3 +73,31 @@ int mc_open_regular(const char *path, int flags, off_t max_bytes,
 		*size_out = sb.st_size;
 	return fd;
 }
+
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}

@@ -1,6 +1,7 @@
 /*
  * mc_util.h - the small jobs every module needs, done one way: a bounded
- * string append, saturating multiplies and a safe open of a file to read.
+ * string append, saturating multiplies, a safe open of a file to read and
+ * a small file read whole.
  * Pure C, no allocation, safe in slurmstepd.
  */
 #ifndef MC_UTIL_H
@@ -49,5 +50,13 @@ static inline uint64_t mc_mul_sat64(uint64_t a, uint64_t b)
  */
 int mc_open_regular(const char *path, int flags, off_t max_bytes,
 		    off_t *size_out, char *err, size_t errlen);
+
+/*
+ * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for
+ * a path), into buf (NUL-terminated, at most len - 1 bytes). The last
+ * component must not be a symlink (O_NOFOLLOW): cgroup and /proc files
+ * never are. Returns the length, or -1 with errno set.
+ */
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
 
 #endif

@@ -110,31 +110,9 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp);
 int mc_slurmd_init(struct mc_plugin *p);
 
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
-/* The step's verdict, delivered by this task (mc_stepd.c). */
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
-/* slurmd start: remove the empty memcore_* cgroups that ended steps left
- * where slurmstepd makes them (a process had outlived its step); never
- * fails (mc_enforce.c). */
-void mc_enforce_slurmd_sweep(void);
-/* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
-int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
-/* In each task (root, before exec) once the verdict lets the step run:
- * tighten Slurm's limit, or join memcore's own cgroup. Never fails: a
- * problem is one warning on task 0's stderr (mc_enforce.c). */
-void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
-				     int task_id);
-/* slurmstepd (root) after each task's fork, before it may exec: make
- * memcore's own cgroup (first task) and move the task into it; never fails
- * (mc_enforce.c). */
-int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp);
-/* Does this process hold CAP_SYS_RESOURCE (to give slurmstepd back its
- * oom_score_adj of -1000)? (mc_enforce.c) */
-bool mc_cap_sys_resource(void);
-/* After a task ends: explain an OOM kill (mc_enforce.c). */
-int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
-/* At step end: the explain line, remove memcore's own cgroup
- * (mc_enforce.c). */
-int mc_enforce_exit(struct mc_plugin *p, spank_t sp);
+/* The step's verdict, delivered by this task (mc_stepd.c): -1 refused. */
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				  int task_id);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

@@ -229,7 +229,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   v.cores_needed, v.cores_allocated,
 			   v.node_cores_needed, v.node_cores, req.nodes);
 	}
-	/* The step runs: each task holds it to its memory (mc_enforce.c). */
+	/* The step runs: each task holds it to its memory (memcore.c). */
 	keep(p, refuse ? -1 : 0, !refuse, text);
 }
 
@@ -252,14 +252,12 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
 				   (t1.tv_nsec - t0.tv_nsec) / 1000));
 }
 
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				  int task_id)
 {
-	int task_id = -1;
-
 	/* init_post_opt computed it; should a Slurm skip that hook, the
 	 * first task computes it for itself. */
 	mc_stepd_init_post_opt(p, sp);
-	spank_get_item(sp, S_TASK_ID, &task_id);
 	if (task_id == 0 && p->verdict_text)
 		slurm_spank_log("%s", p->verdict_text);
 	if (p->verdict_rc < 0) {
@@ -268,7 +266,5 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		s.task_id = task_id;
 		return refused(&s);
 	}
-	if (p->verdict_enforce)
-		mc_enforce_task_init_privileged(p, sp, task_id);
 	return 0;
 }

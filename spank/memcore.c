@@ -136,8 +136,14 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	MC_ONCE();
 	long t0 = now_us();
 
+	int task = -1;
+
+	spank_get_item(sp, S_TASK_ID, &task);
 	mc_bind_task_init_privileged(&plugin, sp);
-	once_rc = mc_stepd_task_init_privileged(&plugin, sp);
+	/* The verdict first; a step it lets run is held to its memory. */
+	once_rc = mc_stepd_task_init_privileged(&plugin, sp, task);
+	if (once_rc == 0 && plugin.verdict_enforce)
+		mc_enforce_task_init_privileged(&plugin.enf, task);
 	spent_us[T_TASK_PRIV] += now_us() - t0;
 	return once_rc;
 }
@@ -147,8 +153,20 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_ONCE_RETURN(MC_TIMED(T_USER_INIT,
-				mc_enforce_user_init(&plugin, sp)));
+	long t0 = now_us();
+	const struct mc_step *s = mc_stepd_step(&plugin, sp);
+
+	memset(&plugin.enf, 0, sizeof(plugin.enf));
+	/* A GPU step with a readable policy (a broken one is reported by
+	 * the verdict, and gets no limit). */
+	if (s && !mc_step_ignored(s) && !plugin.cfg_err[0]) {
+		struct mc_policy pol;
+
+		mc_config_policy(&plugin.cfg, s->partition, &pol);
+		mc_enforce_user_init(&plugin.enf, s, &pol, sp);
+	}
+	spent_us[T_USER_INIT] += now_us() - t0;
+	MC_ONCE_RETURN(0);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -183,7 +201,8 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return MC_TIMED(T_POST_FORK, mc_enforce_task_post_fork(&plugin, sp));
+	return MC_TIMED(T_POST_FORK,
+			mc_enforce_task_post_fork(&plugin.enf, sp));
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -199,8 +218,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return last_rc;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return last_rc = MC_TIMED(T_TASK_EXIT,
-				  mc_enforce_task_exit(&plugin, sp));
+	return last_rc = MC_TIMED(T_TASK_EXIT, mc_enforce_task_exit(
+			&plugin.enf, plugin.opts.mode & MC_USER_EXPLAIN, sp));
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -208,7 +227,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin, sp));
+	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin.enf));
 	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
 		    "(init %ld, init_post_opt %ld, user_init %ld, "
 		    "task_post_fork %ld, task_exit %ld, exit %ld)",
