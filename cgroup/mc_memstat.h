@@ -10,7 +10,8 @@
  * (memory.current, memory.peak, memory.max, memory.swap.max, memory.stat,
  * memory.events).
  *
- * The rule (DESIGN.md "Reclaimable memory"):
+ * The rule (the kernel's cgroup-v2.rst, memory.stat: active_file and
+ * inactive_file are the reclaimable file-backed pages):
  *     non-reclaimable = usage - active_file - inactive_file
  * Shared memory and tmpfs pages are swap-backed: they sit on the anon LRU
  * lists, not on the file ones, so they count as non-reclaimable even though

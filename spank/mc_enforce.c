@@ -172,8 +172,8 @@ bool mc_cap_sys_resource(void)
  * 0; only SLURMSTEPD_OOM_ADJ raises it again. When shared memory, which no
  * kill frees, fills the step, the OOM killer then picks slurmstepd (its
  * RSS is larger than that of a writer whose pages sit in tmpfs): srun
- * hangs, the step is never cleaned up and nobody explains (seen on the
- * test machine). On v2 slurmstepd is under the job's limit, which Slurm
+ * hangs, the step is never cleaned up and nobody explains (seen with
+ * Slurm 22.05 on cgroup v1). On v2 slurmstepd is under the job's limit, which Slurm
  * sets to the step's for a one-step job. Two ways out, one per task:
  *  - with CAP_SYS_RESOURCE (needed to lower a score): the last local task
  *    (each task runs this right after its own fork, so only the last one

@@ -5,7 +5,7 @@
  * reports) and mc_bind.c (NUMA binding of each task).
  *
  * Where each step of the work sits follows what Slurm 22.05 does with a
- * failure (DESIGN.md "Facts about SPANK"): a bad option is refused by its
+ * failure (its spank(8) and src/common/spank.c): a bad option is refused by its
  * callback in srun/sbatch/salloc before anything is queued; nothing fails in
  * remote init (that can drain a node); the refusal comes from
  * slurm_spank_task_init_privileged, which srun and sbatch report to the user.
