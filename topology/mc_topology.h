@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <limits.h>
 
+#include "mc_gpu_memory.h"
 #include "mc_limits.h"
 
 #define MC_MAX_NUMA 64
@@ -47,15 +48,7 @@
  * the loader (hwloc_bitmap_from_ulongs takes it as it is). */
 #define MC_CPUMASK_WORDS (MC_MAX_PUS / (8 * sizeof(unsigned long)))
 
-enum mc_mem_source {
-	MC_MEM_SRC_NONE = 0,	/* unknown */
-	MC_MEM_SRC_CUDA,	/* CUDAGlobalMemorySize */
-	MC_MEM_SRC_RSMI,	/* RSMIVRAMSize */
-	MC_MEM_SRC_NVML,	/* read from NVML (slurmd) */
-	MC_MEM_SRC_POLICY,	/* the policy's GpuMemory */
-};
-/* "none", "cuda", "rsmi", "nvml", "policy" */
-const char *mc_mem_source_name(enum mc_mem_source s);
+/* enum mc_mem_source and its names: policy/mc_gpu_memory.h */
 
 struct mc_numa {
 	unsigned os_index;		/* NUMA node P# */
