@@ -26,16 +26,16 @@ int mc_cli_usage_error(const char *fmt, ...)
 bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c)
 {
 	switch (opt) {
-	case MC_OPT_PARTITION:
+	case MC_CLI_OPT_PARTITION:
 		c->partition = arg;
 		return true;
-	case MC_OPT_CONFIG:
+	case MC_CLI_OPT_CONFIG:
 		c->config = arg;
 		return true;
-	case MC_OPT_TOPOLOGY:
+	case MC_CLI_OPT_TOPOLOGY:
 		c->topology = arg;
 		return true;
-	case MC_OPT_JSON:
+	case MC_CLI_OPT_JSON:
 		c->json = true;
 		return true;
 	}

@@ -29,6 +29,7 @@
 #include "mc_list.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
+#include "mc_util.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 #include "mc_step.h"
@@ -206,10 +207,9 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		for (size_t i = 0; i < j.e.n && used < sizeof(text); i++)
-			used += (size_t)snprintf(text + used,
-						 sizeof(text) - used, "%s%s",
-						 i ? "\n" : "", j.e.line[i]);
+		for (size_t i = 0; i < j.e.n; i++)
+			mc_appendf(text, sizeof(text), &used, "%s%s",
+				   i ? "\n" : "", j.e.line[i]);
 	}
 	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
