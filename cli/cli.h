@@ -85,8 +85,16 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 		     const struct mc_config *cfg, struct mc_policy *p,
 		     bool all, struct mc_ctld_nodes *out);
 
-/* Print a JSON object on stdout (indented, in insertion order), then
- * release it. */
+/*
+ * The version of every --json output's keys, its "schema" (memcore(8),
+ * JSON OUTPUT): it goes up when a key is removed or renamed or changes its
+ * meaning or unit, not when one is added. A renamed key stays under its
+ * old name too for one release (ram_offload_bytes, now ram_zero_bytes).
+ */
+#define MC_JSON_SCHEMA 1
+
+/* Print a JSON object on stdout (indented, in insertion order) with
+ * "schema": MC_JSON_SCHEMA first, then release it. */
 void mc_cli_json_print(json_t *o);
 
 /*
