@@ -202,9 +202,7 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "full_node_step", nj->req.gpus ? step_json(nj)
 			    : json_null());
 	json_object_set_new(o, "ok", json_boolean(nj->ok));
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
+	mc_cli_json_print(o);
 }
 
 static void print_rules(const struct mc_policy *p, const struct mc_node *node,
