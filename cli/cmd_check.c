@@ -360,7 +360,10 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		if (!s)
 			continue;
 		if (!strncmp(key, "spank:", 6)) {
-			id = mc_opt_lookup(key + 6);
+			/* "spank:NAME" (22.05), or with the plugin's name */
+			const char *nm = strrchr(key, ':') + 1;
+
+			id = mc_opt_lookup(nm);
 			if (id < 0)
 				continue;
 			if (mc_opts_set(opts, (enum mc_opt_id)id, s, false, err,

@@ -211,6 +211,11 @@ function memcore_pre_submit(options, pack_offset)
 		return slurm.SUCCESS
 	end
 	local job = slurm.json_cli_options(options)
+	if type(job) ~= "string" or job == "" then
+		slurm.log_verbose("memcore: submit-time check skipped: " ..
+				  "slurm.json_cli_options gave nothing")
+		return slurm.SUCCESS
+	end
 	local parts = {}
 	local plist = options.partition
 	if plist == nil or plist == "" then plist = DEFAULT_PARTITION end
