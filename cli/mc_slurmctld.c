@@ -264,7 +264,7 @@ out:
 	if (nm)
 		slurm_free_node_info_msg(nm);
 	if (cc)
-		slurm_free_ctl_conf(cc);
+		mc_free_ctl_conf(cc);
 	if (pm)
 		slurm_free_partition_info_msg(pm);
 	if (rc)
