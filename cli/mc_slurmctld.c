@@ -142,7 +142,8 @@ static int cmp_name(const void *a, const void *b)
  * The partition's nodes that the node list left out (hidden: powered-down
  * cloud nodes without PrivateData=cloud), into out->unjudged.
  */
-static void hidden_nodes(const char *list, struct mc_ctld_nodes *out)
+static void hidden_nodes(const char *list, struct mc_ctld_nodes *out,
+			 size_t bad)
 {
 	mc_hostlist_t all = slurm_hostlist_create(list ? list : "");
 	mc_hostlist_t hid = NULL;
@@ -171,7 +172,8 @@ static void hidden_nodes(const char *list, struct mc_ctld_nodes *out)
 				 "...");
 		snprintf(out->unjudged_why, sizeof(out->unjudged_why),
 			 "not in slurmctld's node list (powered-down cloud "
-			 "nodes are hidden without PrivateData=cloud)");
+			 "nodes are hidden without PrivateData=cloud)%s",
+			 bad ? " or with a Gres memcore cannot read" : "");
 	}
 out:
 	if (hid)
@@ -181,7 +183,9 @@ out:
 	free(names);
 }
 
-static void record_of(const node_info_t *ni, struct mc_node_record *r)
+/* false when its Gres cannot be read: the node cannot be judged (a
+ * 0-GPU reading would refuse a job on its account). */
+static bool record_of(const node_info_t *ni, struct mc_node_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", ni->name);
@@ -189,9 +193,8 @@ static void record_of(const node_info_t *ni, struct mc_node_record *r)
 	r->cores = (uint32_t)ni->sockets * ni->cores;
 	r->sockets = ni->sockets;
 	r->threads_per_core = ni->threads ? ni->threads : 1;
-	if (mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
-			 sizeof(r->gpu_type)) < 0)
-		r->gpus = 0;
+	return mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
+			    sizeof(r->gpu_type)) == 0;
 }
 
 int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
@@ -201,6 +204,7 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	partition_info_msg_t *pm = NULL;
 	node_info_msg_t *nm = NULL;
 	slurm_conf_t *cc = NULL;
+	size_t bad = 0;
 	const partition_info_t *pi = NULL;
 	mc_hostlist_t hl = NULL;
 	int rc = MC_CTLD_ERROR;
@@ -247,11 +251,14 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 
 		if (!ni->name || (hl && slurm_hostlist_find(hl, ni->name) < 0))
 			continue;
-		record_of(ni, &out->node[out->n++]);
+		if (record_of(ni, &out->node[out->n]))
+			out->n++;
+		else
+			bad++;
 	}
 	part_defaults(pi, cc, &out->part);
 	if (pi)
-		hidden_nodes(pi->nodes, out);
+		hidden_nodes(pi->nodes, out, bad);
 	if (!out->n && !out->n_unjudged) {
 		snprintf(err, errlen, "partition %s has no nodes",
 			 out->partition);

@@ -73,6 +73,14 @@ assert_rc 0 "sbatch: a job that fits the powered-down nodes is queued"
 assert_not_contains "$MC_ERR" "refused" "sbatch: no refusal"
 assert_match "$MC_OUT" "^Submitted batch job [0-9]+$" "sbatch: queued"
 scancel $(queued) 2>/dev/null
+# the audit names the nodes it could not audit (the cloud ones may be
+# powering up by now, after the jobs above: then they are audited)
+mc_run "${MC[@]}" audit --config "$CONF" --partition elastic
+if scontrol show node mc-cloud1 >/dev/null 2>&1; then
+	assert_contains "$MC_OUT" "mc-cloud[1-2]: 8 x h100 80 GiB" "audit: the cloud nodes, once slurmctld shows them"
+else
+	assert_contains "$MC_OUT" "memcore: 2 nodes of partition elastic cannot be audited: mc-cloud[1-2] not in slurmctld's node list" "audit: the hidden nodes named"
+fi
 
 # --- the sbatch forms of issue 17, on the harness node ---------------------
 # 8 x 16 GiB t4 + 16 workers x 4 GiB + 8 x 1 GiB = 200 GiB of 376.95 GiB
