@@ -276,6 +276,11 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		g = mc_mul_sat32(j->gpus_per_socket, j->sockets_per_node
 				 ? j->sockets_per_node
 				 : n->sockets ? n->sockets : 1);
+		/* Slurm 22.05 on a node whose gres.conf binds no GPU to a
+		 * socket (no Cores=) gives the node's GPUs (seen by the
+		 * submit-vs-launch corpus): never more than it has. */
+		if (n->gpus && g > n->gpus)
+			g = n->gpus;
 	} else if (j->gpus_per_task) {
 		if (!t)
 			t = 1;

@@ -42,7 +42,8 @@
  *    NOTE: "usable allocated CPUs").
  *  - GPUs on the node: --gpus-per-node=[type:]N and --gres=gpu[:type]:N
  *    (N); --gpus-per-socket=N (N x --sockets-per-node, else the node's
- *    sockets); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
+ *    sockets; at most the node's GPUs: 22.05 gives a node whose gres.conf
+ *    binds no GPU to a socket its GPUs); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
  *    node's tasks); --tres-per-node=gres/gpu:N (N); --gpus=N with -N:
  *    ceil(N / nodes) (-N min-max: max, the fewest a node). Without -N a total (--gpus, or -n with a per-task
  *    count) is spread over nodes (Slurm picks as many as it needs): a
