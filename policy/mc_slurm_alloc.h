@@ -35,7 +35,9 @@
  *    24.11) only keep others off: the CPUs are as asked. Otherwise
  *    max(tasks x cpus-per-task, GPUs x cpus-per-gpu), cpus-per-gpu being
  *    DefCpuPerGPU when neither -c nor --cpus-per-gpu is given
- *    (slurm.conf(5) DefCpuPerGPU), at least one per task. Slurm allocates
+ *    (slurm.conf(5) DefCpuPerGPU), at least one per task; tasks per node
+ *    --ntasks-per-node, else -n / -N, without -N at most what the node's
+ *    CPUs hold (Slurm takes more nodes). Slurm allocates
  *    whole cores (CR_Core*): cores = ceil(CPUs / ThreadsPerCore), all the
  *    core's threads count as allocated CPUs; with --hint=nomultithread or
  *    --threads-per-core=1 one CPU is one core (slurm.conf(5) DefMemPerCPU
