@@ -253,8 +253,9 @@ static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
 	/* No gres/gpu in the TRES (it needs slurmdbd): their GPUs and type
 	 * are unknown, so any count, any type ("*"), memory unknown. */
 	if (!gpus && !n_types) {
+		/* 0 GPUs is "unknown" to the rules: no GPU count decides */
 		snprintf(b->gpu_type, sizeof(b->gpu_type), "%s", "*");
-		gpus = seen_gpus + UINT32_MAX / 4;
+		gpus = seen_gpus;
 	} else if (gpus < seen_gpus) {
 		return;
 	}
