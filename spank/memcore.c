@@ -15,6 +15,7 @@
  *   init               options registered (mc_args.c)
  *   init_post_opt      MEMCORE_* defaults; the verdict, once (mc_stepd.c)
  *   user_init          the step's memory cgroup found (mc_enforce.c)
+ *   after each fork, side by side (slurmstepd / the task's process):
  *   task_post_fork     per task: memcore's own cgroup made, task moved in
  *   task_init_privileged  per task: GPUs recorded (mc_bind.c), the verdict
  *                      delivered (mc_stepd.c), then, if it runs, Slurm's
