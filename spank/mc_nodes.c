@@ -80,7 +80,7 @@ void mc_step_het_check(struct mc_step *s)
 	if (!s->n_het)
 		return;
 	s->n_het = 0;
-	if (slurm_load_job(&msg, s->job_id, SHOW_ALL) != 0 || !msg) {
+	if (mc_load_job(&msg, s->job_id) != 0 || !msg) {
 		slurm_info("memcore: step %s: slurmctld did not say whether "
 			   "job %u is heterogeneous (%m): ended as its own "
 			   "job's step only", s->step_name, s->job_id);
