@@ -21,11 +21,16 @@ MIB=$((1 << 20))
 [ -x "$PROGS/mc_anon_toucher" ] || mc_die "$PROGS/mc_anon_toucher missing: make progs"
 id nobody >/dev/null 2>&1 || mc_skip "no user nobody"
 command -v runuser >/dev/null || mc_skip "no runuser"
-HOLDERS=() LEFT_DIRS=()
+HOLDERS=() LEFT_DIRS=() PARENT= J=
 # Every process left in a memcore cgroup of this test's jobs, and the
 # cgroups, go at exit.
 cleanup_left() {
 	local d p
+	# every cgroup of this test's jobs, also those no check recorded
+	[ -n "${PARENT:-}" ] && [ -n "${J:-}" ] &&
+		for d in "$PARENT"/memcore_"$J"_* "$PARENT"/memcore_$((J + 1))_*; do
+			[ -d "$d" ] && LEFT_DIRS+=("$d")
+		done
 	for d in "${LEFT_DIRS[@]}"; do
 		[ -d "$d" ] || continue
 		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -96,6 +101,7 @@ check_run() { # RUN HOW: run RUN has cgroups of its own, each with its --mem
 	assert_match "$bcg" "/memcore_${J}_batch${sfx}\$" "run $r ($how): the batch step in a cgroup of its own"
 	assert_match "$scg" "/memcore_${J}_0${sfx}\$" "run $r ($how): step 0 in a cgroup of its own"
 	LEFT_DIRS+=("$MNT$bcg" "$MNT$scg")
+	[ -n "$bcg" ] && PARENT=$(dirname "$MNT$bcg")
 	# The escaped sleeps hold them after the step: their limits are read.
 	assert_eq $((512 * MIB)) "$(cat "$MNT$bcg/$LIMIT" 2>/dev/null)" "run $r ($how): the batch step limited to its --mem=512M"
 	assert_eq $((256 * MIB)) "$(cat "$MNT$scg/$LIMIT" 2>/dev/null)" "run $r ($how): step 0 limited to its --mem=256M"
@@ -131,10 +137,19 @@ for ((i = 0; i < 60; i++)); do
 	sleep 0.5
 done
 assert_match "$(mc_job_state "$J")" "^(PENDING|REQUEUED)$" "the node failure requeues job $J"
-release
+# slurmctld delivers the kill of the failed run when slurmd is back: held
+# until then, or it would end the next run (same job id) as it starts.
+scontrol hold "$J"
+n=$(wc -l <"$MC_LOG_DIR/slurmd.log")
 _mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
-sleep 2
-scontrol update nodename="$MC_NODE_NAME" state=resume
+for ((i = 0; i < 60; i++)); do
+	tail -n +"$((n + 1))" "$MC_LOG_DIR/slurmd.log" | grep -q "_rpc_terminate_job: .*JobId=$J\b" && break
+	sleep 0.25
+done
+[ "$(mc_node_state)" = DOWN ] && scontrol update nodename="$MC_NODE_NAME" state=resume
+mc_wait_node_state IDLE 30
+scontrol release "$J"
+release
 wait_ready 3 || mc_die "the job did not run again after the node failure"
 check_run 3 "requeued by a node failure"
 scancel "$J"

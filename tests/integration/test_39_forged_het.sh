@@ -41,10 +41,13 @@ scancel "$C"
 
 # A refused one-node step (1 GPU, --mem=10M: the policy needs 164 MiB),
 # the het variables forged to name job B.
+# srun takes SLURM_HET_SIZE from its own environment as a heterogeneous
+# allocation (and launches nothing), so the forged variables go to the
+# step's environment through --export, where memcore reads them.
 printf '%s\n' '#!/bin/bash' \
-	"SLURM_HET_SIZE=1 SLURM_JOB_ID_HET_GROUP_0=$B srun -n1 --gpus=1 --mem=10M echo ran-a; echo \"a_rc=\$?\"" \
-	"SLURM_HET_SIZE=2 SLURM_JOB_ID_HET_GROUP_0=\$SLURM_JOB_ID SLURM_JOB_ID_HET_GROUP_1=$B srun -n1 --gpus=1 --mem=10M echo ran-b; echo \"b_rc=\$?\"" \
-	"SLURM_HET_SIZE=2 SLURM_JOB_ID_HET_GROUP_0=$B SLURM_JOB_ID_HET_GROUP_1=\$SLURM_JOB_ID srun -n1 --gpus=1 --mem=10M echo ran-c; echo \"c_rc=\$?\"" \
+	"srun --export=ALL,SLURM_HET_SIZE=1,SLURM_JOB_ID_HET_GROUP_0=$B -n1 --gpus=1 --mem=10M echo ran-a; echo \"a_rc=\$?\"" \
+	"srun --export=ALL,SLURM_HET_SIZE=2,SLURM_JOB_ID_HET_GROUP_0=\$SLURM_JOB_ID,SLURM_JOB_ID_HET_GROUP_1=$B -n1 --gpus=1 --mem=10M echo ran-b; echo \"b_rc=\$?\"" \
+	"srun --export=ALL,SLURM_HET_SIZE=2,SLURM_JOB_ID_HET_GROUP_0=$B,SLURM_JOB_ID_HET_GROUP_1=\$SLURM_JOB_ID -n1 --gpus=1 --mem=10M echo ran-c; echo \"c_rc=\$?\"" \
 	>"$U/a.sh"
 chmod 0755 "$U/a.sh"
 n0=$(cancels)
