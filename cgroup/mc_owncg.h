@@ -10,9 +10,9 @@
  * keeps its job id and starts its step ids again, and a process the first
  * run left behind (setsid) keeps that run's cgroup populated: the next
  * run's is another name, never the held one, never none. The suffix is
- * memcore's own count, not Slurm's restart count: S_SLURM_RESTART_COUNT
- * is the batch step's only (slurmstepd gives srun steps 0), and a job's
- * SLURM_RESTART_COUNT is the user's to set.
+ * memcore's own count, not Slurm's restart count: it takes nothing from
+ * the job (SLURM_RESTART_COUNT in its environment is the user's to set),
+ * and it also steps past a held name that is no earlier run's.
  *
  * Who may remove what: a step holds flock(LOCK_EX) on its own cgroup's
  * directory from just after mkdir until slurmstepd ends (the descriptor is
