@@ -79,9 +79,3 @@ if grep -q "memcore $VERSION (Slurm" <<<"$(log_since "$n")"; then
 	assert_contains "$(log_since "$n")" "$CONF:$BADLINE: RamPerWorker=4Q" "reconfigure re-executed slurmd: its log names the mistake"
 fi
 behaves "reconfigured with a broken policy"
-
-# --- an optional memcore behaves the same ----------------------------------------
-mc_set_plugstack "optional $MEMCORE_BUILD/memcore.so config=$CONF"
-break_conf
-mc_restart_slurmd || mc_die "optional memcore with a broken policy: slurmd must come back"
-behaves "optional, slurmd restarted with a broken policy"
