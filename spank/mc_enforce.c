@@ -349,10 +349,14 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 		return 0;
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
 	    pid <= 0)
-		return e->refused ? -1 : 0;
+		return 0;
+	/* A refused step's tasks are killed before their exec (they wait
+	 * for slurmstepd's go): srun reports them Killed and fails. Failing
+	 * this hook instead makes slurmstepd abort the step without a task
+	 * status, and srun exits 0 (seen on 22.05). */
 	if (e->refused) {
 		kill(pid, SIGKILL);	/* never runs without its limit */
-		return -1;
+		return 0;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!e->made) {
@@ -366,7 +370,7 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 				slurm_error("memcore: step %s: %s: %s",
 					    e->step_name, what, err);
 				kill(pid, SIGKILL);
-				return -1;
+				return 0;
 			}
 			warn_step(e, what, err);
 			return 0;
