@@ -364,11 +364,12 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 			e->failed = true;
 			if (e->refused) {
 				/* The task waits for slurmstepd's go before
-				 * its exec: it never runs its program. */
-				slurm_spank_log("memcore: step %s: %s: %s",
-						e->step_name, what, err);
-				slurm_error("memcore: step %s: %s: %s",
-					    e->step_name, what, err);
+				 * its exec: it never runs its program. The
+				 * user reads why at its task_exit. */
+				snprintf(e->refusal, sizeof(e->refusal),
+					 "memcore: step %s: %s: %s",
+					 e->step_name, what, err);
+				slurm_error("%s", e->refusal);
 				kill(pid, SIGKILL);
 				return 0;
 			}
@@ -510,6 +511,15 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 		return 0;
 	e->exited++;
 	last = e->local_tasks && e->exited >= e->local_tasks;
+	if (e->refusal[0]) {
+		struct timespec ts = { 0, OOM_IO_WAIT_NS };
+
+		/* Once, and time for the I/O thread as after an OOM kill. */
+		slurm_spank_log("%s", e->refusal);
+		e->refusal[0] = '\0';
+		nanosleep(&ts, NULL);
+		return 0;
+	}
 	/* Cheap first: the count alone, a few small files. */
 	if (!e->explained &&
 	    mc_memstat_oom_kills(e->scope, e->version, &kills, err,

@@ -29,6 +29,8 @@ struct mc_enforce {
 				 * the step's tasks are ended, never run
 				 * unlimited */
 	int lock_fd;		/* own: the lock on it while made, or -1 */
+	char refusal[640];	/* refused: said at the first task_exit,
+				 * where it reaches srun */
 	char token[16];		/* own: the step id or "batch" */
 	uint32_t job_id;	/* own: for its name */
 	int version;		/* cgroup v1 or v2 */
