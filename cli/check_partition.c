@@ -102,6 +102,10 @@ struct shape_verdict {
 	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
 	char alloc_mem_source[96];
+	bool excluded;				/* no candidate for the job */
+	bool bound;				/* the unjudged nodes' bound */
+	bool gpus_fixed;
+	char why[128];
 	struct mc_judgement j;
 };
 
@@ -110,8 +114,47 @@ static void put_shape(FILE *f, const struct shape_verdict *s)
 {
 	char d[160];
 
+	char m[32], ram[32];
+
+	if (s->bound) {
+		fprintf(f, "%s (hidden from slurmctld's node list; by the "
+			"partition's TRES together at most %u x %s%s%s, %s)",
+			s->hosts, s->rec->gpus, s->rec->gpu_type[0]
+			? s->rec->gpu_type : "GPU", s->gpu_memory_bytes ? " "
+			: "", s->gpu_memory_bytes ? mc_fmt_bytes(
+			s->gpu_memory_bytes, m, sizeof(m)) : "",
+			mc_fmt_bytes(s->rec->ram_bytes, ram, sizeof(ram)));
+		return;
+	}
 	fprintf(f, "%s (%s)", s->hosts, mc_shape_describe(s->rec,
 		s->gpu_memory_bytes, d, sizeof(d)));
+}
+
+/* Judge shape s (its rec and hosts set): false when it is no candidate. */
+static bool judge_shape(const struct mc_policy *p,
+			const struct mc_ctld_nodes *nodes,
+			const struct mc_request *req,
+			uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
+			const void *args, struct shape_verdict *s)
+{
+	struct mc_request r = *req;
+	struct mc_node node;
+	struct mc_alloc alloc;
+
+	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
+		gpu_memory_override, &s->mem_source);
+	r.gpu_memory_bytes = s->gpu_memory_bytes;
+	mc_shape_node(s->rec, &node);
+	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
+	r.unified_memory = node.unified_memory;
+	if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
+		      s->alloc_mem_source, sizeof(s->alloc_mem_source),
+		      s->why, sizeof(s->why), &s->gpus_fixed)) {
+		s->excluded = true;
+		return false;
+	}
+	mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
+	return true;
 }
 
 /* Is every shape refused for the same impossible reason? */
@@ -286,9 +329,13 @@ int mc_check_partition(const struct mc_policy *p,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
 		       const void *args, bool json)
 {
-	size_t *shape_of = calloc(nodes->n, sizeof(*shape_of));
-	struct shape_verdict *sv = calloc(nodes->n, sizeof(*sv));
-	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0;
+	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
+	/* one more: the unjudged nodes' bound */
+	struct shape_verdict *sv = calloc(nodes->n + 1, sizeof(*sv));
+	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
+	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
+	bool let_through = false;
+	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
 	size_t n_need = req->nodes > 1 ? req->nodes : 1;
 	char *summary;
@@ -310,30 +357,131 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
 		struct shape_verdict *s = &sv[k];
-		struct mc_request r = *req;
-		struct mc_node node;
-		struct mc_alloc alloc;
 
 		mc_ctld_hostlist(nodes, shape_of, k, s->hosts,
 				 sizeof(s->hosts));
-		s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
-			gpu_memory_override, &s->mem_source);
-		r.gpu_memory_bytes = s->gpu_memory_bytes;
-		mc_shape_node(s->rec, &node);
-		alloc_of(args, &node, &alloc, s->alloc_mem_source,
-			 sizeof(s->alloc_mem_source));
-		mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
-		if (s->j.v.fits) {
-			n_fit += s->count;
+		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
+				 args, s))
+			n_excluded += s->count;
+	}
+	/*
+	 * The unjudged nodes, by an upper bound of any one of them (the
+	 * partition's TRES less the nodes seen): a step that does not fit
+	 * the bound fits none of them, and one of another GPU type runs on
+	 * none of them. Only where a bigger node can never be the worse one:
+	 * the step's GPUs on a node fixed by the job, its memory not per CPU
+	 * (threads per core unknown). Otherwise they stay unjudged.
+	 */
+	if (unjudged && nodes->hidden_bound_ok) {
+		struct shape_verdict *s = &sv[n_shapes];
+
+		s->rec = &nodes->hidden_bound;
+		s->count = nodes->n_unjudged;
+		s->bound = true;
+		snprintf(s->hosts, sizeof(s->hosts), "%s", nodes->unjudged);
+		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
+				 args, s)) {
+			n_excluded += s->count;
+			n_bound = s->count;
+			unjudged = 0;
+			n_shapes++;
+		} else if (s->gpus_fixed && !s->j.v.fits &&
+			   s->j.v.alloc.mem_form != MC_MEM_PER_CPU) {
+			n_bound = s->count;
+			unjudged = 0;
+			n_shapes++;
+		}
+	}
+	/* Candidates first: a node of another GPU type is no answer of
+	 * memcore's (Slurm never places the job there). */
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (sv[k].excluded)
+			continue;
+		if (k != k_out) {
+			struct shape_verdict t = sv[k_out];
+
+			sv[k_out] = sv[k];
+			sv[k] = t;
+		}
+		k_out++;
+	}
+	n_cand = k_out;
+	for (size_t k = 0; k < n_cand; k++)
+		if (sv[k].j.v.fits) {
+			n_fit += sv[k].count;
 			if (rep == SIZE_MAX)
 				rep = k;
 		}
+
+	/*
+	 * No false refusal: a partition whose nodes memcore cannot all judge
+	 * lets the job through when none of those it judged fits (a hidden
+	 * node may be the one Slurm picks), and so does a job for which no
+	 * node is a candidate (Slurm answers that one itself).
+	 */
+	if ((!n_cand || n_fit < n_need) && unjudged) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
+			 "partition %s cannot be judged: %s %s; the job is let "
+			 "through (the launch check remains)",
+			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
+			 : "nodes", nodes->partition, nodes->unjudged,
+			 nodes->unjudged_why);
+	} else if (!n_cand) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: no node of "
+			 "partition %s is a candidate for this job (%s: %s): "
+			 "Slurm decides", nodes->partition, sv[0].hosts,
+			 sv[0].why);
+	}
+	if (!n_cand) {
+		json_array_append_new(lines, json_string(let_why));
+		if (json) {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "fits", json_true());
+			json_object_set_new(o, "let_through",
+					    json_string(let_why));
+			json_object_set_new(o, "node_source",
+					    json_string("slurmctld"));
+			json_object_set_new(o, "mode", json_string(
+					    mc_mode_words[p->mode]));
+			json_object_set_new(o, "allow_user_warn",
+					    json_boolean(p->allow_user_warn));
+			json_object_set_new(o, "gpus",
+					    json_integer(req->gpus));
+			json_object_set_new(o, "partition",
+					    json_string(nodes->partition));
+			json_object_set_new(o, "nodes", json_integer(
+					    (json_int_t)nodes->n));
+			json_object_set_new(o, "nodes_fit", json_integer(0));
+			json_object_set_new(o, "unjudged_nodes", json_string(
+					    nodes->unjudged));
+			json_object_set_new(o, "fix_options", json_array());
+			json_object_set(o, "explanation", lines);
+			mc_cli_json_print(o);
+		} else {
+			puts(let_why);
+		}
+		json_decref(lines);
+		free(shape_of);
+		free(sv);
+		return MC_EXIT_FITS;
 	}
 
-	summary = summary_line(nodes->partition, sv, n_shapes, nodes->n,
-			       n_fit);
+	summary = summary_line(nodes->partition, sv, n_cand,
+			       nodes->n + n_bound - n_excluded, n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
+	if (n_excluded) {
+		char ex[MC_EXPLAIN_LINE_MAX * 2];
+
+		snprintf(ex, sizeof(ex), "  not candidates: %s (%s)",
+			 sv[n_cand].hosts, sv[n_cand].why);
+		json_array_append_new(lines, json_string(ex));
+	}
+	if (let_through)
+		json_array_append_new(lines, json_string(let_why));
 	if (n_need > 1 && n_fit) {
 		char need[160];
 
@@ -348,9 +496,9 @@ int mc_check_partition(const struct mc_policy *p,
 				 "most)", n_need, n_fit, n_fit);
 		json_array_append_new(lines, json_string(need));
 	}
-	gpu_memory_lines(sv, n_shapes, lines);
+	gpu_memory_lines(sv, n_cand, lines);
 	/* The plan on the first fitting shape; or why each one refuses. */
-	for (size_t k = 0; k < n_shapes; k++) {
+	for (size_t k = 0; k < n_cand; k++) {
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
@@ -358,11 +506,11 @@ int mc_check_partition(const struct mc_policy *p,
 			json_array_append_new(lines,
 					      json_string(sv[k].j.e.line[i]));
 	}
-	if (!n_fit && n_shapes > SHAPES_EXPLAINED) {
+	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
 		char more[96];
 
 		snprintf(more, sizeof(more), "  (and %zu more node shapes: "
-			 "see --json)", n_shapes - SHAPES_EXPLAINED);
+			 "see --json)", n_cand - SHAPES_EXPLAINED);
 		json_array_append_new(lines, json_string(more));
 	}
 	if (rep == SIZE_MAX)
@@ -373,9 +521,17 @@ int mc_check_partition(const struct mc_policy *p,
 						&sv[rep].j.e);
 		json_t *shapes = json_array();
 
-		for (size_t k = 0; k < n_shapes; k++)
+		for (size_t k = 0; k < n_cand; k++)
 			json_array_append_new(shapes, shape_json(&sv[k]));
-		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need));
+		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need ||
+							    let_through));
+		json_object_set_new(o, "let_through", let_through ?
+				    json_string(let_why) : json_null());
+		json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
+				    json_string(nodes->unjudged) : json_null());
+		json_object_set_new(o, "excluded_nodes", n_excluded ?
+				    json_string(sv[n_cand].hosts)
+				    : json_null());
 		json_object_set_new(o, "nodes_needed",
 				    json_integer((json_int_t)n_need));
 		json_object_set_new(o, "partition",
@@ -397,5 +553,5 @@ int mc_check_partition(const struct mc_policy *p,
 	free(summary);
 	free(shape_of);
 	free(sv);
-	return n_fit >= n_need ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return n_fit >= n_need || let_through ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }
