@@ -83,13 +83,17 @@ wait_ready() { # RUN: until run RUN's script says ready
 	return 1
 }
 # Slurm holds a requeued job for a while (Reason=BeginTime): root lets it
-# start at once, which changes nothing memcore sees.
+# start sooner, which changes nothing memcore sees, once the node is done
+# with the last run and a second has passed (slurmd refuses a credential
+# of the job made in the second its last run's was revoked).
 release() {
 	local i
 	for ((i = 0; i < 120; i++)); do
 		[ "$(mc_job_state "$J")" = PENDING ] && break
 		sleep 0.5
 	done
+	mc_wait_node_state IDLE 60
+	sleep 2
 	scontrol update jobid="$J" starttime=now
 }
 check_run() { # RUN HOW: run RUN has cgroups of its own, each with its --mem
