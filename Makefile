@@ -15,7 +15,11 @@
 #   make deb        a Debian package of this tree, in build/deb/
 #   make clean
 
-VERSION      := 0.1.0
+# The one place the version is set: --version, slurmd's log line and the
+# packages' file names come from it; contrib/debian/changelog,
+# contrib/memcore.spec and the man pages' headers must agree with it
+# (tests/cli/test_build.sh checks; `make version` prints it).
+VERSION      := 0.3.0
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
@@ -65,9 +69,12 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 PLUGIN := $(B)/memcore.so
 CLI    := $(B)/memcore
 
-.PHONY: all check unit integration demo install uninstall clean deps bench progs vm-check
+.PHONY: all check unit integration demo install uninstall clean deps bench progs vm-check version
 
 all: $(PLUGIN) $(CLI)
+
+version:
+	@echo $(VERSION)
 
 # Objects are rebuilt when the compiler or its flags change (make check
 # adds -Werror to a tree a plain make built): $(B)/.cflags holds the last.

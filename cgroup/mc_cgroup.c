@@ -598,34 +598,3 @@ int mc_cgroup_subtree_has(const char *dir, const char *controller)
 			return 1;
 	return 0;
 }
-
-int mc_cgroup_sweep(const char *scope, const char *prefix, const char *keep,
-		    int version, unsigned min_age_s)
-{
-	char err[256], child[PATH_MAX];
-	size_t pl = strlen(prefix);
-	time_t now = time(NULL);
-	struct dirent *de;
-	int removed = 0;
-	DIR *d = opendir(scope);
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (de->d_type != DT_DIR || strncmp(de->d_name, prefix, pl) ||
-		    (keep && !strcmp(de->d_name, keep)))
-			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", scope,
-				     de->d_name) >= sizeof(child) ||
-		    lstat(child, &st) < 0 || !S_ISDIR(st.st_mode) ||
-		    now - st.st_ctime < (time_t)min_age_s ||
-		    mc_cgroup_populated(child, version) != 0)
-			continue;
-		if (mc_cgroup_rmdir(scope, de->d_name, err, sizeof(err)) == 0)
-			removed++;
-	}
-	closedir(d);
-	return removed;
-}

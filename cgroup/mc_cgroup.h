@@ -167,15 +167,4 @@ int mc_cgroup_parent(const char *dir, char *out, size_t len);
  */
 int mc_cgroup_subtree_has(const char *dir, const char *controller);
 
-/*
- * Remove the leftovers of memcore's own cgroups in scope: children whose
- * name starts with prefix ("memcore_"), that no process is in
- * (mc_cgroup_populated), made at least min_age_s seconds ago (so that a
- * step that has just made its own and is moving its tasks in is never
- * touched), other than keep (NULL: none). rmdir only removes empty
- * cgroups, so nothing in use can go. Returns how many were removed.
- */
-int mc_cgroup_sweep(const char *scope, const char *prefix, const char *keep,
-		    int version, unsigned min_age_s);
-
 #endif

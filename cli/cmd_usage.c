@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
 
 #include <jansson.h>
 
@@ -107,6 +111,60 @@ static void print_text(const char *dir, const struct mc_memstat *m)
 	printf("  OOM kills        %" PRIu64 "\n", m->oom_kills);
 }
 
+/*
+ * The directory --cgroup names, resolved (realpath) into buf. A path that
+ * resolves into a cgroup filesystem is used as resolved; one that leaves
+ * it through a symlink (into root-only files, say) is refused; a plain
+ * directory tree without symlinks (a copied cgroup, as the tests' data)
+ * is read as it is. Returns 0, or -1 with err set.
+ */
+static int cgroup_dir(const char *dir, char *buf, size_t len, char *err,
+		      size_t errlen)
+{
+	char real[PATH_MAX];
+	struct statfs fs;
+
+	if (!realpath(dir, real)) {
+		snprintf(err, errlen, "--cgroup=%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (statfs(real, &fs) != 0) {
+		snprintf(err, errlen, "--cgroup=%s: %s", real,
+			 strerror(errno));
+		return -1;
+	}
+	if (fs.f_type != CGROUP_SUPER_MAGIC &&
+	    fs.f_type != CGROUP2_SUPER_MAGIC) {
+		char part[PATH_MAX];
+		struct stat st;
+
+		/* Outside cgroupfs: only a tree reached without a symlink
+		 * on the way (each component of the path as given). */
+		size_t total = strlen(dir);
+
+		for (size_t n = total; n > 0; n--) {
+			if ((n != total && dir[n] != '/') || n >= sizeof(part))
+				continue;
+			memcpy(part, dir, n);
+			part[n] = '\0';
+			if (lstat(part, &st) == 0 &&
+			    S_ISLNK(st.st_mode)) {
+				snprintf(err, errlen, "--cgroup=%s: %s is a "
+					 "symlink to %s, outside the cgroup "
+					 "filesystem: refused; name the "
+					 "cgroup directory itself", dir, part,
+					 real);
+				return -1;
+			}
+		}
+	}
+	if ((size_t)snprintf(buf, len, "%s", real) >= len) {
+		snprintf(err, errlen, "--cgroup=%s: path too long", dir);
+		return -1;
+	}
+	return 0;
+}
+
 int mc_cmd_usage(int argc, char **argv)
 {
 	const char *dir = NULL, *pid_arg = NULL;
@@ -162,8 +220,14 @@ int mc_cmd_usage(int argc, char **argv)
 	} else {
 		/* The walk up stops at the hierarchy's mount point when dir
 		 * is under it; elsewhere (a copied tree) at "/". */
-		static char mount[PATH_MAX];
-		int v = mc_memstat_version(dir, err, sizeof(err));
+		static char mount[PATH_MAX], resolved[PATH_MAX];
+		int v;
+
+		if (cgroup_dir(dir, resolved, sizeof(resolved), err,
+			       sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+		dir = resolved;
+		v = mc_memstat_version(dir, err, sizeof(err));
 
 		root = "/";
 		if (v > 0 && mc_cgroup_mount_of(v, mount, sizeof(mount), err,

@@ -4,8 +4,10 @@
  * file only dispatches; the subcommands are cmd_*.c, their shared helpers
  * cli.c (cli.h).
  */
+#define _GNU_SOURCE	/* getresuid, getresgid */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -29,8 +31,36 @@ static void usage(FILE *out)
 "Run 'memcore <command> --help' for its options; see memcore(8).\n");
 }
 
+/*
+ * memcore reads what its caller names (--config, --topology, --cache,
+ * --cgroup) and says what it found: installed set-user-ID or
+ * set-group-ID it would read root's files for anyone (the first line of
+ * /etc/shadow as a config error, file sizes through --cache). It is never
+ * that: real and effective ids must agree, or it stops before reading
+ * anything. Returns true when they agree.
+ */
+static bool ids_agree(void)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+		return false;
+	if (ru == eu && rg == eg)
+		return true;
+	fprintf(stderr, "memcore: refusing to run set-user-ID or "
+		"set-group-ID (real uid %u gid %u, effective uid %u gid %u): "
+		"memcore reads the files its caller names, so it runs with "
+		"the caller's own ids only; remove the setuid/setgid bit "
+		"(chmod u-s,g-s)\n", (unsigned)ru, (unsigned)rg,
+		(unsigned)eu, (unsigned)eg);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
+	if (!ids_agree())
+		return MC_EXIT_USAGE;
 	if (argc < 2) {
 		usage(stderr);
 		return MC_EXIT_USAGE;

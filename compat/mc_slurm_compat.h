@@ -42,6 +42,23 @@ static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
 #endif
 }
 
+/* slurmctld's record of job job_id into *resp (free it with
+ * slurm_free_job_info_msg): the job id as a uint32_t up to 24.11, a
+ * slurm_step_id_t (with the sluid) in 26.05's header; the releases between
+ * are not among those built here, so the newer form is taken from 26.05.
+ * Returns what slurm_load_job returns (0, or -1 with errno). */
+static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	return slurm_load_job(resp, id, SHOW_ALL);
+#else
+	return slurm_load_job(resp, job_id, SHOW_ALL);
+#endif
+}
+
 /*
  * Free what slurm_load_ctl_conf() gave: slurm_free_ctl_conf() up to 24.11
  * (Debian 13's headers have it), slurm_free_conf() in 26.05 (sid's have

@@ -20,7 +20,11 @@
  *  - task_post_fork, in slurmstepd, root, after Slurm has placed each task
  *    in its cgroups and before the task may exec: memcore's own cgroup is
  *    made (first task, exclusively: never one that exists) next to the
- *    task's cgroup, limited, and each task is moved into it.
+ *    task's cgroup, limited, and each task is moved into it. A name an
+ *    earlier run of the job still holds (a requeued job, whose processes
+ *    outlived its first run) is never joined: the run takes the next name
+ *    (mc_owncg.h); with every name held the step is refused, never run
+ *    without its limit.
  *  - task_exit, in slurmstepd after each task: an OOM kill is explained once
  *    per step; after the last task, the --memcore=explain line, and
  *    memcore's own cgroup is removed at once. slurmstepd's stderr is local
@@ -29,14 +33,17 @@
  *  - exit, in slurmstepd, root: the own cgroup when a process of the step
  *    was still in it at the last task_exit (a short back-off); one that a
  *    process outlives (escaped the step) is left to the next step on the
- *    node, which removes empty memcore_* cgroups it finds beside its own.
+ *    node, which removes the empty, unheld ones of memcore's names it
+ *    finds beside its own (mc_owncg_sweep).
  *
- * A failure never stops the step: one warning on task 0's stderr, and the
- * step runs as Slurm set it up.
+ * A failure never stops the step (one warning on task 0's stderr, and the
+ * step runs as Slurm set it up), except that every name of the own cgroup
+ * is held by earlier runs: that refuses the step.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,6 +55,7 @@
 #include "mc_cgroup.h"
 #include "mc_enforce.h"
 #include "mc_memstat.h"
+#include "mc_owncg.h"
 #include "mc_parse.h"
 #include "mc_stepcg.h"
 #include "mc_tmpfs.h"
@@ -58,10 +66,6 @@
  * then it is left to the next step's sweep (never a wait that grows). */
 #define RMDIR_TRIES 7
 #define RMDIR_FIRST_WAIT_NS 50000L
-/* A left-behind memcore_* cgroup is removed by a later step only when it
- * is empty and at least this old: a step that has just made its own is
- * never touched. */
-#define SWEEP_MIN_AGE_S 5
 /* Where slurmstepd cannot be protected (no CAP_SYS_RESOURCE), each task
  * of a step whose cgroup also charges slurmstepd raises its own
  * oom_score_adj to this (raising needs no privilege): the OOM killer's
@@ -96,11 +100,11 @@ void mc_enforce_slurmd_sweep(void)
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
 	    mc_stepcg_own_parent(&cg, dir, sizeof(dir), err, sizeof(err)) < 0)
 		return;
-	n = mc_cgroup_sweep(dir, "memcore_", NULL, cg.version,
-			    SWEEP_MIN_AGE_S);
+	n = mc_owncg_sweep(dir, NULL, cg.version);
 	if (n > 0)
-		slurm_info("memcore: removed %d empty memcore_* cgroup%s left "
-			   "in %s by ended steps", n, n == 1 ? "" : "s", dir);
+		slurm_info("memcore: removed %d empty memcore_<job>_<step> "
+			   "cgroup%s left in %s by ended steps", n,
+			   n == 1 ? "" : "s", dir);
 }
 
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
@@ -111,6 +115,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 	uint32_t n = 0;
 
 	memset(e, 0, sizeof(*e));
+	e->lock_fd = -1;
 	/* No memory figure (0: "the whole node") leaves nothing to hold. */
 	if (pol->mode == MC_MODE_OFF || !pol->cgroup_memory || !s->mem_mb)
 		return;
@@ -141,9 +146,11 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 		 * the first task's cgroup at task_post_fork. */
 		e->own = true;
 		e->scope[0] = '\0';
-		snprintf(e->name, sizeof(e->name), "memcore_%" PRIu32 "_%s",
-			 s->job_id, mc_stepcg_token(s->step_id, token,
-						    sizeof(token)));
+		e->job_id = s->job_id;
+		snprintf(e->token, sizeof(e->token), "%s",
+			 mc_stepcg_token(s->step_id, token, sizeof(token)));
+		mc_owncg_name(e->job_id, e->token, 0, e->name,
+			      sizeof(e->name));
 	}
 	if (!e->own && mc_memstat_oom_kills(e->scope, e->version,
 					    &e->oom_start, err,
@@ -277,26 +284,40 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		*what = "no memory controller for the step's cgroup";
 		return -1;
 	}
-	mc_cgroup_sweep(e->parent, "memcore_", e->name, e->version,
-			SWEEP_MIN_AGE_S);
-	snprintf(child, sizeof(child), "%s/%s", e->parent, e->name);
-	if (mc_cgroup_mkdir(e->parent, e->name, err, len) < 0) {
-		if (errno == EROFS)
-			*what = "the cgroup tree is read-only";
-		if (errno != EEXIST)
-			return -1;
-		/* An empty one is a leftover of this job id (a step id is
-		 * never run twice at once): remove it, make it afresh. One
-		 * with a process in it is someone else's: never joined. */
-		if (mc_cgroup_populated(child, e->version) != 0 ||
-		    mc_cgroup_rmdir(e->parent, e->name, err, len) < 0 ||
-		    mc_cgroup_mkdir(e->parent, e->name, err, len) < 0) {
-			*what = "refused to join a cgroup of memcore's name "
-				"that exists with processes in it";
-			snprintf(err, len, "%s", child);
+	mc_owncg_sweep(e->parent, e->name, e->version);
+	/* A name an earlier run still holds (a requeued job's processes
+	 * outlived it, or someone else's) is never joined: the next one. */
+	for (unsigned run = 0;; run++) {
+		int rc;
+
+		if (run == MC_OWNCG_RUNS) {
+			*what = "refused: every memory cgroup name of this "
+				"step is held by processes of earlier runs of "
+				"the job (requeued?)";
+			snprintf(err, len, "%s/memcore_%" PRIu32 "_%s and "
+				 "its %d later names; end those processes",
+				 e->parent, e->job_id, e->token,
+				 MC_OWNCG_RUNS - 1);
+			e->refused = true;
 			return -1;
 		}
+		if (mc_owncg_name(e->job_id, e->token, run, e->name,
+				  sizeof(e->name)) < 0)
+			return -1;
+		rc = mc_owncg_make(e->parent, e->name, e->version,
+				   &e->lock_fd, err, len);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			if (errno == EROFS)
+				*what = "the cgroup tree is read-only";
+			return -1;
+		}
+		slurm_info("memcore: step %s: %s/%s is in use (an earlier run "
+			   "of the job, requeued?): never joined, the next "
+			   "name", e->step_name, e->parent, e->name);
 	}
+	snprintf(child, sizeof(child), "%s/%s", e->parent, e->name);
 	snprintf(e->scope, sizeof(e->scope), "%s", child);
 	e->made = true;
 	if (mc_stepcg_set_limit(e->scope, e->version, e->limit_bytes, err,
@@ -305,8 +326,11 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 			? "no memory controller in the step's cgroup"
 			: "cannot set the step's memory limit";
 		if (mc_cgroup_rmdir(e->parent, e->name, err + strlen(err),
-				    0) == 0)
+				    0) == 0) {
 			e->made = false;
+			close(e->lock_fd);
+			e->lock_fd = -1;
+		}
 		return -1;
 	}
 	mc_stepcg_swap_off_new(e->scope, e->version, e->limit_bytes);
@@ -321,15 +345,34 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 	long made_us = 0;
 	pid_t pid = 0;
 
-	if (!e->active || !e->own || e->failed)
+	if (!e->active || !e->own || (e->failed && !e->refused))
 		return 0;
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
 	    pid <= 0)
 		return 0;
+	/* A refused step's tasks are killed before their exec (they wait
+	 * for slurmstepd's go): srun reports them Killed and fails. Failing
+	 * this hook instead makes slurmstepd abort the step without a task
+	 * status, and srun exits 0 (seen on 22.05). */
+	if (e->refused) {
+		kill(pid, SIGKILL);	/* never runs without its limit */
+		return 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!e->made) {
 		if (own_make(e, pid, &what, err, sizeof(err)) < 0) {
 			e->failed = true;
+			if (e->refused) {
+				/* The task waits for slurmstepd's go before
+				 * its exec: it never runs its program. The
+				 * user reads why at its task_exit. */
+				snprintf(e->refusal, sizeof(e->refusal),
+					 "memcore: step %s: %s: %s",
+					 e->step_name, what, err);
+				slurm_error("%s", e->refusal);
+				kill(pid, SIGKILL);
+				return 0;
+			}
 			warn_step(e, what, err);
 			return 0;
 		}
@@ -364,6 +407,8 @@ static int own_remove(struct mc_enforce *e, int tries, char *err,
 
 		if (mc_cgroup_rmdir(e->parent, e->name, err, len) == 0) {
 			e->removed = true;
+			close(e->lock_fd);
+			e->lock_fd = -1;
 			slurm_debug("memcore: step %s: %s removed in %ld us "
 				    "(%d tries)", e->step_name, e->scope,
 				    us_since(&t0), i + 1);
@@ -466,6 +511,15 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 		return 0;
 	e->exited++;
 	last = e->local_tasks && e->exited >= e->local_tasks;
+	if (e->refusal[0]) {
+		struct timespec ts = { 0, OOM_IO_WAIT_NS };
+
+		/* Once, and time for the I/O thread as after an OOM kill. */
+		slurm_spank_log("%s", e->refusal);
+		e->refusal[0] = '\0';
+		nanosleep(&ts, NULL);
+		return 0;
+	}
 	/* Cheap first: the count alone, a few small files. */
 	if (!e->explained &&
 	    mc_memstat_oom_kills(e->scope, e->version, &kills, err,
@@ -505,5 +559,10 @@ int mc_enforce_exit(struct mc_enforce *e)
 			   "use (%s): a process outlived the step; the next "
 			   "step on this node removes it once it is empty",
 			   e->step_name, err);
+	/* Unheld from here: a later step's sweep may take it once empty. */
+	if (e->lock_fd >= 0) {
+		close(e->lock_fd);
+		e->lock_fd = -1;
+	}
 	return 0;
 }

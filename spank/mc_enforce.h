@@ -25,12 +25,20 @@ struct mc_enforce {
 	/* own, in slurmstepd (task_post_fork on): made by this slurmstepd,
 	 * removed again, or not to be made (a warning was given). */
 	bool made, removed, failed;
+	bool refused;		/* own: every run's name held (mc_owncg.h):
+				 * the step's tasks are ended, never run
+				 * unlimited */
+	int lock_fd;		/* own: the lock on it while made, or -1 */
+	char refusal[640];	/* refused: said at the first task_exit,
+				 * where it reaches srun */
+	char token[16];		/* own: the step id or "batch" */
+	uint32_t job_id;	/* own: for its name */
 	int version;		/* cgroup v1 or v2 */
 	char mount[PATH_MAX];	/* the memory hierarchy's mount point */
 	char scope[PATH_MAX];	/* the step's cgroup: no write leaves it
 				 * (own: set when it is made) */
 	char parent[PATH_MAX];	/* own: the cgroup it is made in */
-	char name[64];		/* own: memcore_<job>_<step> */
+	char name[64];		/* own: memcore_<job>_<step>[_<run>] */
 	uint64_t limit_bytes;	/* the step's allocation on this node */
 	uint64_t oom_start;	/* OOM kills in scope when the step began */
 	uint32_t local_tasks, exited;

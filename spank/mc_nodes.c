@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -38,14 +39,93 @@ int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
 	return rc;
 }
 
+/* Is id in slurmctld's het_job_id_set ("123-125", "123,125-126")? */
+static bool id_in_set(const char *set, uint32_t id, uint32_t *count)
+{
+	const char *p = set;
+	bool in = false;
+
+	*count = 0;
+	while (p && *p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end == p)
+			return false;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtoul(p, &end, 10);
+			if (end == p || b < a)
+				return false;
+		}
+		if (id >= a && id <= b)
+			in = true;
+		*count += (uint32_t)(b - a + 1);
+		if (*end && *end != ',')
+			return false;
+		p = *end ? end + 1 : end;
+	}
+	return in;
+}
+
+void mc_step_het_check(struct mc_step *s)
+{
+	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *j = NULL;
+	uint32_t n = 0, k = 0;
+
+	if (s->het_checked)
+		return;
+	s->het_checked = true;
+	if (!s->n_het)
+		return;
+	s->n_het = 0;
+	if (mc_load_job(&msg, s->job_id) != 0 || !msg) {
+		slurm_info("memcore: step %s: slurmctld did not say whether "
+			   "job %u is heterogeneous (%m): ended as its own "
+			   "job's step only", s->step_name, s->job_id);
+		return;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		if (msg->job_array[i].job_id == s->job_id)
+			j = &msg->job_array[i];
+	if (!j || !j->het_job_id || j->het_job_id == NO_VAL ||
+	    !j->het_job_id_set ||
+	    !id_in_set(j->het_job_id_set, s->job_id, &n) ||
+	    n > MC_HET_MAX) {
+		slurm_info("memcore: step %s: job %u is not heterogeneous by "
+			   "slurmctld: the job environment's SLURM_HET_SIZE "
+			   "and SLURM_JOB_ID_HET_GROUP_* are ignored",
+			   s->step_name, s->job_id);
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	/* The components, in order, from the set itself. */
+	for (const char *p = j->het_job_id_set; *p && k < n;) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		for (unsigned long id = a; id <= b && k < n; id++)
+			s->het_job_id[k++] = (uint32_t)id;
+		p = *end ? end + 1 : end;
+	}
+	s->n_het = k;
+	slurm_free_job_info_msg(msg);
+}
+
 /*
  * Runs in the refused task's own process, which exits as soon as memcore
  * returns: it becomes the job's user for good first (memcore never forks
  * or runs a program), so the requests can only reach steps the user could
  * cancel anyway.
  */
-void mc_step_end_everywhere(const struct mc_step *s)
+void mc_step_end_everywhere(const struct mc_step *step)
 {
+	struct mc_step c = *step;
+	const struct mc_step *s = &c;
+
 	if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
 		return;
 	if (setgroups(0, NULL) != 0 || setgid((gid_t)s->gid) != 0 ||
@@ -58,6 +138,7 @@ void mc_step_end_everywhere(const struct mc_step *s)
 	/* Let the other refusing nodes print their own lines first: the
 	 * kill reaches their tasks too. */
 	usleep(MC_STEP_END_DELAY_MS * 1000);
+	mc_step_het_check(&c);	/* as the user, when not asked yet */
 	if (!s->n_het) {
 		if (mc_kill_job_step(s->job_id, s->step_id) != 0)
 			slurm_info("memcore: step %s: ending it on its other "

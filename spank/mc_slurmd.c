@@ -4,12 +4,15 @@
  * node-facts cache every slurmstepd reads, audit the node against the
  * sizing rule and say so in one line of the slurmd log.
  *
- * Slurm 22.05 stops slurmd when a `required` plugin's init fails in slurmd
- * context and only logs the failure of an `optional` one; so a broken
- * policy returns -1 (the admin asked for memcore on every step, and
- * without its policy it can only refuse GPU steps), while a node that
- * breaks the sizing rule, a topology hwloc cannot read or a cache that
- * cannot be written are logged and slurmd runs on.
+ * Slurm stops slurmd when a `required` plugin's init fails in slurmd
+ * context, and from 23.11 `scontrol reconfigure` re-executes slurmd, so
+ * that init runs again: nothing here ever fails. A broken policy is logged
+ * at error level (file, line, key) and slurmd runs on as it does after a
+ * reconfigure on 22.05: each slurmstepd reads memcore.conf afresh, so GPU
+ * steps are refused naming the mistake, CPU-only steps run, and the next
+ * step after the fix fits. A node that breaks the sizing rule, a topology
+ * hwloc cannot read or a cache that cannot be written are logged the same
+ * way.
  */
 #include <stdio.h>
 #include <string.h>
@@ -79,12 +82,17 @@ int mc_slurmd_init(struct mc_plugin *p)
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		snprintf(host, sizeof(host), "this node");
 	if (p->cfg_err[0]) {
-		slurm_error("memcore %s (Slurm %s) on %s: %s; GPU steps "
-			    "cannot be checked until the policy is fixed, so "
-			    "slurmd stops here when memcore is `required` in "
-			    "plugstack.conf", MC_VERSION, slurm, host,
-			    p->cfg_err);
-		return -1;
+		/* Facts cached under a policy that cannot be read may name
+		 * another topology than the fixed one will: steps load their
+		 * own until slurmd starts with a good policy. */
+		if (p->cache_path[0] == '/')
+			unlink(p->cache_path);
+		slurm_error("memcore %s (Slurm %s) on %s: %s; GPU steps are "
+			    "refused until the policy is fixed (each step "
+			    "reads it afresh: no restart needed), CPU-only "
+			    "steps run; no node facts cached", MC_VERSION,
+			    slurm, host, p->cfg_err);
+		return 0;
 	}
 	mc_config_policy(&p->cfg, NULL, &pol);
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)

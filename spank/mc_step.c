@@ -127,8 +127,10 @@ int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len)
 	return 0;
 }
 
-/* A step of a heterogeneous job: the components' job ids (SLURM_HET_SIZE,
- * SLURM_JOB_ID_HET_GROUP_<k>); n_het stays 0 when they cannot be read. */
+/* Whether the step claims to be of a heterogeneous job (SLURM_HET_SIZE,
+ * SLURM_JOB_ID_HET_GROUP_<k>); n_het stays 0 when they cannot be read.
+ * The user sets these as they like: a refused step asks slurmctld for
+ * the real components before it ends any (mc_step_het_check). */
 static void read_het(spank_t sp, struct mc_step *s)
 {
 	char buf[32], name[48], why[MC_ERR_MAX];

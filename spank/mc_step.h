@@ -34,6 +34,8 @@ struct mc_step {
 	uint32_t het_job_id[MC_HET_MAX];/* a step of a heterogeneous job:
 					 * the components' job ids */
 	uint32_t n_het;			/* 0: not heterogeneous */
+	bool het_checked;		/* het_job_id and n_het are
+					 * slurmctld's (mc_step_het_check) */
 	uint64_t mem_mb;		/* 0: whole node */
 	int cores, job_cores;		/* -1: unknown */
 	char mem_source[96];
@@ -75,14 +77,28 @@ int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len);
 int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len);
 
 /*
+ * The components of the step's heterogeneous job, from slurmctld: the job
+ * environment only says whether to ask (SLURM_HET_SIZE and
+ * SLURM_JOB_ID_HET_GROUP_<k> are the user's to set, and Slurm gives a
+ * SPANK plugin no item for them in 22.05, 24.11 or 26.05). slurmctld's
+ * record of the step's own job (het_job_id, het_job_id_set) replaces
+ * het_job_id and n_het; a job slurmctld does not call heterogeneous, or no
+ * answer, leaves n_het 0: the step is this job's alone. Sets het_checked.
+ * An RPC: called for refused steps only, never on the launch path of one
+ * that runs. In mc_nodes.c.
+ */
+void mc_step_het_check(struct mc_step *s);
+
+/*
  * A step refused here that runs on several nodes is ended on all of them
  * (slurm_kill_job_step, SIGKILL, after MC_STEP_END_DELAY_MS): its tasks on
  * the nodes where it fits would start and wait for ranks that never come.
  * A step of a heterogeneous job is ended in every component (its step id
  * is the same in each; the job's step ids are unique across components).
- * The request goes out as the job's user, never as root: the component
- * ids come from the job's environment, which the user controls, so it can
- * only reach steps the user could cancel anyway. The calling process
+ * The components are slurmctld's (mc_step_het_check, asked here when it
+ * was not yet), never the job environment's. The request goes out as the
+ * job's user, never as root, so it can only reach steps the user could
+ * cancel anyway. The calling process
  * becomes that user for good: call it only from a refused task, last.
  * Called by local task 0 of a refusing node; never for the batch step,
  * whose failure ends the job anyway. In mc_nodes.c.

@@ -189,6 +189,10 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
 	refuse = !j.v.fits && !warn_ok;
+	/* Whether it is ended in other components is slurmctld's word,
+	 * asked only now that it is refused (mc_step.h). */
+	if (refuse && p->step.n_het)
+		mc_step_het_check(&p->step);
 	text[0] = '\0';
 	if (!j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
 		const char *last = NULL;

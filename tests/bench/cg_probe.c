@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "mc_cgroup.h"
+#include "mc_owncg.h"
 #include "mc_stepcg.h"
 
 enum { C_FIND, C_PARENT, C_READY, C_SWEEP, C_MKDIR, C_LIMIT, C_SWAP,
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
 	static long t[C_COUNT][MAX_ROUNDS];
 	char err[512], parent[PATH_MAX], name[64], scope[PATH_MAX + 64];
 	struct mc_cgroup self;
+	int lock = -1;
 
 	if (rounds < 1 || rounds > MAX_ROUNDS || pause_ms < 0) {
 		fprintf(stderr, "usage: cg_probe [ROUNDS (1-%d) [PAUSE_MS]]\n",
@@ -121,9 +123,11 @@ int main(int argc, char **argv)
 		t[C_READY][r] = now_us() - t0;
 		if (rc < 0)
 			goto fail;
-		STEP(C_SWEEP, (mc_cgroup_sweep(parent, "memcore_probe_", name,
-					       task.version, 5), 0));
-		STEP(C_MKDIR, mc_cgroup_mkdir(parent, name, err, sizeof(err)));
+		STEP(C_SWEEP, (mc_owncg_sweep(parent, name, task.version), 0));
+		/* as memcore makes it: mkdir, then the lock that marks it
+		 * held (mc_owncg_make) */
+		STEP(C_MKDIR, mc_owncg_make(parent, name, task.version, &lock,
+					    err, sizeof(err)));
 		snprintf(scope, sizeof(scope), "%s/%s", parent, name);
 		STEP(C_LIMIT, mc_stepcg_set_limit(scope, task.version,
 						  (uint64_t)1 << 30, err,
@@ -150,6 +154,9 @@ int main(int argc, char **argv)
 			usleep(50);
 		}
 		t[C_RMDIR][r] = now_us() - t0;
+		if (lock >= 0)
+			close(lock);
+		lock = -1;
 		continue;
 fail:
 		fprintf(stderr, "cg_probe: round %d: %s\n", r, err);

@@ -105,4 +105,25 @@ for m in "$TOP/docs/memcore.8" "$TOP/docs/memcore.conf.5"; do
 	w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
 	expect_eq "man --warnings $m" "$w" ""
 done
+# One version, set in the Makefile (VERSION): the command says it, the
+# plugin carries it (slurmd's start line, tests/integration/test_40), and
+# the packages and man pages agree with it.
+V=$(make -s -C "$TOP" version)
+expect_eq "make version is the Makefile's VERSION" "$V" "$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")"
+[[ $V =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "make version: '$V' is not X.Y.Z"
+expect_eq "memcore --version" "$("$MEMCORE" --version)" "memcore $V"
+grep -aq "^$V\$" <(strings "$SO") || fail "$SO does not carry the string $V"
+expect_eq "contrib/debian/changelog: the newest entry" \
+	"$(head -n1 "$TOP/contrib/debian/changelog" | sed -n 's/^memcore (\([^)]*\)).*/\1/p')" "$V"
+if command -v dpkg-parsechangelog >/dev/null; then
+	expect_eq "dpkg-parsechangelog -S Version" \
+		"$(dpkg-parsechangelog -l "$TOP/contrib/debian/changelog" -S Version)" "$V"
+fi
+expect_eq "contrib/memcore.spec Version:" "$(sed -n 's/^Version: *//p' "$TOP/contrib/memcore.spec")" "$V"
+expect_eq "contrib/memcore.spec: the newest %changelog entry" \
+	"$(sed -n '/^%changelog/{n;s/.* - \([0-9.]*\)-[0-9]*$/\1/p;q}' "$TOP/contrib/memcore.spec")" "$V"
+expect_contains "contrib/memcore.spec: the tarball it names" "$(cat "$TOP/contrib/memcore.spec")" "memcore-$V.tar.gz"
+for m in "$TOP/docs/memcore.8" "$TOP/docs/memcore.conf.5"; do
+	expect_contains "$(basename "$m"): .TH names the version" "$(head -n1 "$m")" "\"memcore $V\""
+done
 finish

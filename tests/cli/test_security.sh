@@ -45,4 +45,32 @@ OUT=$(MEMCORE_CONFIG=$TMP/bad.conf MEMCORE_MODE=warn MEMCORE_DATALOADER_WORKERS=
 	--topology "$T2" --gpus 1 --mem 64G 2>&1) || RC=$?
 expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (exit)" "$RC" "$rc_plain"
 expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (output)" "$OUT" "$out_plain"
+# Installed set-user-ID (or set-group-ID) root, memcore would read root's
+# files for anyone (--config /etc/shadow): it refuses to run at all, before
+# reading anything, whenever real and effective ids differ. Needs root to
+# make the setuid copy and a user to run it as.
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	SU=$(mktemp -d /var/tmp/memcore-suid.XXXXXX)
+	chmod 0755 "$SU"
+	cp "$MEMCORE" "$SU/memcore" && chown root:root "$SU/memcore"
+	for bits in u+s g+s; do
+		chmod 0755 "$SU/memcore" && chmod "$bits" "$SU/memcore"
+		for args in "--version" "check --config /etc/shadow --gpus 1" "audit --config /etc/shadow --cache /etc/shadow"; do
+			RC=0
+			# shellcheck disable=SC2086
+			OUT=$(cd / && runuser -u nobody -- "$SU/memcore" $args 2>&1) || RC=$?
+			expect_eq "chmod $bits, as nobody: memcore $args exits 2" "$RC" 2
+			expect_contains "chmod $bits, as nobody: memcore $args says why" "$OUT" "memcore: refusing to run set-user-ID or set-group-ID (real uid 65534 gid 65534, effective uid $([ $bits = u+s ] && echo 0 || echo 65534) gid $([ $bits = g+s ] && echo 0 || echo 65534))"
+			case $OUT in *root:*) fail "chmod $bits: memcore $args printed /etc/shadow: $OUT" ;; esac
+			[ "$(wc -l <<<"$OUT")" = 1 ] || fail "chmod $bits: memcore $args: more than the one refusal line: $OUT"
+		done
+	done
+	# Without the bits the same copy runs for the same user.
+	chmod 0755 "$SU/memcore"
+	OUT=$(cd / && runuser -u nobody -- "$SU/memcore" --version 2>&1)
+	expect_eq "no setuid bit, as nobody: memcore --version runs" "$OUT" "memcore $(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")"
+	rm -rf "$SU"
+else
+	echo "SKIP: the setuid refusal needs root, runuser and user nobody"
+fi
 finish

@@ -55,4 +55,30 @@ run_mc usage --cgroup
 expect_eq "missing value: rc" "$RC" 2
 run_mc usage --bogus
 expect_eq "unknown option: rc" "$RC" 2
+# --cgroup stays inside cgroupfs: a symlink to a directory elsewhere (a
+# root-only one, or a copy of a cgroup) is refused, naming the symlink;
+# the same directory named itself is read.
+ln -s "$CG/v1/slurm_n1/uid_0/job_7/step_0" "$TMP/link"
+run_mc usage --cgroup "$TMP/link" --json
+expect_eq "symlink out of cgroupfs: rc" "$RC" 2
+expect_contains "symlink out of cgroupfs" "$ERR" "memcore: --cgroup=$TMP/link: $TMP/link is a symlink to $(realpath "$CG/v1/slurm_n1/uid_0/job_7/step_0"), outside the cgroup filesystem: refused"
+expect_eq "symlink out of cgroupfs: nothing on stdout" "$OUT" ""
+mkdir -p "$TMP/up"
+ln -s "$CG/v1/slurm_n1" "$TMP/up/n1"
+run_mc usage --cgroup "$TMP/up/n1/uid_0/job_7/step_0"
+expect_eq "symlink in a parent: rc" "$RC" 2
+expect_contains "symlink in a parent" "$ERR" "$TMP/up/n1 is a symlink to"
+run_mc usage --cgroup "$TMP/nonexistent"
+expect_eq "missing dir: rc" "$RC" 2
+expect_contains "missing dir" "$ERR" "--cgroup=$TMP/nonexistent: No such file or directory"
+# On the real cgroupfs (when this machine has a memory hierarchy), a path
+# that resolves inside it is read, through a symlink too.
+for m in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+	[ -e "$m/memory.stat" ] || [ -e "$m/cgroup.controllers" ] || continue
+	ln -s "$m" "$TMP/cgfs"
+	run_mc usage --cgroup "$TMP/cgfs" --json
+	expect_eq "symlink into cgroupfs ($m): rc" "$RC" 0
+	expect_eq "symlink into cgroupfs: the resolved cgroup" "$(printf '%s' "$OUT" | jq -r .cgroup)" "$(realpath "$m")"
+	break
+done
 finish

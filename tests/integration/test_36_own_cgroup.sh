@@ -4,9 +4,13 @@
 # limits the step (task/none, proctrack/linuxproc), on cgroup v1 or v2:
 #  - a process that escapes the step (`setsid sleep`) keeps the cgroup in use
 #    after the step; once it has exited, the next step on the node (or
-#    slurmd's start) removes the empty leftover;
+#    slurmd's start) removes the empty leftover, at once (no age guard:
+#    cgroupfs ctime is no clock), and only names of memcore's own form
+#    (memcore_<job>_<step>[_<run>]): memcore_admin, memcore_ and the like
+#    are left alone (issue 20 item 4);
 #  - a cgroup of memcore's name that exists with a process in it when a step
-#    starts is never joined and its limit never raised: the step says so;
+#    starts is never joined and its limit never raised: the step takes the
+#    next name (memcore_<job>_<step>_1) and its limit (issue 20 item 1);
 #  - otherwise the cgroup is gone as soon as the step is;
 #  - slurmd's start says at error level when slurmstepd cannot be protected
 #    from the OOM killer (no CAP_SYS_RESOURCE).
@@ -42,10 +46,20 @@ sleep 0.5
 assert_eq "$cg" "$(ls -d "$cg" 2>/dev/null)" "the escaped sleep keeps it in use after the step"
 for ((i = 0; i < 100; i++)); do empty "$cg" && break; sleep 0.1; done
 empty "$cg"; assert_eq 0 $? "the escaped sleep has exited: the cgroup is empty"
-sleep 5	# a later step removes only leftovers at least 5 s old
+# Other names beside it, empty: not memcore's own, never removed. And a
+# leftover of memcore's form made just now (its ctime fresh): removed.
+OTHERS="memcore_admin memcore_ memcore_12_x memcore_007_0 memcore_1_0_0 memcore_1_0_16"
+for o in $OTHERS; do mkdir "$parent/$o" || mc_die "cannot make $parent/$o"; done
+mc_at_exit 'for o in $OTHERS; do rmdir "$parent/$o" 2>/dev/null; done'
+mkdir "$parent/memcore_999_batch_3" || mc_die "cannot make a fresh leftover"
 mc_run srun -n1 --gpus=1 --mem=256M true
 assert_rc 0 "the next step runs"
-assert_eq "" "$(ls -d "$cg" 2>/dev/null)" "... and has removed the empty leftover $cg"
+assert_eq "" "$(ls -d "$cg" 2>/dev/null)" "... and has removed the empty leftover $cg, at once"
+assert_eq "" "$(ls -d "$parent/memcore_999_batch_3" 2>/dev/null)" "... and memcore_999_batch_3, made a moment ago"
+for o in $OTHERS; do
+	assert_eq "$parent/$o" "$(ls -d "$parent/$o" 2>/dev/null)" "... but not $o (not memcore's own name)"
+done
+for o in $OTHERS; do rmdir "$parent/$o"; done
 assert_eq "" "$(ls -d "$parent"/memcore_* 2>/dev/null)" "no memcore cgroup left in $parent"
 
 # --- a cgroup of memcore's name with a process in it: refused, not raised ---
@@ -59,11 +73,13 @@ sleep 3600 &
 SPID=$!
 spid=$SPID
 echo $spid >"$FOREIGN/cgroup.procs"
-mc_run srun -n1 --gpus=1 --mem=256M sh -c 'echo "job=$SLURM_JOB_ID"; echo "cg=$(sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup | head -n1)"'
-assert_rc 0 "the step runs (without memcore's limit)"
+mc_run srun -n1 --gpus=1 --mem=256M sh -c 'echo "job=$SLURM_JOB_ID"; c=$(sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup | head -n1); echo "cg=$c"; echo "limit=$(cat '"$MNT"'$c/'"$LIMIT"')"'
+assert_rc 0 "the step runs"
 assert_eq "$id" "$(sed -n 's/^job=//p' <<<"$MC_OUT")" "it is job $id, whose cgroup name was taken"
-assert_contains "$MC_ERR" "refused to join a cgroup of memcore's name that exists with processes in it" "the step says why"
-assert_not_contains "$(sed -n 's/^cg=//p' <<<"$MC_OUT")" "memcore_${id}_0" "the task did not join the foreign cgroup"
+assert_match "$(sed -n 's/^cg=//p' <<<"$MC_OUT")" "/memcore_${id}_0_1$" "the task did not join the foreign cgroup: memcore_${id}_0_1, the next name"
+assert_eq $((256 * MIB)) "$(sed -n 's/^limit=//p' <<<"$MC_OUT")" "... limited to its --mem=256M"
+assert_not_contains "$MC_ERR" "without memcore's memory limit" "the step does not run unlimited"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "$FOREIGN is in use (an earlier run of the job, requeued?): never joined, the next name" "slurmd's log says so"
 assert_eq $((1024 * MIB)) "$(cat "$FOREIGN/$LIMIT")" "its limit was not raised (1 GiB)"
 assert_eq "$spid" "$(cat "$FOREIGN/cgroup.procs")" "the foreign process is still alone in it"
 kill $spid; wait $spid 2>/dev/null; SPID=
@@ -85,10 +101,12 @@ cg=$MNT$(sed -n 's/^cg=//p' <<<"$MC_OUT")
 sleep 0.5
 assert_eq "$cg" "$(ls -d "$cg" 2>/dev/null)" "another escaped sleep keeps $cg"
 for ((i = 0; i < 100; i++)); do empty "$cg" && break; sleep 0.1; done
-sleep 5
+mkdir "$parent/memcore_admin" || mc_die "cannot make $parent/memcore_admin"
 mc_restart_slurmd || mc_die "slurmd did not come back"
 assert_eq "" "$(ls -d "$cg" 2>/dev/null)" "slurmd's start removed the empty leftover"
-assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: removed 1 empty memcore_* cgroup left in $parent by ended steps" "... and says so"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: removed 1 empty memcore_<job>_<step> cgroup left in $parent by ended steps" "... and says so"
+assert_eq "$parent/memcore_admin" "$(ls -d "$parent/memcore_admin" 2>/dev/null)" "... but not memcore_admin"
+rmdir "$parent/memcore_admin"
 
 # --- slurmd's start: an error when slurmstepd cannot be protected ----------
 c=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)

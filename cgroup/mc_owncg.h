@@ -1,0 +1,71 @@
+/*
+ * mc_owncg.h - memcore's own memory cgroups (where nothing else limits a
+ * step: task/none, proctrack/linuxproc): their names, making one that no
+ * other run can hold, and removing the ones ended steps left behind.
+ *
+ * Names: memcore_<job>_<step> for the first run of a step on a node, where
+ * <step> is the step id or "batch"; memcore_<job>_<step>_<n>, n from 1 to
+ * MC_OWNCG_RUNS - 1, when an earlier run's cgroup of that name is still
+ * held. A requeued job (scontrol requeue, a node failure, preemption)
+ * keeps its job id and starts its step ids again, and a process the first
+ * run left behind (setsid) keeps that run's cgroup populated: the next
+ * run's is another name, never the held one, never none. The suffix is
+ * memcore's own count, not Slurm's restart count: it takes nothing from
+ * the job (SLURM_RESTART_COUNT in its environment is the user's to set),
+ * and it also steps past a held name that is no earlier run's.
+ *
+ * Who may remove what: a step holds flock(LOCK_EX) on its own cgroup's
+ * directory from just after mkdir until slurmstepd ends (the descriptor is
+ * close-on-exec, never a task's). A sweep removes only a cgroup whose name
+ * is one of the above (never memcore_admin, memcore_ or another's), that
+ * no step holds and that is empty: no age guess (cgroupfs resets a
+ * directory's ctime when it re-instantiates the inode), no window in which
+ * a just-made cgroup, empty until its first task moves in, could go.
+ */
+#ifndef MC_OWNCG_H
+#define MC_OWNCG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Runs of one step on one node whose cgroups may be held at once; one
+ * more is refused (MC_OWNCG_TAKEN from every name). */
+#define MC_OWNCG_RUNS 16
+
+/*
+ * The name of run `run` (0 .. MC_OWNCG_RUNS - 1) of step `step` ("batch"
+ * or the step id in decimal) of job `job` into buf. Returns 0, or -1 when
+ * run is out of range, step is not digits or "batch", or buf is too short.
+ */
+int mc_owncg_name(uint32_t job, const char *step, unsigned run, char *buf,
+		  size_t len);
+
+/* Is `name` one of memcore's own cgroup names (mc_owncg_name's form: job
+ * and step ids of 1-10 digits, no leading zero, run 1-15)? */
+bool mc_owncg_name_match(const char *name);
+
+#define MC_OWNCG_TAKEN 1
+
+/*
+ * Make cgroup `name` under parent (exclusively) and lock it for this
+ * process: *lock_fd gets the open, locked directory (close it after the
+ * rmdir, or let the process end). A cgroup of that name that exists, no
+ * step holds and is empty is a leftover of this job id: removed and made
+ * afresh. version: 1 or 2 (how "empty" is read, mc_cgroup_populated).
+ * Returns 0; MC_OWNCG_TAKEN when it exists and a step holds it or a
+ * process is in it (never joined: try the next run's name); -1 with err
+ * set and errno kept (EROFS, EACCES, ENOSPC...) on any other failure.
+ */
+int mc_owncg_make(const char *parent, const char *name, int version,
+		  int *lock_fd, char *err, size_t len);
+
+/*
+ * Remove the cgroups under parent that mc_owncg_name_match names, other
+ * than keep (NULL: none), that no step holds and that are empty. rmdir
+ * only removes empty cgroups, so nothing in use can go. Returns how many
+ * were removed.
+ */
+int mc_owncg_sweep(const char *parent, const char *keep, int version);
+
+#endif
