@@ -49,6 +49,11 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len)
+{
+	return fnv1a(h, data, len);
+}
+
 uint64_t mc_cache_checksum(const struct mc_cache_header *h,
 			   const struct mc_node_facts *f)
 {
