@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "mc_parse.h"
+#include "mc_judge.h"
 #include "mc_shapes.h"
 
 /* Shapes whose explanation is printed when none fits. */
@@ -92,11 +93,12 @@ struct shape_verdict {
 	const struct mc_node_record *rec;	/* its first node */
 	size_t count;
 	uint64_t gpu_memory_bytes;
-	enum mc_shape_mem_source mem_source;
+	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
 	char alloc_mem_source[96];
-	struct mc_verdict v;
-	struct mc_explanation e;
+	bool excluded;				/* no candidate for the job */
+	char why[128];
+	struct mc_judgement j;
 };
 
 /* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
@@ -113,7 +115,7 @@ static bool all_shapes(const struct shape_verdict *sv, size_t n,
 		       size_t field)
 {
 	for (size_t k = 0; k < n; k++)
-		if (!*(const bool *)((const char *)&sv[k].v + field))
+		if (!*(const bool *)((const char *)&sv[k].j.v + field))
 			return false;
 	return true;
 }
@@ -127,7 +129,7 @@ static char *summary_line(const char *partition,
 	size_t len = 0;
 	FILE *f = open_memstream(&line, &len);
 	const char *sep = "";
-	const struct mc_verdict *v0 = &sv[0].v;
+	const struct mc_verdict *v0 = &sv[0].j.v;
 
 	if (!f)
 		return NULL;
@@ -136,7 +138,7 @@ static char *summary_line(const char *partition,
 			n_fit, n_nodes, n_nodes == 1 ? "node" : "nodes",
 			partition);
 		for (size_t k = 0; k < n_shapes; k++) {
-			if (!sv[k].v.fits)
+			if (!sv[k].j.v.fits)
 				continue;
 			fputs(sep, f);
 			put_shape(f, &sv[k]);
@@ -168,11 +170,11 @@ static char *summary_line(const char *partition,
 	for (size_t k = 0; k < n_shapes; k++) {
 		char why[96];
 
-		if (sv[k].v.fits)
+		if (sv[k].j.v.fits)
 			continue;
 		fprintf(f, "%snot on ", sep);
 		put_shape(f, &sv[k]);
-		fprintf(f, ": %s", mc_verdict_reason(&sv[k].v, why,
+		fprintf(f, ": %s", mc_verdict_reason(&sv[k].j.v, why,
 						     sizeof(why)));
 		sep = "; ";
 	}
@@ -188,25 +190,25 @@ static char *summary_line(const char *partition,
 static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 			     json_t *lines)
 {
-	bool used[MC_SHAPE_MEM_POLICY + 1] = { false };
+	bool used[MC_MEM_SRC_MIG_PROFILE + 1] = { false };
 	char line[MC_EXPLAIN_LINE_MAX * 2];
 
 	for (size_t k = 0; k < n_shapes; k++)
 		used[sv[k].mem_source] = true;
-	if (used[MC_SHAPE_MEM_GPU_TYPE] || used[MC_SHAPE_MEM_POLICY]) {
+	if (used[MC_MEM_SRC_GPU_TYPE] || used[MC_MEM_SRC_POLICY]) {
 		snprintf(line, sizeof(line), "  GPU memory from "
 				       "memcore.conf (slurmctld does not know "
 				       "it): %s%s%s",
-				       used[MC_SHAPE_MEM_GPU_TYPE]
+				       used[MC_MEM_SRC_GPU_TYPE]
 				       ? "GpuTypeMemory=" : "",
-				       used[MC_SHAPE_MEM_GPU_TYPE] &&
-				       used[MC_SHAPE_MEM_POLICY] ? ", " : "",
-				       used[MC_SHAPE_MEM_POLICY]
+				       used[MC_MEM_SRC_GPU_TYPE] &&
+				       used[MC_MEM_SRC_POLICY] ? ", " : "",
+				       used[MC_MEM_SRC_POLICY]
 				       ? "GpuMemory=" : "");
 		json_array_append_new(lines, json_string(line));
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
-		if (sv[k].mem_source != MC_SHAPE_MEM_NONE)
+		if (sv[k].mem_source != MC_MEM_SRC_NONE)
 			continue;
 		if (sv[k].rec->gpu_type[0])
 			snprintf(line, sizeof(line), "  GPU memory unknown for "
@@ -235,18 +237,18 @@ static json_t *shape_json(const struct shape_verdict *s)
 			    json_integer((json_int_t)s->gpu_memory_bytes)
 			    : json_null());
 	json_object_set_new(o, "gpu_memory_source", json_string(
-			    mc_shape_mem_source_name(s->mem_source)));
+			    mc_mem_source_key(s->mem_source)));
 	json_object_set_new(o, "ram_bytes",
 			    json_integer((json_int_t)s->rec->ram_bytes));
 	json_object_set_new(o, "cores", json_integer(s->rec->cores));
 	json_object_set_new(o, "threads_per_core",
 			    json_integer(s->rec->threads_per_core));
-	json_object_set_new(o, "fits", json_boolean(s->v.fits));
-	json_object_set_new(o, "impossible", json_boolean(!s->v.fits &&
-			    mc_verdict_impossible(&s->v)));
+	json_object_set_new(o, "fits", json_boolean(s->j.v.fits));
+	json_object_set_new(o, "impossible", json_boolean(!s->j.v.fits &&
+			    mc_verdict_impossible(&s->j.v)));
 	json_object_set_new(o, "reason", json_string(
-			    mc_verdict_reason(&s->v, why, sizeof(why))));
-	json_object_set_new(o, "fix_options", fix_options_json(&s->v));
+			    mc_verdict_reason(&s->j.v, why, sizeof(why))));
+	json_object_set_new(o, "fix_options", fix_options_json(&s->j.v));
 	return o;
 }
 
@@ -256,9 +258,12 @@ int mc_check_partition(const struct mc_policy *p,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
 		       const void *args, bool json)
 {
-	size_t *shape_of = calloc(nodes->n, sizeof(*shape_of));
-	struct shape_verdict *sv = calloc(nodes->n, sizeof(*sv));
-	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0;
+	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
+	struct shape_verdict *sv = calloc(nodes->n ? nodes->n : 1, sizeof(*sv));
+	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
+	size_t n_cand, k_out = 0;
+	bool let_through = false;
+	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
 	size_t n_need = req->nodes > 1 ? req->nodes : 1;
 	char *summary;
@@ -290,21 +295,115 @@ int mc_check_partition(const struct mc_policy *p,
 			gpu_memory_override, &s->mem_source);
 		r.gpu_memory_bytes = s->gpu_memory_bytes;
 		mc_shape_node(s->rec, &node);
-		alloc_of(args, &node, &alloc, s->alloc_mem_source,
-			 sizeof(s->alloc_mem_source));
-		mc_verdict_compute(p, &r, &node, &alloc, &s->v);
-		mc_verdict_explain(p, &s->v, NULL, s->hosts, &s->e);
-		if (s->v.fits) {
-			n_fit += s->count;
+		node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
+		r.unified_memory = node.unified_memory;
+		if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
+			      s->alloc_mem_source, sizeof(s->alloc_mem_source),
+			      s->why, sizeof(s->why))) {
+			s->excluded = true;
+			n_excluded += s->count;
+			continue;
+		}
+		mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
+	}
+	/* Candidates first: a node of another GPU type is no answer of
+	 * memcore's (Slurm never places the job there). */
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (sv[k].excluded)
+			continue;
+		if (k != k_out) {
+			struct shape_verdict t = sv[k_out];
+
+			sv[k_out] = sv[k];
+			sv[k] = t;
+		}
+		k_out++;
+	}
+	n_cand = k_out;
+	for (size_t k = 0; k < n_cand; k++)
+		if (sv[k].j.v.fits) {
+			n_fit += sv[k].count;
 			if (rep == SIZE_MAX)
 				rep = k;
 		}
+
+	/*
+	 * No false refusal: a partition whose nodes memcore cannot all judge
+	 * lets the job through when none of those it judged fits (a hidden
+	 * node may be the one Slurm picks), and so does a job for which no
+	 * node is a candidate (Slurm answers that one itself).
+	 */
+	if (!n_cand) {
+		let_through = true;
+		if (nodes->n_unjudged)
+			snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
+				 "partition %s cannot be judged: %s %s; the job "
+				 "is let through (the launch check remains)",
+				 nodes->n_unjudged, nodes->n_unjudged == 1
+				 ? "node" : "nodes", nodes->partition,
+				 nodes->unjudged, nodes->unjudged_why);
+		else
+			snprintf(let_why, sizeof(let_why), "memcore: no node "
+				 "of partition %s is a candidate for this job "
+				 "(%s: %s): Slurm decides", nodes->partition,
+				 sv[0].hosts, sv[0].why);
+	} else if (n_fit < n_need && nodes->n_unjudged) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
+			 "partition %s cannot be judged: %s %s; the job is let "
+			 "through (the launch check remains)",
+			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
+			 : "nodes", nodes->partition, nodes->unjudged,
+			 nodes->unjudged_why);
+	}
+	if (!n_cand) {
+		json_array_append_new(lines, json_string(let_why));
+		if (json) {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "fits", json_true());
+			json_object_set_new(o, "let_through",
+					    json_string(let_why));
+			json_object_set_new(o, "node_source",
+					    json_string("slurmctld"));
+			json_object_set_new(o, "mode", json_string(
+					    mc_mode_words[p->mode]));
+			json_object_set_new(o, "allow_user_warn",
+					    json_boolean(p->allow_user_warn));
+			json_object_set_new(o, "gpus",
+					    json_integer(req->gpus));
+			json_object_set_new(o, "partition",
+					    json_string(nodes->partition));
+			json_object_set_new(o, "nodes", json_integer(
+					    (json_int_t)nodes->n));
+			json_object_set_new(o, "nodes_fit", json_integer(0));
+			json_object_set_new(o, "unjudged_nodes", json_string(
+					    nodes->unjudged));
+			json_object_set_new(o, "fix_options", json_array());
+			json_object_set(o, "explanation", lines);
+			mc_cli_json_print(o);
+		} else {
+			puts(let_why);
+		}
+		json_decref(lines);
+		free(shape_of);
+		free(sv);
+		return MC_EXIT_FITS;
 	}
 
-	summary = summary_line(nodes->partition, sv, n_shapes, nodes->n,
-			       n_fit);
+	summary = summary_line(nodes->partition, sv, n_cand,
+			       nodes->n - n_excluded, n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
+	if (n_excluded) {
+		char ex[MC_EXPLAIN_LINE_MAX * 2];
+
+		snprintf(ex, sizeof(ex), "  not candidates: %s (%s)",
+			 sv[n_cand].hosts, sv[n_cand].why);
+		json_array_append_new(lines, json_string(ex));
+	}
+	if (let_through)
+		json_array_append_new(lines, json_string(let_why));
 	if (n_need > 1 && n_fit) {
 		char need[160];
 
@@ -319,34 +418,42 @@ int mc_check_partition(const struct mc_policy *p,
 				 "most)", n_need, n_fit, n_fit);
 		json_array_append_new(lines, json_string(need));
 	}
-	gpu_memory_lines(sv, n_shapes, lines);
+	gpu_memory_lines(sv, n_cand, lines);
 	/* The plan on the first fitting shape; or why each one refuses. */
-	for (size_t k = 0; k < n_shapes; k++) {
+	for (size_t k = 0; k < n_cand; k++) {
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
-		for (size_t i = 0; i < sv[k].e.n; i++)
+		for (size_t i = 0; i < sv[k].j.e.n; i++)
 			json_array_append_new(lines,
-					      json_string(sv[k].e.line[i]));
+					      json_string(sv[k].j.e.line[i]));
 	}
-	if (!n_fit && n_shapes > SHAPES_EXPLAINED) {
+	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
 		char more[96];
 
 		snprintf(more, sizeof(more), "  (and %zu more node shapes: "
-			 "see --json)", n_shapes - SHAPES_EXPLAINED);
+			 "see --json)", n_cand - SHAPES_EXPLAINED);
 		json_array_append_new(lines, json_string(more));
 	}
 	if (rep == SIZE_MAX)
 		rep = 0;
 
 	if (json) {
-		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].v,
-						&sv[rep].e);
+		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].j.v,
+						&sv[rep].j.e);
 		json_t *shapes = json_array();
 
-		for (size_t k = 0; k < n_shapes; k++)
+		for (size_t k = 0; k < n_cand; k++)
 			json_array_append_new(shapes, shape_json(&sv[k]));
-		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need));
+		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need ||
+							    let_through));
+		json_object_set_new(o, "let_through", let_through ?
+				    json_string(let_why) : json_null());
+		json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
+				    json_string(nodes->unjudged) : json_null());
+		json_object_set_new(o, "excluded_nodes", n_excluded ?
+				    json_string(sv[n_cand].hosts)
+				    : json_null());
 		json_object_set_new(o, "nodes_needed",
 				    json_integer((json_int_t)n_need));
 		json_object_set_new(o, "partition",
@@ -356,7 +463,7 @@ int mc_check_partition(const struct mc_policy *p,
 		json_object_set_new(o, "nodes_fit",
 				    json_integer((json_int_t)n_fit));
 		json_object_set_new(o, "gpu_memory_source", json_string(
-			mc_shape_mem_source_name(sv[rep].mem_source)));
+			mc_mem_source_key(sv[rep].mem_source)));
 		json_object_set_new(o, "shapes", shapes);
 		json_object_set(o, "explanation", lines);
 		mc_cli_json_print(o);
@@ -368,5 +475,5 @@ int mc_check_partition(const struct mc_policy *p,
 	free(summary);
 	free(shape_of);
 	free(sv);
-	return n_fit >= n_need ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return n_fit >= n_need || let_through ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

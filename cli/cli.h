@@ -98,10 +98,20 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    const struct mc_verdict *v,
 			    const struct mc_explanation *e);
 
-/* What a request asks of one kind of node (cmd_check.c's check_alloc). */
-typedef void (*mc_cli_alloc_fn)(const void *args, const struct mc_node *node,
-				struct mc_alloc *alloc, char *mem_source,
-				size_t mem_source_len);
+/*
+ * What a request asks of one kind of node (cmd_check.c's check_alloc,
+ * or the job's Slurm options through mc_slurm_alloc()): the allocation,
+ * and the step's GPUs on that node into req->gpus. Returns false when the
+ * node is no candidate for the job at all (a GPU type it does not have),
+ * with why set.
+ */
+typedef bool (*mc_cli_alloc_fn)(const void *args,
+				const struct mc_ctld_nodes *nodes,
+				const struct mc_node_record *rec,
+				const struct mc_node *node,
+				struct mc_request *req, struct mc_alloc *alloc,
+				char *mem_source, size_t mem_source_len,
+				char *why, size_t why_len);
 
 /*
  * Judge req against every node shape of a partition from slurmctld (GPU
@@ -127,5 +137,6 @@ int mc_cmd_check(int argc, char **argv);
 int mc_cmd_audit(int argc, char **argv);
 int mc_cmd_plan(int argc, char **argv);
 int mc_cmd_usage(int argc, char **argv);
+int mc_cmd_keys(int argc, char **argv);
 
 #endif
