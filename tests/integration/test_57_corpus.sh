@@ -119,11 +119,14 @@ for ((i = 0; i < N; i++)); do
 	fi
 	read -r -a o <<<"${OPTS[i]}"
 	mapfile -t p < <(part_opt "${PARTS[i]}")
-	mc_run sbatch --test-only "${p[@]}" "${o[@]}" --wrap true
-	if [ "$MC_RC" = 0 ]; then SUBMIT[$i]=passed
+	mc_run sbatch -v --test-only "${p[@]}" "${o[@]}" --wrap true
+	if [ "$MC_RC" = 0 ]; then
+		SUBMIT[$i]=passed
+		LET=$(printf '%s\n' "$MC_ERR" | grep -m1 -o 'memcore: .* cannot be judged: .*') &&
+			SUBMIT_WHY[$i]=$LET
 	else
 		SUBMIT[$i]=refused
-		SUBMIT_WHY[$i]=$(printf '%s\n' "$MC_ERR" | grep -m1 '^memcore: ' || printf '%s' "$MC_ERR" | head -n1)
+		SUBMIT_WHY[$i]=$(printf '%s\n' "$MC_ERR" | grep -m1 -e '^memcore: ' -e 'error' || printf '%s' "$MC_ERR" | head -n1)
 	fi
 done
 
@@ -168,7 +171,7 @@ for key in "${!LAUNCH_JOB[@]}"; do
 done
 
 # --- compare -------------------------------------------------------------------
-DIS=0 DIS_RAM=0 BROKEN=0 CASES=0
+DIS=0 DIS_RAM=0 BROKEN=0 CASES=0 LETS=0
 for ((i = 0; i < N; i++)); do
 	[ -n "${SUBMIT[$i]:-}" ] || continue
 	CASES=$((CASES + 1))
@@ -186,6 +189,14 @@ for ((i = 0; i < N; i++)); do
 		printf 'agree: %s\n' "$line" >&2
 		continue
 	fi
+	# Let through because some node of the partition cannot be judged
+	# (issue 17 item 3: never a refusal on the others' account): the
+	# specified answer, counted and printed apart.
+	if [[ ${SUBMIT_WHY[$i]:-} == *"cannot be judged"* ]]; then
+		LETS=$((LETS + 1))
+		printf 'LET THROUGH (nodes that cannot be judged): %s\n    submit: %s\n' "$line" "${SUBMIT_WHY[$i]}" >&2
+		continue
+	fi
 	if [[ ${TAGS[i]} == *ram* ]] && [ $RAM_MERGED = 0 ]; then
 		DIS_RAM=$((DIS_RAM + 1)); printf 'DISAGREE [ram not merged]: %s\n' "$line" >&2
 	else
@@ -197,7 +208,7 @@ for ((i = 0; i < N; i++)); do
 	done
 done
 for s in "${SKIPPED[@]}"; do mc_log "skipped: $s"; done
-mc_log "corpus: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $DIS_RAM more in shard cases (ram merged: $RAM_MERGED), $BROKEN harness failures"
+mc_log "corpus: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $DIS_RAM more in shard cases (ram merged: $RAM_MERGED), $LETS let through on nodes that cannot be judged, $BROKEN harness failures"
 assert_eq 0 "$BROKEN" "every launch ended as ran or refused by memcore"
 assert_eq 0 "$DIS" "submit and launch agree on all $CASES requests"
 [ $RAM_MERGED = 1 ] && assert_eq 0 "$DIS_RAM" "the shard requests agree too"
