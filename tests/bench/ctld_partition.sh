@@ -65,9 +65,15 @@ CACHE=$MC_WORK/shape-cache
 seen=$(sinfo -h -p gpu -o %D)
 [ "$seen" = "$NODES" ] || mc_die "sinfo sees '$seen' nodes in partition gpu, not $NODES"
 
+# CPU time of this shell's waited-for children (user + system, µs), from
+# bash's times (ms resolution): the call's own CPU, whatever the load.
+child_cpu_us() {
+	times | tail -n1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t * 1000000 }'
+}
 call() { # DIR OUT: one call; appends "us kib" to OUT; its JSON to $RAW/ctld_last.json
-	local t0 t1 rc
+	local t0 t1 rc c0
 	t0=${EPOCHREALTIME/[.,]/}
+	c0=$(child_cpu_us)
 	MEMCORE_CACHE_DIR=$1 /usr/bin/time -f %M -o "$RAW/ctld_rss" \
 		"$B/memcore" check --config "$CONF" --json --partition gpu --gpus 8 --mem 800G --cpus-per-gpu 6 \
 		>"$RAW/ctld_last.json" 2>"$RAW/ctld_last.err"
@@ -75,7 +81,8 @@ call() { # DIR OUT: one call; appends "us kib" to OUT; its JSON to $RAW/ctld_las
 	t1=${EPOCHREALTIME/[.,]/}
 	[ $rc = 0 ] || mc_die "memcore check exit $rc: $(cat "$RAW/ctld_last.err")"
 	[ -s "$RAW/ctld_last.err" ] && mc_die "memcore check said: $(cat "$RAW/ctld_last.err")"
-	echo "$((t1 - t0)) $(tail -n1 "$RAW/ctld_rss")" >>"$2"
+	# wall µs, peak RSS KiB, CPU (user + system) µs
+	echo "$((t1 - t0)) $(tail -n1 "$RAW/ctld_rss") $(($(child_cpu_us) - c0))" >>"$2"
 	if [ -z "${REF:-}" ]; then REF=$(cat "$RAW/ctld_last.json")
 	else [ "$(cat "$RAW/ctld_last.json")" = "$REF" ] || mc_die "another answer with $1: $(diff <(echo "$REF") "$RAW/ctld_last.json")"; fi
 }
@@ -96,7 +103,7 @@ med() { awk -v k="$2" '{print $k}' "$1" | sort -n | awk '{v[NR]=$1} END {if (NR 
 ms() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000}'; }
 mb() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 for mode in none cold warm; do
-	eval "T_$mode=$(med "$RAW/ctld_$mode.txt" 1) R_$mode=$(med "$RAW/ctld_$mode.txt" 2)"
+	eval "T_$mode=$(med "$RAW/ctld_$mode.txt" 1) R_$mode=$(med "$RAW/ctld_$mode.txt" 2) C_$mode=$(med "$RAW/ctld_$mode.txt" 3)"
 done
 commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo "+changes")
 goal() { awk -v t="$1" -v r="$2" 'BEGIN {exit !(t <= 50000 && r <= 10240)}' && echo meets || echo MISSES; }
@@ -111,14 +118,18 @@ nodes in three shapes (8 x h100, 4 x a100, 8 x l40s; PrivateData=cloud),
 $CALLS calls each, medians; memcore at $commit, $(date -u +%Y-%m-%dT%H:%MZ),
 on this machine ($(nproc) CPUs, shared). Peak RSS is GNU time's %M.
 
-| call | median wall | median peak RSS | goal (<= 50 ms, <= 10 MB) |
-|---|---|---|---|
-| no shape cache (MEMCORE_CACHE_DIR=none: the whole node table each call) | $(ms "$T_none") ms | $(mb "$R_none") MB | $(goal "$T_none" "$R_none") |
-| cold (cache emptied before each call: full load, cache written) | $(ms "$T_cold") ms | $(mb "$R_cold") MB | $(goal "$T_cold" "$R_cold") |
-| warm (cache in place, slurmctld unchanged: two "no change" answers) | $(ms "$T_warm") ms | $(mb "$R_warm") MB | $(goal "$T_warm" "$R_warm") |
+| call | median wall | median CPU (user + sys) | median peak RSS | goal (<= 50 ms, <= 10 MB) |
+|---|---|---|---|---|
+| no shape cache (MEMCORE_CACHE_DIR=none: the whole node table each call) | $(ms "$T_none") ms | $(ms "$C_none") ms | $(mb "$R_none") MB | $(goal "$T_none" "$R_none") |
+| cold (cache emptied before each call: full load, cache written) | $(ms "$T_cold") ms | $(ms "$C_cold") ms | $(mb "$R_cold") MB | $(goal "$T_cold" "$R_cold") |
+| warm (cache in place, slurmctld unchanged: two "no change" answers) | $(ms "$T_warm") ms | $(ms "$C_warm") ms | $(mb "$R_warm") MB | $(goal "$T_warm" "$R_warm") |
+
+Load average when measured: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared:
+wall times grow with the load; CPU time is memcore's own, GNU time's
+bash's times for the call, at 1 ms resolution).
 
 The cache file for the partition holds $cache_bytes bytes. Every answer was
-the same JSON. Raw (µs, KiB per call): build/bench/raw/ctld_{none,cold,warm}.txt.
+the same JSON. Raw (wall µs, KiB, CPU µs per call): build/bench/raw/ctld_{none,cold,warm}.txt.
 <!-- /ctld_partition -->
 EOF
 if [ "${MC_BENCH_UPDATE:-0}" = 1 ]; then
@@ -141,4 +152,7 @@ ctld_partition_ms_warm=$(ms "$T_warm")
 ctld_partition_rss_mb_none=$(mb "$R_none")
 ctld_partition_rss_mb_cold=$(mb "$R_cold")
 ctld_partition_rss_mb_warm=$(mb "$R_warm")
+ctld_partition_cpu_ms_none=$(ms "$C_none")
+ctld_partition_cpu_ms_cold=$(ms "$C_cold")
+ctld_partition_cpu_ms_warm=$(ms "$C_warm")
 EOF
