@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_parse.h"
 #include "mc_judge.h"
 #include "mc_shapes.h"
@@ -54,6 +56,10 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 	json_object_set_new(o, "ram_tasks_bytes",
 			    json_integer((json_int_t)v->ram_tasks_bytes));
 	json_object_set_new(o, "ram_zero_bytes",
+			    json_integer((json_int_t)v->ram_zero_bytes));
+	/* ram_zero_bytes's name before 0.2; kept for one release so that a
+	 * site script that reads it gets the figure, not null. */
+	json_object_set_new(o, "ram_offload_bytes",
 			    json_integer((json_int_t)v->ram_zero_bytes));
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
@@ -196,15 +202,39 @@ static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 	for (size_t k = 0; k < n_shapes; k++)
 		used[sv[k].mem_source] = true;
 	if (used[MC_MEM_SRC_GPU_TYPE] || used[MC_MEM_SRC_POLICY]) {
+		char types[512] = "", gm[32] = "", sz[32];
+		size_t n = 0;
+
+		/* The values used, as the admin wrote them: each GRES type's
+		 * once, in the order the shapes come. */
+		for (size_t k = 0; k < n_shapes; k++) {
+			bool seen = false;
+
+			if (sv[k].mem_source == MC_MEM_SRC_POLICY && !gm[0])
+				mc_fmt_mem_option(sv[k].gpu_memory_bytes, gm,
+						  sizeof(gm));
+			if (sv[k].mem_source != MC_MEM_SRC_GPU_TYPE)
+				continue;
+			for (size_t i = 0; i < k; i++)
+				seen |= sv[i].mem_source == MC_MEM_SRC_GPU_TYPE &&
+					!strcasecmp(sv[i].rec->gpu_type,
+						    sv[k].rec->gpu_type);
+			if (!seen)
+				mc_appendf(types, sizeof(types), &n, "%s%s:%s",
+					   n ? "," : "", sv[k].rec->gpu_type,
+					   mc_fmt_mem_option(
+						sv[k].gpu_memory_bytes, sz,
+						sizeof(sz)));
+		}
 		snprintf(line, sizeof(line), "  GPU memory from "
 				       "memcore.conf (slurmctld does not know "
-				       "it): %s%s%s",
+				       "it): %s%s%s%s%s",
 				       used[MC_MEM_SRC_GPU_TYPE]
-				       ? "GpuTypeMemory=" : "",
+				       ? "GpuTypeMemory=" : "", types,
 				       used[MC_MEM_SRC_GPU_TYPE] &&
 				       used[MC_MEM_SRC_POLICY] ? ", " : "",
 				       used[MC_MEM_SRC_POLICY]
-				       ? "GpuMemory=" : "");
+				       ? "GpuMemory=" : "", gm);
 		json_array_append_new(lines, json_string(line));
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
@@ -333,21 +363,7 @@ int mc_check_partition(const struct mc_policy *p,
 	 * node may be the one Slurm picks), and so does a job for which no
 	 * node is a candidate (Slurm answers that one itself).
 	 */
-	if (!n_cand) {
-		let_through = true;
-		if (nodes->n_unjudged)
-			snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
-				 "partition %s cannot be judged: %s %s; the job "
-				 "is let through (the launch check remains)",
-				 nodes->n_unjudged, nodes->n_unjudged == 1
-				 ? "node" : "nodes", nodes->partition,
-				 nodes->unjudged, nodes->unjudged_why);
-		else
-			snprintf(let_why, sizeof(let_why), "memcore: no node "
-				 "of partition %s is a candidate for this job "
-				 "(%s: %s): Slurm decides", nodes->partition,
-				 sv[0].hosts, sv[0].why);
-	} else if (n_fit < n_need && nodes->n_unjudged) {
+	if ((!n_cand || n_fit < n_need) && nodes->n_unjudged) {
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
 			 "partition %s cannot be judged: %s %s; the job is let "
@@ -355,6 +371,12 @@ int mc_check_partition(const struct mc_policy *p,
 			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
 			 : "nodes", nodes->partition, nodes->unjudged,
 			 nodes->unjudged_why);
+	} else if (!n_cand) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: no node of "
+			 "partition %s is a candidate for this job (%s: %s): "
+			 "Slurm decides", nodes->partition, sv[0].hosts,
+			 sv[0].why);
 	}
 	if (!n_cand) {
 		json_array_append_new(lines, json_string(let_why));

@@ -31,13 +31,13 @@ struct mc_cli_common {
  * The long options every subcommand that reads a node takes, with ids
  * above any subcommand's own (which start at 256).
  */
-enum { MC_OPT_PARTITION = 0x1000, MC_OPT_CONFIG, MC_OPT_TOPOLOGY,
-       MC_OPT_JSON };
+enum { MC_CLI_OPT_PARTITION = 0x1000, MC_CLI_OPT_CONFIG, MC_CLI_OPT_TOPOLOGY,
+       MC_CLI_OPT_JSON };
 #define MC_CLI_NODE_OPTIONS \
-	{ "partition", required_argument, NULL, MC_OPT_PARTITION }, \
-	{ "config", required_argument, NULL, MC_OPT_CONFIG }, \
-	{ "topology", required_argument, NULL, MC_OPT_TOPOLOGY }, \
-	{ "json", no_argument, NULL, MC_OPT_JSON }
+	{ "partition", required_argument, NULL, MC_CLI_OPT_PARTITION }, \
+	{ "config", required_argument, NULL, MC_CLI_OPT_CONFIG }, \
+	{ "topology", required_argument, NULL, MC_CLI_OPT_TOPOLOGY }, \
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON }
 
 /* Take one of the MC_CLI_NODE_OPTIONS into c; false when opt is not one. */
 bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c);
@@ -85,8 +85,16 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 		     const struct mc_config *cfg, struct mc_policy *p,
 		     bool all, struct mc_ctld_nodes *out);
 
-/* Print a JSON object on stdout (indented, in insertion order), then
- * release it. */
+/*
+ * The version of every --json output's keys, its "schema" (memcore(8),
+ * JSON OUTPUT): it goes up when a key is removed or renamed or changes its
+ * meaning or unit, not when one is added. A renamed key stays under its
+ * old name too for one release (ram_offload_bytes, now ram_zero_bytes).
+ */
+#define MC_JSON_SCHEMA 1
+
+/* Print a JSON object on stdout (indented, in insertion order) with
+ * "schema": MC_JSON_SCHEMA first, then release it. */
 void mc_cli_json_print(json_t *o);
 
 /*

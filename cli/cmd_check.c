@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_facts.h"
 #include "mc_judge.h"
 #include "mc_opts.h"
@@ -63,6 +64,12 @@ static void check_usage(FILE *out)
 "                            whole model)\n"
 "  --zero-init yes|no        model built under deepspeed.zero.Init (default:\n"
 "                            the policy's ZeroInit)\n"
+"  --slurm-options JSON      the whole request as Slurm's cli_filter has it\n"
+"                            (slurm.json_cli_options(); \"spank:NAME\" for\n"
+"                            memcore's options, MEMCORE_* for the rest): what\n"
+"                            Slurm allocates on each node is predicted as\n"
+"                            Slurm computes it (memcore(8) SUBMISSION RULES);\n"
+"                            no --gpus, --mem*, --cpus* or --cores with it\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one)\n"
 "  --config FILE             policy file (default %s if present)\n"
@@ -228,12 +235,6 @@ static bool same_values(const struct check_args *x,
 	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
 
-/* a * b, saturated at UINT64_MAX. */
-static uint64_t mc_mul_sat(uint64_t a, uint64_t b)
-{
-	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-}
-
 /*
  * What the command line asks of a node like `node`: cores from --cpus,
  * --cpus-per-gpu or --cpus-per-task (threads, counted in whole cores on
@@ -256,9 +257,9 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	if (a->cpus_set) {
 		cpus = a->cpus;
 		if (a->cpus_opt == OPT_CPUS_PER_GPU)
-			cpus = mc_mul_sat(a->cpus, a->gpus);
+			cpus = mc_mul_sat64(a->cpus, a->gpus);
 		else if (a->cpus_opt == OPT_CPUS_PER_TASK)
-			cpus = mc_mul_sat(a->cpus, a->tasks ? a->tasks : 1);
+			cpus = mc_mul_sat64(a->cpus, a->tasks ? a->tasks : 1);
 		cpus = (cpus + tpc - 1) / tpc;
 		alloc->cores = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
 	} else {
@@ -269,10 +270,10 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		alloc->tasks = a->tasks ? a->tasks : 1;
 	}
 	if (a->mem_set && a->mem_opt == OPT_MEM_PER_GPU) {
-		mem = mc_mul_sat(a->mem_bytes, a->gpus);
+		mem = mc_mul_sat64(a->mem_bytes, a->gpus);
 		alloc->mem_form = MC_MEM_PER_GPU;
 	} else if (a->mem_set && a->mem_opt == OPT_MEM_PER_CPU) {
-		mem = mc_mul_sat(a->mem_bytes, (uint64_t)alloc->cores * tpc);
+		mem = mc_mul_sat64(a->mem_bytes, (uint64_t)alloc->cores * tpc);
 		alloc->mem_form = MC_MEM_PER_CPU;
 	}
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
@@ -359,7 +360,10 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		if (!s)
 			continue;
 		if (!strncmp(key, "spank:", 6)) {
-			id = mc_opt_lookup(key + 6);
+			/* "spank:NAME" (22.05), or with the plugin's name */
+			const char *nm = strrchr(key, ':') + 1;
+
+			id = mc_opt_lookup(nm);
 			if (id < 0)
 				continue;
 			if (mc_opts_set(opts, (enum mc_opt_id)id, s, false, err,

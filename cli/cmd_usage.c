@@ -42,7 +42,7 @@ enum { OPT_CGROUP = 256, OPT_PID };
 static const struct option usage_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "pid", required_argument, NULL, OPT_PID },
-	{ "json", no_argument, NULL, MC_OPT_JSON },
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -74,9 +74,7 @@ static void print_json(const char *dir, const struct mc_memstat *m)
 			    json_bytes(m->swap_limit_bytes));
 	json_object_set_new(o, "oom_kills",
 			    json_integer((json_int_t)m->oom_kills));
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
+	mc_cli_json_print(o);
 }
 
 static void print_text(const char *dir, const struct mc_memstat *m)
@@ -133,7 +131,7 @@ int mc_cmd_usage(int argc, char **argv)
 		case OPT_PID:
 			pid_arg = optarg;
 			break;
-		case MC_OPT_JSON:
+		case MC_CLI_OPT_JSON:
 			json = true;
 			break;
 		default:

@@ -14,7 +14,8 @@
 #include "mc_parse.h"
 #include "mc_shape_cache.h"
 #include "mc_slurmctld.h"
-#include "../spank/mc_slurm_compat.h"
+#include "mc_slurm_compat.h"
+#include "mc_util.h"
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
@@ -43,7 +44,7 @@ static const partition_info_t *find_partition(const partition_info_msg_t *pm,
 					      const char *name, char *err,
 					      size_t errlen)
 {
-	size_t used;
+	size_t used = 0;
 
 	for (uint32_t i = 0; i < pm->record_count; i++) {
 		const partition_info_t *pi = &pm->partition_array[i];
@@ -55,19 +56,16 @@ static const partition_info_t *find_partition(const partition_info_msg_t *pm,
 			return pi;
 	}
 	if (name)
-		used = (size_t)snprintf(err, errlen, "--partition=%s: no such "
-					"partition (partitions:", name);
+		mc_appendf(err, errlen, &used, "--partition=%s: no such "
+			   "partition (partitions:", name);
 	else
-		used = (size_t)snprintf(err, errlen, "no default partition in "
-					"slurm.conf: give --partition "
-					"(partitions:");
-	for (uint32_t i = 0; i < pm->record_count && used < errlen; i++)
+		mc_appendf(err, errlen, &used, "no default partition in "
+			   "slurm.conf: give --partition (partitions:");
+	for (uint32_t i = 0; i < pm->record_count; i++)
 		if (pm->partition_array[i].name)
-			used += (size_t)snprintf(err + used, errlen - used,
-						 "%s %s", i ? "," : "",
-						 pm->partition_array[i].name);
-	if (used < errlen)
-		snprintf(err + used, errlen - used, ")");
+			mc_appendf(err, errlen, &used, "%s %s", i ? "," : "",
+				   pm->partition_array[i].name);
+	mc_appendf(err, errlen, &used, ")");
 	return NULL;
 }
 
@@ -145,7 +143,8 @@ static int cmp_name(const void *a, const void *b)
  * The partition's nodes that the node list left out (hidden: powered-down
  * cloud nodes without PrivateData=cloud), into out->unjudged.
  */
-static void hidden_nodes(const char *list, struct mc_ctld_nodes *out)
+static void hidden_nodes(const char *list, struct mc_ctld_nodes *out,
+			 size_t bad)
 {
 	mc_hostlist_t all = slurm_hostlist_create(list ? list : "");
 	mc_hostlist_t hid = NULL;
@@ -174,7 +173,8 @@ static void hidden_nodes(const char *list, struct mc_ctld_nodes *out)
 				 "...");
 		snprintf(out->unjudged_why, sizeof(out->unjudged_why),
 			 "not in slurmctld's node list (powered-down cloud "
-			 "nodes are hidden without PrivateData=cloud)");
+			 "nodes are hidden without PrivateData=cloud)%s",
+			 bad ? " or with a Gres memcore cannot read" : "");
 	}
 out:
 	if (hid)
@@ -184,7 +184,9 @@ out:
 	free(names);
 }
 
-static void record_of(const node_info_t *ni, struct mc_node_record *r)
+/* false when its Gres cannot be read: the node cannot be judged (a
+ * 0-GPU reading would refuse a job on its account). */
+static bool record_of(const node_info_t *ni, struct mc_node_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", ni->name);
@@ -192,9 +194,8 @@ static void record_of(const node_info_t *ni, struct mc_node_record *r)
 	r->cores = (uint32_t)ni->sockets * ni->cores;
 	r->sockets = ni->sockets;
 	r->threads_per_core = ni->threads ? ni->threads : 1;
-	if (mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
-			 sizeof(r->gpu_type)) < 0)
-		r->gpus = 0;
+	return mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
+			    sizeof(r->gpu_type)) == 0;
 }
 
 int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
@@ -204,6 +205,7 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	partition_info_msg_t *pm = NULL;
 	node_info_msg_t *nm = NULL;
 	slurm_conf_t *cc = NULL;
+	size_t bad = 0;
 	const partition_info_t *pi = NULL;
 	mc_hostlist_t hl = NULL;
 	int rc = MC_CTLD_ERROR;
@@ -257,11 +259,14 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 
 		if (!ni->name || (hl && slurm_hostlist_find(hl, ni->name) < 0))
 			continue;
-		record_of(ni, &out->node[out->n++]);
+		if (record_of(ni, &out->node[out->n]))
+			out->n++;
+		else
+			bad++;
 	}
 	part_defaults(pi, cc, &out->part);
 	if (pi)
-		hidden_nodes(pi->nodes, out);
+		hidden_nodes(pi->nodes, out, bad);
 	if (!out->n && !out->n_unjudged) {
 		snprintf(err, errlen, "partition %s has no nodes",
 			 out->partition);
@@ -276,7 +281,7 @@ out:
 	if (nm)
 		slurm_free_node_info_msg(nm);
 	if (cc)
-		slurm_free_ctl_conf(cc);
+		mc_free_ctl_conf(cc);
 	if (pm)
 		slurm_free_partition_info_msg(pm);
 	if (rc)

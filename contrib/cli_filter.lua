@@ -167,12 +167,21 @@ local function run_check(job, partition)
 	if partition then argv[#argv + 1] = "--partition=" .. partition end
 	local words = {}
 	for i, a in ipairs(argv) do words[i] = shquote(a) end
-	local cmd = table.concat(words, " ") ..
-		    " </dev/null 2>&1; echo \"memcore-rc=$?\""
+	-- stdout is the JSON; stderr (a message, a cache note) goes apart
+	local errfile = os.tmpname()
+	local cmd = table.concat(words, " ") .. " </dev/null 2>" ..
+		    shquote(errfile) .. "; echo \"memcore-rc=$?\""
 	local p = io.popen(cmd, "r")
-	if not p then return nil, "cannot run " .. MEMCORE end
+	if not p then
+		os.remove(errfile)
+		return nil, "cannot run " .. MEMCORE
+	end
 	local out = p:read("*a") or ""
 	p:close()
+	local ef = io.open(errfile, "r")
+	local err = ef and ef:read("*a") or ""
+	if ef then ef:close() end
+	os.remove(errfile)
 	local rc = tonumber(out:match("memcore%-rc=(%d+)%s*$"))
 	out = out:gsub("memcore%-rc=%d+%s*$", "")
 	if rc == 0 or rc == 1 then
@@ -180,9 +189,10 @@ local function run_check(job, partition)
 		if type(v) == "table" then return v end
 		return nil, "unreadable output of memcore check"
 	end
-	out = out:gsub("%s+$", "")
-	if out == "" then out = "exit status " .. tostring(rc) end
-	return nil, out, rc
+	err = err:gsub("%s+$", "")
+	if err == "" then err = out:gsub("%s+$", "") end
+	if err == "" then err = "exit status " .. tostring(rc) end
+	return nil, err, rc
 end
 
 local function say(lines)
@@ -201,6 +211,11 @@ function memcore_pre_submit(options, pack_offset)
 		return slurm.SUCCESS
 	end
 	local job = slurm.json_cli_options(options)
+	if type(job) ~= "string" or job == "" then
+		slurm.log_verbose("memcore: submit-time check skipped: " ..
+				  "slurm.json_cli_options gave nothing")
+		return slurm.SUCCESS
+	end
 	local parts = {}
 	local plist = options.partition
 	if plist == nil or plist == "" then plist = DEFAULT_PARTITION end
@@ -267,8 +282,17 @@ function memcore_pre_submit(options, pack_offset)
 		lines[#lines + 1] = "memcore: --memcore=warn is allowed here " ..
 			"(AllowUserWarn=yes): it would submit the job anyway"
 	else
-		lines[#lines + 1] = "memcore: --memcore=warn is not allowed " ..
-			"here (AllowUserWarn=no)"
+		-- Once, about this refusal: a user who never asked for warn
+		-- must not read it as a mistake in their command.
+		if mode:match("warn") then
+			lines[#lines + 1] = "memcore: --memcore=warn cannot " ..
+				"turn this refusal into a warning at this " ..
+				"site (AllowUserWarn=no)"
+		else
+			lines[#lines + 1] = "memcore: this refusal cannot be " ..
+				"turned into a warning at this site " ..
+				"(AllowUserWarn=no)"
+		end
 	end
 	lines[#lines + 1] = "memcore: refused at submission" .. where ..
 		": nothing was queued"

@@ -417,6 +417,13 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 				st->name, st->lineno, key, val);
 			return -1;
 		}
+		if (!mc_keys[k].per_partition) {
+			mc_err(st->err, st->errlen,
+				"%s:%u: %s=%s: a global key, not for a "
+				"PartitionName= line", st->name, st->lineno,
+				key, val);
+			return -1;
+		}
 		seen[k] = 1;
 		if (set_key(&part->values, k, val, why, sizeof(why))) {
 			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
@@ -617,7 +624,8 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		mc_err(err, errlen, "memcore.conf: no file name");
 		return -1;
 	}
-	fd = mc_open_regular(path, 0, MC_CONF_SIZE_MAX, NULL, err, errlen);
+	fd = mc_open_regular(NULL, path, MC_OPEN_SAY_DIR, MC_CONF_SIZE_MAX,
+			     NULL, err, errlen);
 	if (fd < 0)
 		return -1;
 	state_init(&st, cfg, path, err, errlen);

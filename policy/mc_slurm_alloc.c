@@ -261,7 +261,10 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 			   const struct mc_node_record *n, uint32_t *gpus,
 			   uint32_t *tasks)
 {
-	uint32_t nodes = j->nodes_min;
+	/* -N min-max: Slurm may use up to max nodes, the fewest GPUs and
+	 * tasks a node (no false refusal for a range). */
+	uint32_t nodes = j->nodes_max > j->nodes_min ? j->nodes_max
+		       : j->nodes_min;
 	uint32_t t = j->ntasks_per_node ? j->ntasks_per_node
 		   : nodes && j->ntasks ? div_up32(j->ntasks, nodes)
 		   : j->ntasks;

@@ -44,7 +44,7 @@
  *    (N); --gpus-per-socket=N (N x --sockets-per-node, else the node's
  *    sockets); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
  *    node's tasks); --tres-per-node=gres/gpu:N (N); --gpus=N with -N:
- *    ceil(N / nodes). Without -N a total (--gpus, or -n with a per-task
+ *    ceil(N / nodes) (-N min-max: max, the fewest a node). Without -N a total (--gpus, or -n with a per-task
  *    count) is spread over nodes (Slurm picks as many as it needs): a
  *    node gets at most its own GPUs, so -n16 --gpus-per-task=1 on 8-GPU
  *    nodes is 8 + 8, judged as 8 tasks of one GPU per node.

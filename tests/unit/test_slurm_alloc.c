@@ -210,6 +210,9 @@ static void test_gpus(void **state)
 		/* --gpus=16 without -N: at most the node's 8 */
 		{ "gpus=16;ntasks=2;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N1-4: Slurm may take up to 4 nodes, 4 GPUs each */
+		{ "nodes=1-4;gpus=16;mem=1T", none,
+		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "nodes=2;gpus=16;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		/* tres forms (24.11 sbatch) */
