@@ -66,23 +66,26 @@ seen=$(sinfo -h -p gpu -o %D)
 [ "$seen" = "$NODES" ] || mc_die "sinfo sees '$seen' nodes in partition gpu, not $NODES"
 
 # CPU time of this shell's waited-for children (user + system, µs), from
-# bash's times (ms resolution): the call's own CPU, whatever the load.
-child_cpu_us() {
-	times | tail -n1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t * 1000000 }'
+# bash's times (ms resolution) just before and after the call, in this
+# shell (a $(...) subshell's children are not these): the call's own CPU,
+# whatever the shared machine's load.
+cpu_us() {
+	tail -n1 "$1" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t * 1000000 }'
 }
-call() { # DIR OUT: one call; appends "us kib" to OUT; its JSON to $RAW/ctld_last.json
-	local t0 t1 rc c0
+call() { # DIR OUT: one call; appends "wall-us rss-kib cpu-us" to OUT; its JSON to $RAW/ctld_last.json
+	local t0 t1 rc
+	times >"$RAW/ctld_times0"
 	t0=${EPOCHREALTIME/[.,]/}
-	c0=$(child_cpu_us)
 	MEMCORE_CACHE_DIR=$1 /usr/bin/time -f %M -o "$RAW/ctld_rss" \
 		"$B/memcore" check --config "$CONF" --json --partition gpu --gpus 8 --mem 800G --cpus-per-gpu 6 \
 		>"$RAW/ctld_last.json" 2>"$RAW/ctld_last.err"
 	rc=$?
 	t1=${EPOCHREALTIME/[.,]/}
+	times >"$RAW/ctld_times1"
 	[ $rc = 0 ] || mc_die "memcore check exit $rc: $(cat "$RAW/ctld_last.err")"
 	[ -s "$RAW/ctld_last.err" ] && mc_die "memcore check said: $(cat "$RAW/ctld_last.err")"
 	# wall µs, peak RSS KiB, CPU (user + system) µs
-	echo "$((t1 - t0)) $(tail -n1 "$RAW/ctld_rss") $(($(child_cpu_us) - c0))" >>"$2"
+	echo "$((t1 - t0)) $(tail -n1 "$RAW/ctld_rss") $(($(cpu_us "$RAW/ctld_times1") - $(cpu_us "$RAW/ctld_times0")))" >>"$2"
 	if [ -z "${REF:-}" ]; then REF=$(cat "$RAW/ctld_last.json")
 	else [ "$(cat "$RAW/ctld_last.json")" = "$REF" ] || mc_die "another answer with $1: $(diff <(echo "$REF") "$RAW/ctld_last.json")"; fi
 }
