@@ -266,3 +266,15 @@ mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
 assert_eq "$ref" "$MC_OUT" "a directory others can read: the same answer"
 assert_eq "memcore: shape cache directory $MEMCORE_CACHE_DIR is not this user's own 0700 directory: not used" "$MC_ERR" "a directory others can read: not used, said so"
 chmod 0700 "$MEMCORE_CACHE_DIR"
+# A cache file another user owns, or a symlink in its place: not read.
+for f in "$MEMCORE_CACHE_DIR"/shapes-*; do chown nobody "$f"; done
+mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "a cache file of another user: the same answer"
+assert_contains "$MC_ERR" ": not a regular file of this user, written by nobody else: loading the nodes from slurmctld" "a cache file of another user: said so"
+for f in "$MEMCORE_CACHE_DIR"/shapes-*; do
+	[ "$(stat -c %U "$f")" = root ] && { cp "$f" "$MC_WORK/real-cache"; rm -f "$f"; ln -s "$MC_WORK/real-cache" "$f"; }
+done
+mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "a symlink for the cache file: the same answer"
+assert_contains "$MC_ERR" ": Too many levels of symbolic links: loading the nodes from slurmctld" "a symlink for the cache file: not followed, said so"
+assert_file "$MC_WORK/real-cache" "the symlink's target is left alone"
