@@ -270,12 +270,27 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		   : j->ntasks;
 	uint32_t g = 0;
 
+	/* -n without -N: Slurm takes as many nodes as the tasks' CPUs
+	 * need, so a node holds at most what its CPUs hold. */
+	if (!nodes && !j->ntasks_per_node && t > 1 && n->cores) {
+		uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
+		uint32_t fit = mc_mul_sat32(n->cores, n->threads_per_core
+					    ? n->threads_per_core : 1) / cpt;
+
+		if (fit && t > fit)
+			t = fit;
+	}
 	if (j->gpus_per_node) {
 		g = j->gpus_per_node;
 	} else if (j->gpus_per_socket) {
 		g = mc_mul_sat32(j->gpus_per_socket, j->sockets_per_node
 				 ? j->sockets_per_node
 				 : n->sockets ? n->sockets : 1);
+		/* Slurm 22.05 on a node whose gres.conf binds no GPU to a
+		 * socket (no Cores=) gives the node's GPUs (seen by the
+		 * submit-vs-launch corpus): never more than it has. */
+		if (n->gpus && g > n->gpus)
+			g = n->gpus;
 	} else if (j->gpus_per_task) {
 		if (!t)
 			t = 1;

@@ -35,14 +35,17 @@
  *    24.11) only keep others off: the CPUs are as asked. Otherwise
  *    max(tasks x cpus-per-task, GPUs x cpus-per-gpu), cpus-per-gpu being
  *    DefCpuPerGPU when neither -c nor --cpus-per-gpu is given
- *    (slurm.conf(5) DefCpuPerGPU), at least one per task. Slurm allocates
+ *    (slurm.conf(5) DefCpuPerGPU), at least one per task; tasks per node
+ *    --ntasks-per-node, else -n / -N, without -N at most what the node's
+ *    CPUs hold (Slurm takes more nodes). Slurm allocates
  *    whole cores (CR_Core*): cores = ceil(CPUs / ThreadsPerCore), all the
  *    core's threads count as allocated CPUs; with --hint=nomultithread or
  *    --threads-per-core=1 one CPU is one core (slurm.conf(5) DefMemPerCPU
  *    NOTE: "usable allocated CPUs").
  *  - GPUs on the node: --gpus-per-node=[type:]N and --gres=gpu[:type]:N
  *    (N); --gpus-per-socket=N (N x --sockets-per-node, else the node's
- *    sockets); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
+ *    sockets; at most the node's GPUs: 22.05 gives a node whose gres.conf
+ *    binds no GPU to a socket its GPUs); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
  *    node's tasks); --tres-per-node=gres/gpu:N (N); --gpus=N with -N:
  *    ceil(N / nodes) (-N min-max: max, the fewest a node). Without -N a total (--gpus, or -n with a per-task
  *    count) is spread over nodes (Slurm picks as many as it needs): a

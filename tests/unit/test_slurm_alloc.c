@@ -207,6 +207,11 @@ static void test_gpus(void **state)
 		{ "nodes=1;ntasks=16;gpus-per-task=1;mem=1T", none,
 		  { false, 16, 16, 8, 1024 * GiB, "--mem=1T",
 		    MC_MEM_PER_NODE } },
+		/* -n64 -c6 --gpus-per-node=8 without -N: the node's 224
+		 * CPUs hold 37 tasks (222 CPUs, 111 cores): Slurm spreads */
+		{ "ntasks=64;cpus-per-task=6;gpus-per-node=8;mem=1T", none,
+		  { false, 8, 37, 111, 1024 * GiB, "--mem=1T",
+		    MC_MEM_PER_NODE } },
 		/* --gpus=16 without -N: at most the node's 8 */
 		{ "gpus=16;ntasks=2;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
@@ -228,6 +233,9 @@ static void test_gpus(void **state)
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "gpus-per-socket=4;sockets-per-node=1;mem=1T", none,
 		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8 */
+		{ "gpus-per-socket=8;sockets-per-node=2;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		/* nomultithread: one CPU a core */
 		{ "gpus=8;cpus-per-gpu=3;hint=nomultithread;mem-per-cpu=1G",
 		  none, { false, 8, 1, 24, 24 * GiB, "--mem-per-cpu=1G",
