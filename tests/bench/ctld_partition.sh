@@ -128,8 +128,17 @@ on this machine ($(nproc) CPUs, shared). Peak RSS is GNU time's %M.
 | warm (cache in place, slurmctld unchanged: two "no change" answers) | $(ms "$T_warm") ms | $(ms "$C_warm") ms | $(mb "$R_warm") MB | $(goal "$T_warm" "$R_warm") |
 
 Load average when measured: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared:
-wall times grow with the load; CPU time is memcore's own, GNU time's
-bash's times for the call, at 1 ms resolution).
+wall times grow with the load; CPU time is the call's own, from bash's
+times around it, at 1 ms resolution).
+
+A cold call is a full load: its time and memory are libslurm's
+slurm_load_node() receiving, hashing and unpacking the whole node table
+(perf: most of it in slurm_unpack_received_msg and the message hash), the
+floor of any call that needs the nodes. The cache turns the calls after it
+into two "no change" answers as long as slurmctld's node and partition
+update times stay put; any node state change (a job starting or ending
+anywhere) moves the node update time, and the next call is a full load
+again (as costly as without the cache, never a stale answer).
 
 The cache file for the partition holds $cache_bytes bytes. Every answer was
 the same JSON. Raw (wall µs, KiB, CPU µs per call): build/bench/raw/ctld_{none,cold,warm}.txt.
