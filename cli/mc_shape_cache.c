@@ -113,40 +113,6 @@ static uint64_t checksum(const struct shape_header *h,
 	return mc_cache_hash(s, rec, (size_t)h->n * sizeof(*rec));
 }
 
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t r = read(fd, p, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Read path into *out and *h. 0; 1 when there is no file; -1 with why
  * set when the file is not one this call may use.
@@ -171,7 +137,7 @@ static int read_cache(const char *path, const char *key,
 		goto out;
 	*why = "truncated";
 	if ((size_t)st.st_size < sizeof(*h) + sizeof(n) ||
-	    read_all(fd, h, sizeof(*h)) < 0)
+	    mc_cache_read_all(fd, h, sizeof(*h)) < 0)
 		goto out;
 	*why = "not a memcore shape cache of this format";
 	if (memcmp(h->magic, SHAPE_MAGIC, sizeof(SHAPE_MAGIC)) ||
@@ -195,8 +161,9 @@ static int read_cache(const char *path, const char *key,
 	if (!out->node)
 		goto out;
 	*why = "truncated";
-	if (read_all(fd, &n, sizeof(n)) < 0 ||
-	    read_all(fd, out->node, (size_t)h->n * sizeof(*out->node)) < 0)
+	if (mc_cache_read_all(fd, &n, sizeof(n)) < 0 ||
+	    mc_cache_read_all(fd, out->node,
+			      (size_t)h->n * sizeof(*out->node)) < 0)
 		goto out;
 	*why = "checksum mismatch (corrupt)";
 	if (checksum(h, &n, out->node) != h->checksum || n.n != h->n)
@@ -309,9 +276,11 @@ void mc_shape_cache_put(const char *conf, const char *partition, bool all,
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return;
-	bad = fchmod(fd, 0600) < 0 || write_all(fd, &h, sizeof(h)) < 0 ||
-	      write_all(fd, &n, sizeof(n)) < 0 ||
-	      write_all(fd, nodes->node, nodes->n * sizeof(*nodes->node)) < 0;
+	bad = fchmod(fd, 0600) < 0 ||
+	      mc_cache_write_all(fd, &h, sizeof(h)) < 0 ||
+	      mc_cache_write_all(fd, &n, sizeof(n)) < 0 ||
+	      mc_cache_write_all(fd, nodes->node,
+				 nodes->n * sizeof(*nodes->node)) < 0;
 	if (close(fd) < 0)
 		bad = true;
 	if (bad || rename(tmp, path) < 0)

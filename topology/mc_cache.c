@@ -50,10 +50,6 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
-uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len)
-{
-	return fnv1a(h, data, len);
-}
 
 uint64_t mc_cache_checksum(const struct mc_cache_header *h,
 			   const struct mc_node_facts *f)
@@ -338,4 +334,19 @@ int mc_cache_read(const char *path, const char *want_source,
 	if (hdr)
 		*hdr = h;
 	return 0;
+}
+
+uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len)
+{
+	return fnv1a(h, data, len);
+}
+
+int mc_cache_write_all(int fd, const void *buf, size_t len)
+{
+	return write_all(fd, buf, len);
+}
+
+int mc_cache_read_all(int fd, void *buf, size_t len)
+{
+	return read_all(fd, buf, len);
 }
