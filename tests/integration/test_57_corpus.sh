@@ -278,3 +278,12 @@ mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
 assert_eq "$ref" "$MC_OUT" "a symlink for the cache file: the same answer"
 assert_contains "$MC_ERR" ": Too many levels of symbolic links: loading the nodes from slurmctld" "a symlink for the cache file: not followed, said so"
 assert_file "$MC_WORK/real-cache" "the symlink's target is left alone"
+# Under valgrind: a cold call (cache written) and a warm one (cache read,
+# revalidated), no error and no definite leak.
+VG=(valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite)
+rm -rf "$MEMCORE_CACHE_DIR"
+for c in cold warm; do
+	mc_run "${VG[@]}" "$MEMCORE_BUILD/memcore" "${CK[@]}"
+	assert_eq "$ref" "$MC_OUT" "valgrind, $c: the same answer"
+	assert_not_contains "$MC_ERR" "==" "valgrind, $c: nothing reported"
+done
