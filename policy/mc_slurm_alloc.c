@@ -339,6 +339,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 		return;
 	}
 	gpus_and_tasks(j, n, &g->gpus, &g->tasks);
+	g->gpus_fixed = j->gpus_per_node ||
+		(j->gpus_per_task && (j->ntasks_per_node || j->nodes_min)) ||
+		(j->gpus_total && j->nodes_min);
 
 	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
 	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)

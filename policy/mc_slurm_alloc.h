@@ -143,6 +143,10 @@ struct mc_slurm_grant {
 	uint32_t gpus;			/* GPUs of the job on the node */
 	uint32_t tasks;			/* tasks on the node */
 	uint32_t cpus;			/* CPUs allocated (threads) */
+	/* The GPUs on the node do not depend on the node (--gpus-per-node,
+	 * per task with the tasks per node fixed, a total over -N): what
+	 * judging an upper bound of unseen nodes needs. */
+	bool gpus_fixed;
 	struct mc_alloc alloc;		/* for mc_judge(); requested */
 	char mem_source[96];		/* alloc.mem_source points here */
 };
