@@ -79,9 +79,10 @@ export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
 hidden=$(scontrol -o show node 2>/dev/null | grep -c 'NodeName=mc-c')
 assert_eq 0 "$hidden" "the powered-down cloud nodes are hidden from the node API"
 
-# Did branch ram (issue 18: shards) reach this tree? Its cases count then.
+# Did branch ram (issue 18: shards) reach this tree? Its cases count then
+# (its memcore.conf key ShardsPerGpu marks it).
 RAM_MERGED=0
-"$MEMCORE_BUILD/memcore" check --help 2>&1 | grep -qi shard && RAM_MERGED=1
+"$MEMCORE_BUILD/memcore" keys 2>/dev/null | grep -q '^ShardsPerGpu=' && RAM_MERGED=1
 
 ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 # The nodes a request could get, one per shape: "PARTITION:NODE" for the
