@@ -10,7 +10,8 @@
 # refused it on each, or Slurm could place it on none); every disagreement
 # is printed, and any fails the test.
 # Nodes (lib_multinode.sh): mc-n1, mc-n2 claim an AWS g4dn.metal (8 x T4,
-# typed t4), mc-n3 an IBM AC922 (4 x V100, typed v100), each memcore
+# typed t4, 32 shards), mc-n3 an IBM AC922 (4 x V100, typed v100, 400
+# MPS shares), each memcore
 # reading its own topology; mc-c[1-4] are State=CLOUD nodes of the g4dn
 # shape, powered down and hidden from the node API (no PrivateData=cloud),
 # in partition elastic with mc-n3; a hidden node's launch runs on mc-n1 or
@@ -39,8 +40,8 @@ _mc_write_configs() {
 	_mc_write_configs_mn
 	g4dn=$(mc_mn_shape "$T8")
 	sed -i -e '/^NodeName=mc-n[12] /s/Gres=gpu:8/Gres=gpu:t4:8,shard:32/' \
-	       -e '/^NodeName=mc-n3 /s/Gres=gpu:4/Gres=gpu:v100:4/' \
-	       -e 's/^GresTypes=gpu$/GresTypes=gpu,shard/' \
+	       -e '/^NodeName=mc-n3 /s/Gres=gpu:4/Gres=gpu:v100:4,mps:400/' \
+	       -e 's/^GresTypes=gpu$/GresTypes=gpu,shard,mps/' \
 	       -e '/^PartitionName=/d' "$SLURM_CONF"
 	cat >>"$SLURM_CONF" <<EOF
 NodeName=mc-c[1-4] ${g4dn/Gres=gpu:8/Gres=gpu:t4:8} State=CLOUD
@@ -60,6 +61,7 @@ EOF
 	sed -i -e '/NodeName=mc-n[12] /s/Name=gpu /Name=gpu Type=t4 /' \
 	       -e '/NodeName=mc-n3 /s/Name=gpu /Name=gpu Type=v100 /' "$MC_CONF_DIR/gres.conf"
 	echo "NodeName=mc-n[1-2] Name=shard Count=32" >>"$MC_CONF_DIR/gres.conf"
+	echo "NodeName=mc-n3 Name=mps Count=400" >>"$MC_CONF_DIR/gres.conf"
 	# The same cluster without the filter: how the launch side submits.
 	grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$MC_CONF_DIR/slurm-nofilter.conf"
 }
