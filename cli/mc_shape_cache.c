@@ -46,7 +46,8 @@ static int cache_dir(char *buf, size_t len)
 		return -1;
 	if (d && *d)
 		snprintf(buf, len, "%s", d);
-	else if (x && x[0] == '/')
+	else if (x && x[0] == '/' && stat(x, &st) == 0 &&
+		 st.st_uid == geteuid())	/* not another user's (sudo) */
 		snprintf(buf, len, "%s/memcore", x);
 	else
 		snprintf(buf, len, "/tmp/memcore-%u", (unsigned)geteuid());

@@ -13,7 +13,8 @@
  *
  * File: one per user, slurm.conf and partition (or the whole cluster), in
  * the directory MEMCORE_CACHE_DIR (the word "none": no cache), else
- * $XDG_RUNTIME_DIR/memcore, else /tmp/memcore-<uid>. The directory must
+ * $XDG_RUNTIME_DIR/memcore when XDG_RUNTIME_DIR is the caller's own, else
+ * /tmp/memcore-<uid>. The directory must
  * be a real directory (no symlink) owned by the caller with mode 0700, the
  * file a regular file owned by the caller and written by nobody else;
  * otherwise the cache is not used (one line says why) and the nodes are

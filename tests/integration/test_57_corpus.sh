@@ -290,3 +290,18 @@ for c in cold warm; do
 	assert_eq "$ref" "$MC_OUT" "valgrind, $c: the same answer"
 	assert_not_contains "$MC_ERR" "==" "valgrind, $c: nothing reported"
 done
+# Without MEMCORE_CACHE_DIR: $XDG_RUNTIME_DIR/memcore when that is the
+# caller's own directory; another user's (sudo keeps the variable) is left
+# alone, and /tmp/memcore-<uid> serves instead.
+mkdir -p "$MC_WORK/xdg-own" "$MC_WORK/xdg-other" && chmod 0700 "$MC_WORK/xdg-own" &&
+	chown nobody "$MC_WORK/xdg-other"
+mc_run env -u MEMCORE_CACHE_DIR XDG_RUNTIME_DIR="$MC_WORK/xdg-own" "$MEMCORE_BUILD/memcore" "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "XDG_RUNTIME_DIR: the same answer"
+assert_match "$(ls "$MC_WORK/xdg-own/memcore" 2>&1)" '^shapes-[0-9a-f]{16}$' "the cache in \$XDG_RUNTIME_DIR/memcore"
+before=$(ls "/tmp/memcore-$(id -u)" 2>/dev/null)
+mc_run env -u MEMCORE_CACHE_DIR XDG_RUNTIME_DIR="$MC_WORK/xdg-other" "$MEMCORE_BUILD/memcore" "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "another user's XDG_RUNTIME_DIR: the same answer"
+assert_eq "" "$(ls -A "$MC_WORK/xdg-other")" "another user's XDG_RUNTIME_DIR is left alone"
+new=$(comm -13 <(printf '%s\n' "$before") <(ls "/tmp/memcore-$(id -u)" 2>/dev/null))
+assert_match "$new" '^shapes-[0-9a-f]{16}$' "the cache in /tmp/memcore-$(id -u) instead"
+for f in $new; do rm -f "/tmp/memcore-$(id -u)/$f"; done
