@@ -331,7 +331,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 
 	memset(g, 0, sizeof(*g));
 	g->alloc.requested = true;
-	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type)) {
+	/* "*": a bound of nodes whose type is unknown matches any */
+	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type) &&
+	    strcmp(n->gpu_type, "*")) {
 		g->excluded = true;
 		snprintf(g->why, sizeof(g->why), "its GPUs are %s, the job "
 			 "asks for %s", n->gpu_type[0] ? n->gpu_type
