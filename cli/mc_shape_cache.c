@@ -2,6 +2,7 @@
  * mc_shape_cache.c - the partition's nodes cached on the login host,
  * revalidated by slurmctld's update times (see mc_shape_cache.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -20,6 +21,10 @@
 #define SHAPE_FORMAT 1u
 #define SHAPE_KEY_MAX 1024
 #define SHAPE_PATH_MAX 4096
+/* Files a directory keeps (one per slurm.conf file and partition): more,
+ * and the others are removed when one is written, so that test clusters
+ * or many slurm.conf copies cannot fill it. */
+#define SHAPE_FILES_MAX 64
 
 struct shape_header {
 	char magic[8];			/* SHAPE_MAGIC */
@@ -244,6 +249,40 @@ int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 	return MC_SHAPE_CACHE_HIT;
 }
 
+/* Keep the directory of path to SHAPE_FILES_MAX caches: when it holds
+ * more, every other one goes (each is one load from slurmctld away). */
+static void prune(const char *path)
+{
+	char dir[SHAPE_PATH_MAX], f[SHAPE_PATH_MAX * 2];
+	const char *base = strrchr(path, '/');
+	struct dirent *e;
+	size_t n = 0;
+	DIR *d;
+
+	if (!base)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+	for (int pass = 0; pass < 2; pass++) {
+		d = opendir(dir);
+		if (!d)
+			return;
+		while ((e = readdir(d))) {
+			if (strncmp(e->d_name, "shapes-", 7) ||
+			    !strcmp(e->d_name, base + 1))
+				continue;
+			if (pass == 0) {
+				n++;
+				continue;
+			}
+			snprintf(f, sizeof(f), "%s/%s", dir, e->d_name);
+			unlink(f);
+		}
+		closedir(d);
+		if (n < SHAPE_FILES_MAX)
+			return;
+	}
+}
+
 void mc_shape_cache_put(const char *conf, const char *partition, bool all,
 			const struct mc_ctld_nodes *nodes, time_t node_update,
 			time_t part_update)
@@ -286,4 +325,6 @@ void mc_shape_cache_put(const char *conf, const char *partition, bool all,
 		bad = true;
 	if (bad || rename(tmp, path) < 0)
 		unlink(tmp);
+	else
+		prune(path);
 }

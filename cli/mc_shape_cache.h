@@ -22,7 +22,8 @@
  * struct sizes, the key: slurm.conf's path, inode, size and mtime, the
  * memcore executable's identity and the partition) and the records as
  * this build lays them out, with an FNV-1a 64 checksum over all of it; at
- * most MC_SHAPE_CACHE_MAX_NODES records. A file that does not match in
+ * most MC_SHAPE_CACHE_MAX_NODES records; a directory holding more than 64
+ * such files keeps only the one just written. A file that does not match in
  * every one is said so on stderr ("memcore: shape cache FILE: REASON:
  * loading the nodes from slurmctld"), removed, and replaced by a fresh
  * load: a damaged cache costs one full load, never a wrong answer.

@@ -305,3 +305,9 @@ assert_eq "" "$(ls -A "$MC_WORK/xdg-other")" "another user's XDG_RUNTIME_DIR is 
 new=$(comm -13 <(printf '%s\n' "$before") <(ls "/tmp/memcore-$(id -u)" 2>/dev/null))
 assert_match "$new" '^shapes-[0-9a-f]{16}$' "the cache in /tmp/memcore-$(id -u) instead"
 for f in $new; do rm -f "/tmp/memcore-$(id -u)/$f"; done
+# Bounded: a directory of more than 64 caches keeps the one just written.
+rm -f "$MEMCORE_CACHE_DIR"/shapes-*
+for ((k = 0; k < 70; k++)); do echo x >"$MEMCORE_CACHE_DIR/shapes-dummy$k"; done
+mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "70 other caches: the same answer"
+assert_match "$(ls "$MEMCORE_CACHE_DIR")" '^shapes-[0-9a-f]{16}$' "70 other caches: only the one just written is kept"
