@@ -200,6 +200,15 @@ static bool unchanged(void)
 	return errno == SLURM_NO_CHANGE_IN_DATA;
 }
 
+/* A cache read but no longer valid: *out as mc_ctld_load() starts it,
+ * all zero (mc_ctld_free() alone keeps the counts beside the records). */
+static int stale(struct mc_ctld_nodes *out)
+{
+	mc_ctld_free(out);
+	memset(out, 0, sizeof(*out));
+	return MC_SHAPE_CACHE_MISS;
+}
+
 int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 		       struct mc_ctld_nodes *out, partition_info_msg_t **pm,
 		       node_info_msg_t **nm)
@@ -228,23 +237,19 @@ int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 	/* Partitions first: a changed partition needs every node anyway. */
 	if (slurm_load_partitions((time_t)h.part_update, pm, SHOW_ALL) ==
 	    SLURM_SUCCESS) {
-		mc_ctld_free(out);
-		return MC_SHAPE_CACHE_MISS;
+		return stale(out);
 	}
 	*pm = NULL;
 	if (!unchanged()) {
-		mc_ctld_free(out);	/* the full load says what failed */
-		return MC_SHAPE_CACHE_MISS;
+		return stale(out);	/* the full load says what failed */
 	}
 	if (slurm_load_node((time_t)h.node_update, nm, SHOW_ALL) ==
 	    SLURM_SUCCESS) {
-		mc_ctld_free(out);
-		return MC_SHAPE_CACHE_MISS;
+		return stale(out);
 	}
 	*nm = NULL;
 	if (!unchanged()) {
-		mc_ctld_free(out);
-		return MC_SHAPE_CACHE_MISS;
+		return stale(out);
 	}
 	return MC_SHAPE_CACHE_HIT;
 }

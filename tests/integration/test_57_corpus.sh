@@ -251,6 +251,17 @@ assert_eq 1 "$(jq .nodes <<<"$MC_OUT")" "after scontrol update, g4 has one node 
 scontrol update PartitionName=g4 Nodes=mc-n[1-2]
 mc_run "$MEMCORE_BUILD/memcore" "${CK[@]}"
 assert_eq "$ref" "$MC_OUT" "and two again"
+# A node change (its state) moves slurmctld's node update time: the cache
+# is read, found stale, and the fresh load counts as the first did.
+EL=(check --config "$LOGIN_CONF" --partition elastic --gpus 8 --mem 150G --cpus-per-gpu 6)
+mc_run "$MEMCORE_BUILD/memcore" "${EL[@]}"
+el=$MC_OUT
+assert_contains "$el" "memcore: 4 nodes of partition elastic cannot be judged: mc-c[1-4]" "elastic: the 4 hidden nodes named"
+for st in "DRAIN Reason=corpus" RESUME; do
+	scontrol update NodeName=mc-n3 State=$st
+	mc_run "$MEMCORE_BUILD/memcore" "${EL[@]}"
+	assert_eq "$el" "$MC_OUT" "elastic after mc-n3 ${st%% *}: the same answer, the same 4 hidden nodes"
+done
 # Every cache file: one byte flipped, then one byte more.
 for f in "$MEMCORE_CACHE_DIR"/shapes-*; do
 	printf '\x5a' | dd of="$f" bs=1 seek=1200 conv=notrunc status=none
