@@ -22,13 +22,6 @@ static uint32_t sat_add32(uint32_t a, uint32_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT32_MAX : r;
 }
 
-static uint64_t sat_mul64(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 static uint64_t sat_add64(uint64_t a, uint64_t b)
 {
 	uint64_t r;
@@ -79,7 +72,7 @@ uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 			    uint64_t gpu_memory_bytes)
 {
-	uint64_t total = sat_mul64(gpus, gpu_memory_bytes);
+	uint64_t total = mc_mul_sat64(gpus, gpu_memory_bytes);
 
 	/* The usual ratio of 1 stays in exact integers. */
 	if (p->host_ram_per_gpu_ram == 1.0 || total == UINT64_MAX)
@@ -91,7 +84,7 @@ uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers)
 {
-	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
+	return mc_mul_sat64(mc_mul_sat64(gpus, workers), p->ram_per_worker_bytes);
 }
 
 bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r)
@@ -222,7 +215,7 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
 {
 	if (r->unified_memory)
-		return sat_mul64(r->gpus, r->gpu_memory_bytes);
+		return mc_mul_sat64(r->gpus, r->gpu_memory_bytes);
 	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
 }
 
@@ -234,7 +227,7 @@ uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
 					      r->dataloader_workers));
 	v = sat_add64(v, mc_zero_ram_bytes(p, r));
-	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
+	return sat_add64(v, mc_mul_sat64(r->gpus, p->ram_per_task_bytes));
 }
 
 /* The step's RAM had it asked for w workers instead. */
@@ -370,7 +363,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->ram_floor_bytes = gpu_term(p, r);
 	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
 	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
-	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
+	v->ram_tasks_bytes = mc_mul_sat64(g, p->ram_per_task_bytes);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
 	v->node_ram_short = node->ram_bytes &&
