@@ -16,6 +16,7 @@
 
 #include "mc_cache.h"
 #include "mc_shape_cache.h"
+#include "mc_util.h"
 
 #define SHAPE_MAGIC "MCSHAPE"	/* 7 characters and a NUL */
 #define SHAPE_FORMAT 1u
@@ -143,7 +144,7 @@ static int read_cache(const char *path, const char *key,
 		goto out;
 	*why = "truncated";
 	if ((size_t)st.st_size < sizeof(*h) + sizeof(n) ||
-	    mc_cache_read_all(fd, h, sizeof(*h)) < 0)
+	    mc_io_all(fd, h, sizeof(*h), false) < 0)
 		goto out;
 	*why = "not a memcore shape cache of this format";
 	if (memcmp(h->magic, SHAPE_MAGIC, sizeof(SHAPE_MAGIC)) ||
@@ -167,9 +168,9 @@ static int read_cache(const char *path, const char *key,
 	if (!out->node)
 		goto out;
 	*why = "truncated";
-	if (mc_cache_read_all(fd, &n, sizeof(n)) < 0 ||
-	    mc_cache_read_all(fd, out->node,
-			      (size_t)h->n * sizeof(*out->node)) < 0)
+	if (mc_io_all(fd, &n, sizeof(n), false) < 0 ||
+	    mc_io_all(fd, out->node, (size_t)h->n * sizeof(*out->node),
+		      false) < 0)
 		goto out;
 	*why = "checksum mismatch (corrupt)";
 	if (checksum(h, &n, out->node) != h->checksum || n.n != h->n)
@@ -322,10 +323,10 @@ void mc_shape_cache_put(const char *conf, const char *partition, bool all,
 	if (fd < 0)
 		return;
 	bad = fchmod(fd, 0600) < 0 ||
-	      mc_cache_write_all(fd, &h, sizeof(h)) < 0 ||
-	      mc_cache_write_all(fd, &n, sizeof(n)) < 0 ||
-	      mc_cache_write_all(fd, nodes->node,
-				 nodes->n * sizeof(*nodes->node)) < 0;
+	      mc_io_all(fd, &h, sizeof(h), true) < 0 ||
+	      mc_io_all(fd, &n, sizeof(n), true) < 0 ||
+	      mc_io_all(fd, nodes->node, nodes->n * sizeof(*nodes->node),
+			true) < 0;
 	if (close(fd) < 0)
 		bad = true;
 	if (bad || rename(tmp, path) < 0)

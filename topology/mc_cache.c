@@ -307,13 +307,3 @@ uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len)
 {
 	return fnv1a(h, data, len);
 }
-
-int mc_cache_write_all(int fd, const void *buf, size_t len)
-{
-	return write_all(fd, buf, len);
-}
-
-int mc_cache_read_all(int fd, void *buf, size_t len)
-{
-	return read_all(fd, buf, len);
-}

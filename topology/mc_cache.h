@@ -105,12 +105,6 @@ uint64_t mc_cache_checksum(const struct mc_cache_header *h,
 #define MC_CACHE_HASH_INIT 0xcbf29ce484222325ULL
 uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len);
 
-/* All len bytes to / from fd (EINTR retried): 0, or -1 on an error or
- * end of file before len bytes (errno set by write/read, or unchanged at
- * end of file). The caches' file I/O. */
-int mc_cache_write_all(int fd, const void *buf, size_t len);
-int mc_cache_read_all(int fd, void *buf, size_t len);
-
 /* "live" for an empty TopologyFile, else the path: the source a cache
  * must carry to serve a policy with this TopologyFile. */
 const char *mc_cache_source_of(const char *topology_file);
