@@ -10,7 +10,8 @@
 #                   make vm-check-trixie: one suite (bookworm, trixie, sid)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/hardening.mk)
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
-#   make bench      memcore's cost per step launch, written to BENCHMARKS.md
+#   make bench      memcore's cost per step launch and of check --partition
+#                   at 10,000 nodes, written to BENCHMARKS.md
 #   make install    DESTDIR, PREFIX, SLURM_PLUGIN_DIR, SYSCONFDIR honoured
 #   make deb        a Debian package of this tree, in build/deb/
 #   make clean

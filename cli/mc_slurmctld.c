@@ -13,6 +13,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "mc_parse.h"
+#include "mc_shape_cache.h"
 #include "mc_slurmctld.h"
 #include "mc_slurm_compat.h"
 #include "mc_util.h"
@@ -304,8 +305,15 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 		return MC_CTLD_ERROR;
 	}
 	ctld_init(conf);
-	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS ||
-	    slurm_load_node((time_t)0, &nm, SHOW_ALL) != SLURM_SUCCESS ||
+	/* The cached nodes when slurmctld says nothing changed (one small
+	 * answer); else what it sent while saying so, and the rest. */
+	if (mc_shape_cache_get(conf, partition, all, out, &pm, &nm) ==
+	    MC_SHAPE_CACHE_HIT)
+		return 0;
+	if ((!pm && slurm_load_partitions((time_t)0, &pm, SHOW_ALL) !=
+		    SLURM_SUCCESS) ||
+	    (!nm && slurm_load_node((time_t)0, &nm, SHOW_ALL) !=
+		    SLURM_SUCCESS) ||
 	    slurm_load_ctl_conf((time_t)0, &cc) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
 			 "%s", conf, slurm_strerror(errno));
@@ -355,6 +363,8 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 		goto out;
 	}
 	rc = 0;
+	mc_shape_cache_put(conf, partition, all, out, nm->last_update,
+			   pm->last_update);
 out:
 	if (hl)
 		slurm_hostlist_destroy(hl);

@@ -36,7 +36,7 @@ vm=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs xz-utils
 case $target in
 build) pkgs=("${build[@]}") ;;
 demo) pkgs=("${build[@]}" "${cluster[@]}") ;;
-bench) pkgs=("${build[@]}" "${cluster[@]}" strace) ;;
+bench) pkgs=("${build[@]}" "${cluster[@]}" strace time jq) ;;
 check | all) pkgs=("${build[@]}" "${cluster[@]}" "${tests[@]}" "${vm[@]}") ;;
 vm) pkgs=("${build[@]}" "${vm[@]}") ;;
 deb) pkgs=("${build[@]}" "${deb[@]}") ;;

@@ -50,6 +50,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+
 uint64_t mc_cache_checksum(const struct mc_cache_header *h,
 			   const struct mc_node_facts *f)
 {
@@ -300,4 +301,9 @@ int mc_cache_read(const char *path, const char *want_source,
 	if (hdr)
 		*hdr = h;
 	return 0;
+}
+
+uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len)
+{
+	return fnv1a(h, data, len);
 }

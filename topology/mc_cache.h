@@ -97,6 +97,14 @@ int mc_cache_read(const char *path, const char *want_source,
 uint64_t mc_cache_checksum(const struct mc_cache_header *h,
 			   const struct mc_node_facts *f);
 
+/*
+ * FNV-1a 64 over 64-bit words, then the tail bytes, continuing from h
+ * (MC_CACHE_HASH_INIT to start): the checksum of this cache, for other
+ * caches of the memcore command (cli/mc_shape_cache.c) too.
+ */
+#define MC_CACHE_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t mc_cache_hash(uint64_t h, const void *data, size_t len);
+
 /* "live" for an empty TopologyFile, else the path: the source a cache
  * must carry to serve a policy with this TopologyFile. */
 const char *mc_cache_source_of(const char *topology_file);

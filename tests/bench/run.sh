@@ -18,6 +18,9 @@
 #    band.
 # 3. tests/bench/launch_multinode.sh: the same ratio for a 3-node
 #    `srun -N3 --gpus-per-node=1 true` on the multi-node test cluster.
+# 4. tests/bench/ctld_partition.sh: one `memcore check --partition` against
+#    a slurmctld alone of 10,000 State=CLOUD nodes, without the shape cache,
+#    cold and warm: median wall time and peak RSS per call.
 # Writes BENCHMARKS.md at the top of the repo, prints name=value lines last.
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -199,6 +202,11 @@ echo "bench: 3-node launches (launch_multinode.sh)" >&2
 bash "$here/launch_multinode.sh" >"$RAW/launch3n.out" || mc_die "3-node launches failed"
 val3() { sed -n "s/^$1=//p" "$RAW/launch3n.out"; }
 
+# -- 4. memcore check --partition at 10,000 nodes (a slurmctld of its own) ---
+echo "bench: check --partition at cluster scale (ctld_partition.sh)" >&2
+bash "$here/ctld_partition.sh" >"$RAW/ctld_partition.out" || mc_die "check --partition bench failed"
+valc() { sed -n "s/^$1=//p" "$RAW/ctld_partition.out"; }
+
 # -- figures ------------------------------------------------------------------
 figures() { # CFG: RATIO_cfg MW_cfg MO_cfg PAIRED_cfg
 	local cfg=$1 mw mo
@@ -306,6 +314,8 @@ slurmd's VmRSS grew $raw_growth KiB over $NRSS launches with memcore and
 $base_growth KiB over $NNOISE launches without it ($base_scaled KiB scaled to
 $NRSS): slurmd grows by itself as it remembers finished jobs. Growth per 100
 launches, with memcore: $(incr "$RAW/rss_with.txt"); without: $(incr "$RAW/rss_without.txt") KiB.
+
+$(cat "$RAW/ctld_partition.md")
 
 ## Where memcore's time goes (profile)
 
@@ -439,4 +449,5 @@ topology_live_load_us=$(val topology_live_load_us_this)
 verdict_us=$(val verdict_us_max)
 slurmd_rss_growth_kib=$growth
 slurmd_rss_noise_kib=$noise
+$(cat "$RAW/ctld_partition.out")
 EOF
