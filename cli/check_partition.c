@@ -340,7 +340,7 @@ int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool json)
+		       const void *args, bool json, bool print)
 {
 	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
 	/* one more: the unjudged nodes' bound */
@@ -449,7 +449,9 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	if (!n_cand) {
 		json_array_append_new(lines, json_string(let_why));
-		if (json) {
+		if (!print) {
+			/* the answer only */
+		} else if (json) {
 			json_t *o = json_object();
 
 			json_object_set_new(o, "fits", json_true());
@@ -529,7 +531,9 @@ int mc_check_partition(const struct mc_policy *p,
 	if (rep == SIZE_MAX)
 		rep = 0;
 
-	if (json) {
+	if (!print) {
+		/* the answer only */
+	} else if (json) {
 		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].j.v,
 						&sv[rep].j.e);
 		json_t *shapes = json_array();

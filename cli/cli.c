@@ -111,10 +111,10 @@ const char *mc_cli_node_source(const struct mc_cli_common *c,
 
 int mc_cli_ctld_load(const struct mc_cli_common *c,
 		     const struct mc_config *cfg, struct mc_policy *p,
-		     bool all, struct mc_ctld_nodes *out)
+		     bool all, bool fresh, struct mc_ctld_nodes *out)
 {
 	char err[MC_ERR_MAX];
-	int rc = mc_ctld_load(c->partition, all, out, err, sizeof(err));
+	int rc = mc_ctld_load(c->partition, all, fresh, out, err, sizeof(err));
 
 	if (rc < 0) {
 		fprintf(stderr, "memcore: %s\n", err);

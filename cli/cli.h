@@ -80,10 +80,11 @@ const char *mc_cli_node_source(const struct mc_cli_common *c,
  * of the whole cluster) from slurmctld and set *p to that partition's
  * policy. Returns 0, or the exit code after printing "memcore: <why>":
  * MC_EXIT_UNREACHABLE, or MC_EXIT_USAGE (unknown partition, no nodes).
+ * fresh: never from the shape cache (mc_ctld_load).
  */
 int mc_cli_ctld_load(const struct mc_cli_common *c,
 		     const struct mc_config *cfg, struct mc_policy *p,
-		     bool all, struct mc_ctld_nodes *out);
+		     bool all, bool fresh, struct mc_ctld_nodes *out);
 
 /*
  * The version of every --json output's keys, its "schema" (memcore(8),
@@ -130,13 +131,15 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
  *   not on gpu[13-16] (...): needs 704 GiB
  * then the explanation for a fitting shape, or for each shape when none
  * fits ("memcore: no node of partition gpu has 8 GPUs: ..." when none can).
- * Returns MC_EXIT_FITS when some node fits, else MC_EXIT_REFUSED.
+ * Returns MC_EXIT_FITS when some node fits, else MC_EXIT_REFUSED. With
+ * print false nothing is printed (the answer only: a refusal from cached
+ * nodes is confirmed with a fresh load before it is said).
  */
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool json);
+		       const void *args, bool json, bool print);
 
 /* "memcore: <what>" on stderr, then MC_EXIT_USAGE. */
 int mc_cli_usage_error(const char *fmt, ...)

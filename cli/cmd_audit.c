@@ -331,7 +331,9 @@ static int audit_partition(const struct mc_cli_common *c,
 	size_t *shape_of, n_shapes, n_gpu_nodes = 0;
 	bool ok = true;
 	json_t *shapes = json_array();
-	int rc = mc_cli_ctld_load(c, cfg, p, all, &ctld);
+	/* Never from the shape cache: audit is an admin's look at the
+	 * nodes as they are now, its "cannot run" an answer to trust. */
+	int rc = mc_cli_ctld_load(c, cfg, p, all, true, &ctld);
 
 	if (rc)
 		return rc;

@@ -533,7 +533,8 @@ int mc_cmd_check(int argc, char **argv)
 	memset(&facts, 0, sizeof(facts));
 	node_source = mc_cli_node_source(&a.common, &p);
 	if (!strcmp(node_source, "slurmctld")) {
-		rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, &ctld);
+		rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, false,
+				      &ctld);
 		if (rc)
 			return rc;
 	} else if (strcmp(node_source, "policy") &&
@@ -565,13 +566,30 @@ int mc_cmd_check(int argc, char **argv)
 	}
 
 	if (ctld.n || ctld.n_unjudged) {
-		rc = mc_check_partition(&p, &ctld, &req, a.gpu_memory_set ?
-					a.gpu_memory_bytes : a.slurm_options
-					? 0 : a.mig_bytes,
-					a.slurm_options ? job_alloc
-					: check_alloc,
-					a.slurm_options ? (const void *)&ja
-					: (const void *)&a, a.common.json);
+		uint64_t gm = a.gpu_memory_set ? a.gpu_memory_bytes
+			      : a.slurm_options ? 0 : a.mig_bytes;
+		mc_cli_alloc_fn fn = a.slurm_options ? job_alloc : check_alloc;
+		const void *args = a.slurm_options ? (const void *)&ja
+				   : (const void *)&a;
+
+		/*
+		 * No false refusal from a stale cache: the cached shapes can
+		 * lag a node's Gres/RealMemory change (mc_shape_cache.h), so
+		 * an answer from them that refuses is given only once a fresh
+		 * load from slurmctld says the same; a let-through from them
+		 * stands (the plugin judges again at launch).
+		 */
+		if (ctld.from_cache &&
+		    mc_check_partition(&p, &ctld, &req, gm, fn, args,
+				       a.common.json, false) != MC_EXIT_FITS) {
+			mc_ctld_free(&ctld);
+			rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, true,
+					      &ctld);
+			if (rc)
+				return rc;
+		}
+		rc = mc_check_partition(&p, &ctld, &req, gm, fn, args,
+					a.common.json, true);
 		mc_ctld_free(&ctld);
 		return rc;
 	}

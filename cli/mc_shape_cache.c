@@ -19,7 +19,7 @@
 #include "mc_util.h"
 
 #define SHAPE_MAGIC "MCSHAPE"	/* 7 characters and a NUL */
-#define SHAPE_FORMAT 1u
+#define SHAPE_FORMAT 2u	/* 2: revalidated by partitions + config */
 #define SHAPE_KEY_MAX 1024
 #define SHAPE_PATH_MAX 4096
 /* Files a directory keeps (one per slurm.conf file and partition): more,
@@ -34,7 +34,7 @@ struct shape_header {
 	uint32_t nodes_bytes;		/* sizeof(struct mc_ctld_nodes) */
 	uint32_t record_bytes;		/* sizeof(struct mc_node_record) */
 	uint64_t n;			/* records that follow */
-	int64_t node_update;		/* node_info_msg_t.last_update */
+	int64_t conf_update;		/* slurm_conf_t.last_update */
 	int64_t part_update;		/* partition_info_msg_t.last_update */
 	uint64_t checksum;		/* FNV-1a 64, this field 0 */
 	char key[SHAPE_KEY_MAX];	/* see cache_key() */
@@ -173,7 +173,8 @@ static int read_cache(const char *path, const char *key,
 		      false) < 0)
 		goto out;
 	*why = "checksum mismatch (corrupt)";
-	if (checksum(h, &n, out->node) != h->checksum || n.n != h->n)
+	if (checksum(h, &n, out->node) != h->checksum || n.n != h->n ||
+	    n.from_cache)
 		goto out;
 	/* The struct as stored, with this process's pointer. */
 	{
@@ -212,7 +213,7 @@ static int stale(struct mc_ctld_nodes *out)
 
 int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 		       struct mc_ctld_nodes *out, partition_info_msg_t **pm,
-		       node_info_msg_t **nm)
+		       slurm_conf_t **cc)
 {
 	char key[SHAPE_KEY_MAX], path[SHAPE_PATH_MAX];
 	struct shape_header h;
@@ -220,7 +221,7 @@ int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 	int r;
 
 	*pm = NULL;
-	*nm = NULL;
+	*cc = NULL;
 	memset(out, 0, sizeof(*out));
 	if (cache_key(conf, partition, all, key, sizeof(key)) < 0 ||
 	    strlen(key) >= SHAPE_KEY_MAX - 1 ||
@@ -235,23 +236,27 @@ int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 		}
 		return MC_SHAPE_CACHE_MISS;
 	}
-	/* Partitions first: a changed partition needs every node anyway. */
+	/*
+	 * Not the node table's update time: slurmctld bumps that on every
+	 * node state change (each job that starts or ends anywhere), so on
+	 * a busy cluster it never says "unchanged". Shapes change with the
+	 * configuration: a reconfigure or restart moves both of these, a
+	 * partition update (its nodes, its TRES) the first. What neither
+	 * sees is in the header comment; a refusal from the cache is
+	 * confirmed by a fresh load (mc_ctld_nodes.from_cache).
+	 */
 	if (slurm_load_partitions((time_t)h.part_update, pm, SHOW_ALL) ==
-	    SLURM_SUCCESS) {
+	    SLURM_SUCCESS)
 		return stale(out);
-	}
 	*pm = NULL;
-	if (!unchanged()) {
+	if (!unchanged())
 		return stale(out);	/* the full load says what failed */
-	}
-	if (slurm_load_node((time_t)h.node_update, nm, SHOW_ALL) ==
-	    SLURM_SUCCESS) {
+	if (slurm_load_ctl_conf((time_t)h.conf_update, cc) == SLURM_SUCCESS)
 		return stale(out);
-	}
-	*nm = NULL;
-	if (!unchanged()) {
+	*cc = NULL;
+	if (!unchanged())
 		return stale(out);
-	}
+	out->from_cache = true;
 	return MC_SHAPE_CACHE_HIT;
 }
 
@@ -290,7 +295,7 @@ static void prune(const char *path)
 }
 
 void mc_shape_cache_put(const char *conf, const char *partition, bool all,
-			const struct mc_ctld_nodes *nodes, time_t node_update,
+			const struct mc_ctld_nodes *nodes, time_t conf_update,
 			time_t part_update)
 {
 	char key[SHAPE_KEY_MAX], path[SHAPE_PATH_MAX], tmp[SHAPE_PATH_MAX + 8];
@@ -311,11 +316,12 @@ void mc_shape_cache_put(const char *conf, const char *partition, bool all,
 	h.nodes_bytes = sizeof(n);
 	h.record_bytes = sizeof(struct mc_node_record);
 	h.n = nodes->n;
-	h.node_update = (int64_t)node_update;
+	h.conf_update = (int64_t)conf_update;
 	h.part_update = (int64_t)part_update;
 	snprintf(h.key, sizeof(h.key), "%s", key);
 	memcpy(&n, nodes, sizeof(n));
 	n.node = NULL;		/* no pointer leaves the process */
+	n.from_cache = false;	/* set by the read that finds it valid */
 	h.checksum = checksum(&h, &n, nodes->node);
 
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);

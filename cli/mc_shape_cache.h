@@ -1,15 +1,32 @@
 /*
  * mc_shape_cache.h - the partition's nodes (struct mc_ctld_nodes) kept on
  * the login host between two `memcore check --partition` calls, and
- * revalidated by slurmctld's own update times: slurm_load_partitions()
- * and slurm_load_node() take the last_update of the message the cache was
- * made from, and slurmctld answers SLURM_NO_CHANGE_IN_DATA (a small
- * return-code message) when nothing changed since (slurm.h, 22.05:
- * "update_time - time of current configuration data"; slurmctld's
- * _slurm_rpc_dump_nodes/_slurm_rpc_dump_partitions compare it with
- * last_node_update/last_part_update). A burst of submissions then costs
- * slurmctld two small answers each instead of the whole node table
- * (10,000 nodes: 17 MB and 140 ms per call without the cache).
+ * revalidated by slurmctld's own update times of what node SHAPES come
+ * from: slurm_load_partitions() and slurm_load_ctl_conf() take the
+ * last_update of the messages the cache was made from, and slurmctld
+ * answers SLURM_NO_CHANGE_IN_DATA (a small return-code message) when
+ * nothing changed since (slurm.h, 22.05: "update_time - time of current
+ * configuration data"; slurmctld compares it with last_part_update and
+ * slurm_conf.last_update). Not the node table's time (slurm_load_node's
+ * last_update): slurmctld bumps it on every node state change, i.e. every
+ * job that starts or ends anywhere, so on a busy cluster it would mean a
+ * full load on each call (10,000 nodes: 16.6 MB and 120 ms).
+ *
+ * What the two times catch: scontrol reconfigure and a slurmctld restart
+ * (both; every NodeName= line read again), scontrol update partition, a
+ * partition whose node list changes; an edit of the login host's
+ * slurm.conf changes the key (below). What they MISS, so that the cache
+ * can be stale until one of those: scontrol update nodename=X Gres=...
+ * (and ActiveFeatures/AvailableFeatures), a node that registers with
+ * other resources than slurm.conf's (a slurmd restarted on other
+ * hardware, SlurmdParameters=config_overrides), dynamic nodes created or
+ * deleted (scontrol create/delete node) where no partition's node list
+ * changes, and which CLOUD nodes are powered up (hidden from the node
+ * API without PrivateData=cloud). A stale cache can only be acted on as
+ * far as a let-through goes: the caller (memcore check) confirms every
+ * refusal built from the cache (mc_ctld_nodes.from_cache) with a fresh
+ * load before it says it, and a job let through on stale shapes is still
+ * judged by the plugin at launch.
  *
  * File: one per user, slurm.conf and partition (or the whole cluster), in
  * the directory MEMCORE_CACHE_DIR (the word "none": no cache), else
@@ -50,22 +67,22 @@ enum { MC_SHAPE_CACHE_HIT = 0, MC_SHAPE_CACHE_MISS = 1 };
  * cluster) for slurm.conf conf, revalidated with slurmctld. libslurm must
  * be initialised (slurm_init). Returns MC_SHAPE_CACHE_HIT with *out
  * filled (free it with mc_ctld_free), or MC_SHAPE_CACHE_MISS with *out
- * empty; then *pm and *nm are the messages slurmctld sent in full while
+ * empty; then *pm and *cc are the messages slurmctld sent in full while
  * revalidating (the caller's to use and free), or NULL where it must load
- * them itself.
+ * them itself. On a hit out->from_cache is true.
  */
 int mc_shape_cache_get(const char *conf, const char *partition, bool all,
 		       struct mc_ctld_nodes *out, partition_info_msg_t **pm,
-		       node_info_msg_t **nm);
+		       slurm_conf_t **cc);
 
 /*
- * Keep nodes, made from a node message of node_update and a partition
+ * Keep nodes, made from a configuration of conf_update and a partition
  * message of part_update (their last_update), for the next call with the
  * same conf, partition and all. A cache that cannot be written is no
  * error: the next call loads from slurmctld.
  */
 void mc_shape_cache_put(const char *conf, const char *partition, bool all,
-			const struct mc_ctld_nodes *nodes, time_t node_update,
+			const struct mc_ctld_nodes *nodes, time_t conf_update,
 			time_t part_update);
 
 #endif

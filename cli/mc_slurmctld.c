@@ -286,8 +286,8 @@ static bool record_of(const node_info_t *ni, struct mc_node_record *r)
 			    sizeof(r->gpu_type)) == 0;
 }
 
-int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
-		 char *err, size_t errlen)
+int mc_ctld_load(const char *partition, bool all, bool fresh,
+		 struct mc_ctld_nodes *out, char *err, size_t errlen)
 {
 	const char *conf = mc_ctld_conf();
 	partition_info_msg_t *pm = NULL;
@@ -305,16 +305,15 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 		return MC_CTLD_ERROR;
 	}
 	ctld_init(conf);
-	/* The cached nodes when slurmctld says nothing changed (one small
-	 * answer); else what it sent while saying so, and the rest. */
-	if (mc_shape_cache_get(conf, partition, all, out, &pm, &nm) ==
-	    MC_SHAPE_CACHE_HIT)
+	/* The cached nodes when slurmctld says nothing changed (two small
+	 * answers); else what it sent while saying so, and the rest. */
+	if (!fresh && mc_shape_cache_get(conf, partition, all, out, &pm,
+					 &cc) == MC_SHAPE_CACHE_HIT)
 		return 0;
 	if ((!pm && slurm_load_partitions((time_t)0, &pm, SHOW_ALL) !=
 		    SLURM_SUCCESS) ||
-	    (!nm && slurm_load_node((time_t)0, &nm, SHOW_ALL) !=
-		    SLURM_SUCCESS) ||
-	    slurm_load_ctl_conf((time_t)0, &cc) != SLURM_SUCCESS) {
+	    slurm_load_node((time_t)0, &nm, SHOW_ALL) != SLURM_SUCCESS ||
+	    (!cc && slurm_load_ctl_conf((time_t)0, &cc) != SLURM_SUCCESS)) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
 			 "%s", conf, slurm_strerror(errno));
 		rc = MC_CTLD_UNREACHABLE;
@@ -363,7 +362,7 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 		goto out;
 	}
 	rc = 0;
-	mc_shape_cache_put(conf, partition, all, out, nm->last_update,
+	mc_shape_cache_put(conf, partition, all, out, cc->last_update,
 			   pm->last_update);
 out:
 	if (hl)

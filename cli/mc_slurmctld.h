@@ -48,6 +48,10 @@ struct mc_ctld_nodes {
 	 */
 	bool hidden_bound_ok;
 	struct mc_node_record hidden_bound;
+	/* Read from the login host's shape cache (cli/mc_shape_cache.h),
+	 * which can be stale in the ways it lists: an answer from it that
+	 * would refuse must be confirmed with a fresh load (fresh). */
+	bool from_cache;
 };
 
 /*
@@ -59,13 +63,15 @@ const char *mc_ctld_conf(void);
 
 /*
  * Load the nodes of partition (NULL: slurm.conf's default partition; with
- * all, every node of the cluster and partition is ignored) into out.
+ * all, every node of the cluster and partition is ignored) into out:
+ * from the shape cache when slurmctld says it is valid, unless fresh
+ * (then always from slurmctld; the cache is written again either way).
  * Returns 0, or one of the MC_CTLD_* codes with err set:
  * "cannot reach slurmctld (slurm.conf /etc/slurm/slurm.conf): ...",
  * "--partition=gpx: no such partition (partitions: gpu, debug)".
  */
-int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
-		 char *err, size_t errlen);
+int mc_ctld_load(const char *partition, bool all, bool fresh,
+		 struct mc_ctld_nodes *out, char *err, size_t errlen);
 
 void mc_ctld_free(struct mc_ctld_nodes *nodes);
 
