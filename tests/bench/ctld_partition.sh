@@ -106,8 +106,9 @@ call "$CACHE" /dev/null	# the cache in place
 for ((i = 0; i < CALLS; i++)); do call "$CACHE" "$RAW/ctld_warm.txt"; done
 rpc0=$(node_rpcs)
 for ((i = 0; i < CALLS; i++)); do
-	scontrol update NodeName="$(printf 'cn%0*d' "$w" $((i / 2 + 1)))" \
-		State="$([ $((i % 2)) = 0 ] && echo "DRAIN Reason=bench" || echo RESUME)" || mc_die "scontrol update failed"
+	st=(State=RESUME)
+	[ $((i % 2)) = 0 ] && st=(State=DRAIN Reason=bench)
+	scontrol update NodeName="$(printf 'cn%0*d' "$w" $((i / 2 + 1)))" "${st[@]}" || mc_die "scontrol update ${st[*]} failed"
 	call "$CACHE" "$RAW/ctld_busy.txt"
 done
 busy_loads=$(($(node_rpcs) - rpc0))
