@@ -11,7 +11,8 @@
 #    DefMemPerGPU from a partition in an Include'd file: the job without a
 #    memory option is judged against what Slurm gives it;
 #  - typed GPUs judged only against nodes of that type;
-#  - memcore audit --partition under valgrind: no error.
+#  - memcore audit --partition under valgrind: no error;
+#  - the shape cache across a real job's start and end: no node table load.
 # The harness node is the g4dn.metal shape (8 x t4, 386000 MB, 2 x 24 cores
 # x 2 threads); mc-peer is a DOWN twin (so that a 16-GPU job has a second
 # node); mc-cloud[1-2] are powered-down cloud nodes of 8 x h100, 2 TiB.
@@ -182,3 +183,37 @@ assert_eq 2 "$(jf .nodes_fit)" "fits the two cloud nodes"
 check --partition elastic --slurm-options '{"gpus-per-node":"8","mem":"2100G","cpus-per-gpu":"3"}'
 assert_rc 1 "2100G fits no node, all judged: refused"
 assert_eq null "$(jf .let_through)" "no let-through when every node was judged"
+
+# --- the shape cache across a job's start and end (a real slurmd) ----------
+# A job starting or ending moves slurmctld's node update time; the cache
+# is revalidated by the partitions' and slurm.conf's, so the calls after
+# it load no node table: sdiag's REQUEST_NODE_INFO count (slurmctld's own)
+# does not move.
+export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache-56
+node_rpcs() { sdiag | awk '$1 == "REQUEST_NODE_INFO" { sub(/.*count:/, ""); print $1 + 0; exit }'; }
+CK=(--partition pair --slurm-options '{"gpus-per-node":"8","mem":"200G","cpus-per-gpu":"3"}')
+check "${CK[@]}"
+assert_rc 0 "pair: 200G on 8 t4 fits (cache written)"
+ref=$MC_OUT
+# slurmctld says "no change" only to a time a second after the last
+# change of its partitions (it moves it a few times in the seconds after
+# a start or reconfigure): wait until a call after a call loads nothing.
+for ((i = 0; i < 30; i++)); do
+	sleep 1.1; check "${CK[@]}"
+	n0=$(node_rpcs); check "${CK[@]}"
+	[ "$(node_rpcs)" = "$n0" ] && break
+done
+assert_eq "$n0" "$(node_rpcs)" "warm: no node table load"
+id=$(mc_sbatch -p pair -N1 -n1 --mem=1G --wrap "sleep 6") || mc_die "sbatch failed"
+for ((i = 0; i < 100; i++)); do [ "$(mc_job_state "$id")" = RUNNING ] && break; sleep 0.2; done
+assert_eq RUNNING "$(mc_job_state "$id")" "a job started on $MC_NODE_NAME"
+n0=$(node_rpcs)
+check "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "with the job running: the same answer"
+assert_eq "$n0" "$(node_rpcs)" "a job started since the cache was written: no node table load"
+mc_wait_job "$id" >/dev/null
+n0=$(node_rpcs)
+check "${CK[@]}"
+assert_eq "$ref" "$MC_OUT" "after the job ended: the same answer"
+assert_eq "$n0" "$(node_rpcs)" "a job ended since: no node table load"
+unset MEMCORE_CACHE_DIR
