@@ -191,9 +191,9 @@ assert_eq null "$(jf .let_through)" "no let-through when every node was judged"
 # does not move.
 export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache-56
 node_rpcs() { sdiag | awk '$1 == "REQUEST_NODE_INFO" { sub(/.*count:/, ""); print $1 + 0; exit }'; }
-CK=(--partition pair --slurm-options '{"gpus-per-node":"8","mem":"200G","cpus-per-gpu":"3"}')
+CK=(--partition pair --slurm-options '{"gpus-per-node":"8","mem":"200G","cpus-per-gpu":"6"}')
 check "${CK[@]}"
-assert_rc 0 "pair: 200G on 8 t4 fits (cache written)"
+assert_rc 0 "pair: 200G, 48 CPUs on 8 t4 fits (cache written)"
 ref=$MC_OUT
 # slurmctld says "no change" only to a time a second after the last
 # change of its partitions (it moves it a few times in the seconds after
