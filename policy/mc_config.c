@@ -39,6 +39,8 @@ enum mc_key {
 	K_OFFLOAD_BUFFER_FACTOR, K_ZERO_INIT, K_BIND, K_TOPOLOGY_FILE,
 	K_CGROUP_MEMORY, K_ALLOW_USER_WARN, K_ON_ERROR, K_NODE_RAM,
 	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_UNIFIED_MEMORY,
+	K_MIN_RAM_PER_WORKER, K_MAX_RAM_PER_WORKER, K_OFFLOAD_CORES_PER_GPU,
+	K_SHARDS_PER_GPU,
 	K_COUNT
 };
 
@@ -64,6 +66,10 @@ static const char *const key_names[K_COUNT] = {
 	[K_NODE_GPUS] = "NodeGpus",
 	[K_GPU_TYPE_MEMORY] = "GpuTypeMemory",
 	[K_UNIFIED_MEMORY] = "UnifiedMemory",
+	[K_MIN_RAM_PER_WORKER] = "MinRamPerWorker",
+	[K_MAX_RAM_PER_WORKER] = "MaxRamPerWorker",
+	[K_OFFLOAD_CORES_PER_GPU] = "OffloadCoresPerGpu",
+	[K_SHARDS_PER_GPU] = "ShardsPerGpu",
 };
 
 _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
@@ -91,6 +97,10 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_cores = 0;
 	p->node_gpus = 0;
 	p->unified_memory = MC_UNIFIED_AUTO;
+	p->min_ram_per_worker_bytes = (uint64_t)512 << 20;
+	p->max_ram_per_worker_bytes = (uint64_t)128 << 30;
+	p->offload_cores_per_gpu = 2;
+	p->shards_per_gpu = 0;
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -219,6 +229,8 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 	case K_RAM_PER_WORKER:
 	case K_RAM_PER_TASK:
 	case K_NODE_RAM:
+	case K_MIN_RAM_PER_WORKER:
+	case K_MAX_RAM_PER_WORKER:
 		/* No suffix means MiB, as slurm.conf's RealMemory and --mem. */
 		if (mc_parse_size(v, (uint64_t)1 << 20, &sz, why, whylen))
 			return -1;
@@ -231,6 +243,10 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 			p->ram_per_worker_bytes = sz;
 		else if (k == K_RAM_PER_TASK)
 			p->ram_per_task_bytes = sz;
+		else if (k == K_MIN_RAM_PER_WORKER)
+			p->min_ram_per_worker_bytes = sz;
+		else if (k == K_MAX_RAM_PER_WORKER)
+			p->max_ram_per_worker_bytes = sz;
 		else
 			p->node_ram_bytes = sz;
 		return 0;
@@ -287,6 +303,16 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 			return -1;
 		p->node_cores = n;
 		return 0;
+	case K_OFFLOAD_CORES_PER_GPU:
+		if (mc_parse_count(v, 1024, &n, why, whylen))
+			return -1;
+		p->offload_cores_per_gpu = n;
+		return 0;
+	case K_SHARDS_PER_GPU:
+		if (mc_parse_count(v, 1u << 20, &n, why, whylen))
+			return -1;
+		p->shards_per_gpu = n;
+		return 0;
 	case K_NODE_GPUS:
 		if (mc_parse_count(v, MC_GPUS_MAX, &n, why, whylen))
 			return -1;
@@ -339,6 +365,15 @@ static void copy_key(struct mc_policy *dst, const struct mc_policy *src,
 	case K_ON_ERROR: dst->on_error = src->on_error; break;
 	case K_NODE_RAM: dst->node_ram_bytes = src->node_ram_bytes; break;
 	case K_NODE_CORES: dst->node_cores = src->node_cores; break;
+	case K_MIN_RAM_PER_WORKER:
+		dst->min_ram_per_worker_bytes = src->min_ram_per_worker_bytes;
+		break;
+	case K_MAX_RAM_PER_WORKER:
+		dst->max_ram_per_worker_bytes = src->max_ram_per_worker_bytes;
+		break;
+	case K_OFFLOAD_CORES_PER_GPU:
+		dst->offload_cores_per_gpu = src->offload_cores_per_gpu; break;
+	case K_SHARDS_PER_GPU: dst->shards_per_gpu = src->shards_per_gpu; break;
 	case K_NODE_GPUS: dst->node_gpus = src->node_gpus; break;
 	case K_GPU_TYPE_MEMORY:
 		memcpy(dst->gpu_type_memory, src->gpu_type_memory,

@@ -75,6 +75,26 @@ uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 	return sat_mul32(gpus, cores_per_gpu(p, workers));
 }
 
+/* Whether an optimizer step runs on the CPU (ZeRO-Offload to cpu). */
+static bool cpu_optimizer(const struct mc_request *r)
+{
+	return r->offload != MC_OFFLOAD_NONE && r->zero_stage > 0 &&
+	       r->model_params;
+}
+
+/* The step's cores: per rank (w + 1), and OffloadCoresPerGpu more per
+ * rank when its optimizer runs on the CPU (mc_terms.h). */
+static uint32_t step_cores(const struct mc_policy *p,
+			   const struct mc_request *r, uint32_t w)
+{
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+
+	if (!r->gpus)
+		return 0;
+	return sat_mul32(ranks, sat_add32(cores_per_gpu(p, w),
+			 mc_terms_offload_cores(p, cpu_optimizer(r))));
+}
+
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 			      uint32_t workers)
 {
@@ -232,15 +252,32 @@ static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
 	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
 }
 
+/* Workers of every rank: ranks x w x the job's RAM per worker. */
+static uint64_t workers_term(const struct mc_policy *p,
+			     const struct mc_request *r, uint32_t w)
+{
+	return sat_mul64(sat_mul64(mc_terms_ranks(&r->use, r->gpus), w),
+			 mc_terms_ram_per_worker(p, &r->use));
+}
+
+static uint64_t tasks_term(const struct mc_policy *p,
+			   const struct mc_request *r)
+{
+	return r->gpus ? sat_mul64(mc_terms_ranks(&r->use, r->gpus),
+				   p->ram_per_task_bytes) : 0;
+}
+
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	uint64_t v = gpu_term(p, r);
-
-	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
-					      r->dataloader_workers));
-	v = sat_add64(v, mc_zero_ram_bytes(p, r));
-	return sat_add64(v, sat_mul64(r->gpus, p->ram_per_task_bytes));
+	/* Peaks and resident terms as they coexist (mc_terms.h). */
+	return mc_terms_combine(gpu_term(p, r), tasks_term(p, r),
+		mc_terms_load_bytes(&r->use, r->gpus, r->model_params,
+				    r->zero_stage),
+		workers_term(p, r, r->dataloader_workers),
+		mc_zero_ram_bytes(p, r), mc_terms_act_bytes(&r->use, r->gpus),
+		mc_terms_nvme_bytes(&r->use, r->gpus),
+		mc_terms_save_bytes(&r->use, r->gpus, r->model_params));
 }
 
 /* The step's RAM had it asked for w workers instead. */
@@ -269,7 +306,7 @@ static bool fits_node(const struct mc_policy *p, const struct mc_request *r,
 {
 	if (n->cores &&
 	    (mc_node_cores_needed(p, node_gpus(r, n), w) > n->cores ||
-	     mc_step_cores_needed(p, r->gpus, w) > n->cores))
+	     step_cores(p, r, w) > n->cores))
 		return false;
 	return !n->ram_bytes || ram_at(p, r, w) <= n->ram_bytes;
 }
@@ -292,7 +329,7 @@ static int32_t largest_w(const struct mc_policy *p, const struct mc_request *r,
 	for (uint32_t w = top + 1; w-- > 0;) {
 		if (!fits_node(p, r, n, w))
 			continue;
-		if (need_cores && mc_step_cores_needed(p, r->gpus, w) > a->cores)
+		if (need_cores && step_cores(p, r, w) > a->cores)
 			continue;
 		if (need_mem && ram_at(p, r, w) > a->mem_bytes)
 			continue;
@@ -348,15 +385,20 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
 	v->ram_floor_bytes = gpu_term(p, r);
-	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
+	v->ram_workers_bytes = workers_term(p, r, w);
 	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
-	v->ram_tasks_bytes = sat_mul64(g, p->ram_per_task_bytes);
+	v->ram_tasks_bytes = tasks_term(p, r);
+	v->ram_load_bytes = mc_terms_load_bytes(&r->use, g, r->model_params,
+						r->zero_stage);
+	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
+	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
+	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
 	v->node_ram_short = node->ram_bytes &&
 		v->ram_needed_bytes > node->ram_bytes;
 
-	v->cores_needed = mc_step_cores_needed(p, g, w);
+	v->cores_needed = step_cores(p, r, w);
 	v->node_cores_needed = mc_node_cores_needed(p, node_gpus(r, node), w);
 	v->cores_short = alloc->cores < v->cores_needed;
 	v->node_cores_short = node->cores &&
@@ -399,7 +441,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
 	if ((v->cores_short || v->alloc_cores_over_node) &&
 	    !v->node_cores_short && !v->node_gpus_short)
-		v->fix_cpus_per_gpu = sat_mul32(cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_gpu = sat_mul32((v->cores_needed + g - 1) / g,
+						tpc);
 	/*
 	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
 	 * holds the CPUs but a plain srun step gets one per task.
@@ -408,7 +451,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	    alloc->job_cores >= v->cores_needed) {
 		v->step_cpus_hint = true;
 		/* One task per GPU, the usual srun launch. */
-		v->fix_cpus_per_task = sat_mul32(cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_task = sat_mul32((v->cores_needed + g - 1) / g,
+						 tpc);
 	}
 }
 
@@ -606,7 +650,7 @@ static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
 		      const struct mc_verdict *v, uint32_t w)
 {
 	uint64_t ram = ram_at(p, &v->req, w);
-	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
+	uint32_t cores = step_cores(p, &v->req, w);
 	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
 	size_t n = fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
 				   cores > v->alloc.cores ? cores : 0, opt);
@@ -622,6 +666,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	const char *sep = " = ";
 	char a[32], b[32];
 
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
+		    v->ram_act_bytes || v->ram_nvme_bytes;
+
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
@@ -633,24 +681,96 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			       p->host_ram_per_gpu_ram);
 		sep = " + ";
 	}
-	if (v->ram_workers_bytes) {
-		sb_add(&s, "%s%u workers x %s", sep,
-		       sat_mul32(r->gpus, r->dataloader_workers),
-		       mc_fmt_bytes(p->ram_per_worker_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_tasks_bytes) {
-		sb_add(&s, "%s%u %s x %s", sep, r->gpus,
-		       plural(r->gpus, "task", "tasks"),
+	if (v->ram_tasks_bytes && peak) {
+		sb_add(&s, "%s%u %s x %s", sep, ranks,
+		       plural(ranks, "task", "tasks"),
 		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (v->ram_zero_bytes)
+	if (peak) {
+		/* The long form: one term a line, then how they add up. */
+		add_line(out, "%s + the largest of:", s.b);
+		if (v->ram_load_bytes)
+			add_line(out, INDENT "loading %s = %u %s x %s (model "
+				 "built in host RAM, %s)",
+				 mc_fmt_bytes(v->ram_load_bytes, a, sizeof(a)),
+				 r->use.load == MC_LOAD_RANK0 ? 1 : ranks,
+				 r->use.load == MC_LOAD_RANK0 ? "copy"
+				 : "copies",
+				 mc_fmt_bytes(v->ram_load_bytes /
+					      (r->use.load == MC_LOAD_RANK0 ? 1
+					       : ranks), b, sizeof(b)),
+				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
+			       sat_add64(sat_add64(sat_add64(
+				 v->ram_workers_bytes, v->ram_zero_bytes),
+				 sat_add64(v->ram_act_bytes,
+					   v->ram_nvme_bytes)),
+				 v->ram_save_bytes), a, sizeof(a)));
+		sep = " ";
+	}
+	if (v->ram_workers_bytes) {
+		sb_add(&s, "%s%u workers x %s", sep,
+		       sat_mul32(ranks, r->dataloader_workers),
+		       mc_fmt_bytes(mc_terms_ram_per_worker(p, &r->use), a,
+				    sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes && !peak) {
+		sb_add(&s, "%s%u %s x %s", sep, ranks,
+		       plural(ranks, "task", "tasks"),
+		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_zero_bytes) {
 		sb_add(&s, "%s%s ZeRO-%u %s", sep,
 		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
 		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
 		       : "model load");
-	add_line(out, "%s", s.b);
+		sep = " + ";
+	}
+	if (v->ram_act_bytes) {
+		sb_add(&s, "%s%s activation offload", sep,
+		       mc_fmt_bytes(v->ram_act_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_nvme_bytes) {
+		sb_add(&s, "%s%s nvme pinned buffers", sep,
+		       mc_fmt_bytes(v->ram_nvme_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_save_bytes) {
+		sb_add(&s, "%s%s checkpoint gather", sep,
+		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (!peak || strcmp(sep, " "))
+		add_line(out, "%s", s.b);
+	if (v->ram_act_bytes)
+		add_line(out, INDENT "(activations: %u ranks x %u layers x "
+			 "micro-batch %u x seq %u x hidden %u x %u bytes%s)",
+			 ranks, r->use.layers, r->use.micro_batch,
+			 r->use.seq_len, r->use.hidden,
+			 r->use.act_bytes ? r->use.act_bytes : 4,
+			 r->use.partition_activations &&
+			 r->use.model_parallel > 1 ?
+			 " / model-parallel degree" : "");
+	if (v->ram_save_bytes)
+		add_line(out, INDENT "(checkpoint: %s)",
+			 r->use.save == MC_SAVE_NONE ?
+			 "DeepSpeed gathers 16-bit weights on rank 0, 2 "
+			 "bytes a parameter"
+			 : r->use.save == MC_SAVE_ALL ?
+			 (r->use.save_optimizer ? "full state dict on every "
+			  "rank, fp32 weights + Adam state, 12 bytes a "
+			  "parameter" : "full state dict on every rank, fp32 "
+			  "weights, 4 bytes a parameter")
+			 : (r->use.save_optimizer ? "full state dict on rank "
+			    "0, fp32 weights + Adam state, 12 bytes a "
+			    "parameter" : "full state dict on rank 0, fp32 "
+			    "weights, 4 bytes a parameter"));
 	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
 		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
 			 "fp32 model in host RAM%s)", r->gpus,
@@ -661,6 +781,8 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 						     "zero.Init"
 			 : "; largest layer unknown, counted as the whole "
 			   "model: give --largest-layer-params");
+	for (uint32_t i = 0; i < r->use.n_notes; i++)
+		add_line(out, INDENT "note: %s", r->use.notes[i]);
 
 	s.len = 0;
 	s.b[0] = '\0';
