@@ -289,6 +289,14 @@ int mc_check_partition(const struct mc_policy *p,
 		s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
 			gpu_memory_override, &s->mem_source);
 		r.gpu_memory_bytes = s->gpu_memory_bytes;
+		/* A shard or MPS step: its share of this node's cards. */
+		if (r.use.share_kind && s->rec->gpus) {
+			uint32_t per = (r.use.share_kind == 1 ? s->rec->shards
+					: s->rec->mps) / s->rec->gpus;
+
+			mc_share_apply(&r, per ? per : r.use.share_kind == 1 ?
+				       p->shards_per_gpu : 0);
+		}
 		mc_shape_node(s->rec, &node);
 		alloc_of(args, &node, &alloc, s->alloc_mem_source,
 			 sizeof(s->alloc_mem_source));

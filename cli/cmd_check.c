@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "mc_facts.h"
+#include "mc_jobfiles.h"
 #include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
@@ -61,6 +62,31 @@ static void check_usage(FILE *out)
 "                            whole model)\n"
 "  --zero-init yes|no        model built under deepspeed.zero.Init (default:\n"
 "                            the policy's ZeroInit)\n"
+"  --deepspeed-config FILE   the job's ds_config.json: stage, offload devices\n"
+"                            (nvme: pinned buffers only), cpu_checkpointing,\n"
+"                            micro-batch, bf16/fp16, 16-bit gather on save\n"
+"  --model-config FILE       the model's Hugging Face config.json: parameters,\n"
+"                            largest layer, layers, hidden size (llama,\n"
+"                            mistral, qwen2, gpt2, gptj); options override\n"
+"  --model-dtype fp32|bf16|fp16  dtype each rank builds the model in without\n"
+"                            ZeRO (default fp32)\n"
+"  --model-load per-rank|rank0|meta  who builds the model on the host without\n"
+"                            ZeRO (default per-rank)\n"
+"  --checkpoint-save none|rank0|all  a consolidated checkpoint gathered in host\n"
+"                            RAM (FSDP FULL_STATE_DICT offload_to_cpu)\n"
+"  --save-optimizer yes|no   ... with the optimizer state (Adam, 8 B/param)\n"
+"  --cpu-checkpointing yes|no  DeepSpeed activation checkpoints in host RAM\n"
+"  --seq-len N               sequence length (activation offload)\n"
+"  --micro-batch N           micro-batch per GPU (activation offload)\n"
+"  --model-parallel N        model-parallel degree (partition_activations)\n"
+"  --ram-per-worker SIZE     RAM per DataLoader worker for this job, within\n"
+"                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
+"  --shards N                a --gres=shard:N step: sized by its share of\n"
+"                            the card (shards per GPU from the node's Gres,\n"
+"                            --shards-per-gpu, or the policy's ShardsPerGpu)\n"
+"  --shards-per-gpu N        shards of one GPU (instead of the node's Gres)\n"
+"  --mps N                   a --gres=mps:N step: N of the GPU's MPS count\n"
+"                            (the node's Gres mps, else 100 per GPU)\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one)\n"
 "  --config FILE             policy file (default %s if present)\n"
@@ -83,6 +109,7 @@ enum {
 	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
 	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE,
+	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
 };
@@ -109,6 +136,28 @@ static const struct option check_options[] = {
 	{ "largest-layer-params", required_argument, NULL,
 	  OPT_USER + MC_OPT_LARGEST_LAYER },
 	{ "zero-init", required_argument, NULL, OPT_USER + MC_OPT_ZERO_INIT },
+	{ "deepspeed-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_DS_CONFIG },
+	{ "model-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_CONFIG },
+	{ "model-dtype", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_DTYPE },
+	{ "model-load", required_argument, NULL, OPT_USER + MC_OPT_MODEL_LOAD },
+	{ "checkpoint-save", required_argument, NULL, OPT_USER + MC_OPT_SAVE },
+	{ "save-optimizer", required_argument, NULL,
+	  OPT_USER + MC_OPT_SAVE_OPTIM },
+	{ "cpu-checkpointing", required_argument, NULL,
+	  OPT_USER + MC_OPT_CPU_CKPT },
+	{ "seq-len", required_argument, NULL, OPT_USER + MC_OPT_SEQ_LEN },
+	{ "micro-batch", required_argument, NULL,
+	  OPT_USER + MC_OPT_MICRO_BATCH },
+	{ "model-parallel", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_PARALLEL },
+	{ "ram-per-worker", required_argument, NULL,
+	  OPT_USER + MC_OPT_RAM_PER_WORKER },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "shards-per-gpu", required_argument, NULL, OPT_SHARDS_PER_GPU },
+	{ "mps", required_argument, NULL, OPT_MPS },
 	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -119,6 +168,7 @@ struct check_args {
 	struct mc_cli_common common;
 	struct mc_opts opts;		/* user options, as the plugin's */
 	uint32_t gpus, cores, cpus, job_cores, nodes, tasks;
+	uint32_t shards, shards_per_gpu, mps;
 	uint64_t mem_bytes, gpu_memory_bytes;
 	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;
 	uint64_t mig_bytes;		/* from --gpu-type's MIG profile */
@@ -177,6 +227,19 @@ static int parse_value(int opt, const char *name, const char *v,
 		rc = mc_parse_count(v, 1u << 20, &a->job_cores, err,
 				    sizeof(err));
 		break;
+	case OPT_SHARDS:
+	case OPT_SHARDS_PER_GPU:
+	case OPT_MPS: {
+		uint32_t *n = opt == OPT_SHARDS ? &a->shards
+			: opt == OPT_MPS ? &a->mps : &a->shards_per_gpu;
+
+		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
+		if (!rc && !*n) {
+			snprintf(err, sizeof(err), "must be at least 1");
+			rc = -1;
+		}
+		break;
+	}
 	case OPT_NODES:
 	case OPT_TASKS: {
 		uint32_t *n = opt == OPT_NODES ? &a->nodes : &a->tasks;
@@ -216,7 +279,8 @@ static bool same_values(const struct check_args *x,
 	return x->gpus == y->gpus &&
 	       x->cpus == y->cpus && x->tasks == y->tasks &&
 	       x->cores == y->cores && x->job_cores == y->job_cores &&
-	       x->nodes == y->nodes &&
+	       x->nodes == y->nodes && x->shards == y->shards &&
+	       x->shards_per_gpu == y->shards_per_gpu && x->mps == y->mps &&
 	       x->mem_bytes == y->mem_bytes &&
 	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
@@ -305,6 +369,7 @@ int mc_cmd_check(int argc, char **argv)
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	struct mc_ctld_nodes ctld = { .n = 0 };
+	static struct mc_jobfiles files;
 	struct mc_policy p;
 	struct mc_request req = { 0 };
 	struct mc_node node;
@@ -357,11 +422,27 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (mc_cli_no_arguments("check", argc, argv))
 		return MC_EXIT_USAGE;
+	/* A shard or MPS step shares one card. */
+	if (!a.gpus_set && (a.shards || a.mps)) {
+		a.gpus = 1;
+		a.gpus_set = true;
+	}
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
 	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
 	if (mc_opts_check(&a.opts, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
+	/* The job's own files, read as the user who runs this (the
+	 * cli_filter runs it in the user's sbatch/srun/salloc). */
+	if (mc_jobfiles_load(&a.opts, &files, err, sizeof(err)) < 0 ||
+	    mc_jobfiles_check(&files, &a.opts, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("memcore: %s", err);
+	if (a.shards && a.mps)
+		return mc_cli_usage_error("check: --shards and --mps exclude "
+					  "each other");
+	if (a.shards_per_gpu && !a.shards)
+		return mc_cli_usage_error("check: --shards-per-gpu needs "
+					  "--shards");
 	if (a.cores_set && a.cpus_set)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",
@@ -401,10 +482,19 @@ int mc_cmd_check(int argc, char **argv)
 	req.nodes = a.nodes;
 	req.unified_memory = node.unified_memory;
 	mc_opts_request(&a.opts, &p, &req);
+	req.use.ranks = a.tasks;
+	mc_jobfiles_apply(&files, &a.opts, &p, &req);
 	/* A MIG slice is sized as a slice, not as its card. */
 	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
 		: a.mig_bytes && !facts.n_mig ? a.mig_bytes
 		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
+	/* A shard or MPS step: its share of the card (the node's Gres
+	 * counts, per shape, when the nodes come from slurmctld). */
+	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
+	req.use.share_count = a.shards ? a.shards : a.mps;
+	req.use.share_per_gpu = a.shards_per_gpu;
+	if (req.use.share_kind && !ctld.n)
+		mc_share_apply(&req, a.shards ? p.shards_per_gpu : 0);
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);

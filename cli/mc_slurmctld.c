@@ -80,6 +80,10 @@ static void record_of(const node_info_t *ni, struct mc_node_record *r)
 	if (mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
 			 sizeof(r->gpu_type)) < 0)
 		r->gpus = 0;
+	if (mc_gres_count(ni->gres, "shard", &r->shards) < 0)
+		r->shards = 0;
+	if (mc_gres_count(ni->gres, "mps", &r->mps) < 0)
+		r->mps = 0;
 }
 
 int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,

@@ -236,6 +236,8 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		   r->model_params) {
 		why = "--largest-layer-params: more than --model-params";
 	}
+	if (!why && mc_terms_check(p, &r->use, buf, sizeof(buf)) < 0)
+		why = buf;
 	if (!why)
 		return 0;
 	if (err && errlen)
@@ -824,8 +826,26 @@ static void explain_cores(const struct mc_policy *p,
 	struct sbuf s = { .len = 0 };
 	char left[MC_EXPLAIN_LINE_MAX], num[16];
 
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	uint32_t extra = mc_terms_offload_cores(p, cpu_optimizer(r));
+
 	sb_add(&s, "  CPU cores     %u needed = ", v->cores_needed);
-	sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	if (ranks > r->gpus || extra) {
+		/* Per rank: MPS-style steps run several ranks per GPU. */
+		sb_add(&s, "%u %s x (", ranks, plural(ranks, "rank", "ranks"));
+		if (p->min_cores_per_gpu > r->dataloader_workers + 1)
+			sb_add(&s, "%u MinCoresPerGpu", p->min_cores_per_gpu);
+		else
+			sb_add(&s, "%u %s + 1", r->dataloader_workers,
+			       plural(r->dataloader_workers, "worker",
+				      "workers"));
+		if (extra)
+			sb_add(&s, " + %u for the CPU optimizer, "
+			       "OffloadCoresPerGpu", extra);
+		sb_add(&s, ")");
+	} else {
+		sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	}
 	add_line(out, "%s", s.b);
 
 	snprintf(left, sizeof(left), INDENT "%u allocated%s",

@@ -274,7 +274,7 @@ size_t mc_verdict_fix_options(const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
 #define MC_EXPLAIN_LINES 28
-#define MC_EXPLAIN_LINE_MAX 160
+#define MC_EXPLAIN_LINE_MAX 200
 
 /* The explanation, one line each, without trailing newlines. */
 struct mc_explanation {

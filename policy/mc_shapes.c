@@ -9,6 +9,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+int mc_gres_count(const char *gres, const char *name, uint32_t *count)
+{
+	size_t nl = strlen(name);
+	const char *s = gres;
+	uint64_t total = 0;
+
+	*count = 0;
+	if (!s || !strcmp(s, "(null)"))
+		return 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		const char *open = memchr(s, '(', len);
+		char item[128], *last, *end, *paren;
+		unsigned long n = 1;
+
+		if (open) {
+			const char *close = strchr(open, ')');
+
+			len = close ? (size_t)(close - s) + 1 : strlen(s);
+			len += strcspn(s + len, ",");
+		}
+		if (len >= sizeof(item))
+			return -1;
+		memcpy(item, s, len);
+		item[len] = '\0';
+		s += len;
+		if (*s == ',')
+			s++;
+		paren = strchr(item, '(');
+		if (paren)
+			*paren = '\0';
+		if (strncmp(item, name, nl) || (item[nl] && item[nl] != ':'))
+			continue;
+		last = strrchr(item, ':');
+		if (last && last[1] >= '0' && last[1] <= '9') {
+			n = strtoul(last + 1, &end, 10);
+			if (*end || n > (1UL << 24))
+				return -1;
+		}
+		total += n;
+	}
+	*count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	return 0;
+}
+
 int mc_gres_gpus(const char *gres, uint32_t *count, char *type,
 		 size_t typelen)
 {
@@ -74,7 +119,8 @@ bool mc_same_shape(const struct mc_node_record *a,
 {
 	return a->ram_bytes == b->ram_bytes && a->cores == b->cores &&
 	       a->threads_per_core == b->threads_per_core &&
-	       a->gpus == b->gpus && !strcmp(a->gpu_type, b->gpu_type);
+	       a->gpus == b->gpus && !strcmp(a->gpu_type, b->gpu_type) &&
+	       a->shards == b->shards && a->mps == b->mps;
 }
 
 size_t mc_shapes_group(const struct mc_node_record *nodes, size_t n,

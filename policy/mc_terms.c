@@ -3,6 +3,7 @@
  * mc_terms.h for each formula, its source and how they combine).
  */
 #include "mc_terms.h"
+#include "mc_rules.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,42 @@ static uint64_t add(uint64_t a, uint64_t b)
 	uint64_t r;
 
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den)
+{
+	unsigned __int128 x;
+
+	if (!den || !card)
+		return card;
+	if (num >= den)
+		return card;
+	x = (unsigned __int128)card * num;
+	return (uint64_t)(x / den + (x % den != 0));
+}
+
+void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
+{
+	struct mc_usage *u = &r->use;
+	uint32_t den = u->share_per_gpu ? u->share_per_gpu : per_gpu;
+	uint64_t card = r->gpu_memory_bytes;
+	char a[32];
+
+	if (!u->share_kind || !u->share_count)
+		return;
+	if (!den && u->share_kind == 2)
+		den = 100;
+	if (!den) {
+		mc_usage_note(u, "gres/shard: shards per GPU unknown here "
+			      "(ShardsPerGpu=, or the node's Gres): sized as "
+			      "the whole card");
+		return;
+	}
+	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);
+	mc_usage_note(u, "%s: %u/%u of a %s GPU", u->share_kind == 1 ?
+		      "gres/shard" : "gres/mps", u->share_count, den,
+		      card ? mc_fmt_bytes(card, a, sizeof(a))
+		      : "unknown-memory");
 }
 
 void mc_usage_note(struct mc_usage *u, const char *fmt, ...)
@@ -121,7 +158,7 @@ int mc_terms_check(const struct mc_policy *p, const struct mc_usage *u,
 {
 	char a[32], b[32], c[32];
 
-	if (u->ram_per_worker_bytes &&
+	if (p && u->ram_per_worker_bytes &&
 	    (u->ram_per_worker_bytes < p->min_ram_per_worker_bytes ||
 	     u->ram_per_worker_bytes > p->max_ram_per_worker_bytes))
 		return mc_err(err, errlen, "--ram-per-worker=%s: outside "

@@ -52,13 +52,15 @@
 
 #include "mc_config.h"
 
+struct mc_request;
+
 enum mc_load { MC_LOAD_PER_RANK = 0, MC_LOAD_RANK0, MC_LOAD_META };
 extern const char *const mc_load_words[];	/* per-rank rank0 meta */
 enum mc_save { MC_SAVE_NONE = 0, MC_SAVE_RANK0, MC_SAVE_ALL };
 extern const char *const mc_save_words[];	/* none rank0 all */
 extern const char *const mc_dtype_words[];	/* fp32 bf16 fp16 */
 
-#define MC_NOTES_MAX 6
+#define MC_NOTES_MAX 8
 #define MC_NOTE_MAX 150
 
 /* What the job's own uses of host RAM are, beside the GPUs and ZeRO. */
@@ -78,12 +80,33 @@ struct mc_usage {
 	uint32_t act_bytes;		/* 0 = 4 */
 	uint64_t nvme_pinned_bytes;	/* per rank */
 	uint64_t ram_per_worker_bytes;	/* 0: the policy's RamPerWorker */
+	/* A shared GPU asked for at submission: --gres=shard:N or mps:N
+	 * (share_kind 1 shard, 2 mps), and the count per GPU when known. */
+	uint32_t share_kind, share_count, share_per_gpu;
 	/* Values given that do not change the verdict because another one
 	 * makes them moot, and where a file's value came from: said in the
 	 * explanation (nothing dropped silently). */
 	uint32_t n_notes;
 	char notes[MC_NOTES_MAX][MC_NOTE_MAX];
 };
+
+/*
+ * A shared GPU's memory for the step: card x num / den, rounded up (a
+ * --gres=shard:num of den shards per GPU, or gres/mps's percentage of
+ * 100), as a MIG slice is sized by its own memory. card 0 (unknown)
+ * stays 0; den 0 gives the card.
+ */
+uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den);
+
+/*
+ * Size r's GPU (r->gpu_memory_bytes, the card's) by its share when
+ * r->use.share_kind is set: per_gpu is the shards (or MPS count) of one
+ * GPU (r->use.share_per_gpu wins when set); an MPS count without one is
+ * out of 100, as Slurm's gres/mps docs count a GPU. A shard share with
+ * per_gpu unknown (0) leaves the card and says so in a note. Adds the note
+ * "gres/shard: 8/64 of a 80 GiB GPU".
+ */
+void mc_share_apply(struct mc_request *r, uint32_t per_gpu);
 
 /* Add a note (dropped past MC_NOTES_MAX). */
 void mc_usage_note(struct mc_usage *u, const char *fmt, ...)
@@ -125,8 +148,9 @@ uint64_t mc_terms_combine(uint64_t floor, uint64_t tasks, uint64_t load,
 /*
  * Check the usage against the policy: --ram-per-worker within
  * [MinRamPerWorker, MaxRamPerWorker]; activation offload with its layers,
- * hidden size, sequence and micro-batch known. Returns 0 or -1 with err
- * naming the option and the fix.
+ * hidden size, sequence and micro-batch known. p may be NULL (the
+ * bounds are then not checked). Returns 0 or -1 with err naming the option
+ * and the fix.
  */
 int mc_terms_check(const struct mc_policy *p, const struct mc_usage *u,
 		   char *err, size_t errlen);

@@ -115,6 +115,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 			slurm_error("memcore: %s", err);
 			MC_ONCE_RETURN(-1);
 		}
+		/* The job's own files, read here as the user, never by
+		 * slurmstepd (root): a bad or unreadable one stops it. */
+		if (mc_plugin_job_files(&plugin, sp, err, sizeof(err)) < 0) {
+			slurm_error("memcore: %s", err);
+			MC_ONCE_RETURN(-1);
+		}
 	} else if (ctx == S_CTX_REMOTE) {
 		long t0 = now_us();
 
