@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "mc_facts.h"
 #include "mc_jobfiles.h"
+#include "mc_judge.h"
 #include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
@@ -374,8 +375,7 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_request req = { 0 };
 	struct mc_node node;
 	struct mc_alloc alloc;
-	struct mc_verdict v;
-	struct mc_explanation e;
+	struct mc_judgement j;
 	char err[MC_ERR_MAX], mem_source[96];
 	const char *node_source;
 	int opt, idx, rc;
@@ -484,10 +484,12 @@ int mc_cmd_check(int argc, char **argv)
 	mc_opts_request(&a.opts, &p, &req);
 	req.use.ranks = a.tasks;
 	mc_jobfiles_apply(&files, &a.opts, &p, &req);
-	/* A MIG slice is sized as a slice, not as its card. */
-	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
-		: a.mig_bytes && !facts.n_mig ? a.mig_bytes
-		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
+	/* The one resolver: --gpu-memory, else the node's, a MIG slice
+	 * sized as a slice (--gpu-type), else GpuTypeMemory=/GpuMemory=. */
+	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
+		? a.gpu_memory_bytes
+		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
+					       a.gpu_type);
 	/* A shard or MPS step: its share of the card (the node's Gres
 	 * counts, per shape, when the nodes come from slurmctld). */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
@@ -509,14 +511,13 @@ int mc_cmd_check(int argc, char **argv)
 		return rc;
 	}
 	check_alloc(&a, &node, &alloc, mem_source, sizeof(mem_source));
-	mc_verdict_compute(&p, &req, &node, &alloc, &v);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
 	if (a.common.json) {
-		mc_cli_json_print(mc_cli_verdict_json(&p, node_source, &v,
-						      &e));
+		mc_cli_json_print(mc_cli_verdict_json(&p, node_source, &j.v,
+						      &j.e));
 	} else {
-		for (size_t i = 0; i < e.n; i++)
-			puts(e.line[i]);
+		for (size_t i = 0; i < j.e.n; i++)
+			puts(j.e.line[i]);
 	}
-	return v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return j.v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 "          sizing rule?\n"
 "  plan    which cores each GPU's task and DataLoader workers get\n"
 "  usage   a cgroup's memory: non-reclaimable use apart from page cache\n"
+"  keys    the memcore.conf keys and the values each takes\n"
 "\n"
 "Run 'memcore <command> --help' for its options; see memcore(8).\n");
 }
@@ -174,6 +175,8 @@ int main(int argc, char **argv)
 		return mc_cmd_plan(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "usage"))
 		return mc_cmd_usage(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "keys"))
+		return mc_cmd_keys(argc - 1, argv + 1);
 	mc_cli_usage_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return MC_EXIT_USAGE;

@@ -26,6 +26,7 @@
 
 #include "mc_facts.h"
 #include "mc_jobfiles.h"
+#include "mc_judge.h"
 #include "mc_list.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
@@ -153,8 +154,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	struct mc_request req = { 0 };
 	struct mc_node node;
 	struct mc_alloc alloc = { 0 };
-	struct mc_verdict v;
-	struct mc_explanation e;
+	struct mc_judgement j;
 	char err[MC_ERR_MAX], why[MC_ERR_MAX];
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 	bool refuse, warn_ok;
@@ -248,27 +248,26 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		return;
 	}
 
-	mc_verdict_compute(&pol, &req, &node, &alloc, &v);
+	mc_judge(&pol, &req, &alloc, &node, s->step_name, s->host, &j);
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
-	refuse = !v.fits && !warn_ok;
+	refuse = !j.v.fits && !warn_ok;
 	text[0] = '\0';
-	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
+	if (!j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
 		const char *last = NULL;
 
-		mc_verdict_explain(&pol, &v, s->step_name, s->host, &e);
-		if (!v.fits && !refuse)
+		if (!j.v.fits && !refuse)
 			last = pol.mode == MC_MODE_WARN
 			       ? "memcore: Mode=warn: the step runs anyway"
 			       : "memcore: --memcore=warn: the step runs "
 				 "anyway";
 		else if (refuse)
 			last = warn_line(p, &pol);
-		if (last && e.n < MC_EXPLAIN_LINES)
-			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
+		if (last && j.e.n < MC_EXPLAIN_LINES)
+			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 last);
-		if (refuse && ends_everywhere(s) && e.n < MC_EXPLAIN_LINES)
-			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
+		if (refuse && ends_everywhere(s) && j.e.n < MC_EXPLAIN_LINES)
+			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX,
 				 s->n_het ? "memcore: step %s is ended on all "
 					    "its nodes, in every component"
 					  : "memcore: step %s is ended on all "
@@ -276,12 +275,12 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		for (size_t i = 0; i < e.n && used < sizeof(text); i++)
+		for (size_t i = 0; i < j.e.n && used < sizeof(text); i++)
 			used += (size_t)snprintf(text + used,
 						 sizeof(text) - used, "%s%s",
-						 i ? "\n" : "", e.line[i]);
+						 i ? "\n" : "", j.e.line[i]);
 	}
-	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
+	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
 		char need[32], have[32];
 
@@ -291,12 +290,12 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   "nodes=%u",
 			   s->step_name, outcome, req.gpus,
 			   req.dataloader_workers,
-			   mc_fmt_bytes(v.ram_needed_bytes, need,
+			   mc_fmt_bytes(j.v.ram_needed_bytes, need,
 					sizeof(need)),
-			   mc_fmt_bytes(v.ram_allocated_bytes, have,
+			   mc_fmt_bytes(j.v.ram_allocated_bytes, have,
 					sizeof(have)),
-			   v.cores_needed, v.cores_allocated,
-			   v.node_cores_needed, v.node_cores, req.nodes);
+			   j.v.cores_needed, j.v.cores_allocated,
+			   j.v.node_cores_needed, j.v.node_cores, req.nodes);
 	}
 	/* The step runs: each task holds it to its memory (mc_enforce.c). */
 	keep(p, refuse ? -1 : 0, !refuse, text);

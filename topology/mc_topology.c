@@ -27,23 +27,6 @@
 
 #define MC_KIB			1024ULL
 
-const char *mc_mem_source_name(enum mc_mem_source s)
-{
-	switch (s) {
-	case MC_MEM_SRC_NONE:
-		return "none";
-	case MC_MEM_SRC_CUDA:
-		return "cuda";
-	case MC_MEM_SRC_RSMI:
-		return "rsmi";
-	case MC_MEM_SRC_NVML:
-		return "nvml";
-	case MC_MEM_SRC_POLICY:
-		return "policy";
-	}
-	return "none";
-}
-
 /*
  * GPU memory exposed as NUMA nodes (POWER9 + NVLink) must not count as host
  * RAM: hwloc >= 2.0 marks it with subtype "GPUMemory"; hwloc 1.x dumps (and
