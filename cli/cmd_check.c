@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_facts.h"
 #include "mc_jobfiles.h"
 #include "mc_judge.h"
@@ -286,12 +287,6 @@ static bool same_values(const struct check_args *x,
 	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
 
-/* a * b, saturated at UINT64_MAX. */
-static uint64_t mc_mul_sat(uint64_t a, uint64_t b)
-{
-	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-}
-
 /*
  * What the command line asks of a node like `node`: cores from --cpus,
  * --cpus-per-gpu or --cpus-per-task (threads, counted in whole cores on
@@ -312,9 +307,9 @@ static void check_alloc(const void *args, const struct mc_node *node,
 	if (a->cpus_set) {
 		cpus = a->cpus;
 		if (a->cpus_opt == OPT_CPUS_PER_GPU)
-			cpus = mc_mul_sat(a->cpus, a->gpus);
+			cpus = mc_mul_sat64(a->cpus, a->gpus);
 		else if (a->cpus_opt == OPT_CPUS_PER_TASK)
-			cpus = mc_mul_sat(a->cpus, a->tasks ? a->tasks : 1);
+			cpus = mc_mul_sat64(a->cpus, a->tasks ? a->tasks : 1);
 		cpus = (cpus + tpc - 1) / tpc;
 		alloc->cores = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
 	} else {
@@ -325,10 +320,10 @@ static void check_alloc(const void *args, const struct mc_node *node,
 		alloc->tasks = a->tasks ? a->tasks : 1;
 	}
 	if (a->mem_set && a->mem_opt == OPT_MEM_PER_GPU) {
-		mem = mc_mul_sat(a->mem_bytes, a->gpus);
+		mem = mc_mul_sat64(a->mem_bytes, a->gpus);
 		alloc->mem_form = MC_MEM_PER_GPU;
 	} else if (a->mem_set && a->mem_opt == OPT_MEM_PER_CPU) {
-		mem = mc_mul_sat(a->mem_bytes, (uint64_t)alloc->cores * tpc);
+		mem = mc_mul_sat64(a->mem_bytes, (uint64_t)alloc->cores * tpc);
 		alloc->mem_form = MC_MEM_PER_CPU;
 	}
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;

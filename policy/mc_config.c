@@ -626,7 +626,8 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		mc_err(err, errlen, "memcore.conf: no file name");
 		return -1;
 	}
-	fd = mc_open_regular(path, 0, MC_CONF_SIZE_MAX, NULL, err, errlen);
+	fd = mc_open_regular(NULL, path, MC_OPEN_SAY_DIR, MC_CONF_SIZE_MAX,
+			     NULL, err, errlen);
 	if (fd < 0)
 		return -1;
 	state_init(&st, cfg, path, err, errlen);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,42 +35,73 @@ int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	return 0;
 }
 
-int mc_open_regular(const char *path, int flags, off_t max_bytes,
-		    off_t *size_out, char *err, size_t errlen)
+int mc_open_regular(const char *what, const char *path, int flags,
+		    off_t max_bytes, struct stat *st, char *err,
+		    size_t errlen)
 {
+	const char *sp = what ? " " : "";
 	struct stat sb;
 	int fd, e;
 
+	if (!what)
+		what = "";
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
 		  ((flags & MC_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0));
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &sb)) {
 		e = errno;
-		mc_err(err, errlen, "%s: %s", path, strerror(e));
-		errno = e;
-		return -1;
-	}
-	if (fstat(fd, &sb)) {
-		e = errno;
-		mc_err(err, errlen, "%s: %s", path, strerror(e));
-		close(fd);
+		mc_err(err, errlen, "%s%s%s: %s", what, sp, path, strerror(e));
+		if (fd >= 0)
+			close(fd);
 		errno = e;
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		mc_err(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ?
-		       "is a directory" : "not a regular file");
+		bool dir = S_ISDIR(sb.st_mode);
+
+		mc_err(err, errlen, "%s%s%s: %s", what, sp, path,
+		       dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
+		       : dir && (flags & MC_OPEN_SAY_EISDIR) ? strerror(EISDIR)
+		       : "not a regular file");
 		close(fd);
-		errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		errno = dir ? EISDIR : EINVAL;
 		return -1;
 	}
 	if (max_bytes && sb.st_size > max_bytes) {
-		mc_err(err, errlen, "%s: larger than %lld bytes", path,
-		       (long long)max_bytes);
+		mc_err(err, errlen, "%s%s%s: larger than %lld bytes", what, sp,
+		       path, (long long)max_bytes);
 		close(fd);
 		errno = EFBIG;
 		return -1;
 	}
-	if (size_out)
-		*size_out = sb.st_size;
+	if (st)
+		*st = sb;
 	return fd;
+}
+
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
 }

@@ -46,10 +46,6 @@ static int option_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
-/* Slurm keeps pointers to these: they live as long as the plugin. */
-static struct spank_option options[MC_OPT_COUNT];
-static char option_help[MC_OPT_COUNT][320];
-
 int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 {
 	cb_plugin = p;
@@ -58,24 +54,24 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 
 		/* Names, value words and help come from the one option table
 		 * the memcore command shares (policy/mc_opts.c). */
-		snprintf(option_help[i], sizeof(option_help[i]),
+		snprintf(p->option_help[i], sizeof(p->option_help[i]),
 			 "[memcore] %s (env %s)", mc_opt_help(i),
 			 mc_opt_env(i));
-		options[i] = (struct spank_option){
+		p->options[i] = (struct spank_option){
 			.name = (char *)mc_opt_name(i),
 			.arginfo = (char *)mc_opt_arginfo(i),
-			.usage = option_help[i],
+			.usage = p->option_help[i],
 			.has_arg = 1,
 			.val = i,
 			.cb = option_cb,
 		};
-		rc = spank_option_register(sp, &options[i]);
+		rc = spank_option_register(sp, &p->options[i]);
 
 		/* Another plugin owning the name is the admin's to fix; the
 		 * rest of memcore still works. */
 		if (rc != ESPANK_SUCCESS)
 			slurm_error("memcore: cannot register --%s: %s",
-				    options[i].name, spank_strerror(rc));
+				    p->options[i].name, spank_strerror(rc));
 	}
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include "mc_list.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
+#include "mc_util.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 #include "mc_step.h"
@@ -275,10 +276,9 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		for (size_t i = 0; i < j.e.n && used < sizeof(text); i++)
-			used += (size_t)snprintf(text + used,
-						 sizeof(text) - used, "%s%s",
-						 i ? "\n" : "", j.e.line[i]);
+		for (size_t i = 0; i < j.e.n; i++)
+			mc_appendf(text, sizeof(text), &used, "%s%s",
+				   i ? "\n" : "", j.e.line[i]);
 	}
 	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
@@ -297,7 +297,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   j.v.cores_needed, j.v.cores_allocated,
 			   j.v.node_cores_needed, j.v.node_cores, req.nodes);
 	}
-	/* The step runs: each task holds it to its memory (mc_enforce.c). */
+	/* The step runs: each task holds it to its memory (memcore.c). */
 	keep(p, refuse ? -1 : 0, !refuse, text);
 }
 
@@ -320,14 +320,12 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
 				   (t1.tv_nsec - t0.tv_nsec) / 1000));
 }
 
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				  int task_id)
 {
-	int task_id = -1;
-
 	/* init_post_opt computed it; should a Slurm skip that hook, the
 	 * first task computes it for itself. */
 	mc_stepd_init_post_opt(p, sp);
-	spank_get_item(sp, S_TASK_ID, &task_id);
 	if (task_id == 0 && p->verdict_text)
 		slurm_spank_log("%s", p->verdict_text);
 	if (p->verdict_rc < 0) {
@@ -336,7 +334,5 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		s.task_id = task_id;
 		return refused(&s);
 	}
-	if (p->verdict_enforce)
-		mc_enforce_task_init_privileged(p, sp, task_id);
 	return 0;
 }
