@@ -496,8 +496,17 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	    !v->alloc_cores_over_node) {
 		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
 					false);
+		/* Short of RAM only: the most workers that fit the memory
+		 * and the cores already given, so that no --mem is needed. */
+		int32_t in_mem = v->ram_short && !v->cores_short ?
+			mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
+				     true) : -1;
 
-		if (alt >= 0 && (v->cores_short ||
+		if (in_mem >= 0) {
+			sb_add(&s, "%s--dataloader-workers=%d", s.len ?
+			       ", or " : "", in_mem);
+			sb_add(&s, " (fits the memory and cores given)");
+		} else if (alt >= 0 && (v->cores_short ||
 				 mc_ram_at(p, r, (uint32_t)alt) <=
 				 v->alloc.mem_bytes)) {
 			sb_add(&s, "%s--dataloader-workers=%d",
