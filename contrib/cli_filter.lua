@@ -71,6 +71,19 @@ local MEMCORE_OPTS = {
 	{ "offload", "MEMCORE_OFFLOAD" },
 	{ "largest-layer-params", "MEMCORE_LARGEST_LAYER_PARAMS" },
 	{ "zero-init", "MEMCORE_ZERO_INIT" },
+	-- the job's own files: memcore check reads them, as the user who
+	-- runs sbatch/srun/salloc (this filter runs in that process)
+	{ "deepspeed-config", "MEMCORE_DEEPSPEED_CONFIG" },
+	{ "model-config", "MEMCORE_MODEL_CONFIG" },
+	{ "model-dtype", "MEMCORE_MODEL_DTYPE" },
+	{ "model-load", "MEMCORE_MODEL_LOAD" },
+	{ "checkpoint-save", "MEMCORE_CHECKPOINT_SAVE" },
+	{ "save-optimizer", "MEMCORE_SAVE_OPTIMIZER" },
+	{ "cpu-checkpointing", "MEMCORE_CPU_CHECKPOINTING" },
+	{ "seq-len", "MEMCORE_SEQ_LEN" },
+	{ "micro-batch", "MEMCORE_MICRO_BATCH" },
+	{ "model-parallel", "MEMCORE_MODEL_PARALLEL" },
+	{ "ram-per-worker", "MEMCORE_RAM_PER_WORKER" },
 	{ "memcore", "MEMCORE_MODE" },
 }
 
@@ -115,6 +128,20 @@ local function gres_gpus(spec)
 		end
 	end
 	return total
+end
+
+-- A shared GPU in a --gres value: "gres:shard:2" / "gres:mps:50" -> the
+-- kind ("shard" or "mps") and its count; nil when none.
+local function gres_share(spec)
+	if spec == nil then return nil end
+	for item in tostring(spec):gmatch("[^,]+") do
+		item = item:gsub("^gres[:/]", "")
+		local name = item:match("^([^:]+)")
+		if name == "shard" or name == "mps" then
+			return name, (tonumber(item:match(":(%d+)$")) or 1)
+		end
+	end
+	return nil
 end
 
 -- A small JSON reader: enough for memcore check's one object.
@@ -268,6 +295,11 @@ local function request_args(options, partition)
 	elseif total and total > 0 then
 		g = ceil_div(total, nodes)
 	end
+	-- a shard or MPS step shares one card: sized by its share
+	local share, share_n = gres_share(options.gres)
+	if g == 0 and share then
+		g = 1
+	end
 	if g == 0 then return nil end
 	-- a total (--gpus) over an unstated number of nodes: Slurm may spread
 	-- it, so "no node has that many GPUs" is not ours to say
@@ -277,6 +309,11 @@ local function request_args(options, partition)
 		     tostring(options.nodes):match("^1%-0$") ~= nil)
 
 	local args = { "--gpus=" .. g, "--nodes=" .. nodes }
+	if share == "shard" then
+		args[#args + 1] = "--shards=" .. share_n
+	elseif share == "mps" then
+		args[#args + 1] = "--mps=" .. share_n
+	end
 	-- The GPU type, when one names an NVIDIA MIG profile ("1g.10gb",
 	-- "a100_3g.40gb"): memcore check sizes the RAM floor per slice.
 	for _, spec in ipairs({ options.gres or "", options["gpus-per-node"] or "",
@@ -291,6 +328,7 @@ local function request_args(options, partition)
 	local whole = exclusive ~= nil and exclusive ~= "unset"
 		      and exclusive ~= "" and exclusive ~= "oversubscribe"
 
+	local tasks_given = false
 	-- CPUs (as Slurm counts them; memcore check turns them into cores)
 	local cpg = int(options["cpus-per-gpu"]) or 0
 	local cpt = int(options["cpus-per-task"]) or 0
@@ -305,9 +343,15 @@ local function request_args(options, partition)
 	elseif cpt > 0 and cpg == 0 then
 		args[#args + 1] = "--cpus-per-task=" .. cpt
 		args[#args + 1] = "--ntasks-per-node=" .. tasks
+		tasks_given = true
 	else
 		local cpus = math.max(cpg * g, math.max(cpt, 1) * tasks)
 		args[#args + 1] = "--cpus=" .. cpus
+	end
+
+	-- more ranks than GPUs (MPS-style): RamPerTask and cores per rank
+	if tasks > g and not tasks_given then
+		args[#args + 1] = "--ntasks-per-node=" .. tasks
 	end
 
 	-- memory per node (Slurm's units: MB without a suffix)
