@@ -10,24 +10,16 @@
 #include <string.h>
 
 #include "mc_parse.h"
+#include "mc_util.h"
 
 const char *const mc_load_words[] = { "per-rank", "rank0", "meta", NULL };
 const char *const mc_save_words[] = { "none", "rank0", "all", NULL };
 const char *const mc_dtype_words[] = { "fp32", "bf16", "fp16", NULL };
 
-static uint64_t mul(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
-static uint64_t add(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
+/* Saturating, as the rules are: a wrapped figure would let a step
+ * through. */
+#define mul mc_mul_sat64
+#define add mc_add_sat64
 
 uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den)
 {
