@@ -425,7 +425,8 @@ int mc_cmd_check(int argc, char **argv)
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
 	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
-	if (mc_opts_check(&a.opts, err, sizeof(err)) < 0)
+	if (!mc_opts_name_files(&a.opts) &&
+	    mc_opts_check(&a.opts, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 	/* The job's own files, read as the user who runs this (the
 	 * cli_filter runs it in the user's sbatch/srun/salloc). */

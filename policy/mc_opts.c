@@ -374,3 +374,9 @@ int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen)
 		snprintf(err + n, errlen - n, ")");
 	return -1;
 }
+
+bool mc_opts_name_files(const struct mc_opts *o)
+{
+	return (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) ||
+	       (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]);
+}

@@ -134,4 +134,9 @@ const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
  */
 int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen);
 
+/* Whether the options name a job file (--deepspeed-config,
+ * --model-config): then mc_jobfiles_check() checks them together with the
+ * files' figures instead of mc_opts_check(). */
+bool mc_opts_name_files(const struct mc_opts *o);
+
 #endif

@@ -61,9 +61,9 @@ assert_ne 0 "$MC_RC" "a ZeRO-3 offload step sized from its files, short of RAM: 
 assert_contains "$MC_ERR" "$ZERO ZeRO-3 offload" "the ZeRO term is DeepSpeed's estimate for P=$P: $ZERO"
 assert_contains "$MC_ERR" "$NEED needed" "needed = floor + workers + task + ZeRO = $NEED"
 assert_contains "$MC_ERR" "config.json (llama): 6.74B parameters" "the explanation says where P came from"
-assert_contains "$MC_ERR" "10 needed = 1 rank x (2 workers + 1 + 2 for the CPU optimizer" "offloaded optimizer: cores for CPU Adam"
-FIX=$(grep -o -- '--mem=[0-9]*[MG]' <<<"$MC_ERR" | head -n1)
-assert_match "$FIX" "^--mem=[0-9]+[MG]$" "the refusal prints a --mem fix ($FIX)"
+assert_contains "$MC_ERR" "5 needed = 1 rank x (2 workers + 1 + 2 for the CPU optimizer" "offloaded optimizer: cores for CPU Adam (5 cores = 10 CPUs)"
+FIX=$(grep 'fix:' <<<"$MC_ERR" | grep -o -- '--mem=[0-9]*[MG]' | head -n1)
+assert_eq "--mem=194G" "$FIX" "the refusal prints the fix --mem=194G (193.20 GiB rounded up)"
 mc_run srun -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config=ds_config.json --model-config=config.json echo fixed-ran
 assert_rc 0 "the same step with $FIX runs"
 assert_contains "$MC_OUT" "fixed-ran" "... and its program ran"
