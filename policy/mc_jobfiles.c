@@ -238,10 +238,11 @@ static void apply_model(const struct mc_jobfiles *f, const struct mc_opts *o,
 			      "(else --model-dtype=bf16)", f->model_name);
 }
 
-/* The offload the ds_config's devices mean for host RAM. */
-static enum mc_offload ds_offload(const struct mc_ds_facts *d)
+/* The offload the ds_config's devices mean for host RAM (DeepSpeed
+ * offloads parameters only at stage 3). */
+static enum mc_offload ds_offload(const struct mc_ds_facts *d, uint32_t stage)
 {
-	if (d->offload_param == MC_DS_CPU)
+	if (d->offload_param == MC_DS_CPU && stage == 3)
 		return MC_OFFLOAD_ALL;
 	if (d->offload_optimizer == MC_DS_CPU)
 		return MC_OFFLOAD_OPTIMIZER;
@@ -253,7 +254,7 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 {
 	const struct mc_ds_facts *d = &f->ds;
 	struct mc_usage *u = &r->use;
-	enum mc_offload off = ds_offload(d);
+	enum mc_offload off;
 	char a[32];
 
 	if (o->set[MC_OPT_STAGE] && d->has_stage && o->stage != d->stage)
@@ -261,13 +262,18 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 			      o->stage, f->ds_name, d->stage);
 	else if (!o->set[MC_OPT_STAGE])
 		r->zero_stage = d->stage;
+	off = ds_offload(d, r->zero_stage);
+	if (d->offload_param != MC_DS_NONE && r->zero_stage != 3)
+		mc_usage_note(u, "%s's offload_param: moot below ZeRO stage 3 "
+			      "(DeepSpeed offloads parameters only there)",
+			      f->ds_name);
 	if (o->set[MC_OPT_OFFLOAD] && (enum mc_offload)o->offload != off)
 		mc_usage_note(u, "--offload=%s overrides %s's offload devices "
 			      "(%s)", mc_offload_words[o->offload], f->ds_name,
 			      mc_offload_words[off]);
 	else if (!o->set[MC_OPT_OFFLOAD])
 		r->offload = off;
-	if ((d->offload_param == MC_DS_NVME ||
+	if (((d->offload_param == MC_DS_NVME && r->zero_stage == 3) ||
 	     d->offload_optimizer == MC_DS_NVME) &&
 	    !o->set[MC_OPT_OFFLOAD]) {
 		uint64_t ranks = (uint64_t)(r->gpus ? r->gpus : 1) *
@@ -277,7 +283,7 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 
 		if (part > 1000000000ULL)
 			part = 1000000000ULL;	/* sub_group_size */
-		if (d->offload_param == MC_DS_NVME)
+		if (d->offload_param == MC_DS_NVME && r->zero_stage == 3)
 			pin += (uint64_t)d->param_buffer_count *
 			       d->param_buffer_size * 2;
 		if (d->offload_optimizer == MC_DS_NVME)
@@ -294,6 +300,11 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 			      "cpu_checkpointing", o->cpu_checkpointing ? "yes"
 			      : "no", f->ds_name);
 	u->partition_activations = d->partition_activations;
+	if (u->cpu_checkpointing && d->partition_activations &&
+	    !o->set[MC_OPT_MODEL_PARALLEL])
+		mc_usage_note(u, "%s's partition_activations: model-parallel "
+			      "degree counted as 1 (give --model-parallel)",
+			      f->ds_name);
 	if (!o->set[MC_OPT_MICRO_BATCH])
 		u->micro_batch = d->micro_batch;
 	if (u->cpu_checkpointing && !o->set[MC_OPT_MICRO_BATCH] &&
