@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_parse.h"
 #include "mc_judge.h"
 #include "mc_shapes.h"
@@ -55,6 +57,10 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    json_integer((json_int_t)v->ram_tasks_bytes));
 	json_object_set_new(o, "ram_zero_bytes",
 			    json_integer((json_int_t)v->ram_zero_bytes));
+	/* ram_zero_bytes's name before 0.2; kept for one release so that a
+	 * site script that reads it gets the figure, not null. */
+	json_object_set_new(o, "ram_offload_bytes",
+			    json_integer((json_int_t)v->ram_zero_bytes));
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
 	json_object_set_new(o, "node_ram_bytes",
@@ -96,6 +102,8 @@ struct shape_verdict {
 	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
 	char alloc_mem_source[96];
+	bool excluded;				/* no candidate for the job */
+	char why[128];
 	struct mc_judgement j;
 };
 
@@ -194,15 +202,39 @@ static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 	for (size_t k = 0; k < n_shapes; k++)
 		used[sv[k].mem_source] = true;
 	if (used[MC_MEM_SRC_GPU_TYPE] || used[MC_MEM_SRC_POLICY]) {
+		char types[512] = "", gm[32] = "", sz[32];
+		size_t n = 0;
+
+		/* The values used, as the admin wrote them: each GRES type's
+		 * once, in the order the shapes come. */
+		for (size_t k = 0; k < n_shapes; k++) {
+			bool seen = false;
+
+			if (sv[k].mem_source == MC_MEM_SRC_POLICY && !gm[0])
+				mc_fmt_mem_option(sv[k].gpu_memory_bytes, gm,
+						  sizeof(gm));
+			if (sv[k].mem_source != MC_MEM_SRC_GPU_TYPE)
+				continue;
+			for (size_t i = 0; i < k; i++)
+				seen |= sv[i].mem_source == MC_MEM_SRC_GPU_TYPE &&
+					!strcasecmp(sv[i].rec->gpu_type,
+						    sv[k].rec->gpu_type);
+			if (!seen)
+				mc_appendf(types, sizeof(types), &n, "%s%s:%s",
+					   n ? "," : "", sv[k].rec->gpu_type,
+					   mc_fmt_mem_option(
+						sv[k].gpu_memory_bytes, sz,
+						sizeof(sz)));
+		}
 		snprintf(line, sizeof(line), "  GPU memory from "
 				       "memcore.conf (slurmctld does not know "
-				       "it): %s%s%s",
+				       "it): %s%s%s%s%s",
 				       used[MC_MEM_SRC_GPU_TYPE]
-				       ? "GpuTypeMemory=" : "",
+				       ? "GpuTypeMemory=" : "", types,
 				       used[MC_MEM_SRC_GPU_TYPE] &&
 				       used[MC_MEM_SRC_POLICY] ? ", " : "",
 				       used[MC_MEM_SRC_POLICY]
-				       ? "GpuMemory=" : "");
+				       ? "GpuMemory=" : "", gm);
 		json_array_append_new(lines, json_string(line));
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
@@ -256,9 +288,12 @@ int mc_check_partition(const struct mc_policy *p,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
 		       const void *args, bool json)
 {
-	size_t *shape_of = calloc(nodes->n, sizeof(*shape_of));
-	struct shape_verdict *sv = calloc(nodes->n, sizeof(*sv));
-	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0;
+	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
+	struct shape_verdict *sv = calloc(nodes->n ? nodes->n : 1, sizeof(*sv));
+	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
+	size_t n_cand, k_out = 0;
+	bool let_through = false;
+	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
 	size_t n_need = req->nodes > 1 ? req->nodes : 1;
 	char *summary;
@@ -298,20 +333,107 @@ int mc_check_partition(const struct mc_policy *p,
 				       p->shards_per_gpu : 0);
 		}
 		mc_shape_node(s->rec, &node);
-		alloc_of(args, &node, &alloc, s->alloc_mem_source,
-			 sizeof(s->alloc_mem_source));
+		node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
+		r.unified_memory = node.unified_memory;
+		if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
+			      s->alloc_mem_source, sizeof(s->alloc_mem_source),
+			      s->why, sizeof(s->why))) {
+			s->excluded = true;
+			n_excluded += s->count;
+			continue;
+		}
 		mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
-		if (s->j.v.fits) {
-			n_fit += s->count;
+	}
+	/* Candidates first: a node of another GPU type is no answer of
+	 * memcore's (Slurm never places the job there). */
+	for (size_t k = 0; k < n_shapes; k++) {
+		if (sv[k].excluded)
+			continue;
+		if (k != k_out) {
+			struct shape_verdict t = sv[k_out];
+
+			sv[k_out] = sv[k];
+			sv[k] = t;
+		}
+		k_out++;
+	}
+	n_cand = k_out;
+	for (size_t k = 0; k < n_cand; k++)
+		if (sv[k].j.v.fits) {
+			n_fit += sv[k].count;
 			if (rep == SIZE_MAX)
 				rep = k;
 		}
+
+	/*
+	 * No false refusal: a partition whose nodes memcore cannot all judge
+	 * lets the job through when none of those it judged fits (a hidden
+	 * node may be the one Slurm picks), and so does a job for which no
+	 * node is a candidate (Slurm answers that one itself).
+	 */
+	if ((!n_cand || n_fit < n_need) && nodes->n_unjudged) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
+			 "partition %s cannot be judged: %s %s; the job is let "
+			 "through (the launch check remains)",
+			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
+			 : "nodes", nodes->partition, nodes->unjudged,
+			 nodes->unjudged_why);
+	} else if (!n_cand) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: no node of "
+			 "partition %s is a candidate for this job (%s: %s): "
+			 "Slurm decides", nodes->partition, sv[0].hosts,
+			 sv[0].why);
+	}
+	if (!n_cand) {
+		json_array_append_new(lines, json_string(let_why));
+		if (json) {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "fits", json_true());
+			json_object_set_new(o, "let_through",
+					    json_string(let_why));
+			json_object_set_new(o, "node_source",
+					    json_string("slurmctld"));
+			json_object_set_new(o, "mode", json_string(
+					    mc_mode_words[p->mode]));
+			json_object_set_new(o, "allow_user_warn",
+					    json_boolean(p->allow_user_warn));
+			json_object_set_new(o, "gpus",
+					    json_integer(req->gpus));
+			json_object_set_new(o, "partition",
+					    json_string(nodes->partition));
+			json_object_set_new(o, "nodes", json_integer(
+					    (json_int_t)nodes->n));
+			json_object_set_new(o, "nodes_fit", json_integer(0));
+			json_object_set_new(o, "unjudged_nodes", json_string(
+					    nodes->unjudged));
+			json_object_set_new(o, "fix_options", json_array());
+			json_object_set(o, "explanation", lines);
+			mc_cli_json_print(o);
+		} else {
+			puts(let_why);
+		}
+		json_decref(lines);
+		free(shape_of);
+		free(sv);
+		return MC_EXIT_FITS;
 	}
 
-	summary = summary_line(nodes->partition, sv, n_shapes, nodes->n,
-			       n_fit);
+	summary = summary_line(nodes->partition, sv, n_cand,
+			       nodes->n - n_excluded, n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
+	if (n_excluded) {
+		char ex[MC_EXPLAIN_LINE_MAX * 2];
+
+		snprintf(ex, sizeof(ex), "  not candidates: %s (%s)",
+			 sv[n_cand].hosts, sv[n_cand].why);
+		json_array_append_new(lines, json_string(ex));
+	}
+	if (let_through)
+		json_array_append_new(lines, json_string(let_why));
 	if (n_need > 1 && n_fit) {
 		char need[160];
 
@@ -326,9 +448,9 @@ int mc_check_partition(const struct mc_policy *p,
 				 "most)", n_need, n_fit, n_fit);
 		json_array_append_new(lines, json_string(need));
 	}
-	gpu_memory_lines(sv, n_shapes, lines);
+	gpu_memory_lines(sv, n_cand, lines);
 	/* The plan on the first fitting shape; or why each one refuses. */
-	for (size_t k = 0; k < n_shapes; k++) {
+	for (size_t k = 0; k < n_cand; k++) {
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
@@ -336,11 +458,11 @@ int mc_check_partition(const struct mc_policy *p,
 			json_array_append_new(lines,
 					      json_string(sv[k].j.e.line[i]));
 	}
-	if (!n_fit && n_shapes > SHAPES_EXPLAINED) {
+	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
 		char more[96];
 
 		snprintf(more, sizeof(more), "  (and %zu more node shapes: "
-			 "see --json)", n_shapes - SHAPES_EXPLAINED);
+			 "see --json)", n_cand - SHAPES_EXPLAINED);
 		json_array_append_new(lines, json_string(more));
 	}
 	if (rep == SIZE_MAX)
@@ -351,9 +473,17 @@ int mc_check_partition(const struct mc_policy *p,
 						&sv[rep].j.e);
 		json_t *shapes = json_array();
 
-		for (size_t k = 0; k < n_shapes; k++)
+		for (size_t k = 0; k < n_cand; k++)
 			json_array_append_new(shapes, shape_json(&sv[k]));
-		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need));
+		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need ||
+							    let_through));
+		json_object_set_new(o, "let_through", let_through ?
+				    json_string(let_why) : json_null());
+		json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
+				    json_string(nodes->unjudged) : json_null());
+		json_object_set_new(o, "excluded_nodes", n_excluded ?
+				    json_string(sv[n_cand].hosts)
+				    : json_null());
 		json_object_set_new(o, "nodes_needed",
 				    json_integer((json_int_t)n_need));
 		json_object_set_new(o, "partition",
@@ -375,5 +505,5 @@ int mc_check_partition(const struct mc_policy *p,
 	free(summary);
 	free(shape_of);
 	free(sv);
-	return n_fit >= n_need ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return n_fit >= n_need || let_through ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

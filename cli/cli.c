@@ -129,7 +129,14 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 
 void mc_cli_json_print(json_t *o)
 {
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
+	json_t *w = json_object();
+
+	/* The schema first, so that a script can check it before it reads
+	 * anything else. */
+	json_object_set_new(w, "schema", json_integer(MC_JSON_SCHEMA));
+	json_object_update(w, o);
 	json_decref(o);
+	json_dumpf(w, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(w);
 }

@@ -85,8 +85,16 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 		     const struct mc_config *cfg, struct mc_policy *p,
 		     bool all, struct mc_ctld_nodes *out);
 
-/* Print a JSON object on stdout (indented, in insertion order), then
- * release it. */
+/*
+ * The version of every --json output's keys, its "schema" (memcore(8),
+ * JSON OUTPUT): it goes up when a key is removed or renamed or changes its
+ * meaning or unit, not when one is added. A renamed key stays under its
+ * old name too for one release (ram_offload_bytes, now ram_zero_bytes).
+ */
+#define MC_JSON_SCHEMA 1
+
+/* Print a JSON object on stdout (indented, in insertion order) with
+ * "schema": MC_JSON_SCHEMA first, then release it. */
 void mc_cli_json_print(json_t *o);
 
 /*
@@ -98,10 +106,20 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    const struct mc_verdict *v,
 			    const struct mc_explanation *e);
 
-/* What a request asks of one kind of node (cmd_check.c's check_alloc). */
-typedef void (*mc_cli_alloc_fn)(const void *args, const struct mc_node *node,
-				struct mc_alloc *alloc, char *mem_source,
-				size_t mem_source_len);
+/*
+ * What a request asks of one kind of node (cmd_check.c's check_alloc,
+ * or the job's Slurm options through mc_slurm_alloc()): the allocation,
+ * and the step's GPUs on that node into req->gpus. Returns false when the
+ * node is no candidate for the job at all (a GPU type it does not have),
+ * with why set.
+ */
+typedef bool (*mc_cli_alloc_fn)(const void *args,
+				const struct mc_ctld_nodes *nodes,
+				const struct mc_node_record *rec,
+				const struct mc_node *node,
+				struct mc_request *req, struct mc_alloc *alloc,
+				char *mem_source, size_t mem_source_len,
+				char *why, size_t why_len);
 
 /*
  * Judge req against every node shape of a partition from slurmctld (GPU

@@ -202,9 +202,7 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "full_node_step", nj->req.gpus ? step_json(nj)
 			    : json_null());
 	json_object_set_new(o, "ok", json_boolean(nj->ok));
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
+	mc_cli_json_print(o);
 }
 
 static void print_rules(const struct mc_policy *p, const struct mc_node *node,
@@ -337,7 +335,7 @@ static int audit_partition(const struct mc_cli_common *c,
 
 	if (rc)
 		return rc;
-	shape_of = calloc(ctld.n, sizeof(*shape_of));
+	shape_of = calloc(ctld.n ? ctld.n : 1, sizeof(*shape_of));
 	if (!shape_of) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("out of memory");
@@ -425,11 +423,19 @@ static int audit_partition(const struct mc_cli_common *c,
 		json_object_set_new(o, "gpu_nodes",
 				    json_integer((json_int_t)n_gpu_nodes));
 		json_object_set_new(o, "ok", json_boolean(ok));
+		json_object_set_new(o, "unjudged_nodes", ctld.n_unjudged ?
+				    json_string(ctld.unjudged) : json_null());
 		json_object_set_new(o, "shapes", shapes);
 		mc_cli_json_print(o);
 	} else {
 		json_decref(shapes);
-		if (!n_gpu_nodes)
+		if (ctld.n_unjudged)
+			printf("memcore: %zu %s of partition %s cannot be "
+			       "audited: %s %s\n", ctld.n_unjudged,
+			       ctld.n_unjudged == 1 ? "node" : "nodes",
+			       ctld.partition, ctld.unjudged,
+			       ctld.unjudged_why);
+		else if (!n_gpu_nodes)
 			printf("memcore: %s%s has no GPU nodes\n",
 			       all ? "the cluster" : "partition ",
 			       all ? "" : ctld.partition);

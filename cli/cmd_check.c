@@ -16,6 +16,7 @@
 #include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
+#include "mc_slurm_alloc.h"
 #include "mc_slurmctld.h"
 
 static void check_usage(FILE *out)
@@ -89,6 +90,12 @@ static void check_usage(FILE *out)
 "  --shards-per-gpu N        shards of one GPU (instead of the node's Gres)\n"
 "  --mps N                   a --gres=mps:N step: N of the GPU's MPS count\n"
 "                            (the node's Gres mps, else 100 per GPU)\n"
+"  --slurm-options JSON      the whole request as Slurm's cli_filter has it\n"
+"                            (slurm.json_cli_options(); \"spank:NAME\" for\n"
+"                            memcore's options, MEMCORE_* for the rest): what\n"
+"                            Slurm allocates on each node is predicted as\n"
+"                            Slurm computes it (memcore(8) SUBMISSION RULES);\n"
+"                            no --gpus, --mem*, --cpus* or --cores with it\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one)\n"
 "  --config FILE             policy file (default %s if present)\n"
@@ -110,7 +117,7 @@ enum {
 	OPT_GPUS = 256, OPT_MEM, OPT_CORES, OPT_JOB_CORES,
 	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
-	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE,
+	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE, OPT_SLURM_OPTIONS,
 	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
@@ -132,6 +139,7 @@ static const struct option check_options[] = {
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
 	{ "gpu-type", required_argument, NULL, OPT_GPU_TYPE },
+	{ "slurm-options", required_argument, NULL, OPT_SLURM_OPTIONS },
 	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
 	{ "zero-stage", required_argument, NULL, OPT_USER + MC_OPT_STAGE },
 	{ "offload", required_argument, NULL, OPT_USER + MC_OPT_OFFLOAD },
@@ -180,6 +188,7 @@ struct check_args {
 	/* which CPU option: OPT_CPUS, OPT_CPUS_PER_GPU, OPT_CPUS_PER_TASK */
 	int cpus_opt;
 	const char *mem_arg;
+	const char *slurm_options;	/* --slurm-options JSON */
 };
 
 /* Parse one option value; on error print "memcore: --opt=VALUE: why". */
@@ -258,6 +267,9 @@ static int parse_value(int opt, const char *name, const char *v,
 				   sizeof(err));
 		a->gpu_memory_set = true;
 		break;
+	case OPT_SLURM_OPTIONS:
+		a->slurm_options = v;
+		break;
 	case OPT_GPU_TYPE:
 		if (a->gpu_type && strcmp(a->gpu_type, v)) {
 			snprintf(err, sizeof(err), "given twice with "
@@ -293,9 +305,11 @@ static bool same_values(const struct check_args *x,
  * SMT nodes as Slurm does) or --cores, else the whole node; memory from
  * --mem, --mem-per-gpu or --mem-per-cpu, else the whole node.
  */
-static void check_alloc(const void *args, const struct mc_node *node,
+static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
+			const struct mc_node_record *rec,
+			const struct mc_node *node, struct mc_request *req,
 			struct mc_alloc *alloc, char *mem_source,
-			size_t mem_source_len)
+			size_t mem_source_len, char *why, size_t why_len)
 {
 	const struct check_args *a = args;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
@@ -336,6 +350,111 @@ static void check_alloc(const void *args, const struct mc_node *node,
 	} else {
 		alloc->mem_source = "the whole node";
 	}
+	return true;
+}
+
+/*
+ * The job's own Slurm options (--slurm-options): what Slurm gives it on a
+ * node of this shape (mc_slurm_alloc), with the partition's defaults.
+ */
+struct job_args {
+	struct mc_slurm_job job;
+	struct mc_slurm_part part;	/* when no slurmctld answers: none */
+};
+
+static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
+		      const struct mc_node_record *rec,
+		      const struct mc_node *node, struct mc_request *req,
+		      struct mc_alloc *alloc, char *mem_source,
+		      size_t mem_source_len, char *why, size_t why_len)
+{
+	const struct job_args *j = args;
+	struct mc_slurm_grant g;
+	struct mc_node_record r;
+
+	if (rec) {
+		r = *rec;
+	} else {
+		/* One node described by memcore.conf or a topology: its GPU
+		 * type is unknown, so a typed job is taken as asking it. */
+		memset(&r, 0, sizeof(r));
+		r.ram_bytes = node->ram_bytes;
+		r.cores = node->cores;
+		r.threads_per_core = node->threads_per_core;
+		r.gpus = node->gpus;
+		snprintf(r.gpu_type, sizeof(r.gpu_type), "%s",
+			 j->job.gpu_type);
+	}
+	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
+	if (g.excluded) {
+		snprintf(why, why_len, "%s", g.why);
+		return false;
+	}
+	req->gpus = g.gpus;
+	*alloc = g.alloc;
+	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
+	alloc->mem_source = mem_source;
+	return true;
+}
+
+/*
+ * --slurm-options JSON: the job's options as cli_filter/lua's
+ * slurm.json_cli_options() gives them: "spank:NAME" keys are memcore's
+ * own options (as the plugin's), the rest Slurm's; memcore's variables
+ * (MEMCORE_*) fill what the options leave unset, as in the plugin.
+ */
+static int read_slurm_options(const char *text, struct mc_opts *opts,
+			      struct mc_slurm_job *job)
+{
+	json_error_t jerr;
+	json_t *o = json_loads(text, 0, &jerr), *v;
+	const char *key;
+	char err[MC_ERR_MAX];
+	int rc = 0;
+
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return mc_cli_usage_error("check: --slurm-options: not a JSON "
+					  "object (%s)", jerr.text);
+	}
+	json_object_foreach(o, key, v) {
+		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+		int id;
+
+		if (!s)
+			continue;
+		if (!strncmp(key, "spank:", 6)) {
+			/* "spank:NAME" (22.05), or with the plugin's name */
+			const char *nm = strrchr(key, ':') + 1;
+
+			id = mc_opt_lookup(nm);
+			if (id < 0)
+				continue;
+			if (mc_opts_set(opts, (enum mc_opt_id)id, s, false, err,
+					sizeof(err)) < 0) {
+				rc = mc_cli_usage_error("%s", err);
+				break;
+			}
+		} else if (mc_slurm_job_set(job, key, s, err, sizeof(err)) < 0) {
+			/* sbatch took it: memcore misreads it, so it judges
+			 * nothing (exit 2 without a user's "--" message). */
+			fprintf(stderr, "memcore: cannot read the job's "
+				"options: %s\n", err);
+			rc = MC_EXIT_USAGE;
+			break;
+		}
+	}
+	json_decref(o);
+	for (int id = 0; !rc && id < MC_OPT_COUNT; id++) {
+		const char *env = getenv(mc_opt_env((enum mc_opt_id)id));
+
+		if (opts->set[id] || !env || !*env)
+			continue;
+		if (mc_opts_set(opts, (enum mc_opt_id)id, env, true, err,
+				sizeof(err)) < 0)
+			rc = mc_cli_usage_error("%s", err);
+	}
+	return rc;
 }
 
 /* The answer for a GPU-less step: one line, exit 0. */
@@ -362,6 +481,7 @@ static int not_a_gpu_step(bool json)
 int mc_cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .nodes = 1 };
+	static struct job_args ja;
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	struct mc_ctld_nodes ctld = { .n = 0 };
@@ -417,8 +537,44 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (mc_cli_no_arguments("check", argc, argv))
 		return MC_EXIT_USAGE;
+	if (a.slurm_options) {
+		if (a.gpus_set || a.mem_set || a.cpus_set || a.cores_set ||
+		    a.gpu_type || a.tasks || a.job_cores)
+			return mc_cli_usage_error("check: --slurm-options is "
+				"the whole request: no --gpus, --mem*, --cpus*, "
+				"--cores, --gpu-type, --ntasks-per-node or "
+				"--job-cores with it");
+		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job);
+		if (rc)
+			return rc;
+		a.gpus_set = true;
+		a.gpus = !mc_slurm_job_has_gpus(&ja.job) ? 0
+			 : ja.job.gpus_per_node ? ja.job.gpus_per_node : 1;
+		/* --gres=shard:N / mps:N: a share of one card. */
+		if (ja.job.shards)
+			a.shards = ja.job.shards;
+		else if (ja.job.mps)
+			a.mps = ja.job.mps;
+		a.nodes = ja.job.nodes_min ? ja.job.nodes_min : 1;
+		if (ja.job.gpu_type[0])
+			a.gpu_type = ja.job.gpu_type;
+		/* The job's partition when it names none: slurmctld's
+		 * default, whose memcore.conf line applies. */
+		if (!a.common.partition && mc_ctld_conf()) {
+			static char part[MC_PARTITION_NAME_MAX];
+
+			rc = mc_ctld_default_partition(part, sizeof(part), err,
+						       sizeof(err));
+			if (rc == MC_CTLD_UNREACHABLE) {
+				fprintf(stderr, "memcore: %s\n", err);
+				return MC_EXIT_UNREACHABLE;
+			}
+			if (!rc)
+				a.common.partition = part;
+		}
+	}
 	/* A shard or MPS step shares one card. */
-	if (!a.gpus_set && (a.shards || a.mps)) {
+	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
 		a.gpus = 1;
 		a.gpus_set = true;
 	}
@@ -498,19 +654,31 @@ int mc_cmd_check(int argc, char **argv)
 		return mc_cli_usage_error("%s", err);
 	}
 
-	if (ctld.n) {
+	if (ctld.n || ctld.n_unjudged) {
 		rc = mc_check_partition(&p, &ctld, &req, a.gpu_memory_set ?
-					a.gpu_memory_bytes : a.mig_bytes,
-					check_alloc,
-					&a, a.common.json);
+					a.gpu_memory_bytes : a.slurm_options
+					? 0 : a.mig_bytes,
+					a.slurm_options ? job_alloc
+					: check_alloc,
+					a.slurm_options ? (const void *)&ja
+					: (const void *)&a, a.common.json);
 		mc_ctld_free(&ctld);
 		return rc;
 	}
-	check_alloc(&a, &node, &alloc, mem_source, sizeof(mem_source));
+	if (a.slurm_options)
+		job_alloc(&ja, NULL, NULL, &node, &req, &alloc, mem_source,
+			  sizeof(mem_source), err, sizeof(err));
+	else
+		check_alloc(&a, NULL, NULL, &node, &req, &alloc, mem_source,
+			    sizeof(mem_source), err, sizeof(err));
 	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
 	if (a.common.json) {
-		mc_cli_json_print(mc_cli_verdict_json(&p, node_source, &j.v,
-						      &j.e));
+		json_t *o = mc_cli_verdict_json(&p, node_source, &j.v, &j.e);
+
+		if (a.common.partition)
+			json_object_set_new(o, "partition",
+					    json_string(a.common.partition));
+		mc_cli_json_print(o);
 	} else {
 		for (size_t i = 0; i < j.e.n; i++)
 			puts(j.e.line[i]);

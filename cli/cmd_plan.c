@@ -77,9 +77,7 @@ static void print_json(const struct mc_node_facts *f, unsigned workers,
 	json_object_set_new(o, "allowed_cpus", cores ? json_string(cores)
 						     : json_null());
 	json_object_set_new(o, "gpus", gpus);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
+	mc_cli_json_print(o);
 }
 
 static void print_text(const struct mc_node_facts *f, unsigned workers,

@@ -74,9 +74,7 @@ static void print_json(const char *dir, const struct mc_memstat *m)
 			    json_bytes(m->swap_limit_bytes));
 	json_object_set_new(o, "oom_kills",
 			    json_integer((json_int_t)m->oom_kills));
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
+	mc_cli_json_print(o);
 }
 
 static void print_text(const char *dir, const struct mc_memstat *m)

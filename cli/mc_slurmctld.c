@@ -68,20 +68,138 @@ static const partition_info_t *find_partition(const partition_info_msg_t *pm,
 	return NULL;
 }
 
-static void record_of(const node_info_t *ni, struct mc_node_record *r)
+/* A memory figure of slurm.conf: 0, NO_VAL64 and INFINITE64 are unset. */
+static uint64_t mem_set(uint64_t v)
+{
+	return v == NO_VAL64 || v == INFINITE64 ? 0 : v;
+}
+
+/* DefCpuPerGPU / DefMemPerGPU of a JobDefaults list, where not set yet. */
+static void job_defaults(void *list, struct mc_slurm_part *p)
+{
+	void *it;
+	const job_defaults_t *d;
+
+	if (!list || !(it = slurm_list_iterator_create(list)))
+		return;
+	while ((d = slurm_list_next(it))) {
+		if (d->type == JOB_DEF_CPU_PER_GPU && !p->def_cpu_per_gpu)
+			p->def_cpu_per_gpu = d->value > UINT32_MAX
+				? UINT32_MAX : (uint32_t)d->value;
+		else if (d->type == JOB_DEF_MEM_PER_GPU &&
+			 !p->def_mem_per_gpu_mb)
+			p->def_mem_per_gpu_mb = mem_set(d->value);
+	}
+	slurm_list_iterator_destroy(it);
+}
+
+/* MEM_PER_CPU marks a per-CPU figure; without it, per node. */
+static void mem_pair(uint64_t v, uint64_t *per_cpu, uint64_t *per_node)
+{
+	if (!mem_set(v))
+		return;
+	if (v & MEM_PER_CPU) {
+		if (!*per_cpu && !*per_node)
+			*per_cpu = mem_set(v & ~MEM_PER_CPU);
+	} else if (!*per_cpu && !*per_node) {
+		*per_node = v;
+	}
+}
+
+/*
+ * The partition's defaults, then slurm.conf's for what it leaves unset
+ * (slurmctld job_mgr.c: the partition's DefMemPer*, else the cluster's;
+ * select/cons_tres: the partition's JobDefaults, else the cluster's).
+ */
+static void part_defaults(const partition_info_t *pi, const slurm_conf_t *c,
+			  struct mc_slurm_part *p)
+{
+	uint64_t max_cpu = 0, max_node = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (pi) {
+		mem_pair(pi->def_mem_per_cpu, &p->def_mem_per_cpu_mb,
+			 &p->def_mem_per_node_mb);
+		mem_pair(pi->max_mem_per_cpu, &max_cpu, &max_node);
+		job_defaults(pi->job_defaults_list, p);
+	}
+	if (c) {
+		mem_pair(c->def_mem_per_cpu, &p->def_mem_per_cpu_mb,
+			 &p->def_mem_per_node_mb);
+		mem_pair(c->max_mem_per_cpu, &max_cpu, &max_node);
+		job_defaults(c->job_defaults_list, p);
+	}
+	p->max_mem_per_cpu_mb = max_cpu;
+	p->max_mem_per_node_mb = max_node;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The partition's nodes that the node list left out (hidden: powered-down
+ * cloud nodes without PrivateData=cloud), into out->unjudged.
+ */
+static void hidden_nodes(const char *list, struct mc_ctld_nodes *out,
+			 size_t bad)
+{
+	mc_hostlist_t all = slurm_hostlist_create(list ? list : "");
+	mc_hostlist_t hid = NULL;
+	char **names = calloc(out->n ? out->n : 1, sizeof(*names));
+	char *name;
+
+	if (!all || !names)
+		goto out;
+	for (size_t i = 0; i < out->n; i++)
+		names[i] = out->node[i].name;
+	qsort(names, out->n, sizeof(*names), cmp_name);
+	while ((name = slurm_hostlist_shift(all))) {
+		if (!bsearch(&name, names, out->n, sizeof(*names), cmp_name)) {
+			if (!hid)
+				hid = slurm_hostlist_create(NULL);
+			if (hid)
+				slurm_hostlist_push_host(hid, name);
+			out->n_unjudged++;
+		}
+		free(name);
+	}
+	if (hid) {
+		if (slurm_hostlist_ranged_string(hid, sizeof(out->unjudged),
+						 out->unjudged) < 0)
+			snprintf(out->unjudged + sizeof(out->unjudged) - 4, 4,
+				 "...");
+		snprintf(out->unjudged_why, sizeof(out->unjudged_why),
+			 "not in slurmctld's node list (powered-down cloud "
+			 "nodes are hidden without PrivateData=cloud)%s",
+			 bad ? " or with a Gres memcore cannot read" : "");
+	}
+out:
+	if (hid)
+		slurm_hostlist_destroy(hid);
+	if (all)
+		slurm_hostlist_destroy(all);
+	free(names);
+}
+
+/* false when its Gres cannot be read: the node cannot be judged (a
+ * 0-GPU reading would refuse a job on its account). */
+static bool record_of(const node_info_t *ni, struct mc_node_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", ni->name);
 	r->ram_bytes = ni->real_memory << 20;	/* MB */
 	r->cores = (uint32_t)ni->sockets * ni->cores;
+	r->sockets = ni->sockets;
 	r->threads_per_core = ni->threads ? ni->threads : 1;
-	if (mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
-			 sizeof(r->gpu_type)) < 0)
-		r->gpus = 0;
+	/* Shards and MPS per node, for a shared-GPU step's share. */
 	if (mc_gres_count(ni->gres, "shard", &r->shards) < 0)
 		r->shards = 0;
 	if (mc_gres_count(ni->gres, "mps", &r->mps) < 0)
 		r->mps = 0;
+	return mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
+			    sizeof(r->gpu_type)) == 0;
 }
 
 int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
@@ -90,6 +208,8 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	const char *conf = mc_ctld_conf();
 	partition_info_msg_t *pm = NULL;
 	node_info_msg_t *nm = NULL;
+	slurm_conf_t *cc = NULL;
+	size_t bad = 0;
 	const partition_info_t *pi = NULL;
 	mc_hostlist_t hl = NULL;
 	int rc = MC_CTLD_ERROR;
@@ -102,7 +222,8 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 	}
 	ctld_init(conf);
 	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS ||
-	    slurm_load_node((time_t)0, &nm, SHOW_ALL) != SLURM_SUCCESS) {
+	    slurm_load_node((time_t)0, &nm, SHOW_ALL) != SLURM_SUCCESS ||
+	    slurm_load_ctl_conf((time_t)0, &cc) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
 			 "%s", conf, slurm_strerror(errno));
 		rc = MC_CTLD_UNREACHABLE;
@@ -135,9 +256,15 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 
 		if (!ni->name || (hl && slurm_hostlist_find(hl, ni->name) < 0))
 			continue;
-		record_of(ni, &out->node[out->n++]);
+		if (record_of(ni, &out->node[out->n]))
+			out->n++;
+		else
+			bad++;
 	}
-	if (!out->n) {
+	part_defaults(pi, cc, &out->part);
+	if (pi)
+		hidden_nodes(pi->nodes, out, bad);
+	if (!out->n && !out->n_unjudged) {
 		snprintf(err, errlen, "partition %s has no nodes",
 			 out->partition);
 		goto out;
@@ -148,10 +275,40 @@ out:
 		slurm_hostlist_destroy(hl);
 	if (nm)
 		slurm_free_node_info_msg(nm);
+	if (cc)
+		mc_free_ctl_conf(cc);
 	if (pm)
 		slurm_free_partition_info_msg(pm);
 	if (rc)
 		mc_ctld_free(out);
+	return rc;
+}
+
+int mc_ctld_default_partition(char *buf, size_t len, char *err,
+			      size_t errlen)
+{
+	const char *conf = mc_ctld_conf();
+	partition_info_msg_t *pm = NULL;
+	const partition_info_t *pi;
+	int rc = MC_CTLD_NO_PARTITION;
+
+	if (!conf) {
+		snprintf(err, errlen, "no slurm.conf to read (SLURM_CONF or %s)",
+			 MC_SLURM_CONF_DEFAULT);
+		return MC_CTLD_ERROR;
+	}
+	ctld_init(conf);
+	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS) {
+		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
+			 "%s", conf, slurm_strerror(errno));
+		return MC_CTLD_UNREACHABLE;
+	}
+	pi = find_partition(pm, NULL, err, errlen);
+	if (pi) {
+		snprintf(buf, len, "%s", pi->name);
+		rc = 0;
+	}
+	slurm_free_partition_info_msg(pm);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
 
 #include "mc_config.h"
 #include "mc_shapes.h"
+#include "mc_slurm_alloc.h"
 
 /* What mc_ctld_load returns besides 0. */
 enum {
@@ -24,6 +25,20 @@ struct mc_ctld_nodes {
 	char partition[MC_PARTITION_NAME_MAX];	/* "" for the whole cluster */
 	size_t n;
 	struct mc_node_record *node;	/* n records, malloc'd */
+	/* The partition's memory and CPU defaults as slurmctld resolved
+	 * them (PartitionName=DEFAULT and Include already applied): its
+	 * DefMemPerCPU/DefMemPerNode/MaxMemPer*, JobDefaults (DefCpuPerGPU,
+	 * DefMemPerGPU), each else slurm.conf's global one. */
+	struct mc_slurm_part part;
+	/*
+	 * Nodes of the partition that memcore cannot judge: not in
+	 * slurmctld's node list (powered-down State=CLOUD nodes are hidden
+	 * unless PrivateData=cloud), or a Gres it cannot read. unjudged is
+	 * their ranged hostlist (cut, with "...", when long).
+	 */
+	size_t n_unjudged;
+	char unjudged[512];
+	char unjudged_why[160];
 };
 
 /*
@@ -44,6 +59,13 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 		 char *err, size_t errlen);
 
 void mc_ctld_free(struct mc_ctld_nodes *nodes);
+
+/*
+ * The default partition's name (Default=YES, as slurmctld resolved it)
+ * into buf. Returns 0, or one of the MC_CTLD_* codes with err set.
+ */
+int mc_ctld_default_partition(char *buf, size_t len, char *err,
+			      size_t errlen);
 
 /*
  * The nodes whose shape_of[] is shape, as Slurm's ranged hostlist

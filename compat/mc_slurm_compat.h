@@ -42,4 +42,20 @@ static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
 #endif
 }
 
+/*
+ * Free what slurm_load_ctl_conf() gave: slurm_free_ctl_conf() up to 24.11
+ * (Debian 13's headers have it), slurm_free_conf() in 26.05 (sid's have
+ * only that). Both weak, so that whichever this libslurm defines is
+ * called, whatever release in between renamed it.
+ */
+extern void slurm_free_ctl_conf(slurm_conf_t *conf) __attribute__((weak));
+extern void slurm_free_conf(slurm_conf_t *conf) __attribute__((weak));
+static inline void mc_free_ctl_conf(slurm_conf_t *conf)
+{
+	if (slurm_free_conf)
+		slurm_free_conf(conf);
+	else if (slurm_free_ctl_conf)
+		slurm_free_ctl_conf(conf);
+}
+
 #endif

@@ -22,18 +22,27 @@ If the site already has a cli_filter.lua, paste the MEMCORE part below into
 it and call memcore_pre_submit(options, pack_offset) from its
 slurm_cli_pre_submit.
 
-The same truth as `memcore check`: this script computes nothing itself
-but the request's per-node figures, and hands them to
-`memcore check --partition P --json`, which judges them against the
-partition's nodes as slurmctld knows them (RealMemory, Sockets x
-CoresPerSocket, ThreadsPerCore, Gres=gpu[:type]:N, every node shape of the
-partition; CPUs are counted as threads as Slurm counts them), so a site
-adds no node facts to memcore.conf. Only the GPU memory, which slurmctld
-does not know, comes from memcore.conf: GpuMemory= (per partition line) or
-GpuTypeMemory=h100:80G,a100:40G by the Gres type. A job is refused here
-only when it fits no node of its partition; "fits on some nodes" lets it
-through (Slurm may place it on one of them, and the launch check judges
-the node it got).
+The same truth as `memcore check`, and nothing computed here: the script
+hands the job's options over as Slurm's cli_filter has them
+(slurm.json_cli_options(options): every option the user set, on the
+command line, in #SBATCH lines or in SBATCH_*/SLURM_* variables, plus
+memcore's own as "spank:NAME") to
+`memcore check --slurm-options JSON --json [--partition P]` and prints what
+it says. memcore check predicts the allocation as Slurm computes it
+(--mem/--mem-per-gpu/--mem-per-cpu, the partition's DefMemPerGPU,
+DefCpuPerGPU, DefMemPerCPU/DefMemPerNode and MaxMemPerCPU as slurmctld
+resolved them, PartitionName=DEFAULT lines and Include files included,
+every --exclusive form, --mem=0, typed GPUs, GPUs spread over nodes) on
+every node shape of the partition as slurmctld knows it (RealMemory,
+Sockets x CoresPerSocket, ThreadsPerCore, Gres=gpu[:type]:N), and judges
+it with the plugin's own judgement (memcore(8) SUBMISSION). Only the GPU
+memory, which slurmctld does not know, comes from memcore.conf:
+GpuMemory= (per partition line) or GpuTypeMemory=h100:80G,a100:40G by the
+Gres type. A job is refused here only when it fits no node of its
+partition; "fits on some nodes" lets it through (Slurm may place it on one
+of them, and the launch check judges the node it got), and so does a
+partition with nodes memcore cannot judge (powered-down cloud nodes that
+slurmctld hides without PrivateData=cloud): sbatch -v says why.
 memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
 partition line still take precedence (sites without slurmctld access from
 the login host). When slurmctld does not answer (`memcore check` exit 3),
@@ -53,95 +62,14 @@ cpus-per-task "0", cpus-per-gpu "0", ntasks-per-node "-2", nodes "1-0".
 -- plugin uses it on the nodes).
 local MEMCORE = "/usr/bin/memcore"
 local MEMCORE_CONF = "/etc/slurm/memcore.conf"
--- The partition of a job that names none. nil: the PartitionName line with
--- Default=YES in slurm.conf (SLURM_CONF, else /etc/slurm/slurm.conf).
+-- The partition of a job that names none. nil: slurmctld's default one
+-- (memcore check asks it).
 local DEFAULT_PARTITION = nil
--- slurm.conf, read for Default=YES and the DefCpuPerGPU, DefMemPerGPU,
--- DefMemPerCPU and DefMemPerNode defaults of a job that gives none.
-local SLURM_CONF = os.getenv("SLURM_CONF") or "/etc/slurm/slurm.conf"
 
 -- -------------------------------------------------------------- memcore ----
-local MEMCORE_OPTS = {
-	-- option (SPANK, without --), its environment default; values go to
-	-- memcore check as given ("8+2" DataLoader workers included), which
-	-- parses and refuses them as the plugin does (mc_opts)
-	{ "dataloader-workers", "MEMCORE_DATALOADER_WORKERS" },
-	{ "model-params", "MEMCORE_MODEL_PARAMS" },
-	{ "zero-stage", "MEMCORE_ZERO_STAGE" },
-	{ "offload", "MEMCORE_OFFLOAD" },
-	{ "largest-layer-params", "MEMCORE_LARGEST_LAYER_PARAMS" },
-	{ "zero-init", "MEMCORE_ZERO_INIT" },
-	-- the job's own files: memcore check reads them, as the user who
-	-- runs sbatch/srun/salloc (this filter runs in that process)
-	{ "deepspeed-config", "MEMCORE_DEEPSPEED_CONFIG" },
-	{ "model-config", "MEMCORE_MODEL_CONFIG" },
-	{ "model-dtype", "MEMCORE_MODEL_DTYPE" },
-	{ "model-load", "MEMCORE_MODEL_LOAD" },
-	{ "checkpoint-save", "MEMCORE_CHECKPOINT_SAVE" },
-	{ "save-optimizer", "MEMCORE_SAVE_OPTIMIZER" },
-	{ "cpu-checkpointing", "MEMCORE_CPU_CHECKPOINTING" },
-	{ "seq-len", "MEMCORE_SEQ_LEN" },
-	{ "micro-batch", "MEMCORE_MICRO_BATCH" },
-	{ "model-parallel", "MEMCORE_MODEL_PARALLEL" },
-	{ "ram-per-worker", "MEMCORE_RAM_PER_WORKER" },
-	{ "memcore", "MEMCORE_MODE" },
-}
-
 -- A word for the shell: single-quoted, so nothing of it is interpreted.
 local function shquote(s)
 	return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function int(s)
-	if s == nil then return nil end
-	s = tostring(s)
-	if not s:match("^%d+$") then return nil end
-	return tonumber(s)
-end
-
-local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
-
--- GPUs in a --gpus/--gpus-per-node/--gpus-per-task value: "8", "a100:8",
--- "a100:4,v100:2" (summed). nil when it cannot be read.
-local function gpu_count(spec)
-	if spec == nil or spec == "" then return nil end
-	local total = 0
-	for item in tostring(spec):gmatch("[^,]+") do
-		local n = int(item:match("([^:]+)$"))
-		if n == nil then return nil end
-		total = total + n
-	end
-	return total
-end
-
--- GPUs per node in a --gres value as Slurm prints it: "gres:gpu:2",
--- "gres:gpu:t4:2", "gpu", "gres:gpu:2,gres:nic:1". 0 when no gpu.
-local function gres_gpus(spec)
-	local total = 0
-	if spec == nil then return 0 end
-	for item in tostring(spec):gmatch("[^,]+") do
-		item = item:gsub("^gres[:/]", "")
-		local name = item:match("^([^:]+)")
-		if name == "gpu" then
-			-- gpu, gpu:N, gpu:type, gpu:type:N (no count: one)
-			total = total + (tonumber(item:match(":(%d+)$")) or 1)
-		end
-	end
-	return total
-end
-
--- A shared GPU in a --gres value: "gres:shard:2" / "gres:mps:50" -> the
--- kind ("shard" or "mps") and its count; nil when none.
-local function gres_share(spec)
-	if spec == nil then return nil end
-	for item in tostring(spec):gmatch("[^,]+") do
-		item = item:gsub("^gres[:/]", "")
-		local name = item:match("^([^:]+)")
-		if name == "shard" or name == "mps" then
-			return name, (tonumber(item:match(":(%d+)$")) or 1)
-		end
-	end
-	return nil
 end
 
 -- A small JSON reader: enough for memcore check's one object.
@@ -222,45 +150,6 @@ local function json_decode(s)
 	return v
 end
 
--- slurm.conf: the default partition and the Def* memory/CPU defaults,
--- global and per partition (Include files are not followed).
-local slurm_conf_cache
-local function slurm_conf()
-	if slurm_conf_cache then return slurm_conf_cache end
-	local c = { global = {}, partitions = {}, default_partition = nil }
-	local f = io.open(SLURM_CONF, "r")
-	if f then
-		for line in f:lines() do
-			line = line:gsub("#.*", "")
-			local kv = {}
-			for k, v in line:gmatch("([%w]+)=(%S+)") do
-				kv[k:lower()] = v
-			end
-			if kv.partitionname then
-				for name in kv.partitionname:gmatch("[^,]+") do
-					c.partitions[name] = kv
-				end
-				if kv.default and kv.default:upper() == "YES" then
-					c.default_partition = kv.partitionname
-				end
-			elseif not kv.nodename then
-				for k, v in pairs(kv) do c.global[k] = v end
-			end
-		end
-		f:close()
-	end
-	slurm_conf_cache = c
-	return c
-end
-
--- A Def* key of slurm.conf for the partition, else the global one.
-local function slurm_default(partition, key)
-	local c = slurm_conf()
-	local p = partition and c.partitions[partition]
-	if p and p[key] then return p[key] end
-	return c.global[key]
-end
-
 -- The user's memcore option: the command line, else its variable.
 local function memcore_opt(options, name, env)
 	local sp = options.spank
@@ -271,134 +160,28 @@ local function memcore_opt(options, name, env)
 	return v
 end
 
--- The request of one job (component) per node, as memcore check's flags.
--- Returns nil for a job without GPUs.
-local function request_args(options, partition)
-	local nodes = int(tostring(options.nodes or ""):match("^(%d+)")) or 1
-	if nodes < 1 then nodes = 1 end
-	local ntasks = int(options.ntasks) or 1
-	if ntasks < 1 then ntasks = 1 end
-	local ntpn = tonumber(options["ntasks-per-node"] or "")
-	local tasks = (ntpn and ntpn > 0) and ntpn or ceil_div(ntasks, nodes)
-
-	local g = 0
-	local per_node = gpu_count(options["gpus-per-node"])
-	local per_task = gpu_count(options["gpus-per-task"])
-	local total = gpu_count(options.gpus)
-	local gres = gres_gpus(options.gres)
-	if per_node and per_node > 0 then
-		g = per_node
-	elseif gres > 0 then
-		g = gres
-	elseif per_task and per_task > 0 then
-		g = per_task * tasks
-	elseif total and total > 0 then
-		g = ceil_div(total, nodes)
-	end
-	-- a shard or MPS step shares one card: sized by its share
-	local share, share_n = gres_share(options.gres)
-	if g == 0 and share then
-		g = 1
-	end
-	if g == 0 then return nil end
-	-- a total (--gpus) over an unstated number of nodes: Slurm may spread
-	-- it, so "no node has that many GPUs" is not ours to say
-	local spread = total and total > 0 and not (per_node and per_node > 0)
-		and gres == 0 and not (per_task and per_task > 0)
-		and (options.nodes == nil or options.nodes == "" or
-		     tostring(options.nodes):match("^1%-0$") ~= nil)
-
-	local args = { "--gpus=" .. g, "--nodes=" .. nodes }
-	if share == "shard" then
-		args[#args + 1] = "--shards=" .. share_n
-	elseif share == "mps" then
-		args[#args + 1] = "--mps=" .. share_n
-	end
-	-- The GPU type, when one names an NVIDIA MIG profile ("1g.10gb",
-	-- "a100_3g.40gb"): memcore check sizes the RAM floor per slice.
-	for _, spec in ipairs({ options.gres or "", options["gpus-per-node"] or "",
-				options["gpus-per-task"] or "", options.gpus or "" }) do
-		local mig = tostring(spec):match("(%d+[gG]%.%d+[gG][bB][%w+]*)")
-		if mig then
-			args[#args + 1] = "--gpu-type=" .. mig
-			break
-		end
-	end
-	local exclusive = options.exclusive
-	local whole = exclusive ~= nil and exclusive ~= "unset"
-		      and exclusive ~= "" and exclusive ~= "oversubscribe"
-
-	local tasks_given = false
-	-- CPUs (as Slurm counts them; memcore check turns them into cores)
-	local cpg = int(options["cpus-per-gpu"]) or 0
-	local cpt = int(options["cpus-per-task"]) or 0
-	if cpg == 0 and cpt == 0 then
-		cpg = int(slurm_default(partition, "defcpupergpu")) or 0
-	end
-	-- in the user's own option, so that the fix names it too
-	if whole then
-		-- the whole node: its cores
-	elseif cpg > 0 and cpt == 0 then
-		args[#args + 1] = "--cpus-per-gpu=" .. cpg
-	elseif cpt > 0 and cpg == 0 then
-		args[#args + 1] = "--cpus-per-task=" .. cpt
-		args[#args + 1] = "--ntasks-per-node=" .. tasks
-		tasks_given = true
-	else
-		local cpus = math.max(cpg * g, math.max(cpt, 1) * tasks)
-		args[#args + 1] = "--cpus=" .. cpus
-	end
-
-	-- more ranks than GPUs (MPS-style): RamPerTask and cores per rank
-	if tasks > g and not tasks_given then
-		args[#args + 1] = "--ntasks-per-node=" .. tasks
-	end
-
-	-- memory per node (Slurm's units: MB without a suffix)
-	if options.mem then
-		args[#args + 1] = "--mem=" .. options.mem
-	elseif options["mem-per-gpu"] then
-		args[#args + 1] = "--mem-per-gpu=" .. options["mem-per-gpu"]
-	elseif options["mem-per-cpu"] then
-		args[#args + 1] = "--mem-per-cpu=" .. options["mem-per-cpu"]
-	elseif not whole then
-		local d = slurm_default(partition, "defmempergpu")
-		if d then
-			args[#args + 1] = "--mem-per-gpu=" .. d
-		else
-			d = slurm_default(partition, "defmempercpu")
-			if d then
-				args[#args + 1] = "--mem-per-cpu=" .. d
-			else
-				d = slurm_default(partition, "defmempernode")
-				if d then args[#args + 1] = "--mem=" .. d end
-			end
-		end
-		-- none of them: the job gets the whole node's memory
-	end
-
-	for _, o in ipairs(MEMCORE_OPTS) do
-		local v = memcore_opt(options, o[1], o[2])
-		if v ~= nil and o[1] ~= "memcore" then
-			args[#args + 1] = "--" .. o[1] .. "=" .. v
-		end
-	end
-	return args, spread
-end
-
 -- Run memcore check; returns the decoded JSON, or nil and the reason.
-local function run_check(args, partition)
-	local argv = { MEMCORE, "check", "--json", "--config=" .. MEMCORE_CONF }
+local function run_check(job, partition)
+	local argv = { MEMCORE, "check", "--json", "--config=" .. MEMCORE_CONF,
+		       "--slurm-options=" .. job }
 	if partition then argv[#argv + 1] = "--partition=" .. partition end
-	for _, a in ipairs(args) do argv[#argv + 1] = a end
 	local words = {}
 	for i, a in ipairs(argv) do words[i] = shquote(a) end
-	local cmd = table.concat(words, " ") ..
-		    " </dev/null 2>&1; echo \"memcore-rc=$?\""
+	-- stdout is the JSON; stderr (a message, a cache note) goes apart
+	local errfile = os.tmpname()
+	local cmd = table.concat(words, " ") .. " </dev/null 2>" ..
+		    shquote(errfile) .. "; echo \"memcore-rc=$?\""
 	local p = io.popen(cmd, "r")
-	if not p then return nil, "cannot run " .. MEMCORE end
+	if not p then
+		os.remove(errfile)
+		return nil, "cannot run " .. MEMCORE
+	end
 	local out = p:read("*a") or ""
 	p:close()
+	local ef = io.open(errfile, "r")
+	local err = ef and ef:read("*a") or ""
+	if ef then ef:close() end
+	os.remove(errfile)
 	local rc = tonumber(out:match("memcore%-rc=(%d+)%s*$"))
 	out = out:gsub("memcore%-rc=%d+%s*$", "")
 	if rc == 0 or rc == 1 then
@@ -406,9 +189,10 @@ local function run_check(args, partition)
 		if type(v) == "table" then return v end
 		return nil, "unreadable output of memcore check"
 	end
-	out = out:gsub("%s+$", "")
-	if out == "" then out = "exit status " .. tostring(rc) end
-	return nil, out, rc
+	err = err:gsub("%s+$", "")
+	if err == "" then err = out:gsub("%s+$", "") end
+	if err == "" then err = "exit status " .. tostring(rc) end
+	return nil, err, rc
 end
 
 local function say(lines)
@@ -421,26 +205,31 @@ function memcore_pre_submit(options, pack_offset)
 	if options.type == "srun" and os.getenv("SLURM_JOB_ID") then
 		return slurm.SUCCESS
 	end
+	if type(slurm.json_cli_options) ~= "function" then
+		slurm.log_verbose("memcore: submit-time check skipped: this " ..
+				  "Slurm has no slurm.json_cli_options")
+		return slurm.SUCCESS
+	end
+	local job = slurm.json_cli_options(options)
+	if type(job) ~= "string" or job == "" then
+		slurm.log_verbose("memcore: submit-time check skipped: " ..
+				  "slurm.json_cli_options gave nothing")
+		return slurm.SUCCESS
+	end
 	local parts = {}
 	local plist = options.partition
-	if plist == nil or plist == "" then
-		plist = DEFAULT_PARTITION or slurm_conf().default_partition
-	end
+	if plist == nil or plist == "" then plist = DEFAULT_PARTITION end
 	if plist then
 		for name in tostring(plist):gmatch("[^,]+") do
 			parts[#parts + 1] = name
 		end
 	else
-		parts[1] = false	-- the global policy
+		parts[1] = false	-- slurmctld's default partition
 	end
 
 	local refused = nil
 	for _, part in ipairs(parts) do
-		local args, spread = request_args(options, part or nil)
-		if args == nil then
-			return slurm.SUCCESS	-- no GPUs: untouched
-		end
-		local v, why, rc = run_check(args, part or nil)
+		local v, why, rc = run_check(job, part or nil)
 		if v == nil then
 			if rc == 2 and why:match("^memcore: %-%-") then
 				-- the user's value (e.g. over MaxDataloaderWorkers)
@@ -452,13 +241,16 @@ function memcore_pre_submit(options, pack_offset)
 					  why)
 			return slurm.SUCCESS
 		end
+		if v.gpus == 0 then
+			return slurm.SUCCESS	-- no GPUs: untouched
+		end
 		-- the login host's own hardware says nothing of the nodes
 		if v.node_source == "live" or v.mode == "off" then
 			return slurm.SUCCESS
 		end
-		if spread and v.node_gpus and v.node_gpus > 0 and
-		   v.gpus > v.node_gpus then
-			return slurm.SUCCESS	-- spread over nodes we cannot predict
+		if v.let_through then
+			slurm.log_verbose("%s", v.let_through)
+			return slurm.SUCCESS
 		end
 		if v.fits then return slurm.SUCCESS end
 		refused = refused or { v = v, part = part }
@@ -470,7 +262,8 @@ function memcore_pre_submit(options, pack_offset)
 		l = l:gsub("^memcore: this step", "memcore: this job")
 		lines[#lines + 1] = l
 	end
-	local where = part and (" in partition " .. part) or ""
+	local where = part and (" in partition " .. part)
+		or (v.partition and (" in partition " .. v.partition)) or ""
 	local mode = memcore_opt(options, "memcore", "MEMCORE_MODE") or ""
 	if v.mode == "warn" then
 		lines[#lines + 1] = "memcore: Mode=warn" .. where ..
@@ -489,8 +282,17 @@ function memcore_pre_submit(options, pack_offset)
 		lines[#lines + 1] = "memcore: --memcore=warn is allowed here " ..
 			"(AllowUserWarn=yes): it would submit the job anyway"
 	else
-		lines[#lines + 1] = "memcore: --memcore=warn is not allowed " ..
-			"here (AllowUserWarn=no)"
+		-- Once, about this refusal: a user who never asked for warn
+		-- must not read it as a mistake in their command.
+		if mode:match("warn") then
+			lines[#lines + 1] = "memcore: --memcore=warn cannot " ..
+				"turn this refusal into a warning at this " ..
+				"site (AllowUserWarn=no)"
+		else
+			lines[#lines + 1] = "memcore: this refusal cannot be " ..
+				"turned into a warning at this site " ..
+				"(AllowUserWarn=no)"
+		end
 	end
 	lines[#lines + 1] = "memcore: refused at submission" .. where ..
 		": nothing was queued"

@@ -426,6 +426,13 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 				st->name, st->lineno, key, val);
 			return -1;
 		}
+		if (!mc_keys[k].per_partition) {
+			mc_err(st->err, st->errlen,
+				"%s:%u: %s=%s: a global key, not for a "
+				"PartitionName= line", st->name, st->lineno,
+				key, val);
+			return -1;
+		}
 		seen[k] = 1;
 		if (set_key(&part->values, k, val, why, sizeof(why))) {
 			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",

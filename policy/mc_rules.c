@@ -379,7 +379,15 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 {
 	uint32_t g = r->gpus, w = r->dataloader_workers;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
+	struct mc_request rr;
 
+	/* The ranks on the node: the request's (the step's tasks at launch),
+	 * else the tasks Slurm's allocation puts there (at submission). */
+	if (!r->use.ranks && alloc->tasks > r->gpus) {
+		rr = *r;
+		rr.use.ranks = alloc->tasks;
+		r = &rr;
+	}
 	memset(v, 0, sizeof(*v));
 	v->req = *r;
 	v->node = *node;

@@ -121,6 +121,7 @@ bool mc_same_shape(const struct mc_node_record *a,
 {
 	return a->ram_bytes == b->ram_bytes && a->cores == b->cores &&
 	       a->threads_per_core == b->threads_per_core &&
+	       a->sockets == b->sockets &&
 	       a->gpus == b->gpus && !strcmp(a->gpu_type, b->gpu_type) &&
 	       a->shards == b->shards && a->mps == b->mps;
 }

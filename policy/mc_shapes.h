@@ -25,6 +25,8 @@ struct mc_node_record {
 	uint64_t ram_bytes;		/* RealMemory (MB) in bytes */
 	uint32_t cores;			/* Sockets x CoresPerSocket */
 	uint32_t threads_per_core;	/* ThreadsPerCore (>= 1) */
+	uint32_t sockets;		/* Sockets (0 unknown); for
+					 * --gpus-per-socket */
 	uint32_t gpus;			/* GPUs in Gres=gpu[:type]:N */
 	char gpu_type[MC_GPU_TYPE_NAME_MAX];	/* "" when untyped; the
 						 * first type when mixed */

@@ -98,9 +98,14 @@ static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
 static const char *warn_line(const struct mc_plugin *p,
 			     const struct mc_policy *pol)
 {
+	/* Said once, and about this refusal: a user who never asked for
+	 * warn must not read it as a mistake in their command. */
 	if (!pol->allow_user_warn)
-		return "memcore: --memcore=warn is not allowed here "
-		       "(AllowUserWarn=no)";
+		return (p->opts.mode & MC_USER_WARN)
+		       ? "memcore: --memcore=warn cannot turn this refusal into "
+			 "a warning at this site (AllowUserWarn=no)"
+		       : "memcore: this refusal cannot be turned into a "
+			 "warning at this site (AllowUserWarn=no)";
 	if (p->opts.mode & MC_USER_WARN)
 		return NULL;	/* cannot be: warn would have run it */
 	return "memcore: --memcore=warn is allowed here (AllowUserWarn=yes): "

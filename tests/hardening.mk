@@ -61,7 +61,17 @@ valgrind: $(CLI)
 	      cat $(B)/valgrind.err; \
 	      echo "FAIL: valgrind memcore $$c --topology $$x (exit $$rc)"; \
 	      exit 1; fi; n=$$((n + 1)); \
-	  done; done; echo "valgrind: $$n runs of memcore check/audit, 0 errors"
+	  done; done; \
+	printf 'NodeRam=700G\nNodeCores=32\nNodeGpus=8\nGpuMemory=80G\nHostRamPerGpuRam=1.5\n' \
+	  >$(B)/valgrind-nodekeys.conf; \
+	for c in "audit" "audit --json" "check --gpus 8 --json"; do \
+	  rc=0; $(VALGRIND) $(CLI) $$c --config $(B)/valgrind-nodekeys.conf \
+	    >/dev/null 2>$(B)/valgrind.err || rc=$$?; \
+	  if [ $$rc -gt 2 ] || grep -q '^==' $(B)/valgrind.err; then \
+	    cat $(B)/valgrind.err; \
+	    echo "FAIL: valgrind memcore $$c with Node* keys (exit $$rc)"; \
+	    exit 1; fi; n=$$((n + 1)); \
+	done; echo "valgrind: $$n runs of memcore check/audit, 0 errors"
 
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) tests/fuzz/fuzz.h

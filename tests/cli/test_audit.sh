@@ -121,4 +121,59 @@ expect_contains "missing topology message" "$ERR" "$TMP/missing.xml"
 run_mc audit --bogus
 expect_eq "unknown option exit" "$RC" 2
 expect_contains "unknown option message" "$ERR" "unknown option '--bogus'"
+# --- issue 17 item 4: the audit tells the truth ---------------------------
+# Figures computed here: RamPerWorker 4 GiB, RamPerTask 1 GiB, 2 workers,
+# 4 reserved cores (the defaults); GiB with two decimals, rounded.
+gib() { awk -v b="$1" 'BEGIN { v = b / 1073741824; if (v == int(v)) printf "%d GiB", v; else printf "%.2f GiB", v }'; }
+G4=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+run_mc audit --config "$TMP/empty.conf" --topology "$G4" --json
+m=$(jq '.gpus[0].memory_bytes' <<<"$OUT"); host=$(jq '.host_ram_bytes' <<<"$OUT")
+# HostRamPerGpuRam=1.5: the ratio is applied to "needed", and to the step
+printf 'HostRamPerGpuRam=1.5\n' >"$TMP/ratio.conf"
+run_mc audit --config "$TMP/ratio.conf" --topology "$G4"
+expect_eq "ratio exit" "$RC" 0
+floor=$((8 * m * 3 / 2))
+expect_contains "ratio: RAM rule line" "$OUT" "RAM rule: ok - host RAM $(gib "$host"), GPUs' memory $(gib $((8 * m))) x 1.50 = $(gib $floor)
+cores rule: ok - 48 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved
+full-node step: ok - 8 GPUs x 2 workers need $(gib $((floor + 16 * 4 * 1073741824 + 8 * 1073741824))) of $(gib "$host") and 24 of 48 cores"
+run_mc audit --config "$TMP/ratio.conf" --topology "$G4" --json
+expect_eq "ratio: ram_needed_bytes" "$(jq '.ram_needed_bytes' <<<"$OUT")" "$floor"
+expect_eq "ratio: step ram" "$(jq '.full_node_step.ram_needed_bytes' <<<"$OUT")" "$((floor + 72 * 1073741824))"
+expect_eq "ratio: ok" "$(jq '.ok' <<<"$OUT")" true
+
+# Node* keys: the node they describe, not this machine; a node whose RAM
+# meets the rule (700 >= 8 x 80 GiB) but no full-node step fits (640 +
+# 16 x 4 + 8 x 1 = 712 GiB): exit 1, and why.
+printf 'NodeRam=700G\nNodeCores=32\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/nodekeys.conf"
+run_mc audit --config "$TMP/nodekeys.conf"
+expect_eq "Node* keys: no full-node step fits: exit 1" "$RC" 1
+expect_eq "Node* keys: the described node, every line" "$OUT" "node described by memcore.conf (NodeRam=, NodeCores=, NodeGpus=): 700 GiB host RAM, 32 cores, 8 GPUs
+RAM rule: ok - host RAM 700 GiB, GPUs' memory 640 GiB x 1.00 = 640 GiB
+cores rule: ok - 32 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved
+full-node step: FAILS - 8 GPUs x 2 workers need 712 GiB of 700 GiB and 24 of 32 cores: has 700 GiB, needs 712 GiB
+  memcore: this step cannot fit: it needs 712 GiB of RAM, the node has 700 GiB:
+    GPUs          8 x 80 GiB (this node)
+    host RAM      712 GiB needed = 640 GiB GPU floor + 16 workers x 4 GiB + 8 tasks x 1 GiB
+                  700 GiB allocated (the whole node)        short 12 GiB
+    CPU cores     24 needed = 8 GPUs x (2 workers + 1)
+                  32 allocated
+    fix: no allocation on this node can fit 712 GiB (node has 700 GiB)
+         --dataloader-workers=1 is the most this node can hold"
+run_mc audit --config "$TMP/nodekeys.conf" --json
+expect_eq "Node* keys json: RAM" "$(jq '.host_ram_bytes' <<<"$OUT")" $((700 * 1073741824))
+expect_eq "Node* keys json: cores" "$(jq '.cores' <<<"$OUT")" 32
+expect_eq "Node* keys json: GPUs" "$(jq '.node_gpus' <<<"$OUT")" 8
+expect_eq "Node* keys json: rule ok" "$(jq '.ram_rule_ok' <<<"$OUT")" true
+expect_eq "Node* keys json: step fails" "$(jq '.full_node_step.fits' <<<"$OUT")" false
+expect_eq "Node* keys json: not ok" "$(jq '.ok' <<<"$OUT")" false
+# 712 GiB: the full-node step fits, exit 0
+printf 'NodeRam=712G\nNodeCores=32\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/nodekeys2.conf"
+run_mc audit --config "$TMP/nodekeys2.conf"
+expect_eq "Node* keys 712G: exit 0" "$RC" 0
+expect_contains "Node* keys 712G: ok" "$OUT" "full-node step: ok - 8 GPUs x 2 workers need 712 GiB of 712 GiB and 24 of 32 cores"
+# a 2-core node described by NodeCores=2 is no "ok" for 28 cores
+printf 'NodeRam=2000G\nNodeCores=2\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/nodekeys3.conf"
+run_mc audit --config "$TMP/nodekeys3.conf"
+expect_eq "NodeCores=2: exit 1" "$RC" 1
+expect_contains "NodeCores=2: the rule" "$OUT" "cores rule: FAILS - 2 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved"
 finish

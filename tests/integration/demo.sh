@@ -32,7 +32,17 @@ shell_quote() {
 }
 show() { printf '$ %s\n' "$(shell_quote "$@")"; "$@"; }
 
-say "starting a local Slurm (logs in $MC_WORK/log)"
+# The cluster's work directory goes when it stops; its logs and job output
+# are copied here first, so every path the demo names is still there after.
+KEEP=$MC_TOP/tests/integration/.work/demo-logs
+rm -rf "$KEEP"
+# keep_logs PART: the cluster's logs and job output into $KEEP/PART
+keep_logs() {
+	mkdir -p "$KEEP/$1"
+	cp -rT "$MC_LOG_DIR" "$KEEP/$1/log" 2>/dev/null
+	cp -rT "$MC_JOB_DIR" "$KEEP/$1/jobs" 2>/dev/null
+}
+say "starting a local Slurm (its logs are kept in $KEEP/part1/log)"
 mc_cluster_start
 CONF=$MC_CONF_DIR/memcore.conf
 # Bind=none here: the claimed node's 96 CPUs are not this machine's 2.
@@ -69,7 +79,8 @@ say "3. the same through sbatch: the refused job ends FAILED with the explanatio
 echo "$ sbatch -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G --wrap 'python train.py'"
 jid=$(mc_sbatch -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G --wrap "echo never printed")
 echo "job $jid: $(mc_wait_job "$jid")"
-show cat "$(mc_job_out "$jid")"
+keep_logs part1
+show cat "$KEEP/part1/jobs/$(basename "$(mc_job_out "$jid")")"
 
 say "slurmd's log: one line per decision"
 grep -E "memcore: job [0-9.a-z]+: (fits|refused|warned):" "$MC_LOG_DIR/slurmd.log" |
@@ -86,6 +97,7 @@ EOF
 fi
 
 say "part 2: a node shaped like this machine, bound and limited"
+keep_logs part1
 mc_cluster_stop
 MC_PLUGSTACK_LINES=""	# the new cluster starts without memcore, as part 1 did
 MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1 MC_GPUS=2 MC_REAL_MEMORY=20000
@@ -104,4 +116,5 @@ show timeout 60 srun -n2 --gpus-per-task=1 --mem=1G --memcore=explain bash -c '
 	echo "task $SLURM_LOCALID: GPU $SLURM_STEP_GPUS, $(grep Cpus_allowed_list /proc/self/status | tr -s "\t" " ")"
 	if [ "$SLURM_LOCALID" = 0 ]; then '"$MEMCORE_BUILD"'/memcore usage --pid $$; fi'
 echo "srun exit status: $?"
-say "done; stopping the local Slurm"
+keep_logs part2
+say "done; stopping the local Slurm (logs and job output kept in $KEEP)"

@@ -37,9 +37,15 @@ assert_eq 8 "$(jf .node_gpus)" "GPUs from Gres"
 assert_eq t4 "$(jf '.shapes[0].gpu_type')" "the GPU type from Gres"
 assert_eq GpuTypeMemory "$(jf .gpu_memory_source)" "GPU memory from GpuTypeMemory="
 assert_eq $((200 * 1073741824)) "$(jf .ram_needed_bytes)" "200 GiB needed"
+# memcore(8) JSON OUTPUT: the keys --partition adds, and the schema first.
+for k in $(sed -n '/^\.SH JSON OUTPUT/,/^\.SH /p' "$MC_TOP/docs/memcore.8" | sed -n '/^With \\-\\-partition/,/^\.SH /p' | grep -Eo '^\.BR? [a-z_]+' | awk '{print $2}'); do
+	assert_eq true "$(jq "has(\"$k\")" <<<"$MC_OUT")" "check --partition --json has $k (memcore(8) JSON OUTPUT)"
+done
+assert_eq schema "$(jq -r 'keys_unsorted[0]' <<<"$MC_OUT")" "check --partition --json: schema first"
 check --gpus 8 --mem 300G
 assert_eq "memcore: fits on 1 of 1 node of partition gpu: $NODE1" "$(head -n1 <<<"$MC_OUT")" "the answer names the node"
 assert_contains "$MC_OUT" "  GPU memory from memcore.conf (slurmctld does not know it): GpuTypeMemory=" "text: where the GPU memory came from"
+assert_contains "$MC_OUT" "  GPU memory from memcore.conf (slurmctld does not know it): GpuTypeMemory=t4:16G" "text: the GpuTypeMemory= value used, as memcore.conf has it"
 # without it the RAM floor is unchecked, and the answer says which key
 : >"$MC_CONF_DIR/empty.conf"
 check_empty() { mc_run "${MC[@]}" check --config "$MC_CONF_DIR/empty.conf" "$@"; }

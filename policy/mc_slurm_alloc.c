@@ -1,0 +1,421 @@
+/*
+ * mc_slurm_alloc.c - the allocation Slurm gives a job on a node (see
+ * mc_slurm_alloc.h for the rules and their sources).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mc_parse.h"
+#include "mc_slurm_alloc.h"
+#include "mc_util.h"
+
+#define MB (1ULL << 20)
+
+int mc_slurm_mem_mb(const char *s, uint64_t *mb, char *err, size_t errlen)
+{
+	static const char units[] = "KMGTP";
+	char *end;
+	unsigned long long v;
+	const char *u;
+	int shift;
+
+	if (!s || !isdigit((unsigned char)*s)) {
+		snprintf(err, errlen, "not a size");
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno) {
+		snprintf(err, errlen, "too large");
+		return -1;
+	}
+	/* sbatch prints 0 as "0?" (mbytes_to_str ran out of units). */
+	if (!*end || (v == 0 && !strcmp(end, "?"))) {
+		*mb = v;
+		return 0;
+	}
+	u = strchr(units, toupper((unsigned char)*end));
+	if (!u || !*u || (end[1] && strcasecmp(end + 1, "B"))) {
+		snprintf(err, errlen, "unknown size suffix '%s'", end);
+		return -1;
+	}
+	/* K is 1/1024 MB: rounded up, as Slurm's str_to_mbytes does. */
+	shift = (int)(u - units) * 10 - 10;
+	if (shift < 0) {
+		*mb = (v + 1023) / 1024;
+		return 0;
+	}
+	if (shift && v > (UINT64_MAX >> shift)) {
+		snprintf(err, errlen, "too large");
+		return -1;
+	}
+	*mb = (uint64_t)v << shift;
+	return 0;
+}
+
+/* A count; anything else (Slurm's unset sentinels "-2", "1-0") is 0. */
+static uint32_t count_of(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return 0;
+	v = strtoul(s, &end, 10);
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* Keep the first GPU type a request names. */
+static void set_type(struct mc_slurm_job *j, const char *t, size_t len)
+{
+	if (j->gpu_type[0] || !len)
+		return;
+	if (len >= sizeof(j->gpu_type))
+		len = sizeof(j->gpu_type) - 1;
+	memcpy(j->gpu_type, t, len);
+	j->gpu_type[len] = '\0';
+}
+
+/*
+ * GPUs of a [type:]N[,[type:]N...] value (--gpus, --gpus-per-node, ...)
+ * summed; the first type kept. A bare type ("h100") is one GPU.
+ */
+static uint32_t gpu_list(struct mc_slurm_job *j, const char *v)
+{
+	uint64_t total = 0;
+
+	while (v && *v) {
+		const char *end = strchr(v, ',');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		const char *colon = memchr(v, ':', len);
+
+		if (colon) {
+			set_type(j, v, (size_t)(colon - v));
+			total += count_of(colon + 1);
+		} else if (isdigit((unsigned char)*v)) {
+			total += count_of(v);
+		} else {
+			set_type(j, v, len);
+			total += 1;
+		}
+		v = end ? end + 1 : NULL;
+	}
+	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+/*
+ * --gres as slurm_opt prints it: "gres:gpu:h100:8,gres:nic:1", "gpu:2",
+ * "gres/gpu:2" (tres forms), "gpu" (one). With cpus, a "cpu=N"/"cpu:N"
+ * entry of --tres-per-task sets -c. Returns the GPUs.
+ */
+static uint32_t gres_list(struct mc_slurm_job *j, const char *v,
+			  uint32_t *cpus)
+{
+	uint64_t total = 0;
+
+	while (v && *v) {
+		const char *end = strchr(v, ',');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		char item[128];
+		char *name, *rest, *last;
+
+		snprintf(item, sizeof(item), "%.*s", (int)len, v);
+		/* "=" of the tres forms reads as ":" */
+		for (char *c = item; *c; c++)
+			if (*c == '=')
+				*c = ':';
+		name = item;
+		if (!strncmp(name, "gres:", 5) || !strncmp(name, "gres/", 5))
+			name += 5;
+		rest = strchr(name, ':');
+		if (rest)
+			*rest++ = '\0';
+		if (!strcmp(name, "gpu")) {
+			if (!rest) {
+				total += 1;
+			} else {
+				last = strrchr(rest, ':');
+				if (last) {
+					set_type(j, rest,
+						 (size_t)(last - rest));
+					total += count_of(last + 1);
+				} else if (isdigit((unsigned char)*rest)) {
+					total += count_of(rest);
+				} else {
+					set_type(j, rest, strlen(rest));
+					total += 1;
+				}
+			}
+		} else if (!strcmp(name, "cpu") && cpus && rest) {
+			*cpus = count_of(rest);
+		} else if (!strcmp(name, "shard") || !strcmp(name, "mps")) {
+			/* shard, shard:N, shard:type:N */
+			const char *n = rest ? strrchr(rest, ':') : NULL;
+			uint32_t c = !rest ? 1 : count_of(n ? n + 1 : rest);
+
+			if (name[0] == 's')
+				j->shards += c;
+			else
+				j->mps += c;
+		}
+		v = end ? end + 1 : NULL;
+	}
+	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
+		     const char *value, char *err, size_t errlen)
+{
+	char why[MC_ERR_MAX];
+	enum mc_job_mem kind = MC_JOB_MEM_NONE;
+
+	if (!name || !value)
+		return 0;
+	if (!strcmp(name, "mem"))
+		kind = MC_JOB_MEM_NODE;
+	else if (!strcmp(name, "mem-per-gpu"))
+		kind = MC_JOB_MEM_GPU;
+	else if (!strcmp(name, "mem-per-cpu"))
+		kind = MC_JOB_MEM_CPU;
+	if (kind) {
+		if (mc_slurm_mem_mb(value, &j->mem_mb, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--%s=%s: %s", name, value, why);
+			return -1;
+		}
+		j->mem_kind = kind;
+		snprintf(j->mem_opt, sizeof(j->mem_opt), "--%s=%s", name,
+			 j->mem_mb ? value : "0");
+	} else if (!strcmp(name, "nodes")) {
+		const char *dash = strchr(value, '-');
+
+		j->nodes_min = count_of(value);
+		j->nodes_max = dash ? count_of(dash + 1) : j->nodes_min;
+	} else if (!strcmp(name, "ntasks")) {
+		j->ntasks = count_of(value);
+	} else if (!strcmp(name, "ntasks-per-node")) {
+		j->ntasks_per_node = count_of(value);
+	} else if (!strcmp(name, "cpus-per-task")) {
+		j->cpus_per_task = count_of(value);
+	} else if (!strcmp(name, "cpus-per-gpu")) {
+		j->cpus_per_gpu = count_of(value);
+	} else if (!strcmp(name, "sockets-per-node")) {
+		j->sockets_per_node = count_of(value);
+	} else if (!strcmp(name, "threads-per-core")) {
+		if (count_of(value) == 1)
+			j->one_thread_per_core = true;
+	} else if (!strcmp(name, "hint")) {
+		if (strstr(value, "nomultithread"))
+			j->one_thread_per_core = true;
+	} else if (!strcmp(name, "exclusive")) {
+		j->exclusive = !strcmp(value, "exclusive") ? MC_EXCL_NODE
+			: !strcmp(value, "user") ? MC_EXCL_USER
+			: !strcmp(value, "mcs") ? MC_EXCL_MCS
+			: !strcmp(value, "topo") ? MC_EXCL_TOPO : MC_EXCL_NONE;
+	} else if (!strcmp(name, "gpus-per-node")) {
+		j->gpus_per_node = gpu_list(j, value);
+	} else if (!strcmp(name, "gpus-per-task")) {
+		j->gpus_per_task = gpu_list(j, value);
+	} else if (!strcmp(name, "gpus-per-socket")) {
+		j->gpus_per_socket = gpu_list(j, value);
+	} else if (!strcmp(name, "gpus")) {
+		j->gpus_total = gpu_list(j, value);
+	} else if (!strcmp(name, "gres") || !strcmp(name, "tres-per-node")) {
+		uint32_t g = gres_list(j, value, NULL);
+
+		if (g)
+			j->gpus_per_node = g;
+	} else if (!strcmp(name, "tres-per-task")) {
+		uint32_t cpus = 0, g = gres_list(j, value, &cpus);
+
+		if (g)
+			j->gpus_per_task = g;
+		if (cpus)
+			j->cpus_per_task = cpus;
+	}
+	return 0;
+}
+
+bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j)
+{
+	return j->gpus_per_node || j->gpus_per_task || j->gpus_per_socket ||
+	       j->gpus_total;
+}
+
+static uint32_t div_up32(uint32_t a, uint32_t b)
+{
+	return b ? a / b + (a % b != 0) : a;
+}
+
+static uint32_t min32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* GPUs and tasks of the job on node n. */
+static void gpus_and_tasks(const struct mc_slurm_job *j,
+			   const struct mc_node_record *n, uint32_t *gpus,
+			   uint32_t *tasks)
+{
+	/* -N min-max: Slurm may use up to max nodes, the fewest GPUs and
+	 * tasks a node (no false refusal for a range). */
+	uint32_t nodes = j->nodes_max > j->nodes_min ? j->nodes_max
+		       : j->nodes_min;
+	uint32_t t = j->ntasks_per_node ? j->ntasks_per_node
+		   : nodes && j->ntasks ? div_up32(j->ntasks, nodes)
+		   : j->ntasks;
+	uint32_t g = 0;
+
+	if (j->gpus_per_node) {
+		g = j->gpus_per_node;
+	} else if (j->gpus_per_socket) {
+		g = mc_mul_sat32(j->gpus_per_socket, j->sockets_per_node
+				 ? j->sockets_per_node
+				 : n->sockets ? n->sockets : 1);
+		/* Slurm 22.05 on a node whose gres.conf binds no GPU to a
+		 * socket (no Cores=) gives the node's GPUs (seen by the
+		 * submit-vs-launch corpus): never more than it has. */
+		if (n->gpus && g > n->gpus)
+			g = n->gpus;
+	} else if (j->gpus_per_task) {
+		if (!t)
+			t = 1;
+		/* -n without -N: Slurm spreads the tasks over as many
+		 * nodes as their GPUs need; a node holds what fits it. */
+		if (!nodes && !j->ntasks_per_node && n->gpus &&
+		    n->gpus >= j->gpus_per_task)
+			t = min32(t, n->gpus / j->gpus_per_task);
+		g = mc_mul_sat32(j->gpus_per_task, t);
+	} else if (j->gpus_total) {
+		if (nodes) {
+			g = div_up32(j->gpus_total, nodes);
+		} else {
+			/* spread: at most the node's own */
+			g = n->gpus ? min32(j->gpus_total, n->gpus)
+				    : j->gpus_total;
+			if (t && j->gpus_total > g)
+				t = div_up32(mc_mul_sat32(t, g),
+					     j->gpus_total);
+		}
+	}
+	*gpus = g;
+	*tasks = t ? t : 1;
+}
+
+void mc_slurm_alloc(const struct mc_slurm_job *j,
+		    const struct mc_slurm_part *p,
+		    const struct mc_node_record *n,
+		    struct mc_slurm_grant *g)
+{
+	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
+	uint32_t cpt = j->cpus_per_task, cpg = j->cpus_per_gpu;
+	uint32_t cores, cpus;
+	uint64_t cpus64, mem_mb = 0, per_cpu = 0;
+	bool whole = false;
+	const char *src = NULL;
+	char b[32];
+
+	memset(g, 0, sizeof(*g));
+	g->alloc.requested = true;
+	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type)) {
+		g->excluded = true;
+		snprintf(g->why, sizeof(g->why), "its GPUs are %s, the job "
+			 "asks for %s", n->gpu_type[0] ? n->gpu_type
+			 : "untyped", j->gpu_type);
+		return;
+	}
+	gpus_and_tasks(j, n, &g->gpus, &g->tasks);
+
+	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
+	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)
+		per_cpu = j->mem_mb;
+	else if (j->mem_kind == MC_JOB_MEM_NONE &&
+		 !(g->gpus && p->def_mem_per_gpu_mb) && p->def_mem_per_cpu_mb)
+		per_cpu = p->def_mem_per_cpu_mb;
+	if (per_cpu && p->max_mem_per_cpu_mb &&
+	    per_cpu > p->max_mem_per_cpu_mb) {
+		uint64_t f = (per_cpu + p->max_mem_per_cpu_mb - 1) /
+			     p->max_mem_per_cpu_mb;
+
+		cpt = mc_mul_sat32(cpt ? cpt : 1, f > UINT32_MAX ? UINT32_MAX
+				   : (uint32_t)f);
+		per_cpu = (per_cpu + f - 1) / f;
+	}
+
+	/* CPUs: all of them with plain --exclusive; else as asked. */
+	if (!cpt && !cpg && g->gpus)
+		cpg = p->def_cpu_per_gpu;
+	cpus64 = (uint64_t)g->tasks * (cpt ? cpt : 1);
+	if ((uint64_t)g->gpus * cpg > cpus64)
+		cpus64 = (uint64_t)g->gpus * cpg;
+	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
+	if (j->exclusive == MC_EXCL_NODE) {
+		cores = n->cores;
+	} else if (j->one_thread_per_core) {
+		cores = cpus;
+	} else {
+		cores = div_up32(cpus, tpc);
+	}
+	/* Slurm allocates whole cores: their threads are the job's CPUs
+	 * (one each with --hint=nomultithread). */
+	g->cpus = j->one_thread_per_core ? cores : mc_mul_sat32(cores, tpc);
+	g->alloc.cores = cores;
+	g->alloc.tasks = g->tasks;
+	if (j->cpus_per_task && !j->cpus_per_gpu)
+		g->alloc.cpu_form = MC_CPUS_PER_TASK;
+
+	/* Memory, in Slurm's order. */
+	switch (j->mem_kind) {
+	case MC_JOB_MEM_NODE:
+		whole = !j->mem_mb;
+		mem_mb = j->mem_mb;
+		src = j->mem_opt;
+		break;
+	case MC_JOB_MEM_GPU:
+		whole = !j->mem_mb;
+		mem_mb = j->mem_mb * g->gpus;
+		g->alloc.mem_form = MC_MEM_PER_GPU;
+		src = j->mem_opt;
+		break;
+	case MC_JOB_MEM_CPU:
+		whole = !j->mem_mb;
+		mem_mb = per_cpu * g->cpus;
+		g->alloc.mem_form = MC_MEM_PER_CPU;
+		src = j->mem_opt;
+		break;
+	case MC_JOB_MEM_NONE:
+		if (g->gpus && p->def_mem_per_gpu_mb) {
+			mem_mb = p->def_mem_per_gpu_mb * g->gpus;
+			g->alloc.mem_form = MC_MEM_PER_GPU;
+			snprintf(g->mem_source, sizeof(g->mem_source),
+				 "DefMemPerGPU=%s", mc_fmt_mem_option(
+				 p->def_mem_per_gpu_mb * MB, b, sizeof(b)));
+		} else if (per_cpu) {
+			mem_mb = per_cpu * g->cpus;
+			g->alloc.mem_form = MC_MEM_PER_CPU;
+			snprintf(g->mem_source, sizeof(g->mem_source),
+				 "DefMemPerCPU=%s x %u CPUs", mc_fmt_mem_option(
+				 per_cpu * MB, b, sizeof(b)), g->cpus);
+		} else if (p->def_mem_per_node_mb) {
+			mem_mb = p->def_mem_per_node_mb;
+			snprintf(g->mem_source, sizeof(g->mem_source),
+				 "DefMemPerNode=%s", mc_fmt_mem_option(
+				 mem_mb * MB, b, sizeof(b)));
+		} else {
+			whole = true;
+		}
+		break;
+	}
+	if (src)
+		snprintf(g->mem_source, sizeof(g->mem_source), "%s%s", src,
+			 whole ? ": the whole node" : "");
+	else if (whole)
+		snprintf(g->mem_source, sizeof(g->mem_source),
+			 "the whole node");
+	g->alloc.mem_bytes = whole ? n->ram_bytes
+				   : mc_mul_sat64(mem_mb, MB);
+	g->alloc.mem_source = g->mem_source;
+}

@@ -1,0 +1,159 @@
+/*
+ * mc_slurm_alloc.h - the allocation Slurm gives a job on one node, as
+ * Slurm computes it, from the job's options as the user wrote them
+ * (sbatch/srun/salloc, as cli_filter/lua hands them over:
+ * slurm.json_cli_options()) and slurmctld's resolved partition and node
+ * records (PartitionName=DEFAULT lines and Include files already
+ * applied). The submit-time half of the one judgement (mc_judge.h): its
+ * product is the mc_alloc that mc_judge() takes.
+ *
+ * Pure C on plain data: no Slurm, no I/O, no allocation. The rules and
+ * their sources (Slurm 22.05 unless said; docs/memcore.8 "SUBMISSION"):
+ *  - memory, first that applies (sbatch(1) --mem/--mem-per-cpu/
+ *    --mem-per-gpu "mutually exclusive"; slurm.conf(5) DefMemPerCPU,
+ *    DefMemPerGPU, DefMemPerNode "mutually exclusive"; slurmctld
+ *    job_mgr.c _valid_pn_min_mem and select/cons_tres
+ *    gres_select_util_job_mem_set: a per-GPU default only for a job that
+ *    set no memory):
+ *      --mem=N: N per node; --mem-per-gpu=N: N x the node's GPUs;
+ *      --mem-per-cpu=N: N x the node's allocated CPUs;
+ *      none: the partition's DefMemPerGPU (a GPU job), else its
+ *      DefMemPerCPU or DefMemPerNode (the partition's, else slurm.conf's);
+ *      none of them: the whole node (RealMemory).
+ *    A size of 0 (sbatch(1): "a memory size specification of zero ...
+ *    grants the job access to all of the memory on each node"; cons_tres
+ *    job_test.c: a zero request takes the node's available memory) is the
+ *    whole node, for --mem, --mem-per-cpu and --mem-per-gpu alike. Real
+ *    sbatch hands 0 to the filter as "0?" (mbytes_to_str): accepted.
+ *  - MaxMemPerCPU (slurm.conf(5): "that job's count of CPUs per task
+ *    will try to automatically increase"): a per-CPU figure above it
+ *    raises CPUs per task to ceil(mem / max) x, the figure per CPU falls
+ *    to match. MaxMemPerNode: Slurm itself refuses a job above it.
+ *  - CPUs per node: --exclusive (plain; sbatch(1) "allocated all CPUs and
+ *    GRES on all nodes ... but is only allocated as much memory as it
+ *    requested") all the node's CPUs; --exclusive=user/mcs (and =topo,
+ *    24.11) only keep others off: the CPUs are as asked. Otherwise
+ *    max(tasks x cpus-per-task, GPUs x cpus-per-gpu), cpus-per-gpu being
+ *    DefCpuPerGPU when neither -c nor --cpus-per-gpu is given
+ *    (slurm.conf(5) DefCpuPerGPU), at least one per task. Slurm allocates
+ *    whole cores (CR_Core*): cores = ceil(CPUs / ThreadsPerCore), all the
+ *    core's threads count as allocated CPUs; with --hint=nomultithread or
+ *    --threads-per-core=1 one CPU is one core (slurm.conf(5) DefMemPerCPU
+ *    NOTE: "usable allocated CPUs").
+ *  - GPUs on the node: --gpus-per-node=[type:]N and --gres=gpu[:type]:N
+ *    (N); --gpus-per-socket=N (N x --sockets-per-node, else the node's
+ *    sockets; at most the node's GPUs: 22.05 gives a node whose gres.conf
+ *    binds no GPU to a socket its GPUs); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
+ *    node's tasks); --tres-per-node=gres/gpu:N (N); --gpus=N with -N:
+ *    ceil(N / nodes) (-N min-max: max, the fewest a node). Without -N a total (--gpus, or -n with a per-task
+ *    count) is spread over nodes (Slurm picks as many as it needs): a
+ *    node gets at most its own GPUs, so -n16 --gpus-per-task=1 on 8-GPU
+ *    nodes is 8 + 8, judged as 8 tasks of one GPU per node.
+ *  - A typed request (h100:8 in any GPU form) runs only on nodes whose
+ *    Gres type is that type (gres.conf Type=, case-insensitive): the
+ *    others are not candidates at all (excluded, not refusals).
+ * Shards and MPS (--gres=shard:N, mps:N) are read into shards and mps:
+ * the step is sized as that share of one card (memcore check --shards).
+ */
+#ifndef MC_SLURM_ALLOC_H
+#define MC_SLURM_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mc_config.h"
+#include "mc_rules.h"
+#include "mc_shapes.h"
+
+/* --exclusive, as slurm_opt prints it: unset/oversubscribe, exclusive,
+ * user, mcs, topo. */
+enum mc_excl {
+	MC_EXCL_NONE = 0,
+	MC_EXCL_NODE,		/* plain --exclusive: all CPUs */
+	MC_EXCL_USER,		/* =user */
+	MC_EXCL_MCS,		/* =mcs */
+	MC_EXCL_TOPO,		/* =topo (24.11) */
+};
+
+/* Which memory option the job gave (at most one: sbatch refuses two). */
+enum mc_job_mem { MC_JOB_MEM_NONE = 0, MC_JOB_MEM_NODE, MC_JOB_MEM_GPU,
+		  MC_JOB_MEM_CPU };
+
+#define MC_JOB_OPT_MAX 64
+
+/* A job's request, as the user wrote it. 0 is unset for every count. */
+struct mc_slurm_job {
+	uint32_t nodes_min, nodes_max;	/* -N min[-max] */
+	uint32_t ntasks;		/* -n */
+	uint32_t ntasks_per_node;	/* --ntasks-per-node */
+	uint32_t cpus_per_task;		/* -c */
+	uint32_t cpus_per_gpu;		/* --cpus-per-gpu */
+	uint32_t sockets_per_node;	/* --sockets-per-node */
+	bool one_thread_per_core;	/* --hint=nomultithread,
+					 * --threads-per-core=1 */
+	enum mc_job_mem mem_kind;
+	uint64_t mem_mb;		/* that option's MB; 0: whole node */
+	char mem_opt[MC_JOB_OPT_MAX];	/* "--mem=400G" as written */
+	enum mc_excl exclusive;
+	/* GPUs, in the form given (each 0 when not) */
+	uint32_t gpus_per_node;		/* --gpus-per-node, --gres=gpu,
+					 * --tres-per-node=gres/gpu */
+	uint32_t gpus_per_task;		/* --gpus-per-task,
+					 * --tres-per-task=gres/gpu */
+	uint32_t gpus_per_socket;	/* --gpus-per-socket */
+	uint32_t gpus_total;		/* --gpus */
+	char gpu_type[MC_GPU_TYPE_NAME_MAX];	/* "" untyped */
+	/* A shared GPU: --gres=shard:N or mps:N (0 when not); sized by
+	 * the judgement as its share of one card (mc_terms.h). */
+	uint32_t shards, mps;
+};
+
+/* A partition as slurmctld resolved it (MB; 0 unset). */
+struct mc_slurm_part {
+	uint64_t def_mem_per_cpu_mb, def_mem_per_node_mb, def_mem_per_gpu_mb;
+	uint32_t def_cpu_per_gpu;
+	uint64_t max_mem_per_cpu_mb, max_mem_per_node_mb;
+};
+
+/*
+ * One option of the job as cli_filter's slurm.json_cli_options() prints
+ * it (name without "--": "mem", "gpus-per-node", "exclusive", ...; value
+ * as slurm_opt's getter prints it: "400G", "0?", "h100:8", "gres:gpu:2",
+ * "2-4", "exclusive"). Options memcore does not read are ignored (0).
+ * Returns 0, or -1 with err ("--mem=12X: ...") for a value it cannot read.
+ */
+int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
+		     const char *value, char *err, size_t errlen);
+
+/* Whether the job asks for GPUs at all (any form). */
+bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j);
+
+/*
+ * A Slurm memory figure in MB: digits with an optional unit K, M, G, T, P
+ * (MB without one, as sbatch takes it) or "0?" (sbatch's 0). Returns 0 or
+ * -1 with err.
+ */
+int mc_slurm_mem_mb(const char *s, uint64_t *mb, char *err, size_t errlen);
+
+/* What the job gets on one node. */
+struct mc_slurm_grant {
+	bool excluded;			/* not a candidate (GPU type) */
+	char why[128];			/* why excluded */
+	uint32_t gpus;			/* GPUs of the job on the node */
+	uint32_t tasks;			/* tasks on the node */
+	uint32_t cpus;			/* CPUs allocated (threads) */
+	struct mc_alloc alloc;		/* for mc_judge(); requested */
+	char mem_source[96];		/* alloc.mem_source points here */
+};
+
+/*
+ * The allocation of job j on node n of partition p (rules above).
+ * g->alloc.mem_source points into g: keep g while it is used.
+ */
+void mc_slurm_alloc(const struct mc_slurm_job *j,
+		    const struct mc_slurm_part *p,
+		    const struct mc_node_record *n,
+		    struct mc_slurm_grant *g);
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/bash
+# memcore check --json: the keys memcore(8) documents under JSON OUTPUT are
+# exactly the keys of the output (read from the man page here, apart from
+# the code), so a documented key cannot disappear unseen, nor an
+# undocumented one appear; every --json output starts with its schema; the
+# key renamed in 0.2 (ram_offload_bytes -> ram_zero_bytes) still reads the
+# same figure under its old name.
+. "$(dirname "$0")/lib.sh"
+MAN=$TOP/docs/memcore.8
+T4=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+
+documented=$(awk '/^\.SH/ { k = ($0 == ".SH JSON OUTPUT") } /^\.PP/ { k = 0 } k && p && /^\.B [a-z_]+$/ { print $2 } { p = ($0 == ".TP") }' "$MAN" | sort)
+expect_eq "memcore(8) JSON OUTPUT lists keys" "$([ "$(wc -l <<<"$documented")" -ge 20 ] && echo yes)" yes
+for args in "--gpus 8 --mem 100G" "--gpus 8 --mem 400G --model-params 3B --zero-stage 2 --offload optimizer" "--gpus 1"; do
+	# shellcheck disable=SC2086
+	run_mc check $args --topology "$T4" --config "$TMP/empty.conf" --json
+	got=$(jq -r 'keys[]' <<<"$OUT" | sort)
+	missing=$(comm -23 <(printf '%s\n' "$documented") <(printf '%s\n' "$got"))
+	extra=$(comm -13 <(printf '%s\n' "$documented") <(printf '%s\n' "$got"))
+	expect_eq "check $args --json: documented keys missing from the output" "$missing" ""
+	expect_eq "check $args --json: keys not in memcore(8) JSON OUTPUT" "$extra" ""
+	expect_eq "check $args --json: schema first" "$(jq -r 'keys_unsorted[0]' <<<"$OUT")" schema
+	expect_eq "check $args --json: schema 1" "$(jq -r .schema <<<"$OUT")" 1
+	expect_eq "check $args --json: ram_offload_bytes = ram_zero_bytes" \
+		"$(jq -r .ram_offload_bytes <<<"$OUT")" "$(jq -r .ram_zero_bytes <<<"$OUT")"
+done
+# The ZeRO case: the alias carries the real figure, not null nor 0:
+# DeepSpeed's estimate_zero2_model_states_mem_needs with cpu_offload,
+# params x max(4 x GPUs, 16) x additional_buffer_factor = 3e9 x 32 x 1.5.
+run_mc check --gpus 8 --mem 400G --model-params 3B --zero-stage 2 --offload optimizer --topology "$T4" --config "$TMP/empty.conf" --json
+expect_eq "ZeRO: ram_zero_bytes" "$(jq -r .ram_zero_bytes <<<"$OUT")" $((3000000000 * 32 * 3 / 2))
+expect_eq "ZeRO: ram_offload_bytes, the same figure" "$(jq -r .ram_offload_bytes <<<"$OUT")" $((3000000000 * 32 * 3 / 2))
+# Every other --json output starts with the schema too.
+for c in "audit --topology $T4" "plan --topology $T4" "usage --cgroup $DATA/cgroup/v2/job_7/step_0"; do
+	# shellcheck disable=SC2086
+	run_mc $c --config "$TMP/empty.conf" --json
+	[ "${c%% *}" = usage ] && run_mc $c --json
+	expect_eq "$c --json: schema first" "$(jq -r 'keys_unsorted[0]' <<<"$OUT")" schema
+	expect_eq "$c --json: schema 1" "$(jq -r .schema <<<"$OUT")" 1
+done
+finish

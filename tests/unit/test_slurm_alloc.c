@@ -1,0 +1,299 @@
+/*
+ * test_slurm_alloc.c - the allocation Slurm gives a job on a node
+ * (mc_slurm_alloc.h), rule by rule, against figures worked out by hand
+ * from sbatch(1) and slurm.conf(5) (22.05): the memory options and their
+ * order, the partition's defaults, every --exclusive form, --mem=0 as
+ * sbatch hands it over ("0?"), threads versus cores, typed GPUs, per-task,
+ * per-socket and tres forms, and a total spread over nodes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mc_slurm_alloc.h"
+
+#define MiB ((uint64_t)1 << 20)
+#define GiB ((uint64_t)1 << 30)
+
+/* 8 x h100, 2048 GiB, 2 sockets x 56 cores x 2 threads. */
+static const struct mc_node_record H100 = {
+	.name = "h01", .ram_bytes = 2048 * GiB, .cores = 112,
+	.threads_per_core = 2, .sockets = 2, .gpus = 8, .gpu_type = "h100",
+};
+
+struct want {
+	bool excluded;
+	uint32_t gpus, tasks, cores;
+	uint64_t mem;
+	const char *mem_source;
+	enum mc_mem_form mem_form;
+};
+
+struct tcase {
+	const char *opts;		/* "name=value;name=value" */
+	struct mc_slurm_part part;
+	struct want w;
+};
+
+static void job_of(const char *opts, struct mc_slurm_job *j)
+{
+	char buf[512], err[128];
+	char *save = NULL;
+
+	memset(j, 0, sizeof(*j));
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (char *kv = strtok_r(buf, ";", &save); kv;
+	     kv = strtok_r(NULL, ";", &save)) {
+		char *eq = strchr(kv, '=');
+
+		assert_non_null(eq);
+		*eq = '\0';
+		if (mc_slurm_job_set(j, kv, eq + 1, err, sizeof(err)) < 0)
+			fail_msg("%s=%s: %s", kv, eq + 1, err);
+	}
+}
+
+static void run(const struct tcase *c, size_t n)
+{
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	for (size_t i = 0; i < n; i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &c[i].part, &H100, &g);
+		if (g.excluded != c[i].w.excluded)
+			fail_msg("%s: excluded %d", c[i].opts, g.excluded);
+		if (g.excluded)
+			continue;
+		if (g.gpus != c[i].w.gpus || g.tasks != c[i].w.tasks ||
+		    g.alloc.cores != c[i].w.cores ||
+		    g.alloc.mem_bytes != c[i].w.mem ||
+		    strcmp(g.mem_source, c[i].w.mem_source) ||
+		    g.alloc.mem_form != c[i].w.mem_form)
+			fail_msg("%s: gpus %u tasks %u cores %u mem %llu MiB "
+				 "'%s' form %d; want %u %u %u %llu MiB '%s' %d",
+				 c[i].opts, g.gpus, g.tasks, g.alloc.cores,
+				 (unsigned long long)(g.alloc.mem_bytes / MiB),
+				 g.mem_source, g.alloc.mem_form, c[i].w.gpus,
+				 c[i].w.tasks, c[i].w.cores,
+				 (unsigned long long)(c[i].w.mem / MiB),
+				 c[i].w.mem_source, c[i].w.mem_form);
+		assert_true(g.alloc.requested);
+		assert_ptr_equal(g.alloc.mem_source, g.mem_source);
+	}
+}
+
+/* The memory options, their order and the defaults. */
+static void test_memory(void **state)
+{
+	const struct mc_slurm_part none = { 0 };
+	const struct mc_slurm_part gpu_def = { .def_mem_per_gpu_mb = 81920,
+					       .def_mem_per_cpu_mb = 4096,
+					       .def_cpu_per_gpu = 6 };
+	const struct mc_slurm_part cpu_def = { .def_mem_per_cpu_mb = 4096 };
+	const struct mc_slurm_part node_def = { .def_mem_per_node_mb = 512000 };
+	const struct mc_slurm_part maxcpu = { .max_mem_per_cpu_mb = 8192 };
+	const struct tcase c[] = {
+		/* --mem per node, as the user wrote it */
+		{ "gpus=8;mem=400G;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* --mem=0 reaches the filter as "0?": the whole node */
+		{ "gpus=8;mem=0?;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 2048 * GiB, "--mem=0: the whole node",
+		    MC_MEM_PER_NODE } },
+		{ "gpus-per-node=8;mem-per-gpu=0?;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 2048 * GiB, "--mem-per-gpu=0: the whole "
+		    "node", MC_MEM_PER_GPU } },
+		/* per GPU: x the node's GPUs */
+		{ "gpus=8;mem-per-gpu=90G;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 720 * GiB, "--mem-per-gpu=90G",
+		    MC_MEM_PER_GPU } },
+		/* per CPU: x the CPUs of whole cores (48 CPUs = 24 cores) */
+		{ "gpus=8;mem-per-cpu=8G;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 384 * GiB, "--mem-per-cpu=8G",
+		    MC_MEM_PER_CPU } },
+		/* an odd CPU count: Slurm gives the whole core, both threads */
+		{ "gpus=1;mem-per-cpu=1G;cpus-per-task=3", none,
+		  { false, 1, 1, 2, 4 * GiB, "--mem-per-cpu=1G",
+		    MC_MEM_PER_CPU } },
+		/* the user's option before any default */
+		{ "gpus=8;mem=100G", gpu_def,
+		  { false, 8, 1, 24, 100 * GiB, "--mem=100G", MC_MEM_PER_NODE } },
+		/* no option: DefMemPerGPU for a GPU job, DefCpuPerGPU */
+		{ "gpus=8", gpu_def,
+		  { false, 8, 1, 24, 640 * GiB, "DefMemPerGPU=80G",
+		    MC_MEM_PER_GPU } },
+		/* DefMemPerCPU x the allocated CPUs (1 task: 1 core, 2) */
+		{ "gpus=8", cpu_def,
+		  { false, 8, 1, 1, 8 * GiB, "DefMemPerCPU=4G x 2 CPUs",
+		    MC_MEM_PER_CPU } },
+		{ "gpus=8", node_def,
+		  { false, 8, 1, 1, 500 * GiB, "DefMemPerNode=500G",
+		    MC_MEM_PER_NODE } },
+		/* nothing at all: the whole node */
+		{ "gpus=8;cpus-per-gpu=6", none,
+		  { false, 8, 1, 24, 2048 * GiB, "the whole node",
+		    MC_MEM_PER_NODE } },
+		/* MaxMemPerCPU: 32G per CPU over 8G raises -c 1 to 4 (2
+		 * cores, 4 CPUs at 8G) */
+		{ "gpus=1;mem-per-cpu=32G", maxcpu,
+		  { false, 1, 1, 2, 32 * GiB, "--mem-per-cpu=32G",
+		    MC_MEM_PER_CPU } },
+	};
+
+	(void)state;
+	run(c, sizeof(c) / sizeof(c[0]));
+}
+
+/* --exclusive: plain gives all CPUs but only the memory asked; the
+ * others keep other jobs off and give what was asked. */
+static void test_exclusive(void **state)
+{
+	const struct mc_slurm_part none = { 0 };
+	const struct mc_slurm_part cpu_def = { .def_mem_per_cpu_mb = 4096 };
+	const struct tcase c[] = {
+		{ "gpus=8;exclusive=exclusive;mem=400G", none,
+		  { false, 8, 1, 112, 400 * GiB, "--mem=400G",
+		    MC_MEM_PER_NODE } },
+		/* the per-CPU default x all 224 CPUs */
+		{ "gpus=8;exclusive=exclusive", cpu_def,
+		  { false, 8, 1, 112, 896 * GiB, "DefMemPerCPU=4G x 224 CPUs",
+		    MC_MEM_PER_CPU } },
+		{ "gpus=8;exclusive=exclusive;mem=0?", none,
+		  { false, 8, 1, 112, 2048 * GiB, "--mem=0: the whole node",
+		    MC_MEM_PER_NODE } },
+		{ "gpus=8;exclusive=user;mem=400G", none,
+		  { false, 8, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		{ "gpus=8;exclusive=mcs;mem=400G;cpus-per-gpu=4", none,
+		  { false, 8, 1, 16, 400 * GiB, "--mem=400G",
+		    MC_MEM_PER_NODE } },
+		{ "gpus=8;exclusive=topo;mem=400G", none,
+		  { false, 8, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		{ "gpus=8;exclusive=oversubscribe;mem=400G", none,
+		  { false, 8, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+	};
+
+	(void)state;
+	run(c, sizeof(c) / sizeof(c[0]));
+}
+
+/* The GPU forms, typed requests, spreading and threads. */
+static void test_gpus(void **state)
+{
+	const struct mc_slurm_part none = { 0 };
+	const struct tcase c[] = {
+		{ "gpus-per-node=h100:8;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "gres=gres:gpu:h100:4;mem=1T", none,
+		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "gpus=H100:8;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* another type: not a candidate */
+		{ "gpus-per-node=a100:8", none, { .excluded = true } },
+		{ "gres=gres:gpu:a100:8", none, { .excluded = true } },
+		{ "gpus=a100:8", none, { .excluded = true } },
+		/* -n16 --gpus-per-task=1, no -N: 8 tasks on an 8-GPU node */
+		{ "ntasks=16;gpus-per-task=1;cpus-per-task=3;mem=1T", none,
+		  { false, 8, 8, 12, 1024 * GiB, "--mem=1T",
+		    MC_MEM_PER_NODE } },
+		/* with -N2 the tasks are 8 a node as well */
+		{ "nodes=2;ntasks=16;gpus-per-task=1;mem=1T", none,
+		  { false, 8, 8, 4, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N1: 16 on one node, more than it has */
+		{ "nodes=1;ntasks=16;gpus-per-task=1;mem=1T", none,
+		  { false, 16, 16, 8, 1024 * GiB, "--mem=1T",
+		    MC_MEM_PER_NODE } },
+		/* --gpus=16 without -N: at most the node's 8 */
+		{ "gpus=16;ntasks=2;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N1-4: Slurm may take up to 4 nodes, 4 GPUs each */
+		{ "nodes=1-4;gpus=16;mem=1T", none,
+		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "nodes=2;gpus=16;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* tres forms (24.11 sbatch) */
+		{ "tres-per-task=gres/gpu:2;ntasks-per-node=4;mem=1T", none,
+		  { false, 8, 4, 2, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "tres-per-task=cpu=6,gres/gpu=1;ntasks-per-node=8;mem=1T",
+		  none, { false, 8, 8, 24, 1024 * GiB, "--mem=1T",
+			  MC_MEM_PER_NODE } },
+		{ "tres-per-node=gres/gpu:8;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* per socket: x --sockets-per-node, else the node's 2 */
+		{ "gpus-per-socket=4;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "gpus-per-socket=4;sockets-per-node=1;mem=1T", none,
+		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8 */
+		{ "gpus-per-socket=8;sockets-per-node=2;mem=1T", none,
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* nomultithread: one CPU a core */
+		{ "gpus=8;cpus-per-gpu=3;hint=nomultithread;mem-per-cpu=1G",
+		  none, { false, 8, 1, 24, 24 * GiB, "--mem-per-cpu=1G",
+			  MC_MEM_PER_CPU } },
+		{ "gpus=8;cpus-per-gpu=3;mem-per-cpu=1G", none,
+		  { false, 8, 1, 12, 24 * GiB, "--mem-per-cpu=1G",
+		    MC_MEM_PER_CPU } },
+	};
+
+	(void)state;
+	run(c, sizeof(c) / sizeof(c[0]));
+}
+
+static void test_values(void **state)
+{
+	struct mc_slurm_job j;
+	uint64_t mb;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(mc_slurm_mem_mb("0?", &mb, err, sizeof(err)), 0);
+	assert_int_equal(mb, 0);
+	assert_int_equal(mc_slurm_mem_mb("1000", &mb, err, sizeof(err)), 0);
+	assert_int_equal(mb, 1000);
+	assert_int_equal(mc_slurm_mem_mb("2T", &mb, err, sizeof(err)), 0);
+	assert_int_equal(mb, 2 << 20);
+	assert_int_equal(mc_slurm_mem_mb("1P", &mb, err, sizeof(err)), 0);
+	assert_int_equal(mb, 1ULL << 30);
+	assert_int_equal(mc_slurm_mem_mb("1536K", &mb, err, sizeof(err)), 0);
+	assert_int_equal(mb, 2);
+	assert_int_equal(mc_slurm_mem_mb("5?", &mb, err, sizeof(err)), -1);
+	assert_string_equal(err, "unknown size suffix '?'");
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "mem", "12X", err, sizeof(err)),
+			 -1);
+	assert_string_equal(err, "--mem=12X: unknown size suffix 'X'");
+	/* shards and MPS: a share of one card (sized by mc_share_apply) */
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:shard:2", err,
+					  sizeof(err)), 0);
+	assert_false(mc_slurm_job_has_gpus(&j));
+	assert_int_equal(j.shards, 2);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:mps:50", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.mps, 50);
+	/* Slurm's unset sentinels read as unset */
+	assert_int_equal(mc_slurm_job_set(&j, "ntasks-per-node", "-2", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.ntasks_per_node, 0);
+	assert_int_equal(mc_slurm_job_set(&j, "nodes", "2-4", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.nodes_min, 2);
+	assert_int_equal(j.nodes_max, 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_exclusive),
+		cmocka_unit_test(test_gpus),
+		cmocka_unit_test(test_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
