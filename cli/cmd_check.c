@@ -588,7 +588,7 @@ int mc_cmd_check(int argc, char **argv)
 	 * cli_filter runs it in the user's sbatch/srun/salloc). */
 	if (mc_jobfiles_load(&a.opts, &files, err, sizeof(err)) < 0 ||
 	    mc_jobfiles_check(&files, &a.opts, err, sizeof(err)) < 0)
-		return mc_cli_usage_error("memcore: %s", err);
+		return mc_cli_usage_error("%s", err);
 	if (a.shards && a.mps)
 		return mc_cli_usage_error("check: --shards and --mps exclude "
 					  "each other");

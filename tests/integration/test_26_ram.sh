@@ -123,6 +123,28 @@ mc_run "$MEMCORE_BUILD/memcore" check --config "$CONF" --shards 2 --cpus 4 --mem
 assert_rc 0 "memcore check --shards 2 --mem 9G fits"
 assert_contains "$MC_OUT" "1 x $SHARE" "memcore check sizes the same share"
 
+# --- at submission, through contrib/cli_filter.lua (sbatch --test-only) ---
+# A client-side slurm.conf with CliFilterPlugins: the filter hands the
+# job's options to memcore check, which reads the job's files as the user.
+ALT=$MC_WORK/submit
+mkdir -p "$ALT"
+{ cat "$SLURM_CONF"; echo "CliFilterPlugins=cli_filter/lua"; } >"$ALT/slurm.conf"
+sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
+    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CONF\"|" \
+    "$MC_TOP/contrib/cli_filter.lua" >"$ALT/cli_filter.lua"
+mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
+assert_ne 0 "$MC_RC" "cli_filter: a shard:2 job with --mem=6G is refused at submission"
+assert_contains "$MC_ERR" "$SNEED needed" "... sized by its share ($SNEED)"
+assert_contains "$MC_ERR" "refused at submission" "... nothing queued"
+mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --wrap true
+assert_rc 0 "cli_filter: the same job with --mem=9G passes"
+mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
+assert_ne 0 "$MC_RC" "cli_filter: the job files' step short of RAM is refused at submission"
+assert_contains "$MC_ERR" "$NEED needed" "... with the same $NEED"
+mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
+assert_rc 0 "cli_filter: ... and passes with $FIX"
+assert_eq "" "$(squeue -h 2>/dev/null)" "nothing queued by --test-only"
+
 # --- 16 ranks on 2 GPUs: per process, one binding message -----------------
 policy "Bind=numa"
 # Hold GPUs 0-5 so that the step gets 6 and 7, on the g4dn's NUMA node 1,
