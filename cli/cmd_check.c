@@ -390,7 +390,9 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		snprintf(why, why_len, "%s", g.why);
 		return false;
 	}
-	req->gpus = g.gpus;
+	/* A shard or MPS job drives one shared card (its share sized by
+	 * mc_share_apply). */
+	req->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
 	*alloc = g.alloc;
 	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
 	alloc->mem_source = mem_source;

@@ -247,8 +247,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		sep = " ";
 	}
 	if (v->ram_workers_bytes) {
-		sb_add(&s, "%s%u workers x %s", sep,
-		       mc_mul_sat32(ranks, r->dataloader_workers),
+		uint32_t nw = mc_mul_sat32(ranks, r->dataloader_workers);
+
+		sb_add(&s, "%s%u %s x %s", sep, nw,
+		       plural(nw, "worker", "workers"),
 		       mc_fmt_bytes(mc_terms_ram_per_worker(p, &r->use), a,
 				    sizeof(a)));
 		sep = " + ";

@@ -219,6 +219,13 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 			m->dtype_bytes = 2;
 	}
 	count(f, m);
+	/* As --model-params: at most 1e15 parameters. */
+	if (m->params > 1000000000000000ULL) {
+		mc_err(err, errlen, "%s: %llu parameters: beyond any model "
+		       "memcore sizes (at most 1e15)", name,
+		       (unsigned long long)m->params);
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(o);
