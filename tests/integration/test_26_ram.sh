@@ -118,6 +118,9 @@ assert_contains "$MC_ERR" "gres/shard (SLURM_SHARDS_ON_NODE): 2/8 of a 14.76 GiB
 mc_run srun -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 true
 assert_ne 0 "$MC_RC" "the same step with --mem=6G is refused"
 assert_contains "$MC_ERR" "$SNEED needed" "... at the share's figure"
+# 6 GiB holds the share + 1 task but not the worker's 4 GiB: the fix
+# offers 0 workers beside more memory.
+assert_contains "$MC_ERR" "--dataloader-workers=0 (fits the memory and cores given)" "the fix offers fewer workers that fit the memory given"
 # At submission: memcore check --shards (and the cli_filter passes it).
 mc_run "$MEMCORE_BUILD/memcore" check --config "$CONF" --shards 2 --cpus 4 --mem 9G --dataloader-workers 1
 assert_rc 0 "memcore check --shards 2 --mem 9G fits"
