@@ -103,6 +103,8 @@ struct shape_verdict {
 	char hosts[1024];			/* "gpu[01-12]" */
 	char alloc_mem_source[96];
 	bool excluded;				/* no candidate for the job */
+	bool bound;				/* the unjudged nodes' bound */
+	bool gpus_fixed;
 	char why[128];
 	struct mc_judgement j;
 };
@@ -112,8 +114,55 @@ static void put_shape(FILE *f, const struct shape_verdict *s)
 {
 	char d[160];
 
+	char m[32], ram[32];
+
+	if (s->bound) {
+		fprintf(f, "%s (hidden from slurmctld's node list; by the "
+			"partition's TRES together at most %u x %s%s%s, %s)",
+			s->hosts, s->rec->gpus, s->rec->gpu_type[0]
+			? s->rec->gpu_type : "GPU", s->gpu_memory_bytes ? " "
+			: "", s->gpu_memory_bytes ? mc_fmt_bytes(
+			s->gpu_memory_bytes, m, sizeof(m)) : "",
+			mc_fmt_bytes(s->rec->ram_bytes, ram, sizeof(ram)));
+		return;
+	}
 	fprintf(f, "%s (%s)", s->hosts, mc_shape_describe(s->rec,
 		s->gpu_memory_bytes, d, sizeof(d)));
+}
+
+/* Judge shape s (its rec and hosts set): false when it is no candidate. */
+static bool judge_shape(const struct mc_policy *p,
+			const struct mc_ctld_nodes *nodes,
+			const struct mc_request *req,
+			uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
+			const void *args, struct shape_verdict *s)
+{
+	struct mc_request r = *req;
+	struct mc_node node;
+	struct mc_alloc alloc;
+
+	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
+		gpu_memory_override, &s->mem_source);
+	r.gpu_memory_bytes = s->gpu_memory_bytes;
+	/* A shard or MPS step: its share of this node's cards. */
+	if (r.use.share_kind && s->rec->gpus) {
+		uint32_t per = (r.use.share_kind == 1 ? s->rec->shards
+				: s->rec->mps) / s->rec->gpus;
+
+		mc_share_apply(&r, per ? per : r.use.share_kind == 1 ?
+			       p->shards_per_gpu : 0);
+	}
+	mc_shape_node(s->rec, &node);
+	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
+	r.unified_memory = node.unified_memory;
+	if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
+		      s->alloc_mem_source, sizeof(s->alloc_mem_source),
+		      s->why, sizeof(s->why), &s->gpus_fixed)) {
+		s->excluded = true;
+		return false;
+	}
+	mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
+	return true;
 }
 
 /* Is every shape refused for the same impossible reason? */
@@ -289,9 +338,10 @@ int mc_check_partition(const struct mc_policy *p,
 		       const void *args, bool json)
 {
 	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
-	struct shape_verdict *sv = calloc(nodes->n ? nodes->n : 1, sizeof(*sv));
+	/* one more: the unjudged nodes' bound */
+	struct shape_verdict *sv = calloc(nodes->n + 1, sizeof(*sv));
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
-	size_t n_cand, k_out = 0;
+	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
 	bool let_through = false;
 	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
@@ -315,34 +365,40 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
 		struct shape_verdict *s = &sv[k];
-		struct mc_request r = *req;
-		struct mc_node node;
-		struct mc_alloc alloc;
 
 		mc_ctld_hostlist(nodes, shape_of, k, s->hosts,
 				 sizeof(s->hosts));
-		s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
-			gpu_memory_override, &s->mem_source);
-		r.gpu_memory_bytes = s->gpu_memory_bytes;
-		/* A shard or MPS step: its share of this node's cards. */
-		if (r.use.share_kind && s->rec->gpus) {
-			uint32_t per = (r.use.share_kind == 1 ? s->rec->shards
-					: s->rec->mps) / s->rec->gpus;
-
-			mc_share_apply(&r, per ? per : r.use.share_kind == 1 ?
-				       p->shards_per_gpu : 0);
-		}
-		mc_shape_node(s->rec, &node);
-		node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
-		r.unified_memory = node.unified_memory;
-		if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
-			      s->alloc_mem_source, sizeof(s->alloc_mem_source),
-			      s->why, sizeof(s->why))) {
-			s->excluded = true;
+		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
+				 args, s))
 			n_excluded += s->count;
-			continue;
+	}
+	/*
+	 * The unjudged nodes, by an upper bound of any one of them (the
+	 * partition's TRES less the nodes seen): a step that does not fit
+	 * the bound fits none of them, and one of another GPU type runs on
+	 * none of them. Only where a bigger node can never be the worse one:
+	 * the step's GPUs on a node fixed by the job, its memory not per CPU
+	 * (threads per core unknown). Otherwise they stay unjudged.
+	 */
+	if (unjudged && nodes->hidden_bound_ok) {
+		struct shape_verdict *s = &sv[n_shapes];
+
+		s->rec = &nodes->hidden_bound;
+		s->count = nodes->n_unjudged;
+		s->bound = true;
+		snprintf(s->hosts, sizeof(s->hosts), "%s", nodes->unjudged);
+		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
+				 args, s)) {
+			n_excluded += s->count;
+			n_bound = s->count;
+			unjudged = 0;
+			n_shapes++;
+		} else if (s->gpus_fixed && !s->j.v.fits &&
+			   s->j.v.alloc.mem_form != MC_MEM_PER_CPU) {
+			n_bound = s->count;
+			unjudged = 0;
+			n_shapes++;
 		}
-		mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
 	}
 	/* Candidates first: a node of another GPU type is no answer of
 	 * memcore's (Slurm never places the job there). */
@@ -371,7 +427,7 @@ int mc_check_partition(const struct mc_policy *p,
 	 * node may be the one Slurm picks), and so does a job for which no
 	 * node is a candidate (Slurm answers that one itself).
 	 */
-	if ((!n_cand || n_fit < n_need) && nodes->n_unjudged) {
+	if ((!n_cand || n_fit < n_need) && unjudged) {
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
 			 "partition %s cannot be judged: %s %s; the job is let "
@@ -422,7 +478,7 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 
 	summary = summary_line(nodes->partition, sv, n_cand,
-			       nodes->n - n_excluded, n_fit);
+			       nodes->n + n_bound - n_excluded, n_fit);
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
 	if (n_excluded) {

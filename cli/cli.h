@@ -111,7 +111,8 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
  * or the job's Slurm options through mc_slurm_alloc()): the allocation,
  * and the step's GPUs on that node into req->gpus. Returns false when the
  * node is no candidate for the job at all (a GPU type it does not have),
- * with why set.
+ * with why set. *gpus_fixed: the step's GPUs on a node do not depend on
+ * the node (an upper bound of unseen nodes can then be judged).
  */
 typedef bool (*mc_cli_alloc_fn)(const void *args,
 				const struct mc_ctld_nodes *nodes,
@@ -119,7 +120,7 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
 				const struct mc_node *node,
 				struct mc_request *req, struct mc_alloc *alloc,
 				char *mem_source, size_t mem_source_len,
-				char *why, size_t why_len);
+				char *why, size_t why_len, bool *gpus_fixed);
 
 /*
  * Judge req against every node shape of a partition from slurmctld (GPU

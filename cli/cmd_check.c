@@ -309,9 +309,12 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			const struct mc_node_record *rec,
 			const struct mc_node *node, struct mc_request *req,
 			struct mc_alloc *alloc, char *mem_source,
-			size_t mem_source_len, char *why, size_t why_len)
+			size_t mem_source_len, char *why, size_t why_len,
+			bool *gpus_fixed)
 {
 	const struct check_args *a = args;
+
+	*gpus_fixed = true;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	uint64_t cpus = 0, mem = a->mem_bytes;
 
@@ -366,7 +369,8 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		      const struct mc_node_record *rec,
 		      const struct mc_node *node, struct mc_request *req,
 		      struct mc_alloc *alloc, char *mem_source,
-		      size_t mem_source_len, char *why, size_t why_len)
+		      size_t mem_source_len, char *why, size_t why_len,
+		      bool *gpus_fixed)
 {
 	const struct job_args *j = args;
 	struct mc_slurm_grant g;
@@ -386,6 +390,7 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			 j->job.gpu_type);
 	}
 	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
+	*gpus_fixed = g.gpus_fixed;
 	if (g.excluded) {
 		snprintf(why, why_len, "%s", g.why);
 		return false;
@@ -497,6 +502,7 @@ int mc_cmd_check(int argc, char **argv)
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
+	bool fixed;
 
 	optind = 1;
 	opterr = 0;
@@ -669,10 +675,10 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (a.slurm_options)
 		job_alloc(&ja, NULL, NULL, &node, &req, &alloc, mem_source,
-			  sizeof(mem_source), err, sizeof(err));
+			  sizeof(mem_source), err, sizeof(err), &fixed);
 	else
 		check_alloc(&a, NULL, NULL, &node, &req, &alloc, mem_source,
-			    sizeof(mem_source), err, sizeof(err));
+			    sizeof(mem_source), err, sizeof(err), &fixed);
 	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
 	if (a.common.json) {
 		json_t *o = mc_cli_verdict_json(&p, node_source, &j.v, &j.e);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -183,6 +184,83 @@ out:
 	free(names);
 }
 
+/*
+ * The bound of the unjudged nodes from the partition's TRES string
+ * ("cpu=224,mem=4580304M,node=3,billing=224,gres/gpu=24,gres/gpu:h100=16,
+ * gres/gpu:t4=8") less the nodes seen.
+ */
+static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
+{
+	struct mc_node_record *b = &out->hidden_bound;
+	uint64_t cpu = 0, mem = 0, gpus = 0, seen_cpu = 0, seen_mem = 0;
+	uint64_t seen_gpus = 0;
+	char buf[1024], *save = NULL, err[64];
+	size_t n_types = 0;
+
+	memset(b, 0, sizeof(*b));
+	out->hidden_bound_ok = false;
+	if (!tres || !out->n_unjudged || strlen(tres) >= sizeof(buf))
+		return;
+	for (size_t i = 0; i < out->n; i++) {
+		seen_cpu += (uint64_t)out->node[i].cores *
+			    out->node[i].threads_per_core;
+		seen_mem += out->node[i].ram_bytes >> 20;
+		seen_gpus += out->node[i].gpus;
+	}
+	snprintf(buf, sizeof(buf), "%s", tres);
+	for (char *kv = strtok_r(buf, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strrchr(kv, '=');
+		uint64_t v = 0;
+
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!strcmp(kv, "mem")) {
+			/* "4580304M", "4.37T": a size, rounded down; 1% more
+			 * keeps it a bound */
+			if (mc_parse_size(eq, 1ULL << 20, &v, err,
+					  sizeof(err)) < 0)
+				return;
+			mem = (v >> 20) + (v >> 20) / 100 + 1;
+		} else if (!strcmp(kv, "cpu")) {
+			cpu = strtoull(eq, NULL, 10);
+		} else if (!strcmp(kv, "gres/gpu")) {
+			gpus = strtoull(eq, NULL, 10);
+		} else if (!strncmp(kv, "gres/gpu:", 9)) {
+			uint64_t seen = 0;
+
+			v = strtoull(eq, NULL, 10);
+			for (size_t i = 0; i < out->n; i++)
+				if (!strcasecmp(out->node[i].gpu_type, kv + 9))
+					seen += out->node[i].gpus;
+			if (v > seen) {
+				/* a type some unjudged node has */
+				n_types++;
+				snprintf(b->gpu_type, sizeof(b->gpu_type), "%s",
+					 kv + 9);
+				if (v - seen != gpus - seen_gpus)
+					n_types = 2;	/* untyped ones too */
+			}
+		}
+	}
+	if (!cpu || !mem || cpu < seen_cpu || mem < seen_mem ||
+	    gpus < seen_gpus || n_types > 1 ||
+	    (!n_types && gpus > seen_gpus && strchr(tres, ':')))
+		return;
+	snprintf(b->name, sizeof(b->name), "%s", "hidden");
+	b->ram_bytes = (mem - seen_mem) << 20;
+	/* Cores enough that no core test decides: a bound must fit whatever
+	 * one of the nodes fits, and the node rule G(w+1) + ReservedCores of
+	 * all their GPUs together is no bound of one node's. Every CPU a
+	 * core (threads per core 1): the most cores any CPU count gives. */
+	b->cores = UINT32_MAX / 4;
+	b->threads_per_core = 1;
+	b->gpus = gpus - seen_gpus > UINT32_MAX ? UINT32_MAX
+		  : (uint32_t)(gpus - seen_gpus);
+	out->hidden_bound_ok = true;
+}
+
 /* false when its Gres cannot be read: the node cannot be judged (a
  * 0-GPU reading would refuse a job on its account). */
 static bool record_of(const node_info_t *ni, struct mc_node_record *r)
@@ -262,8 +340,10 @@ int mc_ctld_load(const char *partition, bool all, struct mc_ctld_nodes *out,
 			bad++;
 	}
 	part_defaults(pi, cc, &out->part);
-	if (pi)
+	if (pi) {
 		hidden_nodes(pi->nodes, out, bad);
+		hidden_bound(pi->tres_fmt_str, out);
+	}
 	if (!out->n && !out->n_unjudged) {
 		snprintf(err, errlen, "partition %s has no nodes",
 			 out->partition);

@@ -39,6 +39,15 @@ struct mc_ctld_nodes {
 	size_t n_unjudged;
 	char unjudged[512];
 	char unjudged_why[160];
+	/*
+	 * An upper bound of any one unjudged node: the partition's TRES
+	 * (scontrol show partition TRES=, which counts the hidden nodes too)
+	 * less the nodes seen: all their memory, GPUs and CPUs together, and
+	 * their one GPU type. ok false when it cannot be had (no TRES, GPUs
+	 * of several types or some untyped among them).
+	 */
+	bool hidden_bound_ok;
+	struct mc_node_record hidden_bound;
 };
 
 /*

@@ -269,6 +269,16 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		   : j->ntasks;
 	uint32_t g = 0;
 
+	/* -n without -N: Slurm takes as many nodes as the tasks' CPUs
+	 * need, so a node holds at most what its CPUs hold. */
+	if (!nodes && !j->ntasks_per_node && t > 1 && n->cores) {
+		uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
+		uint32_t fit = mc_mul_sat32(n->cores, n->threads_per_core
+					    ? n->threads_per_core : 1) / cpt;
+
+		if (fit && t > fit)
+			t = fit;
+	}
 	if (j->gpus_per_node) {
 		g = j->gpus_per_node;
 	} else if (j->gpus_per_socket) {
@@ -328,6 +338,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 		return;
 	}
 	gpus_and_tasks(j, n, &g->gpus, &g->tasks);
+	g->gpus_fixed = j->gpus_per_node ||
+		(j->gpus_per_task && (j->ntasks_per_node || j->nodes_min)) ||
+		(j->gpus_total && j->nodes_min);
 
 	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
 	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)

@@ -35,7 +35,9 @@
  *    24.11) only keep others off: the CPUs are as asked. Otherwise
  *    max(tasks x cpus-per-task, GPUs x cpus-per-gpu), cpus-per-gpu being
  *    DefCpuPerGPU when neither -c nor --cpus-per-gpu is given
- *    (slurm.conf(5) DefCpuPerGPU), at least one per task. Slurm allocates
+ *    (slurm.conf(5) DefCpuPerGPU), at least one per task; tasks per node
+ *    --ntasks-per-node, else -n / -N, without -N at most what the node's
+ *    CPUs hold (Slurm takes more nodes). Slurm allocates
  *    whole cores (CR_Core*): cores = ceil(CPUs / ThreadsPerCore), all the
  *    core's threads count as allocated CPUs; with --hint=nomultithread or
  *    --threads-per-core=1 one CPU is one core (slurm.conf(5) DefMemPerCPU
@@ -143,6 +145,10 @@ struct mc_slurm_grant {
 	uint32_t gpus;			/* GPUs of the job on the node */
 	uint32_t tasks;			/* tasks on the node */
 	uint32_t cpus;			/* CPUs allocated (threads) */
+	/* The GPUs on the node do not depend on the node (--gpus-per-node,
+	 * per task with the tasks per node fixed, a total over -N): what
+	 * judging an upper bound of unseen nodes needs. */
+	bool gpus_fixed;
 	struct mc_alloc alloc;		/* for mc_judge(); requested */
 	char mem_source[96];		/* alloc.mem_source points here */
 };

@@ -23,6 +23,7 @@ echo "PartitionName=inc Nodes=$MC_NODE_NAME DefMemPerGPU=40960 MaxTime=INFINITE 
 
 MC_GPU_TYPE=t4
 MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua
+AccountingStorageTRES=gres/gpu,gres/gpu:t4,gres/gpu:h100
 SuspendProgram=/bin/true
 ResumeProgram=/bin/true
 SuspendTime=600
@@ -58,6 +59,19 @@ assert_eq "memcore: 2 nodes of partition elastic cannot be judged: mc-cloud[1-2]
 check --partition elastic --slurm-options '{"gpus-per-node":"h100:8","mem":"1500G","cpus-per-gpu":"3"}'
 assert_rc 0 "h100:8: only hidden candidates: let through"
 assert_eq true "$(jf .fits)" "h100:8 fits: true"
+# The partition's TRES counts the hidden nodes too: less the node seen it
+# bounds any one of them (2 x 2048 GiB, 16 h100 together). A job that does
+# not fit even the bound fits none of them: 712 GiB needed, 300G asked.
+mc_log "partition elastic: $(scontrol show partition elastic | grep -o 'TRES=[^ ]*')"
+check --partition elastic --slurm-options '{"gpus-per-node":"h100:8","mem":"300G","cpus-per-gpu":"3"}'
+assert_rc 1 "h100:8 --mem=300G fits not even the hidden nodes' bound: refused"
+assert_eq null "$(jf .let_through)" "not let through"
+assert_contains "$(jf '.explanation[0]')" "not on mc-cloud[1-2] (hidden from slurmctld's node list; by the partition's TRES together at most 16 x h100 80 GiB, 4096 GiB): needs 712 GiB" "the hidden nodes judged by their bound"
+# but where a bigger node could be the worse one (GPUs spread over the
+# nodes), they stay unjudged: let through
+check --partition elastic --slurm-options '{"ntasks":"8","gpus-per-task":"h100:1","mem":"300G","cpus-per-task":"3"}'
+assert_rc 0 "a spread h100 job: let through"
+assert_match "$(jf .let_through)" "^memcore: 2 nodes of partition elastic cannot be judged" "spread: the hidden nodes stay unjudged"
 
 sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
     -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CONF\"|" \
@@ -72,6 +86,11 @@ mc_run sbatch -p elastic -N1 --gpus-per-node=8 --cpus-per-gpu=3 --mem=1500G --wr
 assert_rc 0 "sbatch: a job that fits the powered-down nodes is queued"
 assert_not_contains "$MC_ERR" "refused" "sbatch: no refusal"
 assert_match "$MC_OUT" "^Submitted batch job [0-9]+$" "sbatch: queued"
+before=$(queued)
+mc_run sbatch -p elastic -N1 --gpus-per-node=h100:8 --cpus-per-gpu=3 --mem=300G --wrap "echo ran"
+assert_ne 0 "$MC_RC" "sbatch h100:8 --mem=300G: refused at submission (the bound)"
+assert_contains "$MC_ERR" "refused at submission in partition elastic: nothing was queued" "sbatch: nothing queued"
+assert_eq "$before" "$(queued)" "nothing more queued"
 scancel $(queued) 2>/dev/null
 # the audit names the nodes it could not audit (the cloud ones may be
 # powering up by now, after the jobs above: then they are audited)

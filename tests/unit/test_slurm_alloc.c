@@ -207,6 +207,11 @@ static void test_gpus(void **state)
 		{ "nodes=1;ntasks=16;gpus-per-task=1;mem=1T", none,
 		  { false, 16, 16, 8, 1024 * GiB, "--mem=1T",
 		    MC_MEM_PER_NODE } },
+		/* -n64 -c6 --gpus-per-node=8 without -N: the node's 224
+		 * CPUs hold 37 tasks (222 CPUs, 111 cores): Slurm spreads */
+		{ "ntasks=64;cpus-per-task=6;gpus-per-node=8;mem=1T", none,
+		  { false, 8, 37, 111, 1024 * GiB, "--mem=1T",
+		    MC_MEM_PER_NODE } },
 		/* --gpus=16 without -N: at most the node's 8 */
 		{ "gpus=16;ntasks=2;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
