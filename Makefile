@@ -145,7 +145,12 @@ $(B)/bench/bench_load: tests/bench/bench_load.c $(B)/libmemcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libmemcore.a $(PKG_LIBS)
 
-bench: all $(B)/bench/bench_load
+# What memcore's own cgroup costs, call by call (no Slurm; root).
+$(B)/bench/cg_probe: tests/bench/cg_probe.c $(B)/libmemcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libmemcore.a $(PKG_LIBS)
+
+bench: all $(B)/bench/bench_load $(B)/bench/cg_probe
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/bench/run.sh
 
 # Debian 12 packages (root; no-op when present): every target's, or

@@ -472,8 +472,10 @@ static int check_name(const char *scope, const char *name, char *err,
 	return 0;
 }
 
-int mc_cgroup_mkdir(const char *scope, const char *name, char *err,
-		    size_t errlen)
+/* mkdir (make) or rmdir of the child `name` of scope, through the scope's
+ * guard; a missing child is no error for rmdir. */
+static int child_dir(const char *scope, const char *name, bool make,
+		     char *err, size_t errlen)
 {
 	int fd, e;
 
@@ -482,38 +484,31 @@ int mc_cgroup_mkdir(const char *scope, const char *name, char *err,
 	fd = open_scope(scope, err, errlen);
 	if (fd < 0)
 		return -1;
-	if (mkdirat(fd, name, 0755) == 0) {
+	if ((make ? mkdirat(fd, name, 0755)
+		  : unlinkat(fd, name, AT_REMOVEDIR)) == 0 ||
+	    (!make && errno == ENOENT)) {
 		close(fd);
 		return 0;
 	}
 	e = errno;
 	close(fd);
-	snprintf(err, errlen, "%s/%s: %s", scope, name, e == EEXIST
+	snprintf(err, errlen, "%s/%s: %s", scope, name, make && e == EEXIST
 		 ? "refused: it exists already (memcore makes its own "
 		   "cgroup afresh, never joins one)" : strerror(e));
 	errno = e;
 	return -1;
 }
 
+int mc_cgroup_mkdir(const char *scope, const char *name, char *err,
+		    size_t errlen)
+{
+	return child_dir(scope, name, true, err, errlen);
+}
+
 int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
 		    size_t errlen)
 {
-	int fd, e;
-
-	if (check_name(scope, name, err, errlen) < 0)
-		return -1;
-	fd = open_scope(scope, err, errlen);
-	if (fd < 0)
-		return -1;
-	if (unlinkat(fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
-		close(fd);
-		return 0;
-	}
-	e = errno;
-	close(fd);
-	snprintf(err, errlen, "%s/%s: %s", scope, name, strerror(e));
-	errno = e;
-	return -1;
+	return child_dir(scope, name, false, err, errlen);
 }
 
 int mc_cgroup_populated(const char *dir, int version)

@@ -147,6 +147,17 @@ void mc_stepcg_swap_off(const char *scope, int version)
 	lower(scope, files_v1.swap, lim, &changed, err, sizeof(err));
 }
 
+void mc_stepcg_swap_off_new(const char *scope, int version, uint64_t limit)
+{
+	char err[512];
+
+	if (version == 2)
+		mc_cgroup_write(scope, files_v2.swap, "0", err, sizeof(err));
+	else
+		mc_cgroup_write_u64(scope, files_v1.swap, limit, err,
+				    sizeof(err));
+}
+
 int mc_stepcg_own_parent(const struct mc_cgroup *cg, char *out, size_t len,
 			 char *err, size_t errlen)
 {

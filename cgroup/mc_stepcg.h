@@ -67,6 +67,14 @@ int mc_stepcg_set_limit(const char *scope, int version, uint64_t limit,
 void mc_stepcg_swap_off(const char *scope, int version);
 
 /*
+ * mc_stepcg_swap_off for a cgroup memcore has just made with hard limit
+ * limit: nobody can have set its swap limit yet, so it is written without
+ * reading the cgroup's state first (memory.stat is the dearest file to
+ * read). A kernel without swap accounting (no such file) is no error.
+ */
+void mc_stepcg_swap_off_new(const char *scope, int version, uint64_t limit);
+
+/*
  * Where memcore's own cgroup goes, seen from the memory cgroup cg of the
  * process it is for (a task's, or slurmd's for the sweep): v1 cg itself;
  * v2 its parent (a v2 cgroup with processes cannot have children that

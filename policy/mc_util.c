@@ -105,3 +105,22 @@ ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
 	buf[got] = '\0';
 	return (ssize_t)got;
 }
+
+int mc_io_all(int fd, void *buf, size_t len, bool out)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n;
+
+		errno = 0;
+		n = out ? write(fd, p, len) : read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

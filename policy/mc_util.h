@@ -7,6 +7,7 @@
 #ifndef MC_UTIL_H
 #define MC_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -61,6 +62,13 @@ static inline uint64_t mc_mul_sat64(uint64_t a, uint64_t b)
 int mc_open_regular(const char *what, const char *path, int flags,
 		    off_t max_bytes, struct stat *st, char *err,
 		    size_t errlen);
+
+/*
+ * Read (out false) or write (out true) exactly len bytes at fd,
+ * retrying after EINTR and short transfers. Returns 0, or -1 (errno set;
+ * an early end of file reads as -1 with errno 0).
+ */
+int mc_io_all(int fd, void *buf, size_t len, bool out);
 
 /*
  * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for

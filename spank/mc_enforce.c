@@ -309,7 +309,7 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 			e->made = false;
 		return -1;
 	}
-	mc_stepcg_swap_off(e->scope, e->version);
+	mc_stepcg_swap_off_new(e->scope, e->version, e->limit_bytes);
 	return 0;
 }
 

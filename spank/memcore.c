@@ -5,10 +5,24 @@
  * reports) and mc_bind.c (NUMA binding of each task).
  *
  * Where each step of the work sits follows what Slurm 22.05 does with a
- * failure (its spank(8) and src/common/spank.c): a bad option is refused by its
+ * failure (spank(8), src/common/spank.c): a bad option is refused by its
  * callback in srun/sbatch/salloc before anything is queued; nothing fails in
  * remote init (that can drain a node); the refusal comes from
  * slurm_spank_task_init_privileged, which srun and sbatch report to the user.
+ *
+ * In slurmstepd, in the order Slurm calls them (each hook below calls the
+ * modules; no module calls another's hook):
+ *   init               options registered (mc_args.c)
+ *   init_post_opt      MEMCORE_* defaults; the verdict, once (mc_stepd.c)
+ *   user_init          the step's memory cgroup found (mc_enforce.c)
+ *   after each fork, side by side (slurmstepd / the task's process):
+ *   task_post_fork     per task: memcore's own cgroup made, task moved in
+ *   task_init_privileged  per task: GPUs recorded (mc_bind.c), the verdict
+ *                      delivered (mc_stepd.c), then, if it runs, Slurm's
+ *                      limit tightened (mc_enforce.c)
+ *   task_init          per task: bound, MEMCORE_* exported (mc_bind.c)
+ *   task_exit          per task: OOM explained, own cgroup removed
+ *   exit               own cgroup removed if still there (mc_enforce.c)
  */
 #include <stdio.h>
 #include <stdlib.h>

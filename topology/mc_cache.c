@@ -102,23 +102,6 @@ static int source_stamp(const char *source, uint64_t *size, int64_t *mtime_ns,
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int mc_cache_write(const char *path, const struct mc_node_facts *f,
 		   char *err, size_t errlen)
 {
@@ -162,8 +145,8 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 		return -1;
 	}
 	/* 0644 whatever slurmd's umask: every slurmstepd must read it. */
-	if (fchmod(fd, 0644) < 0 || write_all(fd, &h, sizeof(h)) < 0 ||
-	    write_all(fd, f, sizeof(*f)) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, 0644) < 0 || mc_io_all(fd, &h, sizeof(h), true) < 0 ||
+	    mc_io_all(fd, (void *)f, sizeof(*f), true) < 0 || fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);
@@ -181,22 +164,6 @@ int mc_cache_write(const char *path, const struct mc_node_facts *f,
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* Terminate every string of facts that came from a file: a checksum
  * proves who wrote it, this proves nobody reads past an array. */
@@ -250,7 +217,7 @@ static int read_checked(const char *path, const char *want_source,
 			  (long long)st.st_size, sizeof(*h) + sizeof(*f));
 		goto out;
 	}
-	if (read_all(fd, h, sizeof(*h)) < 0 || read_all(fd, f, sizeof(*f)) < 0) {
+	if (mc_io_all(fd, h, sizeof(*h), false) < 0 || mc_io_all(fd, f, sizeof(*f), false) < 0) {
 		mc_err(err, errlen, "cache %s: short read", path);
 		goto out;
 	}

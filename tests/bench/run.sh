@@ -66,6 +66,13 @@ cg_move_probe() {
 }
 echo "bench: cgroup move probe" >&2
 cg_move_probe
+# memcore's own calls for the own cgroup, each timed (tests/bench/cg_probe.c):
+# 200 ms after the last move (as between launches), and back to back.
+if [ -x "$B/bench/cg_probe" ]; then
+	"$B/bench/cg_probe" 9 200 >"$RAW/cg_probe.txt" 2>&1 || true
+	"$B/bench/cg_probe" 9 0 >"$RAW/cg_probe_b2b.txt" 2>&1 || true
+fi
+pr() { sed -n "s/^$2_us=//p" "$RAW/$1" 2>/dev/null; }
 
 # -- 2. on a test cluster, in both configurations ---------------------------
 MC_NAME=bench
@@ -323,6 +330,20 @@ cgroup pays it once more. (A prewarm that started the grace period from a
 forked grandchild at init_post_opt was tried and removed: the fork cost
 slurmstepd 2-4 ms on every GPU step, also where Slurm's task/cgroup holds
 the limit and no own cgroup is made, for a gain the profile did not show.)
+
+memcore's own calls for the own cgroup, without Slurm
+(tests/bench/cg_probe.c: what task_post_fork does for the first task, then
+the removal), median µs of 9, 200 ms apart / back to back:
+
+| call | 200 ms apart | back to back |
+|---|---|---|
+$(for c in find_task_cgroup own_parent sweep mkdir set_limit swap_off move_first move_second rmdir post_fork_total; do echo "| $c | $(pr cg_probe.txt $c) | $(pr cg_probe_b2b.txt $c) |"; done)
+
+Everything but the first move into the fresh cgroup is a few hundred µs;
+the first move is the kernel's wait (write(2) to cgroup.procs:
+cgroup_threadgroup_rwsem's percpu_down_write waits for an RCU grace period
+unless a move ran in the last few tens of ms, or the hierarchy is mounted
+with favordynmods: see memcore(8), MEMORY, Cost).
 
 The step's cgroup, as the task saw it:
 

@@ -30,12 +30,20 @@ done
 run_mc check --gpus 8 --mem 400G --model-params 3B --zero-stage 2 --offload optimizer --topology "$T4" --config "$TMP/empty.conf" --json
 expect_eq "ZeRO: ram_zero_bytes" "$(jq -r .ram_zero_bytes <<<"$OUT")" $((3000000000 * 32 * 3 / 2))
 expect_eq "ZeRO: ram_offload_bytes, the same figure" "$(jq -r .ram_offload_bytes <<<"$OUT")" $((3000000000 * 32 * 3 / 2))
-# Every other --json output starts with the schema too.
-for c in "audit --topology $T4" "plan --topology $T4" "usage --cgroup $DATA/cgroup/v2/job_7/step_0"; do
+# Every other --json output starts with the schema too, and its keys are
+# exactly those memcore(8) lists under JSON OUTPUT, "memcore CMD --json".
+for c in "audit --topology $T4" "audit --topology $DATA/hpe-ex255a-4xmi300a-spx.xml" "plan --topology $T4" "usage --cgroup $DATA/cgroup/v2/job_7/step_0" "usage --cgroup $DATA/cgroup/v1/slurm_n1/uid_0/job_7/step_0"; do
+	cmd=${c%% *}
 	# shellcheck disable=SC2086
 	run_mc $c --config "$TMP/empty.conf" --json
-	[ "${c%% *}" = usage ] && run_mc $c --json
+	# shellcheck disable=SC2086
+	[ "$cmd" = usage ] && run_mc $c --json
 	expect_eq "$c --json: schema first" "$(jq -r 'keys_unsorted[0]' <<<"$OUT")" schema
 	expect_eq "$c --json: schema 1" "$(jq -r .schema <<<"$OUT")" 1
+	doc=$(awk -v t="^[.]SS memcore $cmd " '/^\.S[HS]/ { k = ($0 ~ t) } k && p && /^\.B [a-z_]+$/ { print $2 } { p = ($0 == ".TP") }' "$MAN" | sort)
+	expect_eq "$c: memcore(8) lists its keys" "$([ -n "$doc" ] && echo yes)" yes
+	got=$(jq -r 'keys[]' <<<"$OUT" | sort)
+	expect_eq "$c --json: documented keys missing from the output" "$(comm -23 <(printf '%s\n' "$doc") <(printf '%s\n' "$got"))" ""
+	expect_eq "$c --json: keys not in memcore(8)" "$(comm -13 <(printf '%s\n' "$doc") <(printf '%s\n' "$got"))" ""
 done
 finish

@@ -36,9 +36,11 @@ show() { printf '$ %s\n' "$(shell_quote "$@")"; "$@"; }
 # are copied here first, so every path the demo names is still there after.
 KEEP=$MC_TOP/tests/integration/.work/demo-logs
 rm -rf "$KEEP"
-# keep_logs PART: the cluster's logs and job output into $KEEP/PART
+# keep_logs PART: the cluster's configuration, logs and job output into
+# $KEEP/PART
 keep_logs() {
 	mkdir -p "$KEEP/$1"
+	cp -rT "$MC_CONF_DIR" "$KEEP/$1/etc" 2>/dev/null
 	cp -rT "$MC_LOG_DIR" "$KEEP/$1/log" 2>/dev/null
 	cp -rT "$MC_JOB_DIR" "$KEEP/$1/jobs" 2>/dev/null
 }
@@ -49,11 +51,12 @@ CONF=$MC_CONF_DIR/memcore.conf
 printf '%s\n' "TopologyFile=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" \
 	"Bind=none" >"$CONF"
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
-show cat "$MC_CONF_DIR/plugstack.conf"
-show cat "$CONF"
+keep_logs part1
+show cat "$KEEP/part1/etc/plugstack.conf"
+show cat "$KEEP/part1/etc/memcore.conf"
 
 say "the node, as memcore sees it"
-show "$MEMCORE_BUILD/memcore" audit --config "$CONF"
+show "$MEMCORE_BUILD/memcore" audit --config "$KEEP/part1/etc/memcore.conf"
 
 say "1. an 8-GPU training step with 2 DataLoader workers per GPU and --mem=100G"
 show timeout 60 srun -N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G \
@@ -109,8 +112,9 @@ printf '%s\n' "TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml" \
 	"DataloaderWorkers=0" "RamPerWorker=256M" "RamPerTask=256M" \
 	"HostRamPerGpuRam=0.01" "ReservedCores=0" >"$CONF"
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
-show cat "$CONF"
-show "$MEMCORE_BUILD/memcore" plan --config "$CONF" --topology "$MC_TOP/tests/data/local-2numa-2gpu.xml" --gpus 2 --dataloader-workers 0
+keep_logs part2
+show cat "$KEEP/part2/etc/memcore.conf"
+show "$MEMCORE_BUILD/memcore" plan --config "$KEEP/part2/etc/memcore.conf" --topology "$MC_TOP/tests/data/local-2numa-2gpu.xml" --gpus 2 --dataloader-workers 0
 show timeout 60 srun -n2 --gpus-per-task=1 --mem=1G --memcore=explain bash -c '
 	sleep 0.$SLURM_LOCALID
 	echo "task $SLURM_LOCALID: GPU $SLURM_STEP_GPUS, $(grep Cpus_allowed_list /proc/self/status | tr -s "\t" " ")"

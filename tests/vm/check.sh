@@ -12,6 +12,9 @@
 #                       console.log, logs/, layout.md)
 #   MEMCORE_VM_LAYOUTS=1 also record the cgroup layout Slurm makes
 #                       (guest/layouts.sh -> layout.md; LAYOUTS.md; ~1-2 min a guest)
+#   MEMCORE_VM_PROBE=1  also time memcore's own-cgroup calls on the guest's
+#                       cgroup v2 (tests/bench/cg_probe.c), without and
+#                       with the favordynmods mount option (cg_probe*.txt)
 #   MEMCORE_VM_FOREIGN_DEB=FILE  a memcore .deb built for another Slurm release
 #                       (make deb here, on bookworm): test_60_deb in the
 #                       guest checks that dpkg refuses it next to its slurmd
@@ -106,7 +109,8 @@ for s in "${suites[@]}"; do
 		mkdir -p "$w/build/foreign" && cp "$MEMCORE_VM_FOREIGN_DEB" "$w/build/foreign/"
 	fi
 	make_deb=; [ "$s" = trixie ] && make_deb=" && make deb >build/deb.log 2>&1"
-	if ! in_chroot "$root/root" "$w" "make -j2 all progs >build.log 2>&1$make_deb" ; then
+	probe=; [ "${MEMCORE_VM_PROBE:-0}" = 1 ] && probe=" build/bench/cg_probe"
+	if ! in_chroot "$root/root" "$w" "make -j2 all progs$probe >build.log 2>&1$make_deb" ; then
 		for f in "$w/build.log" "$w/build/deb.log"; do
 			[ -f "$f" ] && { tail -n 30 "$f" >&2; cp "$f" "$out/"; }
 		done
@@ -117,7 +121,7 @@ for s in "${suites[@]}"; do
 	set +e
 	"$VM_HERE/run-guest.sh" --kernel "$kernel" --rootfs "$root" --share "$w" --scratch 8192 \
 		--mem 3072 --timeout "$timeout_s" -- \
-		"MEMCORE_VM_LAYOUTS=${MEMCORE_VM_LAYOUTS:-0} bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log"
+		"MEMCORE_VM_LAYOUTS=${MEMCORE_VM_LAYOUTS:-0} MEMCORE_VM_PROBE=${MEMCORE_VM_PROBE:-0} bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e
 	cp -r "$w/.vm-results/." "$out/" 2>/dev/null || true

@@ -38,6 +38,19 @@ if [ -n "$deb" ] && [ $want_deb = 1 ]; then
 	echo "memcore-vm: the package built in the $suite chroot, installed here: test_60_deb${foreign:+ (and $(basename "$foreign") from another Slurm release, refused)}"
 	MC_DEB=$deb MC_FOREIGN_DEB=$foreign MC_GUEST_ONLY=0 bash "$top/tests/integration/run.sh" test_60_deb || rc=1
 fi
+# Last, as it remounts the cgroup2 hierarchy: memcore's own-cgroup calls
+# timed (MEMCORE_VM_PROBE=1), then again with favordynmods, then back.
+if [ "${MEMCORE_VM_PROBE:-0}" = 1 ] && [ -x "$top/build/bench/cg_probe" ]; then
+	opts=$(awk '$2 == "/sys/fs/cgroup" && $3 == "cgroup2" {print $4}' /proc/mounts)
+	echo "memcore-vm: cgroup probe (mount options $opts)"
+	"$top/build/bench/cg_probe" 15 200 >"$res/cg_probe.txt" 2>&1
+	if mount -o remount,"$opts",favordynmods /sys/fs/cgroup; then
+		grep -E '^cgroup2 /sys/fs/cgroup ' /proc/mounts >"$res/cg_probe_favordynmods.txt"
+		"$top/build/bench/cg_probe" 15 200 >>"$res/cg_probe_favordynmods.txt" 2>&1
+		mount -o remount,"$opts" /sys/fs/cgroup
+	fi
+	grep -E '_us=' "$res/cg_probe.txt" "$res/cg_probe_favordynmods.txt" 2>/dev/null
+fi
 cp -r "$top/tests/integration/.work/logs" "$res/" 2>/dev/null
 echo "memcore-vm: $suite guest done at $(up) s, rc $rc"
 exit $rc

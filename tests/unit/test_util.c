@@ -1,0 +1,126 @@
+/*
+ * test_util.c - the small helpers every module shares (mc_util.h): the
+ * bounded append, the saturating multiplies, the safe opener and its
+ * messages, the read/write-all loop and the small-file reader.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mc_util.h"
+
+static void test_appendf(void **state)
+{
+	char buf[8];
+	size_t used = 0;
+
+	(void)state;
+	assert_int_equal(mc_appendf(buf, sizeof(buf), &used, "%s", "abc"), 0);
+	assert_int_equal(used, 3);
+	assert_int_equal(mc_appendf(buf, sizeof(buf), &used, "%d", 42), 0);
+	assert_string_equal(buf, "abc42");
+	/* Cut: what fits stays, terminated; used is len - 1. */
+	assert_int_equal(mc_appendf(buf, sizeof(buf), &used, "%s", "xyz"),
+			 -1);
+	assert_string_equal(buf, "abc42xy");
+	assert_int_equal(used, 7);
+	/* Full: nothing more, still terminated. */
+	assert_int_equal(mc_appendf(buf, sizeof(buf), &used, "q"), -1);
+	assert_string_equal(buf, "abc42xy");
+	used = 0;
+	assert_int_equal(mc_appendf(buf, 0, &used, "q"), -1);
+}
+
+static void test_mul_sat(void **state)
+{
+	(void)state;
+	assert_int_equal(mc_mul_sat32(65536, 65535), 4294901760u);
+	assert_int_equal(mc_mul_sat32(65536, 65536), UINT32_MAX);
+	assert_true(mc_mul_sat64(UINT64_MAX / 2, 2) == UINT64_MAX - 1);
+	assert_true(mc_mul_sat64(UINT64_MAX / 2, 3) == UINT64_MAX);
+	assert_true(mc_mul_sat64(0, UINT64_MAX) == 0);
+}
+
+static void test_open_regular(void **state)
+{
+	char dir[] = "/tmp/mc_util_XXXXXX", path[64], err[256], want[128];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(mc_io_all(fd, "0123456789", 10, true), 0);
+	close(fd);
+	fd = mc_open_regular("topology", path, 0, 0, &st, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 10);
+	{
+		char b[11] = "";
+
+		assert_int_equal(mc_io_all(fd, b, 10, false), 0);
+		assert_string_equal(b, "0123456789");
+		/* Past the end: an early end of file is -1. */
+		assert_int_equal(mc_io_all(fd, b, 1, false), -1);
+	}
+	close(fd);
+	assert_int_equal(mc_open_regular(NULL, path, 0, 9, NULL, err,
+					 sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: larger than 9 bytes", path);
+	assert_string_equal(err, want);
+	/* A directory, in each wording its callers print. */
+	assert_int_equal(mc_open_regular(NULL, dir, MC_OPEN_SAY_DIR, 0, NULL,
+					 err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: is a directory", dir);
+	assert_string_equal(err, want);
+	assert_int_equal(mc_open_regular("topology", dir, MC_OPEN_SAY_EISDIR,
+					 0, NULL, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "topology %s: Is a directory", dir);
+	assert_string_equal(err, want);
+	assert_int_equal(mc_open_regular("cache", dir, 0, 0, NULL, err,
+					 sizeof(err)), -1);
+	snprintf(want, sizeof(want), "cache %s: not a regular file", dir);
+	assert_string_equal(err, want);
+	/* A link where NOFOLLOW is asked for. */
+	snprintf(want, sizeof(want), "%s/l", dir);
+	assert_int_equal(symlink(path, want), 0);
+	assert_int_equal(mc_open_regular("cache", want, MC_OPEN_NOFOLLOW, 0,
+					 NULL, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic links"));
+	fd = mc_open_regular(NULL, want, 0, 0, NULL, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	{
+		char b[4];
+
+		/* mc_read_at: at most len - 1 bytes, terminated; the last
+		 * component is never followed. */
+		assert_int_equal(mc_read_at(AT_FDCWD, path, b, sizeof(b)), 3);
+		assert_string_equal(b, "012");
+		assert_int_equal(mc_read_at(AT_FDCWD, want, b, sizeof(b)), -1);
+	}
+	unlink(want);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_appendf),
+		cmocka_unit_test(test_mul_sat),
+		cmocka_unit_test(test_open_regular),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
