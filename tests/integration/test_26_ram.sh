@@ -67,6 +67,16 @@ assert_eq "--mem=194G" "$FIX" "the refusal prints the fix --mem=194G (193.20 GiB
 mc_run srun -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config=ds_config.json --model-config=config.json echo fixed-ran
 assert_rc 0 "the same step with $FIX runs"
 assert_contains "$MC_OUT" "fixed-ran" "... and its program ran"
+# Through sbatch: sbatch reads the files at submission; the batch step
+# (slurmstepd, root) gets only their figures, from the job's environment.
+jid=$(mc_sbatch -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap "echo batch-ran")
+mc_wait_job "$jid" >/dev/null
+assert_eq FAILED "$(mc_job_state "$jid")" "sbatch: the batch step sized from the files is refused"
+assert_contains "$(cat "$(mc_job_out "$jid")")" "$NEED needed" "... with the same $NEED in its output file"
+jid=$(mc_sbatch -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap "echo batch-ran")
+mc_wait_job "$jid" >/dev/null
+assert_eq COMPLETED "$(mc_job_state "$jid")" "sbatch: with $FIX the batch step runs"
+assert_contains "$(cat "$(mc_job_out "$jid")")" "batch-ran" "... and its script ran"
 # An explicit option overrides the file, and the explanation says so.
 mc_run srun -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --zero-stage=2 --offload=optimizer --deepspeed-config=ds_config.json --model-config=config.json true
 assert_contains "$MC_ERR" "--zero-stage=2 overrides ds_config.json's stage 3" "an option over a file value is said"
