@@ -95,7 +95,7 @@ printf '{"zero_optimization": {"stage": 7}}\n' >"$D/bad.json"
 chmod 0644 "$D/bad.json"
 mc_run srun -n1 --gpus=1 --mem=40G --deepspeed-config=bad.json true
 assert_contains "$MC_ERR" "bad.json: zero_optimization.stage: expected 0, 1, 2 or 3" "a bad ds_config value: file, key, expected"
-assert_eq "" "$(squeue -h 2>/dev/null)" "nothing was queued by the refused submissions"
+assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing was queued by the refused submissions"
 
 # --- files the job's user cannot read: refused, and never read -----------
 cp "$D/ds_config.json" "$D/root-only.json"
@@ -114,7 +114,7 @@ assert_contains "$MC_ERR" "--model-config=$D/root-only.json: cannot open: Permis
 mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" echo nobody-ran
 assert_rc 0 "as nobody: the readable files size the step, which runs"
 assert_eq "$AT0" "$(stat -c %X "$D/root-only.json")" "the root-only file was never read (atime unchanged: not by srun, sbatch, slurmd nor slurmstepd)"
-assert_eq "" "$(squeue -h 2>/dev/null)" "nothing queued"
+assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued"
 
 # --- a --gres=shard:2 step: 2/8 of a T4 -----------------------------------
 SHARE=$(awk 'BEGIN { printf "%.2f GiB", 15843721216 * 2 / 8 / 2^30 }')
@@ -156,7 +156,7 @@ assert_ne 0 "$MC_RC" "cli_filter: the job files' step short of RAM is refused at
 assert_contains "$MC_ERR" "$NEED needed" "... with the same $NEED"
 mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
 assert_rc 0 "cli_filter: ... and passes with $FIX"
-assert_eq "" "$(squeue -h 2>/dev/null)" "nothing queued by --test-only"
+assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued by --test-only"
 
 # --- 16 ranks on 2 GPUs: per process, one binding message -----------------
 policy "Bind=numa"
