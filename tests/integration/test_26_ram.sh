@@ -12,6 +12,7 @@
 #    and by memcore check, and running;
 #  - 16 ranks on 2 GPUs: RamPerTask for each of the 16, one binding
 #    message for the step.
+# guest: yes  (the shard variable and the ranks' binding depend on the Slurm version)
 . "$(dirname "$0")/lib.sh"
 
 TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
