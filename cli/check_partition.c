@@ -116,6 +116,13 @@ static void put_shape(FILE *f, const struct shape_verdict *s)
 
 	char m[32], ram[32];
 
+	if (s->bound && !strcmp(s->rec->gpu_type, "*")) {
+		fprintf(f, "%s (hidden from slurmctld's node list; by the "
+			"partition's TRES together at most %s, GPUs unknown)",
+			s->hosts, mc_fmt_bytes(s->rec->ram_bytes, ram,
+					       sizeof(ram)));
+		return;
+	}
 	if (s->bound) {
 		fprintf(f, "%s (hidden from slurmctld's node list; by the "
 			"partition's TRES together at most %u x %s%s%s, %s)",
@@ -143,6 +150,12 @@ static bool judge_shape(const struct mc_policy *p,
 
 	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
 		gpu_memory_override, &s->mem_source);
+	/* A bound of GPUs of unknown type: their memory is unknown too
+	 * (GpuMemory= could be more than theirs). */
+	if (s->bound && !strcmp(s->rec->gpu_type, "*")) {
+		s->gpu_memory_bytes = 0;
+		s->mem_source = MC_MEM_SRC_NONE;
+	}
 	r.gpu_memory_bytes = s->gpu_memory_bytes;
 	/* A shard or MPS step: its share of this node's cards. */
 	if (r.use.share_kind && s->rec->gpus) {
@@ -287,7 +300,7 @@ static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 		json_array_append_new(lines, json_string(line));
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
-		if (sv[k].mem_source != MC_MEM_SRC_NONE)
+		if (sv[k].mem_source != MC_MEM_SRC_NONE || sv[k].bound)
 			continue;
 		if (sv[k].rec->gpu_type[0])
 			snprintf(line, sizeof(line), "  GPU memory unknown for "

@@ -217,12 +217,14 @@ static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
 			continue;
 		*eq++ = '\0';
 		if (!strcmp(kv, "mem")) {
-			/* "4580304M", "4.37T": a size, rounded down; 1% more
-			 * keeps it a bound */
+			/* "4580304M" exact, or "4.37T" rounded: then 1%
+			 * more keeps it a bound */
 			if (mc_parse_size(eq, 1ULL << 20, &v, err,
 					  sizeof(err)) < 0)
 				return;
-			mem = (v >> 20) + (v >> 20) / 100 + 1;
+			mem = v >> 20;
+			if (strchr(eq, '.'))
+				mem += mem / 100 + 1;
 		} else if (!strcmp(kv, "cpu")) {
 			cpu = strtoull(eq, NULL, 10);
 		} else if (!strcmp(kv, "gres/gpu")) {
@@ -244,11 +246,19 @@ static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
 			}
 		}
 	}
-	if (!cpu || !mem || cpu < seen_cpu || mem < seen_mem ||
-	    gpus < seen_gpus || n_types > 1 ||
+	if (!cpu || !mem || cpu < seen_cpu || mem < seen_mem || n_types > 1 ||
 	    (!n_types && gpus > seen_gpus && strchr(tres, ':')))
 		return;
 	snprintf(b->name, sizeof(b->name), "%s", "hidden");
+	/* No gres/gpu in the TRES (it needs slurmdbd): their GPUs and type
+	 * are unknown, so any count, any type ("*"), memory unknown. */
+	if (!gpus && !n_types) {
+		/* 0 GPUs is "unknown" to the rules: no GPU count decides */
+		snprintf(b->gpu_type, sizeof(b->gpu_type), "%s", "*");
+		gpus = seen_gpus;
+	} else if (gpus < seen_gpus) {
+		return;
+	}
 	b->ram_bytes = (mem - seen_mem) << 20;
 	/* Cores enough that no core test decides: a bound must fit whatever
 	 * one of the nodes fits, and the node rule G(w+1) + ReservedCores of

@@ -22,13 +22,6 @@ static uint32_t sat_add32(uint32_t a, uint32_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT32_MAX : r;
 }
 
-static uint64_t sat_mul64(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /* A non-negative long double to bytes, rounded up, saturated (no libm). */
 static uint64_t ld_to_bytes(long double x)
 {
@@ -89,7 +82,7 @@ uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 			    uint64_t gpu_memory_bytes)
 {
-	uint64_t total = sat_mul64(gpus, gpu_memory_bytes);
+	uint64_t total = mc_mul_sat64(gpus, gpu_memory_bytes);
 
 	/* The usual ratio of 1 stays in exact integers. */
 	if (p->host_ram_per_gpu_ram == 1.0 || total == UINT64_MAX)
@@ -101,7 +94,7 @@ uint64_t mc_ram_floor_bytes(const struct mc_policy *p, uint32_t gpus,
 uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers)
 {
-	return sat_mul64(sat_mul64(gpus, workers), p->ram_per_worker_bytes);
+	return mc_mul_sat64(mc_mul_sat64(gpus, workers), p->ram_per_worker_bytes);
 }
 
 bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r)
@@ -234,7 +227,7 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
 {
 	if (r->unified_memory)
-		return sat_mul64(r->gpus, r->gpu_memory_bytes);
+		return mc_mul_sat64(r->gpus, r->gpu_memory_bytes);
 	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
 }
 
@@ -242,14 +235,14 @@ static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
 static uint64_t workers_term(const struct mc_policy *p,
 			     const struct mc_request *r, uint32_t w)
 {
-	return sat_mul64(sat_mul64(mc_terms_ranks(&r->use, r->gpus), w),
+	return mc_mul_sat64(mc_mul_sat64(mc_terms_ranks(&r->use, r->gpus), w),
 			 mc_terms_ram_per_worker(p, &r->use));
 }
 
 static uint64_t tasks_term(const struct mc_policy *p,
 			   const struct mc_request *r)
 {
-	return r->gpus ? sat_mul64(mc_terms_ranks(&r->use, r->gpus),
+	return r->gpus ? mc_mul_sat64(mc_terms_ranks(&r->use, r->gpus),
 				   p->ram_per_task_bytes) : 0;
 }
 

@@ -258,7 +258,7 @@ static uint32_t min32(uint32_t a, uint32_t b)
 /* GPUs and tasks of the job on node n. */
 static void gpus_and_tasks(const struct mc_slurm_job *j,
 			   const struct mc_node_record *n, uint32_t *gpus,
-			   uint32_t *tasks)
+			   uint32_t *tasks, uint32_t *asked)
 {
 	/* -N min-max: Slurm may use up to max nodes, the fewest GPUs and
 	 * tasks a node (no false refusal for a range). */
@@ -269,6 +269,7 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		   : j->ntasks;
 	uint32_t g = 0;
 
+	*asked = 0;
 	/* -n without -N: Slurm takes as many nodes as the tasks' CPUs
 	 * need, so a node holds at most what its CPUs hold. */
 	if (!nodes && !j->ntasks_per_node && t > 1 && n->cores) {
@@ -286,8 +287,10 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 				 ? j->sockets_per_node
 				 : n->sockets ? n->sockets : 1);
 		/* Slurm 22.05 on a node whose gres.conf binds no GPU to a
-		 * socket (no Cores=) gives the node's GPUs (seen by the
+		 * socket (no Cores=) gives the node's GPUs, but sizes
+		 * --cpus-per-gpu from the GPUs asked (seen by the
 		 * submit-vs-launch corpus): never more than it has. */
+		*asked = g;
 		if (n->gpus && g > n->gpus)
 			g = n->gpus;
 	} else if (j->gpus_per_task) {
@@ -313,6 +316,8 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 	}
 	*gpus = g;
 	*tasks = t ? t : 1;
+	if (!*asked)
+		*asked = g;
 }
 
 void mc_slurm_alloc(const struct mc_slurm_job *j,
@@ -322,7 +327,7 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 {
 	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
 	uint32_t cpt = j->cpus_per_task, cpg = j->cpus_per_gpu;
-	uint32_t cores, cpus;
+	uint32_t cores, cpus, asked;
 	uint64_t cpus64, mem_mb = 0, per_cpu = 0;
 	bool whole = false;
 	const char *src = NULL;
@@ -330,14 +335,16 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 
 	memset(g, 0, sizeof(*g));
 	g->alloc.requested = true;
-	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type)) {
+	/* "*": a bound of nodes whose type is unknown matches any */
+	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type) &&
+	    strcmp(n->gpu_type, "*")) {
 		g->excluded = true;
 		snprintf(g->why, sizeof(g->why), "its GPUs are %s, the job "
 			 "asks for %s", n->gpu_type[0] ? n->gpu_type
 			 : "untyped", j->gpu_type);
 		return;
 	}
-	gpus_and_tasks(j, n, &g->gpus, &g->tasks);
+	gpus_and_tasks(j, n, &g->gpus, &g->tasks, &asked);
 	g->gpus_fixed = j->gpus_per_node ||
 		(j->gpus_per_task && (j->ntasks_per_node || j->nodes_min)) ||
 		(j->gpus_total && j->nodes_min);
@@ -362,8 +369,8 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 	if (!cpt && !cpg && g->gpus)
 		cpg = p->def_cpu_per_gpu;
 	cpus64 = (uint64_t)g->tasks * (cpt ? cpt : 1);
-	if ((uint64_t)g->gpus * cpg > cpus64)
-		cpus64 = (uint64_t)g->gpus * cpg;
+	if ((uint64_t)asked * cpg > cpus64)
+		cpus64 = (uint64_t)asked * cpg;
 	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
 	if (j->exclusive == MC_EXCL_NODE) {
 		cores = n->cores;

@@ -72,7 +72,7 @@ if [ -x "$B/bench/cg_probe" ]; then
 	"$B/bench/cg_probe" 9 200 >"$RAW/cg_probe.txt" 2>&1 || true
 	"$B/bench/cg_probe" 9 0 >"$RAW/cg_probe_b2b.txt" 2>&1 || true
 fi
-pr() { sed -n "s/^$2_us=//p" "$RAW/$1" 2>/dev/null; }
+probe_us() { sed -n "s/^$2_us=//p" "$RAW/$1" 2>/dev/null; }
 
 # -- 2. on a test cluster, in both configurations ---------------------------
 MC_NAME=bench
@@ -337,7 +337,7 @@ the removal), median µs of 9, 200 ms apart / back to back:
 
 | call | 200 ms apart | back to back |
 |---|---|---|
-$(for c in find_task_cgroup own_parent sweep mkdir set_limit swap_off move_first move_second rmdir post_fork_total; do echo "| $c | $(pr cg_probe.txt $c) | $(pr cg_probe_b2b.txt $c) |"; done)
+$(for c in find_task_cgroup own_parent sweep mkdir set_limit swap_off move_first move_second rmdir post_fork_total; do echo "| $c | $(probe_us cg_probe.txt $c) | $(probe_us cg_probe_b2b.txt $c) |"; done)
 
 Everything but the first move into the fresh cgroup is a few hundred µs;
 the first move is the kernel's wait (write(2) to cgroup.procs:

@@ -38,7 +38,7 @@ assert_eq t4 "$(jf '.shapes[0].gpu_type')" "the GPU type from Gres"
 assert_eq GpuTypeMemory "$(jf .gpu_memory_source)" "GPU memory from GpuTypeMemory="
 assert_eq $((200 * 1073741824)) "$(jf .ram_needed_bytes)" "200 GiB needed"
 # memcore(8) JSON OUTPUT: the keys --partition adds, and the schema first.
-for k in $(sed -n '/^\.SH JSON OUTPUT/,/^\.SH /p' "$MC_TOP/docs/memcore.8" | sed -n '/^With \\-\\-partition/,/^\.SH /p' | grep -Eo '^\.BR? [a-z_]+' | awk '{print $2}'); do
+for k in $(sed -n '/^\.SH JSON OUTPUT/,/^\.SH /p' "$MC_TOP/docs/memcore.8" | sed -n '/^With \\-\\-partition/,/^\.S[SH] /p' | grep -Eo '^\.BR? [a-z_]+' | awk '{print $2}'); do
 	assert_eq true "$(jq "has(\"$k\")" <<<"$MC_OUT")" "check --partition --json has $k (memcore(8) JSON OUTPUT)"
 done
 assert_eq schema "$(jq -r 'keys_unsorted[0]' <<<"$MC_OUT")" "check --partition --json: schema first"

@@ -233,9 +233,11 @@ static void test_gpus(void **state)
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "gpus-per-socket=4;sockets-per-node=1;mem=1T", none,
 		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
-		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8 */
-		{ "gpus-per-socket=8;sockets-per-node=2;mem=1T", none,
-		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8,
+		 * and CPUs for the 16 asked: 6 x 16 = 96 CPUs, 48 cores */
+		{ "gpus-per-socket=8;sockets-per-node=2;cpus-per-gpu=6;mem=1T",
+		  none, { false, 8, 1, 48, 1024 * GiB, "--mem=1T",
+			  MC_MEM_PER_NODE } },
 		/* nomultithread: one CPU a core */
 		{ "gpus=8;cpus-per-gpu=3;hint=nomultithread;mem-per-cpu=1G",
 		  none, { false, 8, 1, 24, 24 * GiB, "--mem-per-cpu=1G",
