@@ -63,6 +63,11 @@ const struct mc_key mc_keys[] = {
 	{ "NodeGpus",             MC_KEY_COUNT, F(node_gpus),             0, MC_MAX_GPUS, false, NULL,      true },
 	{ "GpuTypeMemory",        MC_KEY_GPU_TYPES, F(gpu_type_memory),   0, P1, false, NULL,               true },
 	{ "UnifiedMemory",        MC_KEY_WORD,  F(unified_memory),        0, 0, false, mc_unified_words,    true },
+	/* A job's --ram-per-worker lies within these (mc_terms.h). */
+	{ "MinRamPerWorker",      MC_KEY_SIZE,  F(min_ram_per_worker_bytes), 0, P1, false, NULL,            true },
+	{ "MaxRamPerWorker",      MC_KEY_SIZE,  F(max_ram_per_worker_bytes), 0, P1, false, NULL,            true },
+	{ "OffloadCoresPerGpu",   MC_KEY_COUNT, F(offload_cores_per_gpu), 0, 1024, false, NULL,             true },
+	{ "ShardsPerGpu",         MC_KEY_COUNT, F(shards_per_gpu),        0, 1u << 20, false, NULL,         true },
 };
 
 #undef F
@@ -100,6 +105,10 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_ram_bytes = 0;
 	p->node_cores = 0;
 	p->node_gpus = 0;
+	p->min_ram_per_worker_bytes = (uint64_t)512 << 20;
+	p->max_ram_per_worker_bytes = (uint64_t)128 << 30;
+	p->offload_cores_per_gpu = 2;	/* memcore.conf(5): CPU Adam */
+	p->shards_per_gpu = 0;		/* unknown */
 	p->unified_memory = MC_UNIFIED_AUTO;
 }
 

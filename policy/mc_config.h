@@ -90,6 +90,15 @@ struct mc_policy {
 	/* GPU memory is host RAM, one pool (AMD MI300A APUs): auto detects
 	 * it from the GPUs' PCI ids. */
 	enum mc_unified unified_memory;	/* UnifiedMemory=auto */
+	/* A job's --ram-per-worker must lie within these (mc_terms.h). */
+	uint64_t min_ram_per_worker_bytes;	/* MinRamPerWorker=512M */
+	uint64_t max_ram_per_worker_bytes;	/* MaxRamPerWorker=128G */
+	/* Extra cores per rank whose optimizer step runs on the CPU
+	 * (ZeRO-Offload's DeepSpeedCPUAdam). */
+	uint32_t offload_cores_per_gpu;	/* OffloadCoresPerGpu=2 */
+	/* Shards (gres/shard) per GPU on the partition's nodes, for the
+	 * share of a --gres=shard:N step at launch; 0 unknown. */
+	uint32_t shards_per_gpu;	/* ShardsPerGpu=0 */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */

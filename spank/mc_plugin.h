@@ -102,6 +102,16 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 			   char *err, size_t errlen);
 
 /*
+ * srun/sbatch/salloc (the user's own process): read --deepspeed-config and
+ * --model-config as the user, check them with the options, and put their
+ * figures in the job's environment (MEMCORE_JOB_FILES, mc_jobfiles.h).
+ * Returns 0, or -1 with err naming the option, file, key and what was
+ * expected.
+ */
+int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
+			size_t errlen);
+
+/*
  * The node's facts for this policy (TopologyFile or the live machine),
  * loaded on first use: from the node-facts cache when it matches, else
  * from hwloc with one log line saying why (mc_nodefacts.c). Returns a

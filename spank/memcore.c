@@ -122,7 +122,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		}
 		/* Options that no policy accepts together (--offload without
 		 * --zero-stage) stop it too: only here are all known. */
-		if (mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
+		if (!mc_opts_name_files(&plugin.opts) &&
+		    mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
+			slurm_error("memcore: %s", err);
+			MC_ONCE_RETURN(-1);
+		}
+		/* The job's own files, read here as the user, never by
+		 * slurmstepd (root): a bad or unreadable one stops it; the
+		 * options are checked with their figures (a --model-config
+		 * gives --offload its parameters). */
+		if (mc_plugin_job_files(&plugin, sp, err, sizeof(err)) < 0) {
 			slurm_error("memcore: %s", err);
 			MC_ONCE_RETURN(-1);
 		}
