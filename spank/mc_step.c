@@ -111,15 +111,16 @@ static int read_share(spank_t sp, struct mc_step *s, char *err, size_t len)
 				    &v, err, len);
 		if (rc < 0)
 			return -1;
-		if (rc > 0 && (mc_parse_count(v, 100, &s->mps_percent, why,
-					      sizeof(why)) < 0 ||
-			       !s->mps_percent)) {
-			snprintf(err, len, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="
-				 "%.32s: expected 1 to 100", v);
-			free(v);
-			return -1;
-		}
+		/* Slurm 22.05 gives a batch step of an mps job 0 (the step
+		 * holds no gres of its own): a share that is not 1-100 is
+		 * unknown, and the step counts the whole card (too high,
+		 * never too low), not a refusal of the user's job. */
+		if (rc > 0 && mc_parse_count(v, 100, &s->mps_percent, why,
+					     sizeof(why)) < 0)
+			s->mps_percent = 0;
 		free(v);
+		if (rc > 0 && !s->mps_percent && !s->gpus)
+			s->gpus = 1;
 	}
 	if ((s->shards || s->mps_percent) && !s->gpus)
 		s->gpus = 1;
