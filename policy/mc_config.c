@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -39,6 +40,7 @@ enum mc_key {
 	K_OFFLOAD_BUFFER_FACTOR, K_ZERO_INIT, K_BIND, K_TOPOLOGY_FILE,
 	K_CGROUP_MEMORY, K_ALLOW_USER_WARN, K_ON_ERROR, K_NODE_RAM,
 	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_UNIFIED_MEMORY,
+	K_SAMPLE_INTERVAL, K_REPORT, K_PROMETHEUS_TEXTFILE,
 	K_COUNT
 };
 
@@ -64,6 +66,9 @@ static const char *const key_names[K_COUNT] = {
 	[K_NODE_GPUS] = "NodeGpus",
 	[K_GPU_TYPE_MEMORY] = "GpuTypeMemory",
 	[K_UNIFIED_MEMORY] = "UnifiedMemory",
+	[K_SAMPLE_INTERVAL] = "SampleInterval",
+	[K_REPORT] = "Report",
+	[K_PROMETHEUS_TEXTFILE] = "PrometheusTextfile",
 };
 
 _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
@@ -91,6 +96,9 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_cores = 0;
 	p->node_gpus = 0;
 	p->unified_memory = MC_UNIFIED_AUTO;
+	p->sample_interval_ms = MC_SAMPLE_INTERVAL_DEFAULT_MS;
+	p->report = 0;
+	p->prometheus_textfile[0] = '\0';
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -169,6 +177,39 @@ uint64_t mc_policy_gpu_type_memory(const struct mc_policy *p,
 	for (uint32_t i = 0; i < p->n_gpu_type_memory; i++)
 		if (!strcasecmp(p->gpu_type_memory[i].type, type))
 			return p->gpu_type_memory[i].bytes;
+	return 0;
+}
+
+/*
+ * SampleInterval=: "0" (off), "N" or "Ns" seconds, "Nms" milliseconds;
+ * from MC_SAMPLE_INTERVAL_MIN_MS to an hour.
+ */
+static int set_sample_interval(struct mc_policy *p, const char *v,
+			       char *why, size_t whylen)
+{
+	unsigned long long n;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return mc_err(why, whylen, "expected a duration such as 1s "
+			      "or 500ms, or 0 for off");
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n > 3600000ULL)
+		return mc_err(why, whylen, "too large (at most 3600s)");
+	if (!strcmp(end, "ms"))
+		;
+	else if (!*end || !strcmp(end, "s"))
+		n *= 1000;
+	else
+		return mc_err(why, whylen, "unknown unit '%s' (s or ms)", end);
+	if (n > 3600000ULL)
+		return mc_err(why, whylen, "too large (at most 3600s)");
+	if (n && n < MC_SAMPLE_INTERVAL_MIN_MS)
+		return mc_err(why, whylen, "below %dms: the sampler would "
+			      "cost the step more than it tells",
+			      MC_SAMPLE_INTERVAL_MIN_MS);
+	p->sample_interval_ms = (uint32_t)n;
 	return 0;
 }
 
@@ -299,6 +340,22 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 			return -1;
 		p->unified_memory = (enum mc_unified)w;
 		return 0;
+	case K_SAMPLE_INTERVAL:
+		return set_sample_interval(p, v, why, whylen);
+	case K_REPORT:
+		if (mc_parse_bool(v, &b, why, whylen))
+			return -1;
+		p->report = b;
+		return 0;
+	case K_PROMETHEUS_TEXTFILE:
+		if (*v != '/' || strlen(v) >= sizeof(p->prometheus_textfile)) {
+			snprintf(why, whylen, "expected an absolute path "
+				 "shorter than %zu bytes",
+				 sizeof(p->prometheus_textfile));
+			return -1;
+		}
+		memcpy(p->prometheus_textfile, v, strlen(v) + 1);
+		return 0;
 	}
 	snprintf(why, whylen, "unknown key");
 	return -1;
@@ -347,6 +404,13 @@ static void copy_key(struct mc_policy *dst, const struct mc_policy *src,
 		break;
 	case K_UNIFIED_MEMORY:
 		dst->unified_memory = src->unified_memory; break;
+	case K_SAMPLE_INTERVAL:
+		dst->sample_interval_ms = src->sample_interval_ms; break;
+	case K_REPORT: dst->report = src->report; break;
+	case K_PROMETHEUS_TEXTFILE:
+		memcpy(dst->prometheus_textfile, src->prometheus_textfile,
+		       sizeof(dst->prometheus_textfile));
+		break;
 	}
 }
 

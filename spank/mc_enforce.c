@@ -206,6 +206,8 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 					    sizeof(err)) < 0)
 		e->oom_start = 0;
 	e->active = true;
+	p->after.sample_interval_ms = pol.sample_interval_ms;
+	p->after.report = pol.report;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_after.h"
 #include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_enforce.h"
@@ -63,6 +64,8 @@ struct mc_plugin {
 	 * task_init, task/affinity has replaced it with the mask it set).
 	 * Filled by mc_bind_task_init_privileged. */
 	char bind_user_cpu_bind[64];	/* SLURM_CPU_BIND_TYPE, "" none */
+	/* After the step: the sampler and the summary (mc_after.h). */
+	struct mc_after after;
 };
 
 /*
@@ -135,6 +138,13 @@ int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
 /* At step end: the explain line, remove memcore's own cgroup
  * (mc_enforce.c). */
 int mc_enforce_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, first task_post_fork: start the step's sampler (mc_after.c). */
+void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, each task_exit, before mc_enforce_task_exit: at the last
+ * task, the step's summary (mc_after.c). */
+void mc_after_task_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, exit: the sampler ends at the latest here (mc_after.c). */
+void mc_after_exit(struct mc_plugin *p, spank_t sp);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

@@ -214,6 +214,21 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	}
 	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
+		/* What the summary at the step's end compares with. */
+		struct mc_usage *u = &p->after.usage;
+
+		p->after.judged = true;
+		p->after.refused = refuse;
+		u->asked_bytes = alloc.mem_bytes;
+		u->mem_form = alloc.mem_form;
+		u->gpus = req.gpus;
+		u->workers = req.dataloader_workers;
+		u->cores_allocated = v.cores_allocated;
+		u->rule_bytes = v.ram_needed_bytes;
+		u->rule_cores = v.cores_needed;
+		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
+	}
+	{
 		char need[32], have[32];
 
 		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "

@@ -183,7 +183,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return MC_TIMED(T_POST_FORK, mc_enforce_task_post_fork(&plugin, sp));
+	MC_TIMED(T_POST_FORK, mc_enforce_task_post_fork(&plugin, sp));
+	MC_TIMED(T_POST_FORK, (mc_after_task_post_fork(&plugin, sp), 0));
+	return 0;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -199,6 +201,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return last_rc;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
+	/* The summary reads the step's cgroup before enforce removes it. */
+	MC_TIMED(T_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
 	return last_rc = MC_TIMED(T_TASK_EXIT,
 				  mc_enforce_task_exit(&plugin, sp));
 }
@@ -208,6 +212,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
+	MC_TIMED(T_EXIT, (mc_after_exit(&plugin, sp), 0));
 	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin, sp));
 	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
 		    "(init %ld, init_post_opt %ld, user_init %ld, "

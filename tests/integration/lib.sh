@@ -37,6 +37,8 @@
 : "${MC_CGROUP_CONF_LINES:=}"          # extra cgroup.conf lines
 : "${MC_CGROUP_CONF_EXTRA:=}"          # more cgroup.conf lines, always after those (tests override
                                        # MC_CGROUP_CONF_LINES; the guests set IgnoreSystemd=yes here)
+: "${MC_JOBACCT_GATHER:=jobacct_gather/none}"  # slurm.conf JobAcctGatherType (MaxRSS: jobacct_gather/linux)
+: "${MC_ACCOUNTING_LINES:=AccountingStorageType=accounting_storage/none}"  # replaced by a slurmdbd's lines (lib_slurmdbd.sh)
 : "${MC_DEF_MEM_PER_CPU:=}"            # slurm.conf DefMemPerCPU (empty: Slurm default)
 : "${MC_SLURM_CONF_LINES:=}"           # extra slurm.conf lines (appended last)
 : "${MC_PLUGSTACK_LINES:=}"            # plugstack.conf content
@@ -327,8 +329,8 @@ ReturnToService=2
 MinJobAge=300
 MpiDefault=none
 SwitchType=switch/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+JobAcctGatherType=$MC_JOBACCT_GATHER
+$MC_ACCOUNTING_LINES
 JobCompType=jobcomp/none
 MailProg=/bin/true
 SlurmctldTimeout=30

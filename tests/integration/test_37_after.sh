@@ -1,0 +1,98 @@
+#!/bin/bash
+# After the step (issue 19) on a real Slurm: memcore samples the step's
+# memory cgroup while it runs and, at its end, says what it used against
+# what it asked and what the rule needs, per node, with what to ask next
+# time.
+#  (a) a step that maps a 2 GiB file and touches every page while holding
+#      300 MiB of anonymous memory: about 300 MiB non-reclaimable and about
+#      2 GiB of page cache, next to Slurm's MaxRSS (sstat, jobacct_gather/
+#      linux), which counts the mapped file;
+#  (b) a step that holds 1 GiB of anonymous memory for 3 s and frees it:
+#      the 1 GiB peak, though its memory at the end is small;
+#  (c) an OOM-killed step: its summary names what held the memory;
+#  (d) always one line in slurmd's log, with or without --memcore=explain;
+#      Report=yes prints the summary unasked; SampleInterval=0: no samples.
+# guest: yes  (tests/vm runs it in each guest: cgroup v2 has memory.peak)
+. "$(dirname "$0")/lib.sh"
+
+MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
+MC_REAL_MEMORY=20000 MC_GPUS=2
+MC_JOBACCT_GATHER=jobacct_gather/linux
+MC_SLURM_CONF_LINES="JobAcctGatherFrequency=task=1"
+PROGS=$MEMCORE_BUILD/progs
+MIB=$((1 << 20))
+for p in mc_hold mc_anon_toucher; do
+	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
+done
+
+# mib TEXT "LABEL": the size written "N MiB" or "N GiB" right before LABEL
+# in TEXT, in MiB (integer), from memcore's own words.
+mib() {
+	grep -oE "[0-9.]+ (B|KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+# mib_after TEXT "LABEL": the size written right after LABEL.
+mib_after() {
+	grep -oE "$2 [0-9.]+ (B|KiB|MiB|GiB)" <<<"$1" | head -n1 | awk '{print $(NF-1), $NF}' |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+policy() { # EXTRA-LINES
+	mc_small_policy
+	printf '%s\n' "SampleInterval=500ms" "$@" >>"$MC_CONF_DIR/memcore.conf"
+}
+
+mc_cluster_start
+policy
+
+# --- (a) a mapped 2 GiB dataset and 300 MiB of tensors ----------------------
+d=$MC_WORK/tmp/dataset.bin
+mc_at_exit 'rm -f "$MC_WORK/tmp/dataset.bin" "$MC_WORK/tmp/dataset.bin.ready"'
+mc_run srun -n1 --gpus=1 --mem=4G --memcore=explain sh -c \
+	"$PROGS/mc_hold 300 4 $d 2048 & while [ ! -e $d.ready ]; do sleep 0.1; done; sleep 2.5
+	 sstat -n -P -a -o MaxRSS -j \$SLURM_JOB_ID.\$SLURM_STEP_ID > $MC_WORK/tmp/sstat-a; wait"
+assert_rc 0 "(a) the step runs"
+assert_contains "$MC_OUT" "held 300 MiB anon, 2048 MiB mapped" "(a) it held 300 MiB and mapped 2 GiB"
+mc_log "(a) stderr: $MC_ERR"
+nr=$(mib "$MC_ERR" "non-reclaimable")
+fc=$(mib "$MC_ERR" "of page cache at that moment")
+between "$nr" 290 420; assert_eq 0 $? "(a) peak non-reclaimable ${nr} MiB is about the 300 MiB held"
+between "$fc" 1900 2100; assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the 2048 MiB mapped"
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples, every 500 ms, over" "(a) the summary names step, node and sampling"
+assert_match "$MC_ERR" "asked 4 GiB \(--mem=4G\), the rule's figure" "(a) the user's own option"
+maxrss=$(head -n1 "$MC_WORK/tmp/sstat-a" | tr -d ' |')
+mc_log "(a) Slurm's MaxRSS while it ran: $maxrss"
+rss_mib=$(awk '{ v = $1; u = substr(v, length(v)); n = v + 0; f = u == "G" ? 1024 : u == "M" ? 1 : u == "K" ? 1/1024 : 1/1048576; printf "%d\n", n * f }' <<<"$maxrss")
+[ -n "$rss_mib" ] && [ "$rss_mib" -ge 2000 ]
+assert_eq 0 $? "(a) Slurm's MaxRSS ($maxrss) counts the mapped file: above 2000 MiB, where memcore says ${nr} MiB"
+rm -f "$d" "$d.ready"
+
+# --- (b) 1 GiB for 3 s, then freed ------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=2G --memcore=explain "$PROGS/mc_hold" 1024 3 "$MC_WORK/tmp/none" 0 2
+mc_log "(b) stderr: $MC_ERR"
+assert_rc 0 "(b) the step runs"
+nr=$(mib "$MC_ERR" "non-reclaimable")
+between "$nr" 1000 1200; assert_eq 0 $? "(b) the 1 GiB peak (${nr} MiB) though the memory was freed before the end"
+assert_match "$MC_ERR" "kernel peak  [0-9.]+ (GiB|MiB) \(memory\.(peak|max_usage_in_bytes)," "(b) the kernel's own peak beside, named"
+
+# --- (c) OOM-killed ----------------------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+mc_log "(c) stderr: $MC_ERR"
+assert_ne 0 "$MC_RC" "(c) the step is OOM-killed"
+assert_match "$MC_ERR" "OOM          [0-9]+ kills? at the limit of 256 MiB: held by anon [0-9.]+ MiB \(process memory\) and shmem" "(c) the summary names what held the memory"
+assert_match "$MC_ERR" "next time    --mem=[0-9]+M" "(c) ... and asks for more next time"
+
+# --- (d) the log line, always -------------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=512M "$PROGS/mc_hold" 64 1
+assert_rc 0 "(d) a step without --memcore=explain"
+assert_not_contains "$MC_ERR" "used (" "(d) no summary on stderr unasked"
+sleep 1
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: job [0-9]+\.0: after the step: asked=512 MiB .* peak_nonreclaimable=" "(d) one line in slurmd's log"
+policy "Report=yes"
+mc_run srun -n1 --gpus=1 --mem=512M "$PROGS/mc_hold" 64 1
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used" "(d) Report=yes: the summary unasked"
+mc_small_policy
+printf 'SampleInterval=0\n' >>"$MC_CONF_DIR/memcore.conf"
+mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
+assert_contains "$MC_ERR" "no samples: SampleInterval=0" "(d) SampleInterval=0: no sampling, said so"
