@@ -159,12 +159,15 @@ static const char *fmt_duration(uint64_t usec, char *buf, size_t len)
 
 void mc_summary_explain(const struct mc_usage *u, const struct mc_advice *a,
 			const char *step, const char *host,
-			uint32_t interval_ms, const char *kernel_peak_name,
 			const char *tmpfs_where, struct mc_summary_text *t)
 {
 	char asked[32], opt[48], rule[32], nr[32], fc[32], an[32], sh[32],
 	     msh[32], kp[32], wall[32], next[48], fp[32];
 	const struct mc_peak *pk = &u->peak;
+	uint32_t interval_ms = u->sample_interval_ms;
+	const char *kernel_peak_name = u->cgroup_version == 1
+				       ? "memory.max_usage_in_bytes"
+				       : "memory.peak";
 
 #define LINE(...) (t->n < MC_SUMMARY_LINES ? \
 	(void)snprintf(t->line[t->n++], MC_SUMMARY_LINE_MAX, __VA_ARGS__) \
@@ -284,6 +287,7 @@ static const struct rec_field rec_fields[] = {
 	U64("k", kernel_peak_bytes),
 	U64("o", oom_kills), U64("h", high_events), U64("x", max_events),
 	U64("cu", cpu_usec), U64("wu", wall_usec),
+	U32("si", sample_interval_ms), U32("cv", cgroup_version),
 };
 #undef U64
 #undef U32

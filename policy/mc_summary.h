@@ -77,6 +77,9 @@ struct mc_usage {
 	uint64_t kernel_peak_bytes;	/* 0: the kernel has none */
 	uint64_t oom_kills, high_events, max_events;
 	uint64_t cpu_usec, wall_usec;
+	/* How it was measured: SampleInterval (0: not sampled) and the
+	 * cgroup version (the kernel peak's file), for the report. */
+	uint32_t sample_interval_ms, cgroup_version;
 };
 
 /* How much above the peak the advice asks, in percent: a second run of
@@ -120,12 +123,11 @@ struct mc_summary_text {
 	char line[MC_SUMMARY_LINES][MC_SUMMARY_LINE_MAX];
 };
 
-/* interval_ms: SampleInterval (0: no samples were taken). kernel_peak_name:
- * "memory.peak" or "memory.max_usage_in_bytes". tmpfs_where: the node's
- * tmpfs mounts, named when an OOM kill is explained (NULL: none). */
+/* tmpfs_where: the node's tmpfs mounts, named when an OOM kill is
+ * explained (NULL: none). The kernel peak is named by u->cgroup_version's
+ * file (memory.max_usage_in_bytes, memory.peak). */
 void mc_summary_explain(const struct mc_usage *u, const struct mc_advice *a,
 			const char *step, const char *host,
-			uint32_t interval_ms, const char *kernel_peak_name,
 			const char *tmpfs_where, struct mc_summary_text *t);
 
 /* The one slurmd log line (without the "memcore: " prefix), key=value. */

@@ -10,7 +10,9 @@
  *    removes memcore's own cgroup: the sampler stops, the kernel's
  *    counters are read, the summary goes to task 0's stderr (when asked)
  *    and to slurmd's log;
- *  - exit: the sampler again, should no task_exit have been the last.
+ *    and the record kept with the job starts (mc_keep.c);
+ *  - exit: the sampler again, should no task_exit have been the last, and
+ *    the record's thread is waited for.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,6 +96,9 @@ static void finish(struct mc_plugin *p)
 						    sizeof(err)) == 0
 				    ? m.shmem_bytes : 0);
 	}
+	a->usage.sample_interval_ms = a->sampler.started
+				      ? a->sample_interval_ms : 0;
+	a->usage.cgroup_version = (uint32_t)e->version;
 	mc_summary_advise(&a->usage, &a->advice);
 	if (a->sampler.started)
 		slurm_debug("memcore: job %s: sampler: %" PRIu64 " samples, "
@@ -124,6 +129,9 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	mc_summary_log_line(&a->usage, &a->advice, e->step_name, line,
 			    sizeof(line));
 	slurm_info("memcore: %s", line);
+	/* Kept with the job while slurmctld still lets it change. */
+	mc_keep_start(p);
+	mc_keep_wait(p, MC_KEEP_WAIT_MS);
 	if (!(p->opts.mode & MC_USER_EXPLAIN) && !a->report &&
 	    !a->usage.oom_kills)
 		return;
@@ -131,9 +139,7 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	if (a->usage.oom_kills)
 		mc_tmpfs_where(where, sizeof(where));
 	mc_summary_explain(&a->usage, &a->advice, e->step_name, p->step.host,
-			   a->sampler.started ? a->sample_interval_ms : 0,
-			   e->version == 1 ? "memory.max_usage_in_bytes"
-					   : "memory.peak", where, &t);
+			   where, &t);
 	/* One message, so that srun's own lines cannot land inside it. */
 	{
 		char text[MC_SUMMARY_LINES * (MC_SUMMARY_LINE_MAX + 1)];
@@ -158,4 +164,5 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp)
 	 * here, before slurmstepd does. */
 	if (a->sampler.started && !a->sampler.stopped)
 		mc_sampler_stop(&a->sampler, &pk, &cpu, &wall);
+	mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS);
 }

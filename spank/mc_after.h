@@ -14,6 +14,16 @@
 #include "mc_sampler.h"
 #include "mc_summary.h"
 
+/* The thread that keeps the record with the job (spank/mc_keep.c). */
+struct mc_keeper {
+	bool started, joined;
+	pthread_t thread;
+};
+
+/* How long the last task_exit waits for it, and then the exit hook. */
+#define MC_KEEP_WAIT_MS 300
+#define MC_KEEP_EXIT_WAIT_MS 5000
+
 struct mc_after {
 	/* Filled with the verdict (mc_stepd.c): what the step asked and the
 	 * rule's figures; the rest at the step's end. */
@@ -29,6 +39,7 @@ struct mc_after {
 	struct rusage children_start;	/* slurmstepd's reaped tasks */
 	uint32_t exited;		/* tasks seen at task_exit */
 	bool summarized;		/* usage/advice complete */
+	struct mc_keeper keeper;
 };
 
 #endif

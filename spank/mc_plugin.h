@@ -145,6 +145,11 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp);
 void mc_after_task_exit(struct mc_plugin *p, spank_t sp);
 /* slurmstepd, exit: the sampler ends at the latest here (mc_after.c). */
 void mc_after_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, last task_exit (root): the step's summary into the job's
+ * AdminComment, from a thread of its own (mc_keep.c); wait for it ms at
+ * most (again at exit; a thread still out then ends with slurmstepd). */
+void mc_keep_start(struct mc_plugin *p);
+void mc_keep_wait(struct mc_plugin *p, unsigned ms);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

@@ -20,6 +20,7 @@ MC_REAL_MEMORY=20000 MC_GPUS=2
 MC_JOBACCT_GATHER=jobacct_gather/linux
 MC_SLURM_CONF_LINES="JobAcctGatherFrequency=task=1"
 PROGS=$MEMCORE_BUILD/progs
+MEMCORE=$MEMCORE_BUILD/memcore
 MIB=$((1 << 20))
 for p in mc_hold mc_anon_toucher; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
@@ -96,3 +97,35 @@ mc_small_policy
 printf 'SampleInterval=0\n' >>"$MC_CONF_DIR/memcore.conf"
 mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
 assert_contains "$MC_ERR" "no samples: SampleInterval=0" "(d) SampleInterval=0: no sampling, said so"
+
+# --- (e) memcore report, after the step, by the job's user only ------------
+mc_small_policy
+printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
+mc_run runuser -u nobody -- srun -n1 --gpus=1 --mem=1G --chdir=/tmp sh -c \
+	"echo JOB=\$SLURM_JOB_ID; $PROGS/mc_hold 200 2"
+assert_rc 0 "(e) a step of user nobody runs"
+job=$(sed -n 's/^JOB=//p' <<<"$MC_OUT")
+sleep 1	# slurmstepd keeps the record at its exit, after srun returns
+mc_run runuser -u nobody -- "$MEMCORE" report "$job"
+mc_log "(e) memcore report $job as nobody: $MC_OUT $MC_ERR"
+assert_rc 0 "(e) memcore report by the job's user"
+assert_match "$MC_OUT" "memcore: job $job \(user nobody, (COMPLETED|RUNNING)\), from slurmctld: 1 step-node summary" "(e) the job, its user and where it came from"
+assert_match "$MC_OUT" "step $job\.0 on mc-node1 used \([0-9]+ samples, every 500 ms" "(e) the step and node"
+nr=$(mib "$MC_OUT" "non-reclaimable")
+between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak (${nr} MiB) is the 200 MiB the step held"
+assert_contains "$MC_OUT" "Slurm MaxRSS not available (no accounting)" "(e) no MaxRSS without accounting, said so"
+assert_contains "$MC_OUT" "without accounting (AccountingStorageType=accounting_storage/none) Slurm keeps no step statistics" "(e) ... and why"
+assert_contains "$(scontrol show job "$job")" "AdminComment=memcore1:$job.0@mc-node1:" "(e) kept in the job's AdminComment, where Slurm shows it"
+mc_run "$MEMCORE" report "$job" --json
+assert_rc 0 "(e) --json as root"
+assert_eq "$(($(mib "$(printf '%s MiB non-reclaimable' "$(jq -r '.steps[0].peak_nonreclaimable_bytes / 1048576' <<<"$MC_OUT")")" "non-reclaimable")))" "$nr" "(e) --json has the same peak"
+assert_eq "mc-node1" "$(jq -r '.steps[0].node' <<<"$MC_OUT")" "(e) --json names the node"
+assert_eq "null" "$(jq -r '.steps[0].slurm_max_rss_bytes' <<<"$MC_OUT")" "(e) --json: no MaxRSS without accounting"
+mc_run runuser -u daemon -- "$MEMCORE" report "$job"
+assert_eq 1 "$MC_RC" "(e) another user is refused"
+assert_contains "$MC_ERR" "job $job is not yours: only its user, root and SlurmUser" "(e) ... saying why"
+assert_not_contains "$MC_OUT" "non-reclaimable" "(e) ... and showing nothing"
+mc_run "$MEMCORE" report 999999
+assert_eq 1 "$MC_RC" "(e) a job slurmctld forgot"
+assert_contains "$MC_ERR" "is not known to slurmctld (it forgets a job MinJobAge=300 s after its end" "(e) ... says why nothing is left"
+assert_contains "$MC_ERR" "each node's slurmd log" "(e) ... and what is"

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "mc_jobrec.h"
 #include "mc_sample.h"
 #include "mc_summary.h"
 
@@ -143,8 +144,9 @@ static void test_text(void **state)
 	assert_string_equal(mc_summary_mem_option(&u, 704 * GIB, buf,
 						  sizeof(buf)),
 			    "--mem-per-gpu=88G");
-	mc_summary_explain(&u, &a, "12.0", "gpu07", 1000, "memory.peak",
-			   NULL, &t);
+	u.sample_interval_ms = 1000;
+	u.cgroup_version = 2;
+	mc_summary_explain(&u, &a, "12.0", "gpu07", NULL, &t);
 	assert_string_equal(t.line[0], "memcore: step 12.0 on gpu07 used (1 "
 			    "sample, every 1000 ms, over 17 min):");
 	for (size_t i = 0; i < t.n; i++) {
@@ -296,6 +298,50 @@ static void test_parse(void **state)
 	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\n", &us), -1);
 }
 
+/* The records in a job's AdminComment: another tool's text kept in front,
+ * a step and node replaced, the oldest dropped and counted past the bound. */
+static void test_jobrec(void **state)
+{
+	char out[1024];
+	const char *recs[8];
+	size_t lens[8];
+	unsigned dropped;
+
+	(void)state;
+	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1", out, sizeof(out),
+					 200), 0);
+	assert_string_equal(out, "memcore1:1.0@n1:a=1");
+	assert_int_equal(mc_jobrec_merge("JS1:abc", "1.0@n1:a=1", out,
+					 sizeof(out), 200), 0);
+	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1");
+	assert_int_equal(mc_jobrec_merge("JS1:abc memcore1:1.0@n1:a=1",
+					 "1.0@n2:a=2", out, sizeof(out), 200),
+			 0);
+	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1;1.0@n2:a=2");
+	assert_true(mc_jobrec_has(out, "1.0@n2:a=2"));
+	assert_false(mc_jobrec_has(out, "1.0@n2:a=3"));
+	/* The same step and node again: replaced, not doubled. */
+	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
+					 "1.0@n1:a=9", out, sizeof(out), 200),
+			 0);
+	assert_string_equal(out, "memcore1:1.0@n2:a=2;1.0@n1:a=9");
+	/* Bound of 40 bytes: the oldest go, counted. */
+	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
+					 "2.0@n1:a=3", out, sizeof(out), 40),
+			 0);
+	assert_true(strlen(out) <= 40);
+	assert_int_equal(mc_jobrec_split(out, recs, lens, 8, &dropped), 2);
+	assert_int_equal(dropped, 1);
+	assert_memory_equal(recs[1], "2.0@n1:a=3", lens[1]);
+	/* Not a record: refused, out untouched by the caller's use. */
+	assert_int_equal(mc_jobrec_merge(NULL, "no key", out, sizeof(out),
+					 200), -1);
+	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1;x", out,
+					 sizeof(out), 200), -1);
+	assert_int_equal(mc_jobrec_split("JS1:abc", recs, lens, 8, &dropped),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_record),
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_jobrec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
