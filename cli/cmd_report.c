@@ -260,7 +260,7 @@ static const struct step_rss *rss_of(const struct job_view *jv,
 	return NULL;
 }
 
-static json_t *record_json(const struct mc_usage *u, const struct mc_advice *a,
+static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 			   const char *step, const char *host,
 			   const struct step_rss *rss)
 {
@@ -430,7 +430,7 @@ int mc_cmd_report(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++) {
 		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
-		struct mc_usage u;
+		struct mc_used u;
 		struct mc_advice a;
 		struct mc_summary_text t;
 		const struct step_rss *rss;

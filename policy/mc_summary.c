@@ -33,7 +33,7 @@ void mc_peak_add(struct mc_peak *pk, uint64_t usage, uint64_t anon,
 	pk->samples++;
 }
 
-void mc_summary_oom_peak(struct mc_usage *u, uint64_t end_shmem)
+void mc_summary_oom_peak(struct mc_used *u, uint64_t end_shmem)
 {
 	struct mc_peak *pk = &u->peak;
 	uint64_t at = u->kernel_peak_bytes;
@@ -62,7 +62,7 @@ static uint64_t round_up_mib(uint64_t b)
 	return (b + MIB - 1) / MIB * MIB;
 }
 
-void mc_summary_advise(const struct mc_usage *u, struct mc_advice *a)
+void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 {
 	uint32_t w = u->workers, nw = w, base;
 	uint64_t alloc_milli = (uint64_t)u->cores_allocated * 1000;
@@ -126,7 +126,7 @@ void mc_summary_advise(const struct mc_usage *u, struct mc_advice *a)
 	a->mem_bytes = a->mem_is_rule ? rule : a->mem_from_peak_bytes;
 }
 
-const char *mc_summary_mem_option(const struct mc_usage *u, uint64_t bytes,
+const char *mc_summary_mem_option(const struct mc_used *u, uint64_t bytes,
 				  char *buf, size_t len)
 {
 	char v[32];
@@ -157,7 +157,7 @@ static const char *fmt_duration(uint64_t usec, char *buf, size_t len)
 	return buf;
 }
 
-void mc_summary_explain(const struct mc_usage *u, const struct mc_advice *a,
+void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t)
 {
@@ -243,7 +243,7 @@ void mc_summary_explain(const struct mc_usage *u, const struct mc_advice *a,
 #undef LINE
 }
 
-void mc_summary_log_line(const struct mc_usage *u, const struct mc_advice *a,
+void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 			 const char *step, char *buf, size_t len)
 {
 	char asked[32], rule[32], nr[32], fc[32], msh[32], kp[32], next[48];
@@ -273,8 +273,8 @@ struct rec_field {
 	enum rec_where where;
 	size_t off;
 };
-#define U64(k, f) { k, IN_U64, offsetof(struct mc_usage, f) }
-#define U32(k, f) { k, IN_U32, offsetof(struct mc_usage, f) }
+#define U64(k, f) { k, IN_U64, offsetof(struct mc_used, f) }
+#define U32(k, f) { k, IN_U32, offsetof(struct mc_used, f) }
 #define PK(k, f) { k, IN_PEAK, offsetof(struct mc_peak, f) }
 static const struct rec_field rec_fields[] = {
 	U64("a", asked_bytes), U32("f", mem_form), U32("g", gpus),
@@ -293,17 +293,17 @@ static const struct rec_field rec_fields[] = {
 #undef U32
 #undef PK
 
-static void *field_at(const struct rec_field *f, struct mc_usage *u)
+static void *field_at(const struct rec_field *f, struct mc_used *u)
 {
 	return f->where == IN_PEAK ? (char *)&u->peak + f->off
 				   : (char *)u + f->off;
 }
 
-int mc_summary_record(const struct mc_usage *u, const struct mc_advice *a,
+int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
 		      const char *step, const char *host, char *buf,
 		      size_t len)
 {
-	struct mc_usage c = *u;
+	struct mc_used c = *u;
 	size_t used;
 	int n;
 
@@ -331,7 +331,7 @@ int mc_summary_record(const struct mc_usage *u, const struct mc_advice *a,
 	return 0;
 }
 
-int mc_summary_record_parse(const char *rec, struct mc_usage *u,
+int mc_summary_record_parse(const char *rec, struct mc_used *u,
 			    struct mc_advice *a, char *step, size_t steplen,
 			    char *host, size_t hostlen)
 {

@@ -46,7 +46,7 @@ struct mc_peak {
 void mc_peak_add(struct mc_peak *pk, uint64_t usage, uint64_t anon,
 		 uint64_t shmem, uint64_t file);
 
-struct mc_usage;
+struct mc_used;
 /*
  * An OOM-killed step: its memory at the kill is gone by the time it is
  * read, and a sample may have missed the climb. When the kernel's peak
@@ -58,10 +58,10 @@ struct mc_usage;
  * Documentation/admin-guide/cgroup-v2.rst, "memory.max" (OOM after
  * reclaim fails).
  */
-void mc_summary_oom_peak(struct mc_usage *u, uint64_t end_shmem);
+void mc_summary_oom_peak(struct mc_used *u, uint64_t end_shmem);
 
 /* Everything the summary of one step on one node is made from. */
-struct mc_usage {
+struct mc_used {
 	/* What the user asked and how (the advice uses the same option). */
 	uint64_t asked_bytes;		/* the allocation on this node */
 	enum mc_mem_form mem_form;
@@ -104,14 +104,14 @@ struct mc_advice {
 
 /* Compute the advice; never below the rule's figure for the advised
  * worker count (mem_is_rule says when that is what holds it up). */
-void mc_summary_advise(const struct mc_usage *u, struct mc_advice *a);
+void mc_summary_advise(const struct mc_used *u, struct mc_advice *a);
 
 /*
  * The option text for mem_bytes in the user's form: "--mem=5G",
  * "--mem-per-gpu=3G", "--mem-per-cpu=1024M" (per GPU/CPU: divided by the
  * step's GPUs/cores, rounded up). Returns buf.
  */
-const char *mc_summary_mem_option(const struct mc_usage *u, uint64_t bytes,
+const char *mc_summary_mem_option(const struct mc_used *u, uint64_t bytes,
 				  char *buf, size_t len);
 
 #define MC_SUMMARY_LINES 8
@@ -126,12 +126,12 @@ struct mc_summary_text {
 /* tmpfs_where: the node's tmpfs mounts, named when an OOM kill is
  * explained (NULL: none). The kernel peak is named by u->cgroup_version's
  * file (memory.max_usage_in_bytes, memory.peak). */
-void mc_summary_explain(const struct mc_usage *u, const struct mc_advice *a,
+void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t);
 
 /* The one slurmd log line (without the "memcore: " prefix), key=value. */
-void mc_summary_log_line(const struct mc_usage *u, const struct mc_advice *a,
+void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 			 const char *step, char *buf, size_t len);
 
 /*
@@ -141,10 +141,10 @@ void mc_summary_log_line(const struct mc_usage *u, const struct mc_advice *a,
  * that were stored) and step/host; returns 0, or -1 when rec is not one.
  */
 #define MC_SUMMARY_RECORD_MAX 400
-int mc_summary_record(const struct mc_usage *u, const struct mc_advice *a,
+int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
 		      const char *step, const char *host, char *buf,
 		      size_t len);
-int mc_summary_record_parse(const char *rec, struct mc_usage *u,
+int mc_summary_record_parse(const char *rec, struct mc_used *u,
 			    struct mc_advice *a, char *step, size_t steplen,
 			    char *host, size_t hostlen);
 

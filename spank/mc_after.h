@@ -29,7 +29,7 @@ struct mc_after {
 	 * rule's figures; the rest at the step's end. */
 	bool judged;
 	bool refused;
-	struct mc_usage usage;
+	struct mc_used usage;
 	struct mc_advice advice;
 	uint32_t sample_interval_ms;	/* SampleInterval of the policy */
 	bool report;			/* Report=yes */

@@ -215,7 +215,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
 		/* What the summary at the step's end compares with. */
-		struct mc_usage *u = &p->after.usage;
+		struct mc_used *u = &p->after.usage;
 
 		p->after.judged = true;
 		p->after.refused = refuse;

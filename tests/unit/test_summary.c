@@ -46,9 +46,9 @@ static void test_peak(void **state)
 }
 
 /* 8 GPUs, 2 workers, 4 GiB per worker: the DESIGN.md example's shape. */
-static struct mc_usage usage8(void)
+static struct mc_used usage8(void)
 {
-	struct mc_usage u = { 0 };
+	struct mc_used u = { 0 };
 
 	u.asked_bytes = 800 * GIB;
 	u.gpus = 8;
@@ -64,7 +64,7 @@ static struct mc_usage usage8(void)
 
 static void test_advise(void **state)
 {
-	struct mc_usage u = usage8();
+	struct mc_used u = usage8();
 	struct mc_advice a;
 
 	(void)state;
@@ -131,7 +131,7 @@ static void test_advise(void **state)
 
 static void test_text(void **state)
 {
-	struct mc_usage u = usage8();
+	struct mc_used u = usage8();
 	struct mc_advice a;
 	struct mc_summary_text t;
 	char buf[1024];
@@ -166,7 +166,7 @@ static void test_text(void **state)
 
 static void test_record(void **state)
 {
-	struct mc_usage u = usage8(), v;
+	struct mc_used u = usage8(), v;
 	struct mc_advice a, b;
 	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
 
