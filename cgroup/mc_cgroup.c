@@ -17,6 +17,7 @@
 
 #include "mc_cgroup.h"
 #include "mc_memstat.h"
+#include "mc_util.h"
 
 /* /proc/<pid>/cgroup lists a dozen lines; mountinfo of a busy host a few
  * hundred. Bounded buffers keep slurmstepd's cost flat. */

@@ -8,9 +8,8 @@
  * mount of type "cgroup" with the "memory" super option; v2: the "0::"
  * line, under the "cgroup2" mount (kernel Documentation/admin-guide/
  * cgroup-v1/cgroups.rst and cgroup-v2.rst, "/proc/<pid>/cgroup"; proc(5)
- * for /proc/self/mountinfo). v1 wins when both are there (hybrid hosts such
- * as this project's test machines mount a v2 hierarchy without the memory
- * controller).
+ * for /proc/self/mountinfo). v1 wins when both are there (hybrid hosts
+ * mount a v2 hierarchy without the memory controller).
  *
  * Writing: every write names a "scope" directory (the step's own cgroup)
  * and a path relative to it. The scope must be canonical (realpath of it

@@ -19,39 +19,12 @@
 #include <unistd.h>
 
 #include "mc_memstat.h"
+#include "mc_util.h"
 
 /* memory.stat is about 1.5 KiB on 6.x kernels; room for growth. */
 #define STAT_BUF 16384
 #define SUBTREE_MAX_DIRS 4096
 #define SUBTREE_MAX_DEPTH 16
-
-ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	while (got + 1 < len) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
 
 /* A decimal uint64 with nothing but blanks after it. */
 static int parse_u64(const char *s, uint64_t *out)

@@ -10,7 +10,8 @@
  * (memory.current, memory.peak, memory.max, memory.swap.max, memory.stat,
  * memory.events).
  *
- * The rule (DESIGN.md "Reclaimable memory"):
+ * The rule (the kernel's cgroup-v2.rst, memory.stat: active_file and
+ * inactive_file are the reclaimable file-backed pages):
  *     non-reclaimable = usage - active_file - inactive_file
  * Shared memory and tmpfs pages are swap-backed: they sit on the anon LRU
  * lists, not on the file ones, so they count as non-reclaimable even though
@@ -137,13 +138,5 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
  */
 int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
 			 char *err, size_t errlen);
-
-/*
- * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for
- * a path), into buf (NUL-terminated, at most len - 1 bytes). The last
- * component must not be a symlink (O_NOFOLLOW): cgroup and /proc files
- * never are. Returns the length, or -1 with errno set.
- */
-ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mc_memstat.h"
+#include "mc_util.h"
 #include "mc_sample.h"
 
 static int open_in(int dfd, const char *name)

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "mc_parse.h"
+#include "mc_judge.h"
 #include "mc_shapes.h"
 
 /* Shapes whose explanation is printed when none fits. */
@@ -92,11 +93,10 @@ struct shape_verdict {
 	const struct mc_node_record *rec;	/* its first node */
 	size_t count;
 	uint64_t gpu_memory_bytes;
-	enum mc_shape_mem_source mem_source;
+	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
 	char alloc_mem_source[96];
-	struct mc_verdict v;
-	struct mc_explanation e;
+	struct mc_judgement j;
 };
 
 /* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
@@ -113,7 +113,7 @@ static bool all_shapes(const struct shape_verdict *sv, size_t n,
 		       size_t field)
 {
 	for (size_t k = 0; k < n; k++)
-		if (!*(const bool *)((const char *)&sv[k].v + field))
+		if (!*(const bool *)((const char *)&sv[k].j.v + field))
 			return false;
 	return true;
 }
@@ -127,7 +127,7 @@ static char *summary_line(const char *partition,
 	size_t len = 0;
 	FILE *f = open_memstream(&line, &len);
 	const char *sep = "";
-	const struct mc_verdict *v0 = &sv[0].v;
+	const struct mc_verdict *v0 = &sv[0].j.v;
 
 	if (!f)
 		return NULL;
@@ -136,7 +136,7 @@ static char *summary_line(const char *partition,
 			n_fit, n_nodes, n_nodes == 1 ? "node" : "nodes",
 			partition);
 		for (size_t k = 0; k < n_shapes; k++) {
-			if (!sv[k].v.fits)
+			if (!sv[k].j.v.fits)
 				continue;
 			fputs(sep, f);
 			put_shape(f, &sv[k]);
@@ -168,11 +168,11 @@ static char *summary_line(const char *partition,
 	for (size_t k = 0; k < n_shapes; k++) {
 		char why[96];
 
-		if (sv[k].v.fits)
+		if (sv[k].j.v.fits)
 			continue;
 		fprintf(f, "%snot on ", sep);
 		put_shape(f, &sv[k]);
-		fprintf(f, ": %s", mc_verdict_reason(&sv[k].v, why,
+		fprintf(f, ": %s", mc_verdict_reason(&sv[k].j.v, why,
 						     sizeof(why)));
 		sep = "; ";
 	}
@@ -188,25 +188,25 @@ static char *summary_line(const char *partition,
 static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 			     json_t *lines)
 {
-	bool used[MC_SHAPE_MEM_POLICY + 1] = { false };
+	bool used[MC_MEM_SRC_MIG_PROFILE + 1] = { false };
 	char line[MC_EXPLAIN_LINE_MAX * 2];
 
 	for (size_t k = 0; k < n_shapes; k++)
 		used[sv[k].mem_source] = true;
-	if (used[MC_SHAPE_MEM_GPU_TYPE] || used[MC_SHAPE_MEM_POLICY]) {
+	if (used[MC_MEM_SRC_GPU_TYPE] || used[MC_MEM_SRC_POLICY]) {
 		snprintf(line, sizeof(line), "  GPU memory from "
 				       "memcore.conf (slurmctld does not know "
 				       "it): %s%s%s",
-				       used[MC_SHAPE_MEM_GPU_TYPE]
+				       used[MC_MEM_SRC_GPU_TYPE]
 				       ? "GpuTypeMemory=" : "",
-				       used[MC_SHAPE_MEM_GPU_TYPE] &&
-				       used[MC_SHAPE_MEM_POLICY] ? ", " : "",
-				       used[MC_SHAPE_MEM_POLICY]
+				       used[MC_MEM_SRC_GPU_TYPE] &&
+				       used[MC_MEM_SRC_POLICY] ? ", " : "",
+				       used[MC_MEM_SRC_POLICY]
 				       ? "GpuMemory=" : "");
 		json_array_append_new(lines, json_string(line));
 	}
 	for (size_t k = 0; k < n_shapes; k++) {
-		if (sv[k].mem_source != MC_SHAPE_MEM_NONE)
+		if (sv[k].mem_source != MC_MEM_SRC_NONE)
 			continue;
 		if (sv[k].rec->gpu_type[0])
 			snprintf(line, sizeof(line), "  GPU memory unknown for "
@@ -235,18 +235,18 @@ static json_t *shape_json(const struct shape_verdict *s)
 			    json_integer((json_int_t)s->gpu_memory_bytes)
 			    : json_null());
 	json_object_set_new(o, "gpu_memory_source", json_string(
-			    mc_shape_mem_source_name(s->mem_source)));
+			    mc_mem_source_key(s->mem_source)));
 	json_object_set_new(o, "ram_bytes",
 			    json_integer((json_int_t)s->rec->ram_bytes));
 	json_object_set_new(o, "cores", json_integer(s->rec->cores));
 	json_object_set_new(o, "threads_per_core",
 			    json_integer(s->rec->threads_per_core));
-	json_object_set_new(o, "fits", json_boolean(s->v.fits));
-	json_object_set_new(o, "impossible", json_boolean(!s->v.fits &&
-			    mc_verdict_impossible(&s->v)));
+	json_object_set_new(o, "fits", json_boolean(s->j.v.fits));
+	json_object_set_new(o, "impossible", json_boolean(!s->j.v.fits &&
+			    mc_verdict_impossible(&s->j.v)));
 	json_object_set_new(o, "reason", json_string(
-			    mc_verdict_reason(&s->v, why, sizeof(why))));
-	json_object_set_new(o, "fix_options", fix_options_json(&s->v));
+			    mc_verdict_reason(&s->j.v, why, sizeof(why))));
+	json_object_set_new(o, "fix_options", fix_options_json(&s->j.v));
 	return o;
 }
 
@@ -292,9 +292,8 @@ int mc_check_partition(const struct mc_policy *p,
 		mc_shape_node(s->rec, &node);
 		alloc_of(args, &node, &alloc, s->alloc_mem_source,
 			 sizeof(s->alloc_mem_source));
-		mc_verdict_compute(p, &r, &node, &alloc, &s->v);
-		mc_verdict_explain(p, &s->v, NULL, s->hosts, &s->e);
-		if (s->v.fits) {
+		mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
+		if (s->j.v.fits) {
 			n_fit += s->count;
 			if (rep == SIZE_MAX)
 				rep = k;
@@ -325,9 +324,9 @@ int mc_check_partition(const struct mc_policy *p,
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
-		for (size_t i = 0; i < sv[k].e.n; i++)
+		for (size_t i = 0; i < sv[k].j.e.n; i++)
 			json_array_append_new(lines,
-					      json_string(sv[k].e.line[i]));
+					      json_string(sv[k].j.e.line[i]));
 	}
 	if (!n_fit && n_shapes > SHAPES_EXPLAINED) {
 		char more[96];
@@ -340,8 +339,8 @@ int mc_check_partition(const struct mc_policy *p,
 		rep = 0;
 
 	if (json) {
-		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].v,
-						&sv[rep].e);
+		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].j.v,
+						&sv[rep].j.e);
 		json_t *shapes = json_array();
 
 		for (size_t k = 0; k < n_shapes; k++)
@@ -356,7 +355,7 @@ int mc_check_partition(const struct mc_policy *p,
 		json_object_set_new(o, "nodes_fit",
 				    json_integer((json_int_t)n_fit));
 		json_object_set_new(o, "gpu_memory_source", json_string(
-			mc_shape_mem_source_name(sv[rep].mem_source)));
+			mc_mem_source_key(sv[rep].mem_source)));
 		json_object_set_new(o, "shapes", shapes);
 		json_object_set(o, "explanation", lines);
 		mc_cli_json_print(o);

@@ -31,13 +31,13 @@ struct mc_cli_common {
  * The long options every subcommand that reads a node takes, with ids
  * above any subcommand's own (which start at 256).
  */
-enum { MC_OPT_PARTITION = 0x1000, MC_OPT_CONFIG, MC_OPT_TOPOLOGY,
-       MC_OPT_JSON };
+enum { MC_CLI_OPT_PARTITION = 0x1000, MC_CLI_OPT_CONFIG, MC_CLI_OPT_TOPOLOGY,
+       MC_CLI_OPT_JSON };
 #define MC_CLI_NODE_OPTIONS \
-	{ "partition", required_argument, NULL, MC_OPT_PARTITION }, \
-	{ "config", required_argument, NULL, MC_OPT_CONFIG }, \
-	{ "topology", required_argument, NULL, MC_OPT_TOPOLOGY }, \
-	{ "json", no_argument, NULL, MC_OPT_JSON }
+	{ "partition", required_argument, NULL, MC_CLI_OPT_PARTITION }, \
+	{ "config", required_argument, NULL, MC_CLI_OPT_CONFIG }, \
+	{ "topology", required_argument, NULL, MC_CLI_OPT_TOPOLOGY }, \
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON }
 
 /* Take one of the MC_CLI_NODE_OPTIONS into c; false when opt is not one. */
 bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c);
@@ -127,6 +127,7 @@ int mc_cmd_check(int argc, char **argv);
 int mc_cmd_audit(int argc, char **argv);
 int mc_cmd_plan(int argc, char **argv);
 int mc_cmd_usage(int argc, char **argv);
+int mc_cmd_keys(int argc, char **argv);
 int mc_cmd_report(int argc, char **argv);
 
 #endif

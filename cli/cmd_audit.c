@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "mc_cache.h"
 #include "mc_facts.h"
+#include "mc_judge.h"
 #include "mc_parse.h"
 #include "mc_shapes.h"
 
@@ -52,9 +53,65 @@ static const struct option audit_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void print_json(const struct mc_node_facts *f,
-		       const struct mc_policy *p, const struct mc_audit *a)
+/* The full-node step's verdict, for --json. */
+static json_t *step_json(const struct mc_node_judgement *nj)
 {
+	json_t *o = json_object(), *lines = json_array();
+	const struct mc_verdict *v = &nj->step.v;
+	char why[96];
+
+	for (size_t i = 0; i < nj->step.e.n; i++)
+		json_array_append_new(lines, json_string(nj->step.e.line[i]));
+	json_object_set_new(o, "fits", json_boolean(v->fits));
+	json_object_set_new(o, "gpus", json_integer(nj->req.gpus));
+	json_object_set_new(o, "dataloader_workers",
+			    json_integer(nj->req.dataloader_workers));
+	json_object_set_new(o, "ram_needed_bytes",
+			    json_integer((json_int_t)v->ram_needed_bytes));
+	json_object_set_new(o, "cores_needed", json_integer(v->cores_needed));
+	json_object_set_new(o, "reason", json_string(
+			    mc_verdict_reason(v, why, sizeof(why))));
+	json_object_set_new(o, "explanation", lines);
+	return o;
+}
+
+/*
+ * The line of the full-node step (all the node's GPUs at the policy's
+ * DataloaderWorkers, the whole node):
+ *   full-node step: ok - 8 GPUs x 2 workers need 190.04 GiB of 376.95 GiB
+ *   and 24 of 48 cores
+ * and when it fails, the judgement's explanation under it.
+ */
+static void print_step(const struct mc_node_judgement *nj)
+{
+	const struct mc_verdict *v = &nj->step.v;
+	char b1[32], b2[32], why[96];
+
+	if (!nj->req.gpus)
+		return;
+	printf("full-node step: %s - %u GPUs x %u workers need %s of %s and "
+	       "%u of %u cores%s%s\n", v->fits ? "ok" : "FAILS", nj->req.gpus,
+	       nj->req.dataloader_workers,
+	       mc_fmt_bytes(v->ram_needed_bytes, b1, sizeof(b1)),
+	       mc_fmt_bytes(v->node.ram_bytes, b2, sizeof(b2)),
+	       v->cores_needed, v->node_cores, v->fits ? "" : ": ",
+	       v->fits ? "" : mc_verdict_reason(v, why, sizeof(why)));
+	if (!v->fits)
+		for (size_t i = 0; i < nj->step.e.n; i++)
+			printf("  %s\n", nj->step.e.line[i]);
+}
+
+/* Node* keys describe the node instead of the facts read. */
+static bool described(const struct mc_policy *p)
+{
+	return p->node_ram_bytes || p->node_cores || p->node_gpus;
+}
+
+static void print_json(const struct mc_node_facts *f,
+		       const struct mc_policy *p, const struct mc_node *node,
+		       const struct mc_node_judgement *nj)
+{
+	const struct mc_audit *a = &nj->rule;
 	json_t *o = json_object(), *gpus = json_array(), *numa = json_array();
 
 	for (uint32_t i = 0; i < f->n_numa; i++) {
@@ -89,8 +146,10 @@ static void print_json(const struct mc_node_facts *f,
 		json_array_append_new(gpus, j);
 	}
 	json_object_set_new(o, "source", json_string(f->source));
+	/* The node audited: the facts, or memcore.conf's Node* keys. */
+	json_object_set_new(o, "node_keys", json_boolean(described(p)));
 	json_object_set_new(o, "host_ram_bytes",
-			    json_integer((json_int_t)f->host_ram_bytes));
+			    json_integer((json_int_t)node->ram_bytes));
 	/* hwloc's NUMA memory; host_ram_bytes is the kernel's on the live
 	 * machine (slurmd's RealMemory), hwloc's from XML. */
 	json_object_set_new(o, "hwloc_ram_bytes", f->hwloc_ram_bytes
@@ -98,8 +157,10 @@ static void print_json(const struct mc_node_facts *f,
 			    : json_null());
 	json_object_set_new(o, "ram_disagrees",
 			    json_boolean(mc_topology_ram_disagrees(f)));
-	json_object_set_new(o, "cores", json_integer(f->cores));
-	json_object_set_new(o, "pus", json_integer(f->pus));
+	json_object_set_new(o, "cores", json_integer(node->cores));
+	json_object_set_new(o, "pus", json_integer(p->node_cores
+			    ? node->cores * node->threads_per_core : f->pus));
+	json_object_set_new(o, "node_gpus", json_integer(node->gpus));
 	json_object_set_new(o, "numa_nodes", json_integer(f->n_numa));
 	json_object_set_new(o, "numa", numa);
 	json_object_set_new(o, "gpus", gpus);
@@ -138,16 +199,50 @@ static void print_json(const struct mc_node_facts *f,
 	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
 	json_object_set_new(o, "cores_rule_ok",
 			    json_boolean(a->cores_rule_ok));
+	json_object_set_new(o, "full_node_step", nj->req.gpus ? step_json(nj)
+			    : json_null());
+	json_object_set_new(o, "ok", json_boolean(nj->ok));
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(o);
 }
 
-static void print_text(const struct mc_node_facts *f,
-		       const struct mc_policy *p, const struct mc_audit *a)
-{
-	char b1[32], b2[32];
+static void print_rules(const struct mc_policy *p, const struct mc_node *node,
+			const struct mc_node_judgement *nj, char *b1, char *b2,
+			char *b3);
 
+static void print_text(const struct mc_node_facts *f,
+		       const struct mc_policy *p, const struct mc_node *node,
+		       const struct mc_node_judgement *nj)
+{
+	char b1[32], b2[32], b3[32];
+
+	if (described(p)) {
+		/* The node memcore.conf describes, not the machine this
+		 * runs on: its figures, and none of this machine's GPUs. */
+		char keys[48] = "";
+		const char *sep = "";
+
+		if (p->node_ram_bytes) {
+			strcat(keys, "NodeRam=");
+			sep = ", ";
+		}
+		if (p->node_cores) {
+			strcat(keys, sep);
+			strcat(keys, "NodeCores=");
+			sep = ", ";
+		}
+		if (p->node_gpus) {
+			strcat(keys, sep);
+			strcat(keys, "NodeGpus=");
+		}
+		printf("node described by memcore.conf (%s): %s host RAM, %u "
+		       "cores, %u GPUs\n", keys,
+		       mc_fmt_bytes(node->ram_bytes, b1, sizeof(b1)),
+		       node->cores, node->gpus);
+		print_rules(p, node, nj, b1, b2, b3);
+		return;
+	}
 	printf("node %s: %s host RAM, %u cores (%u CPUs), %u NUMA nodes, "
 	       "%u GPUs\n", f->source, mc_fmt_bytes(f->host_ram_bytes, b1,
 	       sizeof(b1)), f->cores, f->pus, f->n_numa, f->n_gpus);
@@ -172,6 +267,16 @@ static void print_text(const struct mc_node_facts *f,
 		       mc_topology_gpu_numa(f, i),
 		       mc_fmt_bytes(f->mig[i].memory_bytes, b1, sizeof(b1)),
 		       f->mig[i].profile[0] ? f->mig[i].profile : "");
+	print_rules(p, node, nj, b1, b2, b3);
+}
+
+/* The RAM rule, the cores rule and the full-node step, as lines. */
+static void print_rules(const struct mc_policy *p, const struct mc_node *node,
+			const struct mc_node_judgement *nj, char *b1, char *b2,
+			char *b3)
+{
+	const struct mc_audit *a = &nj->rule;
+
 	if (a->unified_memory)
 		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
 		       "host RAM, one pool of %s for the GPUs' working set, "
@@ -180,35 +285,38 @@ static void print_text(const struct mc_node_facts *f,
 		       a->ram_rule_ok ? "ok" : "FAILS",
 		       p->unified_memory == MC_UNIFIED_YES
 		       ? "UnifiedMemory=yes" : "AMD MI300A by PCI id",
-		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)));
+		       mc_fmt_bytes(node->ram_bytes, b1, 32));
 	else if (!a->gpu_memory_known)
 		printf("RAM rule: unknown - GPU memory not in the topology; "
 		       "set GpuMemory= in memcore.conf\n");
 	else
 		printf("RAM rule: %s - host RAM %s, GPUs' memory %s x %.2f "
 		       "= %s\n", a->ram_rule_ok ? "ok" : "FAILS",
-		       mc_fmt_bytes(f->host_ram_bytes, b1, sizeof(b1)),
-		       mc_fmt_bytes(a->gpu_memory_total_bytes, b2, sizeof(b2)),
+		       mc_fmt_bytes(node->ram_bytes, b1, 32),
+		       mc_fmt_bytes(a->gpu_memory_total_bytes, b2, 32),
 		       p->host_ram_per_gpu_ram,
-		       mc_fmt_bytes(a->ram_needed_bytes, b2, sizeof(b2)));
+		       mc_fmt_bytes(a->ram_needed_bytes, b3, 32));
 	printf("cores rule: %s - %u cores, %u needed = %u GPUs x (%u workers "
 	       "+ 1) + %u reserved\n", a->cores_rule_ok ? "ok" : "FAILS",
-	       f->cores, a->cores_needed, f->n_gpus, a->workers,
+	       node->cores, a->cores_needed, node->gpus, a->workers,
 	       p->reserved_cores);
+	print_step(nj);
 }
 
-/* The sizing rule for one node shape from slurmctld. */
+/* The judgement of one node shape from slurmctld. */
 static void audit_shape(const struct mc_policy *p,
-			const struct mc_node_record *r, struct mc_audit *a,
+			const struct mc_node_record *r, const char *hosts,
+			struct mc_node_judgement *nj,
 			uint64_t *gpu_memory_bytes,
-			enum mc_shape_mem_source *src)
+			enum mc_mem_source *src)
 {
 	struct mc_node node;
 	uint64_t m = mc_shape_gpu_memory(p, r, 0, src);
 
 	mc_shape_node(r, &node);
+	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
 	*gpu_memory_bytes = m;
-	mc_audit_node(p, &node, m * r->gpus, m != 0, a);
+	mc_judge_node(p, &node, m, m * r->gpus, m != 0, hosts, nj);
 }
 
 /*
@@ -237,8 +345,9 @@ static int audit_partition(const struct mc_cli_common *c,
 	n_shapes = mc_shapes_group(ctld.node, ctld.n, shape_of);
 	for (size_t k = 0; k < n_shapes; k++) {
 		const struct mc_node_record *r = NULL;
-		struct mc_audit a;
-		enum mc_shape_mem_source src;
+		struct mc_node_judgement nj;
+		const struct mc_audit *a = &nj.rule;
+		enum mc_mem_source src;
 		uint64_t m;
 		size_t count = 0;
 		char hosts[1024], d[160], b1[32], b2[32];
@@ -251,9 +360,9 @@ static int audit_partition(const struct mc_cli_common *c,
 		if (!r->gpus)
 			continue;	/* not a GPU node: no rule */
 		n_gpu_nodes += count;
-		audit_shape(p, r, &a, &m, &src);
-		ok = ok && a.ram_rule_ok && a.cores_rule_ok;
 		mc_ctld_hostlist(&ctld, shape_of, k, hosts, sizeof(hosts));
+		audit_shape(p, r, hosts, &nj, &m, &src);
+		ok = ok && nj.ok;
 		if (c->json) {
 			json_t *o = json_object();
 
@@ -266,21 +375,24 @@ static int audit_partition(const struct mc_cli_common *c,
 			json_object_set_new(o, "gpu_memory_bytes", m ?
 				json_integer((json_int_t)m) : json_null());
 			json_object_set_new(o, "gpu_memory_source",
-				json_string(mc_shape_mem_source_name(src)));
+				json_string(mc_mem_source_key(src)));
 			json_object_set_new(o, "ram_bytes",
 				json_integer((json_int_t)r->ram_bytes));
 			json_object_set_new(o, "cores", json_integer(r->cores));
 			json_object_set_new(o, "threads_per_core",
 					    json_integer(r->threads_per_core));
 			json_object_set_new(o, "ram_needed_bytes", m ?
-				json_integer((json_int_t)a.ram_needed_bytes)
+				json_integer((json_int_t)a->ram_needed_bytes)
 				: json_null());
 			json_object_set_new(o, "cores_needed",
-					    json_integer(a.cores_needed));
+					    json_integer(a->cores_needed));
 			json_object_set_new(o, "ram_rule_ok",
-					    json_boolean(a.ram_rule_ok));
+					    json_boolean(a->ram_rule_ok));
 			json_object_set_new(o, "cores_rule_ok",
-					    json_boolean(a.cores_rule_ok));
+					    json_boolean(a->cores_rule_ok));
+			json_object_set_new(o, "full_node_step",
+					    step_json(&nj));
+			json_object_set_new(o, "ok", json_boolean(nj.ok));
 			json_array_append_new(shapes, o);
 			continue;
 		}
@@ -291,17 +403,18 @@ static int audit_partition(const struct mc_cli_common *c,
 			       "GpuMemory= in memcore.conf)");
 		else
 			printf("RAM rule %s (%s %s %s = %u x %s x %.2f)",
-			       a.ram_rule_ok ? "ok" : "FAILS",
+			       a->ram_rule_ok ? "ok" : "FAILS",
 			       mc_fmt_bytes(r->ram_bytes, b1, sizeof(b1)),
-			       a.ram_rule_ok ? ">=" : "<",
-			       mc_fmt_bytes(a.ram_needed_bytes, b2,
+			       a->ram_rule_ok ? ">=" : "<",
+			       mc_fmt_bytes(a->ram_needed_bytes, b2,
 					    sizeof(b2)),
 			       r->gpus, mc_fmt_bytes(m, d, sizeof(d)),
 			       p->host_ram_per_gpu_ram);
 		printf(", cores rule %s (%u %s %u = %u x (%u + 1) + %u)\n",
-		       a.cores_rule_ok ? "ok" : "FAILS", r->cores,
-		       a.cores_rule_ok ? ">=" : "<", a.cores_needed, r->gpus,
-		       a.workers, p->reserved_cores);
+		       a->cores_rule_ok ? "ok" : "FAILS", r->cores,
+		       a->cores_rule_ok ? ">=" : "<", a->cores_needed, r->gpus,
+		       a->workers, p->reserved_cores);
+		print_step(&nj);
 	}
 	if (c->json) {
 		json_t *o = json_object();
@@ -326,13 +439,39 @@ static int audit_partition(const struct mc_cli_common *c,
 	return ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }
 
+/*
+ * The node of these facts as the rules see it (memcore.conf's Node* keys
+ * over the facts), judged: the rule on its GPUs' total memory, the
+ * full-node step at the largest GPU's.
+ */
+static void audit_facts(const struct mc_node_facts *f,
+			const struct mc_policy *p, struct mc_node *node,
+			struct mc_node_judgement *nj)
+{
+	uint64_t total = 0, largest = 0;
+	bool known = true;
+
+	mc_facts_node(f, p, node);
+	for (unsigned i = 0; i < node->gpus; i++) {
+		uint64_t m = mc_facts_gpu_memory(f, p, i, NULL);
+
+		if (!m)
+			known = false;
+		total += m;
+		if (m > largest)
+			largest = m;
+	}
+	mc_judge_node(p, node, largest, total, known, NULL, nj);
+}
+
 int mc_cmd_audit(int argc, char **argv)
 {
 	struct mc_cli_common c = { 0 };
 	static struct mc_config cfg;
 	static struct mc_node_facts facts;
 	struct mc_policy p;
-	struct mc_audit a;
+	struct mc_node node;
+	static struct mc_node_judgement nj;
 	struct mc_cache_header hdr;
 	const char *cache = NULL, *write_cache = NULL;
 	char err[MC_ERR_MAX];
@@ -404,11 +543,10 @@ int mc_cmd_audit(int argc, char **argv)
 		fprintf(stderr, "memcore: %s\n", err);
 		return MC_EXIT_USAGE;
 	}
-	mc_facts_audit(&facts, &p, &a);
+	audit_facts(&facts, &p, &node, &nj);
 	if (c.json)
-		print_json(&facts, &p, &a);
+		print_json(&facts, &p, &node, &nj);
 	else
-		print_text(&facts, &p, &a);
-	return a.ram_rule_ok && a.cores_rule_ok ? MC_EXIT_FITS
-						: MC_EXIT_REFUSED;
+		print_text(&facts, &p, &node, &nj);
+	return nj.ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

@@ -9,7 +9,9 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_facts.h"
+#include "mc_judge.h"
 #include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_rules.h"
@@ -221,12 +223,6 @@ static bool same_values(const struct check_args *x,
 	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
 
-/* a * b, saturated at UINT64_MAX. */
-static uint64_t mc_mul_sat(uint64_t a, uint64_t b)
-{
-	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-}
-
 /*
  * What the command line asks of a node like `node`: cores from --cpus,
  * --cpus-per-gpu or --cpus-per-task (threads, counted in whole cores on
@@ -247,9 +243,9 @@ static void check_alloc(const void *args, const struct mc_node *node,
 	if (a->cpus_set) {
 		cpus = a->cpus;
 		if (a->cpus_opt == OPT_CPUS_PER_GPU)
-			cpus = mc_mul_sat(a->cpus, a->gpus);
+			cpus = mc_mul_sat64(a->cpus, a->gpus);
 		else if (a->cpus_opt == OPT_CPUS_PER_TASK)
-			cpus = mc_mul_sat(a->cpus, a->tasks ? a->tasks : 1);
+			cpus = mc_mul_sat64(a->cpus, a->tasks ? a->tasks : 1);
 		cpus = (cpus + tpc - 1) / tpc;
 		alloc->cores = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
 	} else {
@@ -260,10 +256,10 @@ static void check_alloc(const void *args, const struct mc_node *node,
 		alloc->tasks = a->tasks ? a->tasks : 1;
 	}
 	if (a->mem_set && a->mem_opt == OPT_MEM_PER_GPU) {
-		mem = mc_mul_sat(a->mem_bytes, a->gpus);
+		mem = mc_mul_sat64(a->mem_bytes, a->gpus);
 		alloc->mem_form = MC_MEM_PER_GPU;
 	} else if (a->mem_set && a->mem_opt == OPT_MEM_PER_CPU) {
-		mem = mc_mul_sat(a->mem_bytes, (uint64_t)alloc->cores * tpc);
+		mem = mc_mul_sat64(a->mem_bytes, (uint64_t)alloc->cores * tpc);
 		alloc->mem_form = MC_MEM_PER_CPU;
 	}
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
@@ -309,8 +305,7 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_request req = { 0 };
 	struct mc_node node;
 	struct mc_alloc alloc;
-	struct mc_verdict v;
-	struct mc_explanation e;
+	struct mc_judgement j;
 	char err[MC_ERR_MAX], mem_source[96];
 	const char *node_source;
 	int opt, idx, rc;
@@ -401,10 +396,12 @@ int mc_cmd_check(int argc, char **argv)
 	req.nodes = a.nodes;
 	req.unified_memory = node.unified_memory;
 	mc_opts_request(&a.opts, &p, &req);
-	/* A MIG slice is sized as a slice, not as its card. */
-	req.gpu_memory_bytes = a.gpu_memory_set ? a.gpu_memory_bytes
-		: a.mig_bytes && !facts.n_mig ? a.mig_bytes
-		: mc_facts_step_gpu_memory(&facts, &p, NULL, 0);
+	/* The one resolver: --gpu-memory, else the node's, a MIG slice
+	 * sized as a slice (--gpu-type), else GpuTypeMemory=/GpuMemory=. */
+	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
+		? a.gpu_memory_bytes
+		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
+					       a.gpu_type);
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
@@ -419,14 +416,13 @@ int mc_cmd_check(int argc, char **argv)
 		return rc;
 	}
 	check_alloc(&a, &node, &alloc, mem_source, sizeof(mem_source));
-	mc_verdict_compute(&p, &req, &node, &alloc, &v);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
 	if (a.common.json) {
-		mc_cli_json_print(mc_cli_verdict_json(&p, node_source, &v,
-						      &e));
+		mc_cli_json_print(mc_cli_verdict_json(&p, node_source, &j.v,
+						      &j.e));
 	} else {
-		for (size_t i = 0; i < e.n; i++)
-			puts(e.line[i]);
+		for (size_t i = 0; i < j.e.n; i++)
+			puts(j.e.line[i]);
 	}
-	return v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return j.v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

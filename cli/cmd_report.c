@@ -73,7 +73,7 @@ static void report_usage(FILE *out)
 }
 
 static const struct option report_options[] = {
-	{ "json", no_argument, NULL, MC_OPT_JSON },
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -332,7 +332,7 @@ int mc_cmd_report(int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", report_options, NULL)) != -1) {
-		if (opt == MC_OPT_JSON)
+		if (opt == MC_CLI_OPT_JSON)
 			json = true;
 		else if (opt == 'h') {
 			report_usage(stdout);

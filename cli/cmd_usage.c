@@ -42,7 +42,7 @@ enum { OPT_CGROUP = 256, OPT_PID };
 static const struct option usage_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "pid", required_argument, NULL, OPT_PID },
-	{ "json", no_argument, NULL, MC_OPT_JSON },
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,7 +133,7 @@ int mc_cmd_usage(int argc, char **argv)
 		case OPT_PID:
 			pid_arg = optarg;
 			break;
-		case MC_OPT_JSON:
+		case MC_CLI_OPT_JSON:
 			json = true;
 			break;
 		default:

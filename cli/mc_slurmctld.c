@@ -13,7 +13,8 @@
 
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
-#include "../spank/mc_slurm_compat.h"
+#include "mc_slurm_compat.h"
+#include "mc_util.h"
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
@@ -42,7 +43,7 @@ static const partition_info_t *find_partition(const partition_info_msg_t *pm,
 					      const char *name, char *err,
 					      size_t errlen)
 {
-	size_t used;
+	size_t used = 0;
 
 	for (uint32_t i = 0; i < pm->record_count; i++) {
 		const partition_info_t *pi = &pm->partition_array[i];
@@ -54,19 +55,16 @@ static const partition_info_t *find_partition(const partition_info_msg_t *pm,
 			return pi;
 	}
 	if (name)
-		used = (size_t)snprintf(err, errlen, "--partition=%s: no such "
-					"partition (partitions:", name);
+		mc_appendf(err, errlen, &used, "--partition=%s: no such "
+			   "partition (partitions:", name);
 	else
-		used = (size_t)snprintf(err, errlen, "no default partition in "
-					"slurm.conf: give --partition "
-					"(partitions:");
-	for (uint32_t i = 0; i < pm->record_count && used < errlen; i++)
+		mc_appendf(err, errlen, &used, "no default partition in "
+			   "slurm.conf: give --partition (partitions:");
+	for (uint32_t i = 0; i < pm->record_count; i++)
 		if (pm->partition_array[i].name)
-			used += (size_t)snprintf(err + used, errlen - used,
-						 "%s %s", i ? "," : "",
-						 pm->partition_array[i].name);
-	if (used < errlen)
-		snprintf(err + used, errlen - used, ")");
+			mc_appendf(err, errlen, &used, "%s %s", i ? "," : "",
+				   pm->partition_array[i].name);
+	mc_appendf(err, errlen, &used, ")");
 	return NULL;
 }
 

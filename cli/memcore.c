@@ -1,14 +1,13 @@
 /*
  * memcore - the memcore engine without Slurm: would this GPU request fit
- * this node (check), does this node meet the sizing rule (audit).
+ * this node (check), does this node meet the sizing rule (audit). This
+ * file only dispatches; the subcommands are cmd_*.c, their shared helpers
+ * cli.c (cli.h).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
-#include "mc_gpumem.h"
 
 static void usage(FILE *out)
 {
@@ -25,134 +24,12 @@ static void usage(FILE *out)
 "          sizing rule?\n"
 "  plan    which cores each GPU's task and DataLoader workers get\n"
 "  usage   a cgroup's memory: non-reclaimable use apart from page cache\n"
+"  keys    the memcore.conf keys and the values each takes\n"
 "  report  what each step of a job used on each node, what to ask next\n"
 "          time, Slurm's MaxRSS beside it (after the job, its user or an\n"
 "          admin)\n"
 "\n"
 "Run 'memcore <command> --help' for its options; see memcore(8).\n");
-}
-
-int mc_cli_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("memcore: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return MC_EXIT_USAGE;
-}
-
-bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c)
-{
-	switch (opt) {
-	case MC_OPT_PARTITION:
-		c->partition = arg;
-		return true;
-	case MC_OPT_CONFIG:
-		c->config = arg;
-		return true;
-	case MC_OPT_TOPOLOGY:
-		c->topology = arg;
-		return true;
-	case MC_OPT_JSON:
-		c->json = true;
-		return true;
-	}
-	return false;
-}
-
-int mc_cli_option_error(const char *cmd, int opt, char **argv)
-{
-	if (opt == ':')
-		return mc_cli_usage_error("%s: %s: missing value", cmd,
-					  argv[optind - 1]);
-	return mc_cli_usage_error("%s: unknown option '%s' (see memcore %s "
-				  "--help)", cmd, argv[optind - 1], cmd);
-}
-
-int mc_cli_no_arguments(const char *cmd, int argc, char **argv)
-{
-	if (optind < argc)
-		return mc_cli_usage_error("%s: unexpected argument '%s'", cmd,
-					  argv[optind]);
-	return 0;
-}
-
-int mc_cli_policy(const struct mc_cli_common *c, struct mc_config *cfg,
-		  struct mc_policy *p)
-{
-	char err[MC_ERR_MAX];
-	struct stat st;
-	const char *path = c->config;
-
-	mc_config_init(cfg);
-	/* Without --config the site's file is used when there is one, so the
-	 * command answers like the plugin on this host. */
-	if (!path && stat(MC_DEFAULT_CONFIG, &st) == 0)
-		path = MC_DEFAULT_CONFIG;
-	if (path && mc_config_load(path, cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "memcore: %s\n", err);
-		return -1;
-	}
-	mc_config_policy(cfg, c->partition, p);
-	return 0;
-}
-
-int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
-		 struct mc_node_facts *f)
-{
-	char err[MC_ERR_MAX];
-	const char *xml = c->topology ? c->topology : p->topology_file;
-
-	if (mc_topology_load(xml, f, err, sizeof(err)) < 0) {
-		fprintf(stderr, "memcore: %s\n", err);
-		return -1;
-	}
-	/* This node (not another machine's --topology): GPU memory the
-	 * topology lacks from NVML / ROCm SMI, as slurmd puts in the cache,
-	 * so that the command answers like the plugin. */
-	if (!c->topology)
-		mc_gpumem_fill_default(f, err, sizeof(err));
-	return 0;
-}
-
-const char *mc_cli_node_source(const struct mc_cli_common *c,
-			       const struct mc_policy *p)
-{
-	if (c->topology || p->topology_file[0])
-		return "topology-file";
-	if (p->node_ram_bytes && p->node_cores)
-		return "policy";
-	if (mc_ctld_conf())
-		return "slurmctld";
-	return "live";
-}
-
-int mc_cli_ctld_load(const struct mc_cli_common *c,
-		     const struct mc_config *cfg, struct mc_policy *p,
-		     bool all, struct mc_ctld_nodes *out)
-{
-	char err[MC_ERR_MAX];
-	int rc = mc_ctld_load(c->partition, all, out, err, sizeof(err));
-
-	if (rc < 0) {
-		fprintf(stderr, "memcore: %s\n", err);
-		return rc == MC_CTLD_UNREACHABLE ? MC_EXIT_UNREACHABLE
-						 : MC_EXIT_USAGE;
-	}
-	/* Without --partition: the default partition's policy. */
-	if (!all)
-		mc_config_policy(cfg, out->partition, p);
-	return 0;
-}
-
-void mc_cli_json_print(json_t *o)
-{
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
 }
 
 int main(int argc, char **argv)
@@ -177,6 +54,8 @@ int main(int argc, char **argv)
 		return mc_cmd_plan(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "usage"))
 		return mc_cmd_usage(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "keys"))
+		return mc_cmd_keys(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return mc_cmd_report(argc - 1, argv + 1);
 	mc_cli_usage_error("unknown command '%s'", argv[1]);

@@ -445,8 +445,17 @@ function memcore_pre_submit(options, pack_offset)
 		lines[#lines + 1] = "memcore: --memcore=warn is allowed here " ..
 			"(AllowUserWarn=yes): it would submit the job anyway"
 	else
-		lines[#lines + 1] = "memcore: --memcore=warn is not allowed " ..
-			"here (AllowUserWarn=no)"
+		-- Once, about this refusal: a user who never asked for warn
+		-- must not read it as a mistake in their command.
+		if mode:match("warn") then
+			lines[#lines + 1] = "memcore: --memcore=warn cannot " ..
+				"turn this refusal into a warning at this " ..
+				"site (AllowUserWarn=no)"
+		else
+			lines[#lines + 1] = "memcore: this refusal cannot be " ..
+				"turned into a warning at this site " ..
+				"(AllowUserWarn=no)"
+		end
 	end
 	lines[#lines + 1] = "memcore: refused at submission" .. where ..
 		": nothing was queued"

@@ -8,10 +8,12 @@
  */
 #include "mc_config.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,50 +30,57 @@ const char *const mc_unified_words[] = { "auto", "yes", "no", NULL };
 /* A policy file larger than this is not a policy file. */
 #define MC_CONF_SIZE_MAX (1 << 20)
 
-/* Upper bounds that keep the rules' products far from overflow. */
-#define MC_CORES_MAX (1U << 20)
-#define MC_GPUS_MAX (1U << 16)
+#define F(field) offsetof(struct mc_policy, field), \
+	sizeof(((struct mc_policy *)0)->field)
+#define P1 ((double)MC_SIZE_MAX_BYTES)
 
-/* The keys, in set_mask bit order. */
-enum mc_key {
-	K_MODE, K_DATALOADER_WORKERS, K_MAX_DATALOADER_WORKERS,
-	K_RESERVED_CORES, K_MIN_CORES_PER_GPU, K_HOST_RAM_PER_GPU_RAM,
-	K_RAM_PER_WORKER, K_RAM_PER_TASK, K_GPU_MEMORY,
-	K_OFFLOAD_BUFFER_FACTOR, K_ZERO_INIT, K_BIND, K_TOPOLOGY_FILE,
-	K_CGROUP_MEMORY, K_ALLOW_USER_WARN, K_ON_ERROR, K_NODE_RAM,
-	K_NODE_CORES, K_NODE_GPUS, K_GPU_TYPE_MEMORY, K_UNIFIED_MEMORY,
-	K_SAMPLE_INTERVAL, K_REPORT, K_PROMETHEUS_TEXTFILE,
-	K_COUNT
+static const char *const auto_word[] = { "auto", NULL };
+
+/*
+ * Every memcore.conf key, one line each, in set_mask bit order (a new key
+ * goes at the end: the bit of every other key stays).
+ *   name                    type           field                  min max excl words           partition
+ */
+const struct mc_key mc_keys[] = {
+	{ "Mode",                 MC_KEY_WORD,  F(mode),                  0, 0, false, mc_mode_words,   true },
+	{ "DataloaderWorkers",    MC_KEY_COUNT, F(dataloader_workers),    0, MC_WORKERS_LIMIT, false, NULL, true },
+	{ "MaxDataloaderWorkers", MC_KEY_COUNT, F(max_dataloader_workers),0, MC_WORKERS_LIMIT, false, NULL, true },
+	{ "ReservedCores",        MC_KEY_COUNT, F(reserved_cores),        0, MC_MAX_CORES, false, NULL,     true },
+	{ "MinCoresPerGpu",       MC_KEY_COUNT, F(min_cores_per_gpu),     0, MC_MAX_CORES, false, NULL,     true },
+	{ "HostRamPerGpuRam",     MC_KEY_RATIO, F(host_ram_per_gpu_ram),  0, 16, true,  NULL,               true },
+	{ "RamPerWorker",         MC_KEY_SIZE,  F(ram_per_worker_bytes),  0, P1, false, NULL,               true },
+	{ "RamPerTask",           MC_KEY_SIZE,  F(ram_per_task_bytes),    0, P1, false, NULL,               true },
+	{ "GpuMemory",            MC_KEY_SIZE,  F(gpu_memory_bytes),      0, P1, false, auto_word,          true },
+	/* DeepSpeed's additional_buffer_factor: a margin, never < 1. */
+	{ "OffloadBufferFactor",  MC_KEY_RATIO, F(offload_buffer_factor), 1, 16, false, NULL,               true },
+	{ "ZeroInit",             MC_KEY_BOOL,  F(zero_init),             0, 0, false, NULL,                true },
+	{ "Bind",                 MC_KEY_WORD,  F(bind),                  0, 0, false, mc_bind_words,       true },
+	{ "TopologyFile",         MC_KEY_PATH,  F(topology_file),         0, 0, false, NULL,                true },
+	{ "CgroupMemory",         MC_KEY_BOOL,  F(cgroup_memory),         0, 0, false, NULL,                true },
+	{ "AllowUserWarn",        MC_KEY_BOOL,  F(allow_user_warn),       0, 0, false, NULL,                true },
+	{ "OnError",              MC_KEY_WORD,  F(on_error),              0, 0, false, mc_on_error_words,   true },
+	{ "NodeRam",              MC_KEY_SIZE,  F(node_ram_bytes),        0, P1, false, NULL,               true },
+	{ "NodeCores",            MC_KEY_COUNT, F(node_cores),            0, MC_MAX_CORES, false, NULL,     true },
+	{ "NodeGpus",             MC_KEY_COUNT, F(node_gpus),             0, MC_MAX_GPUS, false, NULL,      true },
+	{ "GpuTypeMemory",        MC_KEY_GPU_TYPES, F(gpu_type_memory),   0, P1, false, NULL,               true },
+	{ "UnifiedMemory",        MC_KEY_WORD,  F(unified_memory),        0, 0, false, mc_unified_words,    true },
+	{ "SampleInterval",       MC_KEY_DURATION, F(sample_interval_ms), MC_SAMPLE_INTERVAL_MIN_MS, 3600000, false, NULL, true },
+	{ "Report",               MC_KEY_BOOL,  F(report),                0, 0, false, NULL,                true },
+	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, NULL,                false },
 };
 
-static const char *const key_names[K_COUNT] = {
-	[K_MODE] = "Mode",
-	[K_DATALOADER_WORKERS] = "DataloaderWorkers",
-	[K_MAX_DATALOADER_WORKERS] = "MaxDataloaderWorkers",
-	[K_RESERVED_CORES] = "ReservedCores",
-	[K_MIN_CORES_PER_GPU] = "MinCoresPerGpu",
-	[K_HOST_RAM_PER_GPU_RAM] = "HostRamPerGpuRam",
-	[K_RAM_PER_WORKER] = "RamPerWorker",
-	[K_RAM_PER_TASK] = "RamPerTask",
-	[K_GPU_MEMORY] = "GpuMemory",
-	[K_OFFLOAD_BUFFER_FACTOR] = "OffloadBufferFactor",
-	[K_ZERO_INIT] = "ZeroInit",
-	[K_BIND] = "Bind",
-	[K_TOPOLOGY_FILE] = "TopologyFile",
-	[K_CGROUP_MEMORY] = "CgroupMemory",
-	[K_ALLOW_USER_WARN] = "AllowUserWarn",
-	[K_ON_ERROR] = "OnError",
-	[K_NODE_RAM] = "NodeRam",
-	[K_NODE_CORES] = "NodeCores",
-	[K_NODE_GPUS] = "NodeGpus",
-	[K_GPU_TYPE_MEMORY] = "GpuTypeMemory",
-	[K_UNIFIED_MEMORY] = "UnifiedMemory",
-	[K_SAMPLE_INTERVAL] = "SampleInterval",
-	[K_REPORT] = "Report",
-	[K_PROMETHEUS_TEXTFILE] = "PrometheusTextfile",
-};
+#undef F
+#undef P1
+
+const size_t mc_n_keys = sizeof(mc_keys) / sizeof(mc_keys[0]);
+#define K_COUNT (sizeof(mc_keys) / sizeof(mc_keys[0]))
 
 _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
+/* WORD and BOOL keys are stored through an int. */
+_Static_assert(sizeof(enum mc_mode) == sizeof(int) &&
+	       sizeof(enum mc_bind) == sizeof(int) &&
+	       sizeof(enum mc_on_error) == sizeof(int) &&
+	       sizeof(enum mc_unified) == sizeof(int), "enums are ints");
 
 void mc_policy_defaults(struct mc_policy *p)
 {
@@ -109,19 +118,26 @@ void mc_config_init(struct mc_config *cfg)
 	/* The partition slots are only read below n_partitions. */
 }
 
+const struct mc_key *mc_key_find(const char *name)
+{
+	for (size_t k = 0; k < K_COUNT; k++)
+		if (!strcasecmp(name, mc_keys[k].name))
+			return &mc_keys[k];
+	return NULL;
+}
+
 static int key_lookup(const char *name)
 {
-	for (int k = 0; k < K_COUNT; k++)
-		if (!strcasecmp(name, key_names[k]))
-			return k;
-	return -1;
+	const struct mc_key *k = mc_key_find(name);
+
+	return k ? (int)(k - mc_keys) : -1;
 }
 
 /*
  * GpuTypeMemory=TYPE:SIZE[,TYPE:SIZE...] (sizes as GpuMemory=, MiB without
  * a suffix). A type named twice is an error.
  */
-static int set_gpu_type_memory(struct mc_policy *p, const char *v,
+static int set_gpu_type_memory(struct mc_gpu_types *out, const char *v,
 			       char *why, size_t whylen)
 {
 	struct mc_gpu_type_memory t[MC_GPU_TYPES_MAX];
@@ -150,7 +166,7 @@ static int set_gpu_type_memory(struct mc_policy *p, const char *v,
 		if (mc_parse_size(colon + 1, (uint64_t)1 << 20, &t[n].bytes,
 				  why, whylen))
 			return -1;
-		if (!t[n].bytes || t[n].bytes > ((uint64_t)1 << 50))
+		if (!t[n].bytes || t[n].bytes > MC_SIZE_MAX_BYTES)
 			return mc_err(why, whylen, "'%s': size out of range",
 				      item);
 		for (uint32_t i = 0; i < n; i++)
@@ -164,8 +180,8 @@ static int set_gpu_type_memory(struct mc_policy *p, const char *v,
 	}
 	if (!n)
 		return mc_err(why, whylen, "expected TYPE:SIZE[,TYPE:SIZE...]");
-	memcpy(p->gpu_type_memory, t, sizeof(t[0]) * n);
-	p->n_gpu_type_memory = n;
+	memcpy(out->t, t, sizeof(t[0]) * n);
+	out->n = n;
 	return 0;
 }
 
@@ -174,18 +190,55 @@ uint64_t mc_policy_gpu_type_memory(const struct mc_policy *p,
 {
 	if (!type || !*type)
 		return 0;
-	for (uint32_t i = 0; i < p->n_gpu_type_memory; i++)
-		if (!strcasecmp(p->gpu_type_memory[i].type, type))
-			return p->gpu_type_memory[i].bytes;
+	for (uint32_t i = 0; i < p->gpu_type_memory.n; i++)
+		if (!strcasecmp(p->gpu_type_memory.t[i].type, type))
+			return p->gpu_type_memory.t[i].bytes;
 	return 0;
 }
 
-/*
- * SampleInterval=: "0" (off), "N" or "Ns" seconds, "Nms" milliseconds;
- * from MC_SAMPLE_INTERVAL_MIN_MS to an hour.
- */
-static int set_sample_interval(struct mc_policy *p, const char *v,
-			       char *why, size_t whylen)
+const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	switch (k->type) {
+	case MC_KEY_WORD:
+		for (size_t i = 0; k->words[i]; i++)
+			mc_appendf(buf, len, &n, "%s%s", i ? " | " : "",
+				   k->words[i]);
+		break;
+	case MC_KEY_BOOL:
+		mc_appendf(buf, len, &n, "yes | no");
+		break;
+	case MC_KEY_COUNT:
+		mc_appendf(buf, len, &n, "N (0 to %.0f)", k->max);
+		break;
+	case MC_KEY_SIZE:
+		mc_appendf(buf, len, &n, "%s%sSIZE (at most 1P)",
+			   k->words ? k->words[0] : "",
+			   k->words ? " | " : "");
+		break;
+	case MC_KEY_RATIO:
+		mc_appendf(buf, len, &n, "RATIO (%s%g to %g)",
+			   k->min_exclusive ? "above " : "", k->min, k->max);
+		break;
+	case MC_KEY_PATH:
+		mc_appendf(buf, len, &n, "PATH");
+		break;
+	case MC_KEY_GPU_TYPES:
+		mc_appendf(buf, len, &n, "TYPE:SIZE[,TYPE:SIZE...]");
+		break;
+	case MC_KEY_DURATION:
+		mc_appendf(buf, len, &n, "DURATION (0 = off, or %.0fms to "
+			   "%.0fs)", k->min, k->max / 1000);
+		break;
+	}
+	return buf;
+}
+
+/* A DURATION key: "0" (off), "N" or "Ns" seconds, "Nms" milliseconds. */
+static int set_duration_ms(uint32_t *field, const struct mc_key *key,
+			   const char *v, char *why, size_t whylen)
 {
 	unsigned long long n;
 	char *end;
@@ -195,21 +248,20 @@ static int set_sample_interval(struct mc_policy *p, const char *v,
 			      "or 500ms, or 0 for off");
 	errno = 0;
 	n = strtoull(v, &end, 10);
-	if (errno || n > 3600000ULL)
-		return mc_err(why, whylen, "too large (at most 3600s)");
-	if (!strcmp(end, "ms"))
-		;
-	else if (!*end || !strcmp(end, "s"))
+	if (errno || n > (unsigned long long)key->max)
+		return mc_err(why, whylen, "too large (at most %.0fs)",
+			      key->max / 1000);
+	if (!*end || !strcmp(end, "s"))
 		n *= 1000;
-	else
+	else if (strcmp(end, "ms"))
 		return mc_err(why, whylen, "unknown unit '%s' (s or ms)", end);
-	if (n > 3600000ULL)
-		return mc_err(why, whylen, "too large (at most 3600s)");
-	if (n && n < MC_SAMPLE_INTERVAL_MIN_MS)
-		return mc_err(why, whylen, "below %dms: the sampler would "
-			      "cost the step more than it tells",
-			      MC_SAMPLE_INTERVAL_MIN_MS);
-	p->sample_interval_ms = (uint32_t)n;
+	if (n > (unsigned long long)key->max)
+		return mc_err(why, whylen, "too large (at most %.0fs)",
+			      key->max / 1000);
+	if (n && n < (unsigned long long)key->min)
+		return mc_err(why, whylen, "below %.0fms: the sampler would "
+			      "cost the step more than it tells", key->min);
+	*field = (uint32_t)n;
 	return 0;
 }
 
@@ -217,201 +269,72 @@ static int set_sample_interval(struct mc_policy *p, const char *v,
 static int set_key(struct mc_policy *p, int k, const char *v,
 		   char *why, size_t whylen)
 {
+	const struct mc_key *key = &mc_keys[k];
+	char *field = (char *)p + key->offset;
 	uint64_t sz;
 	uint32_t n;
 	double d;
-	int b, w;
+	int w;
 
-	switch (k) {
-	case K_MODE:
-		if (mc_parse_word(v, mc_mode_words, &w, why, whylen))
+	switch (key->type) {
+	case MC_KEY_WORD:
+		if (mc_parse_word(v, key->words, &w, why, whylen))
 			return -1;
-		p->mode = (enum mc_mode)w;
+		memcpy(field, &w, sizeof(w));
 		return 0;
-	case K_DATALOADER_WORKERS:
-		if (mc_parse_count(v, MC_WORKERS_LIMIT, &n, why, whylen))
+	case MC_KEY_BOOL:
+		if (mc_parse_bool(v, &w, why, whylen))
 			return -1;
-		p->dataloader_workers = n;
+		memcpy(field, &w, sizeof(w));
 		return 0;
-	case K_MAX_DATALOADER_WORKERS:
-		if (mc_parse_count(v, MC_WORKERS_LIMIT, &n, why, whylen))
+	case MC_KEY_COUNT:
+		if (mc_parse_count(v, (uint32_t)key->max, &n, why, whylen))
 			return -1;
-		p->max_dataloader_workers = n;
+		memcpy(field, &n, sizeof(n));
 		return 0;
-	case K_RESERVED_CORES:
-		if (mc_parse_count(v, MC_CORES_MAX, &n, why, whylen))
-			return -1;
-		p->reserved_cores = n;
-		return 0;
-	case K_MIN_CORES_PER_GPU:
-		if (mc_parse_count(v, MC_CORES_MAX, &n, why, whylen))
-			return -1;
-		p->min_cores_per_gpu = n;
-		return 0;
-	case K_HOST_RAM_PER_GPU_RAM:
-		if (mc_parse_ratio(v, 0, 16, &d, why, whylen))
-			return -1;
-		if (d <= 0) {
-			snprintf(why, whylen, "must be above 0");
-			return -1;
+	case MC_KEY_SIZE:
+		if (key->words && !strcasecmp(v, key->words[0])) {
+			sz = 0;
+		} else {
+			/* No suffix means MiB, as slurm.conf's RealMemory
+			 * and --mem. */
+			if (mc_parse_size(v, (uint64_t)1 << 20, &sz, why,
+					  whylen))
+				return -1;
+			if (sz > (uint64_t)key->max)
+				return mc_err(why, whylen,
+					      "too large (at most 1P)");
 		}
-		p->host_ram_per_gpu_ram = d;
+		memcpy(field, &sz, sizeof(sz));
 		return 0;
-	case K_RAM_PER_WORKER:
-	case K_RAM_PER_TASK:
-	case K_NODE_RAM:
-		/* No suffix means MiB, as slurm.conf's RealMemory and --mem. */
-		if (mc_parse_size(v, (uint64_t)1 << 20, &sz, why, whylen))
+	case MC_KEY_RATIO:
+		if (mc_parse_ratio(v, key->min, key->max, &d, why, whylen))
 			return -1;
-		/* 1 PiB keeps g * w * RamPerWorker inside 64 bits. */
-		if (sz > ((uint64_t)1 << 50)) {
-			snprintf(why, whylen, "too large (at most 1P)");
-			return -1;
-		}
-		if (k == K_RAM_PER_WORKER)
-			p->ram_per_worker_bytes = sz;
-		else if (k == K_RAM_PER_TASK)
-			p->ram_per_task_bytes = sz;
-		else
-			p->node_ram_bytes = sz;
+		if (key->min_exclusive && d <= key->min)
+			return mc_err(why, whylen, "must be above %g",
+				      key->min);
+		memcpy(field, &d, sizeof(d));
 		return 0;
-	case K_GPU_MEMORY:
-		if (!strcasecmp(v, "auto")) {
-			p->gpu_memory_bytes = 0;
-			return 0;
-		}
-		if (mc_parse_size(v, (uint64_t)1 << 20, &sz, why, whylen))
-			return -1;
-		if (sz > ((uint64_t)1 << 50)) {
-			snprintf(why, whylen, "too large (at most 1P)");
-			return -1;
-		}
-		p->gpu_memory_bytes = sz;
+	case MC_KEY_PATH:
+		if (strlen(v) >= key->size)
+			return mc_err(why, whylen, "path too long");
+		memcpy(field, v, strlen(v) + 1);
 		return 0;
-	case K_OFFLOAD_BUFFER_FACTOR:
-		/* DeepSpeed's additional_buffer_factor: a margin, never < 1. */
-		if (mc_parse_ratio(v, 1, 16, &d, why, whylen))
-			return -1;
-		p->offload_buffer_factor = d;
-		return 0;
-	case K_ZERO_INIT:
-	case K_CGROUP_MEMORY:
-	case K_ALLOW_USER_WARN:
-		if (mc_parse_bool(v, &b, why, whylen))
-			return -1;
-		if (k == K_ZERO_INIT)
-			p->zero_init = b;
-		else if (k == K_CGROUP_MEMORY)
-			p->cgroup_memory = b;
-		else
-			p->allow_user_warn = b;
-		return 0;
-	case K_BIND:
-		if (mc_parse_word(v, mc_bind_words, &w, why, whylen))
-			return -1;
-		p->bind = (enum mc_bind)w;
-		return 0;
-	case K_ON_ERROR:
-		if (mc_parse_word(v, mc_on_error_words, &w, why, whylen))
-			return -1;
-		p->on_error = (enum mc_on_error)w;
-		return 0;
-	case K_TOPOLOGY_FILE:
-		if (strlen(v) >= sizeof(p->topology_file)) {
-			snprintf(why, whylen, "path too long");
-			return -1;
-		}
-		memcpy(p->topology_file, v, strlen(v) + 1);
-		return 0;
-	case K_NODE_CORES:
-		if (mc_parse_count(v, MC_CORES_MAX, &n, why, whylen))
-			return -1;
-		p->node_cores = n;
-		return 0;
-	case K_NODE_GPUS:
-		if (mc_parse_count(v, MC_GPUS_MAX, &n, why, whylen))
-			return -1;
-		p->node_gpus = n;
-		return 0;
-	case K_GPU_TYPE_MEMORY:
-		return set_gpu_type_memory(p, v, why, whylen);
-	case K_UNIFIED_MEMORY:
-		if (mc_parse_word(v, mc_unified_words, &w, why, whylen))
-			return -1;
-		p->unified_memory = (enum mc_unified)w;
-		return 0;
-	case K_SAMPLE_INTERVAL:
-		return set_sample_interval(p, v, why, whylen);
-	case K_REPORT:
-		if (mc_parse_bool(v, &b, why, whylen))
-			return -1;
-		p->report = b;
-		return 0;
-	case K_PROMETHEUS_TEXTFILE:
-		if (*v != '/' || strlen(v) >= sizeof(p->prometheus_textfile)) {
-			snprintf(why, whylen, "expected an absolute path "
-				 "shorter than %zu bytes",
-				 sizeof(p->prometheus_textfile));
-			return -1;
-		}
-		memcpy(p->prometheus_textfile, v, strlen(v) + 1);
-		return 0;
+	case MC_KEY_GPU_TYPES:
+		return set_gpu_type_memory((struct mc_gpu_types *)field, v,
+					   why, whylen);
+	case MC_KEY_DURATION:
+		return set_duration_ms((uint32_t *)field, key, v, why, whylen);
 	}
-	snprintf(why, whylen, "unknown key");
-	return -1;
+	return mc_err(why, whylen, "unknown key");
 }
 
 /* Copy the field of key k from src to dst (partition overrides). */
 static void copy_key(struct mc_policy *dst, const struct mc_policy *src,
 		     int k)
 {
-	switch (k) {
-	case K_MODE: dst->mode = src->mode; break;
-	case K_DATALOADER_WORKERS:
-		dst->dataloader_workers = src->dataloader_workers; break;
-	case K_MAX_DATALOADER_WORKERS:
-		dst->max_dataloader_workers = src->max_dataloader_workers;
-		break;
-	case K_RESERVED_CORES: dst->reserved_cores = src->reserved_cores; break;
-	case K_MIN_CORES_PER_GPU:
-		dst->min_cores_per_gpu = src->min_cores_per_gpu; break;
-	case K_HOST_RAM_PER_GPU_RAM:
-		dst->host_ram_per_gpu_ram = src->host_ram_per_gpu_ram; break;
-	case K_RAM_PER_WORKER:
-		dst->ram_per_worker_bytes = src->ram_per_worker_bytes; break;
-	case K_RAM_PER_TASK:
-		dst->ram_per_task_bytes = src->ram_per_task_bytes; break;
-	case K_GPU_MEMORY: dst->gpu_memory_bytes = src->gpu_memory_bytes; break;
-	case K_OFFLOAD_BUFFER_FACTOR:
-		dst->offload_buffer_factor = src->offload_buffer_factor; break;
-	case K_ZERO_INIT: dst->zero_init = src->zero_init; break;
-	case K_BIND: dst->bind = src->bind; break;
-	case K_TOPOLOGY_FILE:
-		memcpy(dst->topology_file, src->topology_file,
-		       sizeof(dst->topology_file));
-		break;
-	case K_CGROUP_MEMORY: dst->cgroup_memory = src->cgroup_memory; break;
-	case K_ALLOW_USER_WARN:
-		dst->allow_user_warn = src->allow_user_warn; break;
-	case K_ON_ERROR: dst->on_error = src->on_error; break;
-	case K_NODE_RAM: dst->node_ram_bytes = src->node_ram_bytes; break;
-	case K_NODE_CORES: dst->node_cores = src->node_cores; break;
-	case K_NODE_GPUS: dst->node_gpus = src->node_gpus; break;
-	case K_GPU_TYPE_MEMORY:
-		memcpy(dst->gpu_type_memory, src->gpu_type_memory,
-		       sizeof(dst->gpu_type_memory));
-		dst->n_gpu_type_memory = src->n_gpu_type_memory;
-		break;
-	case K_UNIFIED_MEMORY:
-		dst->unified_memory = src->unified_memory; break;
-	case K_SAMPLE_INTERVAL:
-		dst->sample_interval_ms = src->sample_interval_ms; break;
-	case K_REPORT: dst->report = src->report; break;
-	case K_PROMETHEUS_TEXTFILE:
-		memcpy(dst->prometheus_textfile, src->prometheus_textfile,
-		       sizeof(dst->prometheus_textfile));
-		break;
-	}
+	memcpy((char *)dst + mc_keys[k].offset,
+	       (const char *)src + mc_keys[k].offset, mc_keys[k].size);
 }
 
 /* What the line-by-line parser remembers between lines. */
@@ -536,6 +459,13 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 				st->name, st->lineno, key, val);
 			return -1;
 		}
+		if (!mc_keys[k].per_partition) {
+			mc_err(st->err, st->errlen,
+				"%s:%u: %s=%s: a global key, not for a "
+				"PartitionName= line", st->name, st->lineno,
+				key, val);
+			return -1;
+		}
 		seen[k] = 1;
 		if (set_key(&part->values, k, val, why, sizeof(why))) {
 			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
@@ -625,15 +555,17 @@ static int check_workers(struct conf_state *st)
 	struct mc_policy eff;
 
 	if (c == -1) {
-		unsigned ln = st->global_line[K_DATALOADER_WORKERS];
-		int k = ln ? K_DATALOADER_WORKERS : K_MAX_DATALOADER_WORKERS;
+		const int kd = key_lookup("DataloaderWorkers");
+		const int km = key_lookup("MaxDataloaderWorkers");
+		unsigned ln = st->global_line[kd];
+		int k = ln ? kd : km;
 
 		if (!ln)
-			ln = st->global_line[K_MAX_DATALOADER_WORKERS];
+			ln = st->global_line[km];
 		mc_err(st->err, st->errlen,
 			"%s:%u: %s=%u: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
-			st->name, ln, key_names[k],
-			k == K_DATALOADER_WORKERS ?
+			st->name, ln, mc_keys[k].name,
+			k == kd ?
 				cfg->global.dataloader_workers :
 				cfg->global.max_dataloader_workers,
 			cfg->global.dataloader_workers,
@@ -724,7 +656,6 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		   char *err, size_t errlen)
 {
 	struct conf_state st;
-	struct stat sb;
 	/* One line plus its newline, so an overlong line is still seen. */
 	char buf[MC_CONF_LINE_MAX + 2];
 	size_t have = 0, total = 0;
@@ -735,29 +666,10 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		mc_err(err, errlen, "memcore.conf: no file name");
 		return -1;
 	}
-	/* O_NONBLOCK: a FIFO put in place of the file must not hang us. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		mc_err(err, errlen, "%s: %s", path, strerror(errno));
+	fd = mc_open_regular(NULL, path, MC_OPEN_SAY_DIR, MC_CONF_SIZE_MAX,
+			     NULL, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &sb)) {
-		mc_err(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (S_ISDIR(sb.st_mode) || !S_ISREG(sb.st_mode)) {
-		mc_err(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ?
-			"is a directory" : "not a regular file");
-		close(fd);
-		return -1;
-	}
-	if (sb.st_size > MC_CONF_SIZE_MAX) {
-		mc_err(err, errlen, "%s: larger than %d bytes", path,
-			MC_CONF_SIZE_MAX);
-		close(fd);
-		return -1;
-	}
 	state_init(&st, cfg, path, err, errlen);
 	for (;;) {
 		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
@@ -881,9 +793,65 @@ void mc_config_policy(const struct mc_config *cfg, const char *partition,
 
 		if (strcmp(pt->name, partition))
 			continue;
-		for (int k = 0; k < K_COUNT; k++)
+		for (size_t k = 0; k < K_COUNT; k++)
 			if (pt->set_mask & ((uint64_t)1 << k))
 				copy_key(out, &pt->values, k);
 		return;
+	}
+}
+
+void mc_config_plugstack(struct mc_config *cfg, int ac, char *const *av,
+			 const char *default_cache, char *cache_path,
+			 size_t cachelen, char *err, size_t errlen)
+{
+	const char *path = MC_DEFAULT_CONFIG;
+	char e[MC_ERR_MAX];
+
+	err[0] = '\0';
+	snprintf(cache_path, cachelen, "%s", default_cache ? default_cache
+							   : "");
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "config=", 7))
+			path = av[i] + 7;
+	if (!*path) {
+		mc_config_init(cfg);
+		snprintf(err, errlen, "plugstack.conf: config=: missing value "
+			 "(the path of memcore.conf)");
+	} else if (mc_config_load(path, cfg, e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "%s", e);
+	}
+	for (int i = 0; i < ac; i++) {
+		char key[64];
+		const char *eq = strchr(av[i], '=');
+		size_t klen = eq ? (size_t)(eq - av[i]) : strlen(av[i]);
+
+		if (!strncmp(av[i], "config=", 7))
+			continue;
+		/* Where slurmd keeps the node facts: a plugstack argument,
+		 * not a memcore.conf key, because slurmd and every
+		 * slurmstepd must agree on it whatever the partition. */
+		if (!strncmp(av[i], "cache=", 6)) {
+			const char *v = av[i] + 6;
+
+			if (!strcmp(v, "none"))
+				cache_path[0] = '\0';
+			else if (*v != '/' && !err[0])
+				snprintf(err, errlen, "plugstack.conf: cache=%s: "
+					 "expected an absolute path or none", v);
+			else if (*v == '/')
+				snprintf(cache_path, cachelen, "%s", v);
+			continue;
+		}
+		if (!eq || klen == 0 || klen >= sizeof(key)) {
+			if (!err[0])
+				snprintf(err, errlen, "plugstack.conf: '%s': "
+					 "expected key=value", av[i]);
+			continue;
+		}
+		memcpy(key, av[i], klen);
+		key[klen] = '\0';
+		if (mc_config_set(cfg, key, eq + 1, "plugstack.conf", e,
+				  sizeof(e)) < 0 && !err[0])
+			snprintf(err, errlen, "%s", e);
 	}
 }

@@ -24,14 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <limits.h>
+#include <stdbool.h>
+
+#include "mc_limits.h"
 
 #define MC_CONF_LINE_MAX 4096
 #define MC_PARTITION_NAME_MAX 64
 #define MC_MAX_PARTITIONS 64
 #define MC_ERR_MAX 512
-/* The most DataLoader workers per GPU any option or key accepts; keeps every
- * product g * (w + 1) and g * w * RamPerWorker far from overflow. */
-#define MC_WORKERS_LIMIT 1024
 #define MC_DEFAULT_CONFIG "/etc/slurm/memcore.conf"
 /* GpuTypeMemory=: at most this many types, each name shorter than this. */
 #define MC_GPU_TYPES_MAX 16
@@ -76,8 +76,10 @@ struct mc_policy {
 	uint64_t gpu_memory_bytes;	/* GpuMemory=auto -> 0: from topology */
 	/* GpuTypeMemory=h100:80G,a100:40G: GPU memory by Slurm GRES type, for
 	 * nodes known from slurmctld (which does not know GPU memory). */
-	struct mc_gpu_type_memory gpu_type_memory[MC_GPU_TYPES_MAX];
-	uint32_t n_gpu_type_memory;
+	struct mc_gpu_types {
+		struct mc_gpu_type_memory t[MC_GPU_TYPES_MAX];
+		uint32_t n;
+	} gpu_type_memory;
 	double offload_buffer_factor;	/* OffloadBufferFactor=1.5 */
 	int zero_init;			/* ZeroInit=yes (DeepSpeed zero.Init) */
 	enum mc_bind bind;		/* Bind=numa */
@@ -115,6 +117,51 @@ struct mc_config {
 	struct mc_partition partitions[MC_MAX_PARTITIONS];
 };
 
+/*
+ * The memcore.conf keys: one table (mc_config.c) that parsing, partition
+ * overrides, `memcore keys` and the man-page test (test_config.c) all
+ * read. Adding a key is one entry there plus its field in struct
+ * mc_policy, its default in mc_policy_defaults() and its paragraph in
+ * docs/memcore.conf.5.
+ */
+enum mc_key_type {
+	MC_KEY_WORD,		/* one of words[], stored as an enum (int) */
+	MC_KEY_BOOL,		/* yes/no, true/false, 1/0, on/off: int */
+	MC_KEY_COUNT,		/* uint32_t in [0, max] */
+	MC_KEY_SIZE,		/* uint64_t bytes, MiB without a suffix, at
+				 * most max; words[0] (e.g. "auto") is 0 */
+	MC_KEY_RATIO,		/* double in [min, max] (above min when
+				 * min_exclusive) */
+	MC_KEY_PATH,		/* char[size], "" = unset */
+	MC_KEY_GPU_TYPES,	/* struct mc_gpu_types: TYPE:SIZE,... */
+	MC_KEY_DURATION,	/* uint32_t ms: N or Ns seconds, Nms; 0
+				 * (off) or in [min, max] ms */
+};
+
+struct mc_key {
+	const char *name;		/* as written, compared case-blind */
+	enum mc_key_type type;
+	size_t offset, size;		/* the field in struct mc_policy */
+	double min, max;		/* bounds (COUNT, SIZE, RATIO) */
+	bool min_exclusive;
+	const char *const *words;	/* WORD: the words; SIZE: its 0 word */
+	bool per_partition;		/* allowed on a PartitionName= line */
+};
+
+/* The keys, in set_mask bit order; mc_n_keys of them. */
+extern const struct mc_key mc_keys[];
+extern const size_t mc_n_keys;
+
+/* The key named name (case-insensitive), or NULL. */
+const struct mc_key *mc_key_find(const char *name);
+
+/*
+ * What a key takes, for listings and the man page: "enforce | warn | off",
+ * "yes | no", "N (0 to 1024)", "SIZE (at most 1P)", "auto | SIZE",
+ * "RATIO (above 0 to 16)", "PATH", "TYPE:SIZE[,TYPE:SIZE...]". Returns buf.
+ */
+const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len);
+
 /* The built-in defaults (documented in etc/memcore.conf). */
 void mc_policy_defaults(struct mc_policy *p);
 
@@ -146,6 +193,20 @@ int mc_config_parse(const char *text, size_t len, const char *name,
  */
 int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		  const char *origin, char *err, size_t errlen);
+
+/*
+ * The plugstack.conf arguments, all parsed here: `config=PATH` (default
+ * MC_DEFAULT_CONFIG) is loaded first, then `cache=PATH|none` (an absolute
+ * path, or none: "" in cache_path; default default_cache) and every other
+ * `key=value` is a memcore.conf key set with mc_config_set (it overrides
+ * the file, and still applies when the file is broken so that e.g.
+ * onerror=allow can say what to do then). Never fails: the first problem
+ * is left in err ("" when all is well), e.g. "plugstack.conf: cache=x:
+ * expected an absolute path or none" or the file's own message.
+ */
+void mc_config_plugstack(struct mc_config *cfg, int ac, char *const *av,
+			 const char *default_cache, char *cache_path,
+			 size_t cachelen, char *err, size_t errlen);
 
 /*
  * The GpuTypeMemory= bytes for a GRES type (case-insensitive), or 0 when

@@ -2,6 +2,7 @@
  * mc_list.c - Slurm-style index lists (see mc_list.h).
  */
 #include "mc_list.h"
+#include "mc_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -73,17 +74,18 @@ const char *mc_list_format(const unsigned *idx, size_t n, char *buf,
 
 		while (j + 1 < n && idx[j + 1] == idx[j] + 1)
 			j++;
+		size_t before = used;
+
 		if (j > i)
-			w = snprintf(buf + used, buflen - used, "%s%u-%u",
-				     used ? "," : "", idx[i], idx[j]);
+			w = mc_appendf(buf, buflen, &used, "%s%u-%u",
+				       used ? "," : "", idx[i], idx[j]);
 		else
-			w = snprintf(buf + used, buflen - used, "%s%u",
-				     used ? "," : "", idx[i]);
-		if (w < 0 || (size_t)w >= buflen - used) {
-			buf[used] = '\0';	/* never a half-written entry */
+			w = mc_appendf(buf, buflen, &used, "%s%u",
+				       used ? "," : "", idx[i]);
+		if (w < 0) {
+			buf[before] = '\0';	/* never a half-written entry */
 			break;
 		}
-		used += (size_t)w;
 		i = j + 1;
 	}
 	return buf;

@@ -242,8 +242,30 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 		   uint64_t gpu_memory_total_bytes, bool gpu_memory_known,
 		   struct mc_audit *a);
 
-/* True when no allocation on this node can make the step fit (the
- * verdict's impossible cases, node_ram_short, step cores > node cores). */
+/*
+ * Why a step does not fit: the one place that decides it (the first line
+ * of the explanation, the few words of a node list, whether it is
+ * impossible, which fix is offered all read this). In order of precedence:
+ * the first that holds is the answer.
+ */
+enum mc_misfit {
+	MC_MISFIT_NONE = 0,		/* it fits */
+	MC_MISFIT_NODE_GPUS,		/* more GPUs than the node has */
+	MC_MISFIT_NODE_RAM_RULE,	/* the node breaks the site's RAM rule */
+	MC_MISFIT_MEM_OVER_NODE,	/* asked memory beyond the node's */
+	MC_MISFIT_CORES_OVER_NODE,	/* asked cores beyond the node's */
+	MC_MISFIT_NODE_RAM,		/* needed RAM beyond the node's */
+	MC_MISFIT_NODE_CORES,		/* step cores beyond the node's */
+	MC_MISFIT_NODE_CORES_RULE,	/* node cores < G(w+1) + Reserved */
+	MC_MISFIT_RAM,			/* the allocation's memory is short */
+	MC_MISFIT_CORES,		/* the allocation's cores are short */
+};
+
+/* The reason of a verdict (MC_MISFIT_NONE when it fits). */
+enum mc_misfit mc_verdict_why(const struct mc_verdict *v);
+
+/* True when no allocation on this node can make the step fit at its w:
+ * mc_verdict_why() is one of NODE_GPUS .. NODE_CORES. */
 bool mc_verdict_impossible(const struct mc_verdict *v);
 
 /*

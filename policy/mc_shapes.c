@@ -96,42 +96,17 @@ size_t mc_shapes_group(const struct mc_node_record *nodes, size_t n,
 	return shapes;
 }
 
-const char *mc_shape_mem_source_name(enum mc_shape_mem_source s)
-{
-	switch (s) {
-	case MC_SHAPE_MEM_OPTION: return "option";
-	case MC_SHAPE_MEM_GPU_TYPE: return "GpuTypeMemory";
-	case MC_SHAPE_MEM_MIG_PROFILE: return "MIG profile";
-	case MC_SHAPE_MEM_POLICY: return "GpuMemory";
-	case MC_SHAPE_MEM_NONE: break;
-	}
-	return "none";
-}
-
 uint64_t mc_shape_gpu_memory(const struct mc_policy *p,
 			     const struct mc_node_record *r,
 			     uint64_t override,
-			     enum mc_shape_mem_source *source)
+			     enum mc_mem_source *source)
 {
-	uint64_t m;
-	enum mc_shape_mem_source src = MC_SHAPE_MEM_NONE;
+	struct mc_gpu_memory_in in = {
+		.override = override,
+		.type = r->gpu_type,
+	};
 
-	if (override) {
-		m = override;
-		src = MC_SHAPE_MEM_OPTION;
-	} else if ((m = mc_policy_gpu_type_memory(p, r->gpu_type))) {
-		src = MC_SHAPE_MEM_GPU_TYPE;
-	} else if (r->gpu_type[0] &&
-		   mc_mig_profile(r->gpu_type, &m, NULL, 0) == 0 && m) {
-		/* MIG slices scheduled as GPUs: a slice's memory is in
-		 * its profile's name. */
-		src = MC_SHAPE_MEM_MIG_PROFILE;
-	} else if ((m = p->gpu_memory_bytes)) {
-		src = MC_SHAPE_MEM_POLICY;
-	}
-	if (source)
-		*source = src;
-	return m;
+	return mc_gpu_memory(p, &in, source);
 }
 
 void mc_shape_node(const struct mc_node_record *r, struct mc_node *n)
@@ -140,6 +115,8 @@ void mc_shape_node(const struct mc_node_record *r, struct mc_node *n)
 	n->cores = r->cores;
 	n->threads_per_core = r->threads_per_core ? r->threads_per_core : 1;
 	n->gpus = r->gpus;
+	/* slurmctld cannot tell an APU; UnifiedMemory=yes says it. */
+	n->unified_memory = false;
 }
 
 const char *mc_shape_describe(const struct mc_node_record *r,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "mc_config.h"
+#include "mc_gpu_memory.h"
 #include "mc_rules.h"
 
 #define MC_NODE_NAME_MAX 64
@@ -50,26 +51,17 @@ bool mc_same_shape(const struct mc_node_record *a,
 size_t mc_shapes_group(const struct mc_node_record *nodes, size_t n,
 		       size_t *shape_of);
 
-/* Where a shape's GPU memory came from. */
-enum mc_shape_mem_source {
-	MC_SHAPE_MEM_NONE = 0,		/* unknown */
-	MC_SHAPE_MEM_OPTION,		/* --gpu-memory */
-	MC_SHAPE_MEM_GPU_TYPE,		/* GpuTypeMemory= for the Gres type */
-	MC_SHAPE_MEM_MIG_PROFILE,	/* the Gres type is a MIG profile (1g.10gb) */
-	MC_SHAPE_MEM_POLICY,		/* GpuMemory= (the partition's line) */
-};
-/* "none", "option", "GpuTypeMemory", "GpuMemory" */
-const char *mc_shape_mem_source_name(enum mc_shape_mem_source s);
 
 /*
- * The memory of one GPU of the node: override (the user's --gpu-memory)
- * when not 0, else GpuTypeMemory= for its GPU type, else GpuMemory=, else
- * 0 (unknown). *source says which.
+ * The memory of one GPU of the node, by mc_gpu_memory() with its Gres
+ * type: override (the user's --gpu-memory) when not 0, else GpuTypeMemory=
+ * for its GPU type (a MIG profile type: else the memory in its name), else
+ * GpuMemory=, else 0 (unknown). *source says which.
  */
 uint64_t mc_shape_gpu_memory(const struct mc_policy *p,
 			     const struct mc_node_record *r,
 			     uint64_t override,
-			     enum mc_shape_mem_source *source);
+			     enum mc_mem_source *source);
 
 /* The node as the rules see it. */
 void mc_shape_node(const struct mc_node_record *r, struct mc_node *n);

@@ -15,62 +15,9 @@ static struct mc_plugin *cb_plugin;
 
 void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
 {
-	const char *path = MC_DEFAULT_CONFIG;
-	char err[MC_ERR_MAX];
-
-	p->cfg_err[0] = '\0';
-	snprintf(p->cache_path, sizeof(p->cache_path), "%s",
-		 mc_cache_default_path());
-	for (int i = 0; i < ac; i++)
-		if (!strncmp(av[i], "config=", 7))
-			path = av[i] + 7;
-	if (!*path) {
-		mc_config_init(&p->cfg);
-		snprintf(p->cfg_err, sizeof(p->cfg_err),
-			 "plugstack.conf: config=: missing value (the path of "
-			 "memcore.conf)");
-	} else if (mc_config_load(path, &p->cfg, err, sizeof(err)) < 0) {
-		snprintf(p->cfg_err, sizeof(p->cfg_err), "%s", err);
-	}
-	/* Inline arguments override the file, and still apply when the file
-	 * is broken so that e.g. onerror=allow can say what to do then. */
-	for (int i = 0; i < ac; i++) {
-		char key[64];
-		const char *eq = strchr(av[i], '=');
-		size_t klen = eq ? (size_t)(eq - av[i]) : strlen(av[i]);
-
-		if (!strncmp(av[i], "config=", 7))
-			continue;
-		/* Where slurmd keeps the node facts: a plugstack argument,
-		 * not a memcore.conf key, because slurmd and every
-		 * slurmstepd must agree on it whatever the partition. */
-		if (!strncmp(av[i], "cache=", 6)) {
-			const char *v = av[i] + 6;
-
-			if (!strcmp(v, "none"))
-				p->cache_path[0] = '\0';
-			else if (*v != '/' && !p->cfg_err[0])
-				snprintf(p->cfg_err, sizeof(p->cfg_err),
-					 "plugstack.conf: cache=%s: expected "
-					 "an absolute path or none", v);
-			else if (*v == '/')
-				snprintf(p->cache_path, sizeof(p->cache_path),
-					 "%s", v);
-			continue;
-		}
-		if (!eq || klen == 0 || klen >= sizeof(key)) {
-			if (!p->cfg_err[0])
-				snprintf(p->cfg_err, sizeof(p->cfg_err),
-					 "plugstack.conf: '%s': expected "
-					 "key=value", av[i]);
-			continue;
-		}
-		memcpy(key, av[i], klen);
-		key[klen] = '\0';
-		if (mc_config_set(&p->cfg, key, eq + 1, "plugstack.conf", err,
-				  sizeof(err)) < 0 && !p->cfg_err[0])
-			snprintf(p->cfg_err, sizeof(p->cfg_err), "%s", err);
-	}
+	mc_config_plugstack(&p->cfg, ac, av, mc_cache_default_path(),
+			    p->cache_path, sizeof(p->cache_path), p->cfg_err,
+			    sizeof(p->cfg_err));
 }
 
 /*
@@ -98,10 +45,6 @@ static int option_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
-/* Slurm keeps pointers to these: they live as long as the plugin. */
-static struct spank_option options[MC_OPT_COUNT];
-static char option_help[MC_OPT_COUNT][320];
-
 int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 {
 	cb_plugin = p;
@@ -110,24 +53,24 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 
 		/* Names, value words and help come from the one option table
 		 * the memcore command shares (policy/mc_opts.c). */
-		snprintf(option_help[i], sizeof(option_help[i]),
+		snprintf(p->option_help[i], sizeof(p->option_help[i]),
 			 "[memcore] %s (env %s)", mc_opt_help(i),
 			 mc_opt_env(i));
-		options[i] = (struct spank_option){
+		p->options[i] = (struct spank_option){
 			.name = (char *)mc_opt_name(i),
 			.arginfo = (char *)mc_opt_arginfo(i),
-			.usage = option_help[i],
+			.usage = p->option_help[i],
 			.has_arg = 1,
 			.val = i,
 			.cb = option_cb,
 		};
-		rc = spank_option_register(sp, &options[i]);
+		rc = spank_option_register(sp, &p->options[i]);
 
 		/* Another plugin owning the name is the admin's to fix; the
 		 * rest of memcore still works. */
 		if (rc != ESPANK_SUCCESS)
 			slurm_error("memcore: cannot register --%s: %s",
-				    options[i].name, spank_strerror(rc));
+				    p->options[i].name, spank_strerror(rc));
 	}
 	return 0;
 }

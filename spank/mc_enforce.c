@@ -46,11 +46,12 @@
 #include <slurm/spank.h>
 
 #include "mc_cgroup.h"
+#include "mc_enforce.h"
 #include "mc_memstat.h"
 #include "mc_parse.h"
-#include "mc_plugin.h"
+#include "mc_stepcg.h"
 #include "mc_tmpfs.h"
-#include "mc_step.h"
+#include "mc_util.h"
 
 /* At exit, rmdir of memcore's own cgroup retries while a process of the
  * step is still leaving it: 50 us, doubling, about 3 ms in all at most;
@@ -71,48 +72,6 @@
  * to srun before the task's exit status goes out. */
 #define OOM_IO_WAIT_NS 300000000L
 
-static const char *limit_file(int version)
-{
-	return version == 1 ? "memory.limit_in_bytes" : "memory.max";
-}
-
-/* Does dir hold a memory limit of its own (v2 memory.max not "max")? */
-static bool slurm_limits(const char *dir)
-{
-	char path[PATH_MAX], buf[64];
-	uint64_t v;
-
-	return (size_t)snprintf(path, sizeof(path), "%s/memory.max", dir)
-	       < sizeof(path) &&
-	       mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 &&
-	       mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED;
-}
-
-/*
- * Does Slurm's task/cgroup hold this step's memory, seen from slurmstepd's
- * cgroup cg? v1: slurmstepd sits in the step's job_J/step_S; v2: Slurm's
- * cgroup/v2 limits <step>/user, beside slurmstepd's <step>/slurm. The
- * cgroup that holds the limit goes to scope.
- */
-static bool slurm_holds_step(const struct mc_cgroup *cg,
-			     const struct mc_step *s, char *scope,
-			     size_t scopelen)
-{
-	char token[16], steprel[PATH_MAX];
-
-	if (s->step_id == SLURM_BATCH_SCRIPT)
-		snprintf(token, sizeof(token), "batch");
-	else
-		snprintf(token, sizeof(token), "%" PRIu32, s->step_id);
-	if (cg->version == 1)
-		return mc_cgroup_slurm_step(cg->rel, s->job_id, token, steprel,
-					    sizeof(steprel)) == 0 &&
-		       (size_t)snprintf(scope, scopelen, "%s%s", cg->mount,
-					steprel) < scopelen;
-	return mc_cgroup_v2_step_user(cg->dir, scope, scopelen) == 0 &&
-	       slurm_limits(scope);
-}
-
 /* Microseconds since t0 (CLOCK_MONOTONIC), for the debug lines that say
  * what the own cgroup costs a launch. */
 static long us_since(const struct timespec *t0)
@@ -130,16 +89,12 @@ void mc_enforce_slurmd_sweep(void)
 	char err[MC_ERR_MAX], dir[PATH_MAX];
 	int n;
 
-	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0)
-		return;
-	/* v1: slurmstepd starts in slurmd's memory cgroup and makes its
-	 * own there; v2: slurmd sits in <scope>/slurmd and slurmstepd,
-	 * without task/cgroup, in <scope>/system: the own ones are in the
-	 * scope. */
-	if (cg.version == 1)
-		snprintf(dir, sizeof(dir), "%s", cg.dir);
-	else if (mc_cgroup_parent(cg.dir, dir, sizeof(dir)) < 0 ||
-		 strncmp(dir, cg.mount, strlen(cg.mount)))
+	/* slurmstepd starts where slurmd is (v1: slurmd's memory cgroup;
+	 * v2: <scope>/slurmd, and slurmstepd without task/cgroup in
+	 * <scope>/system) and makes its own beside that: in the same
+	 * place as seen from slurmd. */
+	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
+	    mc_stepcg_own_parent(&cg, dir, sizeof(dir), err, sizeof(err)) < 0)
 		return;
 	n = mc_cgroup_sweep(dir, "memcore_", NULL, cg.version,
 			    SWEEP_MIN_AGE_S);
@@ -148,45 +103,33 @@ void mc_enforce_slurmd_sweep(void)
 			   "in %s by ended steps", n, n == 1 ? "" : "s", dir);
 }
 
-int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
+void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
+			  const struct mc_policy *pol, spank_t sp)
 {
-	struct mc_enforce *e = &p->enf;
-	struct mc_policy pol;
-	struct mc_step s;
 	struct mc_cgroup cg;
 	char err[MC_ERR_MAX], token[16];
 	uint32_t n = 0;
 
 	memset(e, 0, sizeof(*e));
-	/* The step as slurmstepd read it once (mc_stepd.c). */
-	if (!mc_stepd_step(p, sp) || mc_step_ignored(&p->step))
-		return 0;
-	s = p->step;
-	mc_config_policy(&p->cfg, s.partition, &pol);
-	/* A broken policy is reported by the verdict; no limit without one.
-	 * No memory figure (0: "the whole node") leaves nothing to hold. */
-	if (p->cfg_err[0] || pol.mode == MC_MODE_OFF || !pol.cgroup_memory ||
-	    !s.mem_mb)
-		return 0;
-	snprintf(e->step_name, sizeof(e->step_name), "%s", s.step_name);
-	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s.mem_source);
-	e->limit_bytes = s.mem_mb << 20;
+	/* No memory figure (0: "the whole node") leaves nothing to hold. */
+	if (pol->mode == MC_MODE_OFF || !pol->cgroup_memory || !s->mem_mb)
+		return;
+	snprintf(e->step_name, sizeof(e->step_name), "%s", s->step_name);
+	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s->mem_source);
+	e->limit_bytes = s->mem_mb << 20;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n) == ESPANK_SUCCESS)
 		e->local_tasks = n;
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0) {
 		snprintf(e->warning, sizeof(e->warning), "memcore: step %s: "
 			 "cannot find the step's memory cgroup (%s); the step "
-			 "runs without memcore's memory limit", s.step_name,
+			 "runs without memcore's memory limit", s->step_name,
 			 err);
-		return 0;
+		return;
 	}
-	if (s.step_id == SLURM_BATCH_SCRIPT)
-		snprintf(token, sizeof(token), "batch");
-	else
-		snprintf(token, sizeof(token), "%" PRIu32, s.step_id);
 	e->version = cg.version;
 	snprintf(e->mount, sizeof(e->mount), "%s", cg.mount);
-	if (slurm_holds_step(&cg, &s, e->scope, sizeof(e->scope))) {
+	if (mc_stepcg_slurm_scope(&cg, s->job_id, s->step_id, e->scope,
+				  sizeof(e->scope))) {
 		/* v1: slurmstepd itself is in step_S. v2: slurmstepd is
 		 * beside <step>/user but still under the job's limit, which
 		 * Slurm sets to the same figure for a one-step job: an OOM
@@ -199,91 +142,14 @@ int mc_enforce_user_init(struct mc_plugin *p, spank_t sp)
 		e->own = true;
 		e->scope[0] = '\0';
 		snprintf(e->name, sizeof(e->name), "memcore_%" PRIu32 "_%s",
-			 s.job_id, token);
+			 s->job_id, mc_stepcg_token(s->step_id, token,
+						    sizeof(token)));
 	}
 	if (!e->own && mc_memstat_oom_kills(e->scope, e->version,
 					    &e->oom_start, err,
 					    sizeof(err)) < 0)
 		e->oom_start = 0;
 	e->active = true;
-	p->after.sample_interval_ms = pol.sample_interval_ms;
-	p->after.report = pol.report;
-	return 0;
-}
-
-/* Lower `file` in scope to limit when it is above it: never raise. */
-static int tighten(const struct mc_enforce *e, const char *file,
-		   uint64_t limit, bool *changed, char *err, size_t len)
-{
-	char buf[64];
-	uint64_t cur;
-	int fd = mc_cgroup_open_within(e->scope, file, O_RDONLY, err, len);
-	ssize_t n;
-
-	*changed = false;
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		snprintf(err, len, "%s/%s: cannot read it", e->scope, file);
-		return -1;
-	}
-	buf[n] = '\0';
-	if (mc_memstat_parse_limit(buf, &cur) < 0) {
-		snprintf(err, len, "%s/%s: '%s' is not a byte count", e->scope,
-			 file, buf);
-		return -1;
-	}
-	if (cur <= limit)
-		return 0;
-	*changed = true;
-	return mc_cgroup_write_u64(e->scope, file, limit, err, len);
-}
-
-/* Swap off for the step: whenever the step's memory is limited and nobody
- * (Slurm's ConstrainSwapSpace) limited its swap, memory+swap = memory
- * (v1) or swap.max = 0 (v2). A GPU step that swaps runs many times slower
- * while the node thrashes; killed with an explanation, it can be fixed. A
- * swap limit someone set is left as it is. */
-static void swap_off(const struct mc_enforce *e)
-{
-	char err[MC_ERR_MAX];
-	bool changed;
-
-	if (e->version == 1) {
-		struct mc_memstat m;
-		char buf[64];
-		uint64_t lim;
-		int fd = mc_cgroup_open_within(e->scope, "memory.limit_in_bytes",
-					       O_RDONLY, err, sizeof(err));
-		ssize_t n;
-
-		if (fd < 0)
-			return;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return;
-		buf[n] = '\0';
-		if (mc_memstat_parse_limit(buf, &lim) < 0 ||
-		    lim == MC_MEM_UNLIMITED)
-			return;
-		/* swapaccount=0 kernels have no memsw files: nothing to do. */
-		if (mc_memstat_read(e->scope, NULL, &m, err, sizeof(err)) < 0 ||
-		    m.swap_limit_bytes != MC_MEM_UNLIMITED)
-			return;
-		tighten(e, "memory.memsw.limit_in_bytes", lim, &changed, err,
-			sizeof(err));
-	} else {
-		struct mc_memstat m;
-
-		if (mc_memstat_read(e->scope, NULL, &m, err, sizeof(err)) < 0 ||
-		    m.swap_limit_bytes != MC_MEM_UNLIMITED)
-			return;
-		mc_cgroup_write(e->scope, "memory.swap.max", "0", err,
-				sizeof(err));
-	}
 }
 
 bool mc_cap_sys_resource(void)
@@ -306,8 +172,8 @@ bool mc_cap_sys_resource(void)
  * 0; only SLURMSTEPD_OOM_ADJ raises it again. When shared memory, which no
  * kill frees, fills the step, the OOM killer then picks slurmstepd (its
  * RSS is larger than that of a writer whose pages sit in tmpfs): srun
- * hangs, the step is never cleaned up and nobody explains (seen on the
- * test machine). On v2 slurmstepd is under the job's limit, which Slurm
+ * hangs, the step is never cleaned up and nobody explains (seen with
+ * Slurm 22.05 on cgroup v1). On v2 slurmstepd is under the job's limit, which Slurm
  * sets to the step's for a one-step job. Two ways out, one per task:
  *  - with CAP_SYS_RESOURCE (needed to lower a score): the last local task
  *    (each task runs this right after its own fork, so only the last one
@@ -321,14 +187,13 @@ static void protect_stepd(const struct mc_enforce *e, int task_id)
 {
 	char path[64], comm[32];
 	pid_t pp = getppid();
-	ssize_t n;
 	int fd;
 
 	if (!mc_cap_sys_resource()) {
 		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, TASK_OOM_SCORE_ADJ,
 				    strlen(TASK_OOM_SCORE_ADJ)) < 0)
-			slurm_error("memcore: job %s: cannot raise the task's "
+			slurm_error("memcore: step %s: cannot raise the task's "
 				    "oom_score_adj, and slurmstepd cannot be "
 				    "protected from the OOM killer (no "
 				    "CAP_SYS_RESOURCE): %m", e->step_name);
@@ -339,20 +204,13 @@ static void protect_stepd(const struct mc_enforce *e, int task_id)
 	if (!e->local_tasks || (uint32_t)task_id != e->local_tasks - 1)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pp);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	comm[n] = '\0';
-	if (strcmp(comm, "slurmstepd\n"))
+	if (mc_read_at(AT_FDCWD, path, comm, sizeof(comm)) <= 0 ||
+	    strcmp(comm, "slurmstepd\n"))
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pp);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "-1000", 5) != 5)
-		slurm_error("memcore: job %s: cannot protect slurmstepd from "
+		slurm_error("memcore: step %s: cannot protect slurmstepd from "
 			    "the OOM killer: %m", e->step_name);
 	if (fd >= 0)
 		close(fd);
@@ -366,13 +224,11 @@ static void warn_step(const struct mc_enforce *e, const char *what,
 {
 	slurm_spank_log("memcore: step %s: %s (%s); the step runs without "
 			"memcore's memory limit", e->step_name, what, err);
-	slurm_info("memcore: job %s: %s: %s", e->step_name, what, err);
+	slurm_info("memcore: step %s: %s: %s", e->step_name, what, err);
 }
 
-void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
-				     int task_id)
+void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 {
-	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
 	bool changed;
 
@@ -389,29 +245,23 @@ void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
 		protect_stepd(e, task_id);
 	if (task_id != 0)
 		return;
-	if (tighten(e, limit_file(e->version), e->limit_bytes, &changed, err,
-		    sizeof(err)) < 0) {
+	if (mc_stepcg_tighten(e->scope, e->version, e->limit_bytes, &changed,
+			      err, sizeof(err)) < 0) {
 		warn_step(e, "cannot tighten Slurm's memory limit", err);
 		return;
 	}
 	if (changed) {
 		char b[32];
 
-		slurm_info("memcore: job %s: memory limit of %s tightened to "
+		slurm_info("memcore: step %s: memory limit of %s tightened to "
 			   "%s", e->step_name, e->scope,
 			   mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
-		/* A soft limit (v1) or high mark (v2) above the hard one
-		 * means nothing; keep them coherent. */
-		tighten(e, e->version == 1 ? "memory.soft_limit_in_bytes"
-			: "memory.high", e->limit_bytes, &changed, err,
-			sizeof(err));
 	}
-	swap_off(e);
+	mc_stepcg_swap_off(e->scope, e->version);
 }
 
-/* Make memcore's own cgroup beside the cgroup Slurm put task `pid` in
- * (v1: in it; v2: its sibling, where the memory controller is enabled and
- * processes may live), exclusively, and limit it. */
+/* Make memcore's own cgroup where it may go beside the cgroup Slurm put
+ * task `pid` in (mc_stepcg_own_parent), exclusively, and limit it. */
 static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		    char *err, size_t len)
 {
@@ -419,23 +269,13 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 	char child[PATH_MAX + 64];
 
 	*what = "cannot create a memory cgroup for the step";
-	if (mc_cgroup_find(NULL, pid, &t, err, len) < 0)
+	if (mc_cgroup_find(NULL, pid, &t, err, len) < 0 ||
+	    mc_stepcg_own_parent(&t, e->parent, sizeof(e->parent), err,
+				 len) < 0)
 		return -1;
-	if (e->version == 1) {
-		snprintf(e->parent, sizeof(e->parent), "%s", t.dir);
-	} else {
-		if (mc_cgroup_parent(t.dir, e->parent, sizeof(e->parent)) < 0 ||
-		    strncmp(e->parent, e->mount, strlen(e->mount))) {
-			snprintf(err, len, "%s: at the root", t.dir);
-			return -1;
-		}
-		if (mc_cgroup_subtree_has(e->parent, "memory") != 1) {
-			*what = "no memory controller for the step's cgroup";
-			snprintf(err, len, "%s/cgroup.subtree_control has no "
-				 "'memory': enable it there (Slurm's "
-				 "cgroup/v2 does with task/cgroup)", e->parent);
-			return -1;
-		}
+	if (mc_stepcg_own_ready(e->parent, e->version, err, len) < 0) {
+		*what = "no memory controller for the step's cgroup";
+		return -1;
 	}
 	mc_cgroup_sweep(e->parent, "memcore_", e->name, e->version,
 			SWEEP_MIN_AGE_S);
@@ -459,8 +299,8 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 	}
 	snprintf(e->scope, sizeof(e->scope), "%s", child);
 	e->made = true;
-	if (mc_cgroup_write_u64(e->scope, limit_file(e->version),
-				e->limit_bytes, err, len) < 0) {
+	if (mc_stepcg_set_limit(e->scope, e->version, e->limit_bytes, err,
+				len) < 0) {
 		*what = errno == ENOENT
 			? "no memory controller in the step's cgroup"
 			: "cannot set the step's memory limit";
@@ -469,13 +309,12 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 			e->made = false;
 		return -1;
 	}
-	swap_off(e);
+	mc_stepcg_swap_off(e->scope, e->version);
 	return 0;
 }
 
-int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
+int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 {
-	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
 	const char *what;
 	struct timespec t0;
@@ -503,7 +342,7 @@ int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp)
 	/* The kernel's first move into any cgroup after a quiet spell waits
 	 * for an RCU grace period (cgroup_threadgroup_rwsem): several ms on
 	 * a small VM, the same for Slurm's own task/cgroup. */
-	slurm_debug("memcore: job %s: task %d into %s: made in %ld us, moved "
+	slurm_debug("memcore: step %s: task %d into %s: made in %ld us, moved "
 		    "in %ld us", e->step_name, (int)pid, e->scope, made_us,
 		    us_since(&t0) - made_us);
 	return 0;
@@ -525,7 +364,7 @@ static int own_remove(struct mc_enforce *e, int tries, char *err,
 
 		if (mc_cgroup_rmdir(e->parent, e->name, err, len) == 0) {
 			e->removed = true;
-			slurm_debug("memcore: job %s: %s removed in %ld us "
+			slurm_debug("memcore: step %s: %s removed in %ld us "
 				    "(%d tries)", e->step_name, e->scope,
 				    us_since(&t0), i + 1);
 			return 0;
@@ -588,7 +427,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 				"workers (--dataloader-workers), smaller "
 				"batches; less data in tmpfs (%s)", more,
 				where);
-	slurm_info("memcore: job %s: %" PRIu64 " OOM kill(s), limit %s, "
+	slurm_info("memcore: step %s: %" PRIu64 " OOM kill(s), limit %s, "
 		   "peak %s, anon ~%s, shmem %s, file %s", e->step_name, kills,
 		   lim, at, anon, shm, file);
 }
@@ -616,9 +455,8 @@ static void explain_line(const struct mc_enforce *e,
 			: mc_fmt_bytes(m->limit_bytes, lim, sizeof(lim)));
 }
 
-int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp)
+int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 {
-	struct mc_enforce *e = &p->enf;
 	struct mc_memstat m;
 	char err[MC_ERR_MAX];
 	uint64_t kills = 0;
@@ -646,7 +484,7 @@ int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp)
 			nanosleep(&ts, NULL);
 		}
 	}
-	if (last && (p->opts.mode & MC_USER_EXPLAIN) &&
+	if (last && explain &&
 	    mc_memstat_read(e->scope, e->mount, &m, err, sizeof(err)) == 0)
 		explain_line(e, &m);
 	/* Every task is reaped: the own cgroup goes now, without a wait;
@@ -656,15 +494,14 @@ int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp)
 	return 0;
 }
 
-int mc_enforce_exit(struct mc_plugin *p, spank_t sp)
+int mc_enforce_exit(struct mc_enforce *e)
 {
-	struct mc_enforce *e = &p->enf;
 	char err[MC_ERR_MAX];
 
 	if (!e->active || !e->own)
 		return 0;
 	if (own_remove(e, RMDIR_TRIES, err, sizeof(err)) < 0)
-		slurm_info("memcore: job %s: its memory cgroup is still in "
+		slurm_info("memcore: step %s: its memory cgroup is still in "
 			   "use (%s): a process outlived the step; the next "
 			   "step on this node removes it once it is empty",
 			   e->step_name, err);

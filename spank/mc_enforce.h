@@ -11,6 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <slurm/spank.h>
+
+#include "mc_config.h"
+#include "mc_step.h"
+
 struct mc_enforce {
 	bool active;		/* memcore limits and watches this step */
 	bool own;		/* memcore's own cgroup, not Slurm's step's */
@@ -35,5 +40,43 @@ struct mc_enforce {
 	 * local task 0 prints it in task_init_privileged. */
 	char warning[640];
 };
+
+/*
+ * The hooks, in the order slurmstepd runs them (spank/memcore.c calls
+ * each). None fails the step: a problem is one warning on task 0's
+ * stderr, and the step runs as Slurm set it up.
+ */
+
+/* slurmd start: remove the empty memcore_* cgroups that ended steps left
+ * where slurmstepd makes them (a process had outlived its step). */
+void mc_enforce_slurmd_sweep(void);
+
+/* user_init (slurmstepd, as the user, before the tasks fork): the step's
+ * memory cgroup for step s under policy pol (a GPU step with a readable
+ * policy): Slurm's, or memcore's own to make at task_post_fork. */
+void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
+			  const struct mc_policy *pol, spank_t sp);
+
+/* task_init_privileged (each task, root, before exec) once the verdict
+ * lets the step run: tighten Slurm's limit, protect slurmstepd. */
+void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id);
+
+/* task_post_fork (slurmstepd, root, after each task's fork, before it may
+ * exec): make memcore's own cgroup (first task) and move the task into
+ * it. Always 0. */
+int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp);
+
+/* task_exit (slurmstepd, after each task): explain an OOM kill; after the
+ * last task the --memcore=explain line (explain) and memcore's own cgroup
+ * removed. Always 0. */
+int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp);
+
+/* exit (slurmstepd, root): memcore's own cgroup when a process was still
+ * leaving it at the last task_exit. Always 0. */
+int mc_enforce_exit(struct mc_enforce *e);
+
+/* Does this process hold CAP_SYS_RESOURCE (to give slurmstepd back its
+ * oom_score_adj of -1000)? */
+bool mc_cap_sys_resource(void);
 
 #endif

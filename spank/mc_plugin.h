@@ -1,9 +1,11 @@
 /*
  * mc_plugin.h - the state of memcore.so in one Slurm process (srun, sbatch,
  * salloc, slurmd or one slurmstepd): the policy from plugstack.conf and
- * memcore.conf, and the user's options. SPANK option callbacks carry no
- * context pointer, so this one struct is the plugin's only global; every
- * function below takes it explicitly.
+ * memcore.conf, and the user's options. This one struct (spank/memcore.c's
+ * `plugin`) holds all of it, the option table Slurm keeps pointers to and
+ * the hook timings included; every function below takes it explicitly.
+ * SPANK option callbacks carry no context pointer, so the only other global
+ * is the pointer they reach it through (mc_args.c).
  */
 #ifndef MC_PLUGIN_H
 #define MC_PLUGIN_H
@@ -19,6 +21,11 @@
 #include "mc_opts.h"
 #include "mc_step.h"
 #include "mc_topology.h"
+
+/* The hooks whose time memcore.c adds up (spent_us). */
+enum mc_hook { MC_HOOK_INIT, MC_HOOK_POST_OPT, MC_HOOK_USER_INIT,
+	       MC_HOOK_POST_FORK, MC_HOOK_TASK_EXIT, MC_HOOK_EXIT,
+	       MC_HOOK_TASK_PRIV, MC_HOOK_TASK_INIT, MC_HOOK_COUNT };
 
 struct mc_plugin {
 	bool initialized;		/* init ran (plugin listed twice?) */
@@ -64,6 +71,12 @@ struct mc_plugin {
 	 * task_init, task/affinity has replaced it with the mask it set).
 	 * Filled by mc_bind_task_init_privileged. */
 	char bind_user_cpu_bind[64];	/* SLURM_CPU_BIND_TYPE, "" none */
+	/* Registered with Slurm, which keeps pointers to them: they live as
+	 * long as the plugin (mc_plugin_register_options). */
+	struct spank_option options[MC_OPT_COUNT];
+	char option_help[MC_OPT_COUNT][320];
+	/* memcore's own time in this process, hook by hook (memcore.c). */
+	long spent_us[MC_HOOK_COUNT];
 	/* After the step: the sampler and the summary (mc_after.h). */
 	struct mc_after after;
 };
@@ -113,31 +126,9 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp);
 int mc_slurmd_init(struct mc_plugin *p);
 
 /* slurmstepd, each in its own file; 0 or -1 as SPANK callbacks return. */
-/* The step's verdict, delivered by this task (mc_stepd.c). */
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
-/* slurmd start: remove the empty memcore_* cgroups that ended steps left
- * where slurmstepd makes them (a process had outlived its step); never
- * fails (mc_enforce.c). */
-void mc_enforce_slurmd_sweep(void);
-/* The step's memory cgroup: find or create it, limit it (mc_enforce.c). */
-int mc_enforce_user_init(struct mc_plugin *p, spank_t sp);
-/* In each task (root, before exec) once the verdict lets the step run:
- * tighten Slurm's limit, or join memcore's own cgroup. Never fails: a
- * problem is one warning on task 0's stderr (mc_enforce.c). */
-void mc_enforce_task_init_privileged(struct mc_plugin *p, spank_t sp,
-				     int task_id);
-/* slurmstepd (root) after each task's fork, before it may exec: make
- * memcore's own cgroup (first task) and move the task into it; never fails
- * (mc_enforce.c). */
-int mc_enforce_task_post_fork(struct mc_plugin *p, spank_t sp);
-/* Does this process hold CAP_SYS_RESOURCE (to give slurmstepd back its
- * oom_score_adj of -1000)? (mc_enforce.c) */
-bool mc_cap_sys_resource(void);
-/* After a task ends: explain an OOM kill (mc_enforce.c). */
-int mc_enforce_task_exit(struct mc_plugin *p, spank_t sp);
-/* At step end: the explain line, remove memcore's own cgroup
- * (mc_enforce.c). */
-int mc_enforce_exit(struct mc_plugin *p, spank_t sp);
+/* The step's verdict, delivered by this task (mc_stepd.c): -1 refused. */
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				  int task_id);
 /* slurmstepd, first task_post_fork: start the step's sampler (mc_after.c). */
 void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp);
 /* slurmstepd, each task_exit, before mc_enforce_task_exit: at the last

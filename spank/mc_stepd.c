@@ -25,9 +25,11 @@
 #include <slurm/spank.h>
 
 #include "mc_facts.h"
+#include "mc_judge.h"
 #include "mc_list.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
+#include "mc_util.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 #include "mc_step.h"
@@ -95,9 +97,14 @@ static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
 static const char *warn_line(const struct mc_plugin *p,
 			     const struct mc_policy *pol)
 {
+	/* Said once, and about this refusal: a user who never asked for
+	 * warn must not read it as a mistake in their command. */
 	if (!pol->allow_user_warn)
-		return "memcore: --memcore=warn is not allowed here "
-		       "(AllowUserWarn=no)";
+		return (p->opts.mode & MC_USER_WARN)
+		       ? "memcore: --memcore=warn cannot turn this refusal into "
+			 "a warning at this site (AllowUserWarn=no)"
+		       : "memcore: this refusal cannot be turned into a "
+			 "warning at this site (AllowUserWarn=no)";
 	if (p->opts.mode & MC_USER_WARN)
 		return NULL;	/* cannot be: warn would have run it */
 	return "memcore: --memcore=warn is allowed here (AllowUserWarn=yes): "
@@ -112,8 +119,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	struct mc_request req = { 0 };
 	struct mc_node node;
 	struct mc_alloc alloc = { 0 };
-	struct mc_verdict v;
-	struct mc_explanation e;
+	struct mc_judgement j;
 	char err[MC_ERR_MAX], why[MC_ERR_MAX];
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 	bool refuse, warn_ok;
@@ -179,27 +185,26 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		return;
 	}
 
-	mc_verdict_compute(&pol, &req, &node, &alloc, &v);
+	mc_judge(&pol, &req, &alloc, &node, s->step_name, s->host, &j);
 	warn_ok = pol.mode == MC_MODE_WARN ||
 		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
-	refuse = !v.fits && !warn_ok;
+	refuse = !j.v.fits && !warn_ok;
 	text[0] = '\0';
-	if (!v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
+	if (!j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
 		const char *last = NULL;
 
-		mc_verdict_explain(&pol, &v, s->step_name, s->host, &e);
-		if (!v.fits && !refuse)
+		if (!j.v.fits && !refuse)
 			last = pol.mode == MC_MODE_WARN
 			       ? "memcore: Mode=warn: the step runs anyway"
 			       : "memcore: --memcore=warn: the step runs "
 				 "anyway";
 		else if (refuse)
 			last = warn_line(p, &pol);
-		if (last && e.n < MC_EXPLAIN_LINES)
-			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX, "%s",
+		if (last && j.e.n < MC_EXPLAIN_LINES)
+			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 last);
-		if (refuse && ends_everywhere(s) && e.n < MC_EXPLAIN_LINES)
-			snprintf(e.line[e.n++], MC_EXPLAIN_LINE_MAX,
+		if (refuse && ends_everywhere(s) && j.e.n < MC_EXPLAIN_LINES)
+			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX,
 				 s->n_het ? "memcore: step %s is ended on all "
 					    "its nodes, in every component"
 					  : "memcore: step %s is ended on all "
@@ -207,12 +212,11 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		for (size_t i = 0; i < e.n && used < sizeof(text); i++)
-			used += (size_t)snprintf(text + used,
-						 sizeof(text) - used, "%s%s",
-						 i ? "\n" : "", e.line[i]);
+		for (size_t i = 0; i < j.e.n; i++)
+			mc_appendf(text, sizeof(text), &used, "%s%s",
+				   i ? "\n" : "", j.e.line[i]);
 	}
-	outcome = v.fits ? "fits" : refuse ? "refused" : "warned";
+	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
 	{
 		/* What the summary at the step's end compares with. */
 		struct mc_used *u = &p->after.usage;
@@ -223,10 +227,12 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		u->mem_form = alloc.mem_form;
 		u->gpus = req.gpus;
 		u->workers = req.dataloader_workers;
-		u->cores_allocated = v.cores_allocated;
-		u->rule_bytes = v.ram_needed_bytes;
-		u->rule_cores = v.cores_needed;
+		u->cores_allocated = j.v.cores_allocated;
+		u->rule_bytes = j.v.ram_needed_bytes;
+		u->rule_cores = j.v.cores_needed;
 		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
+		p->after.sample_interval_ms = pol.sample_interval_ms;
+		p->after.report = pol.report;
 	}
 	{
 		char need[32], have[32];
@@ -237,14 +243,14 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   "nodes=%u",
 			   s->step_name, outcome, req.gpus,
 			   req.dataloader_workers,
-			   mc_fmt_bytes(v.ram_needed_bytes, need,
+			   mc_fmt_bytes(j.v.ram_needed_bytes, need,
 					sizeof(need)),
-			   mc_fmt_bytes(v.ram_allocated_bytes, have,
+			   mc_fmt_bytes(j.v.ram_allocated_bytes, have,
 					sizeof(have)),
-			   v.cores_needed, v.cores_allocated,
-			   v.node_cores_needed, v.node_cores, req.nodes);
+			   j.v.cores_needed, j.v.cores_allocated,
+			   j.v.node_cores_needed, j.v.node_cores, req.nodes);
 	}
-	/* The step runs: each task holds it to its memory (mc_enforce.c). */
+	/* The step runs: each task holds it to its memory (memcore.c). */
 	keep(p, refuse ? -1 : 0, !refuse, text);
 }
 
@@ -267,14 +273,12 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
 				   (t1.tv_nsec - t0.tv_nsec) / 1000));
 }
 
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
+				  int task_id)
 {
-	int task_id = -1;
-
 	/* init_post_opt computed it; should a Slurm skip that hook, the
 	 * first task computes it for itself. */
 	mc_stepd_init_post_opt(p, sp);
-	spank_get_item(sp, S_TASK_ID, &task_id);
 	if (task_id == 0 && p->verdict_text)
 		slurm_spank_log("%s", p->verdict_text);
 	if (p->verdict_rc < 0) {
@@ -283,7 +287,5 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 		s.task_id = task_id;
 		return refused(&s);
 	}
-	if (p->verdict_enforce)
-		mc_enforce_task_init_privileged(p, sp, task_id);
 	return 0;
 }

@@ -5,7 +5,7 @@
  * reports) and mc_bind.c (NUMA binding of each task).
  *
  * Where each step of the work sits follows what Slurm 22.05 does with a
- * failure (DESIGN.md "Facts about SPANK"): a bad option is refused by its
+ * failure (its spank(8) and src/common/spank.c): a bad option is refused by its
  * callback in srun/sbatch/salloc before anything is queued; nothing fails in
  * remote init (that can drain a node); the refusal comes from
  * slurm_spank_task_init_privileged, which srun and sbatch report to the user.
@@ -30,9 +30,6 @@ static struct mc_plugin plugin;
  * are logged at debug level when the step ends; the task hooks run in
  * each task's process before its program and are logged there.
  */
-enum { T_INIT, T_POST_OPT, T_USER_INIT, T_POST_FORK, T_TASK_EXIT, T_EXIT,
-       T_TASK_PRIV, T_TASK_INIT, T_COUNT };
-static long spent_us[T_COUNT];
 
 static long now_us(void)
 {
@@ -43,7 +40,7 @@ static long now_us(void)
 }
 #define MC_TIMED(slot, expr)						\
 	({ long t0_ = now_us(); __typeof__(expr) r_ = (expr);		\
-	   spent_us[slot] += now_us() - t0_; r_; })
+	   plugin.spent_us[slot] += now_us() - t0_; r_; })
 
 static const char *step_name(void)
 {
@@ -90,7 +87,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return mc_slurmd_init(&plugin);
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
 	    ctx == S_CTX_REMOTE)
-		return MC_TIMED(T_INIT,
+		return MC_TIMED(MC_HOOK_INIT,
 				mc_plugin_register_options(&plugin, sp));
 	return 0;
 }
@@ -124,7 +121,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
 				 "%s", err);
 		mc_stepd_init_post_opt(&plugin, sp);
-		spent_us[T_POST_OPT] += now_us() - t0;
+		plugin.spent_us[MC_HOOK_POST_OPT] += now_us() - t0;
 	}
 	return 0;
 }
@@ -136,9 +133,15 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	MC_ONCE();
 	long t0 = now_us();
 
+	int task = -1;
+
+	spank_get_item(sp, S_TASK_ID, &task);
 	mc_bind_task_init_privileged(&plugin, sp);
-	once_rc = mc_stepd_task_init_privileged(&plugin, sp);
-	spent_us[T_TASK_PRIV] += now_us() - t0;
+	/* The verdict first; a step it lets run is held to its memory. */
+	once_rc = mc_stepd_task_init_privileged(&plugin, sp, task);
+	if (once_rc == 0 && plugin.verdict_enforce)
+		mc_enforce_task_init_privileged(&plugin.enf, task);
+	plugin.spent_us[MC_HOOK_TASK_PRIV] += now_us() - t0;
 	return once_rc;
 }
 
@@ -147,8 +150,20 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_ONCE_RETURN(MC_TIMED(T_USER_INIT,
-				mc_enforce_user_init(&plugin, sp)));
+	long t0 = now_us();
+	const struct mc_step *s = mc_stepd_step(&plugin, sp);
+
+	memset(&plugin.enf, 0, sizeof(plugin.enf));
+	/* A GPU step with a readable policy (a broken one is reported by
+	 * the verdict, and gets no limit). */
+	if (s && !mc_step_ignored(s) && !plugin.cfg_err[0]) {
+		struct mc_policy pol;
+
+		mc_config_policy(&plugin.cfg, s->partition, &pol);
+		mc_enforce_user_init(&plugin.enf, s, &pol, sp);
+	}
+	plugin.spent_us[MC_HOOK_USER_INIT] += now_us() - t0;
+	MC_ONCE_RETURN(0);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -156,16 +171,17 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	once_rc = MC_TIMED(T_TASK_INIT, mc_bind_task_init(&plugin, sp));
+	once_rc = MC_TIMED(MC_HOOK_TASK_INIT, mc_bind_task_init(&plugin, sp));
 	if (plugin.step_loaded && !mc_step_ignored(&plugin.step)) {
+		const long *t = plugin.spent_us;
 		int task = -1;
 
 		spank_get_item(sp, S_TASK_ID, &task);
 		slurm_debug("memcore: step %s task %d: memcore took %ld us "
 			    "before the program (task_init_privileged %ld, "
 			    "task_init %ld)", step_name(), task,
-			    spent_us[T_TASK_PRIV] + spent_us[T_TASK_INIT],
-			    spent_us[T_TASK_PRIV], spent_us[T_TASK_INIT]);
+			    t[MC_HOOK_TASK_PRIV] + t[MC_HOOK_TASK_INIT],
+			    t[MC_HOOK_TASK_PRIV], t[MC_HOOK_TASK_INIT]);
 	}
 	return once_rc;
 }
@@ -183,8 +199,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	MC_TIMED(T_POST_FORK, mc_enforce_task_post_fork(&plugin, sp));
-	MC_TIMED(T_POST_FORK, (mc_after_task_post_fork(&plugin, sp), 0));
+	MC_TIMED(MC_HOOK_POST_FORK,
+		 mc_enforce_task_post_fork(&plugin.enf, sp));
+	MC_TIMED(MC_HOOK_POST_FORK, (mc_after_task_post_fork(&plugin, sp), 0));
 	return 0;
 }
 
@@ -202,9 +219,9 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	seen = true;
 	last_task = task;
 	/* The summary reads the step's cgroup before enforce removes it. */
-	MC_TIMED(T_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
-	return last_rc = MC_TIMED(T_TASK_EXIT,
-				  mc_enforce_task_exit(&plugin, sp));
+	MC_TIMED(MC_HOOK_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
+	return last_rc = MC_TIMED(MC_HOOK_TASK_EXIT, mc_enforce_task_exit(
+			&plugin.enf, plugin.opts.mode & MC_USER_EXPLAIN, sp));
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -212,18 +229,18 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_TIMED(T_EXIT, (mc_after_exit(&plugin, sp), 0));
-	once_rc = MC_TIMED(T_EXIT, mc_enforce_exit(&plugin, sp));
+	MC_TIMED(MC_HOOK_EXIT, (mc_after_exit(&plugin, sp), 0));
+	once_rc = MC_TIMED(MC_HOOK_EXIT, mc_enforce_exit(&plugin.enf));
+	const long *t = plugin.spent_us;
+
 	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
 		    "(init %ld, init_post_opt %ld, user_init %ld, "
 		    "task_post_fork %ld, task_exit %ld, exit %ld)",
 		    step_name(),
-		    spent_us[T_INIT] + spent_us[T_POST_OPT] +
-		    spent_us[T_USER_INIT] + spent_us[T_POST_FORK] +
-		    spent_us[T_TASK_EXIT] + spent_us[T_EXIT],
-		    spent_us[T_INIT], spent_us[T_POST_OPT],
-		    spent_us[T_USER_INIT], spent_us[T_POST_FORK],
-		    spent_us[T_TASK_EXIT], spent_us[T_EXIT]);
+		    t[MC_HOOK_INIT] + t[MC_HOOK_POST_OPT] + t[MC_HOOK_USER_INIT] +
+		    t[MC_HOOK_POST_FORK] + t[MC_HOOK_TASK_EXIT] + t[MC_HOOK_EXIT],
+		    t[MC_HOOK_INIT], t[MC_HOOK_POST_OPT], t[MC_HOOK_USER_INIT],
+		    t[MC_HOOK_POST_FORK], t[MC_HOOK_TASK_EXIT], t[MC_HOOK_EXIT]);
 	free(plugin.verdict_text);	/* slurmstepd ends with no leak */
 	plugin.verdict_text = NULL;
 	return once_rc;

@@ -1,4 +1,4 @@
-# tests/hardening.mk - sanitizers, valgrind and fuzzing (issue 4); included
+# tests/hardening.mk - sanitizers, valgrind and fuzzing; included
 # from the Makefile.
 #
 #   make sanitize   the unit tests and the fuzz corpora (tests/fuzz/corpus/,

@@ -6,6 +6,7 @@
  * block on a FIFO or follow a planted symlink.
  */
 #include "mc_cache.h"
+#include "mc_util.h"
 #include "mc_parse.h"
 
 #include <errno.h>
@@ -227,20 +228,12 @@ static int read_checked(const char *path, const char *want_source,
 	int64_t mtime_ns;
 	int fd, rc = -1;
 
-	/* O_NONBLOCK: a FIFO planted at the path must not hang a step. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		mc_err(err, errlen, "cache %s: %s", path, strerror(errno));
+	/* A FIFO or link planted at the path must not hang or fool a
+	 * step. */
+	fd = mc_open_regular("cache", path, MC_OPEN_NOFOLLOW, 0, &st, err,
+			     errlen);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		mc_err(err, errlen, "cache %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		mc_err(err, errlen, "cache %s: not a regular file", path);
-		goto out;
-	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
 		mc_err(err, errlen, "cache %s: owned by uid %u, not root",
 			  path, (unsigned)st.st_uid);

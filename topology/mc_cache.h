@@ -31,9 +31,9 @@
 #include "mc_topology.h"
 
 #define MC_CACHE_MAGIC "MCFACTS"	/* 7 characters and a NUL */
-/* 2: NUMA packages and distances, APU flag, MIG slices (issue 11);
- * 3: NUMA CPU masks stored parsed (issue 13);
- * 4: live host RAM from the kernel, hwloc's kept apart (issue 13). */
+/* 2: NUMA packages and distances, APU flag, MIG slices;
+ * 3: NUMA CPU masks stored parsed;
+ * 4: live host RAM from the kernel, hwloc's kept apart. */
 #define MC_CACHE_FORMAT 4u
 #define MC_CACHE_HOST_MAX 256
 #define MC_CACHE_VERSION_MAX 32

@@ -3,51 +3,67 @@
  */
 #include "mc_facts.h"
 
+/* What the facts know of GPU `index`, for mc_gpu_memory(). */
+static void gpu_in(const struct mc_node_facts *f, unsigned index,
+		   uint64_t override, const char *type,
+		   struct mc_gpu_memory_in *in)
+{
+	in->override = override;
+	in->type = type;
+	in->measured = 0;
+	in->measured_source = MC_MEM_SRC_NONE;
+	/* MIG slices are Slurm's GPUs: a slice's memory, never its card's
+	 * (mc_gpumem.h records them from NVML); an unknown slice is not
+	 * its card either. */
+	in->measured_is_slice = f->n_mig != 0;
+	if (f->n_mig) {
+		if (index < f->n_mig && index < MC_MAX_MIG) {
+			in->measured = f->mig[index].memory_bytes;
+			in->measured_source = MC_MEM_SRC_NVML;
+		}
+	} else if (index < f->n_gpus) {
+		/* 0 on PCI-only dumps, no NVML/ROCm backend in hwloc: then
+		 * GpuMemory= stands in. */
+		in->measured = f->gpus[index].memory_bytes;
+		in->measured_source = f->gpus[index].memory_source;
+	}
+}
+
 uint64_t mc_facts_gpu_memory(const struct mc_node_facts *f,
 			     const struct mc_policy *p, unsigned index,
 			     enum mc_mem_source *source)
 {
-	enum mc_mem_source src = MC_MEM_SRC_NONE;
-	uint64_t bytes = 0;
+	struct mc_gpu_memory_in in;
 
-	if (f->n_mig) {
-		/* MIG slices are Slurm's GPUs: a slice's memory, never its
-		 * card's (mc_gpumem.h records them from NVML). */
-		if (index < f->n_mig && index < MC_MAX_MIG &&
-		    f->mig[index].memory_bytes) {
-			bytes = f->mig[index].memory_bytes;
-			src = MC_MEM_SRC_NVML;
-		} else if (p->gpu_memory_bytes) {
-			bytes = p->gpu_memory_bytes;
-			src = MC_MEM_SRC_POLICY;
-		}
-	} else if (index < f->n_gpus && f->gpus[index].memory_bytes) {
-		bytes = f->gpus[index].memory_bytes;
-		src = f->gpus[index].memory_source;
-	} else if (p->gpu_memory_bytes) {
-		/* GpuMemory= stands in for what the topology cannot tell
-		 * (PCI-only dumps, no NVML/ROCm backend in hwloc). */
-		bytes = p->gpu_memory_bytes;
-		src = MC_MEM_SRC_POLICY;
-	}
-	if (source)
-		*source = src;
-	return bytes;
+	gpu_in(f, index, 0, NULL, &in);
+	return mc_gpu_memory(p, &in, source);
 }
 
 uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 				  const struct mc_policy *p,
 				  const unsigned *idx, size_t n)
 {
+	return mc_facts_step_gpu_memory_for(f, p, idx, n, 0, NULL);
+}
+
+uint64_t mc_facts_step_gpu_memory_for(const struct mc_node_facts *f,
+				      const struct mc_policy *p,
+				      const unsigned *idx, size_t n,
+				      uint64_t override, const char *type)
+{
+	struct mc_gpu_memory_in in;
 	uint64_t largest = 0;
 	size_t count = n ? n : mc_topology_slurm_gpus(f);
 
-	if (!count)	/* a node without GPUs in its topology */
-		return mc_facts_gpu_memory(f, p, 0, NULL);
+	if (!count) {	/* a node without GPUs in its topology */
+		gpu_in(f, 0, override, type, &in);
+		return mc_gpu_memory(p, &in, NULL);
+	}
 	for (size_t i = 0; i < count; i++) {
-		uint64_t m = mc_facts_gpu_memory(f, p,
-						 n ? idx[i] : (unsigned)i,
-						 NULL);
+		uint64_t m;
+
+		gpu_in(f, n ? idx[i] : (unsigned)i, override, type, &in);
+		m = mc_gpu_memory(p, &in, NULL);
 
 		if (!m)	/* one unknown GPU makes the floor unknown */
 			return 0;

@@ -16,9 +16,9 @@
 #include "mc_topology.h"
 
 /*
- * Memory of GPU `index` (Slurm index) in bytes: the topology's value when it
- * has one, else the policy's GpuMemory (source MC_MEM_SRC_POLICY), else 0
- * (MC_MEM_SRC_NONE). An index past the node's GPUs counts as unknown.
+ * Memory of GPU `index` (Slurm index) in bytes, by mc_gpu_memory(): the
+ * topology's value when it has one, else the policy's GpuMemory (source
+ * MC_MEM_SRC_POLICY), else 0 (MC_MEM_SRC_NONE). An index past the node's GPUs counts as unknown.
  */
 uint64_t mc_facts_gpu_memory(const struct mc_node_facts *f,
 			     const struct mc_policy *p, unsigned index,
@@ -32,6 +32,16 @@ uint64_t mc_facts_gpu_memory(const struct mc_node_facts *f,
 uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 				  const struct mc_policy *p,
 				  const unsigned *idx, size_t n);
+
+/*
+ * The same, with what the user's request adds: override (--gpu-memory,
+ * 0 none) and type (--gpu-type, a MIG profile sizes a slice; may be NULL),
+ * resolved per GPU by mc_gpu_memory().
+ */
+uint64_t mc_facts_step_gpu_memory_for(const struct mc_node_facts *f,
+				      const struct mc_policy *p,
+				      const unsigned *idx, size_t n,
+				      uint64_t override, const char *type);
 
 /*
  * The node as the rules see it: RAM, cores, threads per core and GPUs from

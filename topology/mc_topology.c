@@ -5,6 +5,7 @@
  * in slurmd/slurmstepd, which live long and must not leak per call.
  */
 #include "mc_topology.h"
+#include "mc_util.h"
 #include "mc_parse.h"
 
 #include <errno.h>
@@ -26,23 +27,6 @@
 #define MC_VENDOR_ASPEED	0x1a03
 
 #define MC_KIB			1024ULL
-
-const char *mc_mem_source_name(enum mc_mem_source s)
-{
-	switch (s) {
-	case MC_MEM_SRC_NONE:
-		return "none";
-	case MC_MEM_SRC_CUDA:
-		return "cuda";
-	case MC_MEM_SRC_RSMI:
-		return "rsmi";
-	case MC_MEM_SRC_NVML:
-		return "nvml";
-	case MC_MEM_SRC_POLICY:
-		return "policy";
-	}
-	return "none";
-}
 
 /*
  * GPU memory exposed as NUMA nodes (POWER9 + NVLink) must not count as host
@@ -470,32 +454,12 @@ static int mc_xml_major(const char *path)
 static int mc_check_file(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	/* O_NONBLOCK: a FIFO given by mistake must not hang slurmd. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = mc_open_regular("topology", path, MC_OPEN_SAY_EISDIR, 0, &st,
+				 err, errlen);
 
-	if (fd < 0) {
-		mc_err(err, errlen, "topology %s: %s", path,
-			  strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-
-		close(fd);
-		mc_err(err, errlen, "topology %s: %s", path, strerror(e));
-		return -1;
-	}
 	close(fd);
-	if (S_ISDIR(st.st_mode)) {
-		mc_err(err, errlen, "topology %s: %s", path,
-			  strerror(EISDIR));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		mc_err(err, errlen, "topology %s: not a regular file",
-			  path);
-		return -1;
-	}
 	if (st.st_size == 0) {
 		mc_err(err, errlen, "topology %s: empty file", path);
 		return -1;

@@ -33,7 +33,9 @@
 #include <stdint.h>
 #include <limits.h>
 
-#define MC_MAX_GPUS 64
+#include "mc_gpu_memory.h"
+#include "mc_limits.h"
+
 #define MC_MAX_NUMA 64
 #define MC_CPULIST_MAX 512	/* "0-23,48-71": hwloc list format */
 #define MC_BUSID_MAX 16		/* "0000:06:00.0" */
@@ -46,15 +48,7 @@
  * the loader (hwloc_bitmap_from_ulongs takes it as it is). */
 #define MC_CPUMASK_WORDS (MC_MAX_PUS / (8 * sizeof(unsigned long)))
 
-enum mc_mem_source {
-	MC_MEM_SRC_NONE = 0,	/* unknown */
-	MC_MEM_SRC_CUDA,	/* CUDAGlobalMemorySize */
-	MC_MEM_SRC_RSMI,	/* RSMIVRAMSize */
-	MC_MEM_SRC_NVML,	/* read from NVML (slurmd) */
-	MC_MEM_SRC_POLICY,	/* the policy's GpuMemory */
-};
-/* "none", "cuda", "rsmi", "nvml", "policy" */
-const char *mc_mem_source_name(enum mc_mem_source s);
+/* enum mc_mem_source and its names: policy/mc_gpu_memory.h */
 
 struct mc_numa {
 	unsigned os_index;		/* NUMA node P# */

@@ -14,6 +14,44 @@ for s in slurm_spank_init slurm_spank_task_init_privileged plugin_name plugin_ty
 	grep -qx "$s" <<<"$exports" || fail "$SO does not export $s"
 done
 
+# The map (spank/memcore.map) and the exports agree exactly: every name it
+# lists is defined and exported, every exported symbol is one it lists (a
+# pattern such as slurm_spank_* matches at least one).
+map=$TOP/spank/memcore.map
+listed=$(sed -n '/global:/,/local:/p' "$map" | grep -Eo '^[[:space:]]*[A-Za-z_*]+;' | tr -d ' \t;')
+[ -n "$listed" ] || fail "no global names read from $map"
+for name in $listed; do
+	n=0
+	for e in $exports; do
+		# shellcheck disable=SC2053
+		[[ $e == $name ]] && n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || fail "$map lists $name, which memcore.so does not define"
+done
+for e in $exports; do
+	m=0
+	for name in $listed; do [[ $e == $name ]] && m=1; done
+	[ "$m" = 1 ] || fail "memcore.so exports $e, which $map does not list"
+done
+
+# A user's build with their own CFLAGS: -O0 (glibc warns about
+# _FORTIFY_SOURCE there on newer releases) and an extra warning their
+# compiler gives (-Wconversion here, which memcore's code does warn on):
+# a warning must not fail the build (no -Werror outside make check), while
+# make check does turn warnings into errors.
+o0=$TMP/o0
+log=$(make -C "$TOP" B="$o0" CFLAGS="-O0 -Wconversion" -j2 "$o0/memcore.so" "$o0/memcore" 2>&1)
+rc=$?
+expect_eq "make CFLAGS='-O0 -Wconversion': exit status" "$rc" 0
+[ -x "$o0/memcore" ] || fail "make CFLAGS=-O0: no memcore built"
+expect_contains "make CFLAGS=-O0: warnings were there to fail on" "$log" "warning:"
+grep -q -- '-Werror' <<<"$log" && fail "make CFLAGS=-O0 compiled with -Werror"
+"$o0/memcore" --version >/dev/null || fail "the -O0 memcore does not run"
+chk=$(make -C "$TOP" -n check 2>/dev/null | grep -E 'MAKE|make' | grep -c -- 'WERROR=-Werror')
+[ "$chk" -ge 1 ] || fail "make check does not build with WERROR=-Werror"
+werr=$(make -C "$TOP" B="$TMP/werr" WERROR=-Werror -n "$TMP/werr/policy/mc_util.o" 2>/dev/null)
+expect_contains "WERROR=-Werror reaches the compiler" "$werr" "-Werror"
+
 # libslurm only in the command (node facts from slurmctld): slurmstepd must
 # never load a second libslurm through the plugin.
 readelf -dW "$SO" | grep NEEDED | grep -q libslurm && fail "$SO links libslurm"

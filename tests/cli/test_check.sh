@@ -89,7 +89,7 @@ expect_eq "-c 6 cores allocated" "$(field .cores_allocated)" 4
 expect_contains "-c 6 fix" "$(expl)" "--cpus-per-task"
 expect_contains "-c 6 env" "$(expl)" "SRUN_CPUS_PER_TASK"
 
-# The DESIGN.md example: 8 x 80 GiB, w=2, 4 GiB per worker, 400G, 16 cores.
+# The README's example: 8 x 80 GiB, w=2, 4 GiB per worker, 400G, 16 cores.
 node_conf 2T 64 8 RamPerWorker=4G
 check --gpus 8 --gpu-memory 80G --dataloader-workers 2 --mem 400G --cores 16
 expect_eq "example exit" "$RC" 1

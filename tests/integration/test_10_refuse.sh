@@ -104,10 +104,13 @@ assert_contains "$MC_ERR" "Mode=warn" "Mode=warn: says why it runs"
 policy
 mc_run srun -N1 -n1 "${SHORT[@]}" true
 assert_eq 1 "$MC_RC" "a plain refusal (default policy)"
-assert_contains "$MC_ERR" "memcore: --memcore=warn is not allowed here (AllowUserWarn=no)" "the refusal says warn is not allowed here"
+assert_contains "$MC_ERR" "memcore: this refusal cannot be turned into a warning at this site (AllowUserWarn=no)" "the refusal says it cannot be a warning here"
+assert_not_contains "$MC_ERR" "--memcore=warn" "a user who never asked for warn is not told about --memcore=warn"
+assert_eq 1 "$(grep -c 'into a warning' <<<"$MC_ERR")" "said once"
 mc_run srun -N1 -n1 "${SHORT[@]}" --memcore=warn true
 assert_eq 1 "$MC_RC" "--memcore=warn under the default policy is still refused"
 assert_contains "$MC_ERR" "AllowUserWarn=no" "--memcore=warn refused: says why"
+assert_contains "$MC_ERR" "memcore: --memcore=warn cannot turn this refusal into a warning at this site (AllowUserWarn=no)" "--memcore=warn refused: names what was asked"
 mc_run env MEMCORE_MODE=warn srun -N1 -n1 "${SHORT[@]}" true
 assert_eq 1 "$MC_RC" "MEMCORE_MODE=warn under the default policy is still refused"
 assert_contains "$MC_ERR" "AllowUserWarn=no" "MEMCORE_MODE=warn refused: says why"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# NUMA binding on a real Slurm (issue 3): a node shaped like this VM
+# NUMA binding on a real Slurm: a node shaped like this VM
 # (1 socket x 2 cores x 1 thread, so that task/affinity's CPU numbers and
 # the XML's agree) with the topology tests/data/local-2numa-2gpu.xml: two
 # NUMA nodes of one core each (CPU 0 on NUMA 0, CPU 1 on NUMA 1), one GPU

@@ -1,6 +1,6 @@
 #!/bin/bash
 # guest: yes
-# memcore on cgroup v2 as Slurm's cgroup/v2 lays it out (issue 9): slurmstepd
+# memcore on cgroup v2 as Slurm's cgroup/v2 lays it out: slurmstepd
 # in <job>/step_S/slurm, the tasks in <job>/step_S/user/task_T (task_special
 # without ConstrainRAMSpace), the step's limit at step_S/user. Needs a v2
 # memory controller (the guests of tests/vm; this project's hosts have v1):

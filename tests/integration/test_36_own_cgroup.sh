@@ -1,8 +1,7 @@
 #!/bin/bash
 # guest: yes
 # memcore's own memory cgroup (memcore_<job>_<step>) where nothing else
-# limits the step (task/none, proctrack/linuxproc), on cgroup v1 or v2
-# (issue 14 items 2 and 3, issue 13 item 1):
+# limits the step (task/none, proctrack/linuxproc), on cgroup v1 or v2:
 #  - a process that escapes the step (`setsid sleep`) keeps the cgroup in use
 #    after the step; once it has exited, the next step on the node (or
 #    slurmd's start) removes the empty leftover;

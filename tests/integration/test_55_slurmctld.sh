@@ -70,7 +70,7 @@ assert_eq "memcore: fits on 2 of 3 nodes of partition mixed: $BIG; not on $NODE1
 	"$(jf '.explanation[0]')" "per shape: the other way round"
 assert_eq 2 "$(jf '.shapes | length')" "two shapes in the JSON"
 assert_eq 2 "$(jf .nodes_fit)" "nodes_fit"
-# a multi-node request (issue 12): N nodes that each fit
+# a multi-node request: N nodes that each fit
 check --partition mixed --gpus 4 --mem 450G --nodes 2 --json
 assert_rc 0 "4 GPUs x 2 nodes with 450G fit the two big nodes"
 assert_eq "memcore: a step on 2 nodes fits: 2 of the partition's nodes fit it" \

@@ -59,9 +59,35 @@ T_BUILD=$((SECONDS - t0))
 assert_eq "$(sed -n 's/^VERSION *:= *//p' "$MC_TOP/Makefile")" \
 	"$(dpkg-deb -f "$deb" Version)" "package version = the Makefile's VERSION"
 deps=$(dpkg-deb -f "$deb" Depends)
-for d in libhwloc libcgroup libjansson "slurmd (>= 22.05) | slurm-client (>= 22.05)"; do
+for d in libhwloc libcgroup libjansson; do
 	assert_contains "$deps" "$d" "Depends: $d"
 done
+# Pinned to the Slurm release it was built against (a SPANK plugin loads
+# in no other): the slurmd of this machine, where it was built, read from
+# dpkg here, and the next release (22.05.8 -> 22.06) as the upper bound.
+built=$(dpkg-query -W -f='${source:Upstream-Version}' slurmd)
+IFS=. read -r s_major s_minor _ <<<"$built"
+next=$(printf '%d.%02d' "$s_major" $((10#$s_minor + 1)))
+mc_log "built against Slurm $built: pinned to >= $built, << $next"
+assert_contains "$deps" "slurmd (>= $built) | slurm-client (>= $built)" "Depends: at least the Slurm it was built against ($built)"
+assert_contains "$deps" "slurmd (<< $next~) | slurm-client (<< $next~)" "Depends: below the next Slurm release ($next)"
+breaks=$(dpkg-deb -f "$deb" Breaks)
+for b in "slurmd (>= $next~)" "slurmd (<< $built~)" "slurm-client (>= $next~)" "slurm-client (<< $built~)"; do
+	assert_contains "$breaks" "$b" "Breaks: $b"
+done
+# A package built for another Slurm release (MC_FOREIGN_DEB: bookworm's in
+# the trixie guest) is refused next to this slurmd, and nothing of it stays.
+if [ -n "${MC_FOREIGN_DEB:-}" ]; then
+	fdeps=$(dpkg-deb -f "$MC_FOREIGN_DEB" Depends)
+	mc_log "another release's package: $(basename "$MC_FOREIGN_DEB"): $fdeps"
+	run env DEBIAN_FRONTEND=noninteractive dpkg -i "$MC_FOREIGN_DEB"
+	assert_ne 0 "$MC_RC" "dpkg -i of a memcore built for another Slurm release, next to slurmd $built: refused"
+	assert_match "$MC_ERR" "memcore (breaks|depends on) slurm" "dpkg says it is the Slurm release"
+	dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q 'install ok installed'
+	assert_ne 0 $? "the other release's memcore is not installed"
+	[ ! -e "$PLUGIN_DIR/memcore.so" ]; assert_eq 0 $? "its memcore.so is not in Slurm's plugin directory"
+	dpkg --purge "$PKG" >/dev/null 2>&1
+fi
 dpkg-deb -e "$deb" "$tmp/ctl"
 assert_eq "/etc/slurm/memcore.conf
 /etc/slurm/plugstack.conf.d/memcore.conf" "$(sort "$tmp/ctl/conffiles")" "conffiles: the policy and the plugstack snippet, once each"

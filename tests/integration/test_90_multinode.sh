@@ -1,5 +1,5 @@
 #!/bin/bash
-# Multi-node GPU steps on a real multi-node Slurm (issue 12): three slurmd
+# Multi-node GPU steps on a real multi-node Slurm: three slurmd
 # nodes, each in its own network, UTS and mount namespaces
 # (lib_multinode.sh): mc-n1 and mc-n2 claim an AWS g4dn.metal (8 x T4 of
 # 14.76 GiB, 2 x 24 x 2), mc-n3 an IBM AC922 (4 x V100 of 15.75 GiB,
@@ -118,7 +118,7 @@ all_idle "after a step refused by a misconfigured node"
 # --- ZeRO-3 offload across 3 nodes: N from Slurm ----------------------------
 # DeepSpeed's estimate_zero3_model_states_mem_needs with zero_init (memcore's
 # ZeroInit default), params + optimizer offloaded, per node:
-# 18 * P / N * 1.5 bytes (DESIGN.md); 2^30-byte units as DeepSpeed prints.
+# 18 * P / N * 1.5 bytes; 2^30-byte units as DeepSpeed prints.
 P=7000000000
 z3() { awk -v p=$P -v n="$1" 'BEGIN { printf "%.2f GiB ZeRO-3 offload", 18 * p / n * 1.5 / 2^30 }'; }
 Z3_N3=$(z3 3) Z3_N1=$(z3 1)

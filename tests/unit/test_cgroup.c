@@ -20,6 +20,8 @@
 #include <libcgroup.h>
 
 #include "mc_cgroup.h"
+#include "mc_stepcg.h"
+#include <slurm/slurm.h>
 #include "mc_memstat.h"
 #include "mc_parse.h"
 
@@ -554,6 +556,84 @@ static void test_no_create(void **state)
 	assert_int_equal(access(p, F_OK), -1);
 }
 
+/*
+ * mc_stepcg: the same calls on v1 and v2 files. Tightening lowers the hard
+ * limit (and then the soft one / memory.high) and never raises it; the
+ * batch step's name; where the own cgroup goes on each version.
+ */
+static void test_stepcg(void **state)
+{
+	char buf[64], out[PATH_MAX];
+	bool changed;
+	struct mc_cgroup cg = { .version = 1 };
+
+	(void)state;
+	assert_string_equal(mc_stepcg_token(SLURM_BATCH_SCRIPT, buf,
+					    sizeof(buf)), "batch");
+	assert_string_equal(mc_stepcg_token(3, buf, sizeof(buf)), "3");
+	/* v1: hard 512 MiB, soft unlimited -> both 256 MiB. */
+	put(scope, "memory.limit_in_bytes", "536870912\n");
+	put(scope, "memory.soft_limit_in_bytes", "9223372036854771712\n");
+	if (mc_stepcg_tighten(scope, 1, 268435456, &changed, err,
+			      sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(changed);
+	get(scope, "memory.limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	get(scope, "memory.soft_limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	/* Never raised. */
+	assert_int_equal(mc_stepcg_tighten(scope, 1, 1073741824, &changed,
+					   err, sizeof(err)), 0);
+	assert_false(changed);
+	get(scope, "memory.limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	/* v2: memory.max "max" -> the limit, memory.high too. */
+	put(scope, "memory.max", "max\n");
+	put(scope, "memory.high", "max\n");
+	assert_int_equal(mc_stepcg_tighten(scope, 2, 268435456, &changed,
+					   err, sizeof(err)), 0);
+	assert_true(changed);
+	get(scope, "memory.max", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	get(scope, "memory.high", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	/* A file that is no limit is an error naming it. */
+	put(scope, "memory.max", "junk\n");
+	assert_int_equal(mc_stepcg_tighten(scope, 2, 1, &changed, err,
+					   sizeof(err)), -1);
+	assert_non_null(strstr(err, "memory.max: 'junk"));
+	assert_int_equal(mc_stepcg_set_limit(scope, 2, 4096, err,
+					     sizeof(err)), 0);
+	get(scope, "memory.max", buf, sizeof(buf));
+	assert_string_equal(buf, "4096");
+	assert_outside_untouched();
+	/* The own cgroup's parent: v1 the cgroup itself, v2 its parent,
+	 * never the root. */
+	snprintf(cg.mount, sizeof(cg.mount), "%s", tmp);
+	snprintf(cg.dir, sizeof(cg.dir), "%s", scope);
+	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
+					      sizeof(err)), 0);
+	assert_string_equal(out, scope);
+	cg.version = 2;
+	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
+					      sizeof(err)), 0);
+	assert_string_equal(out, tmp);
+	snprintf(cg.dir, sizeof(cg.dir), "%s", tmp);
+	snprintf(cg.mount, sizeof(cg.mount), "%s", scope);
+	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
+					      sizeof(err)), -1);
+	assert_non_null(strstr(err, "at the root"));
+	/* v2 needs memory in the parent's subtree_control; v1 never. */
+	assert_int_equal(mc_stepcg_own_ready(scope, 1, err, sizeof(err)), 0);
+	put(scope, "cgroup.subtree_control", "cpu io\n");
+	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cgroup.subtree_control has no 'memory'"));
+	put(scope, "cgroup.subtree_control", "cpu memory\n");
+	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), 0);
+	put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
+}
+
 int main(void)
 {
 	const char *top = getenv("MC_TOP");
@@ -576,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_refuse_dotdot),
 		cmocka_unit_test(test_refuse_symlinks),
 		cmocka_unit_test(test_no_create),
+		cmocka_unit_test(test_stepcg),
 	};
 	int fails;
 

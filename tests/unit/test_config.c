@@ -3,6 +3,7 @@
  * overrides, plugstack arguments and the shipped etc/memcore.conf.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -472,6 +473,188 @@ static void test_shipped_conf(void **state)
 	}
 }
 
+/*
+ * docs/memcore.conf.5 and the key table agree: every key the man page
+ * describes under KEYS (a ".BR Key= ..." or ".BI Key= ..." line after
+ * .TP or .TQ) is in
+ * mc_keys and every key of mc_keys is in the man page; a key's words
+ * ("enforce | warn | off", "yes | no", "auto | SIZE") are the table's.
+ */
+static void test_man_page_keys(void **state)
+{
+	const char *top = getenv("MC_TOP");
+	char path[4096], line[1024];
+	bool in_keys = false, head = false, seen[64] = { false };
+	unsigned n_man = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/docs/memcore.conf.5",
+		 top ? top : ".");
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(mc_n_keys <= 64);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], rest[512] = "", desc[256];
+		const struct mc_key *k;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SH", 3)) {
+			in_keys = !strcmp(line, ".SH KEYS");
+			continue;
+		}
+		/* A key heads its paragraph: the line after .TP or .TQ. */
+		bool after_tag = head;
+
+		head = !strcmp(line, ".TP") || !strcmp(line, ".TQ");
+		if (!in_keys || !after_tag || (strncmp(line, ".BR ", 4) &&
+				 strncmp(line, ".BI ", 4)))
+			continue;
+		if (sscanf(line + 4, "%63[A-Za-z]= %511[^\n]", name, rest) < 1 ||
+		    !strchr(line + 4, '=') ||
+		    strchr(line + 4, '=') - (line + 4) != (long)strlen(name))
+			continue;
+		k = mc_key_find(name);
+		if (!k)
+			fail_msg("memcore.conf.5 documents %s=, which the key "
+				 "table (policy/mc_config.c) lacks", name);
+		assert_string_equal(k->name, name);	/* same spelling */
+		seen[k - mc_keys] = true;
+		n_man++;
+		mc_key_describe(k, desc, sizeof(desc));
+		if (k->type == MC_KEY_WORD || k->type == MC_KEY_BOOL)
+			assert_string_equal(rest, desc);
+		if (k->type == MC_KEY_SIZE && k->words)
+			assert_int_equal(strncmp(rest, k->words[0],
+						 strlen(k->words[0])), 0);
+	}
+	fclose(f);
+	for (size_t i = 0; i < mc_n_keys; i++)
+		if (!seen[i])
+			fail_msg("key %s= is not in docs/memcore.conf.5 KEYS",
+				 mc_keys[i].name);
+	assert_int_equal(n_man, mc_n_keys);
+}
+
+/* Every key of the table parses through the same code in a file, on a
+ * partition line and as a plugstack argument, and is copied by a
+ * partition override; a key not allowed per partition is refused there. */
+static void test_key_table(void **state)
+{
+	char line[256], desc[128];
+	struct mc_policy p, d;
+
+	(void)state;
+	mc_policy_defaults(&d);
+	for (size_t i = 0; i < mc_n_keys; i++) {
+		const struct mc_key *k = &mc_keys[i];
+		const char *v;
+
+		switch (k->type) {
+		case MC_KEY_WORD: v = k->words[1]; break;
+		case MC_KEY_BOOL: v = *(const int *)((const char *)&d +
+						     k->offset) ? "no" : "yes";
+			break;
+		case MC_KEY_COUNT: v = "3"; break;
+		case MC_KEY_SIZE: v = "3G"; break;
+		case MC_KEY_RATIO: v = "2.5"; break;
+		case MC_KEY_PATH: v = "/x.xml"; break;
+		case MC_KEY_DURATION: v = "3s"; break;
+		default: v = "h100:80G"; break;
+		}
+		/* Below MaxDataloaderWorkers' default, above its count. */
+		snprintf(line, sizeof(line), "PartitionName=p %s=%s\n", k->name,
+			 v);
+		assert_true(*mc_key_describe(k, desc, sizeof(desc)));
+		if (!k->per_partition) {
+			assert_int_equal(parse(line), -1);
+			continue;
+		}
+		if (parse(line) != 0)
+			fail_msg("%s", err);
+		mc_config_policy(&cfg, "p", &p);
+		/* The partition's value differs from the default there and
+		 * only there. */
+		assert_memory_not_equal((char *)&p + k->offset,
+					(char *)&d + k->offset, k->size);
+		mc_config_policy(&cfg, "other", &p);
+		assert_memory_equal((char *)&p + k->offset,
+				    (char *)&d + k->offset, k->size);
+		mc_config_init(&cfg);
+		assert_int_equal(mc_config_set(&cfg, k->name, v, "t", err,
+					       sizeof(err)), 0);
+		assert_memory_not_equal((char *)&cfg.global + k->offset,
+					(char *)&d + k->offset, k->size);
+	}
+	assert_null(mc_key_find("NoSuchKey"));
+	assert_ptr_equal(mc_key_find("mode"), &mc_keys[0]);
+}
+
+/* The plugstack line (mc_config_plugstack): config=, cache= and keys. */
+static void test_plugstack(void **state)
+{
+	char cache[256], e[MC_ERR_MAX];
+	char a0[] = "config=", a1[] = "cache=none", a2[] = "mode=warn",
+	     a3[] = "cache=relative", a4[] = "bogus", a5[] = "cache=/run/f";
+	char *av1[] = { a0, a1, a2 }, *av2[] = { a3, a4 }, *av3[] = { a4 },
+	     *av4[] = { a5, a2 };
+
+	(void)state;
+	mc_config_plugstack(&cfg, 3, av1, "/def", cache, sizeof(cache), e,
+			    sizeof(e));
+	assert_string_equal(e, "plugstack.conf: config=: missing value (the "
+			    "path of memcore.conf)");
+	assert_string_equal(cache, "");
+	assert_int_equal(cfg.global.mode, MC_MODE_WARN);
+	mc_config_plugstack(&cfg, 2, av2, "/def", cache, sizeof(cache), e,
+			    sizeof(e));
+	/* The default file may be absent here: only the first error is
+	 * kept, so check the cache message with a config that loads. */
+	if (access(MC_DEFAULT_CONFIG, R_OK) != 0)
+		assert_non_null(strstr(e, MC_DEFAULT_CONFIG));
+	else
+		assert_string_equal(e, "plugstack.conf: cache=relative: "
+				    "expected an absolute path or none");
+	assert_string_equal(cache, "/def");
+	{
+		char c[] = "config=/dev/null";
+		char *av[] = { c, a3, a4 };
+
+		mc_config_plugstack(&cfg, 3, av, "/def", cache, sizeof(cache),
+				    e, sizeof(e));
+		assert_string_equal(e, "/dev/null: not a regular file");
+		(void)av3;
+	}
+	{
+		char path[] = "/tmp/mc_plugstack_XXXXXX";
+		int fd = mkstemp(path);
+		char c[64];
+		char *av[] = { c, a3, a4 }, *avb[] = { c, a4 }, *avg[] = { c,
+								       a5, a2 };
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "Mode=off\n", 9), 9);
+		close(fd);
+		snprintf(c, sizeof(c), "config=%s", path);
+		mc_config_plugstack(&cfg, 3, av, "/def", cache, sizeof(cache),
+				    e, sizeof(e));
+		assert_string_equal(e, "plugstack.conf: cache=relative: "
+				    "expected an absolute path or none");
+		mc_config_plugstack(&cfg, 2, avb, "/def", cache,
+				    sizeof(cache), e, sizeof(e));
+		assert_string_equal(e, "plugstack.conf: 'bogus': expected "
+				    "key=value");
+		assert_int_equal(cfg.global.mode, MC_MODE_OFF);
+		mc_config_plugstack(&cfg, 3, avg, "/def", cache,
+				    sizeof(cache), e, sizeof(e));
+		assert_string_equal(e, "");
+		assert_string_equal(cache, "/run/f");
+		assert_int_equal(cfg.global.mode, MC_MODE_WARN);
+		unlink(path);
+	}
+	(void)av4;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +667,9 @@ int main(void)
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_shipped_conf),
+		cmocka_unit_test(test_man_page_keys),
+		cmocka_unit_test(test_key_table),
+		cmocka_unit_test(test_plugstack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

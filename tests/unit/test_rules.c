@@ -456,7 +456,7 @@ static void test_request_check(void **state)
 	assert_check_err(&r, "--dataloader-workers=1025: at most 1024 per GPU");
 }
 
-/* The example of DESIGN.md, number for number. */
+/* The README's worked example, number for number. */
 static void test_design_example(void **state)
 {
 	struct mc_policy p;

@@ -96,7 +96,7 @@ static void test_gpu_memory(void **state)
 	struct mc_node_record h = rec("a", 2048 * GiB, 112, 2, 8, "H100");
 	struct mc_node_record t = rec("b", 512 * GiB, 64, 1, 4, "t4");
 	struct mc_node_record u = rec("c", 512 * GiB, 64, 1, 4, "");
-	enum mc_shape_mem_source src;
+	enum mc_mem_source src;
 	char err[MC_ERR_MAX], d[160];
 	const char *text = "GpuTypeMemory=h100:80G,a100:40G\n"
 			   "PartitionName=old GpuMemory=16G\n";
@@ -107,18 +107,18 @@ static void test_gpu_memory(void **state)
 	mc_config_policy(&cfg, NULL, &p);
 	/* the Gres type, case-insensitive */
 	assert_int_equal(mc_shape_gpu_memory(&p, &h, 0, &src), 80 * GiB);
-	assert_int_equal(src, MC_SHAPE_MEM_GPU_TYPE);
-	assert_string_equal(mc_shape_mem_source_name(src), "GpuTypeMemory");
+	assert_int_equal(src, MC_MEM_SRC_GPU_TYPE);
+	assert_string_equal(mc_mem_source_key(src), "GpuTypeMemory");
 	/* the user's --gpu-memory first */
 	assert_int_equal(mc_shape_gpu_memory(&p, &h, 94 * GiB, &src), 94 * GiB);
-	assert_int_equal(src, MC_SHAPE_MEM_OPTION);
+	assert_int_equal(src, MC_MEM_SRC_OPTION);
 	/* a type the policy does not name, no GpuMemory: unknown */
 	assert_int_equal(mc_shape_gpu_memory(&p, &t, 0, &src), 0);
-	assert_int_equal(src, MC_SHAPE_MEM_NONE);
+	assert_int_equal(src, MC_MEM_SRC_NONE);
 	/* the partition's GpuMemory= stands in */
 	mc_config_policy(&cfg, "old", &p);
 	assert_int_equal(mc_shape_gpu_memory(&p, &u, 0, &src), 16 * GiB);
-	assert_int_equal(src, MC_SHAPE_MEM_POLICY);
+	assert_int_equal(src, MC_MEM_SRC_POLICY);
 	assert_int_equal(mc_shape_gpu_memory(&p, &h, 0, &src), 80 * GiB);
 
 	assert_string_equal(mc_shape_describe(&h, 80 * GiB, d, sizeof(d)),

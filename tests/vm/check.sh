@@ -12,6 +12,9 @@
 #                       console.log, logs/, layout.md)
 #   MEMCORE_VM_LAYOUTS=1 also record the cgroup layout Slurm makes
 #                       (guest/layouts.sh -> layout.md; LAYOUTS.md; ~1-2 min a guest)
+#   MEMCORE_VM_FOREIGN_DEB=FILE  a memcore .deb built for another Slurm release
+#                       (make deb here, on bookworm): test_60_deb in the
+#                       guest checks that dpkg refuses it next to its slurmd
 #   CI=true             a guest that cannot be made, built or booted FAILS;
 #                       elsewhere it is skipped, loudly, with the reason
 # Exit: 0 all passed, 1 a test (or, in CI, a guest) failed, 77 all skipped.
@@ -99,6 +102,9 @@ for s in "${suites[@]}"; do
 	root=$(timeout 1200 "$VM_HERE/rootfs.sh" "$s") || { cannot "$s" "no root filesystem (see above)"; continue; }
 	t_img=$((SECONDS - t0))
 	w=$T/$s; src_copy "$w"
+	if [ -n "${MEMCORE_VM_FOREIGN_DEB:-}" ]; then
+		mkdir -p "$w/build/foreign" && cp "$MEMCORE_VM_FOREIGN_DEB" "$w/build/foreign/"
+	fi
 	make_deb=; [ "$s" = trixie ] && make_deb=" && make deb >build/deb.log 2>&1"
 	if ! in_chroot "$root/root" "$w" "make -j2 all progs >build.log 2>&1$make_deb" ; then
 		for f in "$w/build.log" "$w/build/deb.log"; do

@@ -26,11 +26,17 @@ if [ "${MEMCORE_VM_LAYOUTS:-0}" = 1 ]; then
 		> "$res/layouts.log" 2>&1 || { echo "memcore-vm: the layout record failed (log .vm-results/layouts.log)"; tail -n 20 "$res/layouts.log"; }
 	echo "memcore-vm: layout recorded ($t -> $(up) s)"
 fi
-MC_GUEST_ONLY=1 bash "$top/tests/integration/run.sh" "$@" || rc=1
+# (test_60_deb alone asked for: only the package test below)
+if [ "$*" != test_60_deb ] && [ "$*" != test_60 ]; then
+	MC_GUEST_ONLY=1 bash "$top/tests/integration/run.sh" "$@" || rc=1
+fi
 deb=$(ls "$top"/build/deb/memcore_*.deb 2>/dev/null | head -n1)
-if [ -n "$deb" ] && [ $# = 0 ]; then
-	echo "memcore-vm: the package built in the $suite chroot, installed here: test_60_deb"
-	MC_DEB=$deb MC_GUEST_ONLY=0 bash "$top/tests/integration/run.sh" test_60_deb || rc=1
+foreign=$(ls "$top"/build/foreign/memcore_*.deb 2>/dev/null | head -n1)
+want_deb=0; [ $# = 0 ] && want_deb=1
+for p in "$@"; do [[ test_60_deb == *"$p"* ]] && want_deb=1; done
+if [ -n "$deb" ] && [ $want_deb = 1 ]; then
+	echo "memcore-vm: the package built in the $suite chroot, installed here: test_60_deb${foreign:+ (and $(basename "$foreign") from another Slurm release, refused)}"
+	MC_DEB=$deb MC_FOREIGN_DEB=$foreign MC_GUEST_ONLY=0 bash "$top/tests/integration/run.sh" test_60_deb || rc=1
 fi
 cp -r "$top/tests/integration/.work/logs" "$res/" 2>/dev/null
 echo "memcore-vm: $suite guest done at $(up) s, rc $rc"

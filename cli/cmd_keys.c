@@ -1,0 +1,28 @@
+/*
+ * memcore keys - the memcore.conf keys and what each takes, from the one
+ * key table the parser reads (policy/mc_config.c), so the listing cannot
+ * drift from what a file may say.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int mc_cmd_keys(int argc, char **argv)
+{
+	char desc[128];
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: memcore keys\n\nList the memcore.conf keys "
+		       "and the values each takes (memcore.conf(5)).\n");
+		return MC_EXIT_FITS;
+	}
+	if (argc > 1)
+		return mc_cli_usage_error("keys: unexpected argument '%s'",
+					  argv[1]);
+	for (size_t i = 0; i < mc_n_keys; i++)
+		printf("%s=%s%s\n", mc_keys[i].name,
+		       mc_key_describe(&mc_keys[i], desc, sizeof(desc)),
+		       mc_keys[i].per_partition ? "" : " (global only)");
+	return MC_EXIT_FITS;
+}

@@ -1,0 +1,561 @@
+/*
+ * mc_explain.c - the explanation of a verdict, in the user's words: the
+ * lines a refused step prints, the few words of a node list, the fix
+ * options. Every text memcore prints about a verdict is here; what the
+ * verdict is, and why a step does not fit (mc_verdict_why), is decided in
+ * mc_rules.c.
+ */
+#include "mc_rules.h"
+#include "mc_parse.h"
+#include "mc_rules_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the explanation ---- */
+
+/* Where the "short ..." column starts, as in DESIGN.md. */
+#define SHORT_COL 58
+#define INDENT "                "	/* under the value column */
+
+__attribute__((format(printf, 2, 3)))
+static void add_line(struct mc_explanation *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->n >= MC_EXPLAIN_LINES)
+		return;
+	va_start(ap, fmt);
+	/* vsnprintf truncates: a line never exceeds MC_EXPLAIN_LINE_MAX. */
+	vsnprintf(out->line[out->n], MC_EXPLAIN_LINE_MAX, fmt, ap);
+	va_end(ap);
+	out->n++;
+}
+
+/* A line with a right-hand "short ..." column. */
+static void add_short_line(struct mc_explanation *out, const char *left,
+			   const char *shortby)
+{
+	int pad = SHORT_COL - (int)strlen(left);
+
+	if (pad < 2)
+		pad = 2;
+	add_line(out, "%s%*sshort %s", left, pad, "", shortby);
+}
+
+/* A bounded string builder for the lines made of optional pieces. */
+struct sbuf {
+	char b[MC_EXPLAIN_LINE_MAX];
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_add(struct sbuf *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (s->len >= sizeof(s->b) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(s->b + s->len, sizeof(s->b) - s->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		s->len += (size_t)n;
+	if (s->len > sizeof(s->b) - 1)
+		s->len = sizeof(s->b) - 1;
+}
+
+static const char *plural(uint32_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "8 GPUs x (2 workers + 1)" or, when the flat minimum wins,
+ * "8 GPUs x 16 (MinCoresPerGpu)". */
+static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
+			  uint32_t g, uint32_t w)
+{
+	if (p->min_cores_per_gpu > w + 1)
+		sb_add(s, "%u %s x %u (MinCoresPerGpu)", g,
+		       plural(g, "GPU", "GPUs"), p->min_cores_per_gpu);
+	else
+		sb_add(s, "%u %s x (%u %s + 1)", g, plural(g, "GPU", "GPUs"),
+		       w, plural(w, "worker", "workers"));
+}
+
+static uint64_t div_up64(uint64_t a, uint64_t b)
+{
+	return b ? a / b + (a % b != 0) : a;
+}
+
+/*
+ * The options that give the step ram bytes (when ram is not 0) and cores
+ * cores (when cores is not 0), in the user's own forms: --mem,
+ * --mem-per-gpu or --mem-per-cpu; --cpus-per-gpu or --cpus-per-task
+ * (CPUs as Slurm counts them: threads). Returns how many were written.
+ */
+static size_t fix_options_for(const struct mc_verdict *v, uint64_t ram,
+			      uint32_t cores,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	const struct mc_alloc *a = &v->alloc;
+	uint32_t g = v->req.gpus ? v->req.gpus : 1;
+	uint32_t tpc = v->node.threads_per_core ? v->node.threads_per_core : 1;
+	uint32_t tasks = a->tasks ? a->tasks : g;
+	/* CPUs of the step once the fix is taken. */
+	uint64_t cpus = (uint64_t)(cores ? cores : a->cores) * tpc;
+	size_t n = 0;
+	char m[32];
+
+	if (ram) {
+		const char *name = "mem";
+		uint64_t per = ram;
+
+		if (a->mem_form == MC_MEM_PER_GPU) {
+			name = "mem-per-gpu";
+			per = div_up64(ram, g);
+		} else if (a->mem_form == MC_MEM_PER_CPU && cpus) {
+			/* Slurm's MB, rounded up: a G would add up to a
+			 * GiB per CPU. */
+			uint64_t mb = div_up64(div_up64(ram, cpus), 1 << 20);
+
+			if (mb % 1024)
+				snprintf(m, sizeof(m), "%lluM",
+					 (unsigned long long)mb);
+			else
+				snprintf(m, sizeof(m), "%lluG",
+					 (unsigned long long)(mb / 1024));
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--mem-per-cpu=%s", m);
+			name = NULL;
+		}
+		if (name)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX, "--%s=%s", name,
+				 mc_fmt_mem_option(per, m, sizeof(m)));
+	}
+	if (cores) {
+		uint64_t threads = (uint64_t)cores * tpc;
+
+		if (a->cpu_form == MC_CPUS_PER_TASK)
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-task=%llu", (unsigned long long)
+				 div_up64(threads, tasks));
+		else
+			snprintf(opt[n++], MC_FIX_OPTION_MAX,
+				 "--cpus-per-gpu=%llu", (unsigned long long)
+				 div_up64(threads, g));
+	}
+	return n;
+}
+
+size_t mc_verdict_fix_options(const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	size_t n;
+
+	if (v->fits)
+		return 0;
+	if (v->step_cpus_hint) {
+		n = fix_options_for(v, v->fix_mem_bytes, 0, opt);
+		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--cpus-per-task=%u",
+			 v->fix_cpus_per_task);
+		return n;
+	}
+	return fix_options_for(v, v->fix_mem_bytes,
+			       v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+}
+
+/* "--mem=X --cpus-per-gpu=Y" (forms as the user's) into s. */
+static void sb_options(struct sbuf *s, const char *sep,
+		       char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sb_add(s, "%s%s", sep, opt[i]);
+		sep = " ";
+	}
+}
+
+/*
+ * " with --mem=X --cpus-per-gpu=Y": what an allocation must add for w
+ * workers, or nothing when the current one already holds them.
+ */
+static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
+		      const struct mc_verdict *v, uint32_t w)
+{
+	uint64_t ram = mc_ram_at(p, &v->req, w);
+	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n = fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
+				   cores > v->alloc.cores ? cores : 0, opt);
+
+	sb_options(s, " with ", opt, n);
+}
+
+static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	const char *sep = " = ";
+	char a[32], b[32];
+
+	sb_add(&s, "  host RAM      %s needed",
+	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	if (v->ram_floor_bytes) {
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
+			sb_add(&s, " (%g x GPU memory)",
+			       p->host_ram_per_gpu_ram);
+		sep = " + ";
+	}
+	if (v->ram_workers_bytes) {
+		sb_add(&s, "%s%u workers x %s", sep,
+		       mc_mul_sat32(r->gpus, r->dataloader_workers),
+		       mc_fmt_bytes(p->ram_per_worker_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes) {
+		sb_add(&s, "%s%u %s x %s", sep, r->gpus,
+		       plural(r->gpus, "task", "tasks"),
+		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_zero_bytes)
+		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
+		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
+		       : "model load");
+	add_line(out, "%s", s.b);
+	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
+		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
+			 "fp32 model in host RAM%s)", r->gpus,
+			 plural(r->gpus, "rank", "ranks"),
+			 r->zero_stage < 3 ? ""
+			 : !mc_zero_init(p, r) ? ", no zero.Init"
+			 : r->largest_layer_params ? ", largest layer with "
+						     "zero.Init"
+			 : "; largest layer unknown, counted as the whole "
+			   "model: give --largest-layer-params");
+
+	s.len = 0;
+	s.b[0] = '\0';
+	sb_add(&s, INDENT "%s allocated",
+	       mc_fmt_bytes(v->ram_allocated_bytes, a, sizeof(a)));
+	if (v->alloc.mem_source && *v->alloc.mem_source)
+		sb_add(&s, " (%s)", v->alloc.mem_source);
+	if (v->ram_short)
+		add_short_line(out, s.b,
+			       mc_fmt_bytes(v->ram_needed_bytes -
+					    v->ram_allocated_bytes, b,
+					    sizeof(b)));
+	else
+		add_line(out, "%s", s.b);
+	if (r->unified_memory)
+		add_line(out, INDENT "APU: GPU memory is this host RAM, one "
+			 "pool for the GPUs' working set, workers and tasks "
+			 "(counted once)");
+	if (r->unified_memory && v->gpu_memory_unknown)
+		add_line(out, INDENT "the GPUs' working set gets the rest: %s "
+			 "of this allocation (an administrator sizes it with "
+			 "GpuMemory=)", v->ram_allocated_bytes >
+			 v->ram_needed_bytes ?
+			 mc_fmt_bytes(v->ram_allocated_bytes -
+				      v->ram_needed_bytes, b, sizeof(b))
+			 : "nothing");
+	else if (v->gpu_memory_unknown)
+		/* Users read this too: the setting is the administrator's. */
+		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
+			 "checked (an administrator sets GpuMemory= in "
+			 "memcore.conf)");
+}
+
+static void explain_cores(const struct mc_policy *p,
+			  const struct mc_verdict *v,
+			  struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char left[MC_EXPLAIN_LINE_MAX], num[16];
+
+	sb_add(&s, "  CPU cores     %u needed = ", v->cores_needed);
+	sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	add_line(out, "%s", s.b);
+
+	snprintf(left, sizeof(left), INDENT "%u allocated%s",
+		 v->cores_allocated, v->step_cpus_hint ? " to this step" : "");
+	if (v->cores_short) {
+		snprintf(num, sizeof(num), "%u",
+			 v->cores_needed - v->cores_allocated);
+		add_short_line(out, left, num);
+	} else {
+		add_line(out, "%s", left);
+	}
+	if (v->step_cpus_hint)
+		add_line(out, INDENT "the job holds %u cores on this node, "
+			 "but this step got only %u", v->alloc.job_cores,
+			 v->cores_allocated);
+	if (v->node_cores_short) {
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "node has %u cores, needs %u = ",
+		       v->node_cores, v->node_cores_needed);
+		sb_cores_rule(&s, p, mc_node_gpus(r, &v->node),
+			      r->dataloader_workers);
+		sb_add(&s, " + %u reserved", p->reserved_cores);
+		add_line(out, "%s", s.b);
+	}
+}
+
+/* The most workers the node holds, or advice when it holds none. */
+static void explain_node_limit(const struct mc_policy *p,
+			       const struct mc_verdict *v, const char *lead,
+			       const char *what, struct mc_explanation *out)
+{
+	struct sbuf s = { .len = 0 };
+	int32_t nw = v->node_max_dataloader_workers;
+
+	if (nw >= 0 && (uint32_t)nw < v->req.dataloader_workers) {
+		sb_add(&s, "%s--dataloader-workers=%d is the most this node "
+		       "can hold", lead, nw);
+		sb_fix_at(&s, p, v, (uint32_t)nw);
+	} else {
+		sb_add(&s, "%suse fewer GPUs per node, or a node with more %s",
+		       lead, what);
+	}
+	add_line(out, "%s", s.b);
+}
+
+/* The only fixes left when the node cannot hold the step at all. */
+static void explain_impossible_fix(const struct mc_verdict *v,
+				   struct mc_explanation *out)
+{
+	if (v->max_gpus)
+		add_line(out, "  fix: at most %u %s per node fit%s this node "
+			 "(use more nodes), or another partition",
+			 v->max_gpus, plural(v->max_gpus, "GPU", "GPUs"),
+			 v->max_gpus == 1 ? "s" : "");
+	else
+		add_line(out, "  fix: none on this node: use another "
+			 "partition");
+}
+
+static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	uint32_t w = r->dataloader_workers;
+	struct sbuf s = { .len = 0 };
+	const char *lead = "  fix: ";
+	char a[32], b[32], c[32];
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n_opt;
+	enum mc_misfit why = mc_verdict_why(v);
+
+	if (why == MC_MISFIT_NODE_GPUS) {
+		explain_impossible_fix(v, out);
+		return;
+	}
+	if (why == MC_MISFIT_NODE_RAM_RULE) {
+		add_line(out, "  node RAM %s is below the site's RAM rule "
+			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->node_ram_rule_bytes, b, sizeof(b)),
+			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, c,
+			 sizeof(c)), p->host_ram_per_gpu_ram);
+		add_line(out, "  no step of %u GPUs fits this node, whatever "
+			 "it asks; an administrator can lower", r->gpus);
+		add_line(out, "  HostRamPerGpuRam or fix the node "
+			 "(memcore audit lists such nodes)");
+		explain_impossible_fix(v, out);
+		return;
+	}
+	/* Asked beyond the node (MEM/CORES_OVER_NODE) on a node that is
+	 * short itself: the node's limit is the fix to name. */
+	if (why == MC_MISFIT_NODE_RAM || v->node_ram_short) {
+		add_line(out, "  fix: no allocation on this node can fit %s "
+			 "(node has %s)",
+			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+		explain_node_limit(p, v, "       ", "RAM", out);
+		return;
+	}
+	if (why == MC_MISFIT_NODE_CORES || why == MC_MISFIT_NODE_CORES_RULE ||
+	    v->node_cores_short) {
+		explain_node_limit(p, v, lead, "cores", out);
+		return;
+	}
+
+	/* The smallest change at the asked w, in the user's forms. */
+	n_opt = fix_options_for(v, v->fix_mem_bytes,
+				v->fix_cpus_per_gpu && !v->step_cpus_hint
+				? v->cores_needed : 0, opt);
+	sb_options(&s, "", opt, n_opt);
+	/* And for cores the fewest-worker way out: the largest w that the
+	 * allocated cores hold, with the --mem it then needs. */
+	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
+	    !v->alloc_cores_over_node) {
+		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
+					false);
+
+		if (alt >= 0 && (v->cores_short ||
+				 mc_ram_at(p, r, (uint32_t)alt) <=
+				 v->alloc.mem_bytes)) {
+			sb_add(&s, "%s--dataloader-workers=%d",
+			       s.len ? ", or " : "", alt);
+			sb_fix_at(&s, p, v, (uint32_t)alt);
+		}
+	}
+	if (s.len) {
+		add_line(out, "%s%s", lead, s.b);
+		lead = "       ";
+	}
+	if (v->step_cpus_hint) {
+		uint32_t n = v->fix_cpus_per_task;
+		uint32_t tpc = v->node.threads_per_core ?
+			v->node.threads_per_core : 1;
+
+		add_line(out, "%sgive the step its CPUs: srun --cpus-per-task=%u"
+			 " (or export SRUN_CPUS_PER_TASK=%u)", lead, n, n);
+		add_line(out, "       since Slurm 22.05 srun does not inherit "
+			 "sbatch's -c/--cpus-per-task");
+		add_line(out, "       (%u per task for one task per GPU; one "
+			 "task driving all %u GPUs needs %u)", n, r->gpus,
+			 mc_mul_sat32(v->cores_needed, tpc));
+	}
+}
+
+/* The end of the first line: " fits:", " needs more than it was given:"
+ * or, when no allocation can fit, " cannot fit: <why>:". */
+static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
+{
+	char a[32], b[32];
+
+	switch (mc_verdict_why(v)) {
+	case MC_MISFIT_NONE:
+		sb_add(s, " fits:");
+		break;
+	case MC_MISFIT_NODE_GPUS:
+		sb_add(s, " cannot fit: it asks for %u GPUs, the node has %u:",
+		       v->req.gpus, v->node.gpus);
+		break;
+	case MC_MISFIT_NODE_RAM_RULE:
+		sb_add(s, " cannot fit: the node fails the site's RAM rule "
+		       "(%s for %u x %s GPUs):",
+		       mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+		       v->node.gpus, mc_fmt_bytes(v->req.gpu_memory_bytes, b,
+						  sizeof(b)));
+		break;
+	case MC_MISFIT_MEM_OVER_NODE:
+		sb_add(s, " cannot fit: it asks for %s of memory, the node "
+		       "has %s:", mc_fmt_bytes(v->alloc.mem_bytes, a,
+					      sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+		break;
+	case MC_MISFIT_CORES_OVER_NODE:
+		sb_add(s, " cannot fit: it asks for %u cores, the node has "
+		       "%u:", v->alloc.cores, v->node_cores);
+		break;
+	case MC_MISFIT_NODE_RAM:
+		sb_add(s, " cannot fit: it needs %s of RAM, the node has %s:",
+		       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
+		       mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
+		break;
+	case MC_MISFIT_NODE_CORES:
+		sb_add(s, " cannot fit: it needs %u cores, the node has %u:",
+		       v->cores_needed, v->node_cores);
+		break;
+	case MC_MISFIT_NODE_CORES_RULE:
+	case MC_MISFIT_RAM:
+	case MC_MISFIT_CORES:
+		sb_add(s, " needs more than it was given:");
+		break;
+	}
+}
+
+const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
+			      size_t buflen)
+{
+	char a[32], b[32];
+
+	switch (mc_verdict_why(v)) {
+	case MC_MISFIT_NONE:
+		snprintf(buf, buflen, "%s", "");
+		break;
+	case MC_MISFIT_NODE_GPUS:
+		snprintf(buf, buflen, "has %u GPUs", v->node.gpus);
+		break;
+	case MC_MISFIT_NODE_RAM_RULE:
+		snprintf(buf, buflen, "fails the site's RAM rule");
+		break;
+	case MC_MISFIT_MEM_OVER_NODE:
+		snprintf(buf, buflen, "has %s, not %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->alloc.mem_bytes, b, sizeof(b)));
+		break;
+	case MC_MISFIT_CORES_OVER_NODE:
+		snprintf(buf, buflen, "has %u cores, not %u", v->node_cores,
+			 v->alloc.cores);
+		break;
+	case MC_MISFIT_NODE_RAM:
+		snprintf(buf, buflen, "has %s, needs %s",
+			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->ram_needed_bytes, b, sizeof(b)));
+		break;
+	case MC_MISFIT_NODE_CORES:
+	case MC_MISFIT_NODE_CORES_RULE:
+		snprintf(buf, buflen, "has %u cores, needs %u", v->node_cores,
+			 v->node_cores_needed > v->cores_needed
+			 ? v->node_cores_needed : v->cores_needed);
+		break;
+	case MC_MISFIT_RAM:
+		snprintf(buf, buflen, "needs %s",
+			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+		break;
+	case MC_MISFIT_CORES:
+		snprintf(buf, buflen, "needs %u cores", v->cores_needed);
+		break;
+	}
+	return buf;
+}
+
+void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
+			const char *step, const char *host,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char a[32];
+
+	out->n = 0;
+	if (!r->gpus)
+		return;		/* a GPU-less step: nothing to explain */
+
+	/* The plugin names the step; the memcore command has none. */
+	sb_add(&s, "memcore:");
+	if (step && *step)
+		sb_add(&s, " step %s", step);
+	else
+		sb_add(&s, " this step");
+	if (host && *host)
+		sb_add(&s, " on %s", host);
+	sb_header_verdict(&s, v);
+	add_line(out, "%s", s.b);
+
+	if (v->gpu_memory_unknown)
+		add_line(out, "  GPUs          %u x unknown memory (this node)",
+			 r->gpus);
+	else
+		add_line(out, "  GPUs          %u x %s (this node)", r->gpus,
+			 mc_fmt_bytes(r->gpu_memory_bytes, a, sizeof(a)));
+	explain_ram(p, v, out);
+	explain_cores(p, v, out);
+	if (!v->fits)
+		explain_fix(p, v, out);
+	else if (v->max_dataloader_workers > (int32_t)r->dataloader_workers)
+		add_line(out, "  up to %d DataLoader workers per GPU fit "
+			 "this allocation", v->max_dataloader_workers);
+}

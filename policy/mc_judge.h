@@ -1,0 +1,71 @@
+/*
+ * mc_judge.h - the one judgement. Every answer memcore gives about a GPU
+ * step is mc_judge() of three things:
+ *   - the request as the user wrote it (memcore's options and the
+ *     policy's defaults: GPUs, DataLoader workers, ZeRO; mc_request),
+ *   - the allocation Slurm gives it on a node (what slurmstepd says at
+ *     launch; at submission what mc_slurm_alloc() predicts from
+ *     slurmctld's records; mc_alloc),
+ *   - the node (topology, NodeRam=/NodeCores=, or slurmctld's record;
+ *     mc_node),
+ * and returns the verdict, its figures and its explanation. The plugin
+ * (spank/mc_stepd.c), memcore check (one node and --partition, hence the
+ * cli_filter through check --json) and memcore audit (mc_judge_node: the
+ * full-node step at the policy's defaults, plus the node rule) all call
+ * it; none of them decides anything a verdict says.
+ *
+ * Pure C on plain data: no Slurm, no hwloc, no I/O, no allocation.
+ */
+#ifndef MC_JUDGE_H
+#define MC_JUDGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mc_config.h"
+#include "mc_rules.h"
+
+/* The verdict, why it does not fit, and the lines the user reads. */
+struct mc_judgement {
+	struct mc_verdict v;
+	enum mc_misfit why;		/* mc_verdict_why(&v) */
+	bool impossible;		/* no allocation on this node fits */
+	struct mc_explanation e;
+};
+
+/*
+ * Judge request r, given allocation a, on node n. step and host name the
+ * step and node in the explanation's first line (either may be NULL:
+ * "this step"). The request is valid (mc_request_check). Never fails.
+ */
+void mc_judge(const struct mc_policy *p, const struct mc_request *r,
+	      const struct mc_alloc *a, const struct mc_node *n,
+	      const char *step, const char *host, struct mc_judgement *out);
+
+/* A node judged for the audit. */
+struct mc_node_judgement {
+	struct mc_audit rule;		/* the node sizing rule */
+	/* The full-node step: all the node's GPUs, the policy's
+	 * DataloaderWorkers, no ZeRO, the whole node's memory and cores
+	 * (what --exclusive --mem=0 gives). Judged only on a GPU node. */
+	struct mc_request req;
+	struct mc_alloc alloc;
+	struct mc_judgement step;
+	/* The rule holds and the full-node step fits: the node can feed
+	 * its GPUs under this policy. */
+	bool ok;
+};
+
+/*
+ * The audit of node n (its GPUs' memory: each M = gpu_memory_bytes, the
+ * largest, and the total over its GPUs; known false when any GPU's is
+ * unknown). host names the node in the step's explanation (may be NULL).
+ * With unknown GPU memory the step is judged without its RAM floor and
+ * the rule says unknown (ok false, as the rule has always said).
+ */
+void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
+		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
+		   bool gpu_memory_known, const char *host,
+		   struct mc_node_judgement *out);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * mc_util.c - see mc_util.h.
+ */
+#include "mc_util.h"
+#include "mc_parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (!len || *used >= len)
+		return -1;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (w < 0) {
+		buf[*used] = '\0';
+		return -1;
+	}
+	if ((size_t)w >= len - *used) {
+		*used = len - 1;
+		return -1;
+	}
+	*used += (size_t)w;
+	return 0;
+}
+
+int mc_open_regular(const char *what, const char *path, int flags,
+		    off_t max_bytes, struct stat *st, char *err,
+		    size_t errlen)
+{
+	const char *sp = what ? " " : "";
+	struct stat sb;
+	int fd, e;
+
+	if (!what)
+		what = "";
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+		  ((flags & MC_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0));
+	if (fd < 0 || fstat(fd, &sb)) {
+		e = errno;
+		mc_err(err, errlen, "%s%s%s: %s", what, sp, path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		bool dir = S_ISDIR(sb.st_mode);
+
+		mc_err(err, errlen, "%s%s%s: %s", what, sp, path,
+		       dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
+		       : dir && (flags & MC_OPEN_SAY_EISDIR) ? strerror(EISDIR)
+		       : "not a regular file");
+		close(fd);
+		errno = dir ? EISDIR : EINVAL;
+		return -1;
+	}
+	if (max_bytes && sb.st_size > max_bytes) {
+		mc_err(err, errlen, "%s%s%s: larger than %lld bytes", what, sp,
+		       path, (long long)max_bytes);
+		close(fd);
+		errno = EFBIG;
+		return -1;
+	}
+	if (st)
+		*st = sb;
+	return fd;
+}
+
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}

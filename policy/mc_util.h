@@ -1,0 +1,66 @@
+/*
+ * mc_util.h - the small jobs every module needs, done one way: a bounded
+ * string append, saturating multiplies, a safe open of a file to read and
+ * a small file read whole.
+ * Pure C, no allocation, safe in slurmstepd.
+ */
+#ifndef MC_UTIL_H
+#define MC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * printf at buf + *used, never past buf[len - 1]; buf stays terminated.
+ * Returns 0 with *used advanced, or -1 when the text was cut (buf holds
+ * what fit, *used = len - 1; a caller that wants whole entries only puts
+ * buf[old used] = '\0' back). *used >= len (or len 0) appends nothing.
+ */
+int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* a * b, or the type's maximum when the product does not fit: a figure
+ * that cannot be had reads as "too much", never as a small wrapped one. */
+static inline uint32_t mc_mul_sat32(uint32_t a, uint32_t b)
+{
+	uint32_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT32_MAX : r;
+}
+
+static inline uint64_t mc_mul_sat64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* mc_open_regular flags. */
+#define MC_OPEN_NOFOLLOW 1	/* a symbolic link is refused (ELOOP) */
+#define MC_OPEN_SAY_DIR 2	/* a directory: "is a directory" */
+#define MC_OPEN_SAY_EISDIR 4	/* a directory: strerror(EISDIR) */
+
+/*
+ * Open path read-only to read it whole: O_CLOEXEC, O_NOCTTY and
+ * O_NONBLOCK (a FIFO put in place of the file must not hang a daemon),
+ * then fstat: a non-regular file or one above max_bytes (0: any size) is
+ * refused. Returns the descriptor (its fstat in *st, which may be NULL),
+ * or -1 with errno set and err = "[WHAT ]PATH: <strerror>", "... not a
+ * regular file" (a directory too, unless a MC_OPEN_SAY_* flag words it)
+ * or "... larger than N bytes"; what (e.g. "topology") may be NULL.
+ */
+int mc_open_regular(const char *what, const char *path, int flags,
+		    off_t max_bytes, struct stat *st, char *err,
+		    size_t errlen);
+
+/*
+ * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for
+ * a path), into buf (NUL-terminated, at most len - 1 bytes). The last
+ * component must not be a symlink (O_NOFOLLOW): cgroup and /proc files
+ * never are. Returns the length, or -1 with errno set.
+ */
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
+
+#endif
