@@ -11,8 +11,9 @@
  *    counters are read, the summary goes to task 0's stderr (when asked)
  *    and to slurmd's log;
  *    and the record kept with the job starts (mc_keep.c);
- *  - exit: the sampler again, should no task_exit have been the last, and
- *    the record's thread is waited for.
+ *  - exit: the sampler again, should no task_exit have been the last, the
+ *    record's thread is waited for, and the step is counted in the
+ *    PrometheusTextfile (mc_textfile.c), refused steps too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -165,4 +166,7 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp)
 	if (a->sampler.started && !a->sampler.stopped)
 		mc_sampler_stop(&a->sampler, &pk, &cpu, &wall);
 	mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS);
+	/* Refused steps count too: they end here without a task_exit. */
+	if (a->judged)
+		mc_textfile_add(p);
 }

@@ -33,6 +33,7 @@ struct mc_after {
 	struct mc_advice advice;
 	uint32_t sample_interval_ms;	/* SampleInterval of the policy */
 	bool report;			/* Report=yes */
+	char textfile[256];		/* PrometheusTextfile=, "" none */
 	struct mc_sampler sampler;
 	bool clock_started;		/* at the first task_post_fork */
 	struct timespec t_start;	/* CLOCK_MONOTONIC */

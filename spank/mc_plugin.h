@@ -141,6 +141,9 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp);
  * most (again at exit; a thread still out then ends with slurmstepd). */
 void mc_keep_start(struct mc_plugin *p);
 void mc_keep_wait(struct mc_plugin *p, unsigned ms);
+/* slurmstepd, exit (root): count the step in PrometheusTextfile
+ * (mc_textfile.c); never fails, never waits more than 2 s. */
+void mc_textfile_add(const struct mc_plugin *p);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

@@ -182,6 +182,10 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			 s->step_name, why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
 		keep(p, -1, false, err);
+		/* Counted in the cluster view as refused. */
+		p->after.judged = p->after.refused = true;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
 		return;
 	}
 
@@ -233,6 +237,8 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
 		p->after.sample_interval_ms = pol.sample_interval_ms;
 		p->after.report = pol.report;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
 	}
 	{
 		char need[32], have[32];

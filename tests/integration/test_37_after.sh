@@ -129,3 +129,41 @@ mc_run "$MEMCORE" report 999999
 assert_eq 1 "$MC_RC" "(e) a job slurmctld forgot"
 assert_contains "$MC_ERR" "is not known to slurmctld (it forgets a job MinJobAge=300 s after its end" "(e) ... says why nothing is left"
 assert_contains "$MC_ERR" "each node's slurmd log" "(e) ... and what is"
+
+# --- (f) the cluster view: a node_exporter textfile ---------------------------
+PROM=$MC_WORK/tmp/prom/memcore.prom
+mkdir -p "${PROM%/*}"
+mc_small_policy
+printf 'SampleInterval=500ms\nPrometheusTextfile=%s\n' "$PROM" >>"$MC_CONF_DIR/memcore.conf"
+# Four steps at once (two run, two wait for a GPU), ending together.
+pids=()
+for i in 1 2 3 4; do
+	timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=$((256 * i))M "$PROGS/mc_hold" 64 1 \
+		>"$MC_WORK/tmp/f$i.out" 2>&1 </dev/null &
+	pids+=($!)
+done
+frc=0
+for p in "${pids[@]}"; do wait "$p" || frc=1; done
+assert_eq 0 "$frc" "(f) four steps, two at a time, all ran"
+mc_run srun -n1 --gpus=1 --mem=100M true
+assert_ne 0 "$MC_RC" "(f) a step refused (100 MiB < the rule's 163.84 MiB)"
+mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+assert_ne 0 "$MC_RC" "(f) a step OOM-killed"
+sleep 1
+mc_log "(f) $(cat "$PROM" 2>&1)"
+metric() { sed -n "s/^$1{node=\"mc-node1\",partition=\"gpu\"} //p" "$PROM"; }
+assert_eq 6 "$(metric memcore_steps_judged_total)" "(f) 6 steps judged: none lost to the concurrent ends"
+assert_eq 1 "$(metric memcore_steps_refused_total)" "(f) 1 refused"
+assert_eq 1 "$(metric memcore_steps_oom_killed_total)" "(f) 1 OOM-killed"
+assert_eq $(((256 + 512 + 768 + 1024 + 256) * MIB)) "$(metric memcore_memory_asked_bytes_total)" "(f) the bytes asked by the steps that ran, summed"
+assert_eq 5 "$(metric memcore_cores_asked_total)" "(f) the cores asked"
+pk=$(metric memcore_memory_peak_nonreclaimable_bytes_total)
+[ "${pk%.*}" -ge $((4 * 64 * MIB + 200 * MIB)) ] 2>/dev/null
+assert_eq 0 $? "(f) the peaks summed (${pk} bytes >= 4 x 64 MiB held + the OOM-killed step's)"
+assert_eq "" "$(ls -A "${PROM%/*}" | grep -v '^memcore.prom$')" "(f) no temporary or lock file left beside it"
+if command -v promtool >/dev/null; then
+	mc_run sh -c "promtool check metrics < '$PROM'"
+	assert_rc 0 "(f) promtool check metrics: parses and follows Prometheus' naming"
+else
+	mc_die "promtool missing (Debian's prometheus package: contrib/install-deps.sh check)"
+fi

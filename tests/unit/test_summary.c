@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "mc_jobrec.h"
+#include "mc_metrics.h"
 #include "mc_sample.h"
 #include "mc_summary.h"
 
@@ -342,6 +343,49 @@ static void test_jobrec(void **state)
 			 0);
 }
 
+/* The textfile: counts add up across steps and survive a re-read; labels
+ * escaped; damaged lines lose only themselves. */
+static void test_metrics(void **state)
+{
+	static struct mc_metrics m;
+	static char text[65536];
+	struct mc_metrics_step a = { "gpu07", "gpu", { 0 } },
+			       b = { "gpu07", "de\"bug", { 0 } };
+
+	(void)state;
+	a.v[MC_M_STEPS_JUDGED] = 1;
+	a.v[MC_M_MEMORY_ASKED_BYTES] = 4294967296.0;
+	a.v[MC_M_CPU_SECONDS] = 1.5;
+	b.v[MC_M_STEPS_JUDGED] = 1;
+	b.v[MC_M_STEPS_REFUSED] = 1;
+	mc_metrics_parse("", &m);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(mc_metrics_add(&m, &a), 0);
+	assert_int_equal(mc_metrics_add(&m, &b), 0);
+	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "# TYPE memcore_steps_judged_total "
+			       "counter\n"));
+	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
+			       "\"gpu07\",partition=\"gpu\"} 4294967296\n"));
+	assert_non_null(strstr(text, "partition=\"de\\\"bug\"} 1\n"));
+	/* Read back, add the same step again: twice the counts. */
+	mc_metrics_parse(text, &m);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(mc_metrics_add(&m, &a), 0);
+	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "memcore_cpu_seconds_total{node=\"gpu07\","
+			       "partition=\"gpu\"} 3\n"));
+	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
+			       "\"gpu07\",partition=\"gpu\"} 8589934592\n"));
+	mc_metrics_parse("memcore_steps_judged_total{node=\"x\"} 5\n"
+			 "memcore_steps_judged_total{node=\"y\" 5\n"
+			 "garbage\nmemcore_cpu_seconds_total{node=\"x\"} -1\n",
+			 &m);
+	assert_int_equal(m.n, 1);
+	assert_true(m.s[0].v[MC_M_STEPS_JUDGED] == 5);
+	assert_int_equal(mc_metrics_format(&m, text, 16), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_jobrec),
+		cmocka_unit_test(test_metrics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
