@@ -48,25 +48,33 @@ mc_cluster_start
 policy
 
 # --- (a) a mapped 2 GiB dataset and 300 MiB of tensors ----------------------
+# 2 GiB of page cache must fit beside 300 MiB and the daemons: a guest of
+# 3 GiB maps less, and says so.
+FILE_MIB=2048
+avail=$(awk '/^MemAvailable:/ { printf "%d", $2 / 1024 }' /proc/meminfo)
+if [ "$avail" -lt $((FILE_MIB + 800)) ]; then
+	FILE_MIB=$(((avail - 800) / 256 * 256))
+	mc_log "(a) MemAvailable is ${avail} MiB: the step maps ${FILE_MIB} MiB, not 2048"
+fi
 d=$MC_WORK/tmp/dataset.bin
 mc_at_exit 'rm -f "$MC_WORK/tmp/dataset.bin" "$MC_WORK/tmp/dataset.bin.ready"'
 mc_run srun -n1 --gpus=1 --mem=4G --memcore=explain sh -c \
-	"$PROGS/mc_hold 300 4 $d 2048 & while [ ! -e $d.ready ]; do sleep 0.1; done; sleep 2.5
+	"$PROGS/mc_hold 300 4 $d $FILE_MIB & while [ ! -e $d.ready ]; do sleep 0.1; done; sleep 2.5
 	 sstat -n -P -a -o MaxRSS -j \$SLURM_JOB_ID.\$SLURM_STEP_ID > $MC_WORK/tmp/sstat-a; wait"
 assert_rc 0 "(a) the step runs"
-assert_contains "$MC_OUT" "held 300 MiB anon, 2048 MiB mapped" "(a) it held 300 MiB and mapped 2 GiB"
+assert_contains "$MC_OUT" "held 300 MiB anon, $FILE_MIB MiB mapped" "(a) it held 300 MiB and mapped $FILE_MIB MiB"
 mc_log "(a) stderr: $MC_ERR"
 nr=$(mib "$MC_ERR" "non-reclaimable")
 fc=$(mib "$MC_ERR" "of page cache at that moment")
 between "$nr" 290 420; assert_eq 0 $? "(a) peak non-reclaimable ${nr} MiB is about the 300 MiB held"
-between "$fc" 1900 2100; assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the 2048 MiB mapped"
+between "$fc" $((FILE_MIB * 95 / 100)) $((FILE_MIB + 64)); assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the $FILE_MIB MiB mapped"
 assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples, every 500 ms, over" "(a) the summary names step, node and sampling"
 assert_match "$MC_ERR" "asked 4 GiB \(--mem=4G\), the rule's figure" "(a) the user's own option"
 maxrss=$(head -n1 "$MC_WORK/tmp/sstat-a" | tr -d ' |')
 mc_log "(a) Slurm's MaxRSS while it ran: $maxrss"
 rss_mib=$(awk '{ v = $1; u = substr(v, length(v)); n = v + 0; f = u == "G" ? 1024 : u == "M" ? 1 : u == "K" ? 1/1024 : 1/1048576; printf "%d\n", n * f }' <<<"$maxrss")
-[ -n "$rss_mib" ] && [ "$rss_mib" -ge 2000 ]
-assert_eq 0 $? "(a) Slurm's MaxRSS ($maxrss) counts the mapped file: above 2000 MiB, where memcore says ${nr} MiB"
+[ -n "$rss_mib" ] && [ "$rss_mib" -ge $((FILE_MIB * 95 / 100)) ]
+assert_eq 0 $? "(a) Slurm's MaxRSS ($maxrss) counts the mapped file: above $((FILE_MIB * 95 / 100)) MiB, where memcore says ${nr} MiB"
 rm -f "$d" "$d.ready"
 
 # --- (b) 1 GiB for 3 s, then freed ------------------------------------------
@@ -164,6 +172,8 @@ assert_eq "" "$(ls -A "${PROM%/*}" | grep -v '^memcore.prom$')" "(f) no temporar
 if command -v promtool >/dev/null; then
 	mc_run sh -c "promtool check metrics < '$PROM'"
 	assert_rc 0 "(f) promtool check metrics: parses and follows Prometheus' naming"
+elif [ "${MC_GUEST_ONLY:-0}" = 1 ]; then
+	mc_log "(f) no promtool in this guest (not in VM_PKGS): the host tier parses the textfile"
 else
 	mc_die "promtool missing (Debian's prometheus package: contrib/install-deps.sh check)"
 fi
