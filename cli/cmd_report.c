@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "mc_jobrec.h"
+#include "mc_slurm_compat.h"
 #include "mc_parse.h"
 #include "mc_summary.h"
 
@@ -213,8 +214,8 @@ static int from_ctld(struct job_view *jv)
 {
 	job_info_msg_t *m = NULL;
 
-	if (slurm_load_job(&m, jv->job_id, SHOW_ALL) != 0) {
-		int e = slurm_get_errno();
+	if (mc_load_job(&m, jv->job_id) != 0) {
+		int e = errno;
 
 		if (e == ESLURM_INVALID_JOB_ID)
 			return 1;
@@ -356,7 +357,7 @@ int mc_cmd_report(int argc, char **argv)
 	slurm_init(cpath);
 	if (slurm_load_ctl_conf((time_t)0, &conf) != 0 || !conf) {
 		fprintf(stderr, "memcore: report: slurmctld does not answer: "
-			"%s\n", slurm_strerror(slurm_get_errno()));
+			"%s\n", slurm_strerror(errno));
 		return MC_EXIT_UNREACHABLE;
 	}
 	jv.accounting = conf->accounting_storage_type &&
@@ -364,7 +365,7 @@ int mc_cmd_report(int argc, char **argv)
 			       "accounting_storage/none");
 	rc = from_ctld(&jv);
 	if (rc < 0) {
-		slurm_free_ctl_conf(conf);
+		mc_free_ctl_conf(conf);
 		return MC_EXIT_UNREACHABLE;
 	}
 	if (rc == 1 && !jv.accounting) {
@@ -377,7 +378,7 @@ int mc_cmd_report(int argc, char **argv)
 			"left is the one 'after the step' line per step in "
 			"each node's slurmd log\n", jv.job_id,
 			(uint32_t)conf->min_job_age);
-		slurm_free_ctl_conf(conf);
+		mc_free_ctl_conf(conf);
 		return MC_EXIT_REFUSED;
 	}
 	if (jv.accounting && from_dbd(&jv, rc == 1) < 0 && rc == 1) {
@@ -385,7 +386,7 @@ int mc_cmd_report(int argc, char **argv)
 			"neither to slurmctld nor to slurmdbd (or Slurm does "
 			"not let you see it)%s%s\n", jv.job_id,
 			jv.note[0] ? ": " : "", jv.note);
-		slurm_free_ctl_conf(conf);
+		mc_free_ctl_conf(conf);
 		return MC_EXIT_REFUSED;
 	}
 	/* Slurm showed it; memcore shows it to its user and the admins. */
@@ -394,7 +395,7 @@ int mc_cmd_report(int argc, char **argv)
 			"yours: only its user, root and SlurmUser (%s) may "
 			"read its report\n", jv.job_id,
 			conf->slurm_user_name ? conf->slurm_user_name : "?");
-		slurm_free_ctl_conf(conf);
+		mc_free_ctl_conf(conf);
 		free(jv.admin_comment);
 		return MC_EXIT_REFUSED;
 	}
@@ -473,6 +474,6 @@ int mc_cmd_report(int argc, char **argv)
 		       "ran to its end under memcore's sampler\n");
 	}
 	free(jv.admin_comment);
-	slurm_free_ctl_conf(conf);
+	mc_free_ctl_conf(conf);
 	return n ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

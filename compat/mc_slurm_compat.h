@@ -42,4 +42,32 @@ static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
 #endif
 }
 
+/* The job calls of `memcore report` and mc_keep.c. Up to 24.11 (Debian
+ * 13's) a job is named by its id: slurm_load_job(resp, job_id, flags),
+ * job_desc_msg_t.job_id, slurm_free_ctl_conf; 26.05 (sid's) names it by a
+ * slurm_step_id_t (load, job_desc_msg_t.step_id) and frees the
+ * configuration with slurm_free_conf. Which release between them changed
+ * it is not checked here: 25.05 is taken, as for slurm_kill_job_step. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
+{
+	slurm_step_id_t id = {
+		.job_id = job_id,
+		.step_het_comp = NO_VAL,
+		.step_id = NO_VAL,
+	};
+
+	return slurm_load_job(resp, id, SHOW_ALL);
+}
+#define MC_JOB_DESC_SET_ID(d, id) ((d)->step_id.job_id = (id))
+#define mc_free_ctl_conf(c) slurm_free_conf(c)
+#else
+static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
+{
+	return slurm_load_job(resp, job_id, SHOW_ALL);
+}
+#define MC_JOB_DESC_SET_ID(d, id) ((d)->job_id = (id))
+#define mc_free_ctl_conf(c) slurm_free_ctl_conf(c)
+#endif
+
 #endif

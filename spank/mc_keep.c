@@ -37,6 +37,7 @@
 #include <slurm/spank.h>
 
 #include "mc_jobrec.h"
+#include "mc_slurm_compat.h"
 #include "mc_plugin.h"
 
 #define KEEP_TRIES 4
@@ -48,7 +49,7 @@ static int current(uint32_t job, char *buf, size_t len)
 	int rc = -1;
 
 	buf[0] = '\0';
-	if (slurm_load_job(&m, job, SHOW_ALL) != 0 || !m)
+	if (mc_load_job(&m, job) != 0 || !m)
 		return -1;
 	for (uint32_t i = 0; i < m->record_count; i++)
 		if (m->job_array[i].job_id == job) {
@@ -93,7 +94,7 @@ static void *keep(void *arg)
 				    MC_JOBREC_MAX) < 0)
 			break;
 		slurm_init_job_desc_msg(&d);
-		d.job_id = job;
+		MC_JOB_DESC_SET_ID(&d, job);
 		d.admin_comment = next;
 		if (slurm_update_job(&d) != 0) {
 			slurm_info("memcore: job %s: cannot keep the summary "
