@@ -127,7 +127,8 @@ static void step_name(uint32_t job, uint32_t step, char *buf, size_t len)
 
 /* From slurmdbd: the job's AdminComment (when slurmctld had none) and
  * every step's MaxRSS. 0, or -1 when slurmdbd does not know the job. */
-static int from_dbd(struct job_view *jv, bool need_comment)
+static int from_dbd(struct job_view *jv, const char *cluster,
+		    bool need_comment)
 {
 	slurmdb_job_cond_t cond;
 	slurm_selected_step_t *sel;
@@ -144,16 +145,31 @@ static int from_dbd(struct job_view *jv, bool need_comment)
 		return -1;
 	}
 	memset(&cond, 0, sizeof(cond));
-	cond.step_list = slurm_list_create(slurm_destroy_selected_step);
+	/* No destructor: libslurm's would xfree what calloc made. */
+	cond.step_list = slurm_list_create(NULL);
 	sel = calloc(1, sizeof(*sel));
+	if (!cond.step_list || !sel) {
+		free(sel);
+		slurmdb_connection_close(&db);
+		return -1;
+	}
 	sel->array_task_id = NO_VAL;
 	sel->het_job_offset = NO_VAL;
 	sel->step_id.job_id = jv->job_id;
 	sel->step_id.step_id = NO_VAL;
 	sel->step_id.step_het_comp = NO_VAL;
 	slurm_list_append(cond.step_list, sel);
+	/* This cluster's job, whenever it ran (sacct does the same). */
+	cond.cluster_list = slurm_list_create(NULL);
+	if (cond.cluster_list && cluster)
+		slurm_list_append(cond.cluster_list, (void *)cluster);
+	cond.flags = JOBCOND_FLAG_NO_TRUNC;
+	cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;	/* any (0 matches none) */
 	jobs = slurmdb_jobs_get(db, &cond);
 	slurm_list_destroy(cond.step_list);
+	if (cond.cluster_list)
+		slurm_list_destroy(cond.cluster_list);
+	free(sel);
 	if (jobs) {
 		it = slurm_list_iterator_create(jobs);
 		while ((j = slurm_list_next(it))) {
@@ -381,7 +397,7 @@ int mc_cmd_report(int argc, char **argv)
 		mc_free_ctl_conf(conf);
 		return MC_EXIT_REFUSED;
 	}
-	if (jv.accounting && from_dbd(&jv, rc == 1) < 0 && rc == 1) {
+	if (jv.accounting && from_dbd(&jv, conf->cluster_name, rc == 1) < 0 && rc == 1) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is known "
 			"neither to slurmctld nor to slurmdbd (or Slurm does "
 			"not let you see it)%s%s\n", jv.job_id,

@@ -9,7 +9,8 @@
 #     mc_cluster_start        # slurm.conf points at this slurmdbd
 #     sacct -j 12 ...
 #
-# The database runs without grant tables, reachable only on 127.0.0.1 at
+# AccountingStoragePass names munge's socket for slurmdbd's connections
+# (AuthInfo does not reach them on 22.05). The database runs without grant tables, reachable only on 127.0.0.1 at
 # its port and on its socket in $MC_WORK: a throwaway for one test.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -37,6 +38,7 @@ _mc_dbd_pick_ports
 MC_ACCOUNTING_LINES="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort=$MC_DBD_PORT
+AccountingStoragePass=$MC_MUNGE_SOCKET
 AccountingStorageEnforce=associations"
 MC_JOBACCT_GATHER=jobacct_gather/linux
 
@@ -79,9 +81,10 @@ StorageUser=root
 StorageLoc=slurm_acct_db
 EOF2
 	chmod 0600 "$MC_CONF_DIR/slurmdbd.conf"
-	_mc_spawn slurmdbd slurmdbd -D -f "$MC_CONF_DIR/slurmdbd.conf"
+	# slurmdbd reads slurmdbd.conf beside $SLURM_CONF (it has no -f).
+	_mc_spawn slurmdbd slurmdbd -D
 	_mc_wait_for 60 sacctmgr -n list cluster ||
-		{ mc_log "slurmdbd did not answer"; return 1; }
+		{ mc_log "slurmdbd did not answer: $(sacctmgr -n list cluster 2>&1)"; return 1; }
 	sacctmgr -i add cluster "$cluster" >/dev/null &&
 	sacctmgr -i add account mctest Cluster="$cluster" >/dev/null &&
 	sacctmgr -i add user root,nobody,daemon Account=mctest Cluster="$cluster" >/dev/null ||

@@ -53,11 +53,11 @@ rss=$(grep -oE "Slurm MaxRSS [0-9.]+ (MiB|GiB)" <<<"$MC_OUT" | awk '{ f = $4 == 
 # Independently: sacct's own MaxRSS of the step.
 sacct_rss=$(sacct -n -P -j "$job.0" -o MaxRSS --noconvert 2>/dev/null | head -n1)
 mc_log "sacct MaxRSS of $job.0: $sacct_rss; memcore report: ${rss} MiB"
-assert_eq "$((${sacct_rss%K} / 1024))" "$rss" "Slurm's MaxRSS beside it, as sacct has it"
+assert_eq "$((sacct_rss / 1048576))" "$rss" "Slurm's MaxRSS beside it, as sacct has it ($sacct_rss bytes)"
 [ -n "$rss" ] && [ "$rss" -ge 650 ]
 assert_eq 0 $? "MaxRSS (${rss} MiB) counts the mapped file, memcore's peak (${nr} MiB) does not"
 mc_run "$MEMCORE" report "$job" --json
-assert_eq "$((${sacct_rss%K} * 1024))" "$(jq -r '.steps[0].slurm_max_rss_bytes' <<<"$MC_OUT")" "--json: slurm_max_rss_bytes"
+assert_eq "$sacct_rss" "$(jq -r '.steps[0].slurm_max_rss_bytes' <<<"$MC_OUT")" "--json: slurm_max_rss_bytes"
 assert_eq "slurmdbd" "$(jq -r '.source' <<<"$MC_OUT")" "--json: the source"
 mc_run runuser -u daemon -- "$MEMCORE" report "$job"
 assert_eq 1 "$MC_RC" "another user is refused"
