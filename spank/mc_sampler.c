@@ -31,7 +31,7 @@ static void *run(void *arg)
 		bool ok, stop;
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-		ok = mc_sample_read(&s->src, &smp) == 0;	/* no lock held */
+		ok = s->read(&s->src, &smp) == 0;	/* no lock held */
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		pthread_mutex_lock(&s->mu);
 		s->own_cpu_ns += ts_ns(&c1) - ts_ns(&c0);
@@ -68,6 +68,15 @@ static void *run(void *arg)
 int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
 		     uint32_t interval_ms, char *err, size_t errlen)
 {
+	return mc_sampler_start_with(s, dir, version, interval_ms,
+				     mc_sample_read, err, errlen);
+}
+
+int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
+			  uint32_t interval_ms,
+			  int (*read)(struct mc_sample_src *, struct mc_sample *),
+			  char *err, size_t errlen)
+{
 	pthread_condattr_t ca;
 	pthread_attr_t at;
 	sigset_t all, old;
@@ -77,6 +86,7 @@ int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
 	if (mc_sample_open(&s->src, dir, version, err, errlen) < 0)
 		return -1;
 	s->interval_ms = interval_ms;
+	s->read = read;
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);
 	getrusage(RUSAGE_CHILDREN, &s->children_start);
 	pthread_mutex_init(&s->mu, NULL);
@@ -130,7 +140,7 @@ void mc_sampler_stop(struct mc_sampler *s, struct mc_peak *peak,
 
 			s->joined = true;
 			/* The CPU time up to the end, not the last sample. */
-			if (s->has_cpu && mc_sample_read(&s->src, &last) == 0 &&
+			if (s->has_cpu && s->read(&s->src, &last) == 0 &&
 			    last.has_cpu)
 				s->cpu_last_usec = last.cpu_usec;
 			mc_sample_close(&s->src);

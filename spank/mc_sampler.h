@@ -51,6 +51,8 @@ struct mc_sampler {
 	struct timespec t_start;	/* CLOCK_MONOTONIC */
 	uint64_t wall_usec;		/* start to stop */
 	struct rusage children_start;	/* v1: CPU of the reaped tasks */
+	/* mc_sample_read; tests give one that hangs (mc_sampler_start_with) */
+	int (*read)(struct mc_sample_src *src, struct mc_sample *out);
 };
 
 /*
@@ -60,6 +62,13 @@ struct mc_sampler {
  */
 int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
 		     uint32_t interval_ms, char *err, size_t errlen);
+
+/* mc_sampler_start with another reader than mc_sample_read (tests: one
+ * that hangs, as a stuck cgroup read would). */
+int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
+			  uint32_t interval_ms,
+			  int (*read)(struct mc_sample_src *, struct mc_sample *),
+			  char *err, size_t errlen);
 
 /*
  * Stop the thread (waiting MC_SAMPLER_JOIN_MS at most) and give its

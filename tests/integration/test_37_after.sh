@@ -11,7 +11,13 @@
 #      the 1 GiB peak, though its memory at the end is small;
 #  (c) an OOM-killed step: its summary names what held the memory;
 #  (d) always one line in slurmd's log, with or without --memcore=explain;
-#      Report=yes prints the summary unasked; SampleInterval=0: no samples.
+#      Report=yes prints the summary unasked; SampleInterval=0: no samples;
+#  (e) memcore report after the step, by the job's user, refused to another
+#      user, and what it says of a job slurmctld forgot without accounting;
+#  (f) the PrometheusTextfile: the counts of concurrent steps, refused and
+#      OOM-killed ones, none lost; parsed by promtool check metrics;
+#  (g) slurmstepd killed with SIGKILL while its sampler runs: nothing of
+#      it is left (process, threads, files) and the next step runs.
 # guest: yes  (tests/vm runs it in each guest: cgroup v2 has memory.peak)
 . "$(dirname "$0")/lib.sh"
 
@@ -52,8 +58,8 @@ policy
 # 3 GiB maps less, and says so.
 FILE_MIB=2048
 avail=$(awk '/^MemAvailable:/ { printf "%d", $2 / 1024 }' /proc/meminfo)
-if [ "$avail" -lt $((FILE_MIB + 800)) ]; then
-	FILE_MIB=$(((avail - 800) / 256 * 256))
+if [ "$avail" -lt $((FILE_MIB + 700)) ]; then
+	FILE_MIB=$(((avail - 700) / 128 * 128))
 	mc_log "(a) MemAvailable is ${avail} MiB: the step maps ${FILE_MIB} MiB, not 2048"
 fi
 d=$MC_WORK/tmp/dataset.bin
@@ -177,3 +183,33 @@ elif [ "${MC_GUEST_ONLY:-0}" = 1 ]; then
 else
 	mc_die "promtool missing (Debian's prometheus package: contrib/install-deps.sh check)"
 fi
+
+# --- (g) slurmstepd killed with SIGKILL while its sampler runs ---------------
+ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-before"
+timeout -k 5 60 srun -n1 --gpus=1 --mem=512M sh -c "echo JOB=\$SLURM_JOB_ID; exec $PROGS/mc_hold 64 30" \
+	>"$MC_WORK/tmp/g.out" 2>&1 </dev/null &
+srun_pid=$!
+stepd= task=
+for _ in $(seq 100); do
+	for p in $(pgrep -x slurmstepd); do	# ours: it carries our tag
+		_mc_tagged "$p" && grep -q '^slurmstepd: \[[0-9]*\.0\]' "/proc/$p/cmdline" 2>/dev/null && stepd=$p
+	done
+	[ -n "$stepd" ] && task=$(pgrep -P "$stepd" | head -n1)
+	[ -n "$task" ] && grep -q mc_hold "/proc/$task/cmdline" 2>/dev/null && break
+	task=
+	sleep 0.2
+done
+assert_ne "" "$task" "(g) the step's slurmstepd ($stepd) runs its task ($task)"
+mc_log "(g) slurmstepd $stepd has $(ls "/proc/$stepd/task" | wc -l) threads"
+kill -9 "$stepd"
+for _ in $(seq 50); do [ -e "/proc/$stepd" ] || break; sleep 0.1; done
+assert_eq "" "$(ls -d "/proc/$stepd" 2>/dev/null)" "(g) slurmstepd and every thread of it (the sampler's too) are gone"
+kill -9 "$task" 2>/dev/null	# its task, which nobody reaps now
+wait "$srun_pid" 2>/dev/null
+ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-after"
+assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(cat "$MC_WORK/tmp/prom-after")" "(g) no file left beside the textfile"
+mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
+assert_rc 0 "(g) the next step runs (Slurm keeps the killed one's job until it times out; memcore holds nothing)"
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples?" "(g) ... sampled, summarised"
+gjob=$(sed -n 's/^JOB=//p' "$MC_WORK/tmp/g.out")
+[ -n "$gjob" ] && scancel "$gjob"
