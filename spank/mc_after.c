@@ -130,9 +130,9 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	mc_summary_log_line(&a->usage, &a->advice, e->step_name, line,
 			    sizeof(line));
 	slurm_info("memcore: %s", line);
-	/* Kept with the job while slurmctld still lets it change. */
+	/* Kept with the job while slurmctld still lets it change: started
+	 * now, while the job runs, waited for only at exit. */
 	mc_keep_start(p);
-	mc_keep_wait(p, MC_KEEP_WAIT_MS);
 	if (!(p->opts.mode & MC_USER_EXPLAIN) && !a->report &&
 	    !a->usage.oom_kills)
 		return;

@@ -20,8 +20,9 @@ struct mc_keeper {
 	pthread_t thread;
 };
 
-/* How long the last task_exit waits for it, and then the exit hook. */
-#define MC_KEEP_WAIT_MS 300
+/* How long the exit hook waits for it (the last task_exit does not:
+ * three slurmctld round trips, 2-10 ms here, would lengthen every step's
+ * end as srun sees it). */
 #define MC_KEEP_EXIT_WAIT_MS 5000
 
 struct mc_after {

@@ -13,18 +13,22 @@
  * Setting AdminComment needs root or SlurmUser (Slurm's
  * validate_operator), which slurmstepd is at exit; the user cannot.
  *
- * When: slurmctld refuses to change a job that has finished, and a job
- * that srun started ends as soon as srun has its tasks' exit codes, which
- * can be before slurmstepd's exit hook; so the record goes out at the last
- * task_exit, from a thread of its own that the hook waits for KEEP_WAIT_MS
- * at most (a slow slurmctld never holds the step's end longer), and that
- * the exit hook waits for KEEP_EXIT_WAIT_MS more before slurmstepd ends.
+ * When: slurmctld refuses to change a job that has finished. The record
+ * goes out at the last task_exit, from a thread of its own, so that the
+ * step's end is not held up by slurmctld (three round trips), and the exit
+ * hook waits for it (MC_KEEP_EXIT_WAIT_MS at most) before slurmstepd ends.
+ * A step of a batch job (srun inside sbatch, and the batch step, whose end
+ * slurmctld learns after this exit hook) is kept; a step of an allocation
+ * that srun made itself ends with it, and when srun's end reaches
+ * slurmctld first the record is refused ("Job has already finished") and
+ * only slurmd's log line remains: said there.
  *
  * Several nodes and steps of a job end at once, and Slurm sets the whole
  * field: read, merge, write, read again to check that the record is
  * there, up to KEEP_TRIES times with a wait that differs per process.
  */
 #define _GNU_SOURCE	/* pthread_timedjoin_np */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +38,7 @@
 #include <unistd.h>
 
 #include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 #include <slurm/spank.h>
 
 #include "mc_jobrec.h"
@@ -77,7 +82,9 @@ static void *keep(void *arg)
 	static char cur[MC_JOBREC_MAX * 2], next[MC_JOBREC_MAX * 2];
 	char rec[MC_SUMMARY_RECORD_MAX + 1];
 	uint32_t job = p->step.job_id;
+	struct timespec t0, t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (mc_summary_record(&a->usage, &a->advice, p->step.step_name,
 			      p->step.host, rec, sizeof(rec)) < 0)
 		return NULL;
@@ -98,15 +105,22 @@ static void *keep(void *arg)
 		d.admin_comment = next;
 		if (slurm_update_job(&d) != 0) {
 			slurm_info("memcore: job %s: cannot keep the summary "
-				   "with the job (AdminComment): %m",
-				   p->step.step_name);
+				   "with the job (AdminComment): %m%s",
+				   p->step.step_name,
+				   errno == ESLURM_JOB_FINISHED
+				   ? " (an allocation srun made ends with its "
+				     "step: run steps in sbatch or salloc to "
+				     "keep them)" : "");
 			return NULL;
 		}
 		if (current(job, cur, sizeof(cur)) == 0 &&
 		    mc_jobrec_has(cur, rec)) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
 			slurm_debug("memcore: job %s: summary kept in the "
-				    "job's AdminComment (%zu bytes)",
-				    p->step.step_name, strlen(cur));
+				    "job's AdminComment (%zu bytes) in %ld us",
+				    p->step.step_name, strlen(cur),
+				    (long)((t1.tv_sec - t0.tv_sec) * 1000000L +
+					   (t1.tv_nsec - t0.tv_nsec) / 1000));
 			return NULL;
 		}
 	}

@@ -115,26 +115,31 @@ assert_contains "$MC_ERR" "no samples: SampleInterval=0" "(d) SampleInterval=0: 
 # --- (e) memcore report, after the step, by the job's user only ------------
 mc_small_policy
 printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
-mc_run runuser -u nobody -- srun -n1 --gpus=1 --mem=1G --chdir=/tmp sh -c \
-	"echo JOB=\$SLURM_JOB_ID; $PROGS/mc_hold 200 2"
-assert_rc 0 "(e) a step of user nobody runs"
-job=$(sed -n 's/^JOB=//p' <<<"$MC_OUT")
-sleep 1	# slurmstepd keeps the record at its exit, after srun returns
+# A batch job of user nobody with one GPU step in it (srun inside sbatch:
+# a step of an allocation srun makes itself ends with its job, see
+# memcore(8)); the batch step, on the GPU too, is a second record.
+out=/tmp/mc_test37_$$.out
+mc_at_exit "rm -f $out"
+job=$(runuser -u nobody -- sbatch --parsable --gpus=1 --mem=1G --chdir=/tmp -o "$out" \
+	--wrap "srun -n1 --gpus=1 --mem=1G $PROGS/mc_hold 200 2" </dev/null)
+assert_match "$job" "^[0-9]+$" "(e) a batch job of user nobody is submitted"
+assert_eq COMPLETED "$(mc_wait_job "$job")" "(e) it completes"
 mc_run runuser -u nobody -- "$MEMCORE" report "$job"
 mc_log "(e) memcore report $job as nobody: $MC_OUT $MC_ERR"
 assert_rc 0 "(e) memcore report by the job's user"
-assert_match "$MC_OUT" "memcore: job $job \(user nobody, (COMPLETED|RUNNING)\), from slurmctld: 1 step-node summary" "(e) the job, its user and where it came from"
+assert_match "$MC_OUT" "memcore: job $job \(user nobody, COMPLETED\), from slurmctld: 2 step-node summaries" "(e) the job, its user and where it came from: the GPU step and the batch step"
 assert_match "$MC_OUT" "step $job\.0 on mc-node1 used \([0-9]+ samples, every 500 ms" "(e) the step and node"
-nr=$(mib "$MC_OUT" "non-reclaimable")
-between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak (${nr} MiB) is the 200 MiB the step held"
+nr=$(mib "$(sed -n "/step $job\.0 on/,/Slurm MaxRSS/p" <<<"$MC_OUT")" "non-reclaimable")
+between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak of step $job.0 (${nr} MiB) is the 200 MiB it held"
 assert_contains "$MC_OUT" "Slurm MaxRSS not available (no accounting)" "(e) no MaxRSS without accounting, said so"
 assert_contains "$MC_OUT" "without accounting (AccountingStorageType=accounting_storage/none) Slurm keeps no step statistics" "(e) ... and why"
-assert_contains "$(scontrol show job "$job")" "AdminComment=memcore1:$job.0@mc-node1:" "(e) kept in the job's AdminComment, where Slurm shows it"
+assert_match "$(scontrol show job "$job")" "AdminComment=memcore1:.*$job\.0@mc-node1:" "(e) kept in the job's AdminComment, where Slurm shows it"
 mc_run "$MEMCORE" report "$job" --json
 assert_rc 0 "(e) --json as root"
-assert_eq "$(($(mib "$(printf '%s MiB non-reclaimable' "$(jq -r '.steps[0].peak_nonreclaimable_bytes / 1048576' <<<"$MC_OUT")")" "non-reclaimable")))" "$nr" "(e) --json has the same peak"
-assert_eq "mc-node1" "$(jq -r '.steps[0].node' <<<"$MC_OUT")" "(e) --json names the node"
-assert_eq "null" "$(jq -r '.steps[0].slurm_max_rss_bytes' <<<"$MC_OUT")" "(e) --json: no MaxRSS without accounting"
+st=$(jq -c ".steps[] | select(.step == \"$job.0\")" <<<"$MC_OUT")
+assert_eq "$nr" "$(jq -r '.peak_nonreclaimable_bytes / 1048576 | floor' <<<"$st")" "(e) --json has the same peak"
+assert_eq "mc-node1" "$(jq -r '.node' <<<"$st")" "(e) --json names the node"
+assert_eq "null" "$(jq -r '.slurm_max_rss_bytes' <<<"$st")" "(e) --json: no MaxRSS without accounting"
 mc_run runuser -u daemon -- "$MEMCORE" report "$job"
 assert_eq 1 "$MC_RC" "(e) another user is refused"
 assert_contains "$MC_ERR" "job $job is not yours: only its user, root and SlurmUser" "(e) ... saying why"

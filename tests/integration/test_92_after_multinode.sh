@@ -23,11 +23,12 @@ mib() {
 }
 between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
-mc_run srun -N2 -n2 --gpus-per-node=1 --mem=1G --memcore=explain sh -c \
-	"echo JOB=\$SLURM_JOB_ID; $PROGS/mc_hold \$((100 + 100 * SLURM_NODEID)) 3"
-mc_log "stderr: $MC_ERR"
-assert_rc 0 "a 2-node step runs"
-job=$(sed -n 's/^JOB=//p' <<<"$MC_OUT" | head -n1)
+# In a batch job (a step of an allocation srun makes itself ends with it).
+job=$(mc_sbatch -N2 --gpus-per-node=1 --mem=1G --wrap "srun -N2 -n2 --gpus-per-node=1 --mem=1G \
+	--memcore=explain sh -c '$PROGS/mc_hold \$((100 + 100 * SLURM_NODEID)) 3'")
+assert_eq COMPLETED "$(mc_wait_job "$job")" "a batch job with a 2-node step completes"
+MC_ERR=$(cat "$(mc_job_out "$job")")
+mc_log "output: $MC_ERR"
 assert_match "$MC_ERR" "memcore: step $job\.0 on mc-n1 used" "a summary for mc-n1"
 assert_match "$MC_ERR" "memcore: step $job\.0 on mc-n2 used" "a summary for mc-n2"
 n1=$(mib "$MC_ERR" mc-n1) n2=$(mib "$MC_ERR" mc-n2)
@@ -37,9 +38,9 @@ sleep 1
 mc_run "$MEMCORE" report "$job"
 mc_log "report: $MC_OUT"
 assert_rc 0 "memcore report of the 2-node job"
-assert_contains "$MC_OUT" "2 step-node summaries" "both nodes kept, though their slurmstepds ended together"
-r1=$(mib "$MC_OUT" mc-n1) r2=$(mib "$MC_OUT" mc-n2)
+assert_contains "$MC_OUT" "3 step-node summaries" "both nodes of step $job.0 kept, though their slurmstepds ended together, and the batch step"
+r1=$(mib "$(sed "/$job\.batch/,/Slurm MaxRSS/d" <<<"$MC_OUT")" mc-n1) r2=$(mib "$MC_OUT" mc-n2)
 assert_eq "$n1" "$r1" "the report's mc-n1 peak is the one the step printed"
 assert_eq "$n2" "$r2" "the report's mc-n2 peak is the one the step printed"
 mc_run "$MEMCORE" report "$job" --json
-assert_eq "mc-n1 mc-n2" "$(jq -r '[.steps[].node] | sort | join(" ")' <<<"$MC_OUT")" "--json: one entry per node"
+assert_eq "mc-n1 mc-n2" "$(jq -r "[.steps[] | select(.step == \"$job.0\") | .node] | sort | join(\" \")" <<<"$MC_OUT")" "--json: one entry per node of step $job.0"
