@@ -25,6 +25,8 @@ MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
 MC_REAL_MEMORY=20000 MC_GPUS=2
 MC_JOBACCT_GATHER=jobacct_gather/linux
 MC_SLURM_CONF_LINES="JobAcctGatherFrequency=task=1"
+# Writing 2 GiB takes minutes in a TCG guest.
+MC_CMD_TIMEOUT=300
 PROGS=$MEMCORE_BUILD/progs
 MEMCORE=$MEMCORE_BUILD/memcore
 MIB=$((1 << 20))
@@ -196,12 +198,13 @@ timeout -k 5 60 srun -n1 --gpus=1 --mem=512M sh -c "echo JOB=\$SLURM_JOB_ID; exe
 srun_pid=$!
 stepd= task=
 for _ in $(seq 100); do
-	for p in $(pgrep -x slurmstepd); do	# ours: it carries our tag
-		_mc_tagged "$p" && grep -q '^slurmstepd: \[[0-9]*\.0\]' "/proc/$p/cmdline" 2>/dev/null && stepd=$p
+	for p in $(pgrep -x slurmstepd); do	# ours (our tag), the one whose child is the task
+		_mc_tagged "$p" || continue
+		for c in $(pgrep -P "$p"); do
+			grep -q mc_hold "/proc/$c/cmdline" 2>/dev/null && stepd=$p task=$c
+		done
 	done
-	[ -n "$stepd" ] && task=$(pgrep -P "$stepd" | head -n1)
-	[ -n "$task" ] && grep -q mc_hold "/proc/$task/cmdline" 2>/dev/null && break
-	task=
+	[ -n "$task" ] && break
 	sleep 0.2
 done
 assert_ne "" "$task" "(g) the step's slurmstepd ($stepd) runs its task ($task)"
