@@ -24,7 +24,8 @@ static const struct {
 	[MC_OPT_OFFLOAD] = { "offload", "MEMCORE_OFFLOAD",
 		"none|optimizer|all", "DeepSpeed ZeRO offload to host RAM" },
 	[MC_OPT_MODE] = { "memcore", "MEMCORE_MODE", "explain|warn",
-		"explain: print the RAM/core plan even when the step fits; "
+		"explain: print the RAM/core plan even when the step fits, "
+		"and at its end what it used and what to ask next time; "
 		"warn: run a misfit step with a warning, where the site "
 		"allows it" },
 	[MC_OPT_LARGEST_LAYER] = { "largest-layer-params",

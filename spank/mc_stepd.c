@@ -251,6 +251,10 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			 s->step_name, why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
 		keep(p, -1, false, err);
+		/* Counted in the cluster view as refused. */
+		p->after.judged = p->after.refused = true;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
 		return;
 	}
 
@@ -290,6 +294,25 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				   i ? "\n" : "", j.e.line[i]);
 	}
 	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
+	{
+		/* What the summary at the step's end compares with. */
+		struct mc_used *u = &p->after.usage;
+
+		p->after.judged = true;
+		p->after.refused = refuse;
+		u->asked_bytes = alloc.mem_bytes;
+		u->mem_form = alloc.mem_form;
+		u->gpus = req.gpus;
+		u->workers = req.dataloader_workers;
+		u->cores_allocated = j.v.cores_allocated;
+		u->rule_bytes = j.v.ram_needed_bytes;
+		u->rule_cores = j.v.cores_needed;
+		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
+		p->after.sample_interval_ms = pol.sample_interval_ms;
+		p->after.report = pol.report;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
+	}
 	{
 		char need[32], have[32];
 

@@ -39,6 +39,9 @@
 : "${MC_CGROUP_CONF_LINES:=}"          # extra cgroup.conf lines
 : "${MC_CGROUP_CONF_EXTRA:=}"          # more cgroup.conf lines, always after those (tests override
                                        # MC_CGROUP_CONF_LINES; the guests set IgnoreSystemd=yes here)
+: "${MC_JOBACCT_GATHER:=jobacct_gather/none}"  # slurm.conf JobAcctGatherType (MaxRSS: jobacct_gather/linux)
+: "${MC_ACCOUNTING_LINES:=AccountingStorageType=accounting_storage/none}"  # replaced by a slurmdbd's lines (lib_slurmdbd.sh)
+: "${MC_MIN_JOB_AGE:=300}"               # slurm.conf MinJobAge: s an ended job stays in slurmctld
 : "${MC_DEF_MEM_PER_CPU:=}"            # slurm.conf DefMemPerCPU (empty: Slurm default)
 : "${MC_SLURM_CONF_LINES:=}"           # extra slurm.conf lines (appended last)
 : "${MC_PLUGSTACK_LINES:=}"            # plugstack.conf content
@@ -326,11 +329,11 @@ ProctrackType=$proctrack
 TaskPlugin=$MC_TASK_PLUGIN
 SlurmdParameters=config_overrides
 ReturnToService=2
-MinJobAge=300
+MinJobAge=$MC_MIN_JOB_AGE
 MpiDefault=none
 SwitchType=switch/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+JobAcctGatherType=$MC_JOBACCT_GATHER
+$MC_ACCOUNTING_LINES
 JobCompType=jobcomp/none
 MailProg=/bin/true
 SlurmctldTimeout=30
@@ -522,6 +525,10 @@ mc_cluster_start() {
 	munge -S "$MC_MUNGE_SOCKET" -n </dev/null | unmunge -S "$MC_MUNGE_SOCKET" >/dev/null 2>&1 \
 		|| { mc_dump_logs; mc_die "munge round trip failed on $MC_MUNGE_SOCKET"; }
 
+	# Daemons slurmctld needs first (lib_slurmdbd.sh: MariaDB, slurmdbd).
+	if declare -F mc_hook_before_slurmctld >/dev/null; then
+		mc_hook_before_slurmctld || { mc_dump_logs 60; mc_die "mc_hook_before_slurmctld failed"; }
+	fi
 	# slurmctld: clean state (-c), foreground (-D) so we own it
 	_mc_spawn slurmctld slurmctld -D -c -i -f "$SLURM_CONF"
 	for ((i = 0; i < 100; i++)); do
@@ -564,6 +571,10 @@ _mc_stop_daemons() {
 		pids=(); p=$(_mc_pid_of "$p") && pids+=("$p")
 		_mc_kill_wait TERM "${pids[@]}"
 	done
+	# what mc_hook_before_slurmctld started, stopped in order
+	if declare -F mc_hook_after_slurmctld_stop >/dev/null; then
+		mc_hook_after_slurmctld_stop
+	fi
 	# leftover slurmstepd (and their tasks): anything with our tag
 	# shellcheck disable=SC2046
 	_mc_kill_wait KILL $(_mc_tagged_pids | tr ' ' '\n' | grep -v "^$(cat "$MC_WORK/run/munged.pid" 2>/dev/null)\$")
