@@ -93,10 +93,12 @@ $(B)/libmemcore.a: $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# The plugin exports only the SPANK symbols (spank/memcore.map).
+# The plugin exports only the SPANK symbols (spank/memcore.map). -z nodelete:
+# a sampler thread stuck in a cgroup read keeps its code mapped after
+# slurmstepd's dlclose (spank/mc_sampler.h).
 $(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
-	$(CC) -shared -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
-	  -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
+	$(CC) -shared -pthread -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
+	  -Wl,-z,nodelete -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
 
 # Only the command links libslurm (node facts from slurmctld); memcore.so
 # never does: slurmstepd must not load a second copy of Slurm.

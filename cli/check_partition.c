@@ -157,6 +157,14 @@ static bool judge_shape(const struct mc_policy *p,
 		s->mem_source = MC_MEM_SRC_NONE;
 	}
 	r.gpu_memory_bytes = s->gpu_memory_bytes;
+	/* A shard or MPS step: its share of this node's cards. */
+	if (r.use.share_kind && s->rec->gpus) {
+		uint32_t per = (r.use.share_kind == 1 ? s->rec->shards
+				: s->rec->mps) / s->rec->gpus;
+
+		mc_share_apply(&r, per ? per : r.use.share_kind == 1 ?
+			       p->shards_per_gpu : 0);
+	}
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
 	r.unified_memory = node.unified_memory;

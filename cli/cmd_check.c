@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_facts.h"
+#include "mc_jobfiles.h"
 #include "mc_judge.h"
 #include "mc_opts.h"
 #include "mc_parse.h"
@@ -64,6 +65,31 @@ static void check_usage(FILE *out)
 "                            whole model)\n"
 "  --zero-init yes|no        model built under deepspeed.zero.Init (default:\n"
 "                            the policy's ZeroInit)\n"
+"  --deepspeed-config FILE   the job's ds_config.json: stage, offload devices\n"
+"                            (nvme: pinned buffers only), cpu_checkpointing,\n"
+"                            micro-batch, bf16/fp16, 16-bit gather on save\n"
+"  --model-config FILE       the model's Hugging Face config.json: parameters,\n"
+"                            largest layer, layers, hidden size (llama,\n"
+"                            mistral, qwen2, gpt2, gptj); options override\n"
+"  --model-dtype fp32|bf16|fp16  dtype each rank builds the model in without\n"
+"                            ZeRO (default fp32)\n"
+"  --model-load per-rank|rank0|meta  who builds the model on the host without\n"
+"                            ZeRO (default per-rank)\n"
+"  --checkpoint-save none|rank0|all  a consolidated checkpoint gathered in host\n"
+"                            RAM (FSDP FULL_STATE_DICT offload_to_cpu)\n"
+"  --save-optimizer yes|no   ... with the optimizer state (Adam, 8 B/param)\n"
+"  --cpu-checkpointing yes|no  DeepSpeed activation checkpoints in host RAM\n"
+"  --seq-len N               sequence length (activation offload)\n"
+"  --micro-batch N           micro-batch per GPU (activation offload)\n"
+"  --model-parallel N        model-parallel degree (partition_activations)\n"
+"  --ram-per-worker SIZE     RAM per DataLoader worker for this job, within\n"
+"                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
+"  --shards N                a --gres=shard:N step: sized by its share of\n"
+"                            the card (shards per GPU from the node's Gres,\n"
+"                            --shards-per-gpu, or the policy's ShardsPerGpu)\n"
+"  --shards-per-gpu N        shards of one GPU (instead of the node's Gres)\n"
+"  --mps N                   a --gres=mps:N step: N of the GPU's MPS count\n"
+"                            (the node's Gres mps, else 100 per GPU)\n"
 "  --slurm-options JSON      the whole request as Slurm's cli_filter has it\n"
 "                            (slurm.json_cli_options(); \"spank:NAME\" for\n"
 "                            memcore's options, MEMCORE_* for the rest): what\n"
@@ -92,6 +118,7 @@ enum {
 	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
 	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE, OPT_SLURM_OPTIONS,
+	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
 };
@@ -119,6 +146,28 @@ static const struct option check_options[] = {
 	{ "largest-layer-params", required_argument, NULL,
 	  OPT_USER + MC_OPT_LARGEST_LAYER },
 	{ "zero-init", required_argument, NULL, OPT_USER + MC_OPT_ZERO_INIT },
+	{ "deepspeed-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_DS_CONFIG },
+	{ "model-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_CONFIG },
+	{ "model-dtype", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_DTYPE },
+	{ "model-load", required_argument, NULL, OPT_USER + MC_OPT_MODEL_LOAD },
+	{ "checkpoint-save", required_argument, NULL, OPT_USER + MC_OPT_SAVE },
+	{ "save-optimizer", required_argument, NULL,
+	  OPT_USER + MC_OPT_SAVE_OPTIM },
+	{ "cpu-checkpointing", required_argument, NULL,
+	  OPT_USER + MC_OPT_CPU_CKPT },
+	{ "seq-len", required_argument, NULL, OPT_USER + MC_OPT_SEQ_LEN },
+	{ "micro-batch", required_argument, NULL,
+	  OPT_USER + MC_OPT_MICRO_BATCH },
+	{ "model-parallel", required_argument, NULL,
+	  OPT_USER + MC_OPT_MODEL_PARALLEL },
+	{ "ram-per-worker", required_argument, NULL,
+	  OPT_USER + MC_OPT_RAM_PER_WORKER },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "shards-per-gpu", required_argument, NULL, OPT_SHARDS_PER_GPU },
+	{ "mps", required_argument, NULL, OPT_MPS },
 	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -129,6 +178,7 @@ struct check_args {
 	struct mc_cli_common common;
 	struct mc_opts opts;		/* user options, as the plugin's */
 	uint32_t gpus, cores, cpus, job_cores, nodes, tasks;
+	uint32_t shards, shards_per_gpu, mps;
 	uint64_t mem_bytes, gpu_memory_bytes;
 	bool gpus_set, mem_set, cores_set, cpus_set, gpu_memory_set;
 	uint64_t mig_bytes;		/* from --gpu-type's MIG profile */
@@ -188,6 +238,19 @@ static int parse_value(int opt, const char *name, const char *v,
 		rc = mc_parse_count(v, 1u << 20, &a->job_cores, err,
 				    sizeof(err));
 		break;
+	case OPT_SHARDS:
+	case OPT_SHARDS_PER_GPU:
+	case OPT_MPS: {
+		uint32_t *n = opt == OPT_SHARDS ? &a->shards
+			: opt == OPT_MPS ? &a->mps : &a->shards_per_gpu;
+
+		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
+		if (!rc && !*n) {
+			snprintf(err, sizeof(err), "must be at least 1");
+			rc = -1;
+		}
+		break;
+	}
 	case OPT_NODES:
 	case OPT_TASKS: {
 		uint32_t *n = opt == OPT_NODES ? &a->nodes : &a->tasks;
@@ -230,7 +293,8 @@ static bool same_values(const struct check_args *x,
 	return x->gpus == y->gpus &&
 	       x->cpus == y->cpus && x->tasks == y->tasks &&
 	       x->cores == y->cores && x->job_cores == y->job_cores &&
-	       x->nodes == y->nodes &&
+	       x->nodes == y->nodes && x->shards == y->shards &&
+	       x->shards_per_gpu == y->shards_per_gpu && x->mps == y->mps &&
 	       x->mem_bytes == y->mem_bytes &&
 	       x->gpu_memory_bytes == y->gpu_memory_bytes;
 }
@@ -331,7 +395,9 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		snprintf(why, why_len, "%s", g.why);
 		return false;
 	}
-	req->gpus = g.gpus;
+	/* A shard or MPS job drives one shared card (its share sized by
+	 * mc_share_apply). */
+	req->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
 	*alloc = g.alloc;
 	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
 	alloc->mem_source = mem_source;
@@ -426,6 +492,7 @@ int mc_cmd_check(int argc, char **argv)
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	struct mc_ctld_nodes ctld = { .n = 0 };
+	static struct mc_jobfiles files;
 	struct mc_policy p;
 	struct mc_request req = { 0 };
 	struct mc_node node;
@@ -491,6 +558,11 @@ int mc_cmd_check(int argc, char **argv)
 		a.gpus_set = true;
 		a.gpus = !mc_slurm_job_has_gpus(&ja.job) ? 0
 			 : ja.job.gpus_per_node ? ja.job.gpus_per_node : 1;
+		/* --gres=shard:N / mps:N: a share of one card. */
+		if (ja.job.shards)
+			a.shards = ja.job.shards;
+		else if (ja.job.mps)
+			a.mps = ja.job.mps;
 		a.nodes = ja.job.nodes_min ? ja.job.nodes_min : 1;
 		if (ja.job.gpu_type[0])
 			a.gpu_type = ja.job.gpu_type;
@@ -509,11 +581,28 @@ int mc_cmd_check(int argc, char **argv)
 				a.common.partition = part;
 		}
 	}
+	/* A shard or MPS step shares one card. */
+	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
+		a.gpus = 1;
+		a.gpus_set = true;
+	}
 	if (!a.gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
 	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
-	if (mc_opts_check(&a.opts, err, sizeof(err)) < 0)
+	if (!mc_opts_name_files(&a.opts) &&
+	    mc_opts_check(&a.opts, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
+	/* The job's own files, read as the user who runs this (the
+	 * cli_filter runs it in the user's sbatch/srun/salloc). */
+	if (mc_jobfiles_load(&a.opts, &files, err, sizeof(err)) < 0 ||
+	    mc_jobfiles_check(&files, &a.opts, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
+	if (a.shards && a.mps)
+		return mc_cli_usage_error("check: --shards and --mps exclude "
+					  "each other");
+	if (a.shards_per_gpu && !a.shards)
+		return mc_cli_usage_error("check: --shards-per-gpu needs "
+					  "--shards");
 	if (a.cores_set && a.cpus_set)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",
@@ -554,12 +643,21 @@ int mc_cmd_check(int argc, char **argv)
 	req.nodes = a.nodes;
 	req.unified_memory = node.unified_memory;
 	mc_opts_request(&a.opts, &p, &req);
+	req.use.ranks = a.tasks;
+	mc_jobfiles_apply(&files, &a.opts, &p, &req);
 	/* The one resolver: --gpu-memory, else the node's, a MIG slice
 	 * sized as a slice (--gpu-type), else GpuTypeMemory=/GpuMemory=. */
 	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
 		? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
 					       a.gpu_type);
+	/* A shard or MPS step: its share of the card (the node's Gres
+	 * counts, per shape, when the nodes come from slurmctld). */
+	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
+	req.use.share_count = a.shards ? a.shards : a.mps;
+	req.use.share_per_gpu = a.shards_per_gpu;
+	if (req.use.share_kind && !ctld.n)
+		mc_share_apply(&req, a.shards ? p.shards_per_gpu : 0);
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);

@@ -27,6 +27,9 @@ static void usage(FILE *out)
 "  plan    which cores each GPU's task and DataLoader workers get\n"
 "  usage   a cgroup's memory: non-reclaimable use apart from page cache\n"
 "  keys    the memcore.conf keys and the values each takes\n"
+"  report  what each step of a job used on each node, what to ask next\n"
+"          time, Slurm's MaxRSS beside it (after the job, its user or an\n"
+"          admin)\n"
 "\n"
 "Run 'memcore <command> --help' for its options; see memcore(8).\n");
 }
@@ -83,6 +86,8 @@ int main(int argc, char **argv)
 		return mc_cmd_usage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "keys"))
 		return mc_cmd_keys(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return mc_cmd_report(argc - 1, argv + 1);
 	mc_cli_usage_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return MC_EXIT_USAGE;

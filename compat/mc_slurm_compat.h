@@ -42,22 +42,32 @@ static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
 #endif
 }
 
-/* slurmctld's record of job job_id into *resp (free it with
- * slurm_free_job_info_msg): the job id as a uint32_t up to 24.11, a
- * slurm_step_id_t (with the sluid) in 26.05's header; the releases between
- * are not among those built here, so the newer form is taken from 26.05.
- * Returns what slurm_load_job returns (0, or -1 with errno). */
+/* The job calls of `memcore report`, mc_keep.c and the multi-node kill.
+ * Up to 24.11 (Debian 13's) a job is named by its id: slurm_load_job(resp,
+ * job_id, flags), job_desc_msg_t.job_id; 26.05 (sid's) names it by a
+ * slurm_step_id_t (load, job_desc_msg_t.step_id). Which release between
+ * them changed it is not checked here: 25.05 is taken, as for
+ * slurm_kill_job_step. mc_load_job returns what slurm_load_job returns (0,
+ * or -1 with errno); free *resp with slurm_free_job_info_msg. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
 static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
-	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+	slurm_step_id_t id = {
+		.job_id = job_id,
+		.step_het_comp = NO_VAL,
+		.step_id = NO_VAL,
+	};
 
-	id.job_id = job_id;
 	return slurm_load_job(resp, id, SHOW_ALL);
-#else
-	return slurm_load_job(resp, job_id, SHOW_ALL);
-#endif
 }
+#define MC_JOB_DESC_SET_ID(d, id) ((d)->step_id.job_id = (id))
+#else
+static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
+{
+	return slurm_load_job(resp, job_id, SHOW_ALL);
+}
+#define MC_JOB_DESC_SET_ID(d, id) ((d)->job_id = (id))
+#endif
 
 /*
  * Free what slurm_load_ctl_conf() gave: slurm_free_ctl_conf() up to 24.11

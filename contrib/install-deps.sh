@@ -24,12 +24,16 @@ build=(build-essential pkg-config binutils
 	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev)
 cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
 	util-linux)
+# slurmdbd, mariadb-server: test_38 starts Slurm accounting of its own
+# (memcore report after slurmctld forgot the job, Slurm's MaxRSS);
+# prometheus: its promtool parses memcore's node_exporter textfile.
 # libhwloc-plugins: what libhwloc15 recommends, as nodes have it; without
 # it hwloc parses XML with its built-in reader, which leaks on the
 # malformed topologies the tests feed it (make sanitize fails).
 tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
 	groff-base clang libclang-rt-14-dev valgrind strace
-	debhelper dpkg-dev fakeroot libhwloc-plugins)
+	debhelper dpkg-dev fakeroot libhwloc-plugins
+	slurmdbd mariadb-server prometheus)
 deb=(debhelper dpkg-dev fakeroot)
 vm=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs xz-utils
 	debian-archive-keyring curl)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -63,6 +64,14 @@ const struct mc_key mc_keys[] = {
 	{ "NodeGpus",             MC_KEY_COUNT, F(node_gpus),             0, MC_MAX_GPUS, false, NULL,      true },
 	{ "GpuTypeMemory",        MC_KEY_GPU_TYPES, F(gpu_type_memory),   0, P1, false, NULL,               true },
 	{ "UnifiedMemory",        MC_KEY_WORD,  F(unified_memory),        0, 0, false, mc_unified_words,    true },
+	/* A job's --ram-per-worker lies within these (mc_terms.h). */
+	{ "MinRamPerWorker",      MC_KEY_SIZE,  F(min_ram_per_worker_bytes), 0, P1, false, NULL,            true },
+	{ "MaxRamPerWorker",      MC_KEY_SIZE,  F(max_ram_per_worker_bytes), 0, P1, false, NULL,            true },
+	{ "OffloadCoresPerGpu",   MC_KEY_COUNT, F(offload_cores_per_gpu), 0, 1024, false, NULL,             true },
+	{ "ShardsPerGpu",         MC_KEY_COUNT, F(shards_per_gpu),        0, 1u << 20, false, NULL,         true },
+	{ "SampleInterval",       MC_KEY_DURATION, F(sample_interval_ms), MC_SAMPLE_INTERVAL_MIN_MS, 3600000, false, NULL, true },
+	{ "Report",               MC_KEY_BOOL,  F(report),                0, 0, false, NULL,                true },
+	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, NULL,                false },
 };
 
 #undef F
@@ -100,7 +109,14 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->node_ram_bytes = 0;
 	p->node_cores = 0;
 	p->node_gpus = 0;
+	p->min_ram_per_worker_bytes = (uint64_t)512 << 20;
+	p->max_ram_per_worker_bytes = (uint64_t)128 << 30;
+	p->offload_cores_per_gpu = 2;	/* memcore.conf(5): CPU Adam */
+	p->shards_per_gpu = 0;		/* unknown */
 	p->unified_memory = MC_UNIFIED_AUTO;
+	p->sample_interval_ms = MC_SAMPLE_INTERVAL_DEFAULT_MS;
+	p->report = 0;
+	p->prometheus_textfile[0] = '\0';
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -221,8 +237,41 @@ const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
 	case MC_KEY_GPU_TYPES:
 		mc_appendf(buf, len, &n, "TYPE:SIZE[,TYPE:SIZE...]");
 		break;
+	case MC_KEY_DURATION:
+		mc_appendf(buf, len, &n, "DURATION (0 = off, or %.0fms to "
+			   "%.0fs)", k->min, k->max / 1000);
+		break;
 	}
 	return buf;
+}
+
+/* A DURATION key: "0" (off), "N" or "Ns" seconds, "Nms" milliseconds. */
+static int set_duration_ms(uint32_t *field, const struct mc_key *key,
+			   const char *v, char *why, size_t whylen)
+{
+	unsigned long long n;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return mc_err(why, whylen, "expected a duration such as 1s "
+			      "or 500ms, or 0 for off");
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n > (unsigned long long)key->max)
+		return mc_err(why, whylen, "too large (at most %.0fs)",
+			      key->max / 1000);
+	if (!*end || !strcmp(end, "s"))
+		n *= 1000;
+	else if (strcmp(end, "ms"))
+		return mc_err(why, whylen, "unknown unit '%s' (s or ms)", end);
+	if (n > (unsigned long long)key->max)
+		return mc_err(why, whylen, "too large (at most %.0fs)",
+			      key->max / 1000);
+	if (n && n < (unsigned long long)key->min)
+		return mc_err(why, whylen, "below %.0fms: the sampler would "
+			      "cost the step more than it tells", key->min);
+	*field = (uint32_t)n;
+	return 0;
 }
 
 /* Parse value for key k into p; on error, a bare reason in why. */
@@ -283,6 +332,8 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 	case MC_KEY_GPU_TYPES:
 		return set_gpu_type_memory((struct mc_gpu_types *)field, v,
 					   why, whylen);
+	case MC_KEY_DURATION:
+		return set_duration_ms((uint32_t *)field, key, v, why, whylen);
 	}
 	return mc_err(why, whylen, "unknown key");
 }

@@ -36,6 +36,11 @@
 /* GpuTypeMemory=: at most this many types, each name shorter than this. */
 #define MC_GPU_TYPES_MAX 16
 #define MC_GPU_TYPE_NAME_MAX 32
+/* SampleInterval=: the default, and the shortest accepted. One sample
+ * costs about 10 us of CPU on the test machine (make bench, sample_cpu_us): at 1 s that
+ * is 0.001% of one core. */
+#define MC_SAMPLE_INTERVAL_DEFAULT_MS 1000
+#define MC_SAMPLE_INTERVAL_MIN_MS 100
 
 enum mc_mode { MC_MODE_ENFORCE = 0, MC_MODE_WARN, MC_MODE_OFF };
 enum mc_bind { MC_BIND_NUMA = 0, MC_BIND_NONE };
@@ -90,6 +95,21 @@ struct mc_policy {
 	/* GPU memory is host RAM, one pool (AMD MI300A APUs): auto detects
 	 * it from the GPUs' PCI ids. */
 	enum mc_unified unified_memory;	/* UnifiedMemory=auto */
+	/* A job's --ram-per-worker must lie within these (mc_terms.h). */
+	uint64_t min_ram_per_worker_bytes;	/* MinRamPerWorker=512M */
+	uint64_t max_ram_per_worker_bytes;	/* MaxRamPerWorker=128G */
+	/* Extra cores per rank whose optimizer step runs on the CPU
+	 * (ZeRO-Offload's DeepSpeedCPUAdam). */
+	uint32_t offload_cores_per_gpu;	/* OffloadCoresPerGpu=2 */
+	/* Shards (gres/shard) per GPU on the partition's nodes, for the
+	 * share of a --gres=shard:N step at launch; 0 unknown. */
+	uint32_t shards_per_gpu;	/* ShardsPerGpu=0 */
+	/* After the step (issue 19): how often slurmstepd samples the step's
+	 * memory cgroup (0 = off), whether every step prints its summary,
+	 * and the node_exporter textfile of the cluster view ("" = none). */
+	uint32_t sample_interval_ms;	/* SampleInterval=1s */
+	int report;			/* Report=no */
+	char prometheus_textfile[256];	/* PrometheusTextfile= */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */
@@ -123,6 +143,8 @@ enum mc_key_type {
 				 * min_exclusive) */
 	MC_KEY_PATH,		/* char[size], "" = unset */
 	MC_KEY_GPU_TYPES,	/* struct mc_gpu_types: TYPE:SIZE,... */
+	MC_KEY_DURATION,	/* uint32_t ms: N or Ns seconds, Nms; 0
+				 * (off) or in [min, max] ms */
 };
 
 struct mc_key {

@@ -201,6 +201,10 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	const char *sep = " = ";
 	char a[32], b[32];
 
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
+		    v->ram_act_bytes || v->ram_nvme_bytes;
+
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
@@ -212,24 +216,98 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			       p->host_ram_per_gpu_ram);
 		sep = " + ";
 	}
-	if (v->ram_workers_bytes) {
-		sb_add(&s, "%s%u workers x %s", sep,
-		       mc_mul_sat32(r->gpus, r->dataloader_workers),
-		       mc_fmt_bytes(p->ram_per_worker_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_tasks_bytes) {
-		sb_add(&s, "%s%u %s x %s", sep, r->gpus,
-		       plural(r->gpus, "task", "tasks"),
+	if (v->ram_tasks_bytes && peak) {
+		sb_add(&s, "%s%u %s x %s", sep, ranks,
+		       plural(ranks, "task", "tasks"),
 		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (v->ram_zero_bytes)
+	if (peak) {
+		/* The long form: one term a line, then how they add up. */
+		add_line(out, "%s + the largest of:", s.b);
+		if (v->ram_load_bytes)
+			add_line(out, INDENT "loading %s = %u %s x %s (model "
+				 "built in host RAM, %s)",
+				 mc_fmt_bytes(v->ram_load_bytes, a, sizeof(a)),
+				 r->use.load == MC_LOAD_RANK0 ? 1 : ranks,
+				 r->use.load == MC_LOAD_RANK0 ? "copy"
+				 : "copies",
+				 mc_fmt_bytes(v->ram_load_bytes /
+					      (r->use.load == MC_LOAD_RANK0 ? 1
+					       : ranks), b, sizeof(b)),
+				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
+			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
+				 v->ram_workers_bytes, v->ram_zero_bytes),
+				 mc_add_sat64(v->ram_act_bytes,
+					   v->ram_nvme_bytes)),
+				 v->ram_save_bytes), a, sizeof(a)));
+		sep = " ";
+	}
+	if (v->ram_workers_bytes) {
+		uint32_t nw = mc_mul_sat32(ranks, r->dataloader_workers);
+
+		sb_add(&s, "%s%u %s x %s", sep, nw,
+		       plural(nw, "worker", "workers"),
+		       mc_fmt_bytes(mc_terms_ram_per_worker(p, &r->use), a,
+				    sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes && !peak) {
+		sb_add(&s, "%s%u %s x %s", sep, ranks,
+		       plural(ranks, "task", "tasks"),
+		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_zero_bytes) {
 		sb_add(&s, "%s%s ZeRO-%u %s", sep,
 		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
 		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
 		       : "model load");
-	add_line(out, "%s", s.b);
+		sep = " + ";
+	}
+	if (v->ram_act_bytes) {
+		sb_add(&s, "%s%s activation offload", sep,
+		       mc_fmt_bytes(v->ram_act_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_nvme_bytes) {
+		sb_add(&s, "%s%s nvme pinned buffers", sep,
+		       mc_fmt_bytes(v->ram_nvme_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (v->ram_save_bytes) {
+		sb_add(&s, "%s%s checkpoint gather", sep,
+		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
+	if (!peak || strcmp(sep, " "))
+		add_line(out, "%s", s.b);
+	if (v->ram_act_bytes)
+		add_line(out, INDENT "(activations: %u ranks x %u layers x "
+			 "micro-batch %u x seq %u x hidden %u x %u bytes%s)",
+			 ranks, r->use.layers, r->use.micro_batch,
+			 r->use.seq_len, r->use.hidden,
+			 r->use.act_bytes ? r->use.act_bytes : 4,
+			 r->use.partition_activations &&
+			 r->use.model_parallel > 1 ?
+			 " / model-parallel degree" : "");
+	if (v->ram_save_bytes)
+		add_line(out, INDENT "(checkpoint: %s)",
+			 r->use.save == MC_SAVE_NONE ?
+			 "DeepSpeed gathers 16-bit weights on rank 0, 2 "
+			 "bytes a parameter"
+			 : r->use.save == MC_SAVE_ALL ?
+			 (r->use.save_optimizer ? "full state dict on every "
+			  "rank, fp32 weights + Adam state, 12 bytes a "
+			  "parameter" : "full state dict on every rank, fp32 "
+			  "weights, 4 bytes a parameter")
+			 : (r->use.save_optimizer ? "full state dict on rank "
+			    "0, fp32 weights + Adam state, 12 bytes a "
+			    "parameter" : "full state dict on rank 0, fp32 "
+			    "weights, 4 bytes a parameter"));
 	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
 		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
 			 "fp32 model in host RAM%s)", r->gpus,
@@ -240,6 +318,8 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 						     "zero.Init"
 			 : "; largest layer unknown, counted as the whole "
 			   "model: give --largest-layer-params");
+	for (uint32_t i = 0; i < r->use.n_notes; i++)
+		add_line(out, INDENT "note: %s", r->use.notes[i]);
 
 	s.len = 0;
 	s.b[0] = '\0';
@@ -281,8 +361,26 @@ static void explain_cores(const struct mc_policy *p,
 	struct sbuf s = { .len = 0 };
 	char left[MC_EXPLAIN_LINE_MAX], num[16];
 
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	uint32_t extra = mc_terms_offload_cores(p, mc_cpu_optimizer(r));
+
 	sb_add(&s, "  CPU cores     %u needed = ", v->cores_needed);
-	sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	if (ranks > r->gpus || extra) {
+		/* Per rank: MPS-style steps run several ranks per GPU. */
+		sb_add(&s, "%u %s x (", ranks, plural(ranks, "rank", "ranks"));
+		if (p->min_cores_per_gpu > r->dataloader_workers + 1)
+			sb_add(&s, "%u MinCoresPerGpu", p->min_cores_per_gpu);
+		else
+			sb_add(&s, "%u %s + 1", r->dataloader_workers,
+			       plural(r->dataloader_workers, "worker",
+				      "workers"));
+		if (extra)
+			sb_add(&s, " + %u for the CPU optimizer, "
+			       "OffloadCoresPerGpu", extra);
+		sb_add(&s, ")");
+	} else {
+		sb_cores_rule(&s, p, r->gpus, r->dataloader_workers);
+	}
 	add_line(out, "%s", s.b);
 
 	snprintf(left, sizeof(left), INDENT "%u allocated%s",
@@ -400,8 +498,17 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	    !v->alloc_cores_over_node) {
 		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
 					false);
+		/* Short of RAM only: the most workers that fit the memory
+		 * and the cores already given, so that no --mem is needed. */
+		int32_t in_mem = v->ram_short && !v->cores_short ?
+			mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
+				     true) : -1;
 
-		if (alt >= 0 && (v->cores_short ||
+		if (in_mem >= 0) {
+			sb_add(&s, "%s--dataloader-workers=%d", s.len ?
+			       ", or " : "", in_mem);
+			sb_add(&s, " (fits the memory and cores given)");
+		} else if (alt >= 0 && (v->cores_short ||
 				 mc_ram_at(p, r, (uint32_t)alt) <=
 				 v->alloc.mem_bytes)) {
 			sb_add(&s, "%s--dataloader-workers=%d",

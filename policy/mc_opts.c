@@ -24,7 +24,8 @@ static const struct {
 	[MC_OPT_OFFLOAD] = { "offload", "MEMCORE_OFFLOAD",
 		"none|optimizer|all", "DeepSpeed ZeRO offload to host RAM" },
 	[MC_OPT_MODE] = { "memcore", "MEMCORE_MODE", "explain|warn",
-		"explain: print the RAM/core plan even when the step fits; "
+		"explain: print the RAM/core plan even when the step fits, "
+		"and at its end what it used and what to ask next time; "
 		"warn: run a misfit step with a warning, where the site "
 		"allows it" },
 	[MC_OPT_LARGEST_LAYER] = { "largest-layer-params",
@@ -34,6 +35,44 @@ static const struct {
 	[MC_OPT_ZERO_INIT] = { "zero-init", "MEMCORE_ZERO_INIT", "yes|no",
 		"whether the model is built under deepspeed.zero.Init "
 		"(default: the policy's ZeroInit)" },
+	[MC_OPT_DS_CONFIG] = { "deepspeed-config", "MEMCORE_DEEPSPEED_CONFIG",
+		"FILE", "the job's DeepSpeed ds_config.json: ZeRO stage, "
+		"offload devices, cpu_checkpointing, micro-batch, bf16/fp16, "
+		"16-bit gather on save (read as you, at submission)" },
+	[MC_OPT_MODEL_CONFIG] = { "model-config", "MEMCORE_MODEL_CONFIG",
+		"FILE", "the model's Hugging Face config.json: parameters, "
+		"largest layer, layers and hidden size (read as you, at "
+		"submission)" },
+	[MC_OPT_MODEL_DTYPE] = { "model-dtype", "MEMCORE_MODEL_DTYPE",
+		"fp32|bf16|fp16", "the dtype each rank builds the model in "
+		"without ZeRO (default fp32, from_pretrained's)" },
+	[MC_OPT_MODEL_LOAD] = { "model-load", "MEMCORE_MODEL_LOAD",
+		"per-rank|rank0|meta", "without ZeRO: every rank builds the "
+		"model on the host (default), only rank 0 (FSDP "
+		"sync_module_states), or none (meta device)" },
+	[MC_OPT_SAVE] = { "checkpoint-save", "MEMCORE_CHECKPOINT_SAVE",
+		"none|rank0|all", "a consolidated checkpoint gathered in "
+		"host RAM (FSDP FULL_STATE_DICT offload_to_cpu) on rank 0 or "
+		"on every rank" },
+	[MC_OPT_SAVE_OPTIM] = { "save-optimizer", "MEMCORE_SAVE_OPTIMIZER",
+		"yes|no", "the consolidated checkpoint holds the optimizer "
+		"state too (Adam: 8 bytes a parameter)" },
+	[MC_OPT_CPU_CKPT] = { "cpu-checkpointing", "MEMCORE_CPU_CHECKPOINTING",
+		"yes|no", "DeepSpeed activation checkpoints kept in host RAM "
+		"(activation_checkpointing.cpu_checkpointing)" },
+	[MC_OPT_SEQ_LEN] = { "seq-len", "MEMCORE_SEQ_LEN", "N",
+		"sequence length, for activation offload (default: the "
+		"model's max_position_embeddings)" },
+	[MC_OPT_MICRO_BATCH] = { "micro-batch", "MEMCORE_MICRO_BATCH", "N",
+		"micro-batch per GPU, for activation offload (default: "
+		"ds_config's train_micro_batch_size_per_gpu)" },
+	[MC_OPT_MODEL_PARALLEL] = { "model-parallel", "MEMCORE_MODEL_PARALLEL",
+		"N", "model-parallel degree that partition_activations "
+		"divides the activations by (default 1)" },
+	[MC_OPT_RAM_PER_WORKER] = { "ram-per-worker", "MEMCORE_RAM_PER_WORKER",
+		"SIZE", "host RAM each DataLoader worker holds (default: the "
+		"policy's RamPerWorker, within its MinRamPerWorker and "
+		"MaxRamPerWorker)" },
 };
 
 const char *mc_opt_name(enum mc_opt_id id)
@@ -183,6 +222,67 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 	case MC_OPT_ZERO_INIT:
 		rc = mc_parse_bool(value, &n.zero_init, why, sizeof(why));
 		break;
+	case MC_OPT_DS_CONFIG:
+	case MC_OPT_MODEL_CONFIG: {
+		char *dst = id == MC_OPT_DS_CONFIG ? n.ds_config
+						   : n.model_config;
+
+		if (!value || !*value) {
+			snprintf(why, sizeof(why), "expected a file name");
+		} else if (strlen(value) >= MC_OPT_PATH_MAX) {
+			snprintf(why, sizeof(why), "a path of %zu characters "
+				 "(at most %d)", strlen(value),
+				 MC_OPT_PATH_MAX - 1);
+		} else {
+			memset(dst, 0, MC_OPT_PATH_MAX);
+			memcpy(dst, value, strlen(value));
+			rc = 0;
+		}
+		break;
+	}
+	case MC_OPT_MODEL_DTYPE:
+		rc = mc_parse_word(value, mc_dtype_words, &n.model_dtype, why,
+				   sizeof(why));
+		break;
+	case MC_OPT_MODEL_LOAD:
+		rc = mc_parse_word(value, mc_load_words, &n.model_load, why,
+				   sizeof(why));
+		break;
+	case MC_OPT_SAVE:
+		rc = mc_parse_word(value, mc_save_words, &n.save, why,
+				   sizeof(why));
+		break;
+	case MC_OPT_SAVE_OPTIM:
+		rc = mc_parse_bool(value, &n.save_optimizer, why, sizeof(why));
+		break;
+	case MC_OPT_CPU_CKPT:
+		rc = mc_parse_bool(value, &n.cpu_checkpointing, why,
+				   sizeof(why));
+		break;
+	case MC_OPT_SEQ_LEN:
+	case MC_OPT_MICRO_BATCH:
+	case MC_OPT_MODEL_PARALLEL: {
+		uint32_t *dst = id == MC_OPT_SEQ_LEN ? &n.seq_len
+			: id == MC_OPT_MICRO_BATCH ? &n.micro_batch
+			: &n.model_parallel;
+
+		rc = mc_parse_count(value, 1u << 24, dst, why, sizeof(why));
+		if (!rc && !*dst) {
+			snprintf(why, sizeof(why), "must be at least 1");
+			rc = -1;
+		}
+		break;
+	}
+	case MC_OPT_RAM_PER_WORKER:
+		rc = mc_parse_size(value, (uint64_t)1 << 20,
+				   &n.ram_per_worker_bytes, why, sizeof(why));
+		if (!rc && (!n.ram_per_worker_bytes ||
+			    n.ram_per_worker_bytes > ((uint64_t)1 << 50))) {
+			snprintf(why, sizeof(why), "expected a size from 1M "
+				 "to 1P");
+			rc = -1;
+		}
+		break;
 	default:
 		snprintf(why, sizeof(why), "unknown option");
 		break;
@@ -218,6 +318,16 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->largest_layer_params = o->largest_layer_params;
 	r->zero_init = !o->set[MC_OPT_ZERO_INIT] ? MC_ZERO_INIT_POLICY
 		       : o->zero_init ? MC_ZERO_INIT_YES : MC_ZERO_INIT_NO;
+	r->use.dtype_bytes = !o->set[MC_OPT_MODEL_DTYPE] ? 0
+			     : o->model_dtype == 0 ? 4 : 2;
+	r->use.load = (enum mc_load)o->model_load;
+	r->use.save = (enum mc_save)o->save;
+	r->use.save_optimizer = o->save_optimizer != 0;
+	r->use.cpu_checkpointing = o->cpu_checkpointing != 0;
+	r->use.seq_len = o->seq_len;
+	r->use.micro_batch = o->micro_batch;
+	r->use.model_parallel = o->model_parallel;
+	r->use.ram_per_worker_bytes = o->ram_per_worker_bytes;
 }
 
 const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
@@ -264,4 +374,10 @@ int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen)
 	if (k && n < errlen)
 		snprintf(err + n, errlen - n, ")");
 	return -1;
+}
+
+bool mc_opts_name_files(const struct mc_opts *o)
+{
+	return (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) ||
+	       (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]);
 }

@@ -30,12 +30,27 @@ enum mc_opt_id {
 	MC_OPT_MODE,
 	MC_OPT_LARGEST_LAYER,
 	MC_OPT_ZERO_INIT,
+	/* issue 18: the job's own files and its other uses of host RAM */
+	MC_OPT_DS_CONFIG,		/* --deepspeed-config=ds_config.json */
+	MC_OPT_MODEL_CONFIG,		/* --model-config=config.json */
+	MC_OPT_MODEL_DTYPE,		/* --model-dtype=fp32|bf16|fp16 */
+	MC_OPT_MODEL_LOAD,		/* --model-load=per-rank|rank0|meta */
+	MC_OPT_SAVE,			/* --checkpoint-save=none|rank0|all */
+	MC_OPT_SAVE_OPTIM,		/* --save-optimizer=yes|no */
+	MC_OPT_CPU_CKPT,		/* --cpu-checkpointing=yes|no */
+	MC_OPT_SEQ_LEN,			/* --seq-len=N */
+	MC_OPT_MICRO_BATCH,		/* --micro-batch=N */
+	MC_OPT_MODEL_PARALLEL,		/* --model-parallel=N */
+	MC_OPT_RAM_PER_WORKER,		/* --ram-per-worker=SIZE */
 	MC_OPT_COUNT
 };
 
 /* --memcore=... flags */
 #define MC_USER_EXPLAIN 0x1
 #define MC_USER_WARN 0x2
+
+/* --deepspeed-config / --model-config: the longest path taken */
+#define MC_OPT_PATH_MAX 1024
 
 /* --dataloader-workers=8+2: at most this many loaders (parts) per rank */
 #define MC_WORKERS_PARTS_MAX 8
@@ -52,6 +67,15 @@ struct mc_opts {
 	unsigned mode;			/* MC_USER_* */
 	uint64_t largest_layer_params;	/* of the largest layer */
 	int zero_init;			/* 1 yes, 0 no (when set) */
+	char ds_config[MC_OPT_PATH_MAX];	/* paths as given ("" none) */
+	char model_config[MC_OPT_PATH_MAX];
+	int model_dtype;		/* mc_dtype_words index */
+	int model_load;			/* enum mc_load */
+	int save;			/* enum mc_save */
+	int save_optimizer;		/* 1 yes, 0 no */
+	int cpu_checkpointing;		/* 1 yes, 0 no */
+	uint32_t seq_len, micro_batch, model_parallel;
+	uint64_t ram_per_worker_bytes;
 };
 
 /* The option's name without dashes ("dataloader-workers"), its
@@ -109,5 +133,10 @@ const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
  * the environment)").
  */
 int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen);
+
+/* Whether the options name a job file (--deepspeed-config,
+ * --model-config): then mc_jobfiles_check() checks them together with the
+ * files' figures instead of mc_opts_check(). */
+bool mc_opts_name_files(const struct mc_opts *o);
 
 #endif

@@ -22,13 +22,6 @@ static uint32_t sat_add32(uint32_t a, uint32_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT32_MAX : r;
 }
 
-static uint64_t sat_add64(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /* A non-negative long double to bytes, rounded up, saturated (no libm). */
 static uint64_t ld_to_bytes(long double x)
 {
@@ -60,6 +53,23 @@ uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers)
 {
 	return mc_mul_sat32(gpus, mc_cores_per_gpu(p, workers));
+}
+
+bool mc_cpu_optimizer(const struct mc_request *r)
+{
+	return r->offload != MC_OFFLOAD_NONE && r->zero_stage > 0 &&
+	       r->model_params;
+}
+
+uint32_t mc_step_cores(const struct mc_policy *p, const struct mc_request *r,
+		       uint32_t w)
+{
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+
+	if (!r->gpus)
+		return 0;
+	return mc_mul_sat32(ranks, sat_add32(mc_cores_per_gpu(p, w),
+			 mc_terms_offload_cores(p, mc_cpu_optimizer(r))));
 }
 
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
@@ -203,6 +213,8 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		   r->model_params) {
 		why = "--largest-layer-params: more than --model-params";
 	}
+	if (!why && mc_terms_check(p, &r->use, buf, sizeof(buf)) < 0)
+		why = buf;
 	if (!why)
 		return 0;
 	if (err && errlen)
@@ -219,15 +231,32 @@ static uint64_t gpu_term(const struct mc_policy *p, const struct mc_request *r)
 	return mc_ram_floor_bytes(p, r->gpus, r->gpu_memory_bytes);
 }
 
+/* Workers of every rank: ranks x w x the job's RAM per worker. */
+static uint64_t workers_term(const struct mc_policy *p,
+			     const struct mc_request *r, uint32_t w)
+{
+	return mc_mul_sat64(mc_mul_sat64(mc_terms_ranks(&r->use, r->gpus), w),
+			 mc_terms_ram_per_worker(p, &r->use));
+}
+
+static uint64_t tasks_term(const struct mc_policy *p,
+			   const struct mc_request *r)
+{
+	return r->gpus ? mc_mul_sat64(mc_terms_ranks(&r->use, r->gpus),
+				   p->ram_per_task_bytes) : 0;
+}
+
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	uint64_t v = gpu_term(p, r);
-
-	v = sat_add64(v, mc_ram_workers_bytes(p, r->gpus,
-					      r->dataloader_workers));
-	v = sat_add64(v, mc_zero_ram_bytes(p, r));
-	return sat_add64(v, mc_mul_sat64(r->gpus, p->ram_per_task_bytes));
+	/* Peaks and resident terms as they coexist (mc_terms.h). */
+	return mc_terms_combine(gpu_term(p, r), tasks_term(p, r),
+		mc_terms_load_bytes(&r->use, r->gpus, r->model_params,
+				    r->zero_stage),
+		workers_term(p, r, r->dataloader_workers),
+		mc_zero_ram_bytes(p, r), mc_terms_act_bytes(&r->use, r->gpus),
+		mc_terms_nvme_bytes(&r->use, r->gpus),
+		mc_terms_save_bytes(&r->use, r->gpus, r->model_params));
 }
 
 /* The step's RAM had it asked for w workers instead. */
@@ -256,7 +285,7 @@ static bool fits_node(const struct mc_policy *p, const struct mc_request *r,
 {
 	if (n->cores &&
 	    (mc_node_cores_needed(p, mc_node_gpus(r, n), w) > n->cores ||
-	     mc_step_cores_needed(p, r->gpus, w) > n->cores))
+	     mc_step_cores(p, r, w) > n->cores))
 		return false;
 	return !n->ram_bytes || mc_ram_at(p, r, w) <= n->ram_bytes;
 }
@@ -279,7 +308,7 @@ int32_t mc_largest_w(const struct mc_policy *p, const struct mc_request *r,
 	for (uint32_t w = top + 1; w-- > 0;) {
 		if (!fits_node(p, r, n, w))
 			continue;
-		if (need_cores && mc_step_cores_needed(p, r->gpus, w) > a->cores)
+		if (need_cores && mc_step_cores(p, r, w) > a->cores)
 			continue;
 		if (need_mem && mc_ram_at(p, r, w) > a->mem_bytes)
 			continue;
@@ -343,7 +372,15 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 {
 	uint32_t g = r->gpus, w = r->dataloader_workers;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
+	struct mc_request rr;
 
+	/* The ranks on the node: the request's (the step's tasks at launch),
+	 * else the tasks Slurm's allocation puts there (at submission). */
+	if (!r->use.ranks && alloc->tasks > r->gpus) {
+		rr = *r;
+		rr.use.ranks = alloc->tasks;
+		r = &rr;
+	}
 	memset(v, 0, sizeof(*v));
 	v->req = *r;
 	v->node = *node;
@@ -361,15 +398,20 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 
 	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
 	v->ram_floor_bytes = gpu_term(p, r);
-	v->ram_workers_bytes = mc_ram_workers_bytes(p, g, w);
+	v->ram_workers_bytes = workers_term(p, r, w);
 	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
-	v->ram_tasks_bytes = mc_mul_sat64(g, p->ram_per_task_bytes);
+	v->ram_tasks_bytes = tasks_term(p, r);
+	v->ram_load_bytes = mc_terms_load_bytes(&r->use, g, r->model_params,
+						r->zero_stage);
+	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
+	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
+	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
 	v->node_ram_short = node->ram_bytes &&
 		v->ram_needed_bytes > node->ram_bytes;
 
-	v->cores_needed = mc_step_cores_needed(p, g, w);
+	v->cores_needed = mc_step_cores(p, r, w);
 	v->node_cores_needed = mc_node_cores_needed(p, mc_node_gpus(r, node), w);
 	v->cores_short = alloc->cores < v->cores_needed;
 	v->node_cores_short = node->cores &&
@@ -412,7 +454,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
 	if ((v->cores_short || v->alloc_cores_over_node) &&
 	    !v->node_cores_short && !v->node_gpus_short)
-		v->fix_cpus_per_gpu = mc_mul_sat32(mc_cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_gpu = mc_mul_sat32((v->cores_needed + g - 1) / g,
+						   tpc);
 	/*
 	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
 	 * holds the CPUs but a plain srun step gets one per task.
@@ -421,7 +464,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	    alloc->job_cores >= v->cores_needed) {
 		v->step_cpus_hint = true;
 		/* One task per GPU, the usual srun launch. */
-		v->fix_cpus_per_task = mc_mul_sat32(mc_cores_per_gpu(p, w), tpc);
+		v->fix_cpus_per_task = mc_mul_sat32((v->cores_needed + g - 1) /
+						    g, tpc);
 	}
 }
 

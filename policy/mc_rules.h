@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "mc_config.h"
+#include "mc_terms.h"
 
 enum mc_offload { MC_OFFLOAD_NONE = 0, MC_OFFLOAD_OPTIMIZER, MC_OFFLOAD_ALL };
 extern const char *const mc_offload_words[];	/* none optimizer all */
@@ -53,6 +54,8 @@ struct mc_request {
 	 * one pool, counted once (HostRamPerGpuRam does not apply: there is
 	 * no host copy); M unknown, the GPUs get what the allocation leaves. */
 	bool unified_memory;
+	/* The job's other uses of host RAM and its ranks (mc_terms.h). */
+	struct mc_usage use;
 };
 
 /* What the node has (from the topology or memcore.conf NodeRam/NodeCores).
@@ -166,6 +169,10 @@ struct mc_verdict {
 	/* RAM */
 	uint64_t ram_floor_bytes, ram_workers_bytes, ram_zero_bytes,
 		 ram_tasks_bytes, ram_needed_bytes, ram_allocated_bytes;
+	/* The job's other uses (mc_terms.h): the load and save peaks,
+	 * activation offload, nvme offload's pinned buffers. */
+	uint64_t ram_load_bytes, ram_save_bytes, ram_act_bytes,
+		 ram_nvme_bytes;
 	bool ram_short;			/* needed > allocated */
 	bool node_ram_short;		/* needed > node RAM: no --mem fits */
 	/* cores */
@@ -288,8 +295,8 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 size_t mc_verdict_fix_options(const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
-#define MC_EXPLAIN_LINES 16
-#define MC_EXPLAIN_LINE_MAX 160
+#define MC_EXPLAIN_LINES 28
+#define MC_EXPLAIN_LINE_MAX 200
 
 /* The explanation, one line each, without trailing newlines. */
 struct mc_explanation {

@@ -13,6 +13,14 @@
 /* Cores per GPU: w + 1, or MinCoresPerGpu when larger. */
 uint32_t mc_cores_per_gpu(const struct mc_policy *p, uint32_t workers);
 
+/* Whether the step's optimizer runs on the CPU (ZeRO offload). */
+bool mc_cpu_optimizer(const struct mc_request *r);
+
+/* The step's cores at w workers: ranks x (w + 1, or MinCoresPerGpu),
+ * plus OffloadCoresPerGpu per rank when mc_cpu_optimizer (mc_terms.h). */
+uint32_t mc_step_cores(const struct mc_policy *p, const struct mc_request *r,
+		       uint32_t w);
+
 /* The step's RAM had it asked for w workers instead. */
 uint64_t mc_ram_at(const struct mc_policy *p, const struct mc_request *r,
 		   uint32_t w);

@@ -9,40 +9,87 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The next entry of a Gres string into item ("gpu:h100:8", its "(S:0-1)"
+ * cut off; a comma inside the parentheses is no separator), *s moved past
+ * it. Returns 1, 0 at the end, -1 when an entry is too long.
+ */
+static int next_item(const char **s, char *item, size_t size)
+{
+	size_t len;
+	const char *open;
+	char *paren;
+
+	if (!**s)
+		return 0;
+	len = strcspn(*s, ",");
+	open = memchr(*s, '(', len);
+	if (open) {
+		const char *close = strchr(open, ')');
+
+		len = close ? (size_t)(close - *s) + 1 : strlen(*s);
+		len += strcspn(*s + len, ",");
+	}
+	if (len >= size)
+		return -1;
+	memcpy(item, *s, len);
+	item[len] = '\0';
+	*s += len;
+	if (**s == ',')
+		(*s)++;
+	paren = strchr(item, '(');
+	if (paren)
+		*paren = '\0';
+	return 1;
+}
+
+int mc_gres_count(const char *gres, const char *name, uint32_t *count)
+{
+	size_t nl = strlen(name);
+	const char *s = gres;
+	uint64_t total = 0;
+	char item[128];
+	int rc;
+
+	*count = 0;
+	if (!s || !strcmp(s, "(null)"))
+		return 0;
+	while ((rc = next_item(&s, item, sizeof(item))) > 0) {
+		char *last, *end;
+		unsigned long n = 1;
+
+		if (strncmp(item, name, nl) || (item[nl] && item[nl] != ':'))
+			continue;
+		last = strrchr(item, ':');
+		if (last && last[1] >= '0' && last[1] <= '9') {
+			n = strtoul(last + 1, &end, 10);
+			if (*end || n > (1UL << 24))
+				return -1;
+		}
+		total += n;
+	}
+	if (rc < 0)
+		return -1;
+	*count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	return 0;
+}
+
 int mc_gres_gpus(const char *gres, uint32_t *count, char *type,
 		 size_t typelen)
 {
 	const char *s = gres;
+	char item[128];
+	int rc;
 
 	*count = 0;
 	if (typelen)
 		type[0] = '\0';
 	if (!s || !strcmp(s, "(null)"))
 		return 0;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		char item[128], *paren, *last, *first_colon;
+	while ((rc = next_item(&s, item, sizeof(item))) > 0) {
+		char *last, *first_colon;
 		unsigned long n = 1;
 
-		/* A comma inside "(S:0-1,3)" is no separator. */
-		const char *open = memchr(s, '(', len);
-
-		if (open) {
-			const char *close = strchr(open, ')');
-
-			len = close ? (size_t)(close - s) + 1 : strlen(s);
-			len += strcspn(s + len, ",");
-		}
-		if (len >= sizeof(item))
-			return -1;
-		memcpy(item, s, len);
-		item[len] = '\0';
-		s += len;
-		if (*s == ',')
-			s++;
-		paren = strchr(item, '(');
-		if (paren)
-			*paren = '\0';
 		if (strncmp(item, "gpu", 3) || (item[3] && item[3] != ':'))
 			continue;
 		first_colon = item[3] ? item + 3 : NULL;
@@ -66,7 +113,7 @@ int mc_gres_gpus(const char *gres, uint32_t *count, char *type,
 		}
 		*count += (uint32_t)n;
 	}
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 bool mc_same_shape(const struct mc_node_record *a,
@@ -75,7 +122,8 @@ bool mc_same_shape(const struct mc_node_record *a,
 	return a->ram_bytes == b->ram_bytes && a->cores == b->cores &&
 	       a->threads_per_core == b->threads_per_core &&
 	       a->sockets == b->sockets &&
-	       a->gpus == b->gpus && !strcmp(a->gpu_type, b->gpu_type);
+	       a->gpus == b->gpus && !strcmp(a->gpu_type, b->gpu_type) &&
+	       a->shards == b->shards && a->mps == b->mps;
 }
 
 size_t mc_shapes_group(const struct mc_node_record *nodes, size_t n,

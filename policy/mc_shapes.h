@@ -30,7 +30,16 @@ struct mc_node_record {
 	uint32_t gpus;			/* GPUs in Gres=gpu[:type]:N */
 	char gpu_type[MC_GPU_TYPE_NAME_MAX];	/* "" when untyped; the
 						 * first type when mixed */
+	uint32_t shards, mps;		/* Gres=...,shard:N / mps:N (0 none) */
 };
+
+/*
+ * The count of one GRES name in a node's Gres string: "shard" in
+ * "gpu:8,shard:64" is 64, summed over entries ("shard:a100:32,shard:32"),
+ * "(S:...)" ignored. Returns 0 with *count (0 when absent), or -1 when an
+ * entry's count cannot be read.
+ */
+int mc_gres_count(const char *gres, const char *name, uint32_t *count);
 
 /*
  * The GPUs of a node's Gres string as slurmctld prints it:

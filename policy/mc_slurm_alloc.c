@@ -107,14 +107,6 @@ static uint32_t gpu_list(struct mc_slurm_job *j, const char *v)
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
 
-static void note_unsized(struct mc_slurm_job *j, const char *what,
-			 size_t len)
-{
-	if (j->unsized[0])
-		return;
-	snprintf(j->unsized, sizeof(j->unsized), "%.*s", (int)len, what);
-}
-
 /*
  * --gres as slurm_opt prints it: "gres:gpu:h100:8,gres:nic:1", "gpu:2",
  * "gres/gpu:2" (tres forms), "gpu" (one). With cpus, a "cpu=N"/"cpu:N"
@@ -161,7 +153,14 @@ static uint32_t gres_list(struct mc_slurm_job *j, const char *v,
 		} else if (!strcmp(name, "cpu") && cpus && rest) {
 			*cpus = count_of(rest);
 		} else if (!strcmp(name, "shard") || !strcmp(name, "mps")) {
-			note_unsized(j, v, len);
+			/* shard, shard:N, shard:type:N */
+			const char *n = rest ? strrchr(rest, ':') : NULL;
+			uint32_t c = !rest ? 1 : count_of(n ? n + 1 : rest);
+
+			if (name[0] == 's')
+				j->shards += c;
+			else
+				j->mps += c;
 		}
 		v = end ? end + 1 : NULL;
 	}

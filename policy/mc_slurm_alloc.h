@@ -54,7 +54,8 @@
  *  - A typed request (h100:8 in any GPU form) runs only on nodes whose
  *    Gres type is that type (gres.conf Type=, case-insensitive): the
  *    others are not candidates at all (excluded, not refusals).
- * Shards and MPS (--gres=shard:N, mps:N) are not sized here.
+ * Shards and MPS (--gres=shard:N, mps:N) are read into shards and mps:
+ * the step is sized as that share of one card (memcore check --shards).
  */
 #ifndef MC_SLURM_ALLOC_H
 #define MC_SLURM_ALLOC_H
@@ -105,8 +106,9 @@ struct mc_slurm_job {
 	uint32_t gpus_per_socket;	/* --gpus-per-socket */
 	uint32_t gpus_total;		/* --gpus */
 	char gpu_type[MC_GPU_TYPE_NAME_MAX];	/* "" untyped */
-	/* Forms memcore does not size (shards, MPS): named for -v. */
-	char unsized[MC_JOB_OPT_MAX];
+	/* A shared GPU: --gres=shard:N or mps:N (0 when not); sized by
+	 * the judgement as its share of one card (mc_terms.h). */
+	uint32_t shards, mps;
 };
 
 /* A partition as slurmctld resolved it (MB; 0 unset). */

@@ -31,6 +31,13 @@ static inline uint32_t mc_mul_sat32(uint32_t a, uint32_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT32_MAX : r;
 }
 
+static inline uint64_t mc_add_sat64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 static inline uint64_t mc_mul_sat64(uint64_t a, uint64_t b)
 {
 	uint64_t r;

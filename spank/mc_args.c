@@ -7,6 +7,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_jobfiles.h"
 #include "mc_plugin.h"
 #include "mc_step.h"
 
@@ -114,6 +115,31 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 		free(got);
 		if (rc < 0)
 			return -1;
+	}
+	return 0;
+}
+
+int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
+			size_t errlen)
+{
+	struct mc_jobfiles f;
+	char val[1024];
+
+	/* srun, sbatch and salloc run as the job's user: the kernel checks
+	 * the user's permissions on these files (mc_jobfiles.h). */
+	if (mc_jobfiles_load(&p->opts, &f, err, errlen) < 0)
+		return -1;
+	if (mc_jobfiles_check(&f, &p->opts, err, errlen) < 0)
+		return -1;
+	if (!f.has_ds && !f.has_model)
+		return 0;
+	mc_jobfiles_format(&f, val, sizeof(val));
+	/* The job's environment carries the figures to slurmstepd, which
+	 * never opens the user's files. */
+	if (spank_setenv(sp, MC_JOBFILES_ENV, val, 1) != ESPANK_SUCCESS &&
+	    setenv(MC_JOBFILES_ENV, val, 1) != 0) {
+		snprintf(err, errlen, "cannot set %s", MC_JOBFILES_ENV);
+		return -1;
 	}
 	return 0;
 }

@@ -270,9 +270,22 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	}
 	/* One warning on the task's stderr, however many of its GPUs lack
 	 * cores: the task runs, the user learns how to fix it. */
-	if (warning)
+	/* Ranks that share GPUs (MPS-style, 16 one-core ranks on 2 GPUs)
+	 * would each hear the same advice, and it contradicts their recipe:
+	 * one message for the step, from local task 0. */
+	if (warning && s->tasks > (uint32_t)n_step && n_step > 0) {
+		if (s->task_id == 0)
+			slurm_spank_log("memcore: step %s: %u ranks share %d "
+				"%s on this node: each rank stays on the CPUs "
+				"Slurm gave it, within its GPU's NUMA cores "
+				"where they meet (the cores rule counted %u "
+				"per rank; one message for the step)",
+				s->step_name, s->tasks, n_step,
+				n_step == 1 ? "GPU" : "GPUs", workers + 1);
+	} else if (warning) {
 		slurm_spank_log("%s%s%s", warning->warning,
 				more ? ". Likewise GPU " : "", also);
+	}
 	if (n_mine > 1 &&
 	    spank_setenv(sp, "MEMCORE_GPU_CPUS", per_gpu, 1) != ESPANK_SUCCESS)
 		slurm_error("memcore: step %s task %d: cannot set "

@@ -14,6 +14,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_after.h"
 #include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_enforce.h"
@@ -76,6 +77,8 @@ struct mc_plugin {
 	char option_help[MC_OPT_COUNT][320];
 	/* memcore's own time in this process, hook by hook (memcore.c). */
 	long spent_us[MC_HOOK_COUNT];
+	/* After the step: the sampler and the summary (mc_after.h). */
+	struct mc_after after;
 };
 
 /*
@@ -102,6 +105,16 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 			   char *err, size_t errlen);
 
 /*
+ * srun/sbatch/salloc (the user's own process): read --deepspeed-config and
+ * --model-config as the user, check them with the options, and put their
+ * figures in the job's environment (MEMCORE_JOB_FILES, mc_jobfiles.h).
+ * Returns 0, or -1 with err naming the option, file, key and what was
+ * expected.
+ */
+int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
+			size_t errlen);
+
+/*
  * The node's facts for this policy (TopologyFile or the live machine),
  * loaded on first use: from the node-facts cache when it matches, else
  * from hwloc with one log line saying why (mc_nodefacts.c). Returns a
@@ -126,6 +139,21 @@ int mc_slurmd_init(struct mc_plugin *p);
 /* The step's verdict, delivered by this task (mc_stepd.c): -1 refused. */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
 				  int task_id);
+/* slurmstepd, first task_post_fork: start the step's sampler (mc_after.c). */
+void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, each task_exit, before mc_enforce_task_exit: at the last
+ * task, the step's summary (mc_after.c). */
+void mc_after_task_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, exit: the sampler ends at the latest here (mc_after.c). */
+void mc_after_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, last task_exit (root): the step's summary into the job's
+ * AdminComment, from a thread of its own (mc_keep.c); wait for it ms at
+ * most (again at exit; a thread still out then ends with slurmstepd). */
+void mc_keep_start(struct mc_plugin *p);
+void mc_keep_wait(struct mc_plugin *p, unsigned ms);
+/* slurmstepd, exit (root): count the step in PrometheusTextfile
+ * (mc_textfile.c); never fails, never waits more than 2 s. */
+void mc_textfile_add(const struct mc_plugin *p);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

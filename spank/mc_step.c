@@ -82,6 +82,51 @@ static int count_cores(spank_t sp, spank_item_t item)
 	return mc_list_parse(list, NULL, MC_LIST_INDEX_MAX + 1u);
 }
 
+/*
+ * A shared GPU (mc_step.h): Slurm 22.05+ gres/shard sets
+ * SLURM_SHARDS_ON_NODE to the step's shards on the node (and unsets it for
+ * other steps); gres/mps sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE to the
+ * step's share of the card in percent. Either names one card: a step
+ * without a GPU count from Slurm counts that one. A user who sets them by
+ * hand only lowers the RAM memcore asks of their own step.
+ */
+static int read_share(spank_t sp, struct mc_step *s, char *err, size_t len)
+{
+	char *v = NULL, why[MC_ERR_MAX];
+	int rc = mc_step_getenv(sp, "SLURM_SHARDS_ON_NODE", &v, err, len);
+
+	s->shards = s->mps_percent = 0;
+	if (rc < 0)
+		return -1;
+	if (rc > 0 && mc_parse_count(v, 1u << 20, &s->shards, why,
+				     sizeof(why)) < 0) {
+		snprintf(err, len, "SLURM_SHARDS_ON_NODE=%.32s: %s", v, why);
+		free(v);
+		return -1;
+	}
+	free(v);
+	v = NULL;
+	if (!s->shards) {
+		rc = mc_step_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+				    &v, err, len);
+		if (rc < 0)
+			return -1;
+		/* Slurm 22.05 gives a batch step of an mps job 0 (the step
+		 * holds no gres of its own): a share that is not 1-100 is
+		 * unknown, and the step counts the whole card (too high,
+		 * never too low), not a refusal of the user's job. */
+		if (rc > 0 && mc_parse_count(v, 100, &s->mps_percent, why,
+					     sizeof(why)) < 0)
+			s->mps_percent = 0;
+		free(v);
+		if (rc > 0 && !s->mps_percent && !s->gpus)
+			s->gpus = 1;
+	}
+	if ((s->shards || s->mps_percent) && !s->gpus)
+		s->gpus = 1;
+	return 0;
+}
+
 int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len)
 {
 	char *v = NULL, why[MC_ERR_MAX];
@@ -124,7 +169,7 @@ int mc_step_read_gpus(spank_t sp, struct mc_step *s, char *err, size_t len)
 			s->gpus = (uint32_t)s->n_gpu_idx;
 	}
 	free(v);
-	return 0;
+	return read_share(sp, s, err, len);
 }
 
 /* Whether the step claims to be of a heterogeneous job (SLURM_HET_SIZE,
@@ -230,6 +275,7 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	else
 		snprintf(s->step_name, sizeof(s->step_name), "%u.%u",
 			 s->job_id, s->step_id);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &s->tasks);
 	read_het(sp, s);
 	read_node_name(sp, s);
 	/* The partition picks the policy's override line: never cut. */

@@ -41,6 +41,13 @@ struct mc_step {
 	char mem_source[96];
 	enum mc_mem_form mem_form;	/* the option mem_source names */
 	char step_name[48];		/* "1234.0", "1234.batch" */
+	uint32_t tasks;			/* tasks of the step on this node
+					 * (S_JOB_LOCAL_TASK_COUNT), 0 unknown */
+	/* A shared GPU: --gres=shard:N (SLURM_SHARDS_ON_NODE, Slurm 22.05+)
+	 * or --gres=mps:N (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, the share in
+	 * percent of the card that gres/mps sets). */
+	uint32_t shards;		/* 0: not a shard step */
+	uint32_t mps_percent;		/* 0: not an MPS step */
 };
 
 /* The longest job variable memcore reads whole (Linux takes at most

@@ -25,6 +25,7 @@
 #include <slurm/spank.h>
 
 #include "mc_facts.h"
+#include "mc_jobfiles.h"
 #include "mc_judge.h"
 #include "mc_list.h"
 #include "mc_parse.h"
@@ -111,6 +112,46 @@ static const char *warn_line(const struct mc_plugin *p,
 	       "it would run the step with this explanation as a warning";
 }
 
+/*
+ * The figures srun/sbatch read from the job's own files, from the job's
+ * environment (slurmstepd never opens the files: mc_jobfiles.h), applied
+ * to the request; and the step's ranks on this node.
+ */
+static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
+		     const struct mc_policy *pol, struct mc_request *req,
+		     char *err, size_t errlen)
+{
+	struct mc_jobfiles f;
+	char *v = NULL;
+	int rc = mc_step_getenv(sp, MC_JOBFILES_ENV, &v, err, errlen);
+
+	req->use.ranks = s->tasks;
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		const char *named = p->opts.set[MC_OPT_DS_CONFIG]
+			? "--deepspeed-config"
+			: p->opts.set[MC_OPT_MODEL_CONFIG] ? "--model-config"
+			: NULL;
+
+		if (named) {
+			snprintf(err, errlen, "%s: its figures did not reach "
+				 "the step (srun/sbatch read the file as you "
+				 "and pass them in %s; was it dropped, e.g. by "
+				 "--export=NONE?)", named, MC_JOBFILES_ENV);
+			return -1;
+		}
+		mc_jobfiles_apply(NULL, &p->opts, pol, req);
+		return 0;
+	}
+	rc = mc_jobfiles_parse(v, &f, err, errlen);
+	free(v);
+	if (rc < 0)
+		return -1;
+	mc_jobfiles_apply(&f, &p->opts, pol, req);
+	return 0;
+}
+
 static void verdict(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *facts;
@@ -161,9 +202,37 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	req.gpus = s->gpus;
 	req.nodes = s->nodes;
 	mc_opts_request(&p->opts, &pol, &req);
+	if (job_files(p, sp, s, &pol, &req, why, sizeof(why)) < 0) {
+		snprintf(err, sizeof(err), "memcore: step %s: %s",
+			 s->step_name, why);
+		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+		keep(p, -1, false, err);
+		return;
+	}
 	req.gpu_memory_bytes = mc_facts_step_gpu_memory(facts, &pol,
 			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0);
 	req.unified_memory = node.unified_memory;
+	/* A shared card is sized by the step's share, as a MIG slice is. */
+	if (s->shards || s->mps_percent) {
+		uint64_t card = req.gpu_memory_bytes;
+		uint32_t num = s->shards ? s->shards : s->mps_percent;
+		uint32_t den = s->shards ? pol.shards_per_gpu : 100;
+		char a[32];
+
+		if (!den) {
+			setup_error(p, &pol, s, "a --gres=shard step, but "
+				    "memcore.conf does not say how many shards "
+				    "a GPU has here (ShardsPerGpu=): its share "
+				    "of the card is unknown");
+			return;
+		}
+		req.gpu_memory_bytes = mc_share_bytes(card, num, den);
+		mc_usage_note(&req.use, "%s: %u/%u of a %s GPU", s->shards ?
+			      "gres/shard (SLURM_SHARDS_ON_NODE)" :
+			      "gres/mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)",
+			      num, den, card ? mc_fmt_bytes(card, a, sizeof(a))
+			      : "unknown-memory");
+	}
 
 	alloc.mem_bytes = s->mem_mb ? s->mem_mb << 20 : node.ram_bytes;
 	alloc.cores = s->cores >= 0 ? (uint32_t)s->cores : node.cores;
@@ -182,6 +251,10 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			 s->step_name, why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
 		keep(p, -1, false, err);
+		/* Counted in the cluster view as refused. */
+		p->after.judged = p->after.refused = true;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
 		return;
 	}
 
@@ -221,6 +294,25 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				   i ? "\n" : "", j.e.line[i]);
 	}
 	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
+	{
+		/* What the summary at the step's end compares with. */
+		struct mc_used *u = &p->after.usage;
+
+		p->after.judged = true;
+		p->after.refused = refuse;
+		u->asked_bytes = alloc.mem_bytes;
+		u->mem_form = alloc.mem_form;
+		u->gpus = req.gpus;
+		u->workers = req.dataloader_workers;
+		u->cores_allocated = j.v.cores_allocated;
+		u->rule_bytes = j.v.ram_needed_bytes;
+		u->rule_cores = j.v.cores_needed;
+		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
+		p->after.sample_interval_ms = pol.sample_interval_ms;
+		p->after.report = pol.report;
+		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+			 pol.prometheus_textfile);
+	}
 	{
 		char need[32], have[32];
 

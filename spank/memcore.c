@@ -122,7 +122,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		}
 		/* Options that no policy accepts together (--offload without
 		 * --zero-stage) stop it too: only here are all known. */
-		if (mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
+		if (!mc_opts_name_files(&plugin.opts) &&
+		    mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
+			slurm_error("memcore: %s", err);
+			MC_ONCE_RETURN(-1);
+		}
+		/* The job's own files, read here as the user, never by
+		 * slurmstepd (root): a bad or unreadable one stops it; the
+		 * options are checked with their figures (a --model-config
+		 * gives --offload its parameters). */
+		if (mc_plugin_job_files(&plugin, sp, err, sizeof(err)) < 0) {
 			slurm_error("memcore: %s", err);
 			MC_ONCE_RETURN(-1);
 		}
@@ -213,8 +222,10 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
-	return MC_TIMED(MC_HOOK_POST_FORK,
-			mc_enforce_task_post_fork(&plugin.enf, sp));
+	MC_TIMED(MC_HOOK_POST_FORK,
+		 mc_enforce_task_post_fork(&plugin.enf, sp));
+	MC_TIMED(MC_HOOK_POST_FORK, (mc_after_task_post_fork(&plugin, sp), 0));
+	return 0;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -230,6 +241,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return last_rc;	/* the same task, second plugstack line */
 	seen = true;
 	last_task = task;
+	/* The summary reads the step's cgroup before enforce removes it. */
+	MC_TIMED(MC_HOOK_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
 	return last_rc = MC_TIMED(MC_HOOK_TASK_EXIT, mc_enforce_task_exit(
 			&plugin.enf, plugin.opts.mode & MC_USER_EXPLAIN, sp));
 }
@@ -239,6 +252,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
+	MC_TIMED(MC_HOOK_EXIT, (mc_after_exit(&plugin, sp), 0));
 	once_rc = MC_TIMED(MC_HOOK_EXIT, mc_enforce_exit(&plugin.enf));
 	const long *t = plugin.spent_us;
 

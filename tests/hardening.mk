@@ -18,7 +18,7 @@
 
 CLANG        ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := config opts parse list $(if $(wildcard cgroup/mc_memstat.c),memstat)
+FUZZ_TARGETS := config opts parse list jobfiles $(if $(wildcard cgroup/mc_memstat.c),memstat)
 # What the targets parse: pure C, no Slurm, no hwloc.
 FUZZ_SRC     := $(POLICY_SRC) $(wildcard cgroup/mc_memstat.c)
 FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz
@@ -42,7 +42,8 @@ sanitize:
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(B)/replay/replay_%)
 $(B)/replay/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(FUZZ_INC) -o $@ tests/fuzz/replay.c $< $(FUZZ_SRC) -lm
+	$(CC) $(ALL_CFLAGS) $(FUZZ_INC) -o $@ tests/fuzz/replay.c $< $(FUZZ_SRC) -lm \
+	  $(PKG_LIBS)
 
 sanitize-run: $(UNIT_BIN) $(REPLAY_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== asan+ubsan $$t"; \
@@ -78,7 +79,8 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) tests/fuzz/fuzz.h
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(FUZZ_INC) \
-	  -DMC_VERSION='"$(VERSION)"' -o $@ $< $(FUZZ_SRC) -lm
+	  -DMC_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) -lm \
+	  $(PKG_LIBS)
 
 fuzz-build: $(FUZZ_BIN)
 

@@ -19,6 +19,8 @@
 #include <hwloc.h>
 
 #include "mc_cache.h"
+#include "mc_cgroup.h"
+#include "mc_sample.h"
 #include "mc_config.h"
 #include "mc_facts.h"
 #include "mc_plan.h"
@@ -162,6 +164,39 @@ static double bench_verdict(const char *file, const struct mc_policy *pol,
 	return median(t, VERDICTS);
 }
 
+/*
+ * The sampler's price (spank/mc_sampler.c): one mc_sample_read() of this
+ * process's own memory cgroup (the files a step's sampler reads), CPU time
+ * of this thread per sample, in 20 rounds of 500 samples; the median
+ * round. No Slurm needed: the same kernel files as in a step.
+ */
+static double bench_sample(void)
+{
+	static struct mc_sample_src src;
+	struct mc_cgroup cg;
+	struct mc_sample smp;
+	char err[512];
+	double per[20];
+
+	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
+	    mc_sample_open(&src, cg.dir, cg.version, err, sizeof(err)) < 0)
+		die("the sampler's cgroup files", err);
+	for (int r = 0; r < 20; r++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		for (int i = 0; i < 500; i++)
+			if (mc_sample_read(&src, &smp) < 0)
+				die(cg.dir, "mc_sample_read failed");
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		per[r] = ((b.tv_sec - a.tv_sec) * 1e6 +
+			  (b.tv_nsec - a.tv_nsec) / 1e3) / 500;
+	}
+	mc_sample_close(&src);
+	record("sample_cpu_us", per, 20);
+	return median(per, 20);
+}
+
 int main(int argc, char **argv)
 {
 	static double vt[VERDICTS], all[64];
@@ -220,6 +255,7 @@ int main(int argc, char **argv)
 	/* The headline: the slowest topology's median. */
 	qsort(all, n_topos, sizeof(all[0]), cmp_double);
 	printf("verdict_us_max=%.2f\n", n_topos ? all[n_topos - 1] : 0.0);
+	printf("sample_cpu_us=%.2f\n", bench_sample());
 	fclose(raw);
 	return 0;
 }

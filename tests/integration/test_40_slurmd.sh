@@ -20,7 +20,7 @@ printf 'TopologyFile=%s\n' "$TOPO" >"$CONF"
 plug() { mc_set_plugstack "$1 $MEMCORE_BUILD/memcore.so config=$CONF cache=$CACHE"; }
 log_lines() { wc -l <"$LOG"; }
 log_since() { tail -n +"$(($1 + 1))" "$LOG"; }
-FITS=(-N1 -n1 --gpus=1 --dataloader-workers=2 --cpus-per-gpu=6 --mem=40G)
+FITS=(-N1 -n1 --gpus=1 --dataloader-workers=2 --cpus-per-gpu=12 --mem=40G)
 
 # --- the start line and the cache ------------------------------------------
 plug required

@@ -4,7 +4,8 @@
 # request is submitted through the real sbatch with Slurm's cli_filter/lua
 # and contrib/cli_filter.lua (sbatch --test-only: the filter runs as for a
 # real submission, nothing is queued), and run as a batch job on each node
-# shape of its partition by the real slurmd with memcore.so (a slurm.conf
+# shape of its partition by the real slurmd with memcore.so (the batch step
+# and, in it, an srun step of all the job's tasks: the step a -n48 job runs) (a slurm.conf
 # without CliFilterPlugins, the same cluster). For every request: refused
 # at submission exactly when no node it could get ran it (the launch
 # refused it on each, or Slurm could place it on none); every disagreement
@@ -145,7 +146,7 @@ for ((i = 0; i < N; i++)); do
 		w=(); [ -n "$node" ] && w=(-w "$node")
 		out=$MC_JOB_DIR/case$i-${node:-any}.out
 		id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
-			"${o[@]}" -J "c$i" -o "$out" --wrap 'echo ran on $(hostname)' 2>"$out.sbatch")
+			"${o[@]}" -J "c$i" -o "$out" --wrap 'srun true && echo ran on $(hostname)' 2>"$out.sbatch")
 		key="$i ${node:-any}"
 		if [ -n "$id" ]; then LAUNCH_JOB[$key]=${id%%;*}
 		else LAUNCH[$key]=unplaceable; LAUNCH_WHY[$key]=$(head -n1 "$out.sbatch"); fi

@@ -123,7 +123,7 @@ P=7000000000
 z3() { awk -v p=$P -v n="$1" 'BEGIN { printf "%.2f GiB ZeRO-3 offload", 18 * p / n * 1.5 / 2^30 }'; }
 Z3_N3=$(z3 3) Z3_N1=$(z3 1)
 ZERO=(--model-params=7B --zero-stage=3 --offload=all)
-mc_run srun -N3 -n3 --gpus-per-node=1 --cpus-per-gpu=12 --mem=100G "${ZERO[@]}" --memcore=explain true
+mc_run srun -N3 -n3 --gpus-per-node=1 --cpus-per-gpu=20 --mem=100G "${ZERO[@]}" --memcore=explain true
 assert_rc 0 "3-node ZeRO-3 offload step fits"
 assert_eq 3 "$(count "$MC_ERR" "$Z3_N3")" "each of the 3 nodes counts DeepSpeed's 3-node figure ($Z3_N3)"
 assert_not_contains "$MC_ERR" "$Z3_N1" "no node counts the 1-node figure ($Z3_N1)"

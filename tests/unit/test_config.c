@@ -552,12 +552,14 @@ static void test_key_table(void **state)
 
 		switch (k->type) {
 		case MC_KEY_WORD: v = k->words[1]; break;
-		case MC_KEY_BOOL: v = k->offset == offsetof(struct mc_policy,
-				      allow_user_warn) ? "yes" : "no"; break;
+		case MC_KEY_BOOL: v = *(const int *)((const char *)&d +
+						     k->offset) ? "no" : "yes";
+			break;
 		case MC_KEY_COUNT: v = "3"; break;
 		case MC_KEY_SIZE: v = "3G"; break;
 		case MC_KEY_RATIO: v = "2.5"; break;
 		case MC_KEY_PATH: v = "/x.xml"; break;
+		case MC_KEY_DURATION: v = "3s"; break;
 		default: v = "h100:80G"; break;
 		}
 		/* Below MaxDataloaderWorkers' default, above its count. */

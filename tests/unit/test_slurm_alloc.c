@@ -274,11 +274,15 @@ static void test_values(void **state)
 	assert_int_equal(mc_slurm_job_set(&j, "mem", "12X", err, sizeof(err)),
 			 -1);
 	assert_string_equal(err, "--mem=12X: unknown size suffix 'X'");
-	/* shards and MPS are named, not sized */
+	/* shards and MPS: a share of one card (sized by mc_share_apply) */
 	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:shard:2", err,
 					  sizeof(err)), 0);
 	assert_false(mc_slurm_job_has_gpus(&j));
-	assert_string_equal(j.unsized, "gres:shard:2");
+	assert_int_equal(j.shards, 2);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:mps:50", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.mps, 50);
 	/* Slurm's unset sentinels read as unset */
 	assert_int_equal(mc_slurm_job_set(&j, "ntasks-per-node", "-2", err,
 					  sizeof(err)), 0);

@@ -1,0 +1,209 @@
+/*
+ * mc_sample.c - repeated cheap reads of a step's memory cgroup
+ * (mc_sample.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_memstat.h"
+#include "mc_util.h"
+#include "mc_sample.h"
+
+static int open_in(int dfd, const char *name)
+{
+	/* O_NONBLOCK: cgroupfs ignores it, but a file that is not what it
+	 * should be (a FIFO in a fixture) must not hang the sampler. */
+	return openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+		      O_NONBLOCK);
+}
+
+int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
+		   char *err, size_t errlen)
+{
+	int dfd;
+	const char *usage = version == 1 ? "memory.usage_in_bytes"
+					 : "memory.current";
+
+	src->version = version;
+	src->stat_fd = src->usage_fd = src->cpu_fd = -1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	src->stat_fd = open_in(dfd, "memory.stat");
+	if (src->stat_fd < 0) {
+		snprintf(err, errlen, "%s/memory.stat: %s", dir,
+			 strerror(errno));
+		goto fail;
+	}
+	src->usage_fd = open_in(dfd, usage);
+	if (src->usage_fd < 0) {
+		snprintf(err, errlen, "%s/%s: %s", dir, usage,
+			 strerror(errno));
+		goto fail;
+	}
+	if (version == 2)
+		src->cpu_fd = open_in(dfd, "cpu.stat");
+	close(dfd);
+	return 0;
+fail:
+	close(dfd);
+	mc_sample_close(src);
+	return -1;
+}
+
+void mc_sample_close(struct mc_sample_src *src)
+{
+	int *fds[] = { &src->stat_fd, &src->usage_fd, &src->cpu_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+/* The whole small file at fd into src->buf, from offset 0. */
+static ssize_t reread(struct mc_sample_src *src, int fd)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, src->buf, sizeof(src->buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	src->buf[n] = '\0';
+	return n;
+}
+
+int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		if (!strncmp(p, "usage_usec ", 11)) {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(p + 11, &end, 10);
+			if (errno || end == p + 11)
+				return -1;
+			*usec = v;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+void mc_sample_parse_events(const char *text, uint64_t *high, uint64_t *max)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		uint64_t *dst = !strncmp(p, "high ", 5) ? high
+				: !strncmp(p, "max ", 4) ? max : NULL;
+
+		if (dst) {
+			const char *v = strchr(p, ' ') + 1;
+			char *end;
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(v, &end, 10);
+			if (!errno && end != v)
+				*dst = n;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+}
+
+int mc_sample_read(struct mc_sample_src *src, struct mc_sample *out)
+{
+	struct mc_memstat_fields f;
+	char err[128];
+	uint64_t usage;
+	char *end;
+
+	if (reread(src, src->usage_fd) < 0)
+		return -1;
+	errno = 0;
+	usage = strtoull(src->buf, &end, 10);
+	if (errno || end == src->buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (reread(src, src->stat_fd) < 0)
+		return -1;
+	if (mc_memstat_parse(src->buf, src->version, &f, err,
+			     sizeof(err)) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	out->usage_bytes = usage;
+	out->anon_bytes = f.anon;
+	out->shmem_bytes = f.shmem;
+	out->file_bytes = f.active_file + f.inactive_file;
+	/* v1 usage is approximate (per-CPU charge batches): clamp. */
+	out->non_reclaimable_bytes = usage > out->file_bytes
+				     ? usage - out->file_bytes : 0;
+	out->has_cpu = src->cpu_fd >= 0 && reread(src, src->cpu_fd) > 0 &&
+		       mc_sample_parse_cpu_stat(src->buf, &out->cpu_usec) == 0;
+	if (!out->has_cpu)
+		out->cpu_usec = 0;
+	return 0;
+}
+
+/* One decimal number file in dir, or 0 when absent. */
+static uint64_t number_at(int dfd, const char *name)
+{
+	char buf[64];
+	uint64_t v;
+
+	if (mc_read_at(dfd, name, buf, sizeof(buf)) <= 0 ||
+	    mc_memstat_parse_limit(buf, &v) < 0 || v == MC_MEM_UNLIMITED)
+		return 0;
+	return v;
+}
+
+int mc_sample_end_read(const char *dir, int version,
+		       struct mc_sample_end *out, char *err, size_t errlen)
+{
+	char buf[1024];
+	int dfd;
+
+	memset(out, 0, sizeof(*out));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (version == 1) {
+		out->kernel_peak_bytes = number_at(dfd,
+						   "memory.max_usage_in_bytes");
+		out->max_events = number_at(dfd, "memory.failcnt");
+	} else {
+		out->kernel_peak_bytes = number_at(dfd, "memory.peak");
+		if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) > 0)
+			mc_sample_parse_events(buf, &out->high_events,
+					       &out->max_events);
+	}
+	close(dfd);
+	if (mc_memstat_oom_kills(dir, version, &out->oom_kills, err,
+				 errlen) < 0)
+		out->oom_kills = 0;
+	err[0] = '\0';
+	return 0;
+}

@@ -1,0 +1,495 @@
+/*
+ * memcore report JOBID - what each step of an ended (or running) job used
+ * on each node, against what it asked and what the rule needs, with what to
+ * ask next time and Slurm's own MaxRSS beside memcore's non-reclaimable
+ * peak (issue 19 item 3).
+ *
+ * Where it comes from: the records slurmstepd kept in the job's
+ * AdminComment (spank/mc_keep.c, policy/mc_jobrec.h), read from slurmctld
+ * while it knows the job (MinJobAge after its end), else from slurmdbd
+ * when the cluster has accounting. MaxRSS is Slurm's step statistic
+ * (TRES mem of tres_usage_in_max), which only slurmdbd keeps.
+ *
+ * Who may read it: Slurm decides first (PrivateData=jobs hides other
+ * users' jobs from slurmctld and slurmdbd); then memcore shows a job only
+ * to its user, root and SlurmUser.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+#include "cli.h"
+#include "mc_jobrec.h"
+#include "mc_slurm_compat.h"
+#include "mc_parse.h"
+#include "mc_summary.h"
+
+/* libslurm's list types by what its functions return: `List` up to 23.x,
+ * `list_t *` later; neither name is needed. */
+typedef __typeof__(slurmdb_jobs_get((void *)0, (void *)0)) mc_list;
+typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
+
+#define RECS_MAX 256
+#define TRES_MEM_ID 2	/* Slurm's TRES id of "mem" (TRES_MEM) */
+
+/* Slurm's base job states (enum job_states), as scontrol names them. */
+static const char *state_name(uint32_t state)
+{
+	static const char *const names[] = {
+		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED",
+		"FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
+		"DEADLINE", "OUT_OF_MEMORY",
+	};
+	uint32_t base = state & JOB_STATE_BASE;
+
+	return base < sizeof(names) / sizeof(names[0]) ? names[base]
+						       : "UNKNOWN";
+}
+
+static void report_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore report JOBID [--json]\n"
+"\n"
+"What each step of the job used on each node, as memcore measured it in\n"
+"slurmstepd: asked, the rule's figure, the peak non-reclaimable memory with\n"
+"the page cache beside it, the largest shared memory, cores busy, and what\n"
+"to ask next time; with Slurm's MaxRSS of the step beside it when Slurm's\n"
+"accounting (slurmdbd) has it. Read from the job's AdminComment, which\n"
+"slurmctld keeps until MinJobAge after the job ends and slurmdbd after\n"
+"that. Only the job's user, root and SlurmUser may read it.\n"
+"  --json  machine-readable output\n"
+"Exit 0, 1 when there is nothing to show (or it is not yours), 2 on a\n"
+"usage error, 3 when slurmctld does not answer.\n");
+}
+
+static const struct option report_options[] = {
+	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What is known of the job, from wherever it came. */
+struct job_view {
+	uint32_t job_id, uid;
+	char state[32];
+	char source[16];		/* "slurmctld", "slurmdbd" */
+	char *admin_comment;		/* malloc'd, NULL none */
+	bool accounting;
+	struct step_rss {
+		char step[48];
+		uint64_t max_rss_bytes;
+		char node[64];
+	} rss[64];
+	size_t n_rss;
+	char note[512];			/* why something is missing */
+};
+
+/* "1=123,2=4567,..." -> the value of TRES id. */
+static bool tres_value(const char *s, int id, uint64_t *v)
+{
+	while (s && *s) {
+		char *end;
+		long k = strtol(s, &end, 10);
+
+		if (*end != '=')
+			return false;
+		if (k == id) {
+			*v = strtoull(end + 1, NULL, 10);
+			return true;
+		}
+		s = strchr(end, ',');
+		if (s)
+			s++;
+	}
+	return false;
+}
+
+static void step_name(uint32_t job, uint32_t step, char *buf, size_t len)
+{
+	if (step == SLURM_BATCH_SCRIPT)
+		snprintf(buf, len, "%" PRIu32 ".batch", job);
+	else if (step == SLURM_EXTERN_CONT)
+		snprintf(buf, len, "%" PRIu32 ".extern", job);
+	else
+		snprintf(buf, len, "%" PRIu32 ".%" PRIu32, job, step);
+}
+
+/* From slurmdbd: the job's AdminComment (when slurmctld had none) and
+ * every step's MaxRSS. 0, or -1 when slurmdbd does not know the job. */
+static int from_dbd(struct job_view *jv, const char *cluster,
+		    bool need_comment)
+{
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t *sel;
+	void *db;
+	mc_list jobs;
+	mc_list_iter it;
+	slurmdb_job_rec_t *j;
+	int rc = -1;
+
+	db = slurmdb_connection_get(NULL);
+	if (!db) {
+		snprintf(jv->note, sizeof(jv->note), "slurmdbd does not "
+			 "answer: Slurm's MaxRSS cannot be shown");
+		return -1;
+	}
+	memset(&cond, 0, sizeof(cond));
+	/* No destructor: libslurm's would xfree what calloc made. */
+	cond.step_list = slurm_list_create(NULL);
+	sel = calloc(1, sizeof(*sel));
+	if (!cond.step_list || !sel) {
+		free(sel);
+		slurmdb_connection_close(&db);
+		return -1;
+	}
+	sel->array_task_id = NO_VAL;
+	sel->het_job_offset = NO_VAL;
+	sel->step_id.job_id = jv->job_id;
+	sel->step_id.step_id = NO_VAL;
+	sel->step_id.step_het_comp = NO_VAL;
+	slurm_list_append(cond.step_list, sel);
+	/* This cluster's job, whenever it ran (sacct does the same). */
+	cond.cluster_list = slurm_list_create(NULL);
+	if (cond.cluster_list && cluster)
+		slurm_list_append(cond.cluster_list, (void *)cluster);
+	cond.flags = JOBCOND_FLAG_NO_TRUNC;
+	cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;	/* any (0 matches none) */
+	jobs = slurmdb_jobs_get(db, &cond);
+	slurm_list_destroy(cond.step_list);
+	if (cond.cluster_list)
+		slurm_list_destroy(cond.cluster_list);
+	free(sel);
+	if (jobs) {
+		it = slurm_list_iterator_create(jobs);
+		while ((j = slurm_list_next(it))) {
+			slurmdb_step_rec_t *st;
+			mc_list_iter si;
+
+			if (j->jobid != jv->job_id)
+				continue;
+			rc = 0;
+			if (need_comment) {
+				jv->uid = j->uid;
+				snprintf(jv->state, sizeof(jv->state), "%s",
+					 state_name(j->state));
+				snprintf(jv->source, sizeof(jv->source),
+					 "slurmdbd");
+				free(jv->admin_comment);
+				jv->admin_comment = j->admin_comment
+					? strdup(j->admin_comment) : NULL;
+			}
+			if (!j->steps)
+				continue;
+			si = slurm_list_iterator_create(j->steps);
+			while ((st = slurm_list_next(si)) &&
+			       jv->n_rss < sizeof(jv->rss) / sizeof(jv->rss[0])) {
+				struct step_rss *r = &jv->rss[jv->n_rss];
+				uint64_t node = 0;
+
+				if (!tres_value(st->stats.tres_usage_in_max,
+						TRES_MEM_ID, &r->max_rss_bytes))
+					continue;
+				step_name(jv->job_id, st->step_id.step_id,
+					  r->step, sizeof(r->step));
+				r->node[0] = '\0';
+				if (st->nodes && st->nnodes == 1)
+					snprintf(r->node, sizeof(r->node), "%s",
+						 st->nodes);
+				else if (st->nodes &&
+					 tres_value(st->stats.
+						    tres_usage_in_max_nodeid,
+						    TRES_MEM_ID, &node))
+					snprintf(r->node, sizeof(r->node),
+						 "node %" PRIu64 " of %s", node,
+						 st->nodes);
+				jv->n_rss++;
+			}
+			slurm_list_iterator_destroy(si);
+		}
+		slurm_list_iterator_destroy(it);
+		slurm_list_destroy(jobs);
+	}
+	slurmdb_connection_close(&db);
+	return rc;
+}
+
+/* From slurmctld. 0; 1 when it does not know the job (any more); -1 with
+ * the reason printed when it does not answer. */
+static int from_ctld(struct job_view *jv)
+{
+	job_info_msg_t *m = NULL;
+
+	if (mc_load_job(&m, jv->job_id) != 0) {
+		int e = errno;
+
+		if (e == ESLURM_INVALID_JOB_ID)
+			return 1;
+		fprintf(stderr, "memcore: report: job %" PRIu32 ": %s\n",
+			jv->job_id, slurm_strerror(e));
+		return -1;
+	}
+	for (uint32_t i = 0; m && i < m->record_count; i++) {
+		const job_info_t *j = &m->job_array[i];
+
+		if (j->job_id != jv->job_id)
+			continue;
+		jv->uid = j->user_id;
+		snprintf(jv->state, sizeof(jv->state), "%s",
+			 state_name(j->job_state));
+		snprintf(jv->source, sizeof(jv->source), "slurmctld");
+		jv->admin_comment = j->admin_comment
+				    ? strdup(j->admin_comment) : NULL;
+		slurm_free_job_info_msg(m);
+		return 0;
+	}
+	slurm_free_job_info_msg(m);
+	return 1;
+}
+
+static const char *user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid((uid_t)uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %" PRIu32, uid);
+	return buf;
+}
+
+static const struct step_rss *rss_of(const struct job_view *jv,
+				     const char *step)
+{
+	for (size_t i = 0; i < jv->n_rss; i++)
+		if (!strcmp(jv->rss[i].step, step))
+			return &jv->rss[i];
+	return NULL;
+}
+
+static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
+			   const char *step, const char *host,
+			   const struct step_rss *rss)
+{
+	json_t *o = json_object(), *next = json_object();
+	char opt[64];
+
+#define SETI(k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+	json_object_set_new(o, "step", json_string(step));
+	json_object_set_new(o, "node", json_string(host));
+	SETI("asked_bytes", u->asked_bytes);
+	json_object_set_new(o, "asked_option",
+			    json_string(mc_summary_mem_option(u, u->asked_bytes,
+							      opt,
+							      sizeof(opt))));
+	SETI("rule_bytes", u->rule_bytes);
+	SETI("samples", u->peak.samples);
+	SETI("sample_interval_ms", u->sample_interval_ms);
+	SETI("peak_nonreclaimable_bytes", u->peak.nr_bytes);
+	json_object_set_new(o, "peak_at_oom_kill",
+			    json_boolean(u->peak.at_kill));
+	SETI("peak_anon_bytes", u->peak.anon_at_nr_bytes);
+	SETI("peak_shmem_bytes", u->peak.shmem_at_nr_bytes);
+	SETI("page_cache_at_peak_bytes", u->peak.file_at_nr_bytes);
+	SETI("max_shmem_bytes", u->peak.max_shmem_bytes);
+	SETI("kernel_peak_bytes", u->kernel_peak_bytes);
+	json_object_set_new(o, "kernel_peak_source",
+			    json_string(u->cgroup_version == 1
+					? "memory.max_usage_in_bytes"
+					: "memory.peak"));
+	SETI("cores_allocated", u->cores_allocated);
+	SETI("rule_cores", u->rule_cores);
+	json_object_set_new(o, "cores_busy", json_real(a->busy_milli / 1000.0));
+	SETI("cpu_usec", u->cpu_usec);
+	SETI("wall_usec", u->wall_usec);
+	SETI("oom_kills", u->oom_kills);
+	SETI("max_events", u->max_events);
+	SETI("high_events", u->high_events);
+	json_object_set_new(o, "slurm_max_rss_bytes",
+			    rss ? json_integer((json_int_t)rss->max_rss_bytes)
+				: json_null());
+	json_object_set_new(next, "mem_option",
+			    json_string(mc_summary_mem_option(u, a->mem_bytes,
+							      opt,
+							      sizeof(opt))));
+	json_object_set_new(next, "mem_bytes",
+			    json_integer((json_int_t)a->mem_bytes));
+	json_object_set_new(next, "mem_is_rule", json_boolean(a->mem_is_rule));
+	json_object_set_new(next, "cpus_per_gpu",
+			    json_integer((json_int_t)a->cpus_per_gpu));
+	json_object_set_new(next, "dataloader_workers",
+			    json_integer((json_int_t)a->workers));
+	json_object_set_new(o, "next", next);
+#undef SETI
+	return o;
+}
+
+int mc_cmd_report(int argc, char **argv)
+{
+	static struct job_view jv;
+	slurm_conf_t *conf = NULL;
+	const char *recs[RECS_MAX], *cpath;
+	size_t lens[RECS_MAX], n;
+	unsigned dropped;
+	bool json = false;
+	char *end, who[64];
+	uid_t me = getuid();
+	int opt, rc;
+	json_t *o = NULL, *arr = NULL;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", report_options, NULL)) != -1) {
+		if (opt == MC_CLI_OPT_JSON)
+			json = true;
+		else if (opt == 'h') {
+			report_usage(stdout);
+			return 0;
+		} else
+			return mc_cli_option_error("report", opt, argv);
+	}
+	if (optind + 1 != argc)
+		return mc_cli_usage_error("report: expected one JOBID (see "
+					  "memcore report --help)");
+	errno = 0;
+	jv.job_id = (uint32_t)strtoul(argv[optind], &end, 10);
+	if (errno || *end || end == argv[optind] || !jv.job_id)
+		return mc_cli_usage_error("report: '%s' is not a job id",
+					  argv[optind]);
+	cpath = mc_ctld_conf();
+	if (!cpath)
+		return mc_cli_usage_error("report: no readable slurm.conf "
+					  "(SLURM_CONF, or the default "
+					  "/etc/slurm/slurm.conf)");
+	slurm_init(cpath);
+	if (slurm_load_ctl_conf((time_t)0, &conf) != 0 || !conf) {
+		fprintf(stderr, "memcore: report: slurmctld does not answer: "
+			"%s\n", slurm_strerror(errno));
+		return MC_EXIT_UNREACHABLE;
+	}
+	jv.accounting = conf->accounting_storage_type &&
+			strcmp(conf->accounting_storage_type,
+			       "accounting_storage/none");
+	rc = from_ctld(&jv);
+	if (rc < 0) {
+		mc_free_ctl_conf(conf);
+		return MC_EXIT_UNREACHABLE;
+	}
+	if (rc == 1 && !jv.accounting) {
+		fprintf(stderr, "memcore: report: job %" PRIu32 " is not known "
+			"to slurmctld (it forgets a job MinJobAge=%" PRIu32
+			" s after its end, and hides other users' jobs with "
+			"PrivateData=jobs) and this cluster keeps no "
+			"accounting (AccountingStorageType=accounting_storage/"
+			"none), where memcore's summaries would stay: what is "
+			"left is the one 'after the step' line per step in "
+			"each node's slurmd log\n", jv.job_id,
+			(uint32_t)conf->min_job_age);
+		mc_free_ctl_conf(conf);
+		return MC_EXIT_REFUSED;
+	}
+	if (jv.accounting && from_dbd(&jv, conf->cluster_name, rc == 1) < 0 && rc == 1) {
+		fprintf(stderr, "memcore: report: job %" PRIu32 " is known "
+			"neither to slurmctld nor to slurmdbd (or Slurm does "
+			"not let you see it)%s%s\n", jv.job_id,
+			jv.note[0] ? ": " : "", jv.note);
+		mc_free_ctl_conf(conf);
+		return MC_EXIT_REFUSED;
+	}
+	/* Slurm showed it; memcore shows it to its user and the admins. */
+	if (me != 0 && me != conf->slurm_user_id && me != jv.uid) {
+		fprintf(stderr, "memcore: report: job %" PRIu32 " is not "
+			"yours: only its user, root and SlurmUser (%s) may "
+			"read its report\n", jv.job_id,
+			conf->slurm_user_name ? conf->slurm_user_name : "?");
+		mc_free_ctl_conf(conf);
+		free(jv.admin_comment);
+		return MC_EXIT_REFUSED;
+	}
+	if (!jv.accounting)
+		snprintf(jv.note, sizeof(jv.note), "Slurm's MaxRSS is not "
+			 "shown: without accounting (AccountingStorageType="
+			 "accounting_storage/none) Slurm keeps no step "
+			 "statistics after a step (sstat shows them while it "
+			 "runs)");
+	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &dropped);
+	if (json) {
+		o = json_object();
+		arr = json_array();
+		json_object_set_new(o, "job_id", json_integer(jv.job_id));
+		json_object_set_new(o, "user",
+				    json_string(user_name(jv.uid, who,
+							  sizeof(who))));
+		json_object_set_new(o, "state", json_string(jv.state));
+		json_object_set_new(o, "source", json_string(jv.source));
+		json_object_set_new(o, "accounting",
+				    json_boolean(jv.accounting));
+		json_object_set_new(o, "dropped", json_integer(dropped));
+		json_object_set_new(o, "note", jv.note[0]
+				    ? json_string(jv.note) : json_null());
+	} else {
+		printf("memcore: job %" PRIu32 " (user %s, %s), from %s: %zu "
+		       "step-node summar%s%s\n", jv.job_id,
+		       user_name(jv.uid, who, sizeof(who)), jv.state,
+		       jv.source, n, n == 1 ? "y" : "ies",
+		       dropped ? " (older ones dropped to stay in bounds)" : "");
+		if (jv.note[0])
+			printf("  note: %s\n", jv.note);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
+		struct mc_used u;
+		struct mc_advice a;
+		struct mc_summary_text t;
+		const struct step_rss *rss;
+		char b1[32], b2[32];
+
+		if (lens[i] >= sizeof(rec))
+			continue;
+		memcpy(rec, recs[i], lens[i]);
+		rec[lens[i]] = '\0';
+		if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step),
+					    host, sizeof(host)) < 0)
+			continue;
+		rss = rss_of(&jv, step);
+		if (json) {
+			json_array_append_new(arr, record_json(&u, &a, step,
+							       host, rss));
+			continue;
+		}
+		mc_summary_explain(&u, &a, step, host, NULL, &t);
+		for (size_t l = 0; l < t.n; l++)
+			printf("%s\n", l ? t.line[l]
+				 : t.line[l] + strlen("memcore: "));
+		if (rss)
+			printf("  Slurm MaxRSS %s (the step's largest task%s%s: "
+			       "resident pages, mapped files included) against "
+			       "memcore's %s non-reclaimable peak\n",
+			       mc_fmt_bytes(rss->max_rss_bytes, b1, sizeof(b1)),
+			       rss->node[0] ? ", on " : "", rss->node,
+			       mc_fmt_bytes(u.peak.nr_bytes, b2, sizeof(b2)));
+		else
+			printf("  Slurm MaxRSS not available%s\n",
+			       jv.accounting ? " (slurmdbd has no statistics "
+			       "for this step)" : " (no accounting)");
+	}
+	if (json) {
+		json_object_set_new(o, "steps", arr);
+		mc_cli_json_print(o);
+	} else if (!n) {
+		printf("  memcore kept nothing with this job: no GPU step of it "
+		       "ran to its end under memcore's sampler\n");
+	}
+	free(jv.admin_comment);
+	mc_free_ctl_conf(conf);
+	return n ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+}

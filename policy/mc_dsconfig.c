@@ -1,0 +1,213 @@
+/*
+ * mc_dsconfig.c - a DeepSpeed ds_config.json into sizing facts (see
+ * mc_dsconfig.h for the keys and their sources).
+ */
+#include "mc_dsconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "mc_parse.h"
+
+const char *const mc_ds_device_words[] = { "none", "cpu", "nvme", NULL };
+
+/* An object member that must be an object when present. */
+static int get_obj(json_t *o, const char *name, const char *key,
+		   json_t **out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return mc_err(err, errlen, "%s: %s: expected an object", name,
+			      key);
+	*out = v;
+	return 0;
+}
+
+/* A boolean that may also be "auto" (reads as dflt, *is_auto set). */
+static int get_bool(json_t *o, const char *name, const char *path,
+		    const char *key, bool dflt, bool *out, bool *is_auto,
+		    char *err, size_t errlen)
+{
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	*out = dflt;
+	if (is_auto)
+		*is_auto = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 0;
+	}
+	if (is_auto && json_is_string(v) &&
+	    !strcmp(json_string_value(v), "auto")) {
+		*is_auto = true;
+		return 0;
+	}
+	return mc_err(err, errlen, "%s: %s%s: expected true or false%s", name,
+		      path, key, is_auto ? " (or \"auto\")" : "");
+}
+
+static int get_count(json_t *o, const char *name, const char *path,
+		     const char *key, uint64_t min, uint64_t max, uint64_t *out,
+		     bool *is_auto, char *err, size_t errlen)
+{
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	if (is_auto)
+		*is_auto = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (is_auto && json_is_string(v) &&
+	    !strcmp(json_string_value(v), "auto")) {
+		*is_auto = true;
+		return 0;
+	}
+	/* DeepSpeed's configs write 1e8 as a number: a whole real is a
+	 * count too. */
+	if (json_is_real(v) && json_real_value(v) >= (double)min &&
+	    json_real_value(v) <= (double)max &&
+	    json_real_value(v) == (double)(uint64_t)json_real_value(v)) {
+		*out = (uint64_t)json_real_value(v);
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < (json_int_t)min ||
+	    (uint64_t)json_integer_value(v) > max)
+		return mc_err(err, errlen, "%s: %s%s: expected an integer from "
+			      "%llu to %llu%s", name, path, key,
+			      (unsigned long long)min, (unsigned long long)max,
+			      is_auto ? " (or \"auto\")" : "");
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_device(json_t *zero, const char *name, const char *key,
+		      enum mc_ds_device *dev, json_t **sub, char *err,
+		      size_t errlen)
+{
+	json_t *o, *v;
+	int i;
+
+	*dev = MC_DS_NONE;
+	if (get_obj(zero, name, key, &o, err, errlen) < 0)
+		return -1;
+	*sub = o;
+	if (!o)
+		return 0;
+	v = json_object_get(o, "device");
+	if (!v || json_is_null(v))
+		return 0;	/* DeepSpeed's default: none */
+	if (!json_is_string(v))
+		return mc_err(err, errlen, "%s: zero_optimization.%s.device: "
+			      "expected none, cpu or nvme", name, key);
+	for (i = 0; mc_ds_device_words[i]; i++)
+		if (!strcmp(json_string_value(v), mc_ds_device_words[i]))
+			break;
+	if (!mc_ds_device_words[i])
+		return mc_err(err, errlen, "%s: zero_optimization.%s.device: "
+			      "expected none, cpu or nvme, got \"%.32s\"", name,
+			      key, json_string_value(v));
+	*dev = (enum mc_ds_device)i;
+	return 0;
+}
+
+int mc_dsconfig_parse(const char *text, size_t len, const char *name,
+		      struct mc_ds_facts *d, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *o, *zero = NULL, *act = NULL, *oo = NULL, *op = NULL;
+	json_t *bf = NULL, *fp = NULL;
+	uint64_t u;
+	bool legacy = false, bf16 = false, fp16 = false, bf_auto, fp_auto, b;
+	int rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	d->optimizer_buffer_count = 4;
+	d->param_buffer_count = 5;
+	d->param_buffer_size = 100000000;
+	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o)
+		return mc_err(err, errlen, "%s: not JSON: %s at line %d", name,
+			      jerr.text, jerr.line);
+	if (!json_is_object(o)) {
+		mc_err(err, errlen, "%s: expected a JSON object (a DeepSpeed "
+		       "config)", name);
+		goto out;
+	}
+	if (get_obj(o, name, "zero_optimization", &zero, err, errlen) ||
+	    get_obj(o, name, "activation_checkpointing", &act, err, errlen) ||
+	    get_obj(o, name, "bf16", &bf, err, errlen) ||
+	    get_obj(o, name, "fp16", &fp, err, errlen))
+		goto out;
+	if (zero && json_object_get(zero, "stage")) {
+		u = 0;
+		if (get_count(zero, name, "zero_optimization.", "stage", 0, 3,
+			      &u, NULL, err, errlen)) {
+			mc_err(err, errlen, "%s: zero_optimization.stage: "
+			       "expected 0, 1, 2 or 3", name);
+			goto out;
+		}
+		d->has_stage = true;
+		d->stage = (uint32_t)u;
+	}
+	if (get_device(zero, name, "offload_optimizer", &d->offload_optimizer,
+		       &oo, err, errlen) ||
+	    get_device(zero, name, "offload_param", &d->offload_param, &op,
+		       err, errlen))
+		goto out;
+	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
+		     &legacy, NULL, err, errlen))
+		goto out;
+	if (legacy && d->offload_optimizer == MC_DS_NONE)
+		d->offload_optimizer = MC_DS_CPU;
+	u = d->optimizer_buffer_count;
+	if (get_count(oo, name, "zero_optimization.offload_optimizer.",
+		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
+		goto out;
+	d->optimizer_buffer_count = (uint32_t)u;
+	u = d->param_buffer_count;
+	if (get_count(op, name, "zero_optimization.offload_param.",
+		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
+		goto out;
+	d->param_buffer_count = (uint32_t)u;
+	if (get_count(op, name, "zero_optimization.offload_param.",
+		      "buffer_size", 1, 1ULL << 40, &d->param_buffer_size,
+		      NULL, err, errlen))
+		goto out;
+	if (get_bool(zero, name, "zero_optimization.",
+		     "stage3_gather_16bit_weights_on_model_save", false,
+		     &d->gather_16bit_on_save, NULL, err, errlen) ||
+	    get_bool(zero, name, "zero_optimization.",
+		     "stage3_gather_fp16_weights_on_model_save", false, &b,
+		     NULL, err, errlen))
+		goto out;
+	d->gather_16bit_on_save = d->gather_16bit_on_save || b;
+	if (get_bool(act, name, "activation_checkpointing.",
+		     "cpu_checkpointing", false, &d->cpu_checkpointing, NULL,
+		     err, errlen) ||
+	    get_bool(act, name, "activation_checkpointing.",
+		     "partition_activations", false, &d->partition_activations,
+		     NULL, err, errlen))
+		goto out;
+	u = 0;
+	if (get_count(o, name, "", "train_micro_batch_size_per_gpu", 1,
+		      1u << 20, &u, &d->micro_batch_auto, err, errlen))
+		goto out;
+	d->micro_batch = (uint32_t)u;
+	if (get_bool(bf, name, "bf16.", "enabled", false, &bf16, &bf_auto, err,
+		     errlen) ||
+	    get_bool(fp, name, "fp16.", "enabled", false, &fp16, &fp_auto, err,
+		     errlen))
+		goto out;
+	d->dtype_bytes = bf16 || fp16 ? 2 : bf_auto || fp_auto ? 0 : 4;
+	rc = 0;
+out:
+	json_decref(o);
+	return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * mc_hfconfig.h - a Hugging Face model config (config.json, what
+ * transformers' PretrainedConfig.save_pretrained() writes) into the
+ * figures memcore sizes host RAM with: parameters, the largest layer and
+ * the hidden size and layer count of the activation term.
+ *
+ * Parameter counts follow the modules transformers builds for each
+ * model_type (the modeling_<type>.py of transformers 4.40):
+ *  - llama, mistral, qwen2 (LlamaForCausalLM, MistralForCausalLM,
+ *    Qwen2ForCausalLM): embed V*H; per layer q H*H, k and v H*KV*D each
+ *    (D = H / heads, KV = num_key_value_heads), o H*H, gate/up/down 3*H*I,
+ *    two RMSNorm weights 2H; qwen2 adds the q, k, v biases H + 2*KV*D;
+ *    final norm H; lm_head V*H unless tie_word_embeddings.
+ *  - gpt2 (GPT2LMHeadModel): wte V*H, wpe n_positions*H; per layer ln_1,
+ *    ln_2 (weight and bias) 4H, c_attn 3H*H + 3H, c_proj H*H + H, c_fc
+ *    H*I + I, mlp c_proj I*H + H (I = n_inner or 4H); ln_f 2H; lm_head
+ *    tied to wte (always, in GPT-2).
+ *  - gptj (GPTJForCausalLM): wte V*H; per layer ln_1 2H, q/k/v/out 4*H*H
+ *    (no biases), fc_in H*I + I, fc_out I*H + H; ln_f 2H; lm_head V*H + V
+ *    (untied, with a bias).
+ * The largest layer is the largest single module (an nn.Linear or
+ * nn.Embedding), as DeepSpeed's estimate_zero3_model_states_mem_needs_all_live
+ * takes it: max(V*H, H*I, H*H).
+ *
+ * Checked in tests/unit/test_hfconfig.c against the published counts of
+ * Llama-2-7B (6,738,415,616), Llama-2-13B, Mistral-7B-v0.1, Qwen2-0.5B,
+ * GPT-2 and GPT-J-6B (fixtures in tests/data/models with their sources).
+ *
+ * Pure C on a buffer (jansson); no I/O: the reading is mc_jsonfile.h's.
+ */
+#ifndef MC_HFCONFIG_H
+#define MC_HFCONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_MODEL_TYPE_MAX 32
+
+struct mc_model_shape {
+	char model_type[MC_MODEL_TYPE_MAX];	/* "llama" */
+	uint32_t layers;		/* num_hidden_layers / n_layer */
+	uint32_t hidden;		/* hidden_size / n_embd */
+	uint32_t intermediate;		/* intermediate_size / n_inner */
+	uint32_t vocab;			/* vocab_size */
+	uint32_t heads, kv_heads;	/* num_attention_heads, ..._key_value */
+	uint32_t max_positions;		/* max_position_embeddings/n_positions */
+	bool tied;			/* tie_word_embeddings */
+	/* torch_dtype's bytes per parameter (2 for bfloat16/float16, 4 for
+	 * float32), 0 when the file does not say. */
+	uint32_t dtype_bytes;
+	uint64_t params;		/* all parameters */
+	uint64_t largest_layer_params;	/* the largest single module's */
+};
+
+/* The model types mc_hfconfig_parse knows, for messages. */
+extern const char *const mc_hf_model_types[];
+
+/*
+ * Parse config.json text (len bytes, need not be NUL-terminated). name is
+ * the file's name in messages. Returns 0, or -1 with err =
+ * "NAME: KEY: expected ..." (a missing or mistyped key, with what was
+ * expected), "NAME: model_type \"bert\" is not one memcore sizes (llama,
+ * ...)", or "NAME: not JSON: <jansson's reason> at line L".
+ */
+int mc_hfconfig_parse(const char *text, size_t len, const char *name,
+		      struct mc_model_shape *m, char *err, size_t errlen);
+
+#endif

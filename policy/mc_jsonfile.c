@@ -1,0 +1,77 @@
+/*
+ * mc_jsonfile.c - read a job's configuration file, bounded (see
+ * mc_jsonfile.h).
+ */
+#include "mc_jsonfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mc_parse.h"
+
+int mc_jsonfile_read(const char *path, const char *what, char **text,
+		     size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd;
+
+	*text = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return mc_err(err, errlen, "%s=%s: cannot open: %s", what, path,
+			      strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return mc_err(err, errlen, "%s=%s: not a regular file", what,
+			      path);
+	}
+	if (st.st_size > MC_JSONFILE_MAX) {
+		close(fd);
+		return mc_err(err, errlen, "%s=%s: %lld bytes, larger than "
+			      "the %u memcore reads", what, path,
+			      (long long)st.st_size, MC_JSONFILE_MAX);
+	}
+	buf = malloc(MC_JSONFILE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return mc_err(err, errlen, "%s=%s: out of memory", what, path);
+	}
+	/* Read to the bound, not to st_size: a file that grows between the
+	 * stat and the read is still cut off at the bound. */
+	for (;;) {
+		ssize_t n = read(fd, buf + got, MC_JSONFILE_MAX + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			mc_err(err, errlen, "%s=%s: cannot read: %s", what,
+			       path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > MC_JSONFILE_MAX) {
+			mc_err(err, errlen, "%s=%s: larger than the %u bytes "
+			       "memcore reads", what, path, MC_JSONFILE_MAX);
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[got] = '\0';
+	*text = buf;
+	*len = got;
+	return 0;
+fail:
+	close(fd);
+	free(buf);
+	return -1;
+}

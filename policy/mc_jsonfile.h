@@ -1,0 +1,29 @@
+/*
+ * mc_jsonfile.h - read a job's own configuration file (ds_config.json,
+ * config.json) for sizing, safely: only ever called in the user's own
+ * processes (srun, sbatch, salloc, the memcore command), never in slurmd
+ * or slurmstepd, so the kernel checks the job's user's permissions and a
+ * file only root may read is never read (see memcore(8) "FILES OF THE
+ * JOB"). Bounded: a regular file of at most MC_JSONFILE_MAX bytes, opened
+ * with O_NOFOLLOW-free semantics of the user's own open(2) (a symlink the
+ * user can follow is the user's file), O_NONBLOCK so a FIFO cannot hang
+ * the submission.
+ */
+#ifndef MC_JSONFILE_H
+#define MC_JSONFILE_H
+
+#include <stddef.h>
+
+/* ds_config.json and config.json are a few KiB; 1 MiB is far above. */
+#define MC_JSONFILE_MAX (1u << 20)
+
+/*
+ * Read path whole into a malloc'd, NUL-terminated buffer (*len bytes).
+ * Returns 0, or -1 with err = "PATH: cannot open: Permission denied",
+ * "PATH: not a regular file", "PATH: larger than 1 MiB (N bytes)".
+ * what names the option in the messages ("--deepspeed-config").
+ */
+int mc_jsonfile_read(const char *path, const char *what, char **text,
+		     size_t *len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * mc_summary.h - what a step used against what it was judged to need, and
+ * what to ask next time (issue 19). Pure: the sampler (spank/mc_sampler.c)
+ * feeds it readings of the step's memory cgroup (cgroup/mc_sample.h) and
+ * the verdict's figures; it prints nothing and reads no file.
+ *
+ * The figures (docs/memcore.8 "AFTER THE STEP"):
+ *  - peak non-reclaimable: the largest usage - active_file - inactive_file
+ *    over the samples (anon + shmem + kernel memory: what no reclaim can
+ *    free), with the page cache of that same sample beside it;
+ *  - largest shmem: the largest shmem figure of any sample (/dev/shm,
+ *    tmpfs, SysV shm), which survives the step's processes;
+ *  - kernel peak: v2 memory.peak, v1 memory.max_usage_in_bytes, which the
+ *    kernel keeps exactly but which counts file pages too (the MaxRSS-like
+ *    number): shown beside, never used for the advice;
+ *  - cores busy: CPU time of the step / wall time, in cores.
+ * A sample can miss a spike shorter than SampleInterval; the kernel peak
+ * cannot, which is why both are kept.
+ */
+#ifndef MC_SUMMARY_H
+#define MC_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mc_rules.h"
+
+/* The running maxima of the samples. All bytes. */
+struct mc_peak {
+	uint64_t samples;
+	uint64_t nr_bytes;		/* peak non-reclaimable */
+	uint64_t file_at_nr_bytes;	/* page cache in that sample */
+	uint64_t anon_at_nr_bytes, shmem_at_nr_bytes;
+	uint64_t max_shmem_bytes;	/* largest shmem of any sample */
+	uint64_t max_file_bytes;	/* largest page cache */
+	uint64_t max_usage_bytes;	/* largest usage seen */
+	/* nr_bytes and its split are the kill's, not a sample's
+	 * (mc_summary_oom_peak). */
+	uint64_t at_kill;
+};
+
+/* Add one sample: usage and the memory.stat split. file = active_file +
+ * inactive_file. A usage below file (v1's approximate usage) counts as 0
+ * non-reclaimable. */
+void mc_peak_add(struct mc_peak *pk, uint64_t usage, uint64_t anon,
+		 uint64_t shmem, uint64_t file);
+
+struct mc_used;
+/*
+ * An OOM-killed step: its memory at the kill is gone by the time it is
+ * read, and a sample may have missed the climb. When the kernel's peak
+ * (capped at the limit) is above the sampled peak, take it as the
+ * non-reclaimable peak (the kernel reclaims page cache before it kills,
+ * so what it could not free was non-reclaimable): shmem is the larger of
+ * the largest sampled and end_shmem (shared memory outlives the kill),
+ * the rest anon, page cache 0. Sets peak.at_kill. Source: the kernel's
+ * Documentation/admin-guide/cgroup-v2.rst, "memory.max" (OOM after
+ * reclaim fails).
+ */
+void mc_summary_oom_peak(struct mc_used *u, uint64_t end_shmem);
+
+/* Everything the summary of one step on one node is made from. */
+struct mc_used {
+	/* What the user asked and how (the advice uses the same option). */
+	uint64_t asked_bytes;		/* the allocation on this node */
+	enum mc_mem_form mem_form;
+	uint32_t gpus;			/* on this node */
+	uint32_t workers;		/* DataLoader workers per GPU asked */
+	uint32_t cores_allocated;
+	/* The rule's figures for that request (mc_verdict), and what one
+	 * more worker per GPU costs (RamPerWorker). */
+	uint64_t rule_bytes;
+	uint32_t rule_cores;
+	uint64_t ram_per_worker_bytes;
+	struct mc_peak peak;
+	uint64_t kernel_peak_bytes;	/* 0: the kernel has none */
+	uint64_t oom_kills, high_events, max_events;
+	uint64_t cpu_usec, wall_usec;
+	/* How it was measured: SampleInterval (0: not sampled) and the
+	 * cgroup version (the kernel peak's file), for the report. */
+	uint32_t sample_interval_ms, cgroup_version;
+};
+
+/* How much above the peak the advice asks, in percent: a second run of
+ * the same job differs a little (allocator, batch order). */
+#define MC_SUMMARY_HEADROOM_PCT 20
+/* Cores count as saturated above this share of the allocation. */
+#define MC_SUMMARY_BUSY_HIGH_PCT 90
+/* ... and as mostly idle below this one. */
+#define MC_SUMMARY_BUSY_LOW_PCT 40
+
+/* The advice, in the user's options. */
+struct mc_advice {
+	uint64_t mem_bytes;		/* --mem (or per GPU/CPU) to ask */
+	bool mem_is_rule;		/* the rule's figure holds it up: the
+					 * peak alone would ask less */
+	uint64_t mem_from_peak_bytes;	/* peak + headroom, rounded to MiB */
+	bool mem_unknown_oom;		/* killed: the peak is a floor */
+	uint32_t workers;		/* --dataloader-workers= */
+	uint32_t cpus_per_gpu;		/* --cpus-per-gpu= (>= workers + 1) */
+	uint32_t busy_milli;		/* cores busy x 1000 */
+};
+
+/* Compute the advice; never below the rule's figure for the advised
+ * worker count (mem_is_rule says when that is what holds it up). */
+void mc_summary_advise(const struct mc_used *u, struct mc_advice *a);
+
+/*
+ * The option text for mem_bytes in the user's form: "--mem=5G",
+ * "--mem-per-gpu=3G", "--mem-per-cpu=1024M" (per GPU/CPU: divided by the
+ * step's GPUs/cores, rounded up). Returns buf.
+ */
+const char *mc_summary_mem_option(const struct mc_used *u, uint64_t bytes,
+				  char *buf, size_t len);
+
+#define MC_SUMMARY_LINES 8
+#define MC_SUMMARY_LINE_MAX 320
+
+/* The summary for the user, line by line (first line names step, node). */
+struct mc_summary_text {
+	size_t n;
+	char line[MC_SUMMARY_LINES][MC_SUMMARY_LINE_MAX];
+};
+
+/* tmpfs_where: the node's tmpfs mounts, named when an OOM kill is
+ * explained (NULL: none). The kernel peak is named by u->cgroup_version's
+ * file (memory.max_usage_in_bytes, memory.peak). */
+void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
+			const char *step, const char *host,
+			const char *tmpfs_where, struct mc_summary_text *t);
+
+/* The one slurmd log line (without the "memcore: " prefix), key=value. */
+void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
+			 const char *step, char *buf, size_t len);
+
+/*
+ * The compact record kept with the job (mc_summary_record / _parse): one
+ * step on one node, as "step@host:k=v,k=v" with byte counts in bytes,
+ * MC_SUMMARY_RECORD_MAX bytes at most. Parse fills u (and a's fields
+ * that were stored) and step/host; returns 0, or -1 when rec is not one.
+ */
+#define MC_SUMMARY_RECORD_MAX 400
+int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
+		      const char *step, const char *host, char *buf,
+		      size_t len);
+int mc_summary_record_parse(const char *rec, struct mc_used *u,
+			    struct mc_advice *a, char *step, size_t steplen,
+			    char *host, size_t hostlen);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * mc_after.h - after the step (issue 19), in slurmstepd: sample the step's
+ * memory cgroup while it runs (mc_sampler.h), and at its end give the
+ * summary (policy/mc_summary.h): on the user's stderr with
+ * --memcore=explain, Report=yes or an OOM kill; always one line in slurmd's
+ * log.
+ */
+#ifndef MC_AFTER_H
+#define MC_AFTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mc_sampler.h"
+#include "mc_summary.h"
+
+/* The thread that keeps the record with the job (spank/mc_keep.c). */
+struct mc_keeper {
+	bool started, joined;
+	pthread_t thread;
+};
+
+/* How long the exit hook waits for it (the last task_exit does not:
+ * three slurmctld round trips, 2-10 ms here, would lengthen every step's
+ * end as srun sees it). */
+#define MC_KEEP_EXIT_WAIT_MS 5000
+
+struct mc_after {
+	/* Filled with the verdict (mc_stepd.c): what the step asked and the
+	 * rule's figures; the rest at the step's end. */
+	bool judged;
+	bool refused;
+	struct mc_used usage;
+	struct mc_advice advice;
+	uint32_t sample_interval_ms;	/* SampleInterval of the policy */
+	bool report;			/* Report=yes */
+	char textfile[256];		/* PrometheusTextfile=, "" none */
+	struct mc_sampler sampler;
+	bool clock_started;		/* at the first task_post_fork */
+	struct timespec t_start;	/* CLOCK_MONOTONIC */
+	struct rusage children_start;	/* slurmstepd's reaped tasks */
+	uint32_t exited;		/* tasks seen at task_exit */
+	bool summarized;		/* usage/advice complete */
+	struct mc_keeper keeper;
+};
+
+#endif

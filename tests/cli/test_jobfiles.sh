@@ -1,0 +1,79 @@
+#!/bin/bash
+# memcore check with the job's own files (--deepspeed-config,
+# --model-config), read as the user running it; shared GPUs (--shards,
+# --mps); ranks per GPU. Figures computed here from their sources.
+. "$(dirname "$0")/lib.sh"
+
+T=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+T4=15843721216
+M=$DATA/models
+gib() { awk -v b="$1" 'BEGIN { printf "%.2f GiB", b / 2^30 }'; }
+
+# DDP of GPT-J-6B on 8 T4s: each rank builds the fp32 model (no ZeRO).
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --cpus 48 --mem 300G --model-config "$M/gpt-j-6b.config.json"
+expect_eq "gptj ddp rc" "$RC" 1
+P=6050882784
+expect_contains "load term" "$OUT" "loading $(gib $((8 * P * 4))) = 8 copies x $(gib $((P * 4)))"
+expect_contains "a 16-bit torch_dtype is not silently taken" "$OUT" "6.05B parameters"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --cpus 48 --mem 300G --model-config "$M/gpt-j-6b.config.json" --model-load rank0
+expect_eq "rank0 load fits" "$RC" 0
+
+# ds_config with nvme: only pinned buffers (5 x 1e8 x 2 bytes per rank).
+cat >"$TMP/ds.json" <<'JSON'
+{"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}
+JSON
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --cpus 6 --mem 100G --deepspeed-config "$TMP/ds.json" --model-config "$M/llama-2-7b-hf.config.json"
+expect_contains "nvme pinned" "$OUT" "953.67 MiB nvme pinned buffers"
+expect_contains "nvme note" "$OUT" "offloads to nvme: host RAM holds only its pinned buffers"
+
+# Errors name the file, the key and what was expected; exit 2.
+printf '{"model_type": "t5"}' >"$TMP/t5.json"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --model-config "$TMP/t5.json"
+expect_eq "unknown model_type rc" "$RC" 2
+expect_contains "unknown model_type" "$ERR" "t5.json: model_type \"t5\" is not one memcore sizes"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --deepspeed-config "$TMP/missing.json"
+expect_eq "missing file rc" "$RC" 2
+expect_contains "missing file" "$ERR" "--deepspeed-config=$TMP/missing.json: cannot open: No such file or directory"
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --deepspeed-config "$TMP/big.json"
+expect_contains "bounded" "$ERR" "larger than the 1048576"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --deepspeed-config /dev/zero
+expect_contains "not regular" "$ERR" "not a regular file"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cp "$TMP/ds.json" "$TMP/secret.json"
+	chmod 0600 "$TMP/secret.json"
+	chmod 0755 "$TMP"
+	RC=0
+	ERR=$(runuser -u nobody -- "$MEMCORE" check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --deepspeed-config "$TMP/secret.json" 2>&1 >/dev/null) || RC=$?
+	expect_eq "as nobody: unreadable rc" "$RC" 2
+	expect_contains "as nobody: unreadable" "$ERR" "--deepspeed-config=$TMP/secret.json: cannot open: Permission denied"
+fi
+# activation offload needs its sequence: from the model, noted.
+cat >"$TMP/act.json" <<'JSON'
+{"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": true},
+ "zero_optimization": {"stage": 3},
+ "activation_checkpointing": {"cpu_checkpointing": true}}
+JSON
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --cpus 6 --mem 300G --deepspeed-config "$TMP/act.json"
+expect_eq "cpu_checkpointing without a model rc" "$RC" 2
+expect_contains "cpu_checkpointing without a model" "$ERR" "add --model-config=config.json"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --cpus 6 --mem 300G --deepspeed-config "$TMP/act.json" --model-config "$M/llama-2-7b-hf.config.json" --seq-len 2048
+[ $((32 * 2 * 2048 * 4096 * 2)) = $((1 << 30)) ] || fail "activation arithmetic"
+expect_contains "activation offload" "$OUT" "1 GiB activation offload"
+# a moot flag says so
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --cpus 6 --mem 300G --save-optimizer yes --seq-len 100
+expect_contains "moot save-optimizer" "$OUT" "note: --save-optimizer: moot without --checkpoint-save"
+expect_contains "moot seq-len" "$OUT" "note: --seq-len/--micro-batch: moot without activation offload"
+
+# Shared GPUs: 2 of 8 shards of a T4; MPS 25 of 100.
+run_mc check --config "$TMP/empty.conf" --topology "$T" --shards 2 --shards-per-gpu 8 --cpus 6 --mem 9G --dataloader-workers 1
+expect_eq "shard fits" "$RC" 0
+expect_contains "shard share" "$OUT" "1 x $(gib $((T4 * 2 / 8)))"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --mps 25 --cpus 6 --mem 9G --dataloader-workers 1
+expect_contains "mps share" "$OUT" "1 x $(gib $((T4 / 4)))"
+# 16 ranks on 2 GPUs
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 2 --ntasks-per-node 16 --cpus 32 --mem 60G --dataloader-workers 0
+expect_contains "ranks: tasks" "$OUT" "16 tasks x 1 GiB"
+expect_contains "ranks: cores" "$OUT" "16 needed = 16 ranks x (0 workers + 1)"
+
+[ "$FAILS" = 0 ] && echo ok || { echo "$FAILS failure(s)"; exit 1; }

@@ -1,0 +1,224 @@
+#!/bin/bash
+# After the step (issue 19) on a real Slurm: memcore samples the step's
+# memory cgroup while it runs and, at its end, says what it used against
+# what it asked and what the rule needs, per node, with what to ask next
+# time.
+#  (a) a step that maps a 2 GiB file and touches every page while holding
+#      300 MiB of anonymous memory: about 300 MiB non-reclaimable and about
+#      2 GiB of page cache, next to Slurm's MaxRSS (sstat, jobacct_gather/
+#      linux), which counts the mapped file;
+#  (b) a step that holds 1 GiB of anonymous memory for 3 s and frees it:
+#      the 1 GiB peak, though its memory at the end is small;
+#  (c) an OOM-killed step: its summary names what held the memory;
+#  (d) always one line in slurmd's log, with or without --memcore=explain;
+#      Report=yes prints the summary unasked; SampleInterval=0: no samples;
+#  (e) memcore report after the step, by the job's user, refused to another
+#      user, and what it says of a job slurmctld forgot without accounting;
+#  (f) the PrometheusTextfile: the counts of concurrent steps, refused and
+#      OOM-killed ones, none lost; parsed by promtool check metrics;
+#  (g) slurmstepd killed with SIGKILL while its sampler runs: nothing of
+#      it is left (process, threads, files) and the next step runs.
+# guest: yes  (tests/vm runs it in each guest: cgroup v2 has memory.peak)
+. "$(dirname "$0")/lib.sh"
+
+MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
+MC_REAL_MEMORY=20000 MC_GPUS=2
+MC_JOBACCT_GATHER=jobacct_gather/linux
+MC_SLURM_CONF_LINES="JobAcctGatherFrequency=task=1"
+# Writing 2 GiB takes minutes in a TCG guest.
+MC_CMD_TIMEOUT=300
+PROGS=$MEMCORE_BUILD/progs
+MEMCORE=$MEMCORE_BUILD/memcore
+MIB=$((1 << 20))
+for p in mc_hold mc_anon_toucher; do
+	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
+done
+
+# mib TEXT "LABEL": the size written "N MiB" or "N GiB" right before LABEL
+# in TEXT, in MiB (integer), from memcore's own words.
+mib() {
+	grep -oE "[0-9.]+ (B|KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+# mib_after TEXT "LABEL": the size written right after LABEL.
+mib_after() {
+	grep -oE "$2 [0-9.]+ (B|KiB|MiB|GiB)" <<<"$1" | head -n1 | awk '{print $(NF-1), $NF}' |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+policy() { # EXTRA-LINES
+	mc_small_policy
+	printf '%s\n' "SampleInterval=500ms" "$@" >>"$MC_CONF_DIR/memcore.conf"
+}
+
+mc_cluster_start
+policy
+
+# --- (a) a mapped 2 GiB dataset and 300 MiB of tensors ----------------------
+# 2 GiB of page cache must fit beside 300 MiB and the daemons: a guest of
+# 3 GiB maps less, and says so.
+FILE_MIB=2048
+avail=$(awk '/^MemAvailable:/ { printf "%d", $2 / 1024 }' /proc/meminfo)
+if [ "$avail" -lt $((FILE_MIB + 700)) ]; then
+	FILE_MIB=$(((avail - 700) / 128 * 128))
+	mc_log "(a) MemAvailable is ${avail} MiB: the step maps ${FILE_MIB} MiB, not 2048"
+fi
+d=$MC_WORK/tmp/dataset.bin
+mc_at_exit 'rm -f "$MC_WORK/tmp/dataset.bin" "$MC_WORK/tmp/dataset.bin.ready"'
+mc_run srun -n1 --gpus=1 --mem=4G --memcore=explain sh -c \
+	"$PROGS/mc_hold 300 4 $d $FILE_MIB & while [ ! -e $d.ready ]; do sleep 0.1; done; sleep 2.5
+	 sstat -n -P -a -o MaxRSS -j \$SLURM_JOB_ID.\$SLURM_STEP_ID > $MC_WORK/tmp/sstat-a; wait"
+assert_rc 0 "(a) the step runs"
+assert_contains "$MC_OUT" "held 300 MiB anon, $FILE_MIB MiB mapped" "(a) it held 300 MiB and mapped $FILE_MIB MiB"
+mc_log "(a) stderr: $MC_ERR"
+nr=$(mib "$MC_ERR" "non-reclaimable")
+fc=$(mib "$MC_ERR" "of page cache at that moment")
+between "$nr" 290 420; assert_eq 0 $? "(a) peak non-reclaimable ${nr} MiB is about the 300 MiB held"
+between "$fc" $((FILE_MIB * 95 / 100)) $((FILE_MIB + 64)); assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the $FILE_MIB MiB mapped"
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples, every 500 ms, over" "(a) the summary names step, node and sampling"
+assert_match "$MC_ERR" "asked 4 GiB \(--mem=4G\), the rule's figure" "(a) the user's own option"
+maxrss=$(head -n1 "$MC_WORK/tmp/sstat-a" | tr -d ' |')
+mc_log "(a) Slurm's MaxRSS while it ran: $maxrss"
+rss_mib=$(awk '{ v = $1; u = substr(v, length(v)); n = v + 0; f = u == "G" ? 1024 : u == "M" ? 1 : u == "K" ? 1/1024 : 1/1048576; printf "%d\n", n * f }' <<<"$maxrss")
+[ -n "$rss_mib" ] && [ "$rss_mib" -ge $((FILE_MIB * 95 / 100)) ]
+assert_eq 0 $? "(a) Slurm's MaxRSS ($maxrss) counts the mapped file: above $((FILE_MIB * 95 / 100)) MiB, where memcore says ${nr} MiB"
+rm -f "$d" "$d.ready"
+
+# --- (b) 1 GiB for 3 s, then freed ------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=2G --memcore=explain "$PROGS/mc_hold" 1024 3 "$MC_WORK/tmp/none" 0 2
+mc_log "(b) stderr: $MC_ERR"
+assert_rc 0 "(b) the step runs"
+nr=$(mib "$MC_ERR" "non-reclaimable")
+between "$nr" 1000 1200; assert_eq 0 $? "(b) the 1 GiB peak (${nr} MiB) though the memory was freed before the end"
+assert_match "$MC_ERR" "kernel peak  [0-9.]+ (GiB|MiB) \(memory\.(peak|max_usage_in_bytes)," "(b) the kernel's own peak beside, named"
+
+# --- (c) OOM-killed ----------------------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+mc_log "(c) stderr: $MC_ERR"
+assert_ne 0 "$MC_RC" "(c) the step is OOM-killed"
+assert_match "$MC_ERR" "OOM          [0-9]+ kills? at the limit of 256 MiB: held by anon [0-9.]+ MiB \(process memory\) and shmem" "(c) the summary names what held the memory"
+assert_match "$MC_ERR" "next time    --mem=[0-9]+M" "(c) ... and asks for more next time"
+
+# --- (d) the log line, always -------------------------------------------------
+mc_run srun -n1 --gpus=1 --mem=512M "$PROGS/mc_hold" 64 1
+assert_rc 0 "(d) a step without --memcore=explain"
+assert_not_contains "$MC_ERR" "used (" "(d) no summary on stderr unasked"
+sleep 1
+assert_match "$(cat "$MC_LOG_DIR/slurmd.log")" "memcore: job [0-9]+\.0: after the step: asked=512 MiB .* peak_nonreclaimable=" "(d) one line in slurmd's log"
+policy "Report=yes"
+mc_run srun -n1 --gpus=1 --mem=512M "$PROGS/mc_hold" 64 1
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used" "(d) Report=yes: the summary unasked"
+mc_small_policy
+printf 'SampleInterval=0\n' >>"$MC_CONF_DIR/memcore.conf"
+mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
+assert_contains "$MC_ERR" "no samples: SampleInterval=0" "(d) SampleInterval=0: no sampling, said so"
+
+# --- (e) memcore report, after the step, by the job's user only ------------
+mc_small_policy
+printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
+# A batch job of user nobody with one GPU step in it (srun inside sbatch:
+# a step of an allocation srun makes itself ends with its job, see
+# memcore(8)); the batch step, on the GPU too, is a second record.
+out=/tmp/mc_test37_$$.out
+mc_at_exit "rm -f $out"
+job=$(runuser -u nobody -- sbatch --parsable --gpus=1 --mem=1G --chdir=/tmp -o "$out" \
+	--wrap "srun -n1 --gpus=1 --mem=1G $PROGS/mc_hold 200 2" </dev/null)
+assert_match "$job" "^[0-9]+$" "(e) a batch job of user nobody is submitted"
+assert_eq COMPLETED "$(mc_wait_job "$job")" "(e) it completes"
+mc_run runuser -u nobody -- "$MEMCORE" report "$job"
+mc_log "(e) memcore report $job as nobody: $MC_OUT $MC_ERR"
+assert_rc 0 "(e) memcore report by the job's user"
+assert_match "$MC_OUT" "memcore: job $job \(user nobody, COMPLETED\), from slurmctld: 2 step-node summaries" "(e) the job, its user and where it came from: the GPU step and the batch step"
+assert_match "$MC_OUT" "step $job\.0 on mc-node1 used \([0-9]+ samples, every 500 ms" "(e) the step and node"
+nr=$(mib "$(sed -n "/step $job\.0 on/,/Slurm MaxRSS/p" <<<"$MC_OUT")" "non-reclaimable")
+between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak of step $job.0 (${nr} MiB) is the 200 MiB it held"
+assert_contains "$MC_OUT" "Slurm MaxRSS not available (no accounting)" "(e) no MaxRSS without accounting, said so"
+assert_contains "$MC_OUT" "without accounting (AccountingStorageType=accounting_storage/none) Slurm keeps no step statistics" "(e) ... and why"
+assert_match "$(scontrol show job "$job")" "AdminComment=memcore1:.*$job\.0@mc-node1:" "(e) kept in the job's AdminComment, where Slurm shows it"
+mc_run "$MEMCORE" report "$job" --json
+assert_rc 0 "(e) --json as root"
+st=$(jq -c ".steps[] | select(.step == \"$job.0\")" <<<"$MC_OUT")
+jnr=$(jq -r '.peak_nonreclaimable_bytes / 1048576 | floor' <<<"$st")
+[ -n "$jnr" ] && [ $((jnr - nr)) -le 1 ] && [ $((nr - jnr)) -le 1 ]
+assert_eq 0 $? "(e) --json has the same peak (${jnr} MiB; the text rounds to 0.01 MiB)"
+assert_eq "mc-node1" "$(jq -r '.node' <<<"$st")" "(e) --json names the node"
+assert_eq "null" "$(jq -r '.slurm_max_rss_bytes' <<<"$st")" "(e) --json: no MaxRSS without accounting"
+mc_run runuser -u daemon -- "$MEMCORE" report "$job"
+assert_eq 1 "$MC_RC" "(e) another user is refused"
+assert_contains "$MC_ERR" "job $job is not yours: only its user, root and SlurmUser" "(e) ... saying why"
+assert_not_contains "$MC_OUT" "non-reclaimable" "(e) ... and showing nothing"
+mc_run "$MEMCORE" report 999999
+assert_eq 1 "$MC_RC" "(e) a job slurmctld forgot"
+assert_contains "$MC_ERR" "is not known to slurmctld (it forgets a job MinJobAge=300 s after its end" "(e) ... says why nothing is left"
+assert_contains "$MC_ERR" "each node's slurmd log" "(e) ... and what is"
+
+# --- (f) the cluster view: a node_exporter textfile ---------------------------
+PROM=$MC_WORK/tmp/prom/memcore.prom
+mkdir -p "${PROM%/*}"
+mc_small_policy
+printf 'SampleInterval=500ms\nPrometheusTextfile=%s\n' "$PROM" >>"$MC_CONF_DIR/memcore.conf"
+# Four steps at once (two run, two wait for a GPU), ending together.
+pids=()
+for i in 1 2 3 4; do
+	timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=$((256 * i))M "$PROGS/mc_hold" 64 1 \
+		>"$MC_WORK/tmp/f$i.out" 2>&1 </dev/null &
+	pids+=($!)
+done
+frc=0
+for p in "${pids[@]}"; do wait "$p" || frc=1; done
+assert_eq 0 "$frc" "(f) four steps, two at a time, all ran"
+mc_run srun -n1 --gpus=1 --mem=100M true
+assert_ne 0 "$MC_RC" "(f) a step refused (100 MiB < the rule's 163.84 MiB)"
+mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+assert_ne 0 "$MC_RC" "(f) a step OOM-killed"
+sleep 1
+mc_log "(f) $(cat "$PROM" 2>&1)"
+metric() { sed -n "s/^$1{node=\"mc-node1\",partition=\"gpu\"} //p" "$PROM"; }
+assert_eq 6 "$(metric memcore_steps_judged_total)" "(f) 6 steps judged: none lost to the concurrent ends"
+assert_eq 1 "$(metric memcore_steps_refused_total)" "(f) 1 refused"
+assert_eq 1 "$(metric memcore_steps_oom_killed_total)" "(f) 1 OOM-killed"
+assert_eq $(((256 + 512 + 768 + 1024 + 256) * MIB)) "$(metric memcore_memory_asked_bytes_total)" "(f) the bytes asked by the steps that ran, summed"
+assert_eq 5 "$(metric memcore_cores_asked_total)" "(f) the cores asked"
+pk=$(metric memcore_memory_peak_nonreclaimable_bytes_total)
+[ "${pk%.*}" -ge $((4 * 64 * MIB + 200 * MIB)) ] 2>/dev/null
+assert_eq 0 $? "(f) the peaks summed (${pk} bytes >= 4 x 64 MiB held + the OOM-killed step's)"
+assert_eq "" "$(ls -A "${PROM%/*}" | grep -v '^memcore.prom$')" "(f) no temporary or lock file left beside it"
+if command -v promtool >/dev/null; then
+	mc_run sh -c "promtool check metrics < '$PROM'"
+	assert_rc 0 "(f) promtool check metrics: parses and follows Prometheus' naming"
+elif [ "${MC_GUEST_ONLY:-0}" = 1 ]; then
+	mc_log "(f) no promtool in this guest (not in VM_PKGS): the host tier parses the textfile"
+else
+	mc_die "promtool missing (Debian's prometheus package: contrib/install-deps.sh check)"
+fi
+
+# --- (g) slurmstepd killed with SIGKILL while its sampler runs ---------------
+ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-before"
+timeout -k 5 60 srun -n1 --gpus=1 --mem=512M sh -c "echo JOB=\$SLURM_JOB_ID; exec $PROGS/mc_hold 64 30" \
+	>"$MC_WORK/tmp/g.out" 2>&1 </dev/null &
+srun_pid=$!
+stepd= task= gjob=
+for _ in $(seq 100); do	# the task from Slurm's own list, its parent slurmstepd
+	gjob=$(sed -n 's/^JOB=//p' "$MC_WORK/tmp/g.out")
+	[ -n "$gjob" ] && task=$(scontrol listpids "$gjob" 2>/dev/null | awk '$3 == "0" && $4 == "0" {print $1; exit}')
+	if [ -n "$task" ] && grep -q mc_hold "/proc/$task/cmdline" 2>/dev/null; then
+		stepd=$(awk '{print $4}' "/proc/$task/stat")
+		[ "$(cat "/proc/$stepd/comm" 2>/dev/null)" = slurmstepd ] && break
+	fi
+	task= stepd=
+	sleep 0.2
+done
+assert_ne "" "$task" "(g) the step's slurmstepd ($stepd) runs its task ($task)"
+mc_log "(g) slurmstepd $stepd has $(ls "/proc/$stepd/task" | wc -l) threads"
+kill -9 "$stepd"
+for _ in $(seq 50); do [ -e "/proc/$stepd" ] || break; sleep 0.1; done
+assert_eq "" "$(ls -d "/proc/$stepd" 2>/dev/null)" "(g) slurmstepd and every thread of it (the sampler's too) are gone"
+kill -9 "$task" 2>/dev/null	# its task, which nobody reaps now
+wait "$srun_pid" 2>/dev/null
+ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-after"
+assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(cat "$MC_WORK/tmp/prom-after")" "(g) no file left beside the textfile"
+mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
+assert_rc 0 "(g) the next step runs (Slurm keeps the killed one's job until it times out; memcore holds nothing)"
+assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples?" "(g) ... sampled, summarised"
+[ -n "$gjob" ] && scancel "$gjob"

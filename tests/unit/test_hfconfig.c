@@ -1,0 +1,362 @@
+/*
+ * test_hfconfig.c - Hugging Face config.json parameter counts
+ * (mc_hfconfig.h) against published counts of real models, the DeepSpeed
+ * ds_config.json reader (mc_dsconfig.h), and the job-files figures
+ * carried to slurmstepd (mc_jobfiles.h).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mc_dsconfig.h"
+#include "mc_hfconfig.h"
+#include "mc_jobfiles.h"
+#include "mc_jsonfile.h"
+
+static char err[MC_ERR_MAX];
+
+static int load(const char *file, struct mc_model_shape *m)
+{
+	char path[4096], *text;
+	size_t len;
+	const char *top = getenv("MC_TOP");
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/tests/data/models/%s",
+		 top ? top : ".", file);
+	if (mc_jsonfile_read(path, "--model-config", &text, &len, err,
+			     sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	rc = mc_hfconfig_parse(text, len, file, m, err, sizeof(err));
+	free(text);
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	return rc;
+}
+
+/*
+ * The count derived here from the parameters transformers creates, named
+ * as in the model's state dict (modeling_llama.py / modeling_qwen2.py /
+ * modeling_mistral.py; modeling_gpt2.py; modeling_gptj.py), each as its
+ * shape: an independent tally, not the product's formula.
+ */
+struct shape { const char *name; uint64_t a, b; };
+
+static uint64_t tally(const struct shape *s, size_t n, uint64_t times)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += s[i].a * (s[i].b ? s[i].b : 1);
+	return t * times;
+}
+
+static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			   uint64_t heads, uint64_t kv, int bias, int tied)
+{
+	uint64_t D = H / heads;
+	struct shape top[] = {
+		{ "model.embed_tokens.weight", V, H },
+		{ "model.norm.weight", H, 0 },
+		{ "lm_head.weight", tied ? 0 : V, H },
+	};
+	struct shape layer[] = {
+		{ "self_attn.q_proj.weight", H, H },
+		{ "self_attn.q_proj.bias", bias ? H : 0, 0 },
+		{ "self_attn.k_proj.weight", kv * D, H },
+		{ "self_attn.k_proj.bias", bias ? kv * D : 0, 0 },
+		{ "self_attn.v_proj.weight", kv * D, H },
+		{ "self_attn.v_proj.bias", bias ? kv * D : 0, 0 },
+		{ "self_attn.o_proj.weight", H, H },
+		{ "mlp.gate_proj.weight", I, H },
+		{ "mlp.up_proj.weight", I, H },
+		{ "mlp.down_proj.weight", H, I },
+		{ "input_layernorm.weight", H, 0 },
+		{ "post_attention_layernorm.weight", H, 0 },
+	};
+
+	return tally(top, 3, 1) + tally(layer, 12, L);
+}
+
+static void check(const char *file, uint64_t published, uint64_t derived)
+{
+	struct mc_model_shape m;
+	double off;
+
+	assert_int_equal(load(file, &m), 0);
+	off = (double)m.params / (double)published - 1.0;
+	fprintf(stderr, "%-28s %14llu params, published %14llu (%+.4f%%), "
+		"derived %14llu\n", file, (unsigned long long)m.params,
+		(unsigned long long)published, off * 100.0,
+		(unsigned long long)derived);
+	assert_true(off < 0.001 && off > -0.001);
+	assert_int_equal(m.params, derived);
+}
+
+static void test_published_counts(void **state)
+{
+	uint64_t H, I, V, L, P;
+
+	/* Llama family */
+	check("llama-2-7b-hf.config.json", 6738415616ULL,
+	      llama_like(32000, 4096, 11008, 32, 32, 32, 0, 0));
+	check("llama-2-13b-hf.config.json", 13015864320ULL,
+	      llama_like(32000, 5120, 13824, 40, 40, 40, 0, 0));
+	check("mistral-7b-v0.1.config.json", 7241732096ULL,
+	      llama_like(32000, 4096, 14336, 32, 32, 8, 0, 0));
+	check("qwen2-0.5b.config.json", 494032768ULL,
+	      llama_like(151936, 896, 4864, 24, 14, 2, 1, 1));
+	/* GPT family: GPT-2 (wte, wpe, Conv1D weights and biases, tied
+	 * lm_head) */
+	H = 768; I = 3072; V = 50257; L = 12; P = 1024;
+	{
+		struct shape top[] = { { "wte", V, H }, { "wpe", P, H },
+				       { "ln_f.weight", H, 0 },
+				       { "ln_f.bias", H, 0 } };
+		struct shape layer[] = {
+			{ "ln_1.weight", H, 0 }, { "ln_1.bias", H, 0 },
+			{ "attn.c_attn.weight", H, 3 * H },
+			{ "attn.c_attn.bias", 3 * H, 0 },
+			{ "attn.c_proj.weight", H, H },
+			{ "attn.c_proj.bias", H, 0 },
+			{ "ln_2.weight", H, 0 }, { "ln_2.bias", H, 0 },
+			{ "mlp.c_fc.weight", H, I }, { "mlp.c_fc.bias", I, 0 },
+			{ "mlp.c_proj.weight", I, H },
+			{ "mlp.c_proj.bias", H, 0 },
+		};
+
+		check("gpt2.config.json", 124439808ULL,
+		      tally(top, 4, 1) + tally(layer, 12, L));
+	}
+	/* GPT-J-6B (untied lm_head with a bias, no attention biases) */
+	H = 4096; I = 16384; V = 50400; L = 28;
+	{
+		struct shape top[] = { { "wte", V, H }, { "ln_f.weight", H, 0 },
+				       { "ln_f.bias", H, 0 },
+				       { "lm_head.weight", V, H },
+				       { "lm_head.bias", V, 0 } };
+		struct shape layer[] = {
+			{ "ln_1.weight", H, 0 }, { "ln_1.bias", H, 0 },
+			{ "attn.q_proj", H, H }, { "attn.k_proj", H, H },
+			{ "attn.v_proj", H, H }, { "attn.out_proj", H, H },
+			{ "mlp.fc_in.weight", I, H }, { "mlp.fc_in.bias", I, 0 },
+			{ "mlp.fc_out.weight", H, I },
+			{ "mlp.fc_out.bias", H, 0 },
+		};
+
+		check("gpt-j-6b.config.json", 6053381344ULL,
+		      tally(top, 5, 1) + tally(layer, 10, L));
+	}
+}
+
+static void test_largest_layer(void **state)
+{
+	struct mc_model_shape m;
+
+	/* DeepSpeed's largest layer is the largest module: the embedding */
+	assert_int_equal(load("llama-2-7b-hf.config.json", &m), 0);
+	assert_int_equal(m.largest_layer_params, 32000ULL * 4096);
+	assert_int_equal(m.layers, 32);
+	assert_int_equal(m.hidden, 4096);
+	assert_int_equal(m.max_positions, 4096);
+	assert_int_equal(m.dtype_bytes, 2);
+	assert_false(m.tied);
+}
+
+static int parse_hf(const char *s)
+{
+	struct mc_model_shape m;
+
+	return mc_hfconfig_parse(s, strlen(s), "cfg.json", &m, err,
+				 sizeof(err));
+}
+
+static void test_hf_errors(void **state)
+{
+	assert_int_equal(parse_hf("{\"model_type\": \"bert\"}"), -1);
+	assert_non_null(strstr(err, "cfg.json: model_type \"bert\" is not one "
+			       "memcore sizes"));
+	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
+				  "\": 4096}"), -1);
+	assert_string_equal(err, "cfg.json: num_hidden_layers: missing "
+			    "(expected a positive integer)");
+	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
+				  "\": \"4096\"}"), -1);
+	assert_string_equal(err, "cfg.json: hidden_size: expected a positive "
+			    "integer");
+	assert_int_equal(parse_hf("{\"model_type\": 3}"), -1);
+	assert_non_null(strstr(err, "model_type: not a string"));
+	assert_int_equal(parse_hf("{"), -1);
+	assert_non_null(strstr(err, "cfg.json: not JSON:"));
+	assert_int_equal(parse_hf("[]"), -1);
+	assert_non_null(strstr(err, "expected a JSON object"));
+	assert_int_equal(parse_hf("{\"model_type\":\"llama\",\"a\":1,\"a\":2}"),
+			 -1);
+	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
+		"\": 4096, \"num_hidden_layers\": 2, \"intermediate_size\": 8,"
+		" \"num_attention_heads\": 32, \"vocab_size\": 10, "
+		"\"num_key_value_heads\": 5}"), -1);
+	assert_non_null(strstr(err, "num_key_value_heads: expected a divisor"));
+}
+
+static int parse_ds(const char *s, struct mc_ds_facts *d)
+{
+	return mc_dsconfig_parse(s, strlen(s), "ds.json", d, err, sizeof(err));
+}
+
+static void test_dsconfig(void **state)
+{
+	struct mc_ds_facts d;
+
+	assert_int_equal(parse_ds("{\"train_micro_batch_size_per_gpu\": 4, "
+		"\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+		"{\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}, "
+		"\"offload_param\": {\"device\": \"nvme\", \"buffer_count\": 6, "
+		"\"buffer_size\": 2e8}, "
+		"\"stage3_gather_16bit_weights_on_model_save\": true}, "
+		"\"activation_checkpointing\": {\"partition_activations\": true,"
+		" \"cpu_checkpointing\": true}}", &d), 0);
+	assert_true(d.has_stage);
+	assert_int_equal(d.stage, 3);
+	assert_int_equal(d.offload_optimizer, MC_DS_CPU);
+	assert_int_equal(d.offload_param, MC_DS_NVME);
+	assert_int_equal(d.param_buffer_count, 6);
+	assert_int_equal(d.param_buffer_size, 200000000);
+	assert_true(d.gather_16bit_on_save && d.cpu_checkpointing &&
+		    d.partition_activations);
+	assert_int_equal(d.micro_batch, 4);
+	assert_int_equal(d.dtype_bytes, 2);
+	/* DeepSpeed's defaults; "auto" is not given */
+	assert_int_equal(parse_ds("{\"train_micro_batch_size_per_gpu\": "
+				  "\"auto\", \"bf16\": {\"enabled\": \"auto\"}}",
+				  &d), 0);
+	assert_false(d.has_stage);
+	assert_int_equal(d.micro_batch, 0);
+	assert_true(d.micro_batch_auto);
+	assert_int_equal(d.dtype_bytes, 0);
+	assert_int_equal(d.param_buffer_count, 5);
+	assert_int_equal(d.optimizer_buffer_count, 4);
+	/* the legacy cpu_offload */
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 2, "
+				  "\"cpu_offload\": true}}", &d), 0);
+	assert_int_equal(d.offload_optimizer, MC_DS_CPU);
+	/* errors name file, key and what was expected */
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 4}}",
+				  &d), -1);
+	assert_string_equal(err, "ds.json: zero_optimization.stage: expected "
+			    "0, 1, 2 or 3");
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"offload_param\":"
+				  " {\"device\": \"gpu\"}}}", &d), -1);
+	assert_string_equal(err, "ds.json: zero_optimization.offload_param."
+			    "device: expected none, cpu or nvme, got \"gpu\"");
+	assert_int_equal(parse_ds("{\"activation_checkpointing\": "
+				  "{\"cpu_checkpointing\": 1}}", &d), -1);
+	assert_string_equal(err, "ds.json: activation_checkpointing."
+			    "cpu_checkpointing: expected true or false");
+	assert_int_equal(parse_ds("{\"train_micro_batch_size_per_gpu\": 0}",
+				  &d), -1);
+	assert_non_null(strstr(err, "train_micro_batch_size_per_gpu: expected "
+			       "an integer from 1"));
+	assert_int_equal(parse_ds("{\"zero_optimization\": []}", &d), -1);
+	assert_string_equal(err, "ds.json: zero_optimization: expected an "
+			    "object");
+}
+
+/* The figures survive the trip through MEMCORE_JOB_FILES. */
+static void test_jobfiles_roundtrip(void **state)
+{
+	struct mc_jobfiles f, g;
+	char buf[1024];
+
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(load("mistral-7b-v0.1.config.json", &f.model), 0);
+	f.has_model = true;
+	snprintf(f.model_name, sizeof(f.model_name), "config.json");
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 3, "
+		"\"offload_param\": {\"device\": \"cpu\"}}, "
+		"\"train_micro_batch_size_per_gpu\": 2}", &f.ds), 0);
+	f.has_ds = true;
+	snprintf(f.ds_name, sizeof(f.ds_name), "ds_config.json");
+	mc_jobfiles_format(&f, buf, sizeof(buf));
+	assert_int_equal(mc_jobfiles_parse(buf, &g, err, sizeof(err)), 0);
+	assert_int_equal(g.model.params, 7241732096ULL);
+	assert_int_equal(g.model.kv_heads, 8);
+	assert_int_equal(g.ds.stage, 3);
+	assert_int_equal(g.ds.offload_param, MC_DS_CPU);
+	assert_int_equal(g.ds.micro_batch, 2);
+	assert_string_equal(g.ds_name, "ds_config.json");
+	/* a forged or broken value is refused, naming it */
+	assert_int_equal(mc_jobfiles_parse("ds=x,st=9", &g, err, sizeof(err)),
+			 -1);
+	assert_string_equal(err, "MEMCORE_JOB_FILES: st=9: not a value memcore "
+			    "wrote");
+	assert_int_equal(mc_jobfiles_parse("zz=1", &g, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown key 'zz'"));
+}
+
+/* Options override the files, and the explanation's notes say so. */
+static void test_apply_overrides(void **state)
+{
+	struct mc_jobfiles f;
+	struct mc_opts o;
+	struct mc_policy p;
+	struct mc_request r;
+
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	mc_policy_defaults(&p);
+	assert_int_equal(load("llama-2-7b-hf.config.json", &f.model), 0);
+	f.has_model = true;
+	snprintf(f.model_name, sizeof(f.model_name), "config.json");
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 2, "
+		"\"offload_optimizer\": {\"device\": \"cpu\"}}}", &f.ds), 0);
+	f.has_ds = true;
+	snprintf(f.ds_name, sizeof(f.ds_name), "ds.json");
+
+	memset(&r, 0, sizeof(r));
+	r.gpus = 8;
+	r.nodes = 1;
+	mc_opts_request(&o, &p, &r);
+	mc_jobfiles_apply(&f, &o, &p, &r);
+	assert_int_equal(r.model_params, 6738415616ULL);
+	assert_int_equal(r.zero_stage, 2);
+	assert_int_equal(r.offload, MC_OFFLOAD_OPTIMIZER);
+
+	assert_int_equal(mc_opts_set(&o, MC_OPT_PARAMS, "13B", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_STAGE, "3", false, err,
+				     sizeof(err)), 0);
+	memset(&r, 0, sizeof(r));
+	r.gpus = 8;
+	r.nodes = 1;
+	mc_opts_request(&o, &p, &r);
+	mc_jobfiles_apply(&f, &o, &p, &r);
+	assert_int_equal(r.model_params, 13000000000ULL);
+	assert_int_equal(r.zero_stage, 3);
+	assert_int_equal(r.use.n_notes, 2);
+	assert_string_equal(r.use.notes[0], "--zero-stage=3 overrides ds.json's "
+			    "stage 2");
+	assert_string_equal(r.use.notes[1], "--model-params=13.00B overrides "
+			    "config.json's 6.74B parameters");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_published_counts),
+		cmocka_unit_test(test_largest_layer),
+		cmocka_unit_test(test_hf_errors),
+		cmocka_unit_test(test_dsconfig),
+		cmocka_unit_test(test_jobfiles_roundtrip),
+		cmocka_unit_test(test_apply_overrides),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,403 @@
+/*
+ * test_summary.c - after the step (issue 19): the running peaks
+ * (policy/mc_summary.h), the advice and its rule floor, the record kept
+ * with the job, and the sampler's reads (cgroup/mc_sample.h) on the
+ * fixture trees of tests/data/cgroup and on files that change between
+ * reads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mc_jobrec.h"
+#include "mc_metrics.h"
+#include "mc_sample.h"
+#include "mc_summary.h"
+
+#define MIB (1024ULL * 1024)
+#define GIB (1024ULL * MIB)
+
+/* The peak is the sample with the most non-reclaimable memory, and the
+ * page cache beside it is that sample's, not the largest seen. */
+static void test_peak(void **state)
+{
+	struct mc_peak pk = { 0 };
+
+	(void)state;
+	/* usage, anon, shmem, file */
+	mc_peak_add(&pk, 2348 * MIB, 300 * MIB, 0, 2048 * MIB);
+	mc_peak_add(&pk, 1100 * MIB, 1024 * MIB, 10 * MIB, 50 * MIB);
+	mc_peak_add(&pk, 3000 * MIB, 100 * MIB, 64 * MIB, 2900 * MIB);
+	mc_peak_add(&pk, 10 * MIB, 0, 0, 20 * MIB);	/* v1: usage < file */
+	assert_int_equal(pk.samples, 4);
+	assert_int_equal(pk.nr_bytes, 1050 * MIB);
+	assert_int_equal(pk.file_at_nr_bytes, 50 * MIB);
+	assert_int_equal(pk.anon_at_nr_bytes, 1024 * MIB);
+	assert_int_equal(pk.shmem_at_nr_bytes, 10 * MIB);
+	assert_int_equal(pk.max_shmem_bytes, 64 * MIB);
+	assert_int_equal(pk.max_file_bytes, 2900 * MIB);
+	assert_int_equal(pk.max_usage_bytes, 3000 * MIB);
+}
+
+/* 8 GPUs, 2 workers, 4 GiB per worker: the DESIGN.md example's shape. */
+static struct mc_used usage8(void)
+{
+	struct mc_used u = { 0 };
+
+	u.asked_bytes = 800 * GIB;
+	u.gpus = 8;
+	u.workers = 2;
+	u.cores_allocated = 24;
+	u.rule_bytes = 704 * GIB;
+	u.rule_cores = 24;
+	u.ram_per_worker_bytes = 4 * GIB;
+	u.wall_usec = 1000000000ULL;	/* 1000 s */
+	u.cpu_usec = 12 * u.wall_usec;	/* 12 cores busy: half */
+	return u;
+}
+
+static void test_advise(void **state)
+{
+	struct mc_used u = usage8();
+	struct mc_advice a;
+
+	(void)state;
+	/* The peak well below the rule: the rule's figure, said so. */
+	mc_peak_add(&u.peak, 100 * GIB, 100 * GIB, 0, 0);
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.busy_milli, 12000);
+	assert_int_equal(a.workers, 2);
+	assert_int_equal(a.cpus_per_gpu, 3);
+	assert_true(a.mem_is_rule);
+	assert_int_equal(a.mem_bytes, 704 * GIB);
+	assert_int_equal(a.mem_from_peak_bytes, 120 * GIB);
+
+	/* Above the rule: peak + 20%, rounded up to MiB. */
+	u = usage8();
+	mc_peak_add(&u.peak, 700 * GIB + 1, 700 * GIB + 1, 0, 0);
+	mc_summary_advise(&u, &a);
+	assert_false(a.mem_is_rule);
+	assert_int_equal(a.mem_bytes, 840 * GIB + MIB);
+
+	/* Saturated cores (23 of 24): one more worker, its core and RAM. */
+	u = usage8();
+	u.cpu_usec = 23 * u.wall_usec;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.workers, 3);
+	assert_int_equal(a.cpus_per_gpu, 4);
+	assert_int_equal(a.mem_bytes, 704 * GIB + 8 * 4 * GIB);
+
+	/* Mostly idle cores (8 of 24 busy, w=4): fewer workers, never
+	 * fewer than one; the rule for them is lower by their RAM. */
+	u = usage8();
+	u.workers = 4;
+	u.rule_bytes = 768 * GIB;
+	u.rule_cores = 40;
+	u.cores_allocated = 40;
+	u.cpu_usec = 8 * u.wall_usec;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.workers, 1);
+	assert_int_equal(a.cpus_per_gpu, 2);
+	assert_int_equal(a.mem_bytes, 768 * GIB - 3 * 8 * 4 * GIB);
+
+	/* MinCoresPerGpu=16 (the rule's cores above w + 1) holds. */
+	u = usage8();
+	u.rule_cores = 128;
+	u.cores_allocated = 128;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.cpus_per_gpu, 16);
+
+	/* OOM-killed: 1.5 x the limit at least, flagged. */
+	u = usage8();
+	u.asked_bytes = 256 * MIB;
+	u.rule_bytes = 100 * MIB;
+	u.oom_kills = 1;
+	u.kernel_peak_bytes = 256 * MIB;
+	mc_summary_oom_peak(&u, 16 * MIB);
+	assert_true(u.peak.at_kill);
+	assert_int_equal(u.peak.nr_bytes, 256 * MIB);
+	assert_int_equal(u.peak.shmem_at_nr_bytes, 16 * MIB);
+	assert_int_equal(u.peak.anon_at_nr_bytes, 240 * MIB);
+	mc_summary_advise(&u, &a);
+	assert_true(a.mem_unknown_oom);
+	assert_int_equal(a.mem_bytes, 384 * MIB);
+}
+
+static void test_text(void **state)
+{
+	struct mc_used u = usage8();
+	struct mc_advice a;
+	struct mc_summary_text t;
+	char buf[1024];
+	bool next = false, why = false;
+
+	(void)state;
+	u.mem_form = MC_MEM_PER_GPU;
+	mc_peak_add(&u.peak, 100 * GIB, 90 * GIB, 10 * GIB, 30 * GIB);
+	mc_summary_advise(&u, &a);
+	assert_string_equal(mc_summary_mem_option(&u, 704 * GIB, buf,
+						  sizeof(buf)),
+			    "--mem-per-gpu=88G");
+	u.sample_interval_ms = 1000;
+	u.cgroup_version = 2;
+	mc_summary_explain(&u, &a, "12.0", "gpu07", NULL, &t);
+	assert_string_equal(t.line[0], "memcore: step 12.0 on gpu07 used (1 "
+			    "sample, every 1000 ms, over 17 min):");
+	for (size_t i = 0; i < t.n; i++) {
+		if (strstr(t.line[i], "next time    --mem-per-gpu=88G "
+			   "--cpus-per-gpu=3 --dataloader-workers=2"))
+			next = true;
+		if (strstr(t.line[i], "the rule's figure: the peak plus 20% "
+			   "is only 84 GiB"))
+			why = true;
+	}
+	assert_true(next);
+	assert_true(why);
+	mc_summary_log_line(&u, &a, "12.0", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "peak_nonreclaimable=70 GiB "
+			       "page_cache_at_peak=30 GiB"));
+}
+
+static void test_record(void **state)
+{
+	struct mc_used u = usage8(), v;
+	struct mc_advice a, b;
+	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
+
+	(void)state;
+	u.mem_form = MC_MEM_PER_CPU;
+	u.kernel_peak_bytes = 123456789;
+	u.oom_kills = 2;
+	mc_peak_add(&u.peak, 5 * GIB, 4 * GIB, GIB, 0);
+	mc_summary_advise(&u, &a);
+	assert_int_equal(mc_summary_record(&u, &a, "12.batch", "gpu07", rec,
+					   sizeof(rec)), 0);
+	assert_true(strlen(rec) <= MC_SUMMARY_RECORD_MAX);
+	assert_int_equal(mc_summary_record_parse(rec, &v, &b, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_string_equal(step, "12.batch");
+	assert_string_equal(host, "gpu07");
+	assert_memory_equal(&u, &v, sizeof(u));
+	assert_int_equal(a.mem_bytes, b.mem_bytes);
+	/* Not ours, or broken: refused, never half read. */
+	assert_int_equal(mc_summary_record_parse("hello", &v, &b, step,
+						 sizeof(step), host,
+						 sizeof(host)), -1);
+	assert_int_equal(mc_summary_record_parse("1.0@n:a=x", &v, &b, step,
+						 sizeof(step), host,
+						 sizeof(host)), -1);
+	/* A separator in a name would break the list it is kept in. */
+	assert_int_equal(mc_summary_record(&u, &a, "1.0", "a;b", rec,
+					   sizeof(rec)), -1);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The same open files read again see the new content (pread from 0),
+ * as cgroupfs files do; fixtures for v1 and v2. */
+static void test_sample(void **state)
+{
+	char dir[] = "/tmp/mc_test_sample.XXXXXX", err[512], path[4200];
+	const char *top = getenv("MC_TOP");
+	struct mc_sample_src src;
+	struct mc_sample s;
+	struct mc_sample_end end;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put(dir, "memory.current", "3221225472\n");
+	put(dir, "memory.stat", "anon 314572800\nfile 2147483648\n"
+	    "shmem 0\nactive_file 1073741824\ninactive_file 1073741824\n");
+	put(dir, "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n");
+	assert_int_equal(mc_sample_open(&src, dir, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(s.usage_bytes, 3221225472ULL);
+	assert_int_equal(s.file_bytes, 2 * GIB);
+	assert_int_equal(s.non_reclaimable_bytes, GIB);
+	assert_true(s.has_cpu);
+	assert_int_equal(s.cpu_usec, 1500000);
+	/* Rewritten in place (same inode), as the kernel's are. */
+	put(dir, "memory.current", "1048576\n");
+	put(dir, "cpu.stat", "usage_usec 2500000\n");
+	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(s.usage_bytes, MIB);
+	assert_int_equal(s.non_reclaimable_bytes, 0);
+	assert_int_equal(s.cpu_usec, 2500000);
+	/* A memory.stat that lost a field: the sample is skipped. */
+	put(dir, "memory.stat", "anon 1\n");
+	assert_int_equal(mc_sample_read(&src, &s), -1);
+	mc_sample_close(&src);
+	mc_sample_close(&src);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+
+	assert_int_equal(mc_sample_open(&src, "/nonexistent/cg", 2, err,
+					sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/cg"));
+
+	if (!top)
+		top = ".";
+	/* The fixtures of tests/data/cgroup (README.md there): the same
+	 * step, 2.80 GiB non-reclaimable, 2 OOM kills. */
+	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v1/slurm_n1/uid_0/"
+		 "job_7/step_0", top);
+	assert_int_equal(mc_sample_open(&src, path, 1, err, sizeof(err)), 0);
+	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
+	assert_false(s.has_cpu);
+	mc_sample_close(&src);
+	assert_int_equal(mc_sample_end_read(path, 1, &end, err, sizeof(err)),
+			 0);
+	assert_int_equal(end.oom_kills, 2);
+	assert_true(end.kernel_peak_bytes > 0);
+	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v2/job_7/step_0/"
+		 "user/task_0", top);
+	assert_int_equal(mc_sample_open(&src, path, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
+	mc_sample_close(&src);
+	assert_int_equal(mc_sample_end_read(path, 2, &end, err, sizeof(err)),
+			 0);
+	assert_int_equal(end.max_events, 31);
+	assert_int_equal(end.oom_kills, 2);
+	assert_true(end.kernel_peak_bytes > 0);
+}
+
+static void test_parse(void **state)
+{
+	uint64_t high = 7, max = 7, us = 0;
+
+	(void)state;
+	mc_sample_parse_events("low 0\nhigh 12\nmax 3\noom 1\noom_kill 1\n",
+			       &high, &max);
+	assert_int_equal(high, 12);
+	assert_int_equal(max, 3);
+	high = max = 7;
+	mc_sample_parse_events("oom_kill 1\n", &high, &max);
+	assert_int_equal(high, 7);
+	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\nusage_usec 9\n",
+						  &us), 0);
+	assert_int_equal(us, 9);
+	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\n", &us), -1);
+}
+
+/* The records in a job's AdminComment: another tool's text kept in front,
+ * a step and node replaced, the oldest dropped and counted past the bound. */
+static void test_jobrec(void **state)
+{
+	char out[1024];
+	const char *recs[8];
+	size_t lens[8];
+	unsigned dropped;
+
+	(void)state;
+	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1", out, sizeof(out),
+					 200), 0);
+	assert_string_equal(out, "memcore1:1.0@n1:a=1");
+	assert_int_equal(mc_jobrec_merge("JS1:abc", "1.0@n1:a=1", out,
+					 sizeof(out), 200), 0);
+	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1");
+	assert_int_equal(mc_jobrec_merge("JS1:abc memcore1:1.0@n1:a=1",
+					 "1.0@n2:a=2", out, sizeof(out), 200),
+			 0);
+	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1;1.0@n2:a=2");
+	assert_true(mc_jobrec_has(out, "1.0@n2:a=2"));
+	assert_false(mc_jobrec_has(out, "1.0@n2:a=3"));
+	/* The same step and node again: replaced, not doubled. */
+	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
+					 "1.0@n1:a=9", out, sizeof(out), 200),
+			 0);
+	assert_string_equal(out, "memcore1:1.0@n2:a=2;1.0@n1:a=9");
+	/* Bound of 40 bytes: the oldest go, counted. */
+	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
+					 "2.0@n1:a=3", out, sizeof(out), 40),
+			 0);
+	assert_true(strlen(out) <= 40);
+	assert_int_equal(mc_jobrec_split(out, recs, lens, 8, &dropped), 2);
+	assert_int_equal(dropped, 1);
+	assert_memory_equal(recs[1], "2.0@n1:a=3", lens[1]);
+	/* Not a record: refused, out untouched by the caller's use. */
+	assert_int_equal(mc_jobrec_merge(NULL, "no key", out, sizeof(out),
+					 200), -1);
+	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1;x", out,
+					 sizeof(out), 200), -1);
+	assert_int_equal(mc_jobrec_split("JS1:abc", recs, lens, 8, &dropped),
+			 0);
+}
+
+/* The textfile: counts add up across steps and survive a re-read; labels
+ * escaped; damaged lines lose only themselves. */
+static void test_metrics(void **state)
+{
+	static struct mc_metrics m;
+	static char text[65536];
+	struct mc_metrics_step a = { "gpu07", "gpu", { 0 } },
+			       b = { "gpu07", "de\"bug", { 0 } };
+
+	(void)state;
+	a.v[MC_M_STEPS_JUDGED] = 1;
+	a.v[MC_M_MEMORY_ASKED_BYTES] = 4294967296.0;
+	a.v[MC_M_CPU_SECONDS] = 1.5;
+	b.v[MC_M_STEPS_JUDGED] = 1;
+	b.v[MC_M_STEPS_REFUSED] = 1;
+	mc_metrics_parse("", &m);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(mc_metrics_add(&m, &a), 0);
+	assert_int_equal(mc_metrics_add(&m, &b), 0);
+	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "# TYPE memcore_steps_judged_total "
+			       "counter\n"));
+	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
+			       "\"gpu07\",partition=\"gpu\"} 4294967296\n"));
+	assert_non_null(strstr(text, "partition=\"de\\\"bug\"} 1\n"));
+	/* Read back, add the same step again: twice the counts. */
+	mc_metrics_parse(text, &m);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(mc_metrics_add(&m, &a), 0);
+	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "memcore_cpu_seconds_total{node=\"gpu07\","
+			       "partition=\"gpu\"} 3\n"));
+	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
+			       "\"gpu07\",partition=\"gpu\"} 8589934592\n"));
+	mc_metrics_parse("memcore_steps_judged_total{node=\"x\"} 5\n"
+			 "memcore_steps_judged_total{node=\"y\" 5\n"
+			 "garbage\nmemcore_cpu_seconds_total{node=\"x\"} -1\n",
+			 &m);
+	assert_int_equal(m.n, 1);
+	assert_true(m.s[0].v[MC_M_STEPS_JUDGED] == 5);
+	assert_int_equal(mc_metrics_format(&m, text, 16), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_peak),
+		cmocka_unit_test(test_advise),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_jobrec),
+		cmocka_unit_test(test_metrics),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,278 @@
+/*
+ * test_terms.c - the host-RAM terms of mc_terms.h, each against a figure
+ * this test derives from its source: the model copies of from_pretrained
+ * per rank (4 bytes a parameter in fp32), FSDP's FULL_STATE_DICT (every
+ * parameter in fp32, plus Adam's two fp32 moments), DeepSpeed's 16-bit
+ * gather (2 bytes a parameter), DeepSpeed's activation checkpoints (one
+ * layer input of micro-batch x seq x hidden per layer), nvme's pinned
+ * buffers; how they combine; cores per rank; shared GPUs; the fix.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mc_judge.h"
+#include "mc_parse.h"
+#include "mc_rules.h"
+#include "mc_terms.h"
+
+#define GiB ((uint64_t)1 << 30)
+#define GPTJ 6053381344ULL	/* EleutherAI/gpt-j-6b model card */
+#define LLAMA7 6738415616ULL	/* meta-llama/Llama-2-7b-hf */
+
+static char buf[64];
+
+static const char *gib(uint64_t b)
+{
+	return mc_fmt_bytes(b, buf, sizeof(buf));
+}
+
+struct row { const char *what; uint64_t got, want; const char *shown; };
+
+static void table(const struct row *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fprintf(stderr, "  %-52s %20llu B  %s\n", t[i].what,
+			(unsigned long long)t[i].got, gib(t[i].got));
+		assert_int_equal(t[i].got, t[i].want);
+		if (t[i].shown)
+			assert_string_equal(gib(t[i].got), t[i].shown);
+	}
+}
+
+static void test_load(void **state)
+{
+	struct mc_usage u = { 0 };
+	struct mc_usage r0 = { .load = MC_LOAD_RANK0 };
+	struct mc_usage meta = { .load = MC_LOAD_META };
+	struct mc_usage bf = { .dtype_bytes = 2 };
+	/* aicomp#16: GPT-J-6B in fp32 is 22.55 GiB a rank */
+	uint64_t copy = GPTJ * 4;
+	struct row t[] = {
+		{ "GPT-J-6B fp32, one copy", mc_terms_load_bytes(&u, 1, GPTJ, 0),
+		  copy, "22.55 GiB" },
+		{ "GPT-J-6B fp32, 8 ranks per node", mc_terms_load_bytes(&u, 8,
+		  GPTJ, 0), 8 * copy, "180.40 GiB" },
+		{ "... --model-load=rank0", mc_terms_load_bytes(&r0, 8, GPTJ,
+		  0), copy, NULL },
+		{ "... --model-load=meta", mc_terms_load_bytes(&meta, 8, GPTJ,
+		  0), 0, NULL },
+		{ "... bf16, 8 ranks", mc_terms_load_bytes(&bf, 8, GPTJ, 0),
+		  8 * GPTJ * 2, NULL },
+		{ "... with a ZeRO stage (DeepSpeed's term instead)",
+		  mc_terms_load_bytes(&u, 8, GPTJ, 2), 0, NULL },
+	};
+
+	table(t, sizeof(t) / sizeof(t[0]));
+}
+
+static void test_save(void **state)
+{
+	struct mc_usage r0 = { .save = MC_SAVE_RANK0 };
+	struct mc_usage all = { .save = MC_SAVE_ALL };
+	struct mc_usage r0o = { .save = MC_SAVE_RANK0, .save_optimizer = true };
+	struct mc_usage ds = { .save_16bit = true };
+	/* FSDP FULL_STATE_DICT: every parameter as an fp32 tensor; Adam's
+	 * full optimizer state dict: exp_avg and exp_avg_sq, fp32 each. */
+	uint64_t sd = LLAMA7 * 4, osd = LLAMA7 * (4 + 4);
+	struct row t[] = {
+		{ "Llama-2-7B FULL_STATE_DICT rank0_only", mc_terms_save_bytes(
+		  &r0, 8, LLAMA7), sd, "25.10 GiB" },
+		{ "... on every one of 8 ranks", mc_terms_save_bytes(&all, 8,
+		  LLAMA7), 8 * sd, NULL },
+		{ "... rank0, with the optimizer state", mc_terms_save_bytes(
+		  &r0o, 8, LLAMA7), sd + osd, "75.31 GiB" },
+		{ "DeepSpeed 16-bit gather on save (rank 0)",
+		  mc_terms_save_bytes(&ds, 8, LLAMA7), LLAMA7 * 2,
+		  "12.55 GiB" },
+	};
+
+	table(t, sizeof(t) / sizeof(t[0]));
+}
+
+static void test_activations(void **state)
+{
+	/* Llama-2-7B: 32 layers, hidden 4096; micro-batch 4, seq 4096,
+	 * bf16: one checkpoint of mb x seq x hidden x 2 bytes per layer. */
+	struct mc_usage u = { .cpu_checkpointing = true, .layers = 32,
+			      .hidden = 4096, .seq_len = 4096,
+			      .micro_batch = 4, .act_bytes = 2 };
+	struct mc_usage part = u, off = u;
+	uint64_t per_rank = 32ULL * 4 * 4096 * 4096 * 2;
+	struct row t[3];
+
+	part.partition_activations = true;
+	part.model_parallel = 2;
+	off.cpu_checkpointing = false;
+	t[0] = (struct row){ "activations per rank", mc_terms_act_bytes(&u, 1),
+			     per_rank, "4 GiB" };
+	t[1] = (struct row){ "8 ranks, partition_activations over mp 2",
+			     mc_terms_act_bytes(&part, 8), 8 * per_rank / 2,
+			     "16 GiB" };
+	t[2] = (struct row){ "no cpu_checkpointing", mc_terms_act_bytes(&off,
+			     8), 0, NULL };
+	table(t, 3);
+}
+
+static void test_combine(void **state)
+{
+	/* The load peak comes before the workers and the offload; the save
+	 * peak during training, on top of them. */
+	assert_int_equal(mc_terms_combine(640, 8, 200, 64, 0, 0, 0, 0),
+			 640 + 8 + 200);
+	assert_int_equal(mc_terms_combine(640, 8, 50, 64, 0, 0, 0, 25),
+			 640 + 8 + 89);
+	assert_int_equal(mc_terms_combine(1, 1, 0, 1, 1, 1, 1, 1), 7);
+	assert_int_equal(mc_terms_combine(UINT64_MAX, 1, 0, 1, 0, 0, 0, 0),
+			 UINT64_MAX);
+}
+
+static struct mc_judgement J;
+
+static void judge(const struct mc_policy *p, const struct mc_request *r,
+		  uint64_t mem, uint32_t cores)
+{
+	struct mc_node n = { .ram_bytes = 2048 * GiB, .cores = 96,
+			     .threads_per_core = 1, .gpus = 8 };
+	struct mc_alloc a = { .mem_bytes = mem, .cores = cores,
+			      .mem_source = "--mem" };
+
+	mc_judge(p, r, &a, &n, NULL, NULL, &J);
+	for (size_t i = 0; i < J.e.n; i++)
+		fprintf(stderr, "| %s\n", J.e.line[i]);
+}
+
+static bool said(const char *s)
+{
+	for (size_t i = 0; i < J.e.n; i++)
+		if (strstr(J.e.line[i], s))
+			return true;
+	return false;
+}
+
+/* torchrun/DDP of GPT-J-6B on 8 x 80 GiB: no longer dropped silently. */
+static void test_ddp_model_load(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 8, .nodes = 1,
+				.dataloader_workers = 2,
+				.gpu_memory_bytes = 80 * GiB,
+				.model_params = GPTJ };
+
+	mc_policy_defaults(&p);
+	judge(&p, &r, 900 * GiB, 24);
+	/* 640 floor + 8 tasks + max(8 x 22.55 load, 16 workers x 4) */
+	assert_int_equal(J.v.ram_needed_bytes,
+			 640 * GiB + 8 * GiB + 8 * GPTJ * 4);
+	assert_true(said("loading 180.40 GiB = 8 copies x 22.55 GiB"));
+	assert_true(J.v.fits);
+}
+
+static void test_cores_and_ranks(void **state)
+{
+	struct mc_policy p;
+	struct mc_request off = { .gpus = 8, .nodes = 1,
+				  .dataloader_workers = 2,
+				  .gpu_memory_bytes = 80 * GiB,
+				  .model_params = 13000000000ULL,
+				  .zero_stage = 3,
+				  .offload = MC_OFFLOAD_ALL };
+	struct mc_request mps = { .gpus = 2, .nodes = 1,
+				  .dataloader_workers = 0,
+				  .gpu_memory_bytes = 16 * GiB };
+
+	mc_policy_defaults(&p);
+	/* ZeRO-Offload: 8 x (2 + 1 + OffloadCoresPerGpu 2) */
+	judge(&p, &off, 1100 * GiB, 24);
+	assert_int_equal(J.v.cores_needed, 40);
+	assert_true(said("8 ranks x (2 workers + 1 + 2 for the CPU optimizer"));
+	/* 16 ranks on 2 GPUs: RamPerTask and cores per process */
+	mps.use.ranks = 16;
+	judge(&p, &mps, 64 * GiB, 16);
+	assert_int_equal(J.v.ram_tasks_bytes, 16 * GiB);
+	assert_int_equal(J.v.cores_needed, 16);
+	assert_true(said("16 ranks x (0 workers + 1)"));
+	assert_true(J.v.fits);
+}
+
+static void test_share(void **state)
+{
+	struct mc_request r = { .gpus = 1, .gpu_memory_bytes = 80 * GiB };
+
+	/* shard:8 of 64: an eighth of the card, as a 10 GiB MIG slice */
+	assert_int_equal(mc_share_bytes(80 * GiB, 8, 64), 10 * GiB);
+	assert_int_equal(mc_share_bytes(80 * GiB, 1, 3),
+			 (80 * GiB + 2) / 3);
+	assert_int_equal(mc_share_bytes(80 * GiB, 9, 8), 80 * GiB);
+	r.use.share_kind = 1;
+	r.use.share_count = 2;
+	mc_share_apply(&r, 8);
+	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
+	assert_string_equal(r.use.notes[0], "gres/shard: 2/8 of a 80 GiB GPU");
+	/* MPS: 25 of 100 */
+	memset(&r, 0, sizeof(r));
+	r.gpus = 1;
+	r.gpu_memory_bytes = 80 * GiB;
+	r.use.share_kind = 2;
+	r.use.share_count = 25;
+	mc_share_apply(&r, 0);
+	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
+}
+
+/* Short of RAM only: the fix offers the workers that fit what was given. */
+static void test_fix_fewer_workers(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 8, .nodes = 1,
+				.dataloader_workers = 8,
+				.gpu_memory_bytes = 80 * GiB };
+
+	mc_policy_defaults(&p);
+	/* 640 + 64 x 4 + 8 = 904 GiB needed; 800 given holds
+	 * 640 + 8 + 8w x 4: w = 4 (776) */
+	judge(&p, &r, 800 * GiB, 96);
+	assert_false(J.v.fits);
+	assert_true(said("fix: --mem=904G, or --dataloader-workers=4 (fits "
+			 "the memory and cores given)"));
+}
+
+static void test_worker_bounds(void **state)
+{
+	struct mc_policy p;
+	struct mc_usage u = { .ram_per_worker_bytes = 20 * GiB };
+	char err[MC_ERR_MAX];
+
+	mc_policy_defaults(&p);
+	assert_int_equal(mc_terms_check(&p, &u, err, sizeof(err)), 0);
+	assert_int_equal(mc_terms_ram_per_worker(&p, &u), 20 * GiB);
+	u.ram_per_worker_bytes = 256 * GiB;
+	assert_int_equal(mc_terms_check(&p, &u, err, sizeof(err)), -1);
+	assert_string_equal(err, "--ram-per-worker=256 GiB: outside what the "
+			    "site allows (MinRamPerWorker=512 MiB, "
+			    "MaxRamPerWorker=128 GiB)");
+	u.ram_per_worker_bytes = 0;
+	u.cpu_checkpointing = true;
+	assert_int_equal(mc_terms_check(&p, &u, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--model-config"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_save),
+		cmocka_unit_test(test_activations),
+		cmocka_unit_test(test_combine),
+		cmocka_unit_test(test_ddp_model_load),
+		cmocka_unit_test(test_cores_and_ranks),
+		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_fix_fewer_workers),
+		cmocka_unit_test(test_worker_bounds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
