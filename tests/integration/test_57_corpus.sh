@@ -23,6 +23,7 @@
 # a partition changed in slurmctld is seen at once, a damaged cache or a
 # directory not the user's own is said so and never changes the answer.
 . "$(dirname "$0")/lib_multinode.sh"
+. "$(dirname "$0")/lib_corpus.sh"
 
 T8=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
 T4=$MC_TOP/tests/data/ibm-ac922-lassen-2xpower9-4xv100.xml
@@ -87,7 +88,6 @@ assert_eq 0 "$hidden" "the powered-down cloud nodes are hidden from the node API
 RAM_MERGED=0
 "$MEMCORE_BUILD/memcore" keys 2>/dev/null | grep -q '^ShardsPerGpu=' && RAM_MERGED=1
 
-ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 # The nodes a request could get, one per shape: "PARTITION:NODE" for the
 # launch (a hidden cloud node's shape: partition etwin). g4dn requests
 # alternate between mc-n1 and mc-n2 to run two at a time.
@@ -100,118 +100,16 @@ shapes_of() { # PARTITION INDEX
 	elastic) echo "elastic:mc-n3 etwin:$n" ;;
 	esac
 }
-part_opt() { [ "$1" = - ] || printf -- '-p\n%s\n' "$1"; }
+mc_corpus_targets() { # INDEX
+	if [ "${WHERE[$1]}" = any ]; then echo "${PARTS[$1]}:"
+	else shapes_of "${PARTS[$1]}" "$1"; fi
+}
 
-# --- read the corpus ----------------------------------------------------------
-NAMES=() PARTS=() WHERE=() OPTS=() TAGS=()
-while IFS='|' read -r name part where opts tags; do
-	name=$(echo $name)
-	case $name in ''|\#*) continue ;; esac
-	NAMES+=("$name"); PARTS+=("$(echo $part)"); WHERE+=("$(echo $where)")
-	OPTS+=("$(echo $opts)"); TAGS+=("$(echo $tags)")
-done <"$CORPUS"
-N=${#NAMES[@]}
+mc_corpus_read "$CORPUS"
 assert_eq 1 "$((N >= 60))" "the corpus holds at least 60 requests ($N)"
-
-# --- the submit side: sbatch --test-only through the cli_filter -------------
-declare -A SUBMIT SUBMIT_WHY LAUNCH LAUNCH_JOB LAUNCH_WHY
-SKIPPED=()
-for ((i = 0; i < N; i++)); do
-	t=${TAGS[i]}
-	if [[ $t == *min=* ]] && ! ver_ge "$SLURM_VER" "${t#*min=}"; then
-		SKIPPED+=("${NAMES[i]} (Slurm $SLURM_VER < ${t#*min=})"); continue
-	fi
-	read -r -a o <<<"${OPTS[i]}"
-	mapfile -t p < <(part_opt "${PARTS[i]}")
-	mc_run sbatch -v --test-only "${p[@]}" "${o[@]}" --wrap true
-	if [ "$MC_RC" = 0 ]; then
-		SUBMIT[$i]=passed
-		LET=$(printf '%s\n' "$MC_ERR" | grep -m1 -o 'memcore: .* cannot be judged: .*') &&
-			SUBMIT_WHY[$i]=$LET
-	else
-		SUBMIT[$i]=refused
-		SUBMIT_WHY[$i]=$(printf '%s\n' "$MC_ERR" | grep -m1 -e '^memcore: ' -e 'error' || printf '%s' "$MC_ERR" | head -n1)
-	fi
-done
-
-# --- the launch side: every shape, all submitted at once, then waited for ---
-for ((i = 0; i < N; i++)); do
-	[ -n "${SUBMIT[$i]:-}" ] || continue
-	read -r -a o <<<"${OPTS[i]}"
-	if [ "${WHERE[i]}" = any ]; then targets=("${PARTS[i]}:")
-	else read -r -a targets <<<"$(shapes_of "${PARTS[i]}" "$i")"; fi
-	for tg in "${targets[@]}"; do
-		part=${tg%%:*} node=${tg#*:}
-		mapfile -t p < <(part_opt "$part")
-		w=(); [ -n "$node" ] && w=(-w "$node")
-		out=$MC_JOB_DIR/case$i-${node:-any}.out
-		id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
-			"${o[@]}" -J "c$i" -o "$out" --wrap 'srun true && echo ran on $(hostname)' 2>"$out.sbatch")
-		key="$i ${node:-any}"
-		if [ -n "$id" ]; then LAUNCH_JOB[$key]=${id%%;*}
-		else LAUNCH[$key]=unplaceable; LAUNCH_WHY[$key]=$(head -n1 "$out.sbatch"); fi
-	done
-done
-# Until the queue is empty; a job still pending when nothing has run for
-# 20 s will never start (e.g. resources no node has): a harness failure.
-end=$((SECONDS + 300)) busy=$SECONDS
-while [ -n "$(squeue -h -t PD,R,CG,CF -o %i 2>/dev/null)" ] && [ $SECONDS -lt $end ]; do
-	[ -n "$(squeue -h -t R,CG,CF -o %i 2>/dev/null)" ] && busy=$SECONDS
-	[ $((SECONDS - busy)) -ge 20 ] && break
-	sleep 0.5
-done
-stuck=$(squeue -h -o '%j %i %T %r' 2>/dev/null)
-assert_eq "" "$stuck" "every launch job ended (none pending with nothing running)"
-[ -z "$stuck" ] || scancel $(squeue -h -o %i) 2>/dev/null
-for key in "${!LAUNCH_JOB[@]}"; do
-	id=${LAUNCH_JOB[$key]} i=${key% *} node=${key#* }
-	out=$MC_JOB_DIR/case$i-$node.out
-	st=$(mc_job_state "$id")
-	if [ "$st" = COMPLETED ] && grep -q '^ran on ' "$out"; then LAUNCH[$key]=ran
-	elif [ "$st" = FAILED ] && grep -q 'memcore: ' "$out"; then
-		LAUNCH[$key]=refused; LAUNCH_WHY[$key]=$(grep -m1 'memcore: ' "$out")
-	else LAUNCH[$key]="broken($st)"; LAUNCH_WHY[$key]=$(head -c 300 "$out" 2>/dev/null | tr '\n' ' ')
-	fi
-done
-
-# --- compare -------------------------------------------------------------------
-DIS=0 DIS_RAM=0 BROKEN=0 CASES=0 LETS=0
-for ((i = 0; i < N; i++)); do
-	[ -n "${SUBMIT[$i]:-}" ] || continue
-	CASES=$((CASES + 1))
-	ran=0 launch=''
-	for key in "${!LAUNCH[@]}"; do
-		[ "${key% *}" = "$i" ] || continue
-		launch+=" ${key#* }=${LAUNCH[$key]}"
-		[ "${LAUNCH[$key]}" = ran ] && ran=1
-		[[ ${LAUNCH[$key]} == broken* ]] && { BROKEN=$((BROKEN + 1))
-			mc_log "HARNESS ${NAMES[i]}: launch on ${key#* }: ${LAUNCH[$key]}: ${LAUNCH_WHY[$key]}"; }
-	done
-	want=passed; [ $ran = 1 ] || want=refused
-	line="${NAMES[i]} [${PARTS[i]}] ${OPTS[i]}: submit=${SUBMIT[$i]} launch:$launch"
-	if [ "${SUBMIT[$i]}" = "$want" ]; then
-		printf 'agree: %s\n' "$line" >&2
-		continue
-	fi
-	# Let through because some node of the partition cannot be judged
-	# (issue 17 item 3: never a refusal on the others' account): the
-	# specified answer, counted and printed apart.
-	if [[ ${SUBMIT_WHY[$i]:-} == *"cannot be judged"* ]]; then
-		LETS=$((LETS + 1))
-		printf 'LET THROUGH (nodes that cannot be judged): %s\n    submit: %s\n' "$line" "${SUBMIT_WHY[$i]}" >&2
-		continue
-	fi
-	if [[ ${TAGS[i]} == *ram* ]] && [ $RAM_MERGED = 0 ]; then
-		DIS_RAM=$((DIS_RAM + 1)); printf 'DISAGREE [ram not merged]: %s\n' "$line" >&2
-	else
-		DIS=$((DIS + 1)); printf 'DISAGREE: %s\n' "$line" >&2
-	fi
-	[ -n "${SUBMIT_WHY[$i]:-}" ] && printf '    submit: %s\n' "${SUBMIT_WHY[$i]}" >&2
-	for key in "${!LAUNCH_WHY[@]}"; do
-		[ "${key% *}" = "$i" ] && printf '    launch %s: %s\n' "${key#* }" "${LAUNCH_WHY[$key]}" >&2
-	done
-done
-for s in "${SKIPPED[@]}"; do mc_log "skipped: $s"; done
+mc_corpus_submit
+mc_corpus_launch
+mc_corpus_compare
 mc_log "corpus: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $DIS_RAM more in shard cases (ram merged: $RAM_MERGED), $LETS let through on nodes that cannot be judged, $BROKEN harness failures"
 assert_eq 0 "$BROKEN" "every launch ended as ran or refused by memcore"
 assert_eq 0 "$DIS" "submit and launch agree on all $CASES requests"

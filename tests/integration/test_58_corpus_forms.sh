@@ -1,0 +1,66 @@
+#!/bin/bash
+# The submit-time answer against the launch for the request forms that
+# differ by Slurm version (issue 17 item 6, in the guest tier): the corpus
+# tests/integration/corpus/forms.txt (--tres-per-task, Slurm >= 23.02;
+# --gpu-bind and --tres-bind, which 26.05 makes one option; and ordinary
+# forms as a control), on the single node of lib.sh (test_57 needs three
+# nodes, which the guests lack). Each request is submitted through the real
+# sbatch with Slurm's cli_filter/lua and contrib/cli_filter.lua (sbatch
+# --test-only: the filter runs as for a real submission, nothing is queued)
+# and run as a batch job with an srun step by the real slurmd with
+# memcore.so (a slurm.conf without CliFilterPlugins, the same cluster).
+# Refused at submission exactly when the launch refuses it; every
+# disagreement is printed, and any fails the test. A request whose option
+# the running sbatch does not know is skipped with the Slurm version, never
+# counted as agreement.
+# guest: yes  (the option forms depend on the Slurm version)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_corpus.sh"
+
+TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+CORPUS=$MC_TOP/tests/integration/corpus/forms.txt
+MC_GPU_TYPE=t4
+MC_DEBUG=info
+MC_JOB_TIMEOUT=300
+MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua"
+mc_cluster_start
+SLURM_VER=$(sinfo -V | awk '{print $2}')
+
+# The node's policy (SPANK, its own topology) and the login host's (the
+# node from slurmctld, the GPU memory slurmctld does not know, exactly as
+# the topology gives it: 15843721216 bytes).
+NODE_CONF=$MC_CONF_DIR/memcore.conf
+LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
+printf 'Bind=none\nTopologyFile=%s\n' "$TOPO" >"$NODE_CONF"
+printf 'Bind=none\nGpuTypeMemory=t4:15472384K\n' >"$LOGIN_CONF"
+mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$NODE_CONF"
+sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
+    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$LOGIN_CONF\"|" \
+    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
+# The same cluster without the filter: how the launch side submits.
+NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
+grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$NOFILTER"
+
+mc_corpus_targets() { echo "${PARTS[$1]}:"; }   # the one node: Slurm places it
+
+mc_corpus_read "$CORPUS"
+assert_eq 13 "$N" "the corpus holds 13 requests"
+mc_corpus_submit
+mc_corpus_launch
+mc_corpus_compare
+mc_log "forms corpus on Slurm $SLURM_VER: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $LETS let through, $BROKEN harness failures"
+assert_eq 0 "$BROKEN" "every launch ended as ran or refused by memcore"
+assert_eq 0 "$DIS" "submit and launch agree on all $CASES requests (Slurm $SLURM_VER)"
+assert_eq 0 "$LETS" "a single judged node: nothing let through unjudged"
+# The control forms are known to every version: never skipped, and each
+# pair has one request that runs and one refused at both ends.
+for c in gpn mem_per_gpu gpt; do
+	for k in fit short; do
+		i=-1; for ((j = 0; j < N; j++)); do [ "${NAMES[j]}" = "${c}_$k" ] && i=$j; done
+		want=passed; [ $k = short ] && want=refused
+		assert_eq "$want" "${SUBMIT[$i]:-skipped}" "${c}_$k: $want at submission"
+	done
+done
+mc_jobs_idle 30
+assert_eq IDLE "$(mc_node_state)" "the node IDLE after the corpus"
