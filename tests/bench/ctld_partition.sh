@@ -162,7 +162,7 @@ with scontrol update, a node registering other resources, dynamic nodes)
 can leave the cache stale until then: memcore then confirms any refusal
 from the cache with a fresh load (one full load, on a refusal only), and
 a let-through from stale shapes is judged again by the plugin at launch
-(tests/integration/test_58_shape_cache.sh, memcore(8)).
+(tests/integration/test_59_shape_cache.sh, memcore(8)).
 
 The cache file for the partition holds $cache_bytes bytes. Every answer was
 the same JSON. Raw (wall µs, KiB, CPU µs per call): build/bench/raw/ctld_{none,cold,warm,busy}.txt.
