@@ -97,6 +97,9 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 	 * MinCoresPerGpu asks more (the rule's figure per GPU above w + 1). */
 	base = u->gpus ? (u->rule_cores + u->gpus - 1) / u->gpus : nw + 1;
 	a->cpus_per_gpu = base > w + 1 && base > nw + 1 ? base : nw + 1;
+	/* Slurm's --cpus-per-gpu counts threads on an SMT node. */
+	if (u->threads_per_core > 1)
+		a->cpus_per_gpu *= u->threads_per_core;
 	/* Memory: the rule's figure for nw workers, or the peak with
 	 * headroom when that is more. Page cache is left out: the kernel
 	 * reclaims it before it kills. */

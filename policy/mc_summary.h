@@ -68,6 +68,9 @@ struct mc_used {
 	uint32_t gpus;			/* on this node */
 	uint32_t workers;		/* DataLoader workers per GPU asked */
 	uint32_t cores_allocated;
+	/* Hardware threads per core (0 or 1: none): --cpus-per-gpu counts
+	 * threads, as Slurm does, while the rule counts cores. */
+	uint32_t threads_per_core;
 	/* The rule's figures for that request (mc_verdict), and what one
 	 * more worker per GPU costs (RamPerWorker). */
 	uint64_t rule_bytes;
@@ -98,7 +101,8 @@ struct mc_advice {
 	uint64_t mem_from_peak_bytes;	/* peak + headroom, rounded to MiB */
 	bool mem_unknown_oom;		/* killed: the peak is a floor */
 	uint32_t workers;		/* --dataloader-workers= */
-	uint32_t cpus_per_gpu;		/* --cpus-per-gpu= (>= workers + 1) */
+	uint32_t cpus_per_gpu;		/* --cpus-per-gpu= in threads (cores
+					 * >= workers + 1, x threads_per_core) */
 	uint32_t busy_milli;		/* cores busy x 1000 */
 };
 

@@ -305,6 +305,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		u->gpus = req.gpus;
 		u->workers = req.dataloader_workers;
 		u->cores_allocated = j.v.cores_allocated;
+		u->threads_per_core = node.threads_per_core;
 		u->rule_bytes = j.v.ram_needed_bytes;
 		u->rule_cores = j.v.cores_needed;
 		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;

@@ -109,7 +109,7 @@ done
 # One version, set in the Makefile (VERSION): the command says it, the
 # plugin carries it (slurmd's start line, tests/integration/test_40), and
 # the packages and man pages agree with it.
-V=$(make -s -C "$TOP" version)
+V=$(make -s --no-print-directory -C "$TOP" version)
 expect_eq "make version is the Makefile's VERSION" "$V" "$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")"
 [[ $V =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "make version: '$V' is not X.Y.Z"
 expect_eq "memcore --version" "$("$MEMCORE" --version)" "memcore $V"

@@ -18,6 +18,7 @@
 #      OOM-killed ones, none lost; parsed by promtool check metrics;
 #  (g) slurmstepd killed with SIGKILL while its sampler runs: nothing of
 #      it is left (process, threads, files) and the next step runs.
+#  (h) slurmstepd's memory and threads flat over 100 samples of a step.
 # guest: yes  (tests/vm runs it in each guest: cgroup v2 has memory.peak)
 . "$(dirname "$0")/lib.sh"
 
@@ -222,3 +223,26 @@ mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
 assert_rc 0 "(g) the next step runs (Slurm keeps the killed one's job until it times out; memcore holds nothing)"
 assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples?" "(g) ... sampled, summarised"
 [ -n "$gjob" ] && scancel "$gjob"
+
+# --- (h) slurmstepd's memory stays flat while its sampler runs --------------
+# 100 samples at SampleInterval=100ms (the least the policy takes): the
+# task reads its own slurmstepd's VmRSS and thread count after 2 s and
+# after 12 s; a sampler that allocated or leaked per sample would grow it.
+mc_small_policy
+printf 'SampleInterval=100ms\n' >>"$MC_CONF_DIR/memcore.conf"
+mc_run timeout -k 5 90 srun -n1 --gpus=1 --mem=512M --memcore=explain sh -c '
+	s=$(awk "{print \$4}" /proc/$$/stat)
+	rss() { awk "/^VmRSS:/ {print \$2}" /proc/$s/status; }
+	sleep 2; r1=$(rss); t1=$(ls /proc/$s/task | wc -l)
+	sleep 10; r2=$(rss); t2=$(ls /proc/$s/task | wc -l)
+	echo "STEPD $(cat /proc/$s/comm) RSS $r1 $r2 THREADS $t1 $t2"'
+assert_rc 0 "(h) the 12 s step runs"
+read -r _ comm _ r1 r2 _ t1 t2 <<<"$(grep '^STEPD ' <<<"$MC_OUT")"
+assert_eq slurmstepd "$comm" "(h) the task's parent is its slurmstepd"
+mc_log "(h) slurmstepd VmRSS ${r1} KiB after 2 s, ${r2} KiB after 12 s; threads $t1, $t2"
+[ -n "$r2" ] && [ $((r2 - r1)) -le 256 ]
+assert_eq 0 $? "(h) slurmstepd's RSS grew by at most 256 KiB over the sampled 10 s (${r1} -> ${r2} KiB)"
+assert_eq "$t1" "$t2" "(h) slurmstepd's thread count is the same (one sampler, not one per sample)"
+n=$(grep -oE "used \([0-9]+ samples" <<<"$MC_ERR" | grep -oE "[0-9]+" | head -n1)
+[ -n "$n" ] && [ "$n" -ge 50 ]
+assert_eq 0 $? "(h) the sampler took at least 50 samples in the 12 s step (took ${n:-none})"

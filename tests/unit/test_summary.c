@@ -46,7 +46,7 @@ static void test_peak(void **state)
 	assert_int_equal(pk.max_usage_bytes, 3000 * MIB);
 }
 
-/* 8 GPUs, 2 workers, 4 GiB per worker: the DESIGN.md example's shape. */
+/* 8 GPUs, 2 workers, 4 GiB per worker: the seed example's shape. */
 static struct mc_used usage8(void)
 {
 	struct mc_used u = { 0 };
@@ -76,6 +76,13 @@ static void test_advise(void **state)
 	assert_int_equal(a.workers, 2);
 	assert_int_equal(a.cpus_per_gpu, 3);
 	assert_true(a.mem_is_rule);
+	/* On a node of 2 threads per core, Slurm's --cpus-per-gpu counts
+	 * threads: the same 3 cores are --cpus-per-gpu=6. */
+	u.threads_per_core = 2;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.cpus_per_gpu, 3 * 2);
+	u.threads_per_core = 0;
+	mc_summary_advise(&u, &a);
 	assert_int_equal(a.mem_bytes, 704 * GIB);
 	assert_int_equal(a.mem_from_peak_bytes, 120 * GIB);
 
