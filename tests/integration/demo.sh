@@ -50,7 +50,13 @@ CONF=$MC_CONF_DIR/memcore.conf
 # Bind=none here: the claimed node's 96 CPUs are not this machine's 2.
 printf '%s\n' "TopologyFile=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" \
 	"Bind=none" >"$CONF"
-mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
+# The node-facts cache in this cluster's SlurmdSpoolDir: memcore's default
+# is the system's spool (/var/spool/slurmd or Debian's /var/lib/slurm/slurmd),
+# not this throwaway slurmd's. slurmd writes it when it starts with memcore in
+# its plugstack, so slurmd restarts; each step then reads it (no hwloc load).
+PLUG="required $MEMCORE_BUILD/memcore.so config=$CONF cache=$MC_WORK/state/d/memcore-node-facts"
+mc_set_plugstack "$PLUG"
+mc_restart_slurmd || mc_die "slurmd did not come back with memcore"
 keep_logs part1
 show cat "$KEEP/part1/etc/plugstack.conf"
 show cat "$KEEP/part1/etc/memcore.conf"
@@ -85,9 +91,9 @@ echo "job $jid: $(mc_wait_job "$jid")"
 keep_logs part1
 show cat "$KEEP/part1/jobs/$(basename "$(mc_job_out "$jid")")"
 
-say "slurmd's log: one line per decision"
-grep -E "memcore: job [0-9.a-z]+: (fits|refused|warned):" "$MC_LOG_DIR/slurmd.log" |
-	sed 's/^.*memcore:/memcore:/'
+say "slurmd's log: memcore's start line (the node, its cache), one line per decision"
+grep -E "memcore [0-9][^ ]* \(Slurm [^)]*\) on |memcore: job [0-9.a-z]+: (fits|refused|warned):" \
+	"$MC_LOG_DIR/slurmd.log" | sed -E 's/^\[[^]]*\] (\[[^]]*\] )?//'
 if grep -q "cannot protect slurmstepd from the OOM killer" "$MC_LOG_DIR/slurmd.log"; then
 	grep -m1 "cannot protect slurmstepd from the OOM killer" "$MC_LOG_DIR/slurmd.log" |
 		sed 's/^.*memcore:/memcore:/'
@@ -111,7 +117,8 @@ mc_cluster_start
 printf '%s\n' "TopologyFile=$MC_TOP/tests/data/local-2numa-2gpu.xml" \
 	"DataloaderWorkers=0" "RamPerWorker=256M" "RamPerTask=256M" \
 	"HostRamPerGpuRam=0.01" "ReservedCores=0" >"$CONF"
-mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$CONF"
+mc_set_plugstack "$PLUG"
+mc_restart_slurmd || mc_die "slurmd did not come back with memcore"
 keep_logs part2
 show cat "$KEEP/part2/etc/memcore.conf"
 show "$MEMCORE_BUILD/memcore" plan --config "$KEEP/part2/etc/memcore.conf" --topology "$MC_TOP/tests/data/local-2numa-2gpu.xml" --gpus 2 --dataloader-workers 0

@@ -264,7 +264,11 @@ RamPerTask=0
 DataloaderWorkers=0
 ReservedCores=0
 EOF
-	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf"
+	# The node-facts cache in this cluster's SlurmdSpoolDir, not memcore's
+	# default (the system's /var/spool/slurmd or /var/lib/slurm/slurmd):
+	# a test's slurmd must not write there nor its steps read from there.
+	# slurmd writes it only when it starts with this line (mc_restart_slurmd).
+	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf cache=$MC_WORK/state/d/memcore-node-facts"
 }
 # mc_at_exit CMD: run CMD (eval'd) at exit, before the cluster stops.
 mc_at_exit() { MC_AT_EXIT+=("$1"); }
@@ -516,7 +520,11 @@ mc_cluster_start() {
 	_mc_pick_ports
 	_mc_write_configs
 	_mc_cgroup_note
-	mc_log "work dir $MC_WORK, ports $MC_CTLD_PORT/$MC_SLURMD_PORT, node ${MC_SOCKETS}x${MC_CORES_PER_SOCKET}x${MC_THREADS_PER_CORE} ${MC_REAL_MEMORY}MB gpu:$MC_GPUS, $MC_TASK_PLUGIN"
+	# Say whether the work dir outlives the cluster (mc_cluster_stop):
+	# a path a reader is pointed to must still be there.
+	local kept="removed when the cluster stops, kept if it fails"
+	[ "$MC_KEEP_WORK" = 1 ] && kept="kept: MC_KEEP_WORK=1"
+	mc_log "work dir $MC_WORK ($kept), ports $MC_CTLD_PORT/$MC_SLURMD_PORT, node ${MC_SOCKETS}x${MC_CORES_PER_SOCKET}x${MC_THREADS_PER_CORE} ${MC_REAL_MEMORY}MB gpu:$MC_GPUS, $MC_TASK_PLUGIN"
 
 	# munge: own key, socket, pid, log, seed
 	dd if=/dev/urandom of="$MC_MUNGE_DIR/key/munge.key" bs=1024 count=1 status=none
