@@ -128,4 +128,4 @@ show timeout 60 srun -n2 --gpus-per-task=1 --mem=1G --memcore=explain bash -c '
 	if [ "$SLURM_LOCALID" = 0 ]; then '"$MEMCORE_BUILD"'/memcore usage --pid $$; fi'
 echo "srun exit status: $?"
 keep_logs part2
-say "done; stopping the local Slurm (logs and job output kept in $KEEP)"
+say "done; stopping the local Slurm and removing its work dir $MC_WORK (configuration, logs and job output kept in $KEEP)"
