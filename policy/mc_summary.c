@@ -190,23 +190,19 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 	LINE("  host RAM     asked %s (%s), the rule's figure %s",
 	     mc_fmt_bytes(u->asked_bytes, asked, sizeof(asked)), opt,
 	     mc_fmt_bytes(u->rule_bytes, rule, sizeof(rule)));
-	if (pk->at_kill)
-		LINE("  peak         %s non-reclaimable at the OOM kill (anon "
-		     "%s, shmem %s; the kernel had reclaimed the page cache, "
-		     "%s left); largest shmem (tmpfs, /dev/shm) %s",
+	/* One line for both peaks; at an OOM kill the kernel had already
+	 * reclaimed the page cache, so the file pages read as what was left. */
+	if (pk->at_kill || pk->samples)
+		LINE("  peak         %s non-reclaimable%s (anon %s, shmem %s%s"
+		     "%s%s; largest shmem (tmpfs, /dev/shm) %s",
 		     mc_fmt_bytes(pk->nr_bytes, nr, sizeof(nr)),
+		     pk->at_kill ? " at the OOM kill" : "",
 		     mc_fmt_bytes(pk->anon_at_nr_bytes, an, sizeof(an)),
 		     mc_fmt_bytes(pk->shmem_at_nr_bytes, sh, sizeof(sh)),
+		     pk->at_kill ? "; the kernel had reclaimed the page "
+				   "cache, " : ") with ",
 		     mc_fmt_bytes(pk->file_at_nr_bytes, fc, sizeof(fc)),
-		     mc_fmt_bytes(pk->max_shmem_bytes, msh, sizeof(msh)));
-	else if (pk->samples)
-		LINE("  peak         %s non-reclaimable (anon %s, shmem %s) "
-		     "with %s of page cache at that moment; largest shmem "
-		     "(tmpfs, /dev/shm) %s",
-		     mc_fmt_bytes(pk->nr_bytes, nr, sizeof(nr)),
-		     mc_fmt_bytes(pk->anon_at_nr_bytes, an, sizeof(an)),
-		     mc_fmt_bytes(pk->shmem_at_nr_bytes, sh, sizeof(sh)),
-		     mc_fmt_bytes(pk->file_at_nr_bytes, fc, sizeof(fc)),
+		     pk->at_kill ? " left)" : " of page cache at that moment",
 		     mc_fmt_bytes(pk->max_shmem_bytes, msh, sizeof(msh)));
 	if (u->kernel_peak_bytes)
 		LINE("  kernel peak  %s (%s, exact but with file pages: like "
