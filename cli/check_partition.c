@@ -316,25 +316,35 @@ static void gpu_memory_lines(const struct shape_verdict *sv, size_t n_shapes,
 	}
 }
 
-static json_t *shape_json(const struct shape_verdict *s)
+json_t *mc_cli_shape_json(const char *hosts, size_t count,
+			  const struct mc_node_record *rec,
+			  uint64_t gpu_memory_bytes, enum mc_mem_source src)
 {
 	json_t *o = json_object();
+
+	json_object_set_new(o, "nodes", json_string(hosts));
+	json_object_set_new(o, "count", json_integer((json_int_t)count));
+	json_object_set_new(o, "gpus", json_integer(rec->gpus));
+	json_object_set_new(o, "gpu_type", json_string(rec->gpu_type));
+	json_object_set_new(o, "gpu_memory_bytes", gpu_memory_bytes ?
+			    json_integer((json_int_t)gpu_memory_bytes)
+			    : json_null());
+	json_object_set_new(o, "gpu_memory_source",
+			    json_string(mc_mem_source_key(src)));
+	json_object_set_new(o, "ram_bytes",
+			    json_integer((json_int_t)rec->ram_bytes));
+	json_object_set_new(o, "cores", json_integer(rec->cores));
+	json_object_set_new(o, "threads_per_core",
+			    json_integer(rec->threads_per_core));
+	return o;
+}
+
+static json_t *shape_json(const struct shape_verdict *s)
+{
+	json_t *o = mc_cli_shape_json(s->hosts, s->count, s->rec,
+				      s->gpu_memory_bytes, s->mem_source);
 	char why[96];
 
-	json_object_set_new(o, "nodes", json_string(s->hosts));
-	json_object_set_new(o, "count", json_integer((json_int_t)s->count));
-	json_object_set_new(o, "gpus", json_integer(s->rec->gpus));
-	json_object_set_new(o, "gpu_type", json_string(s->rec->gpu_type));
-	json_object_set_new(o, "gpu_memory_bytes", s->gpu_memory_bytes ?
-			    json_integer((json_int_t)s->gpu_memory_bytes)
-			    : json_null());
-	json_object_set_new(o, "gpu_memory_source", json_string(
-			    mc_mem_source_key(s->mem_source)));
-	json_object_set_new(o, "ram_bytes",
-			    json_integer((json_int_t)s->rec->ram_bytes));
-	json_object_set_new(o, "cores", json_integer(s->rec->cores));
-	json_object_set_new(o, "threads_per_core",
-			    json_integer(s->rec->threads_per_core));
 	json_object_set_new(o, "fits", json_boolean(s->j.v.fits));
 	json_object_set_new(o, "impossible", json_boolean(!s->j.v.fits &&
 			    mc_verdict_impossible(&s->j.v)));

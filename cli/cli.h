@@ -108,6 +108,17 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    const struct mc_explanation *e);
 
 /*
+ * A new JSON object for one node shape of a partition, the keys check
+ * --partition and audit --partition share, in this order: nodes (hosts,
+ * "gpu[01-12]"), count, gpus, gpu_type, gpu_memory_bytes (null when 0:
+ * unknown), gpu_memory_source, ram_bytes, cores, threads_per_core. The
+ * caller adds its own keys and owns the object.
+ */
+json_t *mc_cli_shape_json(const char *hosts, size_t count,
+			  const struct mc_node_record *rec,
+			  uint64_t gpu_memory_bytes, enum mc_mem_source src);
+
+/*
  * What a request asks of one kind of node (cmd_check.c's check_alloc,
  * or the job's Slurm options through mc_slurm_alloc()): the allocation,
  * and the step's GPUs on that node into req->gpus. Returns false when the

@@ -364,23 +364,8 @@ static int audit_partition(const struct mc_cli_common *c,
 		audit_shape(p, r, hosts, &nj, &m, &src);
 		ok = ok && nj.ok;
 		if (c->json) {
-			json_t *o = json_object();
+			json_t *o = mc_cli_shape_json(hosts, count, r, m, src);
 
-			json_object_set_new(o, "nodes", json_string(hosts));
-			json_object_set_new(o, "count",
-					    json_integer((json_int_t)count));
-			json_object_set_new(o, "gpus", json_integer(r->gpus));
-			json_object_set_new(o, "gpu_type",
-					    json_string(r->gpu_type));
-			json_object_set_new(o, "gpu_memory_bytes", m ?
-				json_integer((json_int_t)m) : json_null());
-			json_object_set_new(o, "gpu_memory_source",
-				json_string(mc_mem_source_key(src)));
-			json_object_set_new(o, "ram_bytes",
-				json_integer((json_int_t)r->ram_bytes));
-			json_object_set_new(o, "cores", json_integer(r->cores));
-			json_object_set_new(o, "threads_per_core",
-					    json_integer(r->threads_per_core));
 			json_object_set_new(o, "ram_needed_bytes", m ?
 				json_integer((json_int_t)a->ram_needed_bytes)
 				: json_null());
