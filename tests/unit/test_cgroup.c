@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mc_test_files.h"
+
 #include <libcgroup.h>
 
 #include "mc_cgroup.h"
@@ -382,18 +384,6 @@ static void test_find_live_matches_libcgroup(void **state)
  * outside/memory.limit_in_bytes. */
 static char tmp[PATH_MAX], scope[PATH_MAX], outside[PATH_MAX];
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char p[PATH_MAX * 2];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void get(const char *dir, const char *name, char *buf, size_t len)
 {
 	char p[PATH_MAX * 2];
@@ -427,9 +417,9 @@ static int tree_setup(void **state)
 	mkdir(outside, 0755);
 	snprintf(p, sizeof(p), "%s/child", scope);
 	mkdir(p, 0755);
-	put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
-	put(scope, "child/cgroup.procs", "");
-	put(outside, "memory.limit_in_bytes", "9223372036854771712\n");
+	mc_test_put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
+	mc_test_put(scope, "child/cgroup.procs", "");
+	mc_test_put(outside, "memory.limit_in_bytes", "9223372036854771712\n");
 	snprintf(p, sizeof(p), "%s/evil", scope);
 	if (symlink("../outside", p))
 		return -1;
@@ -572,8 +562,8 @@ static void test_stepcg(void **state)
 					    sizeof(buf)), "batch");
 	assert_string_equal(mc_stepcg_token(3, buf, sizeof(buf)), "3");
 	/* v1: hard 512 MiB, soft unlimited -> both 256 MiB. */
-	put(scope, "memory.limit_in_bytes", "536870912\n");
-	put(scope, "memory.soft_limit_in_bytes", "9223372036854771712\n");
+	mc_test_put(scope, "memory.limit_in_bytes", "536870912\n");
+	mc_test_put(scope, "memory.soft_limit_in_bytes", "9223372036854771712\n");
 	if (mc_stepcg_tighten(scope, 1, 268435456, &changed, err,
 			      sizeof(err)))
 		fail_msg("%s", err);
@@ -589,8 +579,8 @@ static void test_stepcg(void **state)
 	get(scope, "memory.limit_in_bytes", buf, sizeof(buf));
 	assert_string_equal(buf, "268435456");
 	/* v2: memory.max "max" -> the limit, memory.high too. */
-	put(scope, "memory.max", "max\n");
-	put(scope, "memory.high", "max\n");
+	mc_test_put(scope, "memory.max", "max\n");
+	mc_test_put(scope, "memory.high", "max\n");
 	assert_int_equal(mc_stepcg_tighten(scope, 2, 268435456, &changed,
 					   err, sizeof(err)), 0);
 	assert_true(changed);
@@ -599,7 +589,7 @@ static void test_stepcg(void **state)
 	get(scope, "memory.high", buf, sizeof(buf));
 	assert_string_equal(buf, "268435456");
 	/* A file that is no limit is an error naming it. */
-	put(scope, "memory.max", "junk\n");
+	mc_test_put(scope, "memory.max", "junk\n");
 	assert_int_equal(mc_stepcg_tighten(scope, 2, 1, &changed, err,
 					   sizeof(err)), -1);
 	assert_non_null(strstr(err, "memory.max: 'junk"));
@@ -626,12 +616,12 @@ static void test_stepcg(void **state)
 	assert_non_null(strstr(err, "at the root"));
 	/* v2 needs memory in the parent's subtree_control; v1 never. */
 	assert_int_equal(mc_stepcg_own_ready(scope, 1, err, sizeof(err)), 0);
-	put(scope, "cgroup.subtree_control", "cpu io\n");
+	mc_test_put(scope, "cgroup.subtree_control", "cpu io\n");
 	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cgroup.subtree_control has no 'memory'"));
-	put(scope, "cgroup.subtree_control", "cpu memory\n");
+	mc_test_put(scope, "cgroup.subtree_control", "cpu memory\n");
 	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), 0);
-	put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
+	mc_test_put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
 }
 
 int main(void)

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "mc_test_files.h"
+
 #include "mc_config.h"
 
 #define GiB ((uint64_t)1 << 30)
@@ -324,15 +326,6 @@ static void test_set(void **state)
 
 static char tmpdir[64];
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void test_load(void **state)
 {
 	char path[128], want[192];
@@ -342,7 +335,7 @@ static void test_load(void **state)
 	assert_non_null(mkdtemp(tmpdir));
 
 	snprintf(path, sizeof(path), "%s/ok.conf", tmpdir);
-	write_file(path, "Mode=warn\nPartitionName=x DataloaderWorkers=1\n"
+	mc_test_write_text(path, "Mode=warn\nPartitionName=x DataloaderWorkers=1\n"
 		   "RamPerTask=0");
 	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), 0);
 	assert_int_equal(cfg.global.mode, MC_MODE_WARN);
@@ -351,7 +344,7 @@ static void test_load(void **state)
 	assert_string_equal(cfg.path, path);
 
 	snprintf(path, sizeof(path), "%s/bad.conf", tmpdir);
-	write_file(path, "# policy\nMode=warn\n\nRamPerWorker=4Q\n");
+	mc_test_write_text(path, "# policy\nMode=warn\n\nRamPerWorker=4Q\n");
 	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), "%s:4: RamPerWorker=4Q: unknown size "
 		 "suffix 'Q'", path);
@@ -383,7 +376,7 @@ static void test_load(void **state)
 		big[sizeof(big) - 1] = '\0';
 		memcpy(big, "Mode=warn\nBind=none\n", 20);
 		snprintf(path, sizeof(path), "%s/long.conf", tmpdir);
-		write_file(path, big);
+		mc_test_write_text(path, big);
 		assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)),
 				 -1);
 		snprintf(want, sizeof(want), "%s:3: line longer than 4096 "
@@ -409,7 +402,7 @@ static void test_load(void **state)
 	/* Unreadable: only meaningful when not root. */
 	if (geteuid() != 0) {
 		snprintf(path, sizeof(path), "%s/secret.conf", tmpdir);
-		write_file(path, "Mode=warn\n");
+		mc_test_write_text(path, "Mode=warn\n");
 		chmod(path, 0);
 		assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)),
 				 -1);

@@ -19,21 +19,11 @@
 
 #include <cmocka.h>
 
+#include "mc_test_files.h"
+
 #include "../../spank/mc_sampler.c"
 
 #define MIB (1024ULL * 1024)
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static void sleep_ms(long ms)
 {
@@ -59,10 +49,10 @@ static void stat_of(uint64_t anon, uint64_t file)
 	snprintf(buf, sizeof(buf), "anon %llu\nshmem 0\nactive_file %llu\n"
 		 "inactive_file 0\n", (unsigned long long)anon,
 		 (unsigned long long)file);
-	put(dir, "memory.stat", buf);
+	mc_test_put(dir, "memory.stat", buf);
 	snprintf(buf, sizeof(buf), "%llu\n",
 		 (unsigned long long)(anon + file));
-	put(dir, "memory.current", buf);
+	mc_test_put(dir, "memory.current", buf);
 }
 
 /* A 1 GiB spike for 400 ms between small figures: kept as the peak. */
@@ -75,12 +65,12 @@ static void test_samples(void **state)
 
 	(void)state;
 	stat_of(10 * MIB, 5 * MIB);
-	put(dir, "cpu.stat", "usage_usec 1000\n");
+	mc_test_put(dir, "cpu.stat", "usage_usec 1000\n");
 	assert_int_equal(mc_sampler_start(&s, dir, 2, 100, err, sizeof(err)),
 			 0);
 	sleep_ms(250);
 	stat_of(1024 * MIB, 300 * MIB);
-	put(dir, "cpu.stat", "usage_usec 500000\n");
+	mc_test_put(dir, "cpu.stat", "usage_usec 500000\n");
 	sleep_ms(400);
 	stat_of(20 * MIB, 2048 * MIB);
 	sleep_ms(250);

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "mc_test_files.h"
+
 #include "mc_jobrec.h"
 #include "mc_metrics.h"
 #include "mc_sample.h"
@@ -206,18 +208,6 @@ static void test_record(void **state)
 					   sizeof(rec)), -1);
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* The same open files read again see the new content (pread from 0),
  * as cgroupfs files do; fixtures for v1 and v2. */
 static void test_sample(void **state)
@@ -230,10 +220,10 @@ static void test_sample(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	put(dir, "memory.current", "3221225472\n");
-	put(dir, "memory.stat", "anon 314572800\nfile 2147483648\n"
+	mc_test_put(dir, "memory.current", "3221225472\n");
+	mc_test_put(dir, "memory.stat", "anon 314572800\nfile 2147483648\n"
 	    "shmem 0\nactive_file 1073741824\ninactive_file 1073741824\n");
-	put(dir, "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n");
+	mc_test_put(dir, "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n");
 	assert_int_equal(mc_sample_open(&src, dir, 2, err, sizeof(err)), 0);
 	assert_int_equal(mc_sample_read(&src, &s), 0);
 	assert_int_equal(s.usage_bytes, 3221225472ULL);
@@ -242,14 +232,14 @@ static void test_sample(void **state)
 	assert_true(s.has_cpu);
 	assert_int_equal(s.cpu_usec, 1500000);
 	/* Rewritten in place (same inode), as the kernel's are. */
-	put(dir, "memory.current", "1048576\n");
-	put(dir, "cpu.stat", "usage_usec 2500000\n");
+	mc_test_put(dir, "memory.current", "1048576\n");
+	mc_test_put(dir, "cpu.stat", "usage_usec 2500000\n");
 	assert_int_equal(mc_sample_read(&src, &s), 0);
 	assert_int_equal(s.usage_bytes, MIB);
 	assert_int_equal(s.non_reclaimable_bytes, 0);
 	assert_int_equal(s.cpu_usec, 2500000);
 	/* A memory.stat that lost a field: the sample is skipped. */
-	put(dir, "memory.stat", "anon 1\n");
+	mc_test_put(dir, "memory.stat", "anon 1\n");
 	assert_int_equal(mc_sample_read(&src, &s), -1);
 	mc_sample_close(&src);
 	mc_sample_close(&src);

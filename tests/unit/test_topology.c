@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "mc_test_files.h"
+
 #include <hwloc.h>
 
 #include "mc_plan.h"
@@ -287,15 +289,6 @@ static void expect_fail(const char *path, const char *want)
 	free(f);
 }
 
-static void write_file(const char *path, const char *buf, size_t len)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	assert_int_equal(fwrite(buf, 1, len, fp), len);
-	assert_int_equal(fclose(fp), 0);
-}
-
 static char *read_file(const char *path, size_t *len)
 {
 	FILE *fp = fopen(path, "r");
@@ -338,7 +331,7 @@ static void test_empty_file(void **state)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/empty.xml", tmp_dir);
-	write_file(path, "", 0);
+	mc_test_write(path, "", 0);
 	expect_fail(path, "empty");
 	unlink(path);
 }
@@ -358,7 +351,7 @@ static void test_truncated(void **state)
 		snprintf(path, sizeof(path), "%s/truncated-%zu.xml", tmp_dir,
 			 cuts[i]);
 		assert_true(cuts[i] < len);
-		write_file(path, buf, cuts[i]);
+		mc_test_write(path, buf, cuts[i]);
 		expect_fail(path, "hwloc cannot load this XML");
 		unlink(path);
 	}
@@ -380,7 +373,7 @@ static void test_format_3(void **state)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/format3.xml", tmp_dir);
-	write_file(path, xml, strlen(xml));
+	mc_test_write(path, xml, strlen(xml));
 #if HWLOC_API_VERSION >= 0x00020a00
 	/* hwloc 2.10 and later (Debian 13) read the 3.x format. */
 	{
@@ -413,7 +406,7 @@ static void test_no_numa(void **state)
 
 	snprintf(xml, sizeof(xml), "%s%s", head_v2, body);
 	snprintf(path, sizeof(path), "%s/no-numa.xml", tmp_dir);
-	write_file(path, xml, strlen(xml));
+	mc_test_write(path, xml, strlen(xml));
 	expect_fail(path, "hwloc cannot load this XML");
 	unlink(path);
 }
@@ -433,7 +426,7 @@ static void test_only_gpu_memory_numa(void **state)
 
 	snprintf(xml, sizeof(xml), "%s%s", head_v2, body);
 	snprintf(path, sizeof(path), "%s/gpumem-only.xml", tmp_dir);
-	write_file(path, xml, strlen(xml));
+	mc_test_write(path, xml, strlen(xml));
 	expect_fail(path, "no NUMA node with CPUs");
 	unlink(path);
 }
@@ -470,7 +463,7 @@ static void test_max_gpus(void **state)
 
 	snprintf(path, sizeof(path), "%s/64-gpus.xml", tmp_dir);
 	xml = many_gpus_xml(MC_MAX_GPUS);
-	write_file(path, xml, strlen(xml));
+	mc_test_write(path, xml, strlen(xml));
 	free(xml);
 	if (mc_topology_load(path, f, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
@@ -483,7 +476,7 @@ static void test_max_gpus(void **state)
 
 	snprintf(path, sizeof(path), "%s/65-gpus.xml", tmp_dir);
 	xml = many_gpus_xml(MC_MAX_GPUS + 1);
-	write_file(path, xml, strlen(xml));
+	mc_test_write(path, xml, strlen(xml));
 	free(xml);
 	expect_fail(path, "more than 64 GPUs");
 	unlink(path);
