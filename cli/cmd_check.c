@@ -240,20 +240,14 @@ static int parse_value(int opt, const char *name, const char *v,
 		break;
 	case OPT_SHARDS:
 	case OPT_SHARDS_PER_GPU:
-	case OPT_MPS: {
-		uint32_t *n = opt == OPT_SHARDS ? &a->shards
-			: opt == OPT_MPS ? &a->mps : &a->shards_per_gpu;
-
-		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
-		if (!rc && !*n) {
-			snprintf(err, sizeof(err), "must be at least 1");
-			rc = -1;
-		}
-		break;
-	}
+	case OPT_MPS:
 	case OPT_NODES:
 	case OPT_TASKS: {
-		uint32_t *n = opt == OPT_NODES ? &a->nodes : &a->tasks;
+		/* Counts of at least 1, each read the same way. */
+		uint32_t *n = opt == OPT_SHARDS ? &a->shards
+			: opt == OPT_MPS ? &a->mps
+			: opt == OPT_SHARDS_PER_GPU ? &a->shards_per_gpu
+			: opt == OPT_NODES ? &a->nodes : &a->tasks;
 
 		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
 		if (!rc && !*n) {
