@@ -301,6 +301,18 @@ static void test_jobfiles_roundtrip(void **state)
 	assert_non_null(strstr(err, "unknown key 'zz'"));
 }
 
+/* The request of an 8-GPU step on one node: options, then the files. */
+static void request_8_gpus(const struct mc_jobfiles *f,
+			   const struct mc_opts *o, const struct mc_policy *p,
+			   struct mc_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->gpus = 8;
+	r->nodes = 1;
+	mc_opts_request(o, p, r);
+	mc_jobfiles_apply(f, o, p, r);
+}
+
 /* Options override the files, and the explanation's notes say so. */
 static void test_apply_overrides(void **state)
 {
@@ -320,11 +332,7 @@ static void test_apply_overrides(void **state)
 	f.has_ds = true;
 	snprintf(f.ds_name, sizeof(f.ds_name), "ds.json");
 
-	memset(&r, 0, sizeof(r));
-	r.gpus = 8;
-	r.nodes = 1;
-	mc_opts_request(&o, &p, &r);
-	mc_jobfiles_apply(&f, &o, &p, &r);
+	request_8_gpus(&f, &o, &p, &r);
 	assert_int_equal(r.model_params, 6738415616ULL);
 	assert_int_equal(r.zero_stage, 2);
 	assert_int_equal(r.offload, MC_OFFLOAD_OPTIMIZER);
@@ -333,11 +341,7 @@ static void test_apply_overrides(void **state)
 				     sizeof(err)), 0);
 	assert_int_equal(mc_opts_set(&o, MC_OPT_STAGE, "3", false, err,
 				     sizeof(err)), 0);
-	memset(&r, 0, sizeof(r));
-	r.gpus = 8;
-	r.nodes = 1;
-	mc_opts_request(&o, &p, &r);
-	mc_jobfiles_apply(&f, &o, &p, &r);
+	request_8_gpus(&f, &o, &p, &r);
 	assert_int_equal(r.model_params, 13000000000ULL);
 	assert_int_equal(r.zero_stage, 3);
 	assert_int_equal(r.use.n_notes, 2);
