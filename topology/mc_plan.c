@@ -96,26 +96,46 @@ static unsigned threads_per_core(const struct mc_numa *m,
  * Give GPU g up to g->cores_wanted cores from `free_set` (its NUMA node's
  * allowed CPUs not yet taken), lowest first, with every free PU of each
  * chosen core.
+ *
+ * free_set is a subset of a NUMA node's mask (MC_CPUMASK_WORDS words), so
+ * it is walked as plain words: hwloc_bitmap_foreach over a 4096-bit set
+ * (and its assert's hwloc_bitmap_weight on every pass) for each core was
+ * most of a plan's time. A chosen core's siblings are looked for from its
+ * first free PU on: one below it would have been met first and taken the
+ * core (and this PU with it).
  */
 static void take_cores(const struct mc_node_facts *f,
 		       hwloc_const_bitmap_t free_set, struct mc_plan_gpu *g)
 {
-	int pu;
+	const unsigned bits = 8 * sizeof(unsigned long);
+	unsigned long fw[MC_CPUMASK_WORDS];
 
-	hwloc_bitmap_foreach_begin(pu, free_set) {
-		unsigned core = core_of(f, (unsigned)pu);
-		int sib;
+	if (g->cores >= g->cores_wanted)
+		return;
+	hwloc_bitmap_to_ulongs(free_set, MC_CPUMASK_WORDS, fw);
+	for (unsigned w = 0; w < MC_CPUMASK_WORDS; w++) {
+		for (unsigned long x = fw[w]; x; x &= x - 1) {
+			unsigned pu = w * bits + (unsigned)__builtin_ctzl(x);
+			unsigned core = core_of(f, pu);
 
-		if (g->cores >= g->cores_wanted)
-			break;
-		if (hwloc_bitmap_isset(g->cpus, (unsigned)pu))
-			continue;	/* a sibling of a core already taken */
-		g->cores++;
-		hwloc_bitmap_foreach_begin(sib, free_set) {
-			if (core_of(f, (unsigned)sib) == core)
-				hwloc_bitmap_set(g->cpus, (unsigned)sib);
-		} hwloc_bitmap_foreach_end();
-	} hwloc_bitmap_foreach_end();
+			if (g->cores >= g->cores_wanted)
+				return;
+			if (hwloc_bitmap_isset(g->cpus, pu))
+				continue;	/* a sibling of a core taken */
+			g->cores++;
+			for (unsigned v = w; v < MC_CPUMASK_WORDS; v++) {
+				unsigned long y = v == w ? x : fw[v];
+
+				for (; y; y &= y - 1) {
+					unsigned sib = v * bits +
+						(unsigned)__builtin_ctzl(y);
+
+					if (core_of(f, sib) == core)
+						hwloc_bitmap_set(g->cpus, sib);
+				}
+			}
+		}
+	}
 }
 
 static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
