@@ -146,9 +146,10 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 	char numa_list[MC_CPULIST_MAX], allowed_list[MC_CPULIST_MAX];
 	unsigned cpg = g->cores_wanted * threads_per_core(m, numa_set);
 
-	mc_plan_cpulist(numa_set, numa_list, sizeof(numa_list));
-	mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
-	if (hwloc_bitmap_iszero(allowed_numa))
+	if (hwloc_bitmap_iszero(allowed_numa)) {
+		/* The lists only this text names: the other one has none. */
+		mc_plan_cpulist(numa_set, numa_list, sizeof(numa_list));
+		mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
 		snprintf(g->warning, sizeof(g->warning),
 			 "memcore: GPU %u is on NUMA node %d (CPUs %s), but "
 			 "none of those CPUs is among the CPUs this task may "
@@ -162,7 +163,7 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 g->index, g->numa_os_index, numa_list,
 			 allowed_list[0] ? allowed_list : "none", g->index,
 			 cpg);
-	else
+	} else {
 		snprintf(g->warning, sizeof(g->warning),
 			 "memcore: GPU %u is on NUMA node %d, but the cores of "
 			 "that node this task may use went to GPUs %s: GPU %u "
@@ -170,6 +171,7 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 "the GPUs: srun --cpus-per-gpu=%u "
 			 "--gres-flags=enforce-binding",
 			 g->index, g->numa_os_index, takers, g->index, cpg);
+	}
 }
 
 /* Position of NUMA node os_index in f->numa[], or -1. */
@@ -192,22 +194,19 @@ static unsigned numa_distance(const struct mc_node_facts *f, int a, int b)
 	       f->numa[a].package == f->numa[b].package ? 1 : 2;
 }
 
-/* Whether any GPU of the node sits on NUMA node numa[pos]. */
-static bool numa_has_gpu(const struct mc_node_facts *f, int pos)
+/* has_gpu[i]: whether any GPU of the node sits on NUMA node numa[i]. */
+static void numa_gpus(const struct mc_node_facts *f, bool *has_gpu)
 {
-	for (uint32_t k = 0; k < f->n_gpus; k++)
-		if (f->gpus[k].numa_os_index == (int)f->numa[pos].os_index)
-			return true;
-	return false;
+	for (uint32_t i = 0; i < f->n_numa; i++) {
+		has_gpu[i] = false;
+		for (uint32_t k = 0; k < f->n_gpus && !has_gpu[i]; k++)
+			if (f->gpus[k].numa_os_index == (int)f->numa[i].os_index)
+				has_gpu[i] = true;
+	}
 }
 
-/*
- * The NUMA nodes a GPU on numa[own] borrows cores from when its own has
- * too few (NPS4, SNC): nearest first; at the same distance a GPU-less
- * node before another GPU's; then by P#. Returns how many, in order[].
- */
 static size_t spill_order(const struct mc_node_facts *f, int own,
-			  int *order)
+			  const bool *has_gpu, int *order)
 {
 	size_t n = 0;
 
@@ -221,8 +220,8 @@ static size_t spill_order(const struct mc_node_facts *f, int own,
 			int o = order[j - 1];
 			unsigned di = numa_distance(f, own, (int)i);
 			unsigned dO = numa_distance(f, own, o);
-			bool gi = numa_has_gpu(f, (int)i);
-			bool gO = numa_has_gpu(f, o);
+			bool gi = has_gpu[i];
+			bool gO = has_gpu[o];
 
 			if (dO < di || (dO == di && (gO < gi ||
 			    (gO == gi && f->numa[o].os_index <
@@ -311,6 +310,9 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
 	unsigned order[MC_MAX_GPUS];
 	char takers_buf[MC_PLAN_MSG_MAX / 4];
+	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
+	int near[MC_MAX_NUMA], near_of = -1;
+	size_t nn = 0;
 	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
 	uint32_t node_gpus = mc_topology_slurm_gpus(f);
 	int rc = -1;
@@ -389,16 +391,25 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		g->cores_local = g->cores;
 		hwloc_bitmap_or(taken, taken, g->cpus);
 	}
-	/* Pass 2: a GPU whose node is short borrows from the nearest nodes. */
+	/* Pass 2: a GPU whose node is short borrows from the nearest nodes.
+	 * The order depends on the GPU's NUMA node only: made again only
+	 * when it differs from the last short GPU's (neighbours in index
+	 * order mostly share a node). */
 	for (size_t k = 0; k < n; k++) {
 		struct mc_plan_gpu *g = by_index(plan, order[k]);
-		int own = numa_pos(f, g->numa_os_index), near[MC_MAX_NUMA];
-		size_t nn;
+		int own = numa_pos(f, g->numa_os_index);
 
 		if (g->outside || own < 0 || g->warning[0] ||
 		    g->cores >= g->cores_wanted)
 			continue;
-		nn = spill_order(f, own, near);
+		if (!has_gpu_done) {
+			numa_gpus(f, has_gpu);
+			has_gpu_done = true;
+		}
+		if (own != near_of) {
+			nn = spill_order(f, own, has_gpu, near);
+			near_of = own;
+		}
 		for (size_t j = 0; j < nn && g->cores < g->cores_wanted; j++) {
 			if (numa_cpus(&f->numa[near[j]], numa_set) < 0)
 				continue;
