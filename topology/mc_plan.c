@@ -57,7 +57,16 @@ void mc_plan_free(struct mc_plan *plan)
  * (mc_topology.h): -1 when it has none. */
 static int numa_cpus(const struct mc_numa *m, hwloc_bitmap_t set)
 {
-	if (hwloc_bitmap_from_ulongs(set, MC_CPUMASK_WORDS, m->cpu_mask) < 0)
+	unsigned nr = MC_CPUMASK_WORDS;
+
+	/* Only the words up to the last CPU: the same set, and every
+	 * bitmap operation after it on this set walks that many words,
+	 * not the 64 of a 4096-PU mask. */
+	while (nr && !m->cpu_mask[nr - 1])
+		nr--;
+	if (!nr)
+		return -1;
+	if (hwloc_bitmap_from_ulongs(set, nr, m->cpu_mask) < 0)
 		return -1;
 	return hwloc_bitmap_iszero(set) ? -1 : 0;
 }
@@ -109,11 +118,14 @@ static void take_cores(const struct mc_node_facts *f,
 {
 	const unsigned bits = 8 * sizeof(unsigned long);
 	unsigned long fw[MC_CPUMASK_WORDS];
+	int nr = hwloc_bitmap_nr_ulongs(free_set);
+	unsigned nw;
 
-	if (g->cores >= g->cores_wanted)
+	if (g->cores >= g->cores_wanted || nr <= 0)
 		return;
-	hwloc_bitmap_to_ulongs(free_set, MC_CPUMASK_WORDS, fw);
-	for (unsigned w = 0; w < MC_CPUMASK_WORDS; w++) {
+	nw = (unsigned)nr < MC_CPUMASK_WORDS ? (unsigned)nr : MC_CPUMASK_WORDS;
+	hwloc_bitmap_to_ulongs(free_set, nw, fw);
+	for (unsigned w = 0; w < nw; w++) {
 		for (unsigned long x = fw[w]; x; x &= x - 1) {
 			unsigned pu = w * bits + (unsigned)__builtin_ctzl(x);
 			unsigned core = core_of(f, pu);
@@ -123,7 +135,7 @@ static void take_cores(const struct mc_node_facts *f,
 			if (hwloc_bitmap_isset(g->cpus, pu))
 				continue;	/* a sibling of a core taken */
 			g->cores++;
-			for (unsigned v = w; v < MC_CPUMASK_WORDS; v++) {
+			for (unsigned v = w; v < nw; v++) {
 				unsigned long y = v == w ? x : fw[v];
 
 				for (; y; y &= y - 1) {
