@@ -306,10 +306,14 @@ static bool record_of(const node_info_t *ni, struct mc_node_record *r,
 	r->cores = (uint32_t)ni->sockets * ni->cores;
 	r->sockets = ni->sockets;
 	r->threads_per_core = ni->threads ? ni->threads : 1;
-	/* Shards and MPS per node, for a shared-GPU step's share. */
-	if (mc_gres_count(ni->gres, "shard", &r->shards) < 0)
+	/* Shards and MPS per node, for a shared-GPU step's share (0 when
+	 * unreadable). A Gres without the word has no such entry: most
+	 * nodes, which then skip the parse. */
+	if (ni->gres && strstr(ni->gres, "shard") &&
+	    mc_gres_count(ni->gres, "shard", &r->shards) < 0)
 		r->shards = 0;
-	if (mc_gres_count(ni->gres, "mps", &r->mps) < 0)
+	if (ni->gres && strstr(ni->gres, "mps") &&
+	    mc_gres_count(ni->gres, "mps", &r->mps) < 0)
 		r->mps = 0;
 	return mc_gres_gpus(ni->gres, &r->gpus, r->gpu_type,
 			    sizeof(r->gpu_type)) == 0;
