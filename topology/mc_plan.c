@@ -54,16 +54,25 @@ void mc_plan_free(struct mc_plan *plan)
 }
 
 /* A NUMA node's CPUs into set, from the mask the loader parsed once
- * (mc_topology.h): -1 when it has none. */
-static int numa_cpus(const struct mc_numa *m, hwloc_bitmap_t set)
+ * (mc_topology.h): -1 when it has none. m is one of f->numa[]; words[] (0:
+ * not known yet, else 1 + the mask's words up to its last CPU) keeps what
+ * a plan found for each node, as a plan asks for the same nodes often. */
+static int numa_cpus(const struct mc_node_facts *f, const struct mc_numa *m,
+		     unsigned *words, hwloc_bitmap_t set)
 {
-	unsigned nr = MC_CPUMASK_WORDS;
+	unsigned *w = &words[m - f->numa];
+	unsigned nr;
 
 	/* Only the words up to the last CPU: the same set, and every
 	 * bitmap operation after it on this set walks that many words,
 	 * not the 64 of a 4096-PU mask. */
-	while (nr && !m->cpu_mask[nr - 1])
-		nr--;
+	if (!*w) {
+		nr = MC_CPUMASK_WORDS;
+		while (nr && !m->cpu_mask[nr - 1])
+			nr--;
+		*w = nr + 1;
+	}
+	nr = *w - 1;
 	if (!nr)
 		return -1;
 	if (hwloc_bitmap_from_ulongs(set, nr, m->cpu_mask) < 0)
@@ -323,6 +332,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	unsigned order[MC_MAX_GPUS];
 	char takers_buf[MC_PLAN_MSG_MAX / 4];
 	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
+	unsigned words[MC_MAX_NUMA] = { 0 };
 	int near[MC_MAX_NUMA], near_of = -1;
 	size_t nn = 0;
 	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
@@ -385,7 +395,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 "bound", g->index);
 			continue;
 		}
-		if (numa_cpus(m, numa_set) < 0) {
+		if (numa_cpus(f, m, words, numa_set) < 0) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
@@ -423,7 +433,8 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 			near_of = own;
 		}
 		for (size_t j = 0; j < nn && g->cores < g->cores_wanted; j++) {
-			if (numa_cpus(&f->numa[near[j]], numa_set) < 0)
+			if (numa_cpus(f, &f->numa[near[j]], words,
+				      numa_set) < 0)
 				continue;
 			allowed_free(numa_set, allowed, taken, avail);
 			take_cores(f, avail, g);
@@ -436,7 +447,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		const struct mc_numa *m = find_numa(f, g->numa_os_index);
 
 		if (g->warning[0] || !m ||
-		    numa_cpus(m, numa_set) < 0)
+		    numa_cpus(f, m, words, numa_set) < 0)
 			continue;
 		if (allowed)
 			hwloc_bitmap_and(avail, numa_set, allowed);
