@@ -283,15 +283,31 @@ static void allowed_free(hwloc_const_bitmap_t set, hwloc_const_bitmap_t allowed,
 	hwloc_bitmap_andnot(out, out, taken);
 }
 
-/* "0, 1": the GPUs before order[k] that took cores of g's NUMA node. */
+/* takers()'s list so far: GPUs order[0..k) looked at for NUMA node numa,
+ * len as the loop left it. */
+struct takers_memo {
+	bool valid;
+	int numa;
+	size_t k, len;
+};
+
+/* "0, 1": the GPUs before order[k] that took cores of g's NUMA node.
+ * Asked with a growing k (the warnings' loop), it goes on from where the
+ * last call for the same node stopped (memo) instead of from order[0]:
+ * the same appends in the same order, so the same text. */
 static const char *takers(const struct mc_plan *plan, const unsigned *order,
 			  size_t k, const struct mc_plan_gpu *g, char *buf,
-			  size_t buflen)
+			  size_t buflen, struct takers_memo *memo)
 {
-	size_t len = 0;
+	size_t len = 0, j0 = 0;
 
-	buf[0] = '\0';
-	for (size_t j = 0; j < k; j++)
+	if (memo->valid && memo->numa == g->numa_os_index && memo->k <= k) {
+		j0 = memo->k;
+		len = memo->len;
+	} else {
+		buf[0] = '\0';
+	}
+	for (size_t j = j0; j < k; j++)
 		for (size_t i = 0; i < plan->n; i++)
 			if (plan->gpu[i].index == order[j] &&
 			    plan->gpu[i].cores &&
@@ -301,6 +317,10 @@ static const char *takers(const struct mc_plan *plan, const unsigned *order,
 							buflen - len, "%s%u",
 							len ? ", " : "",
 							order[j]);
+	memo->valid = true;
+	memo->numa = g->numa_os_index;
+	memo->k = k;
+	memo->len = len;
 	return buf[0] ? buf : "others";
 }
 
@@ -333,6 +353,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	char takers_buf[MC_PLAN_MSG_MAX / 4];
 	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
 	unsigned words[MC_MAX_NUMA] = { 0 };
+	struct takers_memo memo = { .valid = false };
 	int near[MC_MAX_NUMA], near_of = -1;
 	size_t nn = 0;
 	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
@@ -456,7 +477,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		if (g->cores == 0)
 			warn_none(g, m, numa_set, avail, allowed,
 				  takers(plan, order, k, g, takers_buf,
-					 sizeof(takers_buf)));
+					 sizeof(takers_buf), &memo));
 		else if (g->cores < g->cores_wanted)
 			warn_short(g, m, numa_set, allowed);
 	}
