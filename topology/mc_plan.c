@@ -226,6 +226,12 @@ static void numa_gpus(const struct mc_node_facts *f, bool *has_gpu)
 	}
 }
 
+/*
+ * The NUMA nodes a GPU on numa[own] borrows cores from when its own has
+ * too few (NPS4, SNC): nearest first; at the same distance a GPU-less
+ * node before another GPU's (has_gpu[], numa_gpus()); then by P#. Returns
+ * how many, in order[].
+ */
 static size_t spill_order(const struct mc_node_facts *f, int own,
 			  const bool *has_gpu, int *order)
 {
