@@ -361,8 +361,7 @@ int mc_check_partition(const struct mc_policy *p,
 		       const void *args, bool json, bool print)
 {
 	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
-	/* one more: the unjudged nodes' bound */
-	struct shape_verdict *sv = calloc(nodes->n + 1, sizeof(*sv));
+	struct shape_verdict *sv = NULL;
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
 	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
 	bool let_through = false;
@@ -372,13 +371,19 @@ int mc_check_partition(const struct mc_policy *p,
 	char *summary;
 	json_t *lines = json_array();
 
+	if (shape_of) {
+		n_shapes = mc_shapes_group(nodes->node, nodes->n, shape_of);
+		/* One per shape (8.5 KiB each, not one per node: 85 MB at
+		 * 10,000 nodes), and one more: the unjudged nodes' bound. */
+		sv = calloc(n_shapes + 1, sizeof(*sv));
+	}
 	if (!shape_of || !sv) {
 		free(shape_of);
 		free(sv);
+		json_decref(lines);
 		fprintf(stderr, "memcore: out of memory\n");
 		return MC_EXIT_USAGE;
 	}
-	n_shapes = mc_shapes_group(nodes->node, nodes->n, shape_of);
 	for (size_t i = 0; i < nodes->n; i++) {
 		struct shape_verdict *s = &sv[shape_of[i]];
 

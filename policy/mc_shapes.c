@@ -107,7 +107,12 @@ int mc_gres_gpus(const char *gres, uint32_t *count, char *type,
 		/* what is left between "gpu:" and the count is the type */
 		if (first_colon && first_colon[0] == ':' && first_colon[1] &&
 		    typelen && !type[0]) {
-			snprintf(type, typelen, "%s", first_colon + 1);
+			/* snprintf "%s"'s bytes (cut to fit), without its
+			 * format parsing on every node of a partition */
+			size_t len = strnlen(first_colon + 1, typelen - 1);
+
+			memcpy(type, first_colon + 1, len);
+			type[len] = '\0';
 			/* "gpu:h100:no_consume:8": the type is the first word */
 			type[strcspn(type, ":")] = '\0';
 		}

@@ -54,10 +54,28 @@ void mc_plan_free(struct mc_plan *plan)
 }
 
 /* A NUMA node's CPUs into set, from the mask the loader parsed once
- * (mc_topology.h): -1 when it has none. */
-static int numa_cpus(const struct mc_numa *m, hwloc_bitmap_t set)
+ * (mc_topology.h): -1 when it has none. m is one of f->numa[]; words[] (0:
+ * not known yet, else 1 + the mask's words up to its last CPU) keeps what
+ * a plan found for each node, as a plan asks for the same nodes often. */
+static int numa_cpus(const struct mc_node_facts *f, const struct mc_numa *m,
+		     unsigned *words, hwloc_bitmap_t set)
 {
-	if (hwloc_bitmap_from_ulongs(set, MC_CPUMASK_WORDS, m->cpu_mask) < 0)
+	unsigned *w = &words[m - f->numa];
+	unsigned nr;
+
+	/* Only the words up to the last CPU: the same set, and every
+	 * bitmap operation after it on this set walks that many words,
+	 * not the 64 of a 4096-PU mask. */
+	if (!*w) {
+		nr = MC_CPUMASK_WORDS;
+		while (nr && !m->cpu_mask[nr - 1])
+			nr--;
+		*w = nr + 1;
+	}
+	nr = *w - 1;
+	if (!nr)
+		return -1;
+	if (hwloc_bitmap_from_ulongs(set, nr, m->cpu_mask) < 0)
 		return -1;
 	return hwloc_bitmap_iszero(set) ? -1 : 0;
 }
@@ -96,26 +114,49 @@ static unsigned threads_per_core(const struct mc_numa *m,
  * Give GPU g up to g->cores_wanted cores from `free_set` (its NUMA node's
  * allowed CPUs not yet taken), lowest first, with every free PU of each
  * chosen core.
+ *
+ * free_set is a subset of a NUMA node's mask (MC_CPUMASK_WORDS words), so
+ * it is walked as plain words: hwloc_bitmap_foreach over a 4096-bit set
+ * (and its assert's hwloc_bitmap_weight on every pass) for each core was
+ * most of a plan's time. A chosen core's siblings are looked for from its
+ * first free PU on: one below it would have been met first and taken the
+ * core (and this PU with it).
  */
 static void take_cores(const struct mc_node_facts *f,
 		       hwloc_const_bitmap_t free_set, struct mc_plan_gpu *g)
 {
-	int pu;
+	const unsigned bits = 8 * sizeof(unsigned long);
+	unsigned long fw[MC_CPUMASK_WORDS];
+	int nr = hwloc_bitmap_nr_ulongs(free_set);
+	unsigned nw;
 
-	hwloc_bitmap_foreach_begin(pu, free_set) {
-		unsigned core = core_of(f, (unsigned)pu);
-		int sib;
+	if (g->cores >= g->cores_wanted || nr <= 0)
+		return;
+	nw = (unsigned)nr < MC_CPUMASK_WORDS ? (unsigned)nr : MC_CPUMASK_WORDS;
+	hwloc_bitmap_to_ulongs(free_set, nw, fw);
+	for (unsigned w = 0; w < nw; w++) {
+		for (unsigned long x = fw[w]; x; x &= x - 1) {
+			unsigned pu = w * bits + (unsigned)__builtin_ctzl(x);
+			unsigned core = core_of(f, pu);
 
-		if (g->cores >= g->cores_wanted)
-			break;
-		if (hwloc_bitmap_isset(g->cpus, (unsigned)pu))
-			continue;	/* a sibling of a core already taken */
-		g->cores++;
-		hwloc_bitmap_foreach_begin(sib, free_set) {
-			if (core_of(f, (unsigned)sib) == core)
-				hwloc_bitmap_set(g->cpus, (unsigned)sib);
-		} hwloc_bitmap_foreach_end();
-	} hwloc_bitmap_foreach_end();
+			if (g->cores >= g->cores_wanted)
+				return;
+			if (hwloc_bitmap_isset(g->cpus, pu))
+				continue;	/* a sibling of a core taken */
+			g->cores++;
+			for (unsigned v = w; v < nw; v++) {
+				unsigned long y = v == w ? x : fw[v];
+
+				for (; y; y &= y - 1) {
+					unsigned sib = v * bits +
+						(unsigned)__builtin_ctzl(y);
+
+					if (core_of(f, sib) == core)
+						hwloc_bitmap_set(g->cpus, sib);
+				}
+			}
+		}
+	}
 }
 
 static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
@@ -126,9 +167,10 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 	char numa_list[MC_CPULIST_MAX], allowed_list[MC_CPULIST_MAX];
 	unsigned cpg = g->cores_wanted * threads_per_core(m, numa_set);
 
-	mc_plan_cpulist(numa_set, numa_list, sizeof(numa_list));
-	mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
-	if (hwloc_bitmap_iszero(allowed_numa))
+	if (hwloc_bitmap_iszero(allowed_numa)) {
+		/* The lists only this text names: the other one has none. */
+		mc_plan_cpulist(numa_set, numa_list, sizeof(numa_list));
+		mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
 		snprintf(g->warning, sizeof(g->warning),
 			 "memcore: GPU %u is on NUMA node %d (CPUs %s), but "
 			 "none of those CPUs is among the CPUs this task may "
@@ -142,7 +184,7 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 g->index, g->numa_os_index, numa_list,
 			 allowed_list[0] ? allowed_list : "none", g->index,
 			 cpg);
-	else
+	} else {
 		snprintf(g->warning, sizeof(g->warning),
 			 "memcore: GPU %u is on NUMA node %d, but the cores of "
 			 "that node this task may use went to GPUs %s: GPU %u "
@@ -150,6 +192,7 @@ static void warn_none(struct mc_plan_gpu *g, const struct mc_numa *m,
 			 "the GPUs: srun --cpus-per-gpu=%u "
 			 "--gres-flags=enforce-binding",
 			 g->index, g->numa_os_index, takers, g->index, cpg);
+	}
 }
 
 /* Position of NUMA node os_index in f->numa[], or -1. */
@@ -172,22 +215,25 @@ static unsigned numa_distance(const struct mc_node_facts *f, int a, int b)
 	       f->numa[a].package == f->numa[b].package ? 1 : 2;
 }
 
-/* Whether any GPU of the node sits on NUMA node numa[pos]. */
-static bool numa_has_gpu(const struct mc_node_facts *f, int pos)
+/* has_gpu[i]: whether any GPU of the node sits on NUMA node numa[i]. */
+static void numa_gpus(const struct mc_node_facts *f, bool *has_gpu)
 {
-	for (uint32_t k = 0; k < f->n_gpus; k++)
-		if (f->gpus[k].numa_os_index == (int)f->numa[pos].os_index)
-			return true;
-	return false;
+	for (uint32_t i = 0; i < f->n_numa; i++) {
+		has_gpu[i] = false;
+		for (uint32_t k = 0; k < f->n_gpus && !has_gpu[i]; k++)
+			if (f->gpus[k].numa_os_index == (int)f->numa[i].os_index)
+				has_gpu[i] = true;
+	}
 }
 
 /*
  * The NUMA nodes a GPU on numa[own] borrows cores from when its own has
  * too few (NPS4, SNC): nearest first; at the same distance a GPU-less
- * node before another GPU's; then by P#. Returns how many, in order[].
+ * node before another GPU's (has_gpu[], numa_gpus()); then by P#. Returns
+ * how many, in order[].
  */
 static size_t spill_order(const struct mc_node_facts *f, int own,
-			  int *order)
+			  const bool *has_gpu, int *order)
 {
 	size_t n = 0;
 
@@ -201,8 +247,8 @@ static size_t spill_order(const struct mc_node_facts *f, int own,
 			int o = order[j - 1];
 			unsigned di = numa_distance(f, own, (int)i);
 			unsigned dO = numa_distance(f, own, o);
-			bool gi = numa_has_gpu(f, (int)i);
-			bool gO = numa_has_gpu(f, o);
+			bool gi = has_gpu[i];
+			bool gO = has_gpu[o];
 
 			if (dO < di || (dO == di && (gO < gi ||
 			    (gO == gi && f->numa[o].os_index <
@@ -243,15 +289,31 @@ static void allowed_free(hwloc_const_bitmap_t set, hwloc_const_bitmap_t allowed,
 	hwloc_bitmap_andnot(out, out, taken);
 }
 
-/* "0, 1": the GPUs before order[k] that took cores of g's NUMA node. */
+/* takers()'s list so far: GPUs order[0..k) looked at for NUMA node numa,
+ * len as the loop left it. */
+struct takers_memo {
+	bool valid;
+	int numa;
+	size_t k, len;
+};
+
+/* "0, 1": the GPUs before order[k] that took cores of g's NUMA node.
+ * Asked with a growing k (the warnings' loop), it goes on from where the
+ * last call for the same node stopped (memo) instead of from order[0]:
+ * the same appends in the same order, so the same text. */
 static const char *takers(const struct mc_plan *plan, const unsigned *order,
 			  size_t k, const struct mc_plan_gpu *g, char *buf,
-			  size_t buflen)
+			  size_t buflen, struct takers_memo *memo)
 {
-	size_t len = 0;
+	size_t len = 0, j0 = 0;
 
-	buf[0] = '\0';
-	for (size_t j = 0; j < k; j++)
+	if (memo->valid && memo->numa == g->numa_os_index && memo->k <= k) {
+		j0 = memo->k;
+		len = memo->len;
+	} else {
+		buf[0] = '\0';
+	}
+	for (size_t j = j0; j < k; j++)
 		for (size_t i = 0; i < plan->n; i++)
 			if (plan->gpu[i].index == order[j] &&
 			    plan->gpu[i].cores &&
@@ -261,6 +323,10 @@ static const char *takers(const struct mc_plan *plan, const unsigned *order,
 							buflen - len, "%s%u",
 							len ? ", " : "",
 							order[j]);
+	memo->valid = true;
+	memo->numa = g->numa_os_index;
+	memo->k = k;
+	memo->len = len;
 	return buf[0] ? buf : "others";
 }
 
@@ -291,6 +357,11 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
 	unsigned order[MC_MAX_GPUS];
 	char takers_buf[MC_PLAN_MSG_MAX / 4];
+	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
+	unsigned words[MC_MAX_NUMA] = { 0 };
+	struct takers_memo memo = { .valid = false };
+	int near[MC_MAX_NUMA], near_of = -1;
+	size_t nn = 0;
 	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
 	uint32_t node_gpus = mc_topology_slurm_gpus(f);
 	int rc = -1;
@@ -351,7 +422,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 "bound", g->index);
 			continue;
 		}
-		if (numa_cpus(m, numa_set) < 0) {
+		if (numa_cpus(f, m, words, numa_set) < 0) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
@@ -369,18 +440,28 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		g->cores_local = g->cores;
 		hwloc_bitmap_or(taken, taken, g->cpus);
 	}
-	/* Pass 2: a GPU whose node is short borrows from the nearest nodes. */
+	/* Pass 2: a GPU whose node is short borrows from the nearest nodes.
+	 * The order depends on the GPU's NUMA node only: made again only
+	 * when it differs from the last short GPU's (neighbours in index
+	 * order mostly share a node). */
 	for (size_t k = 0; k < n; k++) {
 		struct mc_plan_gpu *g = by_index(plan, order[k]);
-		int own = numa_pos(f, g->numa_os_index), near[MC_MAX_NUMA];
-		size_t nn;
+		int own = numa_pos(f, g->numa_os_index);
 
 		if (g->outside || own < 0 || g->warning[0] ||
 		    g->cores >= g->cores_wanted)
 			continue;
-		nn = spill_order(f, own, near);
+		if (!has_gpu_done) {
+			numa_gpus(f, has_gpu);
+			has_gpu_done = true;
+		}
+		if (own != near_of) {
+			nn = spill_order(f, own, has_gpu, near);
+			near_of = own;
+		}
 		for (size_t j = 0; j < nn && g->cores < g->cores_wanted; j++) {
-			if (numa_cpus(&f->numa[near[j]], numa_set) < 0)
+			if (numa_cpus(f, &f->numa[near[j]], words,
+				      numa_set) < 0)
 				continue;
 			allowed_free(numa_set, allowed, taken, avail);
 			take_cores(f, avail, g);
@@ -393,7 +474,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		const struct mc_numa *m = find_numa(f, g->numa_os_index);
 
 		if (g->warning[0] || !m ||
-		    numa_cpus(m, numa_set) < 0)
+		    numa_cpus(f, m, words, numa_set) < 0)
 			continue;
 		if (allowed)
 			hwloc_bitmap_and(avail, numa_set, allowed);
@@ -402,7 +483,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		if (g->cores == 0)
 			warn_none(g, m, numa_set, avail, allowed,
 				  takers(plan, order, k, g, takers_buf,
-					 sizeof(takers_buf)));
+					 sizeof(takers_buf), &memo));
 		else if (g->cores < g->cores_wanted)
 			warn_short(g, m, numa_set, allowed);
 	}
