@@ -106,6 +106,9 @@ static void check_usage(FILE *out)
 "                            or live)\n"
 "  -h, --help                this text\n"
 "\n"
+"memcore's variables (MEMCORE_DATALOADER_WORKERS, MEMCORE_MODEL_PARAMS, ...,\n"
+"memcore(8) OPTIONS) fill what the options leave unset, as in the plugin.\n"
+"\n"
 "The node, in this order: --topology (or TopologyFile=), NodeRam= and\n"
 "NodeCores= in memcore.conf, the partition's nodes from slurmctld when\n"
 "slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf; exit 3\n"
@@ -452,16 +455,24 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		}
 	}
 	json_decref(o);
-	for (int id = 0; !rc && id < MC_OPT_COUNT; id++) {
-		const char *env = getenv(mc_opt_env((enum mc_opt_id)id));
-
-		if (opts->set[id] || !env || !*env)
-			continue;
-		if (mc_opts_set(opts, (enum mc_opt_id)id, env, true, err,
-				sizeof(err)) < 0)
-			rc = mc_cli_usage_error("%s", err);
-	}
 	return rc;
+}
+
+/*
+ * memcore's variables (MEMCORE_DATALOADER_WORKERS, ...) fill what the
+ * options leave unset, by the plugin's own rule (mc_opts_set_env): the
+ * step that srun would launch from this shell is the one judged.
+ */
+static int read_env_defaults(struct mc_opts *opts)
+{
+	char err[MC_ERR_MAX];
+
+	for (int id = 0; id < MC_OPT_COUNT; id++)
+		if (mc_opts_set_env(opts, (enum mc_opt_id)id,
+				    getenv(mc_opt_env((enum mc_opt_id)id)),
+				    err, sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+	return 0;
 }
 
 /* The answer for a GPU-less step: one line, exit 0. */
@@ -581,6 +592,8 @@ int mc_cmd_check(int argc, char **argv)
 				a.common.partition = part;
 		}
 	}
+	if (read_env_defaults(&a.opts))
+		return MC_EXIT_USAGE;
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
 		a.gpus = 1;
