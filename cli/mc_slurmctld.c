@@ -220,8 +220,8 @@ static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
 		if (!strcmp(kv, "mem")) {
 			/* "4580304M" exact, or "4.37T" rounded: then 1%
 			 * more keeps it a bound */
-			if (mc_parse_size(eq, 1ULL << 20, &v, err,
-					  sizeof(err)) < 0)
+			if (mc_parse_size_rounded(eq, 1ULL << 20, &v, err,
+						  sizeof(err)) < 0)
 				return;
 			mem = v >> 20;
 			if (strchr(eq, '.'))

@@ -55,4 +55,28 @@ expect_eq "an over-long variable (exit)" "$RC" 2
 expect_contains "an over-long variable" "$ERR" \
 	"memcore: MEMCORE_MODEL_CONFIG: a value of 300 characters is too long (at most 255)"
 
+# 2. A fractional size is refused as sbatch refuses it ("Invalid --mem
+# specification"), by every size option and key, naming option and value
+# and giving the whole form.
+for o in mem mem-per-gpu mem-per-cpu gpu-memory ram-per-worker; do
+	chk "--$o=1.5G"
+	expect_eq "--$o=1.5G exit" "$RC" 2
+	expect_eq "--$o=1.5G message" "$ERR" \
+		"memcore: --$o=1.5G: not a whole number: sizes are whole, as Slurm takes them (1536M)"
+done
+chk --mem-per-cpu=2.5
+expect_contains "--mem-per-cpu=2.5 (MiB) refused" "$ERR" "memcore: --mem-per-cpu=2.5: not a whole number"
+chk --mem=1536M --json
+expect_eq "--mem=1536M is the same size" "$(field .ram_allocated_bytes)" $((3 * GIB / 2))
+printf 'GpuMemory=14.5G\n' >"$TMP/frac.conf"
+run_mc check --config "$TMP/frac.conf" --topology "$T8" --gpus 1
+expect_eq "GpuMemory=14.5G exit" "$RC" 2
+expect_contains "GpuMemory=14.5G names file, line and key" "$ERR" \
+	"memcore: $TMP/frac.conf:1: GpuMemory=14.5G: not a whole number: sizes are whole, as Slurm takes them (14848M)"
+RC=0
+ERR=$(MEMCORE_RAM_PER_WORKER=0.5G "$MEMCORE" check --config "$TMP/empty.conf" \
+	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
+	"memcore: MEMCORE_RAM_PER_WORKER=0.5G: not a whole number: sizes are whole, as Slurm takes them (512M)"
+
 finish
