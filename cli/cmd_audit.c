@@ -25,13 +25,11 @@ static void audit_usage(FILE *out)
 "                     [--partition P | --all] [--json] [--write-cache FILE]\n"
 "\n"
 "Report a node's GPUs (in Slurm index order, with NUMA node and memory),\n"
-"host RAM and cores, and whether they meet the sizing rule. Exit 0 when the\n"
-"node meets it, 1 when it does not, 2 on a usage or input error.\n"
+"host RAM and cores, and whether they meet the sizing rule.\n"
 "\n"
 "With --partition P (and no --topology, --cache or TopologyFile=) or --all,\n"
 "every GPU node of the partition (of the cluster) as slurmctld knows it,\n"
-"one line per node shape; exit 1 when any shape fails, 3 when slurmctld\n"
-"does not answer. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
+"one line per node shape. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
 "\n"
 "  --all               every GPU node slurmctld knows (the global policy)\n"
 "  --cache FILE        the node facts from the cache slurmd wrote (checked:\n"
@@ -39,7 +37,14 @@ static void audit_usage(FILE *out)
 "  --write-cache FILE  write the facts read to a cache file, as slurmd does\n"
 "\n"
 "Without --topology and --cache, GPU memory the topology lacks is read from\n"
-"NVML or ROCm SMI when present, as slurmd does for the cache.\n");
+"NVML or ROCm SMI when present, as slurmd does for the cache.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  the node (every GPU node shape) meets the rule and its full-node step\n"
+"     fits\n"
+"  1  it does not (or its GPU memory is unknown)\n"
+"  2  usage or input error (an unusable --cache file, an unknown partition)\n"
+"  3  slurmctld could not be reached (--partition, --all)\n");
 }
 
 enum { OPT_CACHE = 256, OPT_WRITE_CACHE, OPT_ALL };

@@ -25,8 +25,6 @@ static void check_usage(FILE *out)
 "usage: memcore check --gpus N [options]\n"
 "\n"
 "Would a step with N GPUs on one node fit its allocation and the node?\n"
-"Exit 0: fits; 1: refused (the explanation says what to change);\n"
-"2: usage or input error.\n"
 "\n"
 "  --gpus N                  GPUs of the step on the node (required)\n"
 "  --dataloader-workers W    DataLoader workers per GPU; several loaders per\n"
@@ -112,8 +110,15 @@ static void check_usage(FILE *out)
 "\n"
 "The node, in this order: --topology (or TopologyFile=), NodeRam= and\n"
 "NodeCores= in memcore.conf, the partition's nodes from slurmctld when\n"
-"slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf; exit 3\n"
-"when slurmctld does not answer), this machine when it has GPUs.\n",
+"slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf), this\n"
+"machine when it has GPUs.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  the step fits (from slurmctld: some node of the partition fits it)\n"
+"  1  refused (the explanation says what to change)\n"
+"  2  usage or input error (a bad option, variable, policy or job file, an\n"
+"     unknown partition, a host with no GPUs and no node described)\n"
+"  3  slurmctld could not be reached (slurm.conf read, but no answer)\n",
 		MC_DEFAULT_CONFIG);
 }
 

@@ -29,8 +29,11 @@ static void plan_usage(FILE *out)
 "nodes (hwloc's distances, else the same package), GPU-less ones first.\n"
 "This is the plan memcore.so applies to GPU tasks. W defaults to the\n"
 "policy's DataloaderWorkers.\n"
-"Exit 0 when every GPU gets its W+1 cores, 1 when one gets fewer (with a\n"
-"warning), 2 on a usage or input error.\n");
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  every GPU gets its W+1 cores\n"
+"  1  a GPU gets fewer (the warning says why)\n"
+"  2  usage or input error\n");
 }
 
 enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES };

@@ -79,4 +79,66 @@ ERR=$(MEMCORE_RAM_PER_WORKER=0.5G "$MEMCORE" check --config "$TMP/empty.conf" \
 expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
 	"memcore: MEMCORE_RAM_PER_WORKER=0.5G: not a whole number: sizes are whole, as Slurm takes them (512M)"
 
+# 3. Every command's --help has an exit status block, the same codes and
+# words as memcore(8) EXIT STATUS, and each code is what the command returns.
+man_exit=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$TOP/docs/memcore.8")
+for cmd in check audit plan usage report keys; do
+	help=$("$MEMCORE" "$cmd" --help)
+	block=$(sed -n '/^Exit status (memcore(8) EXIT STATUS):$/,$p' <<<"$help" | tail -n +2)
+	[ -n "$block" ] || { fail "memcore $cmd --help: no exit status block"; continue; }
+	# one entry per code: "  N  text" with its continuation lines
+	entries=$(awk '/^  [0-9]  /{if (e) print e; e=substr($0, 6); c=$1; e=c " " e; next}
+		/^     /{sub(/^ +/, ""); e=e " " $0; next} END{if (e) print e}' <<<"$block")
+	sect=$(awk -v c=".B memcore $cmd" '$0==c{on=1; next} on&&/^\.(TP|SH)/{exit} on' <<<"$man_exit" |
+		tr '\n' ' ' | sed 's/\\-/-/g; s/  */ /g')
+	[ -n "$sect" ] || fail "memcore(8) EXIT STATUS has no entry for memcore $cmd"
+	codes=""
+	while read -r e; do
+		codes="$codes${e%% *}"
+		expect_contains "memcore $cmd: --help's exit '$e' in memcore(8)" "$sect" "$e"
+	done <<<"$entries"
+	# and memcore(8) lists no code --help lacks
+	man_codes=$(grep -oE '(^|; )[0-9] ' <<<"$sect" | tr -dc '0-9')
+	expect_eq "memcore $cmd: codes in --help and memcore(8)" "$codes" "$man_codes"
+	echo "$cmd" "$codes" >>"$TMP/codes"
+done
+expect_eq "codes per command" "$(tr '\n' ' ' <"$TMP/codes")" \
+	"check 0123 audit 0123 plan 012 usage 02 report 0123 keys 02 "
+# ... each one what the command really returns
+cat >"$TMP/dead-slurm.conf" <<'CONF'
+ClusterName=nowhere
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=9
+AuthType=auth/none
+MessageTimeout=2
+NodeName=n1 CPUs=1
+PartitionName=p Nodes=n1 Default=YES
+CONF
+rc_of() { run_mc "$@"; echo "$RC"; }
+E=$TMP/empty.conf
+expect_eq "check 0" "$(rc_of check --config "$E" --topology "$T8" --gpus 1)" 0
+expect_eq "check 1" "$(rc_of check --config "$E" --topology "$T8" --gpus 1 --mem 1G)" 1
+expect_eq "check 2" "$(rc_of check --config "$E" --topology "$T8")" 2
+expect_eq "check 3" "$(SLURM_CONF=$TMP/dead-slurm.conf rc_of check --config "$E" --gpus 1 --partition p)" 3
+printf 'HostRamPerGpuRam=16\n' >"$TMP/strict.conf"
+expect_eq "audit 0" "$(rc_of audit --config "$E" --topology "$T8")" 0
+expect_eq "audit 1" "$(rc_of audit --config "$TMP/strict.conf" --topology "$T8")" 1
+expect_eq "audit 2" "$(rc_of audit --config "$E" --cache "$TMP/none")" 2
+expect_eq "audit 3" "$(SLURM_CONF=$TMP/dead-slurm.conf rc_of audit --config "$E" --partition p)" 3
+expect_eq "plan 0" "$(rc_of plan --config "$E" --topology "$T8" --gpus 2)" 0
+expect_eq "plan 1" "$(rc_of plan --config "$E" --topology "$T8" --gpus 2 --cores 0-3,8)" 1
+expect_eq "plan 2" "$(rc_of plan --config "$E" --topology "$T8" --gpus 99)" 2
+CG=$TMP/cg
+mkdir -p "$CG"
+for f in memory.limit_in_bytes memory.usage_in_bytes memory.max_usage_in_bytes; do echo 1048576 >"$CG/$f"; done
+printf 'total_cache 0\ntotal_rss 1048576\ntotal_active_file 0\ntotal_inactive_file 0\ntotal_shmem 0\ntotal_mapped_file 0\ntotal_rss_huge 0\n' >"$CG/memory.stat"
+echo 0 >"$CG/memory.failcnt"
+printf 'oom_kill_disable 0\nunder_oom 0\noom_kill 0\n' >"$CG/memory.oom_control"
+expect_eq "usage 0 (a copied v1 cgroup)" "$(rc_of usage --cgroup "$CG")" 0
+expect_eq "usage 2" "$(rc_of usage --pid 0)" 2
+expect_eq "report 2" "$(rc_of report notajob)" 2
+expect_eq "report 3" "$(SLURM_CONF=$TMP/dead-slurm.conf rc_of report 1)" 3
+expect_eq "keys 0" "$(rc_of keys)" 0
+expect_eq "keys 2" "$(rc_of keys extra)" 2
+
 finish
