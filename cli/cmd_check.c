@@ -428,10 +428,14 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 	char err[MC_ERR_MAX];
 	int rc = 0;
 
+	if (!o)
+		return mc_cli_usage_error("check: --slurm-options: not JSON at "
+					  "column %d: %s", jerr.column,
+					  jerr.text);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return mc_cli_usage_error("check: --slurm-options: not a JSON "
-					  "object (%s)", jerr.text);
+					  "object");
 	}
 	json_object_foreach(o, key, v) {
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;

@@ -141,4 +141,31 @@ expect_eq "report 3" "$(SLURM_CONF=$TMP/dead-slurm.conf rc_of report 1)" 3
 expect_eq "keys 0" "$(rc_of keys)" 0
 expect_eq "keys 2" "$(rc_of keys extra)" 2
 
+# 4. A broken job file names the option (or its variable), the file, and
+# where: jansson's line and column; a bad value names its key.
+printf '{\n  "zero_optimization": {"stage": 2,}\n}\n' >"$TMP/broken.json"
+chk --deepspeed-config "$TMP/broken.json"
+expect_eq "broken ds_config exit" "$RC" 2
+expect_eq "broken ds_config message" "$ERR" \
+	"memcore: --deepspeed-config=$TMP/broken.json: not JSON at line 2, column 36: string or '}' expected near '}'"
+chk --model-config "$TMP/broken.json"
+expect_eq "broken config.json message" "$ERR" \
+	"memcore: --model-config=$TMP/broken.json: not JSON at line 2, column 36: string or '}' expected near '}'"
+RC=0
+ERR=$(MEMCORE_DEEPSPEED_CONFIG=$TMP/broken.json "$MEMCORE" check --config "$TMP/empty.conf" \
+	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+expect_eq "broken ds_config from the variable" "$ERR" \
+	"memcore: MEMCORE_DEEPSPEED_CONFIG=$TMP/broken.json: not JSON at line 2, column 36: string or '}' expected near '}'"
+printf '{"zero_optimization": {"stage": 7}}\n' >"$TMP/stage7.json"
+chk --deepspeed-config "$TMP/stage7.json"
+expect_eq "bad stage names option, file and key" "$ERR" \
+	"memcore: --deepspeed-config=$TMP/stage7.json: zero_optimization.stage: expected 0, 1, 2 or 3"
+: >"$TMP/empty.json"
+chk --model-config "$TMP/empty.json"
+expect_eq "empty config.json" "$ERR" \
+	"memcore: --model-config=$TMP/empty.json: not JSON at line 1: '[' or '{' expected near end of file"
+run_mc check --config "$TMP/empty.conf" --topology "$T8" --slurm-options '{"gres": "gpu:1",}'
+expect_eq "--slurm-options syntax error: where" "$ERR" \
+	"memcore: check: --slurm-options: not JSON at column 18: string or '}' expected near '}'"
+
 finish
