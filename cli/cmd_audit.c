@@ -315,11 +315,15 @@ static void audit_shape(const struct mc_policy *p,
 {
 	struct mc_node node;
 	uint64_t m = mc_shape_gpu_memory(p, r, 0, src);
+	char from[96];
 
 	mc_shape_node(r, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
 	*gpu_memory_bytes = m;
-	mc_judge_node(p, &node, m, m * r->gpus, m != 0, hosts, nj);
+	/* slurmctld knows no GPU memory: it is memcore.conf's */
+	mc_judge_node(p, &node, m, m * r->gpus, m != 0,
+		      mc_mem_source_text(*src, r->gpu_type, NULL, from,
+					 sizeof(from)), hosts, nj);
 }
 
 /*
@@ -462,19 +466,27 @@ static void audit_facts(const struct mc_node_facts *f,
 			struct mc_node_judgement *nj)
 {
 	uint64_t total = 0, largest = 0;
+	enum mc_mem_source src = MC_MEM_SRC_NONE, s;
+	static char from[96];	/* read by the explanation, made here */
 	bool known = true;
 
 	mc_facts_node(f, p, node);
 	for (unsigned i = 0; i < node->gpus; i++) {
-		uint64_t m = mc_facts_gpu_memory(f, p, i, NULL);
+		uint64_t m = mc_facts_gpu_memory(f, p, i, &s);
 
 		if (!m)
 			known = false;
 		total += m;
-		if (m > largest)
+		if (m > largest) {
 			largest = m;
+			src = s;
+		}
 	}
-	mc_judge_node(p, node, largest, total, known, NULL, nj);
+	/* The audited node's own figure is "this node"'s; one from
+	 * memcore.conf is named as such. */
+	mc_judge_node(p, node, largest, total, known,
+		      mc_mem_source_text(known ? src : MC_MEM_SRC_NONE, NULL,
+					 NULL, from, sizeof(from)), NULL, nj);
 }
 
 int mc_cmd_audit(int argc, char **argv)

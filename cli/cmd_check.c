@@ -519,7 +519,9 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_node node;
 	struct mc_alloc alloc;
 	struct mc_judgement j;
-	char err[MC_ERR_MAX], mem_source[96];
+	char err[MC_ERR_MAX], mem_source[96], mem_from[96];
+	char measured_on[MC_ERR_MAX];
+	enum mc_mem_source mem_src = MC_MEM_SRC_NONE;
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
@@ -673,7 +675,23 @@ int mc_cmd_check(int argc, char **argv)
 	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
 		? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
-					       a.gpu_type);
+					       a.gpu_type, &mem_src);
+	if (a.gpu_memory_set && a.gpu_memory_bytes)
+		mem_src = MC_MEM_SRC_OPTION;
+	/* Where the figure came from; measured, it is the topology file's
+	 * or this host's, never "this node" (there is none here). */
+	{
+		const char *topo = a.common.topology ? a.common.topology
+				   : p.topology_file;
+		const char *base = strrchr(topo, '/');
+
+		snprintf(measured_on, sizeof(measured_on), "%s%s",
+			 strcmp(node_source, "topology-file") ? "this host"
+			 : "topology ", strcmp(node_source, "topology-file")
+			 ? "" : base ? base + 1 : topo);
+	}
+	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
+		measured_on, mem_from, sizeof(mem_from));
 	/* A shard or MPS step: its share of the card (the node's Gres
 	 * counts, per shape, when the nodes come from slurmctld). */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;

@@ -168,4 +168,37 @@ run_mc check --config "$TMP/empty.conf" --topology "$T8" --slurm-options '{"gres
 expect_eq "--slurm-options syntax error: where" "$ERR" \
 	"memcore: check: --slurm-options: not JSON at column 18: string or '}' expected near '}'"
 
+# 5. No "(this node)" where there is no node: memcore check (what the
+# cli_filter runs at submission) names where the GPU memory figure came
+# from: memcore.conf's key, the option, the MIG profile or the topology.
+gpu_line() { grep -E '^ *GPUs ' <<<"$OUT"; }
+printf 'NodeRam=512G\nNodeCores=64\nNodeGpus=4\nGpuMemory=80G\n' >"$TMP/login.conf"
+run_mc check --config "$TMP/login.conf" --slurm-options '{"gpus": "4", "mem": "400G"}'
+expect_eq "cli_filter form, policy node: GpuMemory=" "$(gpu_line)" \
+	"  GPUs          4 x 80 GiB (memcore.conf GpuMemory=)"
+run_mc check --config "$TMP/login.conf" --gpus 2
+expect_eq "policy node: GpuMemory=" "$(gpu_line)" "  GPUs          2 x 80 GiB (memcore.conf GpuMemory=)"
+printf 'NodeRam=512G\nNodeCores=64\nNodeGpus=4\nGpuTypeMemory=h100:80G,1g.10gb:10G\n' >"$TMP/types.conf"
+run_mc check --config "$TMP/types.conf" --gpus 1 --gpu-type h100
+expect_eq "typed: GpuTypeMemory= for the type" "$(gpu_line)" \
+	"  GPUs          1 x 80 GiB (memcore.conf GpuTypeMemory= for h100)"
+run_mc check --config "$TMP/types.conf" --gpus 1 --gpu-type a100_2g.20gb
+expect_eq "MIG profile" "$(gpu_line)" "  GPUs          1 x 20 GiB (MIG profile a100_2g.20gb)"
+run_mc check --config "$TMP/types.conf" --gpus 1
+expect_eq "unknown: the keys that would give it" "$(gpu_line)" \
+	"  GPUs          1 x unknown memory (no GpuTypeMemory= or GpuMemory=)"
+chk --gpu-memory 16G
+expect_eq "--gpu-memory" "$(gpu_line)" "  GPUs          1 x 16 GiB (--gpu-memory)"
+chk
+expect_eq "topology: its file" "$(gpu_line)" \
+	"  GPUs          1 x 14.76 GiB (topology $(basename "$T8"))"
+for conf in login types; do
+	run_mc check --config "$TMP/$conf.conf" --gpus 1 --json
+	case "$OUT" in *"this node)"*) fail "check --json ($conf): '(this node)' in: $OUT" ;; esac
+done
+# the audit of a described node names memcore.conf's figure too
+printf 'NodeRam=330G\nNodeCores=64\nNodeGpus=4\nGpuMemory=80G\n' >"$TMP/small.conf"
+run_mc audit --config "$TMP/small.conf"
+expect_contains "audit of a described node" "$OUT" "GPUs          4 x 80 GiB (memcore.conf GpuMemory=)"
+
 finish
