@@ -201,4 +201,28 @@ printf 'NodeRam=330G\nNodeCores=64\nNodeGpus=4\nGpuMemory=80G\n' >"$TMP/small.co
 run_mc audit --config "$TMP/small.conf"
 expect_contains "audit of a described node" "$OUT" "GPUs          4 x 80 GiB (memcore.conf GpuMemory=)"
 
+# 6. memcore plan: --cores N (a count in memcore check) is not taken for a
+# CPU list; --cpu-list takes the list, and the plan says it is one.
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --cores 4
+expect_eq "plan --cores 4: refused" "$RC" 2
+expect_eq "plan --cores 4: says both readings" "$ERR" \
+	"memcore: plan: --cores=4: 4 cores, or CPU 4? memcore plan takes the CPUs the task may use as a list: --cpu-list=0-3 for the first 4 CPUs, --cpu-list=4 for CPU 4 alone"
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --cores 1
+expect_eq "plan --cores 1: refused" "$RC" 2
+expect_contains "plan --cores 1" "$ERR" "--cpu-list=1 for CPU 1 alone"
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --cpu-list 4 --json
+expect_eq "--cpu-list 4 is CPU 4" "$(jq -r '.gpus[0].cpus' <<<"$OUT")" 4
+expect_eq "--cpu-list 4: one core" "$(jq -r '.gpus[0].cores' <<<"$OUT")" 1
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --cpu-list 0-3,8
+expect_contains "the plan says a list, and its size" "$OUT" "inside CPU list 0-3,8 (5 CPUs)"
+# a list given as --cores (unambiguous) is the same plan as --cpu-list
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --cpu-list 0-3,8 --json
+want=$OUT
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --cores 0-3,8 --json
+expect_eq "--cores LIST as --cpu-list LIST" "$OUT" "$want"
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --cpu-list 0-3 --cores 0-5
+expect_eq "two different lists" "$RC" 2
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --cpu-list x
+expect_eq "bad list names its option" "$ERR" "memcore: plan: --cpu-list=x: not a list of CPU numbers such as 0-3,8"
+
 finish
