@@ -30,6 +30,9 @@ static void audit_usage(FILE *out)
 "With --partition P (and no --topology, --cache or TopologyFile=) or --all,\n"
 "every GPU node of the partition (of the cluster) as slurmctld knows it,\n"
 "one line per node shape. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
+"slurm.conf (SLURM_CONF, else /etc/slurm/slurm.conf) must be readable:\n"
+"without it --partition is an error naming the path, never an audit of\n"
+"this host.\n"
 "\n"
 "  --all               every GPU node slurmctld knows (the global policy)\n"
 "  --cache FILE        the node facts from the cache slurmd wrote (checked:\n"
@@ -43,7 +46,8 @@ static void audit_usage(FILE *out)
 "  0  the node (every GPU node shape) meets the rule and its full-node step\n"
 "     fits\n"
 "  1  it does not (or its GPU memory is unknown)\n"
-"  2  usage or input error (an unusable --cache file, an unknown partition)\n"
+"  2  usage or input error (an unusable --cache file, an unknown partition,\n"
+"     --partition or --all without a readable slurm.conf)\n"
 "  3  slurmctld could not be reached (--partition, --all)\n");
 }
 
@@ -538,8 +542,12 @@ int mc_cmd_audit(int argc, char **argv)
 	if (mc_cli_policy(&c, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
 	if (all && !mc_ctld_conf())
-		return mc_cli_usage_error("audit: --all needs slurm.conf "
-					  "(SLURM_CONF or /etc/slurm/slurm.conf)");
+		return mc_cli_usage_error("audit: --all: cannot read slurm.conf "
+					  "%s, where the nodes come from (set "
+					  "SLURM_CONF)", mc_ctld_conf_path());
+	/* --partition without slurm.conf: never this host instead. */
+	if (mc_cli_partition_nodes("audit", &c, &p, cache))
+		return MC_EXIT_USAGE;
 	/* --partition alone: its nodes from slurmctld (Node* keys describe
 	 * one node for check, not the partition's nodes to audit). */
 	if (all || (c.partition && !cache && !write_cache && !c.topology &&

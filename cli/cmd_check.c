@@ -96,7 +96,9 @@ static void check_usage(FILE *out)
 "                            Slurm computes it (memcore(8) SUBMISSION RULES);\n"
 "                            no --gpus, --mem*, --cpus* or --cores with it\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
-"                            slurmctld (default: slurm.conf's default one)\n"
+"                            slurmctld (default: slurm.conf's default one);\n"
+"                            without a readable slurm.conf and no node\n"
+"                            described, an error (never this host)\n"
 "  --config FILE             policy file (default %s if present)\n"
 "  --topology FILE.xml       this exact node's hwloc XML\n"
 "  --json                    one JSON object on stdout (with the policy's\n"
@@ -117,7 +119,8 @@ static void check_usage(FILE *out)
 "  0  the step fits (from slurmctld: some node of the partition fits it)\n"
 "  1  refused (the explanation says what to change)\n"
 "  2  usage or input error (a bad option, variable, policy or job file, an\n"
-"     unknown partition, a host with no GPUs and no node described)\n"
+"     unknown partition, --partition without a readable slurm.conf and no\n"
+"     node described, a host with no GPUs and no node described)\n"
 "  3  slurmctld could not be reached (slurm.conf read, but no answer)\n",
 		MC_DEFAULT_CONFIG);
 }
@@ -639,6 +642,9 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus)
 		return not_a_gpu_step(a.common.json);
+	/* --partition without slurm.conf: never this host instead. */
+	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
+		return MC_EXIT_USAGE;
 	/*
 	 * The node, in this order: this exact node (--topology or the
 	 * policy's TopologyFile), the policy's NodeRam/NodeCores, the

@@ -20,12 +20,17 @@
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
-const char *mc_ctld_conf(void)
+const char *mc_ctld_conf_path(void)
 {
 	const char *conf = getenv("SLURM_CONF");
 
-	if (!conf || !*conf)
-		conf = MC_SLURM_CONF_DEFAULT;
+	return conf && *conf ? conf : MC_SLURM_CONF_DEFAULT;
+}
+
+const char *mc_ctld_conf(void)
+{
+	const char *conf = mc_ctld_conf_path();
+
 	return access(conf, R_OK) == 0 ? conf : NULL;
 }
 

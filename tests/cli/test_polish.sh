@@ -225,4 +225,38 @@ expect_eq "two different lists" "$RC" 2
 run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --cpu-list x
 expect_eq "bad list names its option" "$ERR" "memcore: plan: --cpu-list=x: not a list of CPU numbers such as 0-3,8"
 
+# 7. --partition without a readable slurm.conf: an error naming the path,
+# exit 2 (as listed in EXIT STATUS), never this host audited in its place.
+run_mc audit --config "$TMP/empty.conf" --partition gpu
+expect_eq "audit --partition, no slurm.conf: exit" "$RC" 2
+expect_eq "audit --partition, no slurm.conf: nothing on stdout" "$OUT" ""
+expect_eq "audit --partition, no slurm.conf: names the path" "$ERR" \
+	"memcore: audit: --partition=gpu: cannot read slurm.conf $SLURM_CONF (No such file or directory), where the partition's nodes come from; this host is not judged in their place: set SLURM_CONF to a readable slurm.conf, or describe the node with --topology FILE.xml, --cache FILE or NodeRam=/NodeCores= on the partition's line of memcore.conf"
+printf 'ClusterName=x\n' >"$TMP/unreadable.conf"
+chmod 000 "$TMP/unreadable.conf"
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	chmod 755 "$TMP"
+	RC=0
+	ERR=$(SLURM_CONF=$TMP/unreadable.conf runuser -u nobody -- "$MEMCORE" audit \
+		--config "$TMP/empty.conf" --partition gpu 2>&1 >/dev/null) || RC=$?
+	expect_eq "unreadable slurm.conf: exit" "$RC" 2
+	expect_contains "unreadable slurm.conf: path and why" "$ERR" \
+		"cannot read slurm.conf $TMP/unreadable.conf (Permission denied)"
+fi
+run_mc audit --config "$TMP/empty.conf" --all
+expect_eq "audit --all, no slurm.conf: exit" "$RC" 2
+expect_contains "audit --all names the path" "$ERR" "cannot read slurm.conf $SLURM_CONF"
+run_mc check --config "$TMP/empty.conf" --partition gpu --gpus 1
+expect_eq "check --partition, no slurm.conf: exit" "$RC" 2
+expect_contains "check --partition names the path" "$ERR" \
+	"memcore: check: --partition=gpu: cannot read slurm.conf $SLURM_CONF (No such file or directory)"
+# ... a node that is described is still judged under the partition's policy
+run_mc audit --config "$TMP/empty.conf" --partition gpu --topology "$T8"
+expect_eq "audit --partition --topology: the file's node" "$RC" 0
+printf 'PartitionName=gpu NodeRam=512G NodeCores=64 NodeGpus=4 GpuMemory=80G\n' >"$TMP/pl.conf"
+run_mc check --config "$TMP/pl.conf" --partition gpu --gpus 1
+expect_eq "check --partition with the partition's Node* keys" "$RC" 0
+run_mc check --config "$TMP/empty.conf" --partition gpu --gpus 0
+expect_eq "a GPU-less step still passes" "$RC" 0
+
 finish
