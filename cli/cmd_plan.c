@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "mc_list.h"
+#include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_plan.h"
 #include "mc_rules.h"
@@ -30,7 +31,9 @@ static void plan_usage(FILE *out)
 "cores (AMD NPS4, Intel SNC) is topped up from the nearest other NUMA\n"
 "nodes (hwloc's distances, else the same package), GPU-less ones first.\n"
 "This is the plan memcore.so applies to GPU tasks. W defaults to the\n"
-"policy's DataloaderWorkers.\n"
+"policy's DataloaderWorkers; W takes the plugin's forms (8+2: two loaders,\n"
+"10 workers) and MEMCORE_DATALOADER_WORKERS is read as the plugin reads it\n"
+"(the option wins).\n"
 "\n"
 "--cores LIST is the older name of --cpu-list, for a list with '-' or ','\n"
 "only: a bare number (--cores 4) is refused, as it could be a count (what\n"
@@ -131,7 +134,8 @@ int mc_cmd_plan(int argc, char **argv)
 	hwloc_bitmap_t allowed = NULL;
 	unsigned idx[MC_MAX_GPUS];
 	uint32_t gpus = 0, workers = 0;
-	bool gpus_set = false, workers_set = false;
+	struct mc_opts opts = { .set = { false } };
+	bool gpus_set = false;
 	char err[MC_ERR_MAX];
 	int opt, rc = MC_EXIT_USAGE;
 
@@ -151,12 +155,10 @@ int mc_cmd_plan(int argc, char **argv)
 			gpus_set = true;
 			break;
 		case OPT_WORKERS:
-			if (mc_parse_count(optarg, MC_WORKERS_LIMIT, &workers,
-					   err, sizeof(err)) < 0)
-				return mc_cli_usage_error(
-					"--dataloader-workers=%s: %s", optarg,
-					err);
-			workers_set = true;
+			/* The plugin's parser: N or 8+2 (the total binds). */
+			if (mc_opts_set(&opts, MC_OPT_WORKERS, optarg, false,
+					err, sizeof(err)) < 0)
+				return mc_cli_usage_error("%s", err);
 			break;
 		case OPT_CORES:
 			/* "--cores 4" reads as 4 cores to anyone who knows
@@ -202,8 +204,14 @@ int mc_cmd_plan(int argc, char **argv)
 					  "leave it out for every GPU");
 	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
 		return MC_EXIT_USAGE;
-	if (!workers_set)
-		workers = p.dataloader_workers;
+	/* MEMCORE_DATALOADER_WORKERS as the plugin reads it (the command
+	 * line wins), so the plan is the binding srun would get here. */
+	if (mc_opts_set_env(&opts, MC_OPT_WORKERS,
+			    getenv(mc_opt_env(MC_OPT_WORKERS)), err,
+			    sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
+	workers = opts.set[MC_OPT_WORKERS] ? opts.workers
+					   : p.dataloader_workers;
 	if (!gpus_set) {
 		gpus = mc_topology_slurm_gpus(&facts);
 		if (gpus == 0)

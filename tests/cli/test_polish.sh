@@ -55,6 +55,28 @@ expect_eq "an over-long variable (exit)" "$RC" 2
 expect_contains "an over-long variable" "$ERR" \
 	"memcore: MEMCORE_MODEL_CONFIG: a value of 300 characters is too long (at most 255)"
 
+# 1b. memcore plan takes --dataloader-workers and MEMCORE_DATALOADER_WORKERS
+# as the plugin does: 3+1 binds as 4 workers, the variable when no option.
+pcores() { jq -c '[.gpus[].cores_wanted]' <<<"$OUT"; }
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --dataloader-workers 4 --json
+want=$(pcores)
+expect_eq "plan w=4: 5 cores a GPU" "$want" "[5,5]"
+run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --dataloader-workers 3+1 --json
+expect_eq "plan 3+1 as 4" "$(pcores)" "$want"
+RC=0
+OUT=$(MEMCORE_DATALOADER_WORKERS=4 "$MEMCORE" plan --config "$TMP/empty.conf" \
+	--topology "$T8" --gpus 2 --json) || RC=$?
+expect_eq "plan reads MEMCORE_DATALOADER_WORKERS" "$(pcores)" "$want"
+RC=0
+OUT=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" plan --config "$TMP/empty.conf" \
+	--topology "$T8" --gpus 2 --dataloader-workers 4 --json) || RC=$?
+expect_eq "plan: the option wins over the variable" "$(pcores)" "$want"
+RC=0
+ERR=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" plan --config "$TMP/empty.conf" \
+	--topology "$T8" --gpus 2 2>&1 >/dev/null) || RC=$?
+expect_eq "plan: a bad variable (exit)" "$RC" 2
+expect_eq "plan: a bad variable named" "$ERR" "memcore: MEMCORE_DATALOADER_WORKERS=abc: not a number"
+
 # 2. A fractional size is refused as sbatch refuses it ("Invalid --mem
 # specification"), by every size option and key, naming option and value
 # and giving the whole form.
