@@ -488,6 +488,26 @@ static int read_env_defaults(struct mc_opts *opts)
 	return 0;
 }
 
+/*
+ * Where a measured GPU memory figure was read, for the GPU line: the
+ * topology file ("topology x.xml") or this host; never "this node", as
+ * memcore check runs where there is none (a login host, the cli_filter).
+ */
+static const char *measured_where(const struct mc_cli_common *c,
+				  const struct mc_policy *p,
+				  const char *node_source, char *buf,
+				  size_t len)
+{
+	const char *topo = c->topology ? c->topology : p->topology_file;
+	const char *base = strrchr(topo, '/');
+
+	if (strcmp(node_source, "topology-file"))
+		snprintf(buf, len, "this host");
+	else
+		snprintf(buf, len, "topology %s", base ? base + 1 : topo);
+	return buf;
+}
+
 /* The answer for a GPU-less step: one line, exit 0. */
 static int not_a_gpu_step(bool json)
 {
@@ -684,20 +704,9 @@ int mc_cmd_check(int argc, char **argv)
 					       a.gpu_type, &mem_src);
 	if (a.gpu_memory_set && a.gpu_memory_bytes)
 		mem_src = MC_MEM_SRC_OPTION;
-	/* Where the figure came from; measured, it is the topology file's
-	 * or this host's, never "this node" (there is none here). */
-	{
-		const char *topo = a.common.topology ? a.common.topology
-				   : p.topology_file;
-		const char *base = strrchr(topo, '/');
-
-		snprintf(measured_on, sizeof(measured_on), "%s%s",
-			 strcmp(node_source, "topology-file") ? "this host"
-			 : "topology ", strcmp(node_source, "topology-file")
-			 ? "" : base ? base + 1 : topo);
-	}
 	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
-		measured_on, mem_from, sizeof(mem_from));
+		measured_where(&a.common, &p, node_source, measured_on,
+			       sizeof(measured_on)), mem_from, sizeof(mem_from));
 	/* A shard or MPS step: its share of the card (the node's Gres
 	 * counts, per shape, when the nodes come from slurmctld). */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
