@@ -16,41 +16,27 @@ want_needed=$(field .ram_needed_bytes) want_exit=$RC
 chk --json
 plain_needed=$(field .ram_needed_bytes)
 [ "$plain_needed" != "$want_needed" ] || fail "env: 3 workers must differ from the default"
-RC=0
-OUT=$(MEMCORE_DATALOADER_WORKERS=3 "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 --json 2>&1) || RC=$?
+MEMCORE_DATALOADER_WORKERS=3 chk --json
 expect_eq "MEMCORE_DATALOADER_WORKERS=3 as --dataloader-workers 3 (needed)" \
 	"$(field .ram_needed_bytes)" "$want_needed"
 expect_eq "MEMCORE_DATALOADER_WORKERS=3 as --dataloader-workers 3 (exit)" "$RC" "$want_exit"
-RC=0
-OUT=$(MEMCORE_DATALOADER_WORKERS=7 "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 --dataloader-workers 3 --json 2>&1) || RC=$?
+MEMCORE_DATALOADER_WORKERS=7 chk --dataloader-workers 3 --json
 expect_eq "the command line beats MEMCORE_DATALOADER_WORKERS" \
 	"$(field .ram_needed_bytes)" "$want_needed"
-RC=0
-ERR=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+MEMCORE_DATALOADER_WORKERS=abc chk
 expect_eq "bad MEMCORE_DATALOADER_WORKERS exit" "$RC" 2
 expect_contains "bad MEMCORE_DATALOADER_WORKERS named" "$ERR" \
 	"memcore: MEMCORE_DATALOADER_WORKERS=abc: not a number"
-RC=0
-ERR=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 --dataloader-workers 3 2>&1 >/dev/null) || RC=$?
+MEMCORE_DATALOADER_WORKERS=abc chk --dataloader-workers 3
 expect_eq "bad variable under a given option is not read (exit)" "$RC" "$want_exit"
-RC=0
-ERR=$(MEMCORE_OFFLOAD=all "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+MEMCORE_OFFLOAD=all chk
 expect_eq "MEMCORE_OFFLOAD=all alone: refused as the plugin refuses (exit)" "$RC" 2
 expect_contains "MEMCORE_OFFLOAD=all alone names the variable" "$ERR" \
 	"from the environment: MEMCORE_OFFLOAD"
-RC=0
-OUT=$(MEMCORE_OFFLOAD= "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 --json 2>&1) || RC=$?
+MEMCORE_OFFLOAD= chk --json
 expect_eq "an empty variable is unset" "$(field .ram_needed_bytes)" "$plain_needed"
 long=$(printf 'x%.0s' $(seq 300))
-RC=0
-ERR=$(MEMCORE_MODEL_CONFIG=$long "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+MEMCORE_MODEL_CONFIG=$long chk
 expect_eq "an over-long variable (exit)" "$RC" 2
 expect_contains "an over-long variable" "$ERR" \
 	"memcore: MEMCORE_MODEL_CONFIG: a value of 300 characters is too long (at most 255)"
@@ -63,17 +49,11 @@ want=$(pcores)
 expect_eq "plan w=4: 5 cores a GPU" "$want" "[5,5]"
 run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --dataloader-workers 3+1 --json
 expect_eq "plan 3+1 as 4" "$(pcores)" "$want"
-RC=0
-OUT=$(MEMCORE_DATALOADER_WORKERS=4 "$MEMCORE" plan --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 2 --json) || RC=$?
+MEMCORE_DATALOADER_WORKERS=4 run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --json
 expect_eq "plan reads MEMCORE_DATALOADER_WORKERS" "$(pcores)" "$want"
-RC=0
-OUT=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" plan --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 2 --dataloader-workers 4 --json) || RC=$?
+MEMCORE_DATALOADER_WORKERS=abc run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2 --dataloader-workers 4 --json
 expect_eq "plan: the option wins over the variable" "$(pcores)" "$want"
-RC=0
-ERR=$(MEMCORE_DATALOADER_WORKERS=abc "$MEMCORE" plan --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 2 2>&1 >/dev/null) || RC=$?
+MEMCORE_DATALOADER_WORKERS=abc run_mc plan --config "$TMP/empty.conf" --topology "$T8" --gpus 2
 expect_eq "plan: a bad variable (exit)" "$RC" 2
 expect_eq "plan: a bad variable named" "$ERR" "memcore: MEMCORE_DATALOADER_WORKERS=abc: not a number"
 
@@ -95,9 +75,7 @@ run_mc check --config "$TMP/frac.conf" --topology "$T8" --gpus 1
 expect_eq "GpuMemory=14.5G exit" "$RC" 2
 expect_contains "GpuMemory=14.5G names file, line and key" "$ERR" \
 	"memcore: $TMP/frac.conf:1: GpuMemory=14.5G: not a whole number: sizes are whole, as Slurm takes them (14848M)"
-RC=0
-ERR=$(MEMCORE_RAM_PER_WORKER=0.5G "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+MEMCORE_RAM_PER_WORKER=0.5G chk
 expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
 	"memcore: MEMCORE_RAM_PER_WORKER=0.5G: not a whole number: sizes are whole, as Slurm takes them (512M)"
 
@@ -127,15 +105,7 @@ done
 expect_eq "codes per command" "$(tr '\n' ' ' <"$TMP/codes")" \
 	"check 0123 audit 0123 plan 012 usage 02 report 0123 keys 02 "
 # ... each one what the command really returns
-cat >"$TMP/dead-slurm.conf" <<'CONF'
-ClusterName=nowhere
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=9
-AuthType=auth/none
-MessageTimeout=2
-NodeName=n1 CPUs=1
-PartitionName=p Nodes=n1 Default=YES
-CONF
+dead_slurm_conf "$TMP/dead-slurm.conf"
 rc_of() { run_mc "$@"; echo "$RC"; }
 E=$TMP/empty.conf
 expect_eq "check 0" "$(rc_of check --config "$E" --topology "$T8" --gpus 1)" 0
@@ -173,9 +143,7 @@ expect_eq "broken ds_config message" "$ERR" \
 chk --model-config "$TMP/broken.json"
 expect_eq "broken config.json message" "$ERR" \
 	"memcore: --model-config=$TMP/broken.json: not JSON at line 2, column 36: string or '}' expected near '}'"
-RC=0
-ERR=$(MEMCORE_DEEPSPEED_CONFIG=$TMP/broken.json "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T8" --gpus 1 2>&1 >/dev/null) || RC=$?
+MEMCORE_DEEPSPEED_CONFIG=$TMP/broken.json chk
 expect_eq "broken ds_config from the variable" "$ERR" \
 	"memcore: MEMCORE_DEEPSPEED_CONFIG=$TMP/broken.json: not JSON at line 2, column 36: string or '}' expected near '}'"
 printf '{"zero_optimization": {"stage": 7}}\n' >"$TMP/stage7.json"
