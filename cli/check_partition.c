@@ -147,6 +147,7 @@ static bool judge_shape(const struct mc_policy *p,
 	struct mc_request r = *req;
 	struct mc_node node;
 	struct mc_alloc alloc;
+	char from[96];
 
 	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
 		gpu_memory_override, &s->mem_source);
@@ -157,6 +158,10 @@ static bool judge_shape(const struct mc_policy *p,
 		s->mem_source = MC_MEM_SRC_NONE;
 	}
 	r.gpu_memory_bytes = s->gpu_memory_bytes;
+	/* At submission there is no "this node": the figure is the
+	 * option's or memcore.conf's (slurmctld knows no GPU memory). */
+	r.gpu_memory_source = mc_mem_source_text(s->mem_source,
+		s->rec->gpu_type, NULL, from, sizeof(from));
 	/* A shard or MPS step: its share of this node's cards. */
 	if (r.use.share_kind && s->rec->gpus) {
 		uint32_t per = (r.use.share_kind == 1 ? s->rec->shards

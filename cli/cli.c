@@ -3,9 +3,11 @@
  * node-reading subcommand takes, usage errors, the policy, the node facts
  * and slurmctld's nodes, JSON output.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -107,6 +109,26 @@ const char *mc_cli_node_source(const struct mc_cli_common *c,
 	if (mc_ctld_conf())
 		return "slurmctld";
 	return "live";
+}
+
+int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
+			   const struct mc_policy *p, const char *cache)
+{
+	const char *path = mc_ctld_conf_path();
+	int e;
+
+	if (!c->partition || cache ||
+	    strcmp(mc_cli_node_source(c, p), "live"))
+		return 0;
+	e = access(path, R_OK) == 0 ? 0 : errno;
+	return mc_cli_usage_error("%s: --partition=%s: cannot read slurm.conf "
+		"%s (%s), where the partition's nodes come from; this host "
+		"is not judged in their place: set SLURM_CONF to a readable "
+		"slurm.conf, or describe the node with --topology FILE.xml%s "
+		"or NodeRam=/NodeCores= on the partition's line of "
+		"memcore.conf", cmd, c->partition, path,
+		e ? strerror(e) : "unreadable", strcmp(cmd, "audit") ? ""
+		: ", --cache FILE");
 }
 
 int mc_cli_ctld_load(const struct mc_cli_common *c,

@@ -72,6 +72,16 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
  * NodeCores= in memcore.conf), "slurmctld" (slurm.conf readable: the
  * partition's nodes), "live" (this machine).
  */
+/*
+ * --partition P names nodes only slurmctld knows: when none of the sources
+ * above describes the node and slurm.conf cannot be read, this machine is
+ * not judged in their place. Returns 0, or MC_EXIT_USAGE after "memcore:
+ * CMD: --partition=P: cannot read slurm.conf PATH (why) ..." on stderr.
+ * cache: audit's --cache FILE (a node source too), else NULL.
+ */
+int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
+			   const struct mc_policy *p, const char *cache);
+
 const char *mc_cli_node_source(const struct mc_cli_common *c,
 			       const struct mc_policy *p);
 

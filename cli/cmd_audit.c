@@ -25,13 +25,14 @@ static void audit_usage(FILE *out)
 "                     [--partition P | --all] [--json] [--write-cache FILE]\n"
 "\n"
 "Report a node's GPUs (in Slurm index order, with NUMA node and memory),\n"
-"host RAM and cores, and whether they meet the sizing rule. Exit 0 when the\n"
-"node meets it, 1 when it does not, 2 on a usage or input error.\n"
+"host RAM and cores, and whether they meet the sizing rule.\n"
 "\n"
 "With --partition P (and no --topology, --cache or TopologyFile=) or --all,\n"
 "every GPU node of the partition (of the cluster) as slurmctld knows it,\n"
-"one line per node shape; exit 1 when any shape fails, 3 when slurmctld\n"
-"does not answer. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
+"one line per node shape. GPU memory from GpuTypeMemory= or GpuMemory=.\n"
+"slurm.conf (SLURM_CONF, else /etc/slurm/slurm.conf) must be readable:\n"
+"without it --partition is an error naming the path, never an audit of\n"
+"this host.\n"
 "\n"
 "  --all               every GPU node slurmctld knows (the global policy)\n"
 "  --cache FILE        the node facts from the cache slurmd wrote (checked:\n"
@@ -39,7 +40,15 @@ static void audit_usage(FILE *out)
 "  --write-cache FILE  write the facts read to a cache file, as slurmd does\n"
 "\n"
 "Without --topology and --cache, GPU memory the topology lacks is read from\n"
-"NVML or ROCm SMI when present, as slurmd does for the cache.\n");
+"NVML or ROCm SMI when present, as slurmd does for the cache.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  the node (every GPU node shape) meets the rule and its full-node step\n"
+"     fits\n"
+"  1  it does not (or its GPU memory is unknown)\n"
+"  2  usage or input error (an unusable --cache file, an unknown partition,\n"
+"     --partition or --all without a readable slurm.conf)\n"
+"  3  slurmctld could not be reached (--partition, --all)\n");
 }
 
 enum { OPT_CACHE = 256, OPT_WRITE_CACHE, OPT_ALL };
@@ -310,11 +319,15 @@ static void audit_shape(const struct mc_policy *p,
 {
 	struct mc_node node;
 	uint64_t m = mc_shape_gpu_memory(p, r, 0, src);
+	char from[96];
 
 	mc_shape_node(r, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
 	*gpu_memory_bytes = m;
-	mc_judge_node(p, &node, m, m * r->gpus, m != 0, hosts, nj);
+	/* slurmctld knows no GPU memory: it is memcore.conf's */
+	mc_judge_node(p, &node, m, m * r->gpus, m != 0,
+		      mc_mem_source_text(*src, r->gpu_type, NULL, from,
+					 sizeof(from)), hosts, nj);
 }
 
 /*
@@ -442,19 +455,27 @@ static void audit_facts(const struct mc_node_facts *f,
 			struct mc_node_judgement *nj)
 {
 	uint64_t total = 0, largest = 0;
+	enum mc_mem_source src = MC_MEM_SRC_NONE, s;
+	static char from[96];	/* read by the explanation, made here */
 	bool known = true;
 
 	mc_facts_node(f, p, node);
 	for (unsigned i = 0; i < node->gpus; i++) {
-		uint64_t m = mc_facts_gpu_memory(f, p, i, NULL);
+		uint64_t m = mc_facts_gpu_memory(f, p, i, &s);
 
 		if (!m)
 			known = false;
 		total += m;
-		if (m > largest)
+		if (m > largest) {
 			largest = m;
+			src = s;
+		}
 	}
-	mc_judge_node(p, node, largest, total, known, NULL, nj);
+	/* The audited node's own figure is "this node"'s; one from
+	 * memcore.conf is named as such. */
+	mc_judge_node(p, node, largest, total, known,
+		      mc_mem_source_text(known ? src : MC_MEM_SRC_NONE, NULL,
+					 NULL, from, sizeof(from)), NULL, nj);
 }
 
 int mc_cmd_audit(int argc, char **argv)
@@ -506,8 +527,12 @@ int mc_cmd_audit(int argc, char **argv)
 	if (mc_cli_policy(&c, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
 	if (all && !mc_ctld_conf())
-		return mc_cli_usage_error("audit: --all needs slurm.conf "
-					  "(SLURM_CONF or /etc/slurm/slurm.conf)");
+		return mc_cli_usage_error("audit: --all: cannot read slurm.conf "
+					  "%s, where the nodes come from (set "
+					  "SLURM_CONF)", mc_ctld_conf_path());
+	/* --partition without slurm.conf: never this host instead. */
+	if (mc_cli_partition_nodes("audit", &c, &p, cache))
+		return MC_EXIT_USAGE;
 	/* --partition alone: its nodes from slurmctld (Node* keys describe
 	 * one node for check, not the partition's nodes to audit). */
 	if (all || (c.partition && !cache && !write_cache && !c.topology &&

@@ -25,15 +25,14 @@ static void check_usage(FILE *out)
 "usage: memcore check --gpus N [options]\n"
 "\n"
 "Would a step with N GPUs on one node fit its allocation and the node?\n"
-"Exit 0: fits; 1: refused (the explanation says what to change);\n"
-"2: usage or input error.\n"
 "\n"
 "  --gpus N                  GPUs of the step on the node (required)\n"
 "  --dataloader-workers W    DataLoader workers per GPU; several loaders per\n"
 "                            rank as a sum, 8+2 (train + validation) counting\n"
 "                            as 10 (default: the policy's DataloaderWorkers)\n"
 "  --mem SIZE                memory of the step on the node, as --mem takes it\n"
-"                            (MiB without suffix; K/M/G/T; default: the node)\n"
+"                            (a whole number, MiB without suffix; K/M/G/T;\n"
+"                            default: the node)\n"
 "  --mem-per-gpu SIZE        memory per GPU, as Slurm's --mem-per-gpu (instead\n"
 "                            of --mem)\n"
 "  --mem-per-cpu SIZE        memory per CPU, as Slurm's --mem-per-cpu (instead\n"
@@ -97,7 +96,9 @@ static void check_usage(FILE *out)
 "                            Slurm computes it (memcore(8) SUBMISSION RULES);\n"
 "                            no --gpus, --mem*, --cpus* or --cores with it\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
-"                            slurmctld (default: slurm.conf's default one)\n"
+"                            slurmctld (default: slurm.conf's default one);\n"
+"                            without a readable slurm.conf and no node\n"
+"                            described, an error (never this host)\n"
 "  --config FILE             policy file (default %s if present)\n"
 "  --topology FILE.xml       this exact node's hwloc XML\n"
 "  --json                    one JSON object on stdout (with the policy's\n"
@@ -106,10 +107,21 @@ static void check_usage(FILE *out)
 "                            or live)\n"
 "  -h, --help                this text\n"
 "\n"
+"memcore's variables (MEMCORE_DATALOADER_WORKERS, MEMCORE_MODEL_PARAMS, ...,\n"
+"memcore(8) OPTIONS) fill what the options leave unset, as in the plugin.\n"
+"\n"
 "The node, in this order: --topology (or TopologyFile=), NodeRam= and\n"
 "NodeCores= in memcore.conf, the partition's nodes from slurmctld when\n"
-"slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf; exit 3\n"
-"when slurmctld does not answer), this machine when it has GPUs.\n",
+"slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf), this\n"
+"machine when it has GPUs.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  the step fits (from slurmctld: some node of the partition fits it)\n"
+"  1  refused (the explanation says what to change)\n"
+"  2  usage or input error (a bad option, variable, policy or job file, an\n"
+"     unknown partition, --partition without a readable slurm.conf and no\n"
+"     node described, a host with no GPUs and no node described)\n"
+"  3  slurmctld could not be reached (slurm.conf read, but no answer)\n",
 		MC_DEFAULT_CONFIG);
 }
 
@@ -413,10 +425,14 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 	char err[MC_ERR_MAX];
 	int rc = 0;
 
+	if (!o)
+		return mc_cli_usage_error("check: --slurm-options: not JSON at "
+					  "column %d: %s", jerr.column,
+					  jerr.text);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return mc_cli_usage_error("check: --slurm-options: not a JSON "
-					  "object (%s)", jerr.text);
+					  "object");
 	}
 	json_object_foreach(o, key, v) {
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
@@ -446,16 +462,44 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		}
 	}
 	json_decref(o);
-	for (int id = 0; !rc && id < MC_OPT_COUNT; id++) {
-		const char *env = getenv(mc_opt_env((enum mc_opt_id)id));
-
-		if (opts->set[id] || !env || !*env)
-			continue;
-		if (mc_opts_set(opts, (enum mc_opt_id)id, env, true, err,
-				sizeof(err)) < 0)
-			rc = mc_cli_usage_error("%s", err);
-	}
 	return rc;
+}
+
+/*
+ * memcore's variables (MEMCORE_DATALOADER_WORKERS, ...) fill what the
+ * options leave unset, by the plugin's own rule (mc_opts_set_env): the
+ * step that srun would launch from this shell is the one judged.
+ */
+static int read_env_defaults(struct mc_opts *opts)
+{
+	char err[MC_ERR_MAX];
+
+	for (int id = 0; id < MC_OPT_COUNT; id++)
+		if (mc_opts_set_env(opts, (enum mc_opt_id)id,
+				    getenv(mc_opt_env((enum mc_opt_id)id)),
+				    err, sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+	return 0;
+}
+
+/*
+ * Where a measured GPU memory figure was read, for the GPU line: the
+ * topology file ("topology x.xml") or this host; never "this node", as
+ * memcore check runs where there is none (a login host, the cli_filter).
+ */
+static const char *measured_where(const struct mc_cli_common *c,
+				  const struct mc_policy *p,
+				  const char *node_source, char *buf,
+				  size_t len)
+{
+	const char *topo = c->topology ? c->topology : p->topology_file;
+	const char *base = strrchr(topo, '/');
+
+	if (strcmp(node_source, "topology-file"))
+		snprintf(buf, len, "this host");
+	else
+		snprintf(buf, len, "topology %s", base ? base + 1 : topo);
+	return buf;
 }
 
 /* The answer for a GPU-less step: one line, exit 0. */
@@ -492,7 +536,9 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_node node;
 	struct mc_alloc alloc;
 	struct mc_judgement j;
-	char err[MC_ERR_MAX], mem_source[96];
+	char err[MC_ERR_MAX], mem_source[96], mem_from[96];
+	char measured_on[MC_ERR_MAX];
+	enum mc_mem_source mem_src = MC_MEM_SRC_NONE;
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
@@ -575,6 +621,8 @@ int mc_cmd_check(int argc, char **argv)
 				a.common.partition = part;
 		}
 	}
+	if (read_env_defaults(&a.opts))
+		return MC_EXIT_USAGE;
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
 		a.gpus = 1;
@@ -608,6 +656,9 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus)
 		return not_a_gpu_step(a.common.json);
+	/* --partition without slurm.conf: never this host instead. */
+	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
+		return MC_EXIT_USAGE;
 	/*
 	 * The node, in this order: this exact node (--topology or the
 	 * policy's TopologyFile), the policy's NodeRam/NodeCores, the
@@ -644,7 +695,12 @@ int mc_cmd_check(int argc, char **argv)
 	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
 		? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
-					       a.gpu_type);
+					       a.gpu_type, &mem_src);
+	if (a.gpu_memory_set && a.gpu_memory_bytes)
+		mem_src = MC_MEM_SRC_OPTION;
+	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
+		measured_where(&a.common, &p, node_source, measured_on,
+			       sizeof(measured_on)), mem_from, sizeof(mem_from));
 	/* A shard or MPS step: its share of the card (the node's Gres
 	 * counts, per shape, when the nodes come from slurmctld). */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;

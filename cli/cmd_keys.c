@@ -14,7 +14,11 @@ int mc_cmd_keys(int argc, char **argv)
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		printf("usage: memcore keys\n\nList the memcore.conf keys "
-		       "and the values each takes (memcore.conf(5)).\n");
+		       "and the values each takes (memcore.conf(5)).\n"
+		       "\n"
+		       "Exit status (memcore(8) EXIT STATUS):\n"
+		       "  0  the keys were listed\n"
+		       "  2  usage error\n");
 		return MC_EXIT_FITS;
 	}
 	if (argc > 1)

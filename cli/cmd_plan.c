@@ -9,6 +9,8 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "mc_list.h"
+#include "mc_opts.h"
 #include "mc_parse.h"
 #include "mc_plan.h"
 #include "mc_rules.h"
@@ -16,28 +18,39 @@
 static void plan_usage(FILE *out)
 {
 	fprintf(out,
-"usage: memcore plan [--gpus N] [--dataloader-workers W] [--cores LIST]\n"
+"usage: memcore plan [--gpus N] [--dataloader-workers W] [--cpu-list LIST]\n"
 "                    [--topology FILE.xml] [--config FILE] [--partition P]\n"
 "                    [--json]\n"
 "\n"
 "Print the CPUs each of the node's first N GPUs (Slurm indices 0..N-1;\n"
 "default: every GPU of the node)\n"
 "gets: W+1 whole cores of the GPU's NUMA node, lowest first, never shared\n"
-"between GPUs, chosen inside --cores (a Slurm-style list of OS CPU\n"
-"indices, \"0-3,8\"; default: every CPU). A NUMA node with fewer free\n"
+"between GPUs, chosen inside --cpu-list (the CPUs the task may use, as a\n"
+"Slurm-style list of OS CPU numbers: \"0-3,8\" is CPUs 0, 1, 2, 3 and 8,\n"
+"\"4\" is CPU 4 alone; default: every CPU). A NUMA node with fewer free\n"
 "cores (AMD NPS4, Intel SNC) is topped up from the nearest other NUMA\n"
 "nodes (hwloc's distances, else the same package), GPU-less ones first.\n"
 "This is the plan memcore.so applies to GPU tasks. W defaults to the\n"
-"policy's DataloaderWorkers.\n"
-"Exit 0 when every GPU gets its W+1 cores, 1 when one gets fewer (with a\n"
-"warning), 2 on a usage or input error.\n");
+"policy's DataloaderWorkers; W takes the plugin's forms (8+2: two loaders,\n"
+"10 workers) and MEMCORE_DATALOADER_WORKERS is read as the plugin reads it\n"
+"(the option wins).\n"
+"\n"
+"--cores LIST is the older name of --cpu-list, for a list with '-' or ','\n"
+"only: a bare number (--cores 4) is refused, as it could be a count (what\n"
+"memcore check --cores N means) or one CPU.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  every GPU gets its W+1 cores\n"
+"  1  a GPU gets fewer (the warning says why)\n"
+"  2  usage or input error\n");
 }
 
-enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES };
+enum { OPT_GPUS = 256, OPT_WORKERS, OPT_CORES, OPT_CPU_LIST };
 
 static const struct option plan_options[] = {
 	{ "gpus", required_argument, NULL, OPT_GPUS },
 	{ "dataloader-workers", required_argument, NULL, OPT_WORKERS },
+	{ "cpu-list", required_argument, NULL, OPT_CPU_LIST },
 	{ "cores", required_argument, NULL, OPT_CORES },
 	MC_CLI_NODE_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
@@ -81,12 +94,17 @@ static void print_json(const struct mc_node_facts *f, unsigned workers,
 }
 
 static void print_text(const struct mc_node_facts *f, unsigned workers,
-		       const char *cores, const struct mc_plan *plan)
+		       const char *cores, int n_cpus, const struct mc_plan *plan)
 {
 	char list[MC_CPULIST_MAX];
 
-	printf("node %s: %zu GPUs x (%u workers + 1) cores, inside CPUs %s\n",
-	       f->source, plan->n, workers, cores ? cores : "all");
+	printf("node %s: %zu GPUs x (%u workers + 1) cores, inside ", f->source,
+	       plan->n, workers);
+	if (cores)
+		printf("CPU list %s (%d CPU%s)\n", cores, n_cpus,
+		       n_cpus == 1 ? "" : "s");
+	else
+		printf("all CPUs\n");
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mc_plan_gpu *g = &plan->gpu[i];
 
@@ -111,11 +129,13 @@ int mc_cmd_plan(int argc, char **argv)
 	static struct mc_node_facts facts;
 	static struct mc_plan plan;
 	struct mc_policy p;
-	const char *cores = NULL;
+	const char *cores = NULL, *opt_name = "cpu-list";
+	uint32_t n;
 	hwloc_bitmap_t allowed = NULL;
 	unsigned idx[MC_MAX_GPUS];
 	uint32_t gpus = 0, workers = 0;
-	bool gpus_set = false, workers_set = false;
+	struct mc_opts opts = { .set = { false } };
+	bool gpus_set = false;
 	char err[MC_ERR_MAX];
 	int opt, rc = MC_EXIT_USAGE;
 
@@ -135,14 +155,40 @@ int mc_cmd_plan(int argc, char **argv)
 			gpus_set = true;
 			break;
 		case OPT_WORKERS:
-			if (mc_parse_count(optarg, MC_WORKERS_LIMIT, &workers,
-					   err, sizeof(err)) < 0)
-				return mc_cli_usage_error(
-					"--dataloader-workers=%s: %s", optarg,
-					err);
-			workers_set = true;
+			/* The plugin's parser: N or 8+2 (the total binds). */
+			if (mc_opts_set(&opts, MC_OPT_WORKERS, optarg, false,
+					err, sizeof(err)) < 0)
+				return mc_cli_usage_error("%s", err);
 			break;
 		case OPT_CORES:
+			/* "--cores 4" reads as 4 cores to anyone who knows
+			 * memcore check; a list cannot be taken for that. */
+			if (!strpbrk(optarg, "-,") &&
+			    mc_parse_count(optarg, MC_LIST_INDEX_MAX, &n,
+					   err, sizeof(err)) == 0 && n > 1)
+				return mc_cli_usage_error("plan: --cores=%s: "
+					"%s cores, or CPU %s? memcore plan takes "
+					"the CPUs the task may use as a list: "
+					"--cpu-list=0-%u for the first %s CPUs, "
+					"--cpu-list=%s for CPU %s alone",
+					optarg, optarg, optarg, n - 1, optarg,
+					optarg, optarg);
+			if (!strpbrk(optarg, "-,"))
+				return mc_cli_usage_error("plan: --cores=%s: "
+					"a count or a CPU? memcore plan takes the "
+					"CPUs the task may use as a list: "
+					"--cpu-list=%s for CPU %s alone",
+					optarg, optarg, optarg);
+			opt_name = "cores";
+			/* fall through */
+		case OPT_CPU_LIST:
+			if (cores && strcmp(cores, optarg))
+				return mc_cli_usage_error("plan: --%s=%s: "
+					"given twice with different values",
+					opt == OPT_CORES ? "cores" : "cpu-list",
+					optarg);
+			if (opt == OPT_CPU_LIST)
+				opt_name = "cpu-list";
 			cores = optarg;
 			break;
 		default:
@@ -158,8 +204,14 @@ int mc_cmd_plan(int argc, char **argv)
 					  "leave it out for every GPU");
 	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
 		return MC_EXIT_USAGE;
-	if (!workers_set)
-		workers = p.dataloader_workers;
+	/* MEMCORE_DATALOADER_WORKERS as the plugin reads it (the command
+	 * line wins), so the plan is the binding srun would get here. */
+	if (mc_opts_set_env(&opts, MC_OPT_WORKERS,
+			    getenv(mc_opt_env(MC_OPT_WORKERS)), err,
+			    sizeof(err)) < 0)
+		return mc_cli_usage_error("%s", err);
+	workers = opts.set[MC_OPT_WORKERS] ? opts.workers
+					   : p.dataloader_workers;
 	if (!gpus_set) {
 		gpus = mc_topology_slurm_gpus(&facts);
 		if (gpus == 0)
@@ -180,9 +232,9 @@ int mc_cmd_plan(int argc, char **argv)
 			return mc_cli_usage_error("plan: out of memory");
 		if (mc_plan_parse_cpulist(cores, allowed) < 0) {
 			hwloc_bitmap_free(allowed);
-			return mc_cli_usage_error("plan: --cores=%s: not a "
-						  "list of CPU indices such "
-						  "as 0-3,8", cores);
+			return mc_cli_usage_error("plan: --%s=%s: not a "
+						  "list of CPU numbers such "
+						  "as 0-3,8", opt_name, cores);
 		}
 	}
 	for (uint32_t i = 0; i < gpus; i++)
@@ -195,7 +247,8 @@ int mc_cmd_plan(int argc, char **argv)
 	if (c.json)
 		print_json(&facts, workers, cores, &plan);
 	else
-		print_text(&facts, workers, cores, &plan);
+		print_text(&facts, workers, cores,
+			   allowed ? hwloc_bitmap_weight(allowed) : 0, &plan);
 	rc = MC_EXIT_FITS;
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.gpu[i].cores < plan.gpu[i].cores_wanted)

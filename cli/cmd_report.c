@@ -69,8 +69,12 @@ static void report_usage(FILE *out)
 "slurmctld keeps until MinJobAge after the job ends and slurmdbd after\n"
 "that. Only the job's user, root and SlurmUser may read it.\n"
 "  --json  machine-readable output\n"
-"Exit 0, 1 when there is nothing to show (or it is not yours), 2 on a\n"
-"usage error, 3 when slurmctld does not answer.\n");
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  something to show\n"
+"  1  nothing to show (or the job is not yours)\n"
+"  2  usage or input error (no readable slurm.conf, not a job id)\n"
+"  3  slurmctld could not be reached\n");
 }
 
 static const struct option report_options[] = {

@@ -38,7 +38,10 @@ static void usage_usage(FILE *out)
 "The limit is the effective one: the lowest on the path from the cgroup up\n"
 "to the root, and the cgroup that sets it (Slurm's cgroup/v2 limits a step\n"
 "at .../step_S/user and the job at its job level, above the task cgroups).\n"
-"Exit 0, or 2 on a usage or input error.\n");
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  the cgroup was read\n"
+"  2  usage or input error (not a memory cgroup, no such process)\n");
 }
 
 enum { OPT_CGROUP = 256, OPT_PID };

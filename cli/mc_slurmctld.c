@@ -20,12 +20,17 @@
 
 #define MC_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
-const char *mc_ctld_conf(void)
+const char *mc_ctld_conf_path(void)
 {
 	const char *conf = getenv("SLURM_CONF");
 
-	if (!conf || !*conf)
-		conf = MC_SLURM_CONF_DEFAULT;
+	return conf && *conf ? conf : MC_SLURM_CONF_DEFAULT;
+}
+
+const char *mc_ctld_conf(void)
+{
+	const char *conf = mc_ctld_conf_path();
+
 	return access(conf, R_OK) == 0 ? conf : NULL;
 }
 
@@ -235,8 +240,8 @@ static void hidden_bound(const char *tres, struct mc_ctld_nodes *out)
 		if (!strcmp(kv, "mem")) {
 			/* "4580304M" exact, or "4.37T" rounded: then 1%
 			 * more keeps it a bound */
-			if (mc_parse_size(eq, 1ULL << 20, &v, err,
-					  sizeof(err)) < 0)
+			if (mc_parse_size_rounded(eq, 1ULL << 20, &v, err,
+						  sizeof(err)) < 0)
 				return;
 			mem = v >> 20;
 			if (strchr(eq, '.'))

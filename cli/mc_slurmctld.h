@@ -61,6 +61,10 @@ struct mc_ctld_nodes {
  */
 const char *mc_ctld_conf(void);
 
+/* The slurm.conf path libslurm would read (SLURM_CONF, else
+ * /etc/slurm/slurm.conf), readable or not: for messages. */
+const char *mc_ctld_conf_path(void);
+
 /*
  * Load the nodes of partition (NULL: slurm.conf's default partition; with
  * all, every node of the cluster and partition is ignored) into out:

@@ -20,8 +20,6 @@ static void usage(FILE *out)
 "\n"
 "commands:\n"
 "  check   would a step with these GPUs and this allocation fit?\n"
-"          (exit 0 fits, 1 refused, 2 usage or input error,\n"
-"          3 slurmctld unreachable)\n"
 "  audit   does this node (or every GPU node of a partition) meet the GPU\n"
 "          sizing rule?\n"
 "  plan    which cores each GPU's task and DataLoader workers get\n"
@@ -31,7 +29,8 @@ static void usage(FILE *out)
 "          time, Slurm's MaxRSS beside it (after the job, its user or an\n"
 "          admin)\n"
 "\n"
-"Run 'memcore <command> --help' for its options; see memcore(8).\n");
+"Run 'memcore <command> --help' for its options and exit status; see\n"
+"memcore(8). Every command exits 2 on a usage error.\n");
 }
 
 /*

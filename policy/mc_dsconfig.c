@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "mc_jsonfile.h"
 #include "mc_parse.h"
 
 const char *const mc_ds_device_words[] = { "none", "cpu", "nvme", NULL };
@@ -120,7 +121,6 @@ static int get_device(json_t *zero, const char *name, const char *key,
 int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_ds_facts *d, char *err, size_t errlen)
 {
-	json_error_t jerr;
 	json_t *o, *zero = NULL, *act = NULL, *oo = NULL, *op = NULL;
 	json_t *bf = NULL, *fp = NULL;
 	uint64_t u;
@@ -131,10 +131,9 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 	d->optimizer_buffer_count = 4;
 	d->param_buffer_count = 5;
 	d->param_buffer_size = 100000000;
-	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	o = mc_jsonfile_parse(text, len, name, err, errlen);
 	if (!o)
-		return mc_err(err, errlen, "%s: not JSON: %s at line %d", name,
-			      jerr.text, jerr.line);
+		return -1;
 	if (!json_is_object(o)) {
 		mc_err(err, errlen, "%s: expected a JSON object (a DeepSpeed "
 		       "config)", name);

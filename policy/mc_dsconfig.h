@@ -50,10 +50,11 @@ struct mc_ds_facts {
 };
 
 /*
- * Parse ds_config.json text. name is the file in messages. Returns 0, or
- * -1 with err = "NAME: zero_optimization.stage: expected 0, 1, 2 or 3",
- * "NAME: zero_optimization.offload_param.device: expected none, cpu or
- * nvme, got \"gpu\"", "NAME: not JSON: ... at line L".
+ * Parse ds_config.json text. name is the option and file in messages
+ * ("--deepspeed-config=ds.json"). Returns 0, or -1 with err = "NAME:
+ * zero_optimization.stage: expected 0, 1, 2 or 3", "NAME:
+ * zero_optimization.offload_param.device: expected none, cpu or nvme, got
+ * \"gpu\"", "NAME: not JSON at line L, column C: ..." (mc_jsonfile_parse).
  */
 int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_ds_facts *d, char *err, size_t errlen);

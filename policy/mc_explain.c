@@ -652,12 +652,17 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 	sb_header_verdict(&s, v);
 	add_line(out, "%s", s.b);
 
+	/* Where M came from: the node's own figure only at launch; at
+	 * submission a key of memcore.conf, an option or a file. */
 	if (v->gpu_memory_unknown)
-		add_line(out, "  GPUs          %u x unknown memory (this node)",
-			 r->gpus);
+		add_line(out, "  GPUs          %u x unknown memory (%s)",
+			 r->gpus, r->gpu_memory_source ? r->gpu_memory_source
+			 : "this node");
 	else
-		add_line(out, "  GPUs          %u x %s (this node)", r->gpus,
-			 mc_fmt_bytes(r->gpu_memory_bytes, a, sizeof(a)));
+		add_line(out, "  GPUs          %u x %s (%s)", r->gpus,
+			 mc_fmt_bytes(r->gpu_memory_bytes, a, sizeof(a)),
+			 r->gpu_memory_source ? r->gpu_memory_source
+			 : "this node");
 	explain_ram(p, v, out);
 	explain_cores(p, v, out);
 	if (!v->fits)

@@ -2,6 +2,9 @@
  * mc_gpu_memory.c - the one GPU-memory resolver (see mc_gpu_memory.h).
  */
 #include "mc_gpu_memory.h"
+
+#include <stdio.h>
+
 #include "mc_parse.h"
 
 const char *mc_mem_source_name(enum mc_mem_source s)
@@ -22,6 +25,40 @@ const char *mc_mem_source_name(enum mc_mem_source s)
 const char *mc_mem_source_key(enum mc_mem_source s)
 {
 	return s == MC_MEM_SRC_POLICY ? "GpuMemory" : mc_mem_source_name(s);
+}
+
+const char *mc_mem_source_text(enum mc_mem_source s, const char *type,
+			       const char *measured_on, char *buf, size_t len)
+{
+	const char *t = type && *type ? type : NULL;
+
+	switch (s) {
+	case MC_MEM_SRC_OPTION:
+		snprintf(buf, len, "--gpu-memory");
+		break;
+	case MC_MEM_SRC_POLICY:
+		snprintf(buf, len, "memcore.conf GpuMemory=");
+		break;
+	case MC_MEM_SRC_GPU_TYPE:
+		snprintf(buf, len, "memcore.conf GpuTypeMemory=%s%s",
+			 t ? " for " : "", t ? t : "");
+		break;
+	case MC_MEM_SRC_MIG_PROFILE:
+		snprintf(buf, len, "MIG profile%s%s", t ? " " : "",
+			 t ? t : "");
+		break;
+	case MC_MEM_SRC_CUDA:
+	case MC_MEM_SRC_RSMI:
+	case MC_MEM_SRC_NVML:
+		snprintf(buf, len, "%s", measured_on && *measured_on
+			 ? measured_on : "this node");
+		break;
+	case MC_MEM_SRC_NONE:
+	default:
+		snprintf(buf, len, "no GpuTypeMemory= or GpuMemory=");
+		break;
+	}
+	return buf;
 }
 
 uint64_t mc_gpu_memory(const struct mc_policy *p,

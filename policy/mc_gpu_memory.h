@@ -8,6 +8,7 @@
 #define MC_GPU_MEMORY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mc_config.h"
@@ -32,6 +33,20 @@ const char *mc_mem_source_name(enum mc_mem_source s);
  * "GpuMemory" for MC_MEM_SRC_POLICY (check --partition's
  * gpu_memory_source, which only ever has the policy's keys). */
 const char *mc_mem_source_key(enum mc_mem_source s);
+
+/*
+ * Where M came from, as the explanation's GPU line says it ("GPUs  8 x 80
+ * GiB (SOURCE)"), into buf: "--gpu-memory", "memcore.conf GpuMemory=",
+ * "memcore.conf GpuTypeMemory= for h100", "MIG profile 1g.10gb", and for
+ * a figure measured on the node itself (CUDA, RSMI, NVML) measured_on:
+ * "this node" in slurmstepd (NULL says that), the topology file or "this
+ * host" for the memcore command; "no GpuTypeMemory= or GpuMemory=" when
+ * unknown. Never "this node" for a figure the node did not give: at
+ * submission there is no "this node". type may be NULL. Returns buf.
+ */
+const char *mc_mem_source_text(enum mc_mem_source s, const char *type,
+			       const char *measured_on, char *buf,
+			       size_t len);
 
 /* What is known of one GPU. */
 struct mc_gpu_memory_in {

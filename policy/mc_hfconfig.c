@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "mc_jsonfile.h"
 #include "mc_parse.h"
 
 const char *const mc_hf_model_types[] = {
@@ -105,7 +106,6 @@ static void count(enum family f, struct mc_model_shape *m)
 int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_model_shape *m, char *err, size_t errlen)
 {
-	json_error_t jerr;
 	json_t *o, *t, *dt;
 	const char *type;
 	enum family f;
@@ -113,10 +113,9 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 	bool gpt;
 
 	memset(m, 0, sizeof(*m));
-	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	o = mc_jsonfile_parse(text, len, name, err, errlen);
 	if (!o)
-		return mc_err(err, errlen, "%s: not JSON: %s at line %d", name,
-			      jerr.text, jerr.line);
+		return -1;
 	if (!json_is_object(o)) {
 		mc_err(err, errlen, "%s: expected a JSON object (a Hugging "
 		       "Face config.json)", name);

@@ -58,10 +58,11 @@ extern const char *const mc_hf_model_types[];
 
 /*
  * Parse config.json text (len bytes, need not be NUL-terminated). name is
- * the file's name in messages. Returns 0, or -1 with err =
- * "NAME: KEY: expected ..." (a missing or mistyped key, with what was
- * expected), "NAME: model_type \"bert\" is not one memcore sizes (llama,
- * ...)", or "NAME: not JSON: <jansson's reason> at line L".
+ * the option and file in messages ("--model-config=config.json"). Returns
+ * 0, or -1 with err = "NAME: KEY: expected ..." (a missing or mistyped key,
+ * with what was expected), "NAME: model_type \"bert\" is not one memcore
+ * sizes (llama, ...)", or "NAME: not JSON at line L, column C: <jansson's
+ * reason>" (mc_jsonfile_parse).
  */
 int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_model_shape *m, char *err, size_t errlen);

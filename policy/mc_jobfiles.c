@@ -25,20 +25,37 @@ static void base_name(const char *path, char *out, size_t len)
 	out[i] = '\0';
 }
 
+/*
+ * What names a job file in every message: the option as the user gave it,
+ * or its variable ("--deepspeed-config=ds.json",
+ * "MEMCORE_DEEPSPEED_CONFIG=ds.json"), so a message says which option,
+ * which file and (from the parsers) where in it.
+ */
+static const char *file_option(const struct mc_opts *o, enum mc_opt_id id,
+			       char *buf, size_t len)
+{
+	if (o->from_env[id])
+		snprintf(buf, len, "%s", mc_opt_env(id));
+	else
+		snprintf(buf, len, "--%s", mc_opt_name(id));
+	return buf;
+}
+
 int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		     char *err, size_t errlen)
 {
-	char *text;
+	char *text, opt[64], name[MC_OPT_PATH_MAX + 64];
 	size_t len;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) {
-		if (mc_jsonfile_read(o->ds_config, "--deepspeed-config", &text,
-				     &len, err, errlen) < 0)
+		file_option(o, MC_OPT_DS_CONFIG, opt, sizeof(opt));
+		snprintf(name, sizeof(name), "%s=%s", opt, o->ds_config);
+		if (mc_jsonfile_read(o->ds_config, opt, &text, &len, err,
+				     errlen) < 0)
 			return -1;
-		rc = mc_dsconfig_parse(text, len, o->ds_config, &f->ds, err,
-				       errlen);
+		rc = mc_dsconfig_parse(text, len, name, &f->ds, err, errlen);
 		free(text);
 		if (rc < 0)
 			return -1;
@@ -46,11 +63,13 @@ int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		base_name(o->ds_config, f->ds_name, sizeof(f->ds_name));
 	}
 	if (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]) {
-		if (mc_jsonfile_read(o->model_config, "--model-config", &text,
-				     &len, err, errlen) < 0)
+		file_option(o, MC_OPT_MODEL_CONFIG, opt, sizeof(opt));
+		snprintf(name, sizeof(name), "%s=%s", opt, o->model_config);
+		if (mc_jsonfile_read(o->model_config, opt, &text, &len, err,
+				     errlen) < 0)
 			return -1;
-		rc = mc_hfconfig_parse(text, len, o->model_config, &f->model,
-				       err, errlen);
+		rc = mc_hfconfig_parse(text, len, name, &f->model, err,
+				       errlen);
 		free(text);
 		if (rc < 0)
 			return -1;

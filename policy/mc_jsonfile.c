@@ -12,7 +12,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "mc_parse.h"
+
+json_t *mc_jsonfile_parse(const char *text, size_t len, const char *name,
+			  char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (o)
+		return o;
+	if (jerr.line > 0 && jerr.column > 0)
+		mc_err(err, errlen, "%s: not JSON at line %d, column %d: %s",
+		       name, jerr.line, jerr.column, jerr.text);
+	else if (jerr.line > 0)
+		mc_err(err, errlen, "%s: not JSON at line %d: %s", name,
+		       jerr.line, jerr.text);
+	else
+		mc_err(err, errlen, "%s: not JSON: %s", name, jerr.text);
+	return NULL;
+}
 
 int mc_jsonfile_read(const char *path, const char *what, char **text,
 		     size_t *len, char *err, size_t errlen)

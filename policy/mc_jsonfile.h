@@ -26,4 +26,15 @@
 int mc_jsonfile_read(const char *path, const char *what, char **text,
 		     size_t *len, char *err, size_t errlen);
 
+/*
+ * Parse a job file's text with jansson (duplicate keys refused). On a
+ * syntax error returns NULL with err = "NAME: not JSON at line L, column
+ * C: <jansson's reason>" (the line and column as jansson counts them,
+ * from 1; left out when jansson has none). name says which option and
+ * file ("--deepspeed-config=ds.json"). The caller json_decref()s.
+ */
+struct json_t;
+struct json_t *mc_jsonfile_parse(const char *text, size_t len,
+				 const char *name, char *err, size_t errlen);
+
 #endif

@@ -17,8 +17,8 @@ void mc_judge(const struct mc_policy *p, const struct mc_request *r,
 
 void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
-		   bool gpu_memory_known, const char *host,
-		   struct mc_node_judgement *out)
+		   bool gpu_memory_known, const char *gpu_memory_source,
+		   const char *host, struct mc_node_judgement *out)
 {
 	memset(out, 0, sizeof(*out));
 	mc_audit_node(p, n, gpu_memory_total_bytes, gpu_memory_known,
@@ -29,6 +29,7 @@ void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 	out->req.nodes = 1;
 	out->req.dataloader_workers = p->dataloader_workers;
 	out->req.gpu_memory_bytes = gpu_memory_known ? gpu_memory_bytes : 0;
+	out->req.gpu_memory_source = gpu_memory_source;
 	out->req.unified_memory = n->unified_memory;
 	out->req.zero_init = MC_ZERO_INIT_POLICY;
 	out->alloc.mem_bytes = n->ram_bytes;

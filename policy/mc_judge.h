@@ -60,12 +60,14 @@ struct mc_node_judgement {
  * The audit of node n (its GPUs' memory: each M = gpu_memory_bytes, the
  * largest, and the total over its GPUs; known false when any GPU's is
  * unknown). host names the node in the step's explanation (may be NULL).
+ * gpu_memory_source says where the GPU memory came from in the
+ * explanation (mc_request.gpu_memory_source; NULL: "this node").
  * With unknown GPU memory the step is judged without its RAM floor and
  * the rule says unknown (ok false, as the rule has always said).
  */
 void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
-		   bool gpu_memory_known, const char *host,
-		   struct mc_node_judgement *out);
+		   bool gpu_memory_known, const char *gpu_memory_source,
+		   const char *host, struct mc_node_judgement *out);
 
 #endif

@@ -307,6 +307,24 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 	return 0;
 }
 
+int mc_opts_set_env(struct mc_opts *o, enum mc_opt_id id, const char *value,
+		    char *err, size_t errlen)
+{
+	size_t n;
+
+	if (!value || !*value || (o->set[id] && !o->from_env[id]))
+		return 0;
+	/* The same limit in srun and in slurmstepd, so that what one
+	 * refuses the other never runs. */
+	if ((n = strlen(value)) > MC_OPT_VALUE_MAX) {
+		snprintf(err, errlen, "%s: a value of %zu characters is too "
+			 "long (at most %d)", table[id].env, n,
+			 MC_OPT_VALUE_MAX);
+		return -1;
+	}
+	return mc_opts_set(o, id, value, true, err, errlen);
+}
+
 void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 		     struct mc_request *r)
 {

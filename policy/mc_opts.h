@@ -49,6 +49,9 @@ enum mc_opt_id {
 #define MC_USER_EXPLAIN 0x1
 #define MC_USER_WARN 0x2
 
+/* The longest MEMCORE_* value taken (no valid one comes near). */
+#define MC_OPT_VALUE_MAX 255
+
 /* --deepspeed-config / --model-config: the longest path taken */
 #define MC_OPT_PATH_MAX 1024
 
@@ -102,6 +105,17 @@ int mc_opt_lookup(const char *name);
  */
 int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		bool from_env, char *err, size_t errlen);
+
+/*
+ * One environment default, the same in the plugin (srun/sbatch/salloc and
+ * slurmstepd) and in `memcore check`: value is the variable's (NULL when
+ * unset). An empty variable is an unset one (`export MEMCORE_OFFLOAD=`
+ * drops it); an option already given on the command line wins; a value
+ * longer than MC_OPT_VALUE_MAX is refused. Returns 0, or -1 with err =
+ * "MEMCORE_DATALOADER_WORKERS=abc: not a number", o unchanged.
+ */
+int mc_opts_set_env(struct mc_opts *o, enum mc_opt_id id, const char *value,
+		    char *err, size_t errlen);
 
 /*
  * The request fields that come from the user's options, with the policy's

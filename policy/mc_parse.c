@@ -72,12 +72,34 @@ static int scan_u64(const char **sp, uint64_t *v)
 	return n;
 }
 
-int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
-		  char *err, size_t errlen)
+/* The exact size, in the largest unit that writes it whole and is not
+ * below default_unit ("1536M" for 1.5G), into buf; "" when none does. */
+static void whole_hint(unsigned __int128 bytes, uint64_t default_unit,
+		       char *buf, size_t len)
+{
+	static const struct { uint64_t unit; char suffix; } u[] = {
+		{ TIB, 'T' }, { GIB, 'G' }, { MIB, 'M' }, { KIB, 'K' },
+	};
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		if (u[i].unit < default_unit || bytes % u[i].unit ||
+		    bytes / u[i].unit > UINT64_MAX)
+			continue;
+		snprintf(buf, len, "%llu%c",
+			 (unsigned long long)(bytes / u[i].unit), u[i].suffix);
+		return;
+	}
+}
+
+/* mc_parse_size, and with allow_frac Slurm's own rounded figures. */
+static int parse_size(const char *s, uint64_t default_unit, bool allow_frac,
+		      uint64_t *out, char *err, size_t errlen)
 {
 	const char *p = s;
 	uint64_t whole, frac = 0, frac_div = 1, unit;
 	unsigned __int128 total;
+	bool has_frac = false;
 
 	if (check_start(s, err, errlen))
 		return -1;
@@ -87,6 +109,7 @@ int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 		p++;
 		if (!is_digit(*p))
 			return mc_err(err, errlen, "not a number");
+		has_frac = true;
 		/* 19 fraction digits are far below a byte for any unit; the
 		 * rest only matter for rounding down, so they are dropped. */
 		for (int n = 0; is_digit(*p); p++, n++) {
@@ -119,10 +142,38 @@ int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 	}
 	total = (unsigned __int128)whole * unit +
 		(unsigned __int128)frac * unit / frac_div;
+	if (has_frac && !allow_frac) {
+		char hint[32];
+
+		/* sbatch's --mem=1.5G: "Invalid --mem specification". */
+		if ((unsigned __int128)frac * unit % frac_div == 0)
+			whole_hint(total, default_unit ? default_unit : 1,
+				   hint, sizeof(hint));
+		else
+			hint[0] = '\0';
+		if (hint[0])
+			return mc_err(err, errlen, "not a whole number: sizes "
+				      "are whole, as Slurm takes them (%s)",
+				      hint);
+		return mc_err(err, errlen, "not a whole number: sizes are "
+			      "whole, as Slurm takes them");
+	}
 	if (total > UINT64_MAX)
 		return mc_err(err, errlen, "too large");
 	*out = (uint64_t)total;
 	return 0;
+}
+
+int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
+		  char *err, size_t errlen)
+{
+	return parse_size(s, default_unit, false, out, err, errlen);
+}
+
+int mc_parse_size_rounded(const char *s, uint64_t default_unit,
+			  uint64_t *out, char *err, size_t errlen)
+{
+	return parse_size(s, default_unit, true, out, err, errlen);
 }
 
 int mc_parse_count(const char *s, uint32_t max, uint32_t *out,

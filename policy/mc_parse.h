@@ -18,12 +18,26 @@
  * A size in bytes: digits with an optional binary suffix K, M, G, T
  * (also KB/MB/GB/TB, KiB/MiB/GiB/TiB; case-insensitive), as slurm.conf
  * and --mem take them. No suffix means bytes when default_unit is 1, or
- * the given unit (e.g. 1 << 20 for MiB, as --mem does). A fractional value
- * ("1.5G") is accepted and rounded down to a byte.
- * Errors: empty, negative, not a number, unknown suffix, overflow of 2^64.
+ * the given unit (e.g. 1 << 20 for MiB, as --mem does). Whole numbers
+ * only, as sbatch's --mem, --mem-per-gpu and --mem-per-cpu (slurm_opt.c
+ * str_to_mbytes: "Invalid --mem specification" for 1.5G) and slurm.conf:
+ * "1.5G" is refused, the error giving the exact whole form when there is
+ * one ("... (1536M)"). Every size a user or an administrator types goes
+ * through this one parser: the command's options, memcore's options and
+ * variables, memcore.conf's size keys.
+ * Errors: empty, negative, not a number, not a whole number, unknown
+ * suffix, overflow of 2^64.
  */
 int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 		  char *err, size_t errlen);
+
+/*
+ * The same, for the figures Slurm itself prints rounded (a TRES string's
+ * "mem=4.37T"): a fraction is accepted and rounded down to a byte. Never
+ * for what a user types.
+ */
+int mc_parse_size_rounded(const char *s, uint64_t default_unit,
+			  uint64_t *out, char *err, size_t errlen);
 
 /*
  * A non-negative decimal count in [0, max]: "0".."max". Rejects empty

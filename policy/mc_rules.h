@@ -44,6 +44,11 @@ struct mc_request {
 	uint32_t dataloader_workers;	/* w: per GPU */
 	uint64_t gpu_memory_bytes;	/* M: memory of one GPU (the largest
 					 * of the step's GPUs); 0 = unknown */
+	/* Where M came from, for the explanation (mc_mem_source_text():
+	 * "memcore.conf GpuTypeMemory= for h100", the topology file);
+	 * NULL: "this node", the node's own figure at launch. The caller
+	 * keeps the text while the request is judged. */
+	const char *gpu_memory_source;
 	uint64_t model_params;		/* P: 0 = no ZeRO term */
 	uint32_t zero_stage;		/* 0..3 */
 	enum mc_offload offload;
@@ -309,7 +314,7 @@ struct mc_explanation {
  * when a step does not fit"); the first line starts with "memcore: " and
  * names the step and host when given (either may be NULL):
  *   memcore: step 1234.0 on gpu07 needs more than it was given:
- *     GPUs          8 x 80 GiB (this node)
+ *     GPUs          8 x 80 GiB (this node)     (r->gpu_memory_source)
  *     host RAM      704 GiB needed = 640 GiB GPU floor + 16 workers x 4 GiB
  *                   400 GiB allocated (--mem=400G)            short 304 GiB
  *     CPU cores     24 needed = 8 GPUs x (2 workers + 1)

@@ -83,8 +83,7 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 		const char *name = mc_opt_env(i);
 		char *got = NULL;
 		const char *v = NULL;
-		size_t n;
-		int rc = 0;
+		int rc;
 
 		if (p->opts.set[i] && !p->opts.from_env[i])
 			continue;
@@ -97,21 +96,10 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 		} else {
 			v = getenv(name);
 		}
-		/* An empty variable is an unset one, as for the cli_filter
-		 * and most tools (`export MEMCORE_OFFLOAD=` to drop it). */
-		if (v && !*v)
-			v = NULL;
-		/* The same limit in srun and in slurmstepd, so that what
-		 * one refuses the other never runs. */
-		if (v && (n = strlen(v)) > MC_OPT_VALUE_MAX) {
-			snprintf(err, errlen, "%s: a value of %zu characters "
-				 "is too long (at most %d)", name, n,
-				 MC_OPT_VALUE_MAX);
-			rc = -1;
-		} else if (v) {
-			rc = mc_opts_set(&p->opts, (enum mc_opt_id)i, v, true,
-					 err, errlen);
-		}
+		/* One rule with `memcore check`: empty is unset, the
+		 * command line wins, MC_OPT_VALUE_MAX. */
+		rc = mc_opts_set_env(&p->opts, (enum mc_opt_id)i, v, err,
+				     errlen);
 		free(got);
 		if (rc < 0)
 			return -1;

@@ -92,9 +92,6 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av);
 /* Register the options with Slurm (every context that sees them). */
 int mc_plugin_register_options(struct mc_plugin *p, spank_t sp);
 
-/* The longest MEMCORE_* value taken (no valid one comes near). */
-#define MC_OPT_VALUE_MAX 255
-
 /*
  * Apply the MEMCORE_* environment defaults: in srun/sbatch/salloc from the
  * process environment, in slurmstepd from the job's, whole whatever

@@ -161,7 +161,8 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	struct mc_node node;
 	struct mc_alloc alloc = { 0 };
 	struct mc_judgement j;
-	char err[MC_ERR_MAX], why[MC_ERR_MAX];
+	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_from[96];
+	enum mc_mem_source mem_src;
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 	bool refuse, warn_ok;
 	const char *outcome;
@@ -209,8 +210,12 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		keep(p, -1, false, err);
 		return;
 	}
-	req.gpu_memory_bytes = mc_facts_step_gpu_memory(facts, &pol,
-			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0);
+	req.gpu_memory_bytes = mc_facts_step_gpu_memory_for(facts, &pol,
+			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0,
+			0, NULL, &mem_src);
+	/* "this node" when the node measured it, else memcore.conf's key */
+	req.gpu_memory_source = mc_mem_source_text(mem_src, NULL, NULL,
+						   mem_from, sizeof(mem_from));
 	req.unified_memory = node.unified_memory;
 	/* A shared card is sized by the step's share, as a MIG slice is. */
 	if (s->shards || s->mps_percent) {

@@ -43,33 +43,46 @@ uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 				  const struct mc_policy *p,
 				  const unsigned *idx, size_t n)
 {
-	return mc_facts_step_gpu_memory_for(f, p, idx, n, 0, NULL);
+	return mc_facts_step_gpu_memory_for(f, p, idx, n, 0, NULL, NULL);
 }
 
 uint64_t mc_facts_step_gpu_memory_for(const struct mc_node_facts *f,
 				      const struct mc_policy *p,
 				      const unsigned *idx, size_t n,
-				      uint64_t override, const char *type)
+				      uint64_t override, const char *type,
+				      enum mc_mem_source *source)
 {
 	struct mc_gpu_memory_in in;
+	enum mc_mem_source src = MC_MEM_SRC_NONE, s;
 	uint64_t largest = 0;
 	size_t count = n ? n : mc_topology_slurm_gpus(f);
 
+	if (source)
+		*source = MC_MEM_SRC_NONE;
 	if (!count) {	/* a node without GPUs in its topology */
+		uint64_t m;
+
 		gpu_in(f, 0, override, type, &in);
-		return mc_gpu_memory(p, &in, NULL);
+		m = mc_gpu_memory(p, &in, &s);
+		if (source)
+			*source = m ? s : MC_MEM_SRC_NONE;
+		return m;
 	}
 	for (size_t i = 0; i < count; i++) {
 		uint64_t m;
 
 		gpu_in(f, n ? idx[i] : (unsigned)i, override, type, &in);
-		m = mc_gpu_memory(p, &in, NULL);
+		m = mc_gpu_memory(p, &in, &s);
 
 		if (!m)	/* one unknown GPU makes the floor unknown */
 			return 0;
-		if (m > largest)
+		if (m > largest) {
 			largest = m;
+			src = s;
+		}
 	}
+	if (source)
+		*source = src;
 	return largest;
 }
 

@@ -36,12 +36,14 @@ uint64_t mc_facts_step_gpu_memory(const struct mc_node_facts *f,
 /*
  * The same, with what the user's request adds: override (--gpu-memory,
  * 0 none) and type (--gpu-type, a MIG profile sizes a slice; may be NULL),
- * resolved per GPU by mc_gpu_memory().
+ * resolved per GPU by mc_gpu_memory(). *source (may be NULL): where the
+ * largest GPU's figure came from (MC_MEM_SRC_NONE when 0).
  */
 uint64_t mc_facts_step_gpu_memory_for(const struct mc_node_facts *f,
 				      const struct mc_policy *p,
 				      const unsigned *idx, size_t n,
-				      uint64_t override, const char *type);
+				      uint64_t override, const char *type,
+				      enum mc_mem_source *source);
 
 /*
  * The node as the rules see it: RAM, cores, threads per core and GPUs from

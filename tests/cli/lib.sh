@@ -38,6 +38,20 @@ run_mc() {
 	ERR=$(cat "$TMP/err")
 }
 
+# dead_slurm_conf FILE: a slurm.conf whose slurmctld never answers (port 9,
+# 2 s timeout): memcore's "slurmctld could not be reached" (exit 3).
+dead_slurm_conf() {
+	cat >"$1" <<'CONF'
+ClusterName=nowhere
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=9
+AuthType=auth/none
+MessageTimeout=2
+NodeName=n1 CPUs=1
+PartitionName=p Nodes=n1 Default=YES
+CONF
+}
+
 finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS failure(s)"; exit 1; fi
 	echo "ok"

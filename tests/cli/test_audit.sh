@@ -152,7 +152,7 @@ RAM rule: ok - host RAM 700 GiB, GPUs' memory 640 GiB x 1.00 = 640 GiB
 cores rule: ok - 32 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved
 full-node step: FAILS - 8 GPUs x 2 workers need 712 GiB of 700 GiB and 24 of 32 cores: has 700 GiB, needs 712 GiB
   memcore: this step cannot fit: it needs 712 GiB of RAM, the node has 700 GiB:
-    GPUs          8 x 80 GiB (this node)
+    GPUs          8 x 80 GiB (memcore.conf GpuMemory=)
     host RAM      712 GiB needed = 640 GiB GPU floor + 16 workers x 4 GiB + 8 tasks x 1 GiB
                   700 GiB allocated (the whole node)        short 12 GiB
     CPU cores     24 needed = 8 GPUs x (2 workers + 1)

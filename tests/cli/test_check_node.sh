@@ -67,15 +67,7 @@ expect_eq "--gpus 0: exit" "$RC" 0
 expect_eq "--gpus 0: one line" "$OUT" "memcore: --gpus=0: not a GPU step; memcore has nothing to check"
 
 # --- slurm.conf names a slurmctld that does not answer: exit 3 ---------------
-cat >"$TMP/slurm.conf" <<'CONF'
-ClusterName=nowhere
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=9
-AuthType=auth/none
-MessageTimeout=2
-NodeName=n1 CPUs=1
-PartitionName=p Nodes=n1 Default=YES
-CONF
+dead_slurm_conf "$TMP/slurm.conf"
 SLURM_CONF=$TMP/slurm.conf run_mc check --config "$TMP/empty.conf" --gpus 8 --partition p
 expect_eq "slurmctld down: exit 3" "$RC" 3
 expect_eq "slurmctld down: message" "$ERR" "memcore: cannot reach slurmctld (slurm.conf $TMP/slurm.conf): Unable to contact slurm controller (connect failure)"

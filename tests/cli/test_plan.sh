@@ -18,12 +18,12 @@ expect_eq "text rc" "$RC" 0
 expect_contains "text" "$OUT" "GPU 0  NUMA 1  cpus 16,144  (1 of 1 cores)"
 
 # Allowed CPUs without NUMA node 1: a warning in JSON, exit 1.
-run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cores 0 --json
+run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cpu-list 0 --json
 expect_eq "warning rc" "$RC" 1
 expect_eq "warning cpus" "$(jq -c '[.gpus[].cpus]' <<<"$OUT")" '["0",""]'
 expect_contains "warning text" "$(jq -r '.gpus[1].warnings[0]' <<<"$OUT")" \
 	"memcore: GPU 1 is on NUMA node 1"
-run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cores 0
+run_mc plan --config "$TMP/empty.conf" --topology "$LOCAL" --gpus 2 --dataloader-workers 0 --cpu-list 0
 expect_contains "text warning on stderr" "$ERR" "--gres-flags=enforce-binding"
 
 # JUWELS Booster, NPS4: 6 cores per NUMA node, 4 GPUs at w=8 need 9 each;

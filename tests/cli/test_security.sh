@@ -4,8 +4,8 @@
 # GPU memory probe loads libnvidia-ml.so.1 / ROCm SMI by fixed name, in
 # slurmd and the command only), and `memcore check` and
 # `memcore audit` (live and from XML) make no execve/fork/clone of their own
-# under strace. Nothing a user sets in MEMCORE_* changes what the command
-# reads: the policy comes from --config or the site's file only.
+# under strace. Nothing a user sets in the environment changes what the
+# command reads: the policy comes from --config or the site's file only.
 . "$(dirname "$0")/lib.sh"
 B=$(dirname "$MEMCORE")
 SO=$B/memcore.so
@@ -34,17 +34,19 @@ else
 	echo "SKIP: strace unavailable here; the import check above still holds"
 fi
 
-# MEMCORE_* variables are option defaults for srun/sbatch only: the command
-# takes nothing from them (a user cannot point it at another policy).
+# MEMCORE_* option variables are the user's own option defaults, read by
+# check as by the plugin (tests/cli/test_polish.sh); nothing else a user
+# sets changes what the command reads: no MEMCORE_CONFIG, no SLURM_SPANK_*
+# (a user cannot point it at another policy or switch a mode).
 printf 'Bogus=1\n' >"$TMP/bad.conf"
 run_mc check --config "$TMP/empty.conf" --topology "$T2" --gpus 1 --mem 64G
 rc_plain=$RC out_plain=$OUT
 RC=0
-OUT=$(MEMCORE_CONFIG=$TMP/bad.conf MEMCORE_MODE=warn MEMCORE_DATALOADER_WORKERS=0 \
-	SLURM_SPANK_memcore_mode=off "$MEMCORE" check --config "$TMP/empty.conf" \
-	--topology "$T2" --gpus 1 --mem 64G 2>&1) || RC=$?
-expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (exit)" "$RC" "$rc_plain"
-expect_eq "MEMCORE_* and SLURM_SPANK_* change nothing (output)" "$OUT" "$out_plain"
+OUT=$(MEMCORE_CONFIG=$TMP/bad.conf SLURM_SPANK_memcore_mode=off \
+	SLURM_SPANK_memcore_dataloader_workers=0 "$MEMCORE" check \
+	--config "$TMP/empty.conf" --topology "$T2" --gpus 1 --mem 64G 2>&1) || RC=$?
+expect_eq "MEMCORE_CONFIG and SLURM_SPANK_* change nothing (exit)" "$RC" "$rc_plain"
+expect_eq "MEMCORE_CONFIG and SLURM_SPANK_* change nothing (output)" "$OUT" "$out_plain"
 # Installed set-user-ID (or set-group-ID) root, memcore would read root's
 # files for anyone (--config /etc/shadow): it refuses to run at all, before
 # reading anything, whenever real and effective ids differ. Needs root to

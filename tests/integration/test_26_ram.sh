@@ -110,7 +110,7 @@ assert_contains "$MC_ERR" "--deepspeed-config=$D/root-only.json: cannot open: Pe
 assert_not_contains "$MC_OUT" "must-not-run" "... and nothing ran"
 mc_run runuser -u nobody -- env MEMCORE_MODEL_CONFIG="$D/root-only.json" sbatch --chdir=/tmp -n1 --gpus=1 --mem=300G --wrap "echo must-not-run"
 assert_ne 0 "$MC_RC" "as nobody: sbatch with MEMCORE_MODEL_CONFIG naming it is refused"
-assert_contains "$MC_ERR" "--model-config=$D/root-only.json: cannot open: Permission denied" "... before anything is queued"
+assert_contains "$MC_ERR" "MEMCORE_MODEL_CONFIG=$D/root-only.json: cannot open: Permission denied" "... named by the variable that set it, before anything is queued"
 # The same user reads a file it may read: the figures reach its step.
 mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" echo nobody-ran
 assert_rc 0 "as nobody: the readable files size the step, which runs"

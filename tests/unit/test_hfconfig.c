@@ -194,7 +194,13 @@ static void test_hf_errors(void **state)
 	assert_int_equal(parse_hf("{\"model_type\": 3}"), -1);
 	assert_non_null(strstr(err, "model_type: not a string"));
 	assert_int_equal(parse_hf("{"), -1);
-	assert_non_null(strstr(err, "cfg.json: not JSON:"));
+	assert_string_equal(err, "cfg.json: not JSON at line 1, column 1: "
+			    "string or '}' expected near end of file");
+	/* where: jansson's line and column, counted from 1 */
+	assert_int_equal(parse_hf("{\n \"model_type\": \"llama\",\n  ,}"),
+			 -1);
+	assert_string_equal(err, "cfg.json: not JSON at line 3, column 3: "
+			    "string or '}' expected near ','");
 	assert_int_equal(parse_hf("[]"), -1);
 	assert_non_null(strstr(err, "expected a JSON object"));
 	assert_int_equal(parse_hf("{\"model_type\":\"llama\",\"a\":1,\"a\":2}"),

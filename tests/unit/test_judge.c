@@ -184,7 +184,7 @@ static void test_judge_node(void **state)
 	(void)state;
 	policy("RamPerTask=1G\n", &p);
 	/* 700 GiB >= 640 GiB: the rule holds; the step needs 712 GiB */
-	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, "gpu01", &nj);
+	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, NULL, "gpu01", &nj);
 	assert_true(nj.rule.ram_rule_ok);
 	assert_true(nj.rule.cores_rule_ok);
 	assert_false(nj.step.v.fits);
@@ -198,19 +198,19 @@ static void test_judge_node(void **state)
 			    "has 700 GiB:");
 	/* with 712 GiB it fits */
 	n.ram_bytes = 712 * GiB;
-	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, NULL, &nj);
+	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, NULL, NULL, &nj);
 	assert_true(nj.ok);
 	/* HostRamPerGpuRam=1.5: 960 GiB rule, 1032 GiB step */
 	policy("RamPerTask=1G\nHostRamPerGpuRam=1.5\n", &p);
 	n.ram_bytes = 1000 * GiB;
-	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, NULL, &nj);
+	mc_judge_node(&p, &n, 80 * GiB, 640 * GiB, true, NULL, NULL, &nj);
 	assert_int_equal(nj.rule.ram_needed_bytes, 960 * GiB);
 	assert_true(nj.rule.ram_rule_ok);
 	assert_int_equal(nj.step.v.ram_needed_bytes, 1032 * GiB);
 	assert_false(nj.ok);
 	/* a GPU-less node: nothing to judge, the step "fits" */
 	n.gpus = 0;
-	mc_judge_node(&p, &n, 0, 0, true, NULL, &nj);
+	mc_judge_node(&p, &n, 0, 0, true, NULL, NULL, &nj);
 	assert_true(nj.step.v.fits);
 	assert_int_equal(nj.step.e.n, 0);
 }

@@ -51,13 +51,51 @@ static void test_size_ok(void **state)
 	assert_size("512M", 1, 512 * MiB);
 	assert_size("2K", 1, 2048);
 	assert_size("1T", 1, (uint64_t)1 << 40);
-	assert_size("1.5G", 1, 3 * GiB / 2);
-	assert_size("0.5K", 1, 512);
-	/* Fractions round down to a byte. */
-	assert_size("1.5", 1, 1);
-	assert_size("0.001K", 1, 1);
 	assert_size("18446744073709551615", 1, UINT64_MAX);
 	assert_size("16777215T", 1, 16777215ULL << 40);
+}
+
+/* sbatch refuses --mem=1.5G ("Invalid --mem specification"): so does every
+ * size a user or an administrator types, with the whole form when exact. */
+static void test_size_fraction_refused(void **state)
+{
+	(void)state;
+	assert_size_err("1.5G", "not a whole number: sizes are whole, as "
+			"Slurm takes them (1536M)");
+	assert_size_err("0.5M", "(512K)");
+	assert_size_err("2.0T", "(2T)");
+	assert_size_err("1.5", "not a whole number");
+	assert_size_err("0.001K", "not a whole number");
+	/* with MiB as the unit: no hint below a MiB (Slurm's --mem unit) */
+	err[0] = '\0';
+	assert_int_equal(mc_parse_size("2.5", MiB, &(uint64_t){7}, err,
+				       sizeof(err)), -1);
+	assert_string_equal(err, "not a whole number: sizes are whole, as "
+			    "Slurm takes them");
+	assert_int_equal(mc_parse_size("0.5K", MiB, &(uint64_t){7}, err,
+				       sizeof(err)), -1);
+	assert_string_equal(err, "not a whole number: sizes are whole, as "
+			    "Slurm takes them");
+}
+
+/* Slurm's own rounded figures (a partition's TRES "mem=4.37T") still read,
+ * rounded down to a byte. */
+static void test_size_rounded(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(mc_parse_size_rounded("1.5G", 1, &v, err,
+					       sizeof(err)), 0);
+	assert_int_equal(v, 3 * GiB / 2);
+	assert_int_equal(mc_parse_size_rounded("1.5", 1, &v, err,
+					       sizeof(err)), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(mc_parse_size_rounded("4580304", MiB, &v, err,
+					       sizeof(err)), 0);
+	assert_int_equal(v, 4580304 * MiB);
+	assert_int_equal(mc_parse_size_rounded("1.G", 1, &v, err,
+					       sizeof(err)), -1);
 }
 
 static void test_size_errors(void **state)
@@ -271,6 +309,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size_ok),
 		cmocka_unit_test(test_size_errors),
+		cmocka_unit_test(test_size_fraction_refused),
+		cmocka_unit_test(test_size_rounded),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_ratio),
 		cmocka_unit_test(test_params),

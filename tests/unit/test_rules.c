@@ -12,6 +12,7 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include "mc_gpu_memory.h"
 #include "mc_rules.h"
 
 #define GiB ((uint64_t)1 << 30)
@@ -504,6 +505,42 @@ static void test_design_example(void **state)
 	assert_string_equal(e.line[6], "  fix: --mem=704G --cpus-per-gpu=3, or "
 			    "--dataloader-workers=1 with --mem=672G");
 	assert_int_equal(e.n, 7);
+
+	/* At submission there is no "this node": the GPU line names where M
+	 * came from (mc_mem_source_text), each source in its words. */
+	{
+		static const struct {
+			enum mc_mem_source src;
+			const char *type, *on, *want;
+		} c[] = {
+			{ MC_MEM_SRC_POLICY, NULL, NULL,
+			  "memcore.conf GpuMemory=" },
+			{ MC_MEM_SRC_GPU_TYPE, "h100", NULL,
+			  "memcore.conf GpuTypeMemory= for h100" },
+			{ MC_MEM_SRC_OPTION, NULL, NULL, "--gpu-memory" },
+			{ MC_MEM_SRC_MIG_PROFILE, "1g.10gb", NULL,
+			  "MIG profile 1g.10gb" },
+			{ MC_MEM_SRC_CUDA, NULL, "topology x.xml",
+			  "topology x.xml" },
+			{ MC_MEM_SRC_NVML, NULL, NULL, "this node" },
+			{ MC_MEM_SRC_NONE, NULL, NULL,
+			  "no GpuTypeMemory= or GpuMemory=" },
+		};
+		char from[96], want[160];
+
+		for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+			r.gpu_memory_source = mc_mem_source_text(c[i].src,
+				c[i].type, c[i].on, from, sizeof(from));
+			assert_string_equal(from, c[i].want);
+			mc_verdict_compute(&p, &r, &n, &a, &v);
+			mc_verdict_explain(&p, &v, NULL, "gpu[01-12]", &e);
+			snprintf(want, sizeof(want), "  GPUs          8 x 80 "
+				 "GiB (%s)", c[i].want);
+			assert_string_equal(e.line[1], want);
+		}
+		r.gpu_memory_source = NULL;
+		mc_verdict_compute(&p, &r, &n, &a, &v);
+	}
 
 	/* Hyperthreads: --cpus-per-gpu counts CPUs, two per core. */
 	n.threads_per_core = 2;
