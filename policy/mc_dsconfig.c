@@ -11,6 +11,7 @@
 
 #include "mc_jsonfile.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 
 const char *const mc_ds_device_words[] = { "none", "cpu", "nvme", NULL };
 
@@ -110,10 +111,15 @@ static int get_device(json_t *zero, const char *name, const char *key,
 	for (i = 0; mc_ds_device_words[i]; i++)
 		if (!strcmp(json_string_value(v), mc_ds_device_words[i]))
 			break;
-	if (!mc_ds_device_words[i])
+	if (!mc_ds_device_words[i]) {
+		char q[32 * 4 + 4];
+
+		/* the job file's text, escaped: it reaches slurmd's log */
 		return mc_err(err, errlen, "%s: zero_optimization.%s.device: "
-			      "expected none, cpu or nvme, got \"%.32s\"", name,
-			      key, json_string_value(v));
+			      "expected none, cpu or nvme, got \"%s\"", name,
+			      key, mc_escape(json_string_value(v), 32, q,
+					     sizeof(q)));
+	}
 	*dev = (enum mc_ds_device)i;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "mc_jsonfile.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 
 const char *const mc_hf_model_types[] = {
 	"llama", "mistral", "qwen2", "gpt2", "gptj", NULL
@@ -133,9 +134,12 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		if (!strcmp(type, mc_hf_model_types[i]))
 			break;
 	if (!mc_hf_model_types[i]) {
-		mc_err(err, errlen, "%s: model_type \"%.40s\" is not one "
+		char q[40 * 4 + 4];
+
+		mc_err(err, errlen, "%s: model_type \"%s\" is not one "
 		       "memcore sizes (llama, mistral, qwen2, gpt2, gptj): "
-		       "give --model-params instead", name, type);
+		       "give --model-params instead", name,
+		       mc_escape(type, 40, q, sizeof(q)));
 		goto out;
 	}
 	f = (enum family)i;

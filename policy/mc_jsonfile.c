@@ -15,23 +15,27 @@
 #include <jansson.h>
 
 #include "mc_parse.h"
+#include "mc_util.h"
 
 json_t *mc_jsonfile_parse(const char *text, size_t len, const char *name,
 			  char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	char q[sizeof(jerr.text) * 4];
 
 	if (o)
 		return o;
+	/* jansson quotes the file's own text ("near '...'"): escaped */
+	mc_escape(jerr.text, 0, q, sizeof(q));
 	if (jerr.line > 0 && jerr.column > 0)
 		mc_err(err, errlen, "%s: not JSON at line %d, column %d: %s",
-		       name, jerr.line, jerr.column, jerr.text);
+		       name, jerr.line, jerr.column, q);
 	else if (jerr.line > 0)
 		mc_err(err, errlen, "%s: not JSON at line %d: %s", name,
-		       jerr.line, jerr.text);
+		       jerr.line, q);
 	else
-		mc_err(err, errlen, "%s: not JSON: %s", name, jerr.text);
+		mc_err(err, errlen, "%s: not JSON: %s", name, q);
 	return NULL;
 }
 

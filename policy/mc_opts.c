@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mc_parse.h"
+#include "mc_util.h"
 
 static const struct {
 	const char *name, *env, *arginfo, *help;
@@ -195,6 +196,20 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 
 	if (from_env && o->set[id] && !o->from_env[id])
 		return 0;	/* the command line wins */
+	/* Before any parsing, so that no message and no log line of
+	 * slurmd's ever quotes the raw value (a newline forges a line). */
+	if (mc_has_ctrl(value)) {
+		char q[MC_ERR_MAX / 2];
+
+		mc_escape(value, 0, q, sizeof(q));
+		if (from_env)
+			snprintf(err, errlen, "%s=\"%s\": a control character "
+				 "in the value", table[id].env, q);
+		else
+			snprintf(err, errlen, "--%s=\"%s\": a control character "
+				 "in the value", table[id].name, q);
+		return -1;
+	}
 	switch (id) {
 	case MC_OPT_WORKERS:
 		rc = parse_workers(value, &n, why, sizeof(why));

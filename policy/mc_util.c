@@ -35,6 +35,57 @@ int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	return 0;
 }
 
+bool mc_has_ctrl(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* The escape of byte c into e (5 bytes); returns its length. */
+static size_t escape1(unsigned char c, char *e)
+{
+	if (c == '\n' || c == '\r' || c == '\t' || c == '\\') {
+		e[0] = '\\';
+		e[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't'
+			: '\\';
+		return 2;
+	}
+	if (c < 0x20 || c == 0x7f)
+		return (size_t)snprintf(e, 5, "\\x%02x", c);
+	e[0] = (char)c;
+	return 1;
+}
+
+const char *mc_escape(const char *s, size_t max, char *buf, size_t len)
+{
+	size_t used = 0, total = 0, i, n;
+	bool cut;
+	char e[5];
+
+	if (!len)
+		return buf;
+	s = s ? s : "";
+	for (i = 0; s[i] && (!max || i < max); i++)
+		total += escape1((unsigned char)s[i], e);
+	cut = s[i] != '\0' || total >= len;
+	/* Whole escapes only; a cut leaves room for "..." after them. */
+	for (i = 0; s[i] && (!max || i < max); i++) {
+		n = escape1((unsigned char)s[i], e);
+		if (used + n + (cut ? 3 : 0) >= len)
+			break;
+		memcpy(buf + used, e, n);
+		used += n;
+	}
+	if (cut && used + 3 < len) {
+		memcpy(buf + used, "...", 3);
+		used += 3;
+	}
+	buf[used] = '\0';
+	return buf;
+}
+
 int mc_open_regular(const char *what, const char *path, int flags,
 		    off_t max_bytes, struct stat *st, char *err,
 		    size_t errlen)

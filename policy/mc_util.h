@@ -1,7 +1,8 @@
 /*
  * mc_util.h - the small jobs every module needs, done one way: a bounded
- * string append, saturating multiplies, a safe open of a file to read and
- * a small file read whole.
+ * string append, saturating multiplies, a safe open of a file to read,
+ * a small file read whole and the escaping of untrusted text quoted in a
+ * message.
  * Pure C, no allocation, safe in slurmstepd.
  */
 #ifndef MC_UTIL_H
@@ -21,6 +22,23 @@
  */
 int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * True when s holds a control byte (< 0x20 or 0x7f): a newline, CR or
+ * ESC in a value quoted in a message could forge a line of memcore's
+ * output or of slurmd's log, or drive the user's terminal. NULL: false.
+ */
+bool mc_has_ctrl(const char *s);
+
+/*
+ * Copy untrusted text s into buf (len bytes, always terminated when len >
+ * 0) for quoting in a message: a control byte (< 0x20, 0x7f) becomes \n,
+ * \r, \t or \xNN and a backslash \\, so the quote stays on one line and
+ * reads back unambiguously; other bytes are copied. At most max bytes of s
+ * are read (0: all); text cut for max or len ends in "...". NULL reads as
+ * "". Returns buf, so that it can be a printf argument.
+ */
+const char *mc_escape(const char *s, size_t max, char *buf, size_t len);
 
 /* a * b, or the type's maximum when the product does not fit: a figure
  * that cannot be had reads as "too much", never as a small wrapped one. */

@@ -47,6 +47,29 @@ OUT=$(MEMCORE_CONFIG=$TMP/bad.conf SLURM_SPANK_memcore_mode=off \
 	--config "$TMP/empty.conf" --topology "$T2" --gpus 1 --mem 64G 2>&1) || RC=$?
 expect_eq "MEMCORE_CONFIG and SLURM_SPANK_* change nothing (exit)" "$RC" "$rc_plain"
 expect_eq "MEMCORE_CONFIG and SLURM_SPANK_* change nothing (output)" "$OUT" "$out_plain"
+# A value with a control byte is refused before any parsing and quoted
+# escaped: a newline, CR or ESC in MEMCORE_* or an option must not forge a
+# line of memcore's output (or of slurmd's log: the plugin shares the
+# message), nor reach the terminal raw. The same for a job file's string.
+H4=$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml
+for v in $'3\nmemcore: this step fits:' $'3\rmemcore: this step fits:' $'\e[31m3'; do
+	RC=0
+	OUT=$(MEMCORE_ZERO_STAGE="$v" "$MEMCORE" check --gpus 1 --config "$TOP/etc/memcore.conf" --topology "$H4" 2>&1) || RC=$?
+	q=$(printf '%q' "$v")
+	expect_eq "MEMCORE_ZERO_STAGE=$q: exit 2" "$RC" 2
+	expect_eq "MEMCORE_ZERO_STAGE=$q: one line" "$(wc -l <<<"$OUT")" 1
+	case $OUT in *$'\n'*|*$'\r'*|*$'\e'*) fail "MEMCORE_ZERO_STAGE=$q: a raw control byte in: $(cat -A <<<"$OUT")" ;; esac
+	grep -q '^memcore: this step fits:' <<<"$OUT" && fail "MEMCORE_ZERO_STAGE=$q: the forged line was printed"
+done
+expect_eq "MEMCORE_ZERO_STAGE with a newline: the message" "$(MEMCORE_ZERO_STAGE=$'3\nmemcore: this step fits:' "$MEMCORE" check --gpus 1 --config "$TOP/etc/memcore.conf" --topology "$H4" 2>&1)" 'memcore: MEMCORE_ZERO_STAGE="3\nmemcore: this step fits:": a control character in the value'
+run_mc check --gpus 1 --config "$TOP/etc/memcore.conf" --topology "$H4" --offload=$'\e[31mall'
+expect_eq "--offload with ESC: exit 2" "$RC" 2
+expect_eq "--offload with ESC: the message" "$ERR" 'memcore: --offload="\x1b[31mall": a control character in the value'
+printf '{"zero_optimization": {"stage": 3, "offload_param": {"device": "x\\nmemcore: this step fits:\\u001b[31m"}}}\n' >"$TMP/ds-inject.json"
+run_mc check --gpus 1 --config "$TOP/etc/memcore.conf" --topology "$H4" --deepspeed-config "$TMP/ds-inject.json"
+expect_eq "a job file's device string with a newline: exit 2" "$RC" 2
+expect_eq "a job file's device string: quoted escaped" "$ERR" "memcore: --deepspeed-config=$TMP/ds-inject.json: zero_optimization.offload_param.device: expected none, cpu or nvme, got \"x\\nmemcore: this step fits:\\x1b[31m\""
+
 # Installed set-user-ID (or set-group-ID) root, memcore would read root's
 # files for anyone (--config /etc/shadow): it refuses to run at all, before
 # reading anything, whenever real and effective ids differ. Needs root to

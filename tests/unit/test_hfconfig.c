@@ -180,6 +180,9 @@ static int parse_hf(const char *s)
 
 static void test_hf_errors(void **state)
 {
+	assert_int_equal(parse_hf("{\"model_type\": \"a\\rb\\u007f\"}"), -1);
+	assert_non_null(strstr(err, "cfg.json: model_type \"a\\rb\\x7f\" is "
+			       "not one "));
 	assert_int_equal(parse_hf("{\"model_type\": \"bert\"}"), -1);
 	assert_non_null(strstr(err, "cfg.json: model_type \"bert\" is not one "
 			       "memcore sizes"));
@@ -262,6 +265,13 @@ static void test_dsconfig(void **state)
 				  " {\"device\": \"gpu\"}}}", &d), -1);
 	assert_string_equal(err, "ds.json: zero_optimization.offload_param."
 			    "device: expected none, cpu or nvme, got \"gpu\"");
+	/* a job file's string is quoted escaped: no forged line, no ESC */
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"offload_param\":"
+				  " {\"device\": \"x\\nmemcore: this step fits:"
+				  "\\u001b[31m\"}}}", &d), -1);
+	assert_string_equal(err, "ds.json: zero_optimization.offload_param."
+			    "device: expected none, cpu or nvme, got "
+			    "\"x\\nmemcore: this step fits:\\x1b[31m\"");
 	assert_int_equal(parse_ds("{\"activation_checkpointing\": "
 				  "{\"cpu_checkpointing\": 1}}", &d), -1);
 	assert_string_equal(err, "ds.json: activation_checkpointing."

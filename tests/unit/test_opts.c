@@ -67,6 +67,41 @@ static void test_values(void **state)
 	assert_non_null(strstr(err, "MEMCORE_ZERO_INIT=maybe: "));
 }
 
+/* A control byte in a value is refused before any parsing, the message
+ * quoting it escaped: a newline must not forge a line of memcore's output
+ * or slurmd's log, an ESC must not drive the user's terminal. */
+static void test_control_bytes(void **state)
+{
+	struct mc_opts o = { 0 };
+
+	(void)state;
+	assert_int_equal(mc_opts_set_env(&o, MC_OPT_STAGE,
+					 "3\nmemcore: this step fits:", err,
+					 sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_ZERO_STAGE=\"3\\nmemcore: this step "
+			    "fits:\": a control character in the value");
+	assert_null(strchr(err, '\n'));
+	assert_false(o.set[MC_OPT_STAGE]);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_OFFLOAD, "\x1b[31mall", false,
+				     err, sizeof(err)), -1);
+	assert_string_equal(err, "--offload=\"\\x1b[31mall\": a control "
+			    "character in the value");
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DS_CONFIG, "ds.json\r", false,
+				     err, sizeof(err)), -1);
+	assert_string_equal(err, "--deepspeed-config=\"ds.json\\r\": a control "
+			    "character in the value");
+	assert_int_equal(mc_opts_set(&o, MC_OPT_PARAMS, "7B\x7f", true, err,
+				     sizeof(err)), -1);
+	assert_non_null(strstr(err, "=\"7B\\x7f\": a control character"));
+	/* nothing was applied */
+	for (int i = 0; i < MC_OPT_COUNT; i++)
+		assert_false(o.set[i]);
+	/* a plain value still parses */
+	assert_int_equal(mc_opts_set_env(&o, MC_OPT_STAGE, "3", err,
+					 sizeof(err)), 0);
+	assert_int_equal(o.stage, 3);
+}
+
 static void test_request(void **state)
 {
 	struct mc_opts o = { 0 };
@@ -234,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_control_bytes),
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_workers_list),

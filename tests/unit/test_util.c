@@ -49,6 +49,31 @@ static void test_mul_sat(void **state)
 	assert_true(mc_mul_sat64(0, UINT64_MAX) == 0);
 }
 
+/* A quoted value stays one line that no terminal acts on. */
+static void test_escape(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_false(mc_has_ctrl("plain text, \xc3\xa9 too"));
+	assert_false(mc_has_ctrl(NULL));
+	assert_true(mc_has_ctrl("3\nmemcore: this step fits:"));
+	assert_true(mc_has_ctrl("\x1b[31m"));
+	assert_true(mc_has_ctrl("a\rb"));
+	assert_true(mc_has_ctrl("\x7f"));
+	assert_string_equal(mc_escape("3\nx\ry\tz", 0, b, sizeof(b)),
+			    "3\\nx\\ry\\tz");
+	assert_string_equal(mc_escape("\x1b[31m\x7f\\", 0, b, sizeof(b)),
+			    "\\x1b[31m\\x7f\\\\");
+	assert_string_equal(mc_escape(NULL, 0, b, sizeof(b)), "");
+	/* cut by max or by the buffer: "..." says so, never a half escape */
+	assert_string_equal(mc_escape("abcdef", 3, b, sizeof(b)), "abc...");
+	assert_string_equal(mc_escape("abcdefgh", 0, b, 8), "abcd...");
+	assert_string_equal(mc_escape("abcdefg", 0, b, 8), "abcdefg");
+	assert_string_equal(mc_escape("ab\x1b\x1b", 0, b, 8), "ab...");
+	assert_string_equal(mc_escape("abc", 0, b, 1), "");
+}
+
 static void test_open_regular(void **state)
 {
 	char dir[] = "/tmp/mc_util_XXXXXX", path[64], err[256], want[128];
@@ -119,6 +144,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_appendf),
 		cmocka_unit_test(test_mul_sat),
+		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_open_regular),
 	};
 
