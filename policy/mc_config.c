@@ -35,6 +35,11 @@ const char *const mc_unified_words[] = { "auto", "yes", "no", NULL };
 #define P1 ((double)MC_SIZE_MAX_BYTES)
 
 static const char *const auto_word[] = { "auto", NULL };
+/* PrometheusTextfile: slurmstepd writes it as root (spank/mc_textfile.c),
+ * so only where memcore.conf(5) promises: an absolute path ending in .prom
+ * (node_exporter's textfile collector reads only *.prom), never /etc/passwd
+ * nor a path relative to slurmstepd's working directory. */
+static const char *const prom_suffix[] = { ".prom", NULL };
 
 /*
  * Every memcore.conf key, one line each, in set_mask bit order (a new key
@@ -71,7 +76,7 @@ const struct mc_key mc_keys[] = {
 	{ "ShardsPerGpu",         MC_KEY_COUNT, F(shards_per_gpu),        0, 1u << 20, false, NULL,         true },
 	{ "SampleInterval",       MC_KEY_DURATION, F(sample_interval_ms), MC_SAMPLE_INTERVAL_MIN_MS, 3600000, false, NULL, true },
 	{ "Report",               MC_KEY_BOOL,  F(report),                0, 0, false, NULL,                true },
-	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, NULL,                false },
+	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, prom_suffix,         false },
 };
 
 #undef F
@@ -233,6 +238,9 @@ const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
 		break;
 	case MC_KEY_PATH:
 		mc_appendf(buf, len, &n, "PATH");
+		if (k->words)
+			mc_appendf(buf, len, &n, " (absolute, ending in %s)",
+				   k->words[0]);
 		break;
 	case MC_KEY_GPU_TYPES:
 		mc_appendf(buf, len, &n, "TYPE:SIZE[,TYPE:SIZE...]");
@@ -243,6 +251,26 @@ const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
 		break;
 	}
 	return buf;
+}
+
+/* A PATH key with a required ending: absolute, ending in suffix (after a
+ * name: "/x/.prom" is no file name), and no ".." component. */
+static int check_path(const char *v, const char *suffix, char *why,
+		      size_t whylen)
+{
+	size_t n = strlen(v), sl = strlen(suffix);
+	const char *c;
+
+	if (v[0] != '/')
+		return mc_err(why, whylen, "expected an absolute path");
+	if (n <= sl || strcmp(v + n - sl, suffix) || v[n - sl - 1] == '/')
+		return mc_err(why, whylen, "expected a file name ending in "
+			      "%s", suffix);
+	for (c = v; (c = strstr(c, "..")); c += 2)
+		if (c[-1] == '/' && (c[2] == '/' || !c[2]))
+			return mc_err(why, whylen, "a \"..\" component: "
+				      "expected a path without one");
+	return 0;
 }
 
 /* A DURATION key: "0" (off), "N" or "Ns" seconds, "Nms" milliseconds. */
@@ -327,6 +355,8 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 	case MC_KEY_PATH:
 		if (strlen(v) >= key->size)
 			return mc_err(why, whylen, "path too long");
+		if (key->words && check_path(v, key->words[0], why, whylen))
+			return -1;
 		memcpy(field, v, strlen(v) + 1);
 		return 0;
 	case MC_KEY_GPU_TYPES:

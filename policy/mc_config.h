@@ -153,7 +153,9 @@ struct mc_key {
 	size_t offset, size;		/* the field in struct mc_policy */
 	double min, max;		/* bounds (COUNT, SIZE, RATIO) */
 	bool min_exclusive;
-	const char *const *words;	/* WORD: the words; SIZE: its 0 word */
+	const char *const *words;	/* WORD: the words; SIZE: its 0 word;
+					 * PATH: the ending it must have
+					 * (then absolute, no ".." part) */
 	bool per_partition;		/* allowed on a PartitionName= line */
 };
 

@@ -8,8 +8,13 @@
  * directory (no lock file is left behind) the file is read, the step
  * added, and the result written to ".<name>.tmp" (node_exporter reads
  * only *.prom) and renamed over it. A slurmstepd killed meanwhile leaves
- * at most that temporary file, which the next step overwrites, and the
- * kernel drops its lock. The lock is waited for LOCK_WAIT_MS at most: a
+ * at most that temporary file, which the next step removes, and the
+ * kernel drops its lock. Written as root into a directory others may
+ * write: the file is read only when a regular file, opened O_NONBLOCK (a
+ * FIFO planted there must not hang slurmstepd), and the temporary file
+ * is created anew, O_EXCL|O_NOFOLLOW, so a symlink or FIFO planted under
+ * its name is never followed nor opened: the write fails, said in the
+ * log. The lock is waited for LOCK_WAIT_MS at most: a
  * step's end is never held up longer; its counts are then lost, said in
  * slurmd's log.
  */
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +50,46 @@ static int lock_dir(int dfd)
 	}
 	errno = ETIMEDOUT;
 	return -1;
+}
+
+/* Read the textfile (name in dfd) into buf, NUL-terminated: a regular
+ * file only, never through a symlink, never blocking on a FIFO. Returns
+ * 0 (an absent file reads as empty) or -1 with errno set. */
+static int read_prom(int dfd, const char *name, char *buf, size_t len)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int fd, e;
+
+	buf[0] = '\0';
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	e = fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	close(fd);
+	return 0;
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -105,9 +151,8 @@ void mc_textfile_add(const struct mc_plugin *p)
 	what = "lock its directory";
 	if (lock_dir(dfd) < 0)
 		goto fail;
-	text[0] = '\0';
-	if (mc_read_at(dfd, base, text, sizeof(text)) < 0 && errno != ENOENT) {
-		what = "read it";
+	if (read_prom(dfd, base, text, sizeof(text)) < 0) {
+		what = "read it (a regular file)";
 		goto fail;
 	}
 	mc_metrics_parse(text, &m);
@@ -118,10 +163,18 @@ void mc_textfile_add(const struct mc_plugin *p)
 	len = mc_metrics_format(&m, text, sizeof(text));
 	if (len < 0)
 		goto fail;
+	what = "remove its old temporary file";
+	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
+		goto fail;
+	/* Under the lock no other step makes it: whatever is there now was
+	 * planted, and is refused (EEXIST), never followed or opened. */
+	what = "create its temporary file";
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
 	what = "write its temporary file";
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, text, (size_t)len) < 0 || fsync(fd) < 0)
+	if (write_all(fd, text, (size_t)len) < 0 || fsync(fd) < 0)
 		goto fail;
 	close(fd);
 	fd = -1;

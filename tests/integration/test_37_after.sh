@@ -194,6 +194,26 @@ else
 	mc_die "promtool missing (Debian's prometheus package: contrib/install-deps.sh check)"
 fi
 
+# slurmstepd writes it as root, in a directory others may write: a symlink
+# planted as its temporary file is never written through (O_EXCL |
+# O_NOFOLLOW, after removing what is there), a FIFO planted as the
+# textfile never holds the step's end up (O_NONBLOCK, regular files only).
+victim=$MC_WORK/tmp/victim
+echo keep >"$victim"
+ln -s "$victim" "${PROM%/*}/.memcore.prom.tmp"
+mc_run timeout -k 5 60 srun -n1 --gpus=1 --mem=256M true
+assert_rc 0 "(f) a step ends with a symlink planted as the textfile's temporary file"
+assert_eq keep "$(cat "$victim")" "(f) ... the symlink's target is not written"
+assert_eq 7 "$(metric memcore_steps_judged_total)" "(f) ... and the step is counted in the textfile"
+assert_eq "" "$(ls -A "${PROM%/*}" | grep -v '^memcore.prom$')" "(f) ... the planted link gone, nothing left beside it"
+mv "$PROM" "$PROM.keep"
+mkfifo "$PROM"
+mc_run timeout -k 5 60 srun -n1 --gpus=1 --mem=256M true
+assert_rc 0 "(f) a FIFO planted as the textfile does not hold the step's end (not 124: timed out)"
+assert_eq fifo "$(stat -c %F "$PROM")" "(f) ... and is left as it was, not written"
+rm -f "$PROM"
+mv "$PROM.keep" "$PROM"
+
 # --- (g) slurmstepd killed with SIGKILL while its sampler runs ---------------
 ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-before"
 timeout -k 5 60 srun -n1 --gpus=1 --mem=512M sh -c "echo JOB=\$SLURM_JOB_ID; exec $PROGS/mc_hold 64 30" \

@@ -648,6 +648,49 @@ static void test_plugstack(void **state)
 	(void)av4;
 }
 
+/* PrometheusTextfile is written by slurmstepd as root: only an absolute
+ * path ending in .prom with no ".." component, as memcore.conf(5) says,
+ * refused with file:line like every other key, nothing applied. */
+static void test_prometheus_textfile(void **state)
+{
+	static const struct {
+		const char *v, *why;
+	} bad[] = {
+		{ "/etc/passwd", "expected a file name ending in .prom" },
+		{ "relative/dir/x.prom", "expected an absolute path" },
+		{ "x.prom", "expected an absolute path" },
+		{ "/var/lib/node_exporter/", "expected a file name ending in "
+		  ".prom" },
+		{ "/var/lib/node_exporter/.prom", "expected a file name ending "
+		  "in .prom" },
+		{ "/var/lib/x.prom.bak", "expected a file name ending in .prom" },
+		{ "/var/lib/../../etc/x.prom", "a \"..\" component: expected a "
+		  "path without one" },
+		{ "/var/lib/node_exporter/../x.prom", "a \"..\" component: "
+		  "expected a path without one" },
+	};
+	char text[256], want[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "Mode=warn\nPrometheusTextfile=%s"
+			 "\n", bad[i].v);
+		assert_int_equal(parse(text), -1);
+		snprintf(want, sizeof(want), "t.conf:2: PrometheusTextfile=%s: "
+			 "%s", bad[i].v, bad[i].why);
+		assert_string_equal(err, want);
+	}
+	assert_int_equal(parse("PrometheusTextfile=/var/lib/node_exporter/"
+			       "textfile/memcore.prom\n"), 0);
+	assert_string_equal(cfg.global.prometheus_textfile,
+			    "/var/lib/node_exporter/textfile/memcore.prom");
+	/* ".." inside a name is a name, not a component */
+	assert_int_equal(parse("PrometheusTextfile=/var/lib/a..b/..x.prom\n"),
+			 0);
+	assert_string_equal(cfg.global.prometheus_textfile,
+			    "/var/lib/a..b/..x.prom");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_man_page_keys),
 		cmocka_unit_test(test_key_table),
 		cmocka_unit_test(test_plugstack),
+		cmocka_unit_test(test_prometheus_textfile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
