@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mc_util.h"
 #include "mc_gpumem.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
@@ -46,18 +47,23 @@ bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c)
 
 int mc_cli_option_error(const char *cmd, int opt, char **argv)
 {
+	char q[256];	/* the user's word, escaped: one line, no ESC */
+
+	mc_escape(argv[optind - 1], 64, q, sizeof(q));
 	if (opt == ':')
-		return mc_cli_usage_error("%s: %s: missing value", cmd,
-					  argv[optind - 1]);
+		return mc_cli_usage_error("%s: %s: missing value", cmd, q);
 	return mc_cli_usage_error("%s: unknown option '%s' (see memcore %s "
-				  "--help)", cmd, argv[optind - 1], cmd);
+				  "--help)", cmd, q, cmd);
 }
 
 int mc_cli_no_arguments(const char *cmd, int argc, char **argv)
 {
+	char q[256];
+
 	if (optind < argc)
 		return mc_cli_usage_error("%s: unexpected argument '%s'", cmd,
-					  argv[optind]);
+					  mc_escape(argv[optind], 64, q,
+						    sizeof(q)));
 	return 0;
 }
 

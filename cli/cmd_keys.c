@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mc_util.h"
 
 int mc_cmd_keys(int argc, char **argv)
 {
@@ -21,9 +22,11 @@ int mc_cmd_keys(int argc, char **argv)
 		       "  2  usage error\n");
 		return MC_EXIT_FITS;
 	}
+	char q[256];
+
 	if (argc > 1)
 		return mc_cli_usage_error("keys: unexpected argument '%s'",
-					  argv[1]);
+					  mc_escape(argv[1], 64, q, sizeof(q)));
 	for (size_t i = 0; i < mc_n_keys; i++)
 		printf("%s=%s%s\n", mc_keys[i].name,
 		       mc_key_describe(&mc_keys[i], desc, sizeof(desc)),

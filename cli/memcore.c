@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mc_util.h"
 
 static void usage(FILE *out)
 {
@@ -87,7 +88,10 @@ int main(int argc, char **argv)
 		return mc_cmd_keys(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return mc_cmd_report(argc - 1, argv + 1);
-	mc_cli_usage_error("unknown command '%s'", argv[1]);
+	char q[256];
+
+	mc_cli_usage_error("unknown command '%s'",
+			   mc_escape(argv[1], 64, q, sizeof(q)));
 	usage(stderr);
 	return MC_EXIT_USAGE;
 }
