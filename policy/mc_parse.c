@@ -256,7 +256,7 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 
 int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 {
-	const char *p = s;
+	const char *p = s, *sfx;
 	uint64_t m;
 	int e;
 
@@ -264,6 +264,7 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		return -1;
 	if (scan_decimal(&p, &m, &e))
 		return mc_err(err, errlen, "not a number");
+	sfx = p;
 	if (*p == 'e' || *p == 'E') {
 		int neg = 0, x = 0;
 
@@ -282,15 +283,16 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		case 'M': e += 6; break;
 		case 'B': case 'G': e += 9; break;
 		case 'T': e += 12; break;
-		default:
-			return mc_err(err, errlen,
-				    "unknown suffix '%s' (K, M, B or T)", p);
+		default: p--; break;	/* not one: named below */
 		}
 		p++;
 	}
+	/* The whole suffix ("GB", not its second letter): one letter is
+	 * taken, and the message lists exactly those. */
 	if (*p)
-		return mc_err(err, errlen, "unknown suffix '%s' (K, M, B or T)",
-			    p);
+		return mc_err(err, errlen, "unknown suffix '%s' (one letter: "
+			    "K, M, B or G (the same: 1e9), T; or an exponent "
+			    "as in 6.7e9)", sfx);
 	if (m == 0)
 		return mc_err(err, errlen, "must be at least 1");
 	/* Scale to parameters; a fraction of a parameter is dropped. */

@@ -53,10 +53,14 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 		   char *err, size_t errlen);
 
 /*
- * A model parameter count: "7B", "70b", "350M", "1.5T", "6.7e9" or plain
- * digits. Suffixes are decimal (K=1e3, M=1e6, B=G=1e9, T=1e12), as model
- * cards write them. Result in parameters, at least 1, at most 1e15.
+ * A parameter count: "7B", "70b", "350M", "1.5T", "6.7e9" or plain
+ * digits. Suffixes are decimal and one letter, any case (K=1e3, M=1e6,
+ * B=1e9 with G its alias, giga, T=1e12), as model cards write them; an
+ * unknown one is named whole in the error with the list. Result in
+ * parameters, at least 1, at most 1e15 (--model-params also refuses below
+ * MC_PARAMS_MIN: mc_opts_set).
  */
+#define MC_PARAMS_MIN 1000000ULL	/* 1M: no model is smaller */
 int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen);
 
 /*

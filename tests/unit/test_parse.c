@@ -232,7 +232,15 @@ static void test_params(void **state)
 	assert_params_err("-7B", "negative");
 	assert_params_err("abc", "not a number");
 	assert_params_err("7X", "unknown suffix 'X'");
-	assert_params_err("7BB", "unknown suffix");
+	assert_params_err("7BB", "unknown suffix 'BB'");
+	/* The whole suffix is named, and the list is what is taken: one
+	 * letter, G the same as B. */
+	assert_params_err("7GB", "unknown suffix 'GB' (one letter: K, M, B or "
+			  "G (the same: 1e9), T; or an exponent as in 6.7e9)");
+	assert_params_err("7Gi", "unknown suffix 'Gi'");
+	assert_params("7g", 7000000000ULL);
+	assert_params("7k", 7000ULL);
+	assert_params("7t", 7000000000000ULL);
 	assert_params_err("0", "at least 1");
 	assert_params_err("0.1", "at least 1");
 	assert_params_err("1e16", "too large");
