@@ -292,7 +292,7 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		if (!rc && (!n.ram_per_worker_bytes ||
 			    n.ram_per_worker_bytes > ((uint64_t)1 << 50))) {
 			snprintf(why, sizeof(why), "expected a size from 1M "
-				 "to 1P");
+				 "to 1024T");
 			rc = -1;
 		}
 		break;

@@ -130,15 +130,17 @@ static int parse_size(const char *s, uint64_t default_unit, bool allow_frac,
 		case 'M': unit = MIB; break;
 		case 'G': unit = GIB; break;
 		case 'T': unit = TIB; break;
-		default:
-			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
+		default: unit = 0; break;
 		}
-		/* K, KB or KiB (any case): all binary, as slurm.conf means. */
-		if (!(len == 1 ||
-		      (len == 2 && toupper((unsigned char)suf[1]) == 'B') ||
-		      (len == 3 && tolower((unsigned char)suf[1]) == 'i' &&
-		       toupper((unsigned char)suf[2]) == 'B')))
-			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
+		/* K or KB (any case), all binary: what sbatch 22.05 takes for
+		 * --mem* (str_to_mbytes: the letter, then at most a B); it
+		 * refuses P, KiB and a bare B ("Invalid --mem
+		 * specification"). */
+		if (!unit || !(len == 1 || (len == 2 &&
+					    toupper((unsigned char)suf[1]) ==
+					    'B')))
+			return mc_err(err, errlen, "unknown size suffix '%s' "
+				      "(%s)", suf, MC_SIZE_SUFFIXES);
 	}
 	total = (unsigned __int128)whole * unit +
 		(unsigned __int128)frac * unit / frac_div;
