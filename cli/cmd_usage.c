@@ -37,7 +37,7 @@ static void usage_usage(FILE *out)
 "  --json        machine-readable output\n"
 "The limit is the effective one: the lowest on the path from the cgroup up\n"
 "to the root, and the cgroup that sets it (Slurm's cgroup/v2 limits a step\n"
-"at .../step_S/user and the job at its job level, above the task cgroups).\n"
+"at .../step_S/user and the job at its job level, above the task cgroups).\n""The swap limit is found the same way (swap_limit_cgroup in --json).\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  the cgroup was read\n"
