@@ -313,24 +313,24 @@ int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
 	return rc;
 }
 
-/* The smallest hard limit from dir up to root (v2: memory.max, which the
- * root cgroup has not; v1: memory.limit_in_bytes) into m, with the cgroup
- * that holds it. */
-static void effective_limit(const char *dir, const char *root, int version,
-			    uint64_t own, struct mc_memstat *m)
+/* The smallest of file from dir up to root (own: dir's) into *limit, with
+ * the cgroup that holds it in where (wlen): the memory limit (v2
+ * memory.max, which the root cgroup has not; v1 memory.limit_in_bytes),
+ * and the same walk for the swap limit. */
+static void effective_limit(const char *dir, const char *root,
+			    const char *file, uint64_t own, uint64_t *limit,
+			    char *where, size_t wlen)
 {
 	char path[PATH_MAX], rroot[PATH_MAX];
-	const char *file = version == 1 ? "memory.limit_in_bytes"
-					 : "memory.max";
 	uint64_t v;
 	size_t rl;
 
-	m->limit_bytes = own;
-	m->limit_dir[0] = '\0';
+	*limit = own;
+	where[0] = '\0';
 	if (!realpath(dir, path))
 		return;
 	if (own != MC_MEM_UNLIMITED)
-		snprintf(m->limit_dir, sizeof(m->limit_dir), "%s", path);
+		snprintf(where, wlen, "%s", path);
 	if (!root || !realpath(root, rroot))
 		return;
 	rl = strcmp(rroot, "/") ? strlen(rroot) : 0;
@@ -350,10 +350,9 @@ static void effective_limit(const char *dir, const char *root, int version,
 		if (fd < 0)
 			break;
 		if (read_limit(fd, path, file, &v, err, sizeof(err)) == 0 &&
-		    v < m->limit_bytes) {
-			m->limit_bytes = v;
-			snprintf(m->limit_dir, sizeof(m->limit_dir), "%s",
-				 path);
+		    v < *limit) {
+			*limit = v;
+			snprintf(where, wlen, "%s", path);
 		}
 		close(fd);
 	}
@@ -396,7 +395,9 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 		goto out;
 	if (m->usage_bytes == MC_MEM_UNLIMITED)
 		m->usage_bytes = 0;
-	effective_limit(dir, root, version, m->limit_bytes, m);
+	effective_limit(dir, root, version == 1 ? "memory.limit_in_bytes"
+			: "memory.max", m->limit_bytes, &m->limit_bytes,
+			m->limit_dir, sizeof(m->limit_dir));
 	if (version == 1 && f.hierarchical_limit < m->limit_bytes) {
 		/* A limit above root (a container's view): value only. */
 		m->limit_bytes = f.hierarchical_limit;
@@ -407,10 +408,16 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 		       : "memory.swap.max", &m->swap_limit_bytes, err,
 		       errlen) < 0)
 		m->swap_limit_bytes = MC_MEM_UNLIMITED;
+	/* A task's cgroup has none of its own: its step's (or job's)
+	 * applies, found as the memory limit is. */
+	effective_limit(dir, root, version == 1 ? "memory.memsw.limit_in_bytes"
+			: "memory.swap.max", m->swap_limit_bytes,
+			&m->swap_limit_bytes, m->swap_limit_dir,
+			sizeof(m->swap_limit_dir));
+	/* MC_MEM_UNLIMITED: none kept ("max" cannot be a peak). */
 	if (read_limit(dfd, dir, version == 1 ? "memory.max_usage_in_bytes"
-		       : "memory.peak", &m->peak_bytes, err, errlen) < 0 ||
-	    m->peak_bytes == MC_MEM_UNLIMITED)
-		m->peak_bytes = 0;
+		       : "memory.peak", &m->peak_bytes, err, errlen) < 0)
+		m->peak_bytes = MC_MEM_UNLIMITED;
 	if (oom_kills_fd(dfd, dir, version, &m->oom_kills, err, errlen) < 0)
 		goto out;
 	m->anon_bytes = f.anon;

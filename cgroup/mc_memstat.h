@@ -69,11 +69,15 @@ struct mc_memstat {
 	char limit_dir[PATH_MAX];	/* the cgroup whose own limit that
 					 * is ("" when none, or not found) */
 	uint64_t swap_limit_bytes;	/* v1 memsw (memory+swap), v2 swap
-					 * only; MC_MEM_UNLIMITED when none
-					 * or no such file */
+					 * only, the smallest on the path as
+					 * limit_bytes; MC_MEM_UNLIMITED when
+					 * none or no such file */
+	char swap_limit_dir[PATH_MAX];	/* the cgroup that holds it ("" as
+					 * limit_dir) */
 	uint64_t usage_bytes;		/* v1 usage_in_bytes, v2 current */
 	uint64_t peak_bytes;		/* v1 max_usage_in_bytes, v2 peak;
-					 * 0 when the kernel has none */
+					 * MC_MEM_UNLIMITED when the kernel
+					 * keeps none (no such file) */
 	uint64_t anon_bytes;
 	uint64_t shmem_bytes;		/* /dev/shm, tmpfs, SysV shm */
 	uint64_t file_bytes;		/* active_file + inactive_file:
@@ -126,6 +130,9 @@ int mc_memstat_version(const char *dir, char *err, size_t errlen);
  *  - oom_kills: v1 counts each kill in the victim's own cgroup only, so
  *    the counts of dir and every cgroup below it are summed (at most 4096
  *    directories, 16 levels); v2 memory.events is hierarchical already.
+ *  - swap limit: found as the limit is (v1 memory.memsw.limit_in_bytes,
+ *    v2 memory.swap.max), the smallest on the path, in swap_limit_dir.
+ *  - peak: dir's own, MC_MEM_UNLIMITED when the kernel keeps none.
  * Returns 0, or -1 with err set ("DIR: not a memory cgroup ...", "FILE:
  * reason").
  */

@@ -105,6 +105,15 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 	return 0;
 }
 
+int mc_cli_no_gpus_here(const char *cmd, const char *so)
+{
+	return mc_cli_usage_error("%s: this host has no GPUs, so %s; "
+		"describe the node with --topology FILE.xml (its hwloc XML), "
+		"--partition P with a readable slurm.conf (its nodes from "
+		"slurmctld), or NodeRam=, NodeCores= and NodeGpus= in "
+		"memcore.conf", cmd, so);
+}
+
 const char *mc_cli_node_source(const struct mc_cli_common *c,
 			       const struct mc_policy *p)
 {

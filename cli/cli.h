@@ -166,6 +166,14 @@ int mc_check_partition(const struct mc_policy *p,
 int mc_cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/*
+ * A command run on this host with no other node named (check, audit), and
+ * this host has no GPUs: "memcore: CMD: this host has no GPUs, so SO;
+ * describe the node with ..." (the ways to name one) on stderr. Returns
+ * MC_EXIT_USAGE.
+ */
+int mc_cli_no_gpus_here(const char *cmd, const char *so);
+
 int mc_cmd_check(int argc, char **argv);
 int mc_cmd_audit(int argc, char **argv);
 int mc_cmd_plan(int argc, char **argv);

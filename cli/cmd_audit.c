@@ -47,7 +47,8 @@ static void audit_usage(FILE *out)
 "     fits\n"
 "  1  it does not (or its GPU memory is unknown)\n"
 "  2  usage or input error (an unusable --cache file, an unknown partition,\n"
-"     --partition or --all without a readable slurm.conf)\n"
+"     --partition or --all without a readable slurm.conf, a host with no\n"
+"     GPUs and no node described)\n"
 "  3  slurmctld could not be reached (--partition, --all)\n");
 }
 
@@ -561,6 +562,14 @@ int mc_cmd_audit(int argc, char **argv)
 		fprintf(stderr, "memcore: %s\n", err);
 		return MC_EXIT_USAGE;
 	}
+	/* This host, read live, without GPUs: no GPU node to audit (as
+	 * check says); --partition skips GPU-less nodes too. The cache
+	 * asked for is written all the same (slurmd writes one on any
+	 * node). */
+	if (!cache && !c.topology && !p.topology_file[0] && !described(&p) &&
+	    !facts.n_gpus)
+		return mc_cli_no_gpus_here("audit", "there is nothing to "
+					   "audit");
 	audit_facts(&facts, &p, &node, &nj);
 	if (c.json)
 		print_json(&facts, &p, &node, &nj);

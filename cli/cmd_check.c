@@ -676,12 +676,8 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	}
 	if (!strcmp(node_source, "live") && !facts.n_gpus && !p.node_gpus)
-		return mc_cli_usage_error("check: this host has no GPUs, so it "
-			"is not the node to judge; describe the node with "
-			"--topology FILE.xml (its hwloc XML), --partition P "
-			"with a readable slurm.conf (its nodes from "
-			"slurmctld), or NodeRam=, NodeCores= and NodeGpus= "
-			"in memcore.conf");
+		return mc_cli_no_gpus_here("check", "it is not the node to "
+					   "judge");
 	mc_facts_node(&facts, &p, &node);
 
 	req.gpus = a.gpus;

@@ -312,6 +312,8 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 					? "memory.max_usage_in_bytes"
 					: "memory.peak"));
 	SETI("cores_allocated", u->cores_allocated);
+	SETI("threads_per_core",
+	     u->threads_per_core ? u->threads_per_core : 1);
 	SETI("rule_cores", u->rule_cores);
 	json_object_set_new(o, "cores_busy", json_real(a->busy_milli / 1000.0));
 	SETI("cpu_usec", u->cpu_usec);

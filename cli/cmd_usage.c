@@ -37,7 +37,7 @@ static void usage_usage(FILE *out)
 "  --json        machine-readable output\n"
 "The limit is the effective one: the lowest on the path from the cgroup up\n"
 "to the root, and the cgroup that sets it (Slurm's cgroup/v2 limits a step\n"
-"at .../step_S/user and the job at its job level, above the task cgroups).\n"
+"at .../step_S/user and the job at its job level, above the task cgroups).\n""The swap limit is found the same way (swap_limit_cgroup in --json).\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  the cgroup was read\n"
@@ -75,10 +75,11 @@ static void print_json(const char *dir, const struct mc_memstat *m)
 	json_object_set_new(o, "anon_bytes", json_bytes(m->anon_bytes));
 	json_object_set_new(o, "shmem_bytes", json_bytes(m->shmem_bytes));
 	json_object_set_new(o, "file_bytes", json_bytes(m->file_bytes));
-	json_object_set_new(o, "peak_bytes", m->peak_bytes
-			    ? json_bytes(m->peak_bytes) : json_null());
+	json_object_set_new(o, "peak_bytes", json_bytes(m->peak_bytes));
 	json_object_set_new(o, "swap_limit_bytes",
 			    json_bytes(m->swap_limit_bytes));
+	json_object_set_new(o, "swap_limit_cgroup", m->swap_limit_dir[0]
+			    ? json_string(m->swap_limit_dir) : json_null());
 	json_object_set_new(o, "oom_kills",
 			    json_integer((json_int_t)m->oom_kills));
 	mc_cli_json_print(o);
@@ -108,9 +109,18 @@ static void print_text(const char *dir, const struct mc_memstat *m)
 	printf("  reclaimable      %s of file pages (page cache, mapped "
 	       "files): not what an OOM kill is about\n",
 	       mc_fmt_bytes(m->file_bytes, a, sizeof(a)));
-	if (m->peak_bytes)
+	if (m->peak_bytes != MC_MEM_UNLIMITED)
 		printf("  peak             %s (file pages included)\n",
 		       mc_fmt_bytes(m->peak_bytes, a, sizeof(a)));
+	if (m->swap_limit_bytes == MC_MEM_UNLIMITED)
+		printf("  swap limit       none\n");
+	else if (m->swap_limit_dir[0] && strcmp(m->swap_limit_dir, dir))
+		printf("  swap limit       %s, set at %s\n",
+		       mc_fmt_bytes(m->swap_limit_bytes, a, sizeof(a)),
+		       m->swap_limit_dir);
+	else
+		printf("  swap limit       %s\n",
+		       mc_fmt_bytes(m->swap_limit_bytes, a, sizeof(a)));
 	printf("  OOM kills        %" PRIu64 "\n", m->oom_kills);
 }
 

@@ -228,7 +228,7 @@ const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
 		mc_appendf(buf, len, &n, "N (0 to %.0f)", k->max);
 		break;
 	case MC_KEY_SIZE:
-		mc_appendf(buf, len, &n, "%s%sSIZE (at most 1P)",
+		mc_appendf(buf, len, &n, "%s%sSIZE (at most 1024T)",
 			   k->words ? k->words[0] : "",
 			   k->words ? " | " : "");
 		break;
@@ -340,7 +340,7 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 				return -1;
 			if (sz > (uint64_t)key->max)
 				return mc_err(why, whylen,
-					      "too large (at most 1P)");
+					      "too large (at most 1024T)");
 		}
 		memcpy(field, &sz, sizeof(sz));
 		return 0;

@@ -168,7 +168,7 @@ const struct mc_key *mc_key_find(const char *name);
 
 /*
  * What a key takes, for listings and the man page: "enforce | warn | off",
- * "yes | no", "N (0 to 1024)", "SIZE (at most 1P)", "auto | SIZE",
+ * "yes | no", "N (0 to 1024)", "SIZE (at most 1024T)", "auto | SIZE",
  * "RATIO (above 0 to 16)", "PATH", "TYPE:SIZE[,TYPE:SIZE...]". Returns buf.
  */
 const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len);

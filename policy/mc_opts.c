@@ -216,6 +216,19 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		break;
 	case MC_OPT_PARAMS:
 		rc = mc_parse_params(value, &n.params, why, sizeof(why));
+		/* No model is this small: a bare 7 is 7 billion meant
+		 * without its suffix, and would be sized as 7 parameters. */
+		if (!rc && n.params < MC_PARAMS_MIN) {
+			const char *v = strspn(value, "0123456789.") ==
+					strlen(value) ? value : "7";
+
+			snprintf(why, sizeof(why), "%llu parameters is below "
+				 "1M (1e6), the smallest model taken; give the "
+				 "count with its suffix: %sB for %s billion, "
+				 "%sM for %s million",
+				 (unsigned long long)n.params, v, v, v, v);
+			rc = -1;
+		}
 		break;
 	case MC_OPT_STAGE:
 		rc = mc_parse_count(value, 3, &n.stage, why, sizeof(why));
@@ -294,7 +307,7 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		if (!rc && (!n.ram_per_worker_bytes ||
 			    n.ram_per_worker_bytes > ((uint64_t)1 << 50))) {
 			snprintf(why, sizeof(why), "expected a size from 1M "
-				 "to 1P");
+				 "to 1024T");
 			rc = -1;
 		}
 		break;

@@ -130,15 +130,17 @@ static int parse_size(const char *s, uint64_t default_unit, bool allow_frac,
 		case 'M': unit = MIB; break;
 		case 'G': unit = GIB; break;
 		case 'T': unit = TIB; break;
-		default:
-			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
+		default: unit = 0; break;
 		}
-		/* K, KB or KiB (any case): all binary, as slurm.conf means. */
-		if (!(len == 1 ||
-		      (len == 2 && toupper((unsigned char)suf[1]) == 'B') ||
-		      (len == 3 && tolower((unsigned char)suf[1]) == 'i' &&
-		       toupper((unsigned char)suf[2]) == 'B')))
-			return mc_err(err, errlen, "unknown size suffix '%s'", suf);
+		/* K or KB (any case), all binary: what sbatch 22.05 takes for
+		 * --mem* (str_to_mbytes: the letter, then at most a B); it
+		 * refuses P, KiB and a bare B ("Invalid --mem
+		 * specification"). */
+		if (!unit || !(len == 1 || (len == 2 &&
+					    toupper((unsigned char)suf[1]) ==
+					    'B')))
+			return mc_err(err, errlen, "unknown size suffix '%s' "
+				      "(%s)", suf, MC_SIZE_SUFFIXES);
 	}
 	total = (unsigned __int128)whole * unit +
 		(unsigned __int128)frac * unit / frac_div;
@@ -256,7 +258,7 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 
 int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 {
-	const char *p = s;
+	const char *p = s, *sfx;
 	uint64_t m;
 	int e;
 
@@ -264,6 +266,7 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		return -1;
 	if (scan_decimal(&p, &m, &e))
 		return mc_err(err, errlen, "not a number");
+	sfx = p;
 	if (*p == 'e' || *p == 'E') {
 		int neg = 0, x = 0;
 
@@ -282,15 +285,16 @@ int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen)
 		case 'M': e += 6; break;
 		case 'B': case 'G': e += 9; break;
 		case 'T': e += 12; break;
-		default:
-			return mc_err(err, errlen,
-				    "unknown suffix '%s' (K, M, B or T)", p);
+		default: p--; break;	/* not one: named below */
 		}
 		p++;
 	}
+	/* The whole suffix ("GB", not its second letter): one letter is
+	 * taken, and the message lists exactly those. */
 	if (*p)
-		return mc_err(err, errlen, "unknown suffix '%s' (K, M, B or T)",
-			    p);
+		return mc_err(err, errlen, "unknown suffix '%s' (one letter: "
+			    "K, M, B or G (the same: 1e9), T; or an exponent "
+			    "as in 6.7e9)", sfx);
 	if (m == 0)
 		return mc_err(err, errlen, "must be at least 1");
 	/* Scale to parameters; a fraction of a parameter is dropped. */

@@ -16,8 +16,10 @@
 
 /*
  * A size in bytes: digits with an optional binary suffix K, M, G, T
- * (also KB/MB/GB/TB, KiB/MiB/GiB/TiB; case-insensitive), as slurm.conf
- * and --mem take them. No suffix means bytes when default_unit is 1, or
+ * (also KB/MB/GB/TB; case-insensitive), exactly what sbatch 22.05 takes
+ * for --mem, --mem-per-gpu and --mem-per-cpu (str_to_mbytes: the letter
+ * and at most a B after it; 2P, 4GiB and 4B are "Invalid --mem
+ * specification"). The largest is therefore written in T (1P = 1024T). No suffix means bytes when default_unit is 1, or
  * the given unit (e.g. 1 << 20 for MiB, as --mem does). Whole numbers
  * only, as sbatch's --mem, --mem-per-gpu and --mem-per-cpu (slurm_opt.c
  * str_to_mbytes: "Invalid --mem specification" for 1.5G) and slurm.conf:
@@ -26,8 +28,10 @@
  * through this one parser: the command's options, memcore's options and
  * variables, memcore.conf's size keys.
  * Errors: empty, negative, not a number, not a whole number, unknown
- * suffix, overflow of 2^64.
+ * suffix (with MC_SIZE_SUFFIXES), overflow of 2^64.
  */
+#define MC_SIZE_SUFFIXES "K, M, G or T (binary), optionally with B: 4G or " \
+			 "4GB"
 int mc_parse_size(const char *s, uint64_t default_unit, uint64_t *out,
 		  char *err, size_t errlen);
 
@@ -53,10 +57,14 @@ int mc_parse_ratio(const char *s, double min, double max, double *out,
 		   char *err, size_t errlen);
 
 /*
- * A model parameter count: "7B", "70b", "350M", "1.5T", "6.7e9" or plain
- * digits. Suffixes are decimal (K=1e3, M=1e6, B=G=1e9, T=1e12), as model
- * cards write them. Result in parameters, at least 1, at most 1e15.
+ * A parameter count: "7B", "70b", "350M", "1.5T", "6.7e9" or plain
+ * digits. Suffixes are decimal and one letter, any case (K=1e3, M=1e6,
+ * B=1e9 with G its alias, giga, T=1e12), as model cards write them; an
+ * unknown one is named whole in the error with the list. Result in
+ * parameters, at least 1, at most 1e15 (--model-params also refuses below
+ * MC_PARAMS_MIN: mc_opts_set).
  */
+#define MC_PARAMS_MIN 1000000ULL	/* 1M: no model is smaller */
 int mc_parse_params(const char *s, uint64_t *out, char *err, size_t errlen);
 
 /*

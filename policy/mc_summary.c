@@ -287,6 +287,9 @@ static const struct rec_field rec_fields[] = {
 	U64("o", oom_kills), U64("h", high_events), U64("x", max_events),
 	U64("cu", cpu_usec), U64("wu", wall_usec),
 	U32("si", sample_interval_ms), U32("cv", cgroup_version),
+	/* Added in 0.3.0: a record without it (an older memcore's) reads
+	 * as 0, one thread per core, which is what it meant then. */
+	U32("t", threads_per_core),
 };
 #undef U64
 #undef U32

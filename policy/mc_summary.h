@@ -141,7 +141,10 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 /*
  * The compact record kept with the job (mc_summary_record / _parse): one
  * step on one node, as "step@host:k=v,k=v" with byte counts in bytes,
- * MC_SUMMARY_RECORD_MAX bytes at most. Parse fills u (and a's fields
+ * MC_SUMMARY_RECORD_MAX bytes at most. It keeps threads_per_core ("t"),
+ * so that the --cpus-per-gpu advice rebuilt from it (memcore report) is
+ * the one the step printed; a record without "t" reads as 1 thread per
+ * core. Unknown keys (a newer memcore's) are skipped. Parse fills u (and a's fields
  * that were stored) and step/host; returns 0, or -1 when rec is not one.
  */
 #define MC_SUMMARY_RECORD_MAX 400

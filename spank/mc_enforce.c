@@ -434,7 +434,8 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 	 * kill is its peak (use hits the limit when the kernel gives up
 	 * reclaiming), and shared memory survives the kill in /dev/shm or
 	 * tmpfs, so the rest of the peak was anonymous. */
-	uint64_t peak = m->peak_bytes && m->peak_bytes < limit ? m->peak_bytes
+	uint64_t peak = m->peak_bytes != MC_MEM_UNLIMITED && m->peak_bytes &&
+			m->peak_bytes < limit ? m->peak_bytes
 							       : limit;
 	uint64_t shmem = m->shmem_bytes < peak ? m->shmem_bytes : peak;
 	uint64_t anon_est = peak - shmem;
@@ -493,7 +494,8 @@ static void explain_line(const struct mc_enforce *e,
 			mc_fmt_bytes(m->shmem_bytes, shm, sizeof(shm)),
 			mc_fmt_bytes(m->usage_bytes, use, sizeof(use)),
 			mc_fmt_bytes(m->file_bytes, file, sizeof(file)),
-			m->peak_bytes ? mc_fmt_bytes(m->peak_bytes, peak,
+			m->peak_bytes != MC_MEM_UNLIMITED
+			? mc_fmt_bytes(m->peak_bytes, peak,
 						     sizeof(peak))
 				      : "unknown",
 			m->limit_bytes == MC_MEM_UNLIMITED ? "none"

@@ -70,7 +70,14 @@ done
 # The live machine's host RAM is what slurmd's RealMemory counts (MemTotal;
 # less GPU-memory NUMA nodes, which no test machine has), not hwloc's NUMA
 # memory; when the two disagree, the audit gives both.
+# A GPU-less host has nothing to audit live (below): its facts are read
+# through the cache it writes all the same.
 run_mc audit --config "$TMP/empty.conf" --json
+case "$ERR" in *"no GPUs"*)
+	run_mc audit --config "$TMP/empty.conf" --write-cache "$TMP/live.cache"
+	expect_eq "GPU-less host: --write-cache exit" "$RC" 2
+	run_mc audit --config "$TMP/empty.conf" --cache "$TMP/live.cache" --json ;;
+esac
 memtotal=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
 expect_near "live host RAM against /proc/meminfo MemTotal" \
 	"$(jq '.host_ram_bytes' <<<"$OUT")" "$memtotal" $((16 << 20))
@@ -78,6 +85,9 @@ live_hwloc=$(jq '.hwloc_ram_bytes' <<<"$OUT")
 [ "$live_hwloc" != null ] && [ "$live_hwloc" -gt 0 ] || fail "live hwloc_ram_bytes: $live_hwloc"
 disagrees=$(jq '.ram_disagrees' <<<"$OUT")
 run_mc audit --config "$TMP/empty.conf"
+case "$ERR" in *"no GPUs"*)
+	run_mc audit --config "$TMP/empty.conf" --cache "$TMP/live.cache" ;;
+esac
 if [ "$disagrees" = true ]; then
 	expect_contains "live RAM note" "$OUT" "note: host RAM "
 	expect_contains "live RAM note source" "$OUT" "is the kernel's (MemTotal, what slurmd's RealMemory counts); hwloc's NUMA nodes hold"
@@ -176,4 +186,30 @@ printf 'NodeRam=2000G\nNodeCores=2\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/nodekeys
 run_mc audit --config "$TMP/nodekeys3.conf"
 expect_eq "NodeCores=2: exit 1" "$RC" 1
 expect_contains "NodeCores=2: the rule" "$OUT" "cores rule: FAILS - 2 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved"
+
+# --- a GPU-less host: nothing to audit, exit 2, as check says it -------------
+# GPU-less: no NVIDIA device files and no AMD KFD (what NVML / ROCm SMI and
+# hwloc's GPU objects need).
+ngpu=$(find /dev -maxdepth 1 \( -name 'nvidia[0-9]*' -o -name kfd \) 2>/dev/null | wc -l)
+run_mc audit --config "$TMP/empty.conf"
+case "$ERR" in
+*"topology live: hwloc"*)
+	echo "note: this host's live topology does not load; GPU-less host case skipped" ;;
+*)
+	if [ "$ngpu" = 0 ]; then
+		expect_eq "GPU-less audit: exit" "$RC" 2
+		expect_eq "GPU-less audit: no rule lines" "$OUT" ""
+		expect_eq "GPU-less audit: message" "$ERR" "memcore: audit: this host has no GPUs, so there is nothing to audit; describe the node with --topology FILE.xml (its hwloc XML), --partition P with a readable slurm.conf (its nodes from slurmctld), or NodeRam=, NodeCores= and NodeGpus= in memcore.conf"
+		run_mc audit --config "$TMP/empty.conf" --json
+		expect_eq "GPU-less audit --json: exit" "$RC" 2
+		expect_eq "GPU-less audit --json: no JSON" "$OUT" ""
+		# check on the same host: the same code path and text.
+		run_mc check --config "$TMP/empty.conf" --gpus 1
+		expect_eq "GPU-less check: exit" "$RC" 2
+		expect_contains "GPU-less check: same text" "$ERR" "memcore: check: this host has no GPUs, so it is not the node to judge; describe the node with --topology FILE.xml"
+	else
+		[ "$RC" -le 1 ] || fail "GPU host: rc $RC: $ERR"
+		expect_contains "GPU host: the rule" "$OUT" "cores rule:"
+	fi ;;
+esac
 finish

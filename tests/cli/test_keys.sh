@@ -20,4 +20,36 @@ printf 'NodeGpus=65\n' > "$TMP/c.conf"
 run_mc check --gpus 1 --config "$TMP/c.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
 expect_eq "NodeGpus=65: rc" "$RC" 2
 expect_contains "NodeGpus=65: message" "$ERR" "NodeGpus=65: out of range (at most 64)"
+# A size key's limit as keys prints it is what the parser takes: the
+# limit itself is accepted, one T above is refused with that limit, and
+# the next unit up (P, which sbatch refuses too) is an unknown suffix
+# that lists the accepted ones.
+run_mc keys
+lim=$(printf '%s\n' "$OUT" | sed -n 's/^RamPerTask=SIZE (at most \(.*\))$/\1/p')
+expect_eq "keys: RamPerTask limit" "$lim" 1024T
+printf 'RamPerTask=%s\n' "$lim" > "$TMP/c.conf"
+run_mc check --gpus 1 --config "$TMP/c.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+case "$ERR" in *RamPerTask*) fail "RamPerTask=$lim (the listed limit) refused: $ERR" ;; esac
+printf 'RamPerTask=1025T\n' > "$TMP/c.conf"
+run_mc check --gpus 1 --config "$TMP/c.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+expect_eq "RamPerTask=1025T: rc" "$RC" 2
+expect_contains "RamPerTask=1025T: message" "$ERR" "RamPerTask=1025T: too large (at most $lim)"
+printf 'RamPerTask=2P\n' > "$TMP/c.conf"
+run_mc check --gpus 1 --config "$TMP/c.conf" --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+expect_eq "RamPerTask=2P: rc" "$RC" 2
+expect_contains "RamPerTask=2P: message" "$ERR" "RamPerTask=2P: unknown size suffix 'P' (K, M, G or T (binary), optionally with B: 4G or 4GB)"
+# --mem*: exactly what sbatch 22.05 takes (tested with its str_to_mbytes:
+# 100GB, 100gb, 100Kb taken; 100Gi, 2P, 100B, 1.5G refused).
+for m in 100G 100GB 100gb 100Kb 100TB 4096; do
+	run_mc check --gpus 1 --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" --mem="$m"
+	[ "$RC" -le 1 ] || fail "--mem=$m refused: $ERR"
+done
+for o in mem mem-per-gpu mem-per-cpu; do
+	for m in 100Gi 2P 100B 100KiB; do
+		run_mc check --gpus 1 --topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" --$o="$m"
+		expect_eq "--$o=$m: rc" "$RC" 2
+		expect_contains "--$o=$m: message" "$ERR" "--$o=$m: unknown size suffix"
+		expect_contains "--$o=$m: the list" "$ERR" "(K, M, G or T (binary), optionally with B: 4G or 4GB)"
+	done
+done
 finish

@@ -31,9 +31,40 @@ for job in job_1 s9Z5M8QCVENS00; do
 	run_mc usage --cgroup "$S/user/task_0" --json
 	expect_eq "$job task_0 limit_bytes" "$(printf '%s' "$OUT" | jq -r .limit_bytes)" 268435456
 	expect_eq "$job task_0 limit_cgroup" "$(printf '%s' "$OUT" | jq -r .limit_cgroup)" "$S/user"
+	# Its swap limit too: Slurm's memory.swap.max at step_0/user
+	# (26841088, read from the fixture), none on task_0 itself.
+	expect_eq "$job task_0 swap_limit_bytes" "$(printf '%s' "$OUT" | jq -r .swap_limit_bytes)" "$(cat "$S/user/memory.swap.max")"
+	expect_eq "$job task_0 swap_limit_cgroup" "$(printf '%s' "$OUT" | jq -r .swap_limit_cgroup)" "$S/user"
 	run_mc usage --cgroup "$S/user/task_0"
 	expect_contains "$job text" "$OUT" "limit            256 MiB, set at $S/user"
+	expect_contains "$job swap text" "$OUT" "swap limit       25.60 MiB, set at $S/user"
 done
+# v2 fixture: task_0's swap.max is "max", the step's 0 (no swap), the
+# job's "max": the lowest on the path is the step's.
+T=$CG/v2/job_7/step_0/user/task_0
+expect_eq "v2 fixture task_0 swap.max" "$(cat "$T/memory.swap.max")" max
+expect_eq "v2 fixture step swap.max" "$(cat "$CG/v2/job_7/step_0/memory.swap.max")" 0
+run_mc usage --cgroup "$T" --json
+expect_eq "v2 task_0 swap_limit_bytes" "$(printf '%s' "$OUT" | jq -r .swap_limit_bytes)" 0
+expect_eq "v2 task_0 swap_limit_cgroup" "$(printf '%s' "$OUT" | jq -r .swap_limit_cgroup)" "$CG/v2/job_7/step_0"
+# No swap limit anywhere on the path: null, no cgroup named.
+run_mc usage --cgroup "$CG/v2/job_7" --json
+expect_eq "v2 job swap_limit_bytes" "$(printf '%s' "$OUT" | jq -r .swap_limit_bytes)" null
+expect_eq "v2 job swap_limit_cgroup" "$(printf '%s' "$OUT" | jq -r .swap_limit_cgroup)" null
+# peak_bytes: null where the kernel keeps none (no memory.peak), a peak of
+# 0 is 0 (a cgroup nothing ran in yet).
+P=$TMP/peak
+mkdir "$P"
+cp -r "$CG/v2/job_7" "$P/"
+rm "$P/job_7/step_0/memory.peak"
+run_mc usage --cgroup "$P/job_7/step_0" --json
+expect_eq "no memory.peak: rc" "$RC" 0
+expect_eq "no memory.peak: peak_bytes" "$(printf '%s' "$OUT" | jq -r .peak_bytes)" null
+run_mc usage --cgroup "$P/job_7/step_0"
+case "$OUT" in *"peak  "*) fail "no memory.peak: a peak line in: $OUT" ;; esac
+echo 0 > "$P/job_7/step_0/memory.peak"
+run_mc usage --cgroup "$P/job_7/step_0" --json
+expect_eq "memory.peak 0: peak_bytes" "$(printf '%s' "$OUT" | jq -r .peak_bytes)" 0
 
 run_mc usage --cgroup "$CG/v1/slurm_n1/uid_0/job_7/step_0"
 expect_eq "text rc" "$RC" 0

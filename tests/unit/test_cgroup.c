@@ -170,7 +170,10 @@ static void test_v2_slurm_layout(void **state)
 			fail_msg("%s", err);
 		assert_int_equal(m.limit_bytes, 268435456);
 		assert_string_equal(m.limit_dir, user);
-		assert_int_equal(m.swap_limit_bytes, MC_MEM_UNLIMITED);
+		/* Its swap limit is Slurm's at user too (memory.swap.max
+		 * 26841088 there, "max" on the task). */
+		assert_int_equal(m.swap_limit_bytes, 26841088);
+		assert_string_equal(m.swap_limit_dir, user);
 		assert_int_equal(mc_cgroup_populated(dir, 2), 1);
 		assert_int_equal(mc_cgroup_subtree_has(dir, "memory"), 0);
 		assert_int_equal(mc_cgroup_subtree_has(user, "memory"), 1);

@@ -17,6 +17,7 @@
 #include "mc_test_files.h"
 
 #include "mc_config.h"
+#include "mc_parse.h"
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
@@ -122,7 +123,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	assert_error("Mode=warn\nRamPerWorker=4Q\n",
-		     "t.conf:2: RamPerWorker=4Q: unknown size suffix 'Q'");
+		     "t.conf:2: RamPerWorker=4Q: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
 	assert_error("Colour=blue", "t.conf:1: Colour=blue: unknown key");
 	assert_error("Mode=strict",
 		     "t.conf:1: Mode=strict: expected enforce, warn or off");
@@ -182,7 +183,7 @@ static void test_partition_errors(void **state)
 		     "t.conf:3: PartitionName=gpu: duplicate partition "
 		     "(first on line 1)");
 	assert_error("PartitionName=gpu RamPerWorker=4Q",
-		     "t.conf:1: RamPerWorker=4Q: unknown size suffix 'Q'");
+		     "t.conf:1: RamPerWorker=4Q: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
 	assert_error("PartitionName=", "t.conf:1: PartitionName: missing value");
 	assert_error("Mode=warn PartitionName=gpu",
 		     "t.conf:1: PartitionName=gpu: PartitionName= must start its line");
@@ -292,7 +293,7 @@ static void test_set(void **state)
 	assert_int_equal(mc_config_set(&cfg, "RamPerWorker", "4Q",
 				       "plugstack.conf", err, sizeof(err)), -1);
 	assert_string_equal(err, "plugstack.conf: RamPerWorker=4Q: "
-			    "unknown size suffix 'Q'");
+			    "unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
 	assert_int_equal(cfg.global.ram_per_worker_bytes, 8 * GiB);
 	assert_int_equal(mc_config_set(&cfg, "colour", "blue",
 				       "plugstack.conf", err, sizeof(err)), -1);
@@ -347,7 +348,7 @@ static void test_load(void **state)
 	mc_test_write_text(path, "# policy\nMode=warn\n\nRamPerWorker=4Q\n");
 	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), "%s:4: RamPerWorker=4Q: unknown size "
-		 "suffix 'Q'", path);
+		 "suffix 'Q' (" MC_SIZE_SUFFIXES ")", path);
 	assert_string_equal(err, want);
 	assert_defaults(&cfg.global);
 

@@ -142,6 +142,36 @@ static int set(struct mc_opts *o, enum mc_opt_id id, const char *v,
 	return mc_opts_set(o, id, v, env, err, sizeof(err));
 }
 
+/* --model-params below 1M is a count without its suffix (7 for 7B): it is
+ * refused, naming the option (or variable) and value, with the suffixed
+ * forms; nothing set. 1M itself is taken. */
+static void test_params_min(void **state)
+{
+	struct mc_opts o = { 0 };
+
+	(void)state;
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "7", false), -1);
+	assert_string_equal(err, "--model-params=7: 7 parameters is below 1M "
+			    "(1e6), the smallest model taken; give the count "
+			    "with its suffix: 7B for 7 billion, 7M for 7 "
+			    "million");
+	assert_false(o.set[MC_OPT_PARAMS]);
+	assert_int_equal(o.params, 0);
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "999999", true), -1);
+	assert_non_null(strstr(err, "MEMCORE_MODEL_PARAMS=999999: 999999 "
+			       "parameters is below 1M"));
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "999K", false), -1);
+	assert_non_null(strstr(err, "--model-params=999K: 999000 parameters"));
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "1M", false), 0);
+	assert_int_equal(o.params, 1000000);
+	o = (struct mc_opts){ 0 };
+	assert_int_equal(set(&o, MC_OPT_PARAMS, "1e6", false), 0);
+	assert_int_equal(o.params, 1000000);
+	/* A layer may be smaller than that: only the model is held to it. */
+	assert_int_equal(set(&o, MC_OPT_LARGEST_LAYER, "5000", false), 0);
+	assert_int_equal(o.largest_layer_params, 5000);
+}
+
 /* The combinations no policy accepts, refused where all options are known
  * (srun/sbatch/salloc's init_post_opt, memcore check). */
 static void test_check(void **state)
@@ -270,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_control_bytes),
+		cmocka_unit_test(test_params_min),
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_workers_list),

@@ -46,8 +46,10 @@ static void test_size_ok(void **state)
 	assert_size("4G", 1, 4 * GiB);
 	assert_size("4g", 1, 4 * GiB);
 	assert_size("4GB", 1, 4 * GiB);
-	assert_size("4GiB", 1, 4 * GiB);
-	assert_size("4gib", 1, 4 * GiB);
+	assert_size("4gb", 1, 4 * GiB);
+	assert_size("4Kb", 1, 4096);
+	assert_size("4TB", 1, 4ULL << 40);
+	assert_size("1024T", 1, 1ULL << 50);
 	assert_size("512M", 1, 512 * MiB);
 	assert_size("2K", 1, 2048);
 	assert_size("1T", 1, (uint64_t)1 << 40);
@@ -113,6 +115,18 @@ static void test_size_errors(void **state)
 	assert_size_err("4G ", "unknown size suffix 'G '");
 	assert_size_err("4GBB", "unknown size suffix");
 	assert_size_err("4B", "unknown size suffix 'B'");
+	/* What sbatch 22.05 refuses ("Invalid --mem specification") is
+	 * refused, with the list of what it takes. */
+	assert_size_err("4GiB", "unknown size suffix 'GiB' (K, M, G or T "
+			"(binary), optionally with B: 4G or 4GB)");
+	assert_size_err("100Gi", "unknown size suffix 'Gi'");
+	assert_size_err("4kib", "unknown size suffix 'kib'");
+	assert_size_err("2P", "unknown size suffix 'P' (K, M, G or T");
+	assert_size_err("2p", "unknown size suffix 'p'");
+	assert_size_err("1E", "unknown size suffix 'E'");
+	assert_size_err("100GX", "unknown size suffix 'GX'");
+	assert_size_err("100G5", "unknown size suffix 'G5'");
+	assert_size_err("100b", "unknown size suffix 'b'");
 	assert_size_err("18446744073709551616", "too large");
 	assert_size_err("99999999999999999999999", "too large");
 	assert_size_err("16777216T", "too large");
@@ -232,7 +246,15 @@ static void test_params(void **state)
 	assert_params_err("-7B", "negative");
 	assert_params_err("abc", "not a number");
 	assert_params_err("7X", "unknown suffix 'X'");
-	assert_params_err("7BB", "unknown suffix");
+	assert_params_err("7BB", "unknown suffix 'BB'");
+	/* The whole suffix is named, and the list is what is taken: one
+	 * letter, G the same as B. */
+	assert_params_err("7GB", "unknown suffix 'GB' (one letter: K, M, B or "
+			  "G (the same: 1e9), T; or an exponent as in 6.7e9)");
+	assert_params_err("7Gi", "unknown suffix 'Gi'");
+	assert_params("7g", 7000000000ULL);
+	assert_params("7k", 7000ULL);
+	assert_params("7t", 7000000000000ULL);
 	assert_params_err("0", "at least 1");
 	assert_params_err("0.1", "at least 1");
 	assert_params_err("1e16", "too large");

@@ -208,6 +208,58 @@ static void test_record(void **state)
 					   sizeof(rec)), -1);
 }
 
+/* On a node of 2 threads per core the record keeps them, so that the advice
+ * rebuilt from it (memcore report) is the step's own: --cpus-per-gpu in
+ * threads. A record without "t" (before 0.3.0) reads as it did then. */
+static void test_record_threads(void **state)
+{
+	struct mc_used u = { 0 }, v;
+	struct mc_advice live, back;
+	struct mc_summary_text tl, tb;
+	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64], *t;
+
+	(void)state;
+	/* srun --gpus=1 --cpus-per-gpu=6 --mem=24G: 3 cores of 2 threads,
+	 * 1 worker, cores mostly idle. */
+	u.asked_bytes = 24 * GIB;
+	u.gpus = 1;
+	u.workers = 1;
+	u.cores_allocated = 3;
+	u.threads_per_core = 2;
+	u.rule_bytes = 16 * GIB;
+	u.rule_cores = 2;
+	u.ram_per_worker_bytes = 4 * GIB;
+	u.wall_usec = 100000000ULL;
+	u.cpu_usec = u.wall_usec;	/* 1 core busy of 3 */
+	mc_peak_add(&u.peak, 17 * GIB, 16 * GIB, 0, GIB);
+	mc_summary_advise(&u, &live);
+	/* (1 worker + 1) cores x 2 threads. */
+	assert_int_equal(live.cpus_per_gpu, (1 + 1) * 2);
+	assert_int_equal(mc_summary_record(&u, &live, "1.0", "g4dn", rec,
+					   sizeof(rec)), 0);
+	assert_non_null(strstr(rec, ",t=2"));
+	assert_int_equal(mc_summary_record_parse(rec, &v, &back, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_int_equal(v.threads_per_core, 2);
+	assert_int_equal(back.cpus_per_gpu, live.cpus_per_gpu);
+	assert_int_equal(back.workers, live.workers);
+	assert_int_equal(back.mem_bytes, live.mem_bytes);
+	mc_summary_explain(&u, &live, "1.0", "g4dn", NULL, &tl);
+	mc_summary_explain(&v, &back, step, host, NULL, &tb);
+	assert_int_equal(tl.n, tb.n);
+	for (size_t i = 0; i < tl.n; i++)
+		assert_string_equal(tl.line[i], tb.line[i]);
+	/* An older record: no "t", one thread per core as then. */
+	t = strstr(rec, ",t=2");
+	*t = '\0';
+	assert_int_equal(mc_summary_record_parse(rec, &v, &back, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_int_equal(v.threads_per_core, 0);
+	assert_int_equal(back.cpus_per_gpu, 1 + 1);
+}
+
 /* The same open files read again see the new content (pread from 0),
  * as cgroupfs files do; fixtures for v1 and v2. */
 static void test_sample(void **state)
@@ -390,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_advise),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_record_threads),
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_jobrec),
