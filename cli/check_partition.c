@@ -94,6 +94,16 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 	return o;
 }
 
+void mc_cli_launch_json(json_t *o, const struct mc_policy *p, bool user_warn,
+			enum mc_launch launch)
+{
+	const char *line = mc_launch_line(p, user_warn, launch);
+
+	json_object_set_new(o, "launch", json_string(mc_launch_words[launch]));
+	json_object_set_new(o, "launch_line",
+			    line ? json_string(line) : json_null());
+}
+
 /* One node shape of the partition and its verdict. */
 struct shape_verdict {
 	const struct mc_node_record *rec;	/* its first node */
@@ -203,11 +213,17 @@ static char *summary_line(const char *partition,
 	FILE *f = open_memstream(&line, &len);
 	const char *sep = "";
 	const struct mc_verdict *v0 = &sv[0].j.v;
+	bool unknown = false;
 
 	if (!f)
 		return NULL;
+	/* A fitting shape whose GPU memory is unknown was judged without
+	 * its RAM floor: no false refusal, but no "fits" either. */
+	for (size_t k = 0; k < n_shapes; k++)
+		unknown |= sv[k].j.v.fits && sv[k].j.v.gpu_memory_unknown;
 	if (n_fit) {
-		fprintf(f, "memcore: fits on %zu of %zu %s of partition %s: ",
+		fprintf(f, "memcore: fits%s on %zu of %zu %s of partition "
+			"%s: ", unknown ? " as far as memcore can tell" : "",
 			n_fit, n_nodes, n_nodes == 1 ? "node" : "nodes",
 			partition);
 		for (size_t k = 0; k < n_shapes; k++) {
@@ -251,6 +267,10 @@ static char *summary_line(const char *partition,
 						     sizeof(why)));
 		sep = "; ";
 	}
+	if (unknown)
+		fprintf(f, "; GPU memory unknown (no GpuTypeMemory=/"
+			"GpuMemory=): the RAM floor was not checked; launch "
+			"measures it and may refuse");
 	fclose(f);
 	return line;
 }
@@ -363,13 +383,14 @@ int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool json, bool print)
+		       const void *args, bool user_warn, bool json, bool print)
 {
 	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
 	struct shape_verdict *sv = NULL;
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
 	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
 	bool let_through = false;
+	enum mc_launch launch;
 	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
 	size_t n_need = req->nodes > 1 ? req->nodes : 1;
@@ -476,6 +497,11 @@ int mc_check_partition(const struct mc_policy *p,
 			 sv[0].why);
 	}
 	if (!n_cand) {
+		const char *last;
+
+		launch = mc_launch_outcome(p, user_warn, true);
+		last = mc_launch_line(p, user_warn, launch);
+
 		json_array_append_new(lines, json_string(let_why));
 		if (!print) {
 			/* the answer only */
@@ -502,9 +528,12 @@ int mc_check_partition(const struct mc_policy *p,
 					    nodes->unjudged));
 			json_object_set_new(o, "fix_options", json_array());
 			json_object_set(o, "explanation", lines);
+			mc_cli_launch_json(o, p, user_warn, launch);
 			mc_cli_json_print(o);
 		} else {
 			puts(let_why);
+			if (last)
+				puts(last);
 		}
 		json_decref(lines);
 		free(shape_of);
@@ -558,6 +587,8 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	if (rep == SIZE_MAX)
 		rep = 0;
+	launch = mc_launch_outcome(p, user_warn, n_fit >= n_need ||
+				   let_through);
 
 	if (!print) {
 		/* the answer only */
@@ -589,14 +620,19 @@ int mc_check_partition(const struct mc_policy *p,
 			mc_mem_source_key(sv[rep].mem_source)));
 		json_object_set_new(o, "shapes", shapes);
 		json_object_set(o, "explanation", lines);
+		mc_cli_launch_json(o, p, user_warn, launch);
 		mc_cli_json_print(o);
 	} else {
+		const char *last = mc_launch_line(p, user_warn, launch);
+
 		for (size_t i = 0; i < json_array_size(lines); i++)
 			puts(json_string_value(json_array_get(lines, i)));
+		if (last)
+			puts(last);
 	}
 	json_decref(lines);
 	free(summary);
 	free(shape_of);
 	free(sv);
-	return n_fit >= n_need || let_through ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
 }

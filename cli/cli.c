@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_gpumem.h"
+#include "mc_util.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
 {
@@ -144,6 +145,44 @@ int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
 		"memcore.conf", cmd, c->partition, path,
 		e ? strerror(e) : "unreadable", strcmp(cmd, "audit") ? ""
 		: ", --cache FILE");
+}
+
+int mc_cli_partition_known(const char *cmd, const struct mc_cli_common *c,
+			   const struct mc_config *cfg,
+			   const struct mc_policy *p)
+{
+	char err[MC_ERR_MAX], name[MC_PARTITION_NAME_MAX];
+	size_t used = 0;
+	int rc, e;
+
+	/* From slurmctld the load itself refuses an unknown one. */
+	if (!c->partition || !strcmp(mc_cli_node_source(c, p), "slurmctld"))
+		return 0;
+	if (mc_ctld_conf()) {
+		rc = mc_ctld_find_partition(c->partition, name, sizeof(name),
+					    err, sizeof(err));
+		if (rc == MC_CTLD_UNREACHABLE) {
+			fprintf(stderr, "memcore: %s\n", err);
+			return MC_EXIT_UNREACHABLE;
+		}
+		return rc ? mc_cli_usage_error("%s", err) : 0;
+	}
+	for (size_t i = 0; i < cfg->n_partitions; i++)
+		if (!strcmp(cfg->partitions[i].name, c->partition))
+			return 0;
+	e = access(mc_ctld_conf_path(), R_OK) == 0 ? 0 : errno;
+	mc_appendf(err, sizeof(err), &used, "%s: --partition=%s: no such "
+		   "partition in %s (", cmd, c->partition,
+		   cfg->path[0] ? cfg->path : "the built-in policy");
+	if (!cfg->n_partitions)
+		mc_appendf(err, sizeof(err), &used, "no PartitionName= lines");
+	for (size_t i = 0; i < cfg->n_partitions; i++)
+		mc_appendf(err, sizeof(err), &used, "%s%s", i ? ", " :
+			   "partitions: ", cfg->partitions[i].name);
+	mc_appendf(err, sizeof(err), &used, "); slurm.conf %s, which "
+		   "lists them all, is not readable (%s)", mc_ctld_conf_path(),
+		   e ? strerror(e) : "unreadable");
+	return mc_cli_usage_error("%s", err);
 }
 
 int mc_cli_ctld_load(const struct mc_cli_common *c,

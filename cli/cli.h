@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "mc_config.h"
+#include "mc_judge.h"
 #include "mc_rules.h"
 #include "mc_slurmctld.h"
 #include "mc_topology.h"
@@ -72,6 +73,17 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
  * NodeCores= in memcore.conf), "slurmctld" (slurm.conf readable: the
  * partition's nodes), "live" (this machine).
  */
+/*
+ * --partition names a partition that exists, when the node is not read
+ * from slurmctld (--topology, TopologyFile=, NodeRam=/NodeCores=): one
+ * slurmctld knows when slurm.conf is readable, else one of memcore.conf's
+ * PartitionName= lines. Returns 0, MC_EXIT_USAGE after "memcore: ...: no
+ * such partition ..." naming where it looked, or MC_EXIT_UNREACHABLE.
+ */
+int mc_cli_partition_known(const char *cmd, const struct mc_cli_common *c,
+			   const struct mc_config *cfg,
+			   const struct mc_policy *p);
+
 /*
  * --partition P names nodes only slurmctld knows: when none of the sources
  * above describes the node and slurm.conf cannot be read, this machine is
@@ -152,7 +164,9 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
  *   not on gpu[13-16] (...): needs 704 GiB
  * then the explanation for a fitting shape, or for each shape when none
  * fits ("memcore: no node of partition gpu has 8 GPUs: ..." when none can).
- * Returns MC_EXIT_FITS when some node fits, else MC_EXIT_REFUSED. With
+ * The explanation ends with what launch would do (mc_launch_line; user_warn:
+ * --memcore=warn). Returns MC_EXIT_REFUSED when launch would refuse it
+ * (no node fits and no warning may run it), else MC_EXIT_FITS. With
  * print false nothing is printed (the answer only: a refusal from cached
  * nodes is confirmed with a fresh load before it is said).
  */
@@ -160,7 +174,15 @@ int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool json, bool print);
+		       const void *args, bool user_warn, bool json, bool print);
+
+/*
+ * What launch would do (mc_launch_outcome) in check's JSON: "launch"
+ * (runs, warned, refused, unchecked) and "launch_line", the line the
+ * plugin ends its explanation with (null: none).
+ */
+void mc_cli_launch_json(json_t *o, const struct mc_policy *p, bool user_warn,
+			enum mc_launch launch);
 
 /* "memcore: <what>" on stderr, then MC_EXIT_USAGE. */
 int mc_cli_usage_error(const char *fmt, ...)

@@ -98,13 +98,18 @@ static void check_usage(FILE *out)
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one);\n"
 "                            without a readable slurm.conf and no node\n"
-"                            described, an error (never this host)\n"
+"                            described, an error (never this host); a\n"
+"                            partition slurmctld does not know (without a\n"
+"                            readable slurm.conf: no PartitionName= line of\n"
+"                            memcore.conf names it) is an error, also with\n"
+"                            --topology or TopologyFile=\n"
 "  --config FILE             policy file (default %s if present)\n"
 "  --topology FILE.xml       this exact node's hwloc XML\n"
 "  --json                    one JSON object on stdout (with the policy's\n"
-"                            mode, allow_user_warn, fix_options and\n"
-"                            node_source: topology-file, policy, slurmctld\n"
-"                            or live)\n"
+"                            mode, allow_user_warn, what launch would do:\n"
+"                            launch (runs, warned, refused, unchecked),\n"
+"                            fix_options and node_source: topology-file,\n"
+"                            policy, slurmctld or live)\n"
 "  -h, --help                this text\n"
 "\n"
 "memcore's variables (MEMCORE_DATALOADER_WORKERS, MEMCORE_MODEL_PARAMS, ...,\n"
@@ -115,9 +120,15 @@ static void check_usage(FILE *out)
 "slurm.conf is readable (SLURM_CONF, else /etc/slurm/slurm.conf), this\n"
 "machine when it has GPUs.\n"
 "\n"
+"The explanation ends as the plugin's does: what launch does with a step\n"
+"that does not fit, by the policy's Mode= and AllowUserWarn= and\n"
+"MEMCORE_MODE=warn (\"memcore: Mode=warn: the step runs anyway\").\n"
+"\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
-"  0  the step fits (from slurmctld: some node of the partition fits it)\n"
-"  1  refused (the explanation says what to change)\n"
+"  0  the step would run: it fits (from slurmctld: some node of the\n"
+"     partition fits it), or runs with a warning (Mode=warn, or\n"
+"     MEMCORE_MODE=warn where AllowUserWarn=yes), or Mode=off\n"
+"  1  launch would refuse it (the explanation says what to change)\n"
 "  2  usage or input error (a bad option, variable, policy or job file, an\n"
 "     unknown partition, --partition without a readable slurm.conf and no\n"
 "     node described, a host with no GPUs and no node described)\n"
@@ -542,7 +553,8 @@ int mc_cmd_check(int argc, char **argv)
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
-	bool fixed;
+	bool fixed, user_warn;
+	enum mc_launch launch;
 
 	optind = 1;
 	opterr = 0;
@@ -623,6 +635,7 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (read_env_defaults(&a.opts))
 		return MC_EXIT_USAGE;
+	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
 		a.gpus = 1;
@@ -659,6 +672,10 @@ int mc_cmd_check(int argc, char **argv)
 	/* --partition without slurm.conf: never this host instead. */
 	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
 		return MC_EXIT_USAGE;
+	/* A misspelt --partition is never judged by the globals. */
+	rc = mc_cli_partition_known("check", &a.common, &cfg, &p);
+	if (rc)
+		return rc;
 	/*
 	 * The node, in this order: this exact node (--topology or the
 	 * policy's TopologyFile), the policy's NodeRam/NodeCores, the
@@ -725,7 +742,8 @@ int mc_cmd_check(int argc, char **argv)
 		 */
 		if (ctld.from_cache &&
 		    mc_check_partition(&p, &ctld, &req, gm, fn, args,
-				       a.common.json, false) != MC_EXIT_FITS) {
+				       user_warn, a.common.json, false)
+		    != MC_EXIT_FITS) {
 			mc_ctld_free(&ctld);
 			rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, true,
 					      &ctld);
@@ -733,7 +751,7 @@ int mc_cmd_check(int argc, char **argv)
 				return rc;
 		}
 		rc = mc_check_partition(&p, &ctld, &req, gm, fn, args,
-					a.common.json, true);
+					user_warn, a.common.json, true);
 		mc_ctld_free(&ctld);
 		return rc;
 	}
@@ -744,16 +762,20 @@ int mc_cmd_check(int argc, char **argv)
 		check_alloc(&a, NULL, NULL, &node, &req, &alloc, mem_source,
 			    sizeof(mem_source), err, sizeof(err), &fixed);
 	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
+	launch = mc_launch_outcome(&p, user_warn, j.v.fits);
 	if (a.common.json) {
 		json_t *o = mc_cli_verdict_json(&p, node_source, &j.v, &j.e);
 
 		if (a.common.partition)
 			json_object_set_new(o, "partition",
 					    json_string(a.common.partition));
+		mc_cli_launch_json(o, &p, user_warn, launch);
 		mc_cli_json_print(o);
 	} else {
 		for (size_t i = 0; i < j.e.n; i++)
 			puts(j.e.line[i]);
+		if (mc_launch_line(&p, user_warn, launch))
+			puts(mc_launch_line(&p, user_warn, launch));
 	}
-	return j.v.fits ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
 }

@@ -420,6 +420,12 @@ out:
 int mc_ctld_default_partition(char *buf, size_t len, char *err,
 			      size_t errlen)
 {
+	return mc_ctld_find_partition(NULL, buf, len, err, errlen);
+}
+
+int mc_ctld_find_partition(const char *name, char *buf, size_t len,
+			   char *err, size_t errlen)
+{
 	const char *conf = mc_ctld_conf();
 	partition_info_msg_t *pm = NULL;
 	const partition_info_t *pi;
@@ -436,7 +442,7 @@ int mc_ctld_default_partition(char *buf, size_t len, char *err,
 			 "%s", conf, slurm_strerror(errno));
 		return MC_CTLD_UNREACHABLE;
 	}
-	pi = find_partition(pm, NULL, err, errlen);
+	pi = find_partition(pm, name, err, errlen);
 	if (pi) {
 		snprintf(buf, len, "%s", pi->name);
 		rc = 0;

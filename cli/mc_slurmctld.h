@@ -87,6 +87,14 @@ int mc_ctld_default_partition(char *buf, size_t len, char *err,
 			      size_t errlen);
 
 /*
+ * Partition name as slurmctld knows it (NULL: the default one) into buf:
+ * 0, or MC_CTLD_NO_PARTITION with err "--partition=gpx: no such partition
+ * (partitions: gpu, debug)", or another MC_CTLD_* code.
+ */
+int mc_ctld_find_partition(const char *name, char *buf, size_t len,
+			   char *err, size_t errlen);
+
+/*
  * The nodes whose shape_of[] is shape, as Slurm's ranged hostlist
  * ("gpu[01-12]"), in buf. Returns buf.
  */

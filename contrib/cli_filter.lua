@@ -227,7 +227,7 @@ function memcore_pre_submit(options, pack_offset)
 		parts[1] = false	-- slurmctld's default partition
 	end
 
-	local refused = nil
+	local refused, warned = nil, nil
 	for _, part in ipairs(parts) do
 		local v, why, rc = run_check(job, part or nil)
 		if v == nil then
@@ -245,7 +245,8 @@ function memcore_pre_submit(options, pack_offset)
 			return slurm.SUCCESS	-- no GPUs: untouched
 		end
 		-- the login host's own hardware says nothing of the nodes
-		if v.node_source == "live" or v.mode == "off" then
+		if v.node_source == "live" or v.mode == "off" or
+		   v.launch == "unchecked" then
 			return slurm.SUCCESS
 		end
 		if v.let_through then
@@ -253,10 +254,15 @@ function memcore_pre_submit(options, pack_offset)
 			return slurm.SUCCESS
 		end
 		if v.fits then return slurm.SUCCESS end
+		-- what launch would do (memcore check's "launch", the plugin's
+		-- own decision): a job it would run with a warning is queued
+		if v.launch == "warned" then
+			warned = warned or { v = v, part = part }
+		end
 		refused = refused or { v = v, part = part }
 	end
 
-	local v, part = refused.v, refused.part
+	local v, part = (warned or refused).v, (warned or refused).part
 	local lines = {}
 	for _, l in ipairs(v.explanation or {}) do
 		l = l:gsub("^memcore: this step", "memcore: this job")
@@ -265,13 +271,14 @@ function memcore_pre_submit(options, pack_offset)
 	local where = part and (" in partition " .. part)
 		or (v.partition and (" in partition " .. v.partition)) or ""
 	local mode = memcore_opt(options, "memcore", "MEMCORE_MODE") or ""
-	if v.mode == "warn" then
+	local launch = v.launch	-- runs, warned, refused, unchecked
+	if launch == "warned" and v.mode == "warn" then
 		lines[#lines + 1] = "memcore: Mode=warn" .. where ..
 			": the job is submitted anyway"
 		say(lines)
 		return slurm.SUCCESS
 	end
-	if mode:match("warn") and v.allow_user_warn then
+	if launch == "warned" then
 		lines[#lines + 1] = "memcore: --memcore=warn: the job is " ..
 			"submitted anyway"
 		say(lines)

@@ -576,6 +576,17 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 		       v->cores_needed, v->node_cores);
 		break;
 	case MC_MISFIT_NODE_CORES_RULE:
+		/* The node's rule, not the step's allocation: more cores
+		 * for the step would not help (ReservedCores= included). */
+		sb_add(s, " is refused by the node's cores rule, %s: the "
+		       "node's %u GPUs at %u DataLoader workers each need %u "
+		       "cores, it has %u:", v->ram_short || v->cores_short
+		       ? "and needs more than it was given"
+		       : "not its allocation",
+		       mc_node_gpus(&v->req, &v->node),
+		       v->req.dataloader_workers, v->node_cores_needed,
+		       v->node_cores);
+		break;
 	case MC_MISFIT_RAM:
 	case MC_MISFIT_CORES:
 		sb_add(s, " needs more than it was given:");
@@ -668,6 +679,13 @@ void mc_verdict_explain(const struct mc_policy *p, const struct mc_verdict *v,
 	if (!v->fits)
 		explain_fix(p, v, out);
 	else if (v->max_dataloader_workers > (int32_t)r->dataloader_workers)
-		add_line(out, "  up to %d DataLoader workers per GPU fit "
-			 "this allocation", v->max_dataloader_workers);
+		/* The limit is the allocation's, or (same figure as any
+		 * allocation would get) the node's own. */
+		add_line(out, "  up to %d DataLoader workers per GPU fit %s",
+			 v->max_dataloader_workers,
+			 v->max_dataloader_workers ==
+			 v->node_max_dataloader_workers
+			 ? "this node (its cores and RAM rules; more "
+			   "allocation would not raise it)"
+			 : "this allocation");
 }

@@ -70,4 +70,32 @@ void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 		   bool gpu_memory_known, const char *gpu_memory_source,
 		   const char *host, struct mc_node_judgement *out);
 
+/*
+ * What launch does with a step, by the policy's Mode and AllowUserWarn
+ * and whether the user asked --memcore=warn (MEMCORE_MODE=warn):
+ * Mode=off: not checked; a step that fits runs; one that does not runs
+ * with the explanation as a warning under Mode=warn or an allowed
+ * --memcore=warn, else is refused. The plugin (spank/mc_stepd.c) and
+ * memcore check (hence the cli_filter) both decide by it.
+ */
+enum mc_launch {
+	MC_LAUNCH_RUNS = 0,		/* it fits: runs */
+	MC_LAUNCH_WARNED,		/* does not fit: runs with a warning */
+	MC_LAUNCH_REFUSED,		/* does not fit: refused */
+	MC_LAUNCH_UNCHECKED,		/* Mode=off: runs unchecked */
+};
+extern const char *const mc_launch_words[];	/* runs warned refused
+						 * unchecked */
+
+enum mc_launch mc_launch_outcome(const struct mc_policy *p, bool user_warn,
+				 bool fits);
+
+/*
+ * The line the explanation ends with for outcome o (NULL: none): why it
+ * runs anyway (warned, unchecked), or for a refusal whether the user may
+ * turn it into a warning (the plugin's words, also said by check).
+ */
+const char *mc_launch_line(const struct mc_policy *p, bool user_warn,
+			   enum mc_launch o);
+
 #endif

@@ -94,24 +94,6 @@ static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
 	keep(p, allow ? 0 : -1, false, line);
 }
 
-/* One line the refusal ends with: whether the user may downgrade it. */
-static const char *warn_line(const struct mc_plugin *p,
-			     const struct mc_policy *pol)
-{
-	/* Said once, and about this refusal: a user who never asked for
-	 * warn must not read it as a mistake in their command. */
-	if (!pol->allow_user_warn)
-		return (p->opts.mode & MC_USER_WARN)
-		       ? "memcore: --memcore=warn cannot turn this refusal into "
-			 "a warning at this site (AllowUserWarn=no)"
-		       : "memcore: this refusal cannot be turned into a "
-			 "warning at this site (AllowUserWarn=no)";
-	if (p->opts.mode & MC_USER_WARN)
-		return NULL;	/* cannot be: warn would have run it */
-	return "memcore: --memcore=warn is allowed here (AllowUserWarn=yes): "
-	       "it would run the step with this explanation as a warning";
-}
-
 /*
  * The figures srun/sbatch read from the job's own files, from the job's
  * environment (slurmstepd never opens the files: mc_jobfiles.h), applied
@@ -164,7 +146,8 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_from[96];
 	enum mc_mem_source mem_src;
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
-	bool refuse, warn_ok;
+	bool refuse, user_warn = p->opts.mode & MC_USER_WARN;
+	enum mc_launch launch;
 	const char *outcome;
 	size_t used = 0;
 
@@ -183,7 +166,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		setup_error(p, &pol, s, p->cfg_err);
 		return;
 	}
-	if (pol.mode == MC_MODE_OFF)
+	if (mc_launch_outcome(&pol, user_warn, true) == MC_LAUNCH_UNCHECKED)
 		return;
 	if (s->n_gpu_idx >= 0 && (uint32_t)s->n_gpu_idx != s->gpus) {
 		snprintf(err, sizeof(err), "Slurm says %u GPUs on this node "
@@ -264,24 +247,17 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	}
 
 	mc_judge(&pol, &req, &alloc, &node, s->step_name, s->host, &j);
-	warn_ok = pol.mode == MC_MODE_WARN ||
-		  ((p->opts.mode & MC_USER_WARN) && pol.allow_user_warn);
-	refuse = !j.v.fits && !warn_ok;
+	/* The same decision memcore check reports (mc_judge.h). */
+	launch = mc_launch_outcome(&pol, user_warn, j.v.fits);
+	refuse = launch == MC_LAUNCH_REFUSED;
 	/* Whether it is ended in other components is slurmctld's word,
 	 * asked only now that it is refused (mc_step.h). */
 	if (refuse && p->step.n_het)
 		mc_step_het_check(&p->step);
 	text[0] = '\0';
 	if (!j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
-		const char *last = NULL;
+		const char *last = mc_launch_line(&pol, user_warn, launch);
 
-		if (!j.v.fits && !refuse)
-			last = pol.mode == MC_MODE_WARN
-			       ? "memcore: Mode=warn: the step runs anyway"
-			       : "memcore: --memcore=warn: the step runs "
-				 "anyway";
-		else if (refuse)
-			last = warn_line(p, &pol);
 		if (last && j.e.n < MC_EXPLAIN_LINES)
 			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX, "%s",
 				 last);

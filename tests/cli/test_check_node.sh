@@ -10,7 +10,8 @@
 H200=$DATA/lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml
 TIOGA=$DATA/hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml
 first() { head -n1 <<<"$OUT"; }
-last() { tail -n1 <<<"$OUT"; }
+# the line before the one saying what launch does (test_check_mode.sh)
+last() { tail -n2 <<<"$OUT" | head -n1; }
 
 # --- impossible is not "fits" ------------------------------------------------
 run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 8 --mem 2000G

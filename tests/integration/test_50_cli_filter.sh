@@ -129,6 +129,13 @@ assert_eq 0 "$MC_RC" "--memcore=warn: submitted"
 assert_contains "$MC_ERR" "--memcore=warn: the job is submitted anyway" "--memcore=warn: says so"
 assert_contains "$MC_ERR" "712 GiB needed" "--memcore=warn: with the numbers"
 mc_wait_job "${MC_OUT%%;*}" >/dev/null
+# MEMCORE_MODE=warn, the variable form: what launch would run with a warning
+# (memcore check's "launch": warned) is queued, not refused
+MEMCORE_MODE=warn mc_run sbatch --parsable "${JOB[@]}" --mem=400G --wrap true
+assert_eq 0 "$MC_RC" "MEMCORE_MODE=warn: submitted"
+assert_contains "$MC_ERR" "--memcore=warn: the job is submitted anyway" "MEMCORE_MODE=warn: says so"
+assert_not_contains "$MC_ERR" "refused at submission" "MEMCORE_MODE=warn: not refused"
+mc_wait_job "${MC_OUT%%;*}" >/dev/null
 
 # a partition memcore.conf does not describe is not checked here (the node
 # checks at launch: 400 GiB is plenty for 8 T4s)

@@ -51,6 +51,9 @@ assert_contains "$MC_OUT" "  GPU memory from memcore.conf (slurmctld does not kn
 check_empty() { mc_run "${MC[@]}" check --config "$MC_CONF_DIR/empty.conf" "$@"; }
 check_empty --gpus 8 --mem 300G
 assert_contains "$MC_OUT" "  GPU memory unknown for $MC_NODE_NAME: an administrator sets GpuTypeMemory=t4:SIZE or GpuMemory= in memcore.conf" "unknown GPU memory: the key that gives it"
+assert_rc 0 "unknown GPU memory: no false refusal"
+assert_match "$(head -n1 <<<"$MC_OUT")" "^memcore: fits as far as memcore can tell on 1 of 1 node of partition gpu: $MC_NODE_NAME .*; GPU memory unknown \(no GpuTypeMemory=/GpuMemory=\): the RAM floor was not checked; launch measures it and may refuse\$" \
+	"unknown GPU memory: the first line says the GPU-memory term was not checked, not \"fits\""
 
 # --mem above RealMemory: the "no node" header, exit 1
 check --gpus 8 --mem 400G
@@ -64,6 +67,14 @@ assert_contains "$MC_OUT" "fix: --mem=200G" "the fix that fits the node"
 check --gpus 8 --partition gpx
 assert_rc 2 "an unknown partition exits 2"
 assert_eq "memcore: --partition=gpx: no such partition (partitions: gpu, mixed)" "$MC_ERR" "it names the partitions"
+# ... also when the node comes from a topology (TopologyFile=, --topology):
+# slurm.conf is readable, so slurmctld says which partitions exist
+check --gpus 8 --partition gpx --topology "$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+assert_rc 2 "an unknown partition exits 2 with --topology too"
+assert_eq "memcore: --partition=gpx: no such partition (partitions: gpu, mixed)" "$MC_ERR" "--topology: it names slurmctld's partitions"
+check --gpus 8 --partition mixed --topology "$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml"
+assert_rc 0 "a known partition with --topology is judged on the topology"
+assert_contains "$MC_OUT" "memcore: this step fits:" "--topology, known partition: the topology's verdict"
 
 # --- two node shapes: the answer names both node lists --------------------
 check --partition mixed --gpus 8 --mem 300G

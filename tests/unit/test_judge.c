@@ -143,8 +143,10 @@ static void test_why(void **state)
 		  "it needs 24 cores, the node has 20:",
 		  "has 20 cores, needs 28" },
 		{ 2048 * GiB, 26, 8, 712 * GiB, 26, true,
-		  MC_MISFIT_NODE_CORES_RULE, false, "memcore: this step needs "
-		  "more than it was given:", "has 26 cores, needs 28" },
+		  MC_MISFIT_NODE_CORES_RULE, false, "memcore: this step is "
+		  "refused by the node's cores rule, not its allocation: the "
+		  "node's 8 GPUs at 2 DataLoader workers each need 28 cores, "
+		  "it has 26:", "has 26 cores, needs 28" },
 		{ 2048 * GiB, 96, 8, 400 * GiB, 24, true, MC_MISFIT_RAM,
 		  false, "memcore: this step needs more than it was given:",
 		  "needs 712 GiB" },
@@ -215,12 +217,51 @@ static void test_judge_node(void **state)
 	assert_int_equal(nj.step.e.n, 0);
 }
 
+/* What launch does, by Mode, AllowUserWarn and --memcore=warn: the one
+ * decision of the plugin and memcore check. */
+static void test_launch_outcome(void **state)
+{
+	struct mc_policy p;
+
+	(void)state;
+	policy("", &p);			/* Mode=enforce, AllowUserWarn=no */
+	assert_int_equal(mc_launch_outcome(&p, false, true), MC_LAUNCH_RUNS);
+	assert_int_equal(mc_launch_outcome(&p, false, false),
+			 MC_LAUNCH_REFUSED);
+	assert_int_equal(mc_launch_outcome(&p, true, false),
+			 MC_LAUNCH_REFUSED);
+	assert_string_equal(mc_launch_line(&p, true, MC_LAUNCH_REFUSED),
+			    "memcore: --memcore=warn cannot turn this refusal "
+			    "into a warning at this site (AllowUserWarn=no)");
+	assert_null(mc_launch_line(&p, false, MC_LAUNCH_RUNS));
+	policy("AllowUserWarn=yes", &p);
+	assert_int_equal(mc_launch_outcome(&p, false, false),
+			 MC_LAUNCH_REFUSED);
+	assert_int_equal(mc_launch_outcome(&p, true, false),
+			 MC_LAUNCH_WARNED);
+	assert_string_equal(mc_launch_line(&p, true, MC_LAUNCH_WARNED),
+			    "memcore: --memcore=warn: the step runs anyway");
+	policy("Mode=warn", &p);
+	assert_int_equal(mc_launch_outcome(&p, false, false),
+			 MC_LAUNCH_WARNED);
+	assert_int_equal(mc_launch_outcome(&p, false, true), MC_LAUNCH_RUNS);
+	assert_string_equal(mc_launch_line(&p, false, MC_LAUNCH_WARNED),
+			    "memcore: Mode=warn: the step runs anyway");
+	policy("Mode=off", &p);
+	assert_int_equal(mc_launch_outcome(&p, false, false),
+			 MC_LAUNCH_UNCHECKED);
+	assert_int_equal(mc_launch_outcome(&p, false, true),
+			 MC_LAUNCH_UNCHECKED);
+	assert_string_equal(mc_launch_words[MC_LAUNCH_UNCHECKED], "unchecked");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_memory_order),
 		cmocka_unit_test(test_why),
 		cmocka_unit_test(test_judge_node),
+		cmocka_unit_test(test_launch_outcome),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
