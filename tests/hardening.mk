@@ -7,7 +7,8 @@
 #                   with halt_on_error                     (part of check)
 #   make valgrind   memcore check and memcore audit under valgrind memcheck
 #                   (--error-exitcode=99: exit 1 is memcore's "refused")
-#                   on every topology in tests/data/, zero errors (check)
+#                   on every topology in tests/data/, zero errors (check;
+#                   tests/valgrind.sh, MC_JOBS at a time)
 #   make fuzz       each libFuzzer target (clang) for FUZZ_SECONDS (60)
 #                   from its seed corpus; fails on any crash. Not part of
 #                   check: a separate CI step, budget 5 x FUZZ_SECONDS + 1 min
@@ -18,25 +19,22 @@
 
 CLANG        ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := config opts parse list jobfiles $(if $(wildcard cgroup/mc_memstat.c),memstat)
+FUZZ_TARGETS := config opts parse list jobfiles memstat
 # What the targets parse: pure C, no Slurm, no hwloc.
-FUZZ_SRC     := $(POLICY_SRC) $(wildcard cgroup/mc_memstat.c)
+FUZZ_SRC     := $(POLICY_SRC) cgroup/mc_memstat.c
 FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz
 SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=all
 SAN_ENV      := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
                 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:fast_unwind_on_malloc=0
-VALGRIND     := valgrind -q --error-exitcode=99 --leak-check=full \
-                --show-leak-kinds=definite,indirect \
-                --errors-for-leak-kinds=definite,indirect
 
 .PHONY: sanitize sanitize-run valgrind fuzz fuzz-build
 
 # The unit tests and replay drivers, built into $(B)/asan by a sub-make with
 # the sanitizers in CFLAGS (compile and link).
 sanitize:
-	$(MAKE) --no-print-directory B=$(B)/asan \
+	$(MAKE) --no-print-directory -j$(NPROC) B=$(B)/asan \
 	  CFLAGS="-O1 -g $(SAN_FLAGS)" sanitize-run
 
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(B)/replay/replay_%)
@@ -46,33 +44,12 @@ $(B)/replay/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_SRC)
 	  $(PKG_LIBS)
 
 sanitize-run: $(UNIT_BIN) $(REPLAY_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== asan+ubsan $$t"; \
-	  MC_TOP=$(CURDIR) $(SAN_ENV) $$t >$$t.log 2>&1 || \
-	  { cat $$t.log; echo "FAIL: $$t under ASan+UBSan"; exit 1; }; \
-	  tail -n 1 $$t.log; done
+	@MC_TOP=$(CURDIR) $(SAN_ENV) bash tests/pool.sh -p asan -l $(B)/logs/asan -- $(UNIT_BIN)
 	@set -e; for t in $(FUZZ_TARGETS); do echo "== asan+ubsan corpus $$t"; \
 	  $(SAN_ENV) $(B)/replay/replay_$$t tests/fuzz/corpus/$$t; done
 
 valgrind: $(CLI)
-	@set -e; n=0; for x in tests/data/*.xml; do \
-	  for c in "check --gpus 1 --mem 64G --dataloader-workers 2 --json" "audit"; do \
-	    rc=0; $(VALGRIND) $(CLI) $$c --config etc/memcore.conf \
-	      --topology $$x >/dev/null 2>$(B)/valgrind.err || rc=$$?; \
-	    if [ $$rc -gt 2 ] || grep -q '^==' $(B)/valgrind.err; then \
-	      cat $(B)/valgrind.err; \
-	      echo "FAIL: valgrind memcore $$c --topology $$x (exit $$rc)"; \
-	      exit 1; fi; n=$$((n + 1)); \
-	  done; done; \
-	printf 'NodeRam=700G\nNodeCores=32\nNodeGpus=8\nGpuMemory=80G\nHostRamPerGpuRam=1.5\n' \
-	  >$(B)/valgrind-nodekeys.conf; \
-	for c in "audit" "audit --json" "check --gpus 8 --json"; do \
-	  rc=0; $(VALGRIND) $(CLI) $$c --config $(B)/valgrind-nodekeys.conf \
-	    >/dev/null 2>$(B)/valgrind.err || rc=$$?; \
-	  if [ $$rc -gt 2 ] || grep -q '^==' $(B)/valgrind.err; then \
-	    cat $(B)/valgrind.err; \
-	    echo "FAIL: valgrind memcore $$c with Node* keys (exit $$rc)"; \
-	    exit 1; fi; n=$$((n + 1)); \
-	done; echo "valgrind: $$n runs of memcore check/audit, 0 errors"
+	bash tests/valgrind.sh $(CLI)
 
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) tests/fuzz/fuzz.h

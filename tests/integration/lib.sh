@@ -170,15 +170,24 @@ assert_rc() {
 # Long commands run in the background and are waited for, so that INT/TERM
 # (a CI timeout) reach the EXIT trap at once instead of after the command.
 _mc_fg() { "$@" & MC_CHILD=$!; wait "$MC_CHILD"; local rc=$?; MC_CHILD=; return $rc; }
+# The helpers below avoid forks where a builtin does: in the guests (QEMU
+# without KVM) each fork and exec costs about 0.1 s, and a test makes
+# hundreds of these calls.
+# _mc_slurp VAR FILE: VAR = FILE's text without its trailing newlines, as
+# $(cat FILE) gives it, without a process.
+_mc_slurp() {
+	local -n _v=$1
+	_v=
+	IFS= read -r -d '' _v <"$2"
+	while [[ $_v == *$'\n' ]]; do _v=${_v%$'\n'}; done
+}
 # mc_run CMD ARGS...: run with a time limit; sets MC_RC, MC_OUT, MC_ERR, MC_CMD.
 mc_run() {
-	local o e
-	o=$(mktemp "$MC_WORK/tmp/out.XXXXXX") e=$(mktemp "$MC_WORK/tmp/err.XXXXXX")
+	local o=$MC_WORK/tmp/mc_run.out e=$MC_WORK/tmp/mc_run.err
 	MC_CMD="$*"
 	_mc_fg timeout -k 5 "$MC_CMD_TIMEOUT" "$@" >"$o" 2>"$e" </dev/null
 	MC_RC=$?
-	MC_OUT=$(cat "$o") MC_ERR=$(cat "$e")
-	rm -f "$o" "$e"
+	_mc_slurp MC_OUT "$o"; _mc_slurp MC_ERR "$e"
 	[ "$MC_RC" = 124 ] && mc_log "timed out after ${MC_CMD_TIMEOUT}s: $MC_CMD"
 	return 0
 }
@@ -197,7 +206,9 @@ mc_sbatch() {
 mc_job_out() { printf '%s\n' "$MC_JOB_DIR/slurm-$1.out"; }
 # mc_job_field JOBID KEY: one field of `scontrol show job -o` (e.g. State, ExitCode, Reason).
 mc_job_field() {
-	scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+	local l; l=$(scontrol -o show job "$1" 2>/dev/null)
+	[[ " $l" =~ \ $2=([^ ]*) ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+	return 0
 }
 mc_job_state() { mc_job_field "$1" JobState; }
 # mc_wait_job JOBID [TIMEOUT]: wait until the job is finished; prints the
@@ -220,13 +231,15 @@ mc_wait_job() {
 }
 # mc_node_field KEY [NODE]: one field of `scontrol show node -o` (State, Reason, AllocTRES, ...).
 mc_node_field() {
-	scontrol -o show node "${2:-$MC_NODE_NAME}" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n1
+	local l; l=$(scontrol -o show node "${2:-$MC_NODE_NAME}" 2>/dev/null)
+	[[ " $l" =~ \ $1=([^ ]*) ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+	return 0
 }
 # The backfill scheduler's +PLANNED flag is dropped: it marks a node held for
 # a job that was pending at its last pass and stays until the next pass (CI
 # saw IDLE+PLANNED after test_58's corpus in the bookworm guest); it says
 # nothing about the node's health, which is what the tests assert.
-mc_node_state() { mc_node_field State | sed 's/+PLANNED//'; }
+mc_node_state() { local s; s=$(mc_node_field State); printf '%s\n' "${s//+PLANNED/}"; }
 # mc_wait_node_state STATE [TIMEOUT]: wait until State is exactly STATE (e.g. IDLE).
 mc_wait_node_state() {
 	local want=$1 s end=$((SECONDS + ${2:-30}))
@@ -238,6 +251,40 @@ mc_wait_node_state() {
 			return 1
 		fi
 		sleep 0.3
+	done
+}
+# mc_node_state_settled [TIMEOUT] [NODE]: the node's State once Slurm has
+# finished with it: waits (up to TIMEOUT s, default 30) while it is
+# ALLOCATED, MIXED or COMPLETING, states every step passes through in Slurm's
+# own time (epilog, step cleanup, the next scheduling pass), then prints it.
+# A DRAIN or DOWN node is printed at once: the tests assert "IDLE, not
+# drained", and waiting would only hide the drain for TIMEOUT seconds.
+mc_node_state_settled() {
+	local s end=$((SECONDS + ${1:-30}))
+	while :; do
+		s=$(mc_node_field State "${2:-$MC_NODE_NAME}"); s=${s//+PLANNED/}
+		case $s in
+		*DRAIN*|*DOWN*|*FAIL*|*INVAL*) break ;;
+		ALLOCATED*|MIXED*|*COMPLETING*|"") ;;
+		*) break ;;
+		esac
+		[ $SECONDS -ge $end ] && break
+		sleep 0.2
+	done
+	printf '%s\n' "$s"
+}
+# assert_node_idle MSG [TIMEOUT]: the node comes back IDLE (not DRAIN, not
+# DOWN) once its jobs are done: mc_node_state_settled, then IDLE asserted.
+assert_node_idle() { assert_eq IDLE "$(mc_node_state_settled "${2:-30}")" "$1"; }
+# mc_wait_until TIMEOUT CMD...: poll CMD (every 0.1 s) until it succeeds, at
+# most TIMEOUT s; rc 0 when it did. For what Slurm or slurmstepd writes in
+# its own time (a log line, a textfile): the assertion that follows reads
+# it, so a lost write still fails there, after TIMEOUT, not by chance.
+mc_wait_until() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
 	done
 }
 # mc_jobs_idle [TIMEOUT]: wait until no job is pending/running.

@@ -9,11 +9,21 @@
 #   MEMCORE_BUILD   the build dir with memcore.so (default: <repo>/build)
 #   MC_TEST_TIMEOUT seconds per test script (default 300)
 #   MC_KEEP_WORK=1  keep every test's work dir (a failed test's is always kept)
-#   MC_GUEST_ONLY=1 only the tests with a line starting `# guest: yes`:
-#                   those that depend on the kernel or the Slurm version,
-#                   which the guest tier (tests/vm) runs in each guest
+#   MC_GUEST_ONLY=1 only the tests marked for the guest tier (tests/vm):
+#                   those that depend on cgroup v2, the kernel's memory
+#                   accounting or the Slurm version, in the guest
+#                   MC_GUEST_SUITE names (bookworm, trixie, sid). A test's
+#                   line `# guest: yes` runs it in every suite, `# guest:
+#                   trixie sid` in those (bookworm has the host's Slurm
+#                   22.05: a test that depends only on the Slurm version
+#                   learns nothing new there), and its `# guest: why: ...`
+#                   line says what it depends on; a marked test without
+#                   one FAILS. Without a mark (or `# guest: no: why`) a
+#                   test runs on the host only.
 #   MC_WORK_BASE    each test's work dir is MC_WORK_BASE/<test> (the guests
 #                   keep it off the 9p share: unix sockets, big files)
+#   MC_TIMES        append "test<TAB>NAME<TAB>SECONDS" per test to this file
+#                   (make check's slowest-tests table, tests/times.sh)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -29,7 +39,7 @@ fi
 logdir=$here/.work/logs
 mkdir -p "$logdir"
 
-tests=()
+tests=() unexplained=()
 for t in "$here"/test_*.sh; do
 	[ -e "$t" ] || continue
 	n=$(basename "$t" .sh)
@@ -39,13 +49,26 @@ for t in "$here"/test_*.sh; do
 		[ $m = 1 ] || continue
 	fi
 	if [ "${MC_GUEST_ONLY:-0}" = 1 ]; then
-		grep -q '^# guest: yes' "$t" || continue
+		# the first `# guest:` line that is not its why
+		# (its words up to the first other character: "trixie sid",
+		# "yes", "no: why")
+		mark=$(sed -n '/^# guest: why:/d; s/^# guest: //p' "$t" | head -n 1)
+		mark=" $(printf '%s ' ${mark%%[^a-z ]*})"
+		case $mark in
+		" yes "|*" ${MC_GUEST_SUITE:-none} "*) ;;
+		*) continue ;;
+		esac
+		grep -q '^# guest: why: ' "$t" || unexplained+=("$n")
 	fi
 	tests+=("$t")
 done
 [ ${#tests[@]} -gt 0 ] || { echo "no tests match: $*" >&2; exit 1; }
 
 pass=0 fail=0 skip=0 failed=() skipped=() t_all=$SECONDS
+for n in "${unexplained[@]}"; do
+	fail=$((fail + 1)); failed+=("$n")
+	printf 'FAIL  %-40s    0s  (marked for the guests without a "# guest: why: ..." line saying what it depends on there)\n' "$n"
+done
 for t in "${tests[@]}"; do
 	n=$(basename "$t" .sh)
 	log=$logdir/$n.log
@@ -54,6 +77,7 @@ for t in "${tests[@]}"; do
 	timeout -k 15 "$timeout_s" bash "$t" >"$log" 2>&1 </dev/null
 	rc=$?
 	dt=$((SECONDS - t0))
+	[ -n "${MC_TIMES:-}" ] && printf 'test\t%s\t%s\n' "$n" "$dt" >>"$MC_TIMES"
 	if [ $rc = 0 ]; then
 		pass=$((pass + 1))
 		printf 'PASS  %-40s %4ss\n' "$n" "$dt"

@@ -12,7 +12,9 @@
 #    and by memcore check, and running;
 #  - 16 ranks on 2 GPUs: RamPerTask for each of the 16, one binding
 #    message for the step.
-# guest: yes  (the shard variable and the ranks' binding depend on the Slurm version)
+# guest: trixie sid
+# guest: why: the shard variable (SLURM_SHARDS_ON_NODE) and the ranks'
+#   binding depend on the Slurm release; bookworm's 22.05 is the host's
 . "$(dirname "$0")/lib.sh"
 
 TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml

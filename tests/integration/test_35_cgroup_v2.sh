@@ -12,11 +12,21 @@
 #  2. task/cgroup, ConstrainRAMSpace=no: memcore's own cgroup, made beside
 #     the task's cgroup under step_S/user, holds the limit and is gone after.
 # Each round: a misfit step refused (node IDLE), a fitting one bound to its
-# GPU's NUMA CPU, slurmstepd's cgroup not under the step's limit, `memcore
-# usage --pid` naming the limit and the cgroup that holds it, a 1 GiB file
-# read twice through mmap under --mem=256M exits 0, 600 MB of anonymous
-# memory OOM-killed with memcore's explanation, /dev/shm past the limit
-# explained as shared memory with slurmstepd alive (srun returns, node IDLE).
+# GPU's NUMA CPU, slurmstepd's cgroup not under the step's limit and kept
+# from the OOM killer, `memcore usage --pid` naming the limit and the cgroup
+# that holds it, a 512 MiB file (twice the limit) read twice through mmap
+# under --mem=256M exits 0 with its pages counted as reclaimable, 600 MB of
+# anonymous memory OOM-killed with memcore's explanation (once per step for
+# two tasks), /dev/shm counted as non-reclaimable and, past the limit,
+# explained as shared memory with slurmstepd alive (srun returns, node
+# IDLE), a tmpfs other than /dev/shm named in the explanation.
+# test_30_memory makes the same checks of the step's memory on cgroup v1
+# (the host); on v2 they are made here, once, not in a second test: what
+# they read (memory.stat, memory.events, the step's cgroup) is v2's and
+# Slurm's cgroup/v2 layout, which this test already sets up.
+# guest: why: cgroup v2's layout as each Slurm release's cgroup/v2 makes it
+#   (26.05 names the job level differently) and the 6.1 kernel's v2 memory
+#   accounting (memory.max, memory.events, memory.stat's shmem and file)
 . "$(dirname "$0")/lib.sh"
 
 [ -r /sys/fs/cgroup/cgroup.controllers ] &&
@@ -34,7 +44,9 @@ MEMCORE=$MEMCORE_BUILD/memcore
 MIB=$((1 << 20))
 CG=/sys/fs/cgroup
 SHM=/dev/shm/mc_test35_$$
-mc_at_exit 'rm -f "$SHM"'
+TMPFS=/tmp/mc_test35_tmpfs_$$
+mkdir -p "$TMPFS"
+mc_at_exit 'rm -f "$SHM" "$SHM".small; umount "$TMPFS" 2>/dev/null; rmdir "$TMPFS"'
 for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
@@ -42,6 +54,12 @@ done
 policy() { mc_small_policy; }
 
 json() { jq -r ".$2" "$1" 2>/dev/null; }
+# CAP_SYS_RESOURCE (bit 24) in our effective set: needed to lower an
+# oom_score_adj, as memcore does for slurmstepd.
+_cap_sys_resource() {
+	local c; c=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+	(( (16#$c >> 24) & 1 ))
+}
 # srun returns as the last task ends; slurmstepd removes its cgroups then.
 gone() { local i; for ((i = 0; i < 40; i++)); do [ -e "$1" ] || return 0; sleep 0.05; done; }
 # Inside a step: the task's cgroup, slurmstepd's, and memory.max up the path.
@@ -49,6 +67,7 @@ PROBE='t=$(sed -n "s/^0:://p" /proc/self/cgroup); s=$(sed -n "s/^0:://p" /proc/$
 echo "task=$t"; echo "stepd=$s"; echo "stepd_comm=$(cat /proc/$PPID/comm)"
 d=/sys/fs/cgroup$t; while [ "$d" != /sys/fs/cgroup ]; do echo "max $d $(cat $d/memory.max) $(cat $d/memory.swap.max 2>/dev/null)"; d=${d%/*}; done
 d=/sys/fs/cgroup$s; while [ "$d" != /sys/fs/cgroup ]; do echo "smax $d $(cat $d/memory.max)"; d=${d%/*}; done
+echo "adj=$(cat /proc/self/oom_score_adj) stepd_adj=$(cat /proc/$PPID/oom_score_adj)"
 '
 
 round() { # NAME
@@ -59,7 +78,7 @@ round() { # NAME
 	mc_run srun -n1 --gpus=1 --mem=256M --dataloader-workers=3 true
 	assert_rc 1 "$r: a step needing 4 cores on a 2-core node is refused"
 	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on .* cannot fit: it needs 4 cores, the node has 2" "$r: ... with memcore's explanation"
-	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE after the refusal"
+	assert_node_idle "$r: node IDLE after the refusal"
 
 	# --- a fitting step: bound, limited where it must be -------------------
 	j=$MC_WORK/tmp/usage-$r.json
@@ -75,6 +94,14 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	assert_match "$stepd" "/step_0/slurm$" "$r: slurmstepd in Slurm's <job>/step_0/slurm"
 	step=${stepd%/slurm}
 	if [ "$r" = slurm ]; then
+		# Both rounds keep slurmstepd from being the OOM victim: it is
+		# protected (-1000, needs CAP_SYS_RESOURCE) or every task raised
+		# its own score so that the OOM killer picks a task first.
+		if _cap_sys_resource; then
+			assert_contains "$MC_OUT" "adj=0 stepd_adj=-1000" "$r: slurmstepd protected from the OOM killer"
+		else
+			assert_contains "$MC_OUT" "adj=1000 stepd_adj=0" "$r: no CAP_SYS_RESOURCE: the task raised its oom_score_adj to 1000 instead"
+		fi
 		assert_match "$task" "^$step/user/task_0$" "$r: the task in <job>/step_0/user/task_0"
 		lim=$CG$step/user
 		assert_contains "$MC_OUT" "max $CG$step/user $((256 * MIB)) " \
@@ -101,12 +128,23 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	assert_eq $((256 * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage --pid: the 256 MiB limit"
 	assert_eq "$lim" "$(json "$j" limit_cgroup)" "$r: memcore usage --pid: ... held by $lim"
 
-	# --- a 1 GiB memory-mapped file read twice under --mem=256M ------------
-	d=$MC_WORK/tmp/data.bin
-	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_mmap_reader" "$d" 1024
-	assert_rc 0 "$r: the mmap reader of 1 GiB exits 0 under --mem=256M"
-	assert_contains "$MC_OUT" "read 1024 MiB twice" "$r: it read the file twice"
+	# --- a 512 MiB memory-mapped file read twice under --mem=256M ----------
+	# (twice the limit: the file cannot stay whole in page cache, so the
+	# second read works only if the kernel reclaims the first read's pages)
+	d=$MC_WORK/tmp/data.bin j=$MC_WORK/tmp/usage-a-$r.json
+	mc_run srun -n1 --gpus=1 --mem=256M --memcore=explain \
+		"$PROGS/mc_mmap_reader" "$d" 512 "$MEMCORE usage --pid \$PPID --json > $j"
+	assert_rc 0 "$r: the mmap reader of 512 MiB exits 0 under --mem=256M"
+	assert_contains "$MC_OUT" "read 512 MiB twice" "$r: it read the file twice"
 	assert_not_contains "$MC_ERR" "killed for memory" "$r: no OOM kill"
+	assert_eq 0 "$(json "$j" oom_kills)" "$r: memcore usage: no OOM kill"
+	assert_eq $((256 * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage: the 256 MiB limit"
+	[ "$(json "$j" non_reclaimable_bytes)" -lt $((256 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: non-reclaimable $(json "$j" non_reclaimable_bytes) < 256 MiB"
+	[ "$(json "$j" file_bytes)" -gt $((64 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: the mapped file's pages ($(json "$j" file_bytes) bytes) are counted as reclaimable"
+	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 memory at its end: .* non-reclaimable \(anon .*, shmem .*\) of .* in use, .* reclaimable file pages; peak .*, limit 256 MiB" \
+		"$r: --memcore=explain: one line at step end"
 	rm -f "$d"
 
 	# --- 600 MB of anonymous memory: OOM kill, explained from v2 figures ---
@@ -117,17 +155,47 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	assert_match "$MC_ERR" "non-reclaimable  about [0-9.]+ MiB at the kill: anon (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB" \
 		"$r: ... and the anonymous memory (memory.peak less shmem)"
 	assert_contains "$MC_ERR" "fix: ask for more with --mem (e.g. --mem=512M)" "$r: ... and what to change"
-	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE"
+	assert_contains "$MC_ERR" "not counted" "$r: ... and the file pages that did not count"
+	assert_node_idle "$r: node IDLE"
+	# two tasks past the limit: one explanation for the step
+	mc_run srun -n2 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+	assert_ne 0 "$MC_RC" "$r: two anon touchers are OOM-killed"
+	assert_not_contains "$MC_OUT" "touched 512 MiB" "$r: ... neither finished"
+	assert_eq 1 "$(grep -c 'was killed for memory' <<<"$MC_ERR")" "$r: ... explained once per step, not per task"
 
-	# --- /dev/shm past the limit: shared memory, slurmstepd survives -------
+	# --- /dev/shm: non-reclaimable; past the limit, slurmstepd survives ----
+	j=$MC_WORK/tmp/usage-c-$r.json
+	mc_run srun -n1 --gpus=1 --mem=256M sh -c \
+		"$PROGS/mc_shm_writer $SHM.small 128 && $MEMCORE usage --pid \$\$ --json > $j; rm -f $SHM.small"
+	assert_rc 0 "$r: 128 MiB in /dev/shm under --mem=256M runs"
+	[ "$(json "$j" shmem_bytes)" -ge $((128 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: shmem $(json "$j" shmem_bytes) >= 128 MiB"
+	[ "$(json "$j" non_reclaimable_bytes)" -ge $((128 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: /dev/shm counts as non-reclaimable ($(json "$j" non_reclaimable_bytes))"
+	[ "$(json "$j" file_bytes)" -lt $((64 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: /dev/shm is not reclaimable file pages ($(json "$j" file_bytes))"
 	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$SHM" 400
 	assert_ne 0 "$MC_RC" "$r: 400 MiB into /dev/shm under --mem=256M is OOM-killed, and srun returns"
 	assert_ne 124 "$MC_RC" "$r: ... not by the harness's timeout (slurmstepd alive)"
+	assert_match "$MC_ERR" "was killed for memory .* the limit of 256 MiB" "$r: explained"
+	assert_match "$MC_ERR" "shmem (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB \(files in tmpfs: [^;]*/dev/shm [0-9.]+ MiB[^;]*; pinned buffers\)" \
+		"$r: ... with the shared memory figure and where it is"
 	assert_match "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in tmpfs \([^)]*/dev/shm" \
 		"$r: explained as shared memory"
 	rm -f "$SHM"
+
+	# --- a tmpfs other than /dev/shm (a site's tmpfs /tmp) -----------------
+	mount -t tmpfs -o mode=1777,size=1g mc_test35 "$TMPFS"
+	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$TMPFS/fill" 400
+	assert_ne 0 "$MC_RC" "$r: writing 400 MiB into a tmpfs under --mem=256M is OOM-killed"
+	assert_match "$MC_ERR" "files in tmpfs: [^;]*$TMPFS [0-9.]+ MiB" \
+		"$r: the explanation names the tmpfs the step filled"
+	assert_contains "$MC_ERR" "delete what the job leaves in tmpfs ($TMPFS " \
+		"$r: ... first, in the fix"
+	umount "$TMPFS"
 	mc_jobs_idle 30
-	assert_eq IDLE "$(mc_node_state)" "$r: node IDLE after the /dev/shm step"
+	assert_node_idle "$r: node IDLE after the /dev/shm step"
+	assert_eq "" "$(squeue -h -o %i)" "$r: no job left running"
 	assert_eq "" "$(find $CG -name 'memcore_*' 2>/dev/null)" "$r: no memcore cgroup left anywhere"
 }
 

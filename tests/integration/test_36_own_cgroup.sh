@@ -1,5 +1,9 @@
 #!/bin/bash
 # guest: yes
+# guest: why: memcore's own cgroup on cgroup v2 (no internal processes:
+#   beside the task's cgroup, the memory controller enabled above it),
+#   under the hierarchy each Slurm release's cgroup/v2 makes for
+#   task/none (26.05 names the job level differently)
 # memcore's own memory cgroup (memcore_<job>_<step>) where nothing else
 # limits the step (task/none, proctrack/linuxproc), on cgroup v1 or v2:
 #  - a process that escapes the step (`setsid sleep`) keeps the cgroup in use
@@ -93,7 +97,7 @@ for ((i = 0; i < 5; i++)); do
 done
 for ((i = 0; i < 40; i++)); do ls -d "$parent"/memcore_* >/dev/null 2>&1 || break; sleep 0.05; done
 assert_eq "" "$(ls -d "$parent"/memcore_* 2>/dev/null)" "no memcore cgroup left after 5 steps"
-assert_eq IDLE "$(mc_node_state)" "node IDLE"
+assert_node_idle "node IDLE"
 
 # --- slurmd's start: it removes empty leftovers too --------------------------
 mc_run srun -n1 --gpus=1 --mem=256M bash -c 'echo "cg=$(sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup | head -n1)"; setsid sleep 2 </dev/null >/dev/null 2>&1 & exit 0'

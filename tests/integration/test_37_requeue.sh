@@ -180,6 +180,6 @@ assert_contains "$MC_ERR" "memcore: step $N.0: refused: every memory cgroup name
 	"... and says why"
 assert_not_contains "$MC_OUT" "touched" "... the program never ran"
 mc_wait_node_state IDLE 30
-assert_eq IDLE "$(mc_node_state)" "the node stays IDLE"
+assert_node_idle "the node stays IDLE"
 mc_run runuser -u nobody -- srun -n1 --gpus=1 --mem=256M true
 assert_rc 0 "the next job's step (other names) runs"

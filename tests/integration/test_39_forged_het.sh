@@ -1,5 +1,8 @@
 #!/bin/bash
-# guest: yes
+# guest: trixie sid
+# guest: why: the het-job variables each Slurm release sets and how its
+#   slurmctld answers memcore's question (no cgroup is involved; the host
+#   runs it on 22.05, bookworm's release)
 # The kill of a refused step believes slurmctld, not the job's environment
 # (issue 20 item 3). A one-node GPU step that memcore refuses, run by user
 # nobody with SLURM_HET_SIZE / SLURM_JOB_ID_HET_GROUP_* forged to name

@@ -96,17 +96,17 @@ new=$(log_since "$n")
 assert_contains "$new" "audit at 2 workers: FAILS the sizing rule" "start line: the failed audit"
 assert_contains "$new" "memcore: warning: $(hostname) breaks the RAM sizing rule" "a warning for RAM"
 assert_contains "$new" "breaks the cores sizing rule: 48 cores, 64 needed" "a warning for cores"
-assert_eq IDLE "$(mc_node_state)" "the node breaking the rule is IDLE"
+assert_node_idle "the node breaking the rule is IDLE"
 
 # --- a broken policy: slurmd runs, required or optional ---------------------
 printf 'TopologyFile=%s\nRamPerWorker=4Q\n' "$TOPO" >"$CONF"
 n=$(log_lines)
 mc_restart_slurmd || mc_die "required memcore with a broken policy must not stop slurmd"
-assert_eq IDLE "$(mc_node_state)" "required memcore with a broken policy: slurmd runs, the node IDLE"
+assert_node_idle "required memcore with a broken policy: slurmd runs, the node IDLE"
 new=$(log_since "$n")
 assert_contains "$new" "memcore $VERSION (Slurm $SLURM_VER) on $(hostname): $CONF:2: RamPerWorker=4Q" \
 	"the slurmd log says why"
 plug optional
 mc_restart_slurmd || mc_die "an optional memcore with a broken policy must not stop slurmd"
-assert_eq IDLE "$(mc_node_state)" "optional memcore with a broken policy: slurmd runs"
+assert_node_idle "optional memcore with a broken policy: slurmd runs"
 printf 'TopologyFile=%s\n' "$TOPO" >"$CONF"

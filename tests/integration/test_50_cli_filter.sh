@@ -188,4 +188,4 @@ for cmd in sbatch srun salloc; do
 	assert_contains "$MC_OUT" "--offload=none|optimizer|all" "$cmd --help: --offload"
 	assert_contains "$MC_OUT" "--memcore=explain|warn" "$cmd --help: --memcore"
 done
-assert_eq IDLE "$(mc_node_state)" "node IDLE at the end"
+assert_node_idle "node IDLE at the end"

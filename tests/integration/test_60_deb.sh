@@ -137,7 +137,7 @@ assert_eq COMPLETED "$(mc_wait_job "$id")" "installed plugin: a fitting job COMP
 assert_file_contains "$(mc_job_out "$id")" "fitting-ran"
 mc_run sbatch --help
 assert_contains "$MC_OUT" "--dataloader-workers=N" "installed plugin: sbatch --help lists its options"
-assert_eq IDLE "$(mc_node_state)" "node IDLE"
+assert_node_idle "node IDLE"
 mc_cluster_stop
 
 # --- remove, then purge: nothing of it is left --------------------------------

@@ -26,15 +26,13 @@ ROWS=0
 # row EXIT NEEDLE CMD...: CMD exits EXIT, NEEDLE is in its stderr (or the
 # output), nothing is left queued, the node is IDLE.
 row() {
-	local want=$1 needle=$2 st
+	local want=$1 needle=$2
 	shift 2
 	ROWS=$((ROWS + 1))
 	mc_run "$@"
 	assert_rc "$want" "row $ROWS: exit $want: $*"
 	assert_contains "$MC_ERR$MC_OUT" "$needle" "row $ROWS: says '$needle'"
-	st=$(mc_node_state)
-	[ "$st" = IDLE ] || { mc_jobs_idle 20 >/dev/null 2>&1; st=$(mc_node_state); }
-	assert_eq IDLE "$st" "row $ROWS: node IDLE"
+	assert_node_idle "row $ROWS: node IDLE"
 }
 # batch_row STATE NEEDLE SBATCH-ARGS...: the job ends in STATE with NEEDLE in
 # its output file.
@@ -46,7 +44,7 @@ batch_row() {
 	assert_ne "" "$jid" "row $ROWS: sbatch $* queued"
 	assert_eq "$want" "$(mc_wait_job "$jid")" "row $ROWS: sbatch $* ends $want"
 	assert_file_contains "$(mc_job_out "$jid")" "$needle"
-	assert_eq IDLE "$(mc_node_state)" "row $ROWS: node IDLE"
+	assert_node_idle "row $ROWS: node IDLE"
 }
 
 # --- options: refused by the command, nothing queued -----------------------

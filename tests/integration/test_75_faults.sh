@@ -22,12 +22,8 @@ ONE=(-N1 -n1 --gpus=1 --mem=50G -c 6)
 SHORT=(-N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=100G)
 FITS=(-N1 -n1 --gpus=8 --dataloader-workers=2 --cpus-per-gpu=6 --mem=200G)
 # IDLE, not DRAIN: a refused step's job may still be COMPLETING for a
-# moment after srun returns, so its end is awaited first (as test_70 does).
-idle() {
-	local st; st=$(mc_node_state)
-	[ "$st" = IDLE ] || { mc_jobs_idle 20 >/dev/null 2>&1; st=$(mc_node_state); }
-	assert_eq IDLE "$st" "node IDLE: $1"
-}
+# moment after srun returns (assert_node_idle waits for Slurm to settle).
+idle() { assert_node_idle "node IDLE: $1"; }
 cpu_runs() {
 	mc_run srun -N1 -n1 --mem=1G echo cpu-ran
 	assert_rc 0 "CPU-only step runs: $1"

@@ -67,7 +67,7 @@ d=$((rss_end - rss20))
 [ "${d#-}" -le "$TOL_KB" ] && _mc_ok "slurmd VmRSS after $STEPS within ${TOL_KB} kB of after 20 (${d} kB)" ||
 	assert_eq "<= ${TOL_KB} kB" "${d} kB" "slurmd VmRSS growth over $STEPS launches"
 assert_eq "$pid" "$(cat "$MC_WORK/run/slurmd.pid")" "the same slurmd throughout"
-assert_eq IDLE "$(mc_node_state)" "node IDLE after $STEPS launches"
+assert_node_idle "node IDLE after $STEPS launches"
 sleep 0.5
 new=$(comm -13 <(echo "$before") <(owncgs) | grep . || true)
 mc_log "memcore cgroups left after $STEPS launches: $(grep -c . <<<"$new")"

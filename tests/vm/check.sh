@@ -18,9 +18,14 @@
 #   MEMCORE_VM_FOREIGN_DEB=FILE  a memcore .deb built for another Slurm release
 #                       (make deb here, on bookworm): test_60_deb in the
 #                       guest checks that dpkg refuses it next to its slurmd
+#   MEMCORE_VM_JOBS     suites side by side (default: all given)
+#   MEMCORE_VM_CPUS     vCPUs per guest (default 2)
+#   MC_TIMES            append each suite's time and each guest test's
+#                       seconds (SUITE:TEST) to this file (tests/times.sh)
 #   CI=true             a guest that cannot be made, built or booted FAILS;
 #                       elsewhere it is skipped, loudly, with the reason
-# Exit: 0 all passed, 1 a test (or, in CI, a guest) failed, 77 all skipped.
+# Exit: 0 all passed, 1 a test (or, in CI, a guest) failed, 77 all skipped
+# (printed as a FAIL line: a tier that ran nothing never passes).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 suites=() pats=()
@@ -38,6 +43,9 @@ T=$(mktemp -d "${TMPDIR:-/var/tmp}/memcore-vm.XXXXXX")
 mounts=()
 cleanup() {
 	local m
+	# suites still running (an interrupt): their guests first
+	pkill -TERM -f -- "path=$T/" 2>/dev/null || true
+	wait 2>/dev/null || true
 	for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null || true; done
 	rm -rf "$T"
 }
@@ -97,12 +105,17 @@ if [ -n "$missing" ]; then
 else
 	kernel=$(timeout 600 "$VM_HERE/kernel.sh") || kernel=
 fi
-for s in "${suites[@]}"; do
-	t0=$SECONDS
+# run_suite SUITE: make, build, boot and test one suite; its result line in
+# $T/SUITE.result ("ok: ...", "FAIL: ...", or "CANNOT: why"), its times
+# in $T/SUITE.times. Runs in a subshell of its own (the suites run side
+# by side), so its mounts are undone by its own trap.
+run_suite() {
+	local s=$1 t0=$SECONDS out root w make_deb probe rc t_img t_build t_guest summary f con
+	trap 'for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null || true; done' EXIT
 	out=${MEMCORE_VM_OUT:-$VM_TOP/tests/vm/.work}/$s
 	rm -rf "$out"; mkdir -p "$out"
-	[ -n "$kernel" ] || { cannot "$s" "no guest kernel or no QEMU (see above)"; continue; }
-	root=$(timeout 1200 "$VM_HERE/rootfs.sh" "$s") || { cannot "$s" "no root filesystem (see above)"; continue; }
+	[ -n "$kernel" ] || { echo "CANNOT: no guest kernel or no QEMU (see above)" >"$T/$s.result"; return; }
+	root=$(timeout 1200 "$VM_HERE/rootfs.sh" "$s") || { echo "CANNOT: no root filesystem (see above)" >"$T/$s.result"; return; }
 	t_img=$((SECONDS - t0))
 	w=$T/$s; src_copy "$w"
 	if [ -n "${MEMCORE_VM_FOREIGN_DEB:-}" ]; then
@@ -114,32 +127,85 @@ for s in "${suites[@]}"; do
 		for f in "$w/build.log" "$w/build/deb.log"; do
 			[ -f "$f" ] && { tail -n 30 "$f" >&2; cp "$f" "$out/"; }
 		done
-		cannot "$s" "memcore does not build against $(grep slurmd "$root/versions")"; continue
+		echo "CANNOT: memcore does not build against $(grep slurmd "$root/versions")" >"$T/$s.result"; return
 	fi
 	t_build=$((SECONDS - t0 - t_img))
 	vm_log "$s: built in the chroot (${t_build}s; images ${t_img}s); booting the guest"
+	# one suite at a time: the console as it comes; side by side: each
+	# suite's console whole when it ends (check.sh prints it)
+	con=/dev/stdout; [ "$jobs" -gt 1 ] && con=/dev/null
 	set +e
 	"$VM_HERE/run-guest.sh" --kernel "$kernel" --rootfs "$root" --share "$w" --scratch 8192 \
-		--mem 3072 --timeout "$timeout_s" -- \
-		"MEMCORE_VM_LAYOUTS=${MEMCORE_VM_LAYOUTS:-0} MEMCORE_VM_PROBE=${MEMCORE_VM_PROBE:-0} bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log"
+		--mem 3072 --cpus "$vcpus" --timeout "$timeout_s" -- \
+		"MEMCORE_VM_LAYOUTS=${MEMCORE_VM_LAYOUTS:-0} MEMCORE_VM_PROBE=${MEMCORE_VM_PROBE:-0} bash /share/tests/vm/guest/run-tests.sh $s ${pats[*]:-}" 2>&1 | tee "$out/console.log" >"$con"
 	rc=${PIPESTATUS[0]}
 	set -e
 	cp -r "$w/.vm-results/." "$out/" 2>/dev/null || true
 	t_guest=$((SECONDS - t0 - t_img - t_build))
+	# each test's seconds, named SUITE:TEST (tests/times.sh)
+	[ -s "$out/times.tsv" ] && awk -F'\t' -v s="$s" 'BEGIN { OFS = "\t" } { $2 = s ":" $2; print }' "$out/times.tsv" >"$T/$s.times"
+	printf 'tier\tguest %s (images %ss, build %ss, guest %ss)\t%s\n' "$s" "$t_img" "$t_build" "$t_guest" \
+		"$((SECONDS - t0))" >>"$T/$s.times"
 	# (no FAIL or SKIP line is the good case: grep's 1 is no error here)
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/console.log" | tr '\n' ' ' || true)
 	summary="$summary$(grep -E '^(FAIL|SKIP)  ' "$out/console.log" | awk '{printf "%s %s; ", $1, $2}' || true)"
 	case $rc in
-	0) result[$s]="ok: $summary" ;;
-	125) cannot "$s" "the guest did not boot or gave no status (console: $out/console.log)" ;;
-	*) result[$s]="FAIL: $summary"; failed=$((failed + 1)) ;;
+	0) echo "ok: $summary" >"$T/$s.result" ;;
+	125) echo "CANNOT: the guest did not boot or gave no status (console: $out/console.log)" >"$T/$s.result" ;;
+	*) echo "FAIL: $summary" >"$T/$s.result" ;;
 	esac
-	vm_log "$s: images ${t_img}s, build ${t_build}s, guest ${t_guest}s: ${result[$s]}"
+	vm_log "$s: images ${t_img}s, build ${t_build}s, guest ${t_guest}s: $(cat "$T/$s.result")"
+}
+
+# collect SUITE: its result into result[] and the counts, its times into
+# MC_TIMES, its console (side by side: printed now, whole)
+collect() {
+	local s=$1 r out=${MEMCORE_VM_OUT:-$VM_TOP/tests/vm/.work}/$1
+	r=$(cat "$T/$s.result" 2>/dev/null || echo "CANNOT: its run ended without a result")
+	if [ "$jobs" -gt 1 ] && [ -s "$out/console.log" ]; then
+		printf '\nmemcore-vm: ----- %s: console (%s) -----\n' "$s" "$out/console.log"
+		cat "$out/console.log"
+	fi
+	[ -n "${MC_TIMES:-}" ] && [ -s "$T/$s.times" ] && cat "$T/$s.times" >>"$MC_TIMES"
+	case $r in
+	CANNOT:*) cannot "$s" "${r#CANNOT: }" ;;
+	FAIL:*) result[$s]=$r; failed=$((failed + 1)) ;;
+	*) result[$s]=$r ;;
+	esac
+}
+
+# MEMCORE_VM_JOBS suites side by side (default: all of them). A guest under
+# TCG keeps about one host core busy on average: its tests wait on Slurm's
+# timers, sleeps and srun round trips as much as they compute, so two or
+# three guests on two cores end well before the same guests in a row.
+# Each guest gets MEMCORE_VM_CPUS vCPUs (2: the tests' nodes have 2 CPUs).
+jobs=${MEMCORE_VM_JOBS:-${#suites[@]}}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+vcpus=${MEMCORE_VM_CPUS:-2}
+pids=() order=()
+for s in "${suites[@]}"; do
+	if [ "$jobs" = 1 ]; then
+		(run_suite "$s")
+		collect "$s"
+		continue
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	(run_suite "$s") &
+	pids+=($!)
 done
+if [ "$jobs" -gt 1 ]; then
+	wait "${pids[@]}" 2>/dev/null || true
+	for s in "${suites[@]}"; do collect "$s"; done
+fi
 
 printf '\nmemcore-vm: guest tier (%ss):\n' "$((SECONDS - t_all))"
 for s in "${suites[@]}"; do printf '  %-9s %s\n' "$s" "${result[$s]:-?}"; done
 [ $failed = 0 ] || exit 1
-[ $skipped = ${#suites[@]} ] && exit 77
+if [ $skipped = ${#suites[@]} ]; then
+	# Nothing ran: never a pass, in CI or not (make check fails on it too,
+	# unless MEMCORE_VM_ALLOW_SKIP=1 says the guests are not wanted here).
+	vm_log "FAIL: every guest suite was skipped (${suites[*]}): the guest tier ran no test"
+	exit 77
+fi
 [ $skipped = 0 ] || vm_log "!!! $skipped of ${#suites[@]} guests SKIPPED (see above) !!!"
 exit 0

@@ -18,6 +18,10 @@ export MEMCORE_BUILD=$top/build MC_TOP=$top
 # work dirs on the ext4 scratch disk: not the 9p share (unix sockets), not
 # tmpfs (big files there are shmem, not reclaimable page cache)
 export MC_WORK_BASE=/scratch/mc MC_TEST_TIMEOUT=${MC_TEST_TIMEOUT:-600}
+# each test's seconds, for make check's slowest-tests table (check.sh)
+export MC_TIMES=$res/times.tsv
+# which tests run here: their `# guest:` lines name the suites (run.sh)
+export MC_GUEST_SUITE=$suite
 mkdir -p "$MC_WORK_BASE"
 rc=0
 if [ "${MEMCORE_VM_LAYOUTS:-0}" = 1 ]; then
