@@ -5,11 +5,11 @@
 #
 # Source after lib.sh or lib_multinode.sh, once the cluster runs. The test
 # sets SLURM_VER, NOFILTER (a slurm.conf without CliFilterPlugins: how the
-# launch side submits), optionally RAM_MERGED (0: the ram-tagged cases are
-# counted apart), and defines mc_corpus_targets INDEX: the launches of a
-# request, words "PARTITION:NODE" (NODE empty: Slurm chooses). Then:
+# launch side submits), and defines mc_corpus_targets INDEX: the launches
+# of a request, words "PARTITION:NODE" (NODE empty: Slurm chooses). Then:
 #     mc_corpus_read FILE; mc_corpus_submit; mc_corpus_launch; mc_corpus_compare
-# and assert on CASES, DIS, DIS_RAM, LETS, BROKEN, SKIPPED.
+# and assert on CASES, DIS, LETS, BROKEN, SKIPPED. Every case counts: no
+# switch turns a family of cases off when a feature seems absent.
 #
 # Corpus lines: NAME | PARTITION | NODES | SBATCH OPTIONS | TAGS, where
 # PARTITION "-" is no -p and a tag min=VERSION marks an option of that
@@ -106,10 +106,10 @@ mc_corpus_launch() {
 }
 
 # For every judged case: refused at submission exactly when no launch ran
-# it. Prints every agreement and disagreement. -> CASES DIS DIS_RAM LETS BROKEN
+# it. Prints every agreement and disagreement. -> CASES DIS LETS BROKEN
 mc_corpus_compare() {
 	local i key ran launch want line s
-	DIS=0 DIS_RAM=0 BROKEN=0 CASES=0 LETS=0
+	DIS=0 BROKEN=0 CASES=0 LETS=0
 	for ((i = 0; i < N; i++)); do
 		[ -n "${SUBMIT[$i]:-}" ] || continue
 		CASES=$((CASES + 1))
@@ -135,11 +135,7 @@ mc_corpus_compare() {
 			printf 'LET THROUGH (nodes that cannot be judged): %s\n    submit: %s\n' "$line" "${SUBMIT_WHY[$i]}" >&2
 			continue
 		fi
-		if [[ ${TAGS[i]} == *ram* ]] && [ "${RAM_MERGED:-1}" = 0 ]; then
-			DIS_RAM=$((DIS_RAM + 1)); printf 'DISAGREE [ram not merged]: %s\n' "$line" >&2
-		else
-			DIS=$((DIS + 1)); printf 'DISAGREE: %s\n' "$line" >&2
-		fi
+		DIS=$((DIS + 1)); printf 'DISAGREE: %s\n' "$line" >&2
 		[ -n "${SUBMIT_WHY[$i]:-}" ] && printf '    submit: %s\n' "${SUBMIT_WHY[$i]}" >&2
 		for key in "${!LAUNCH_WHY[@]}"; do
 			[ "${key% *}" = "$i" ] && printf '    launch %s: %s\n' "${key#* }" "${LAUNCH_WHY[$key]}" >&2

@@ -83,11 +83,6 @@ export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
 hidden=$(scontrol -o show node 2>/dev/null | grep -c 'NodeName=mc-c')
 assert_eq 0 "$hidden" "the powered-down cloud nodes are hidden from the node API"
 
-# Did branch ram (issue 18: shards) reach this tree? Its cases count then
-# (its memcore.conf key ShardsPerGpu marks it).
-RAM_MERGED=0
-"$MEMCORE_BUILD/memcore" keys 2>/dev/null | grep -q '^ShardsPerGpu=' && RAM_MERGED=1
-
 # The nodes a request could get, one per shape: "PARTITION:NODE" for the
 # launch (a hidden cloud node's shape: partition etwin). g4dn requests
 # alternate between mc-n1 and mc-n2 to run two at a time.
@@ -110,10 +105,9 @@ assert_eq 1 "$((N >= 60))" "the corpus holds at least 60 requests ($N)"
 mc_corpus_submit
 mc_corpus_launch
 mc_corpus_compare
-mc_log "corpus: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $DIS_RAM more in shard cases (ram merged: $RAM_MERGED), $LETS let through on nodes that cannot be judged, $BROKEN harness failures"
+mc_log "corpus: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $LETS let through on nodes that cannot be judged, $BROKEN harness failures"
 assert_eq 0 "$BROKEN" "every launch ended as ran or refused by memcore"
 assert_eq 0 "$DIS" "submit and launch agree on all $CASES requests"
-[ $RAM_MERGED = 1 ] && assert_eq 0 "$DIS_RAM" "the shard requests agree too"
 mc_jobs_idle 30; mc_mn_all_idle 30
 assert_eq 0 $? "every node IDLE after the corpus: $(mc_mn_states)"
 
