@@ -2,9 +2,12 @@
 #
 #   make            build memcore.so and the memcore command
 #   make check      installs the Debian packages it needs (root), then unit
-#                   tests and integration tests on a real local Slurm, then
-#                   the guest tier (make vm-check); warnings are errors here
-#                   (WERROR=-Werror), not in a plain make
+#                   tests and integration tests on a real local Slurm, with
+#                   the guest tier (make vm-check) beside them; warnings are
+#                   errors here (WERROR=-Werror), not in a plain make; ends
+#                   with each tier's time and the ten slowest tests
+#   make unit       the cmocka and command tests (about 20 s; README,
+#                   Developing, has the loop for one test)
 #   make vm-check   the guest tier alone: QEMU guests with cgroup v2 and
 #                   Slurm 22.05/24.11/26.05 (tests/vm/README.md);
 #                   make vm-check-trixie: one suite (bookworm, trixie, sid)

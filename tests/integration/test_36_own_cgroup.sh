@@ -46,7 +46,11 @@ assert_rc 0 "a step whose process escapes (setsid sleep 3) ends"
 cg=$MNT$(sed -n 's/^cg=//p' <<<"$MC_OUT")
 assert_match "$cg" "/memcore_[0-9]+_0$" "the step ran in memcore's own cgroup"
 parent=${cg%/*}
-sleep 0.5
+# the step's end has tried to remove it (slurmstepd logs that it could not)
+stepid=$(sed 's/.*memcore_\([0-9]*\)_\([0-9]*\)$/\1.\2/' <<<"$cg")
+still_in_use() { grep -q "memcore: step $1: its memory cgroup is still in use" "$MC_LOG_DIR/slurmd.log"; }
+mc_wait_until 20 still_in_use "$stepid"
+assert_eq 0 $? "step $stepid's end found its cgroup in use and said so in slurmd's log"
 assert_eq "$cg" "$(ls -d "$cg" 2>/dev/null)" "the escaped sleep keeps it in use after the step"
 for ((i = 0; i < 100; i++)); do empty "$cg" && break; sleep 0.1; done
 empty "$cg"; assert_eq 0 $? "the escaped sleep has exited: the cgroup is empty"
@@ -102,7 +106,8 @@ assert_node_idle "node IDLE"
 # --- slurmd's start: it removes empty leftovers too --------------------------
 mc_run srun -n1 --gpus=1 --mem=256M bash -c 'echo "cg=$(sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup | head -n1)"; setsid sleep 2 </dev/null >/dev/null 2>&1 & exit 0'
 cg=$MNT$(sed -n 's/^cg=//p' <<<"$MC_OUT")
-sleep 0.5
+stepid=$(sed 's/.*memcore_\([0-9]*\)_\([0-9]*\)$/\1.\2/' <<<"$cg")
+mc_wait_until 20 still_in_use "$stepid"
 assert_eq "$cg" "$(ls -d "$cg" 2>/dev/null)" "another escaped sleep keeps $cg"
 for ((i = 0; i < 100; i++)); do empty "$cg" && break; sleep 0.1; done
 mkdir "$parent/memcore_admin" || mc_die "cannot make $parent/memcore_admin"

@@ -4,7 +4,8 @@
 # 26.05), make or reuse the cached kernel and root filesystem, build memcore
 # in the root filesystem as a chroot (against that suite's Slurm headers;
 # `make deb` too in trixie), boot it once under QEMU with cgroup v2 and run
-# there the integration tests marked `# guest: yes` (tests/vm/guest/run-tests.sh).
+# there the integration tests whose `# guest:` line names the suite
+# (tests/vm/guest/run-tests.sh). The suites run side by side.
 #
 #   MEMCORE_VM_CACHE    image cache (default /var/cache/memcore-vm)
 #   MEMCORE_VM_TIMEOUT  seconds per guest boot (default 2400)
