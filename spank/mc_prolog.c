@@ -47,7 +47,11 @@ void mc_prolog_job_end(spank_t sp, int ac, char **av)
 	char dir[PATH_MAX];
 	uint32_t id = job_id(sp);
 
-	if (id && mc_jobview_dir(ac, av, mc_cache_default_path(), dir,
-				 sizeof(dir)) == 0)
+	if (!id)
+		return;
+	if (mc_jobview_dir(ac, av, mc_cache_default_path(), dir,
+			   sizeof(dir)) == 0)
 		mc_jobview_remove(dir, id);
+	/* The job's own memory cgroup, if its last step could not. */
+	mc_enforce_job_epilog(id);
 }
