@@ -542,6 +542,18 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			"memory-mapped files): the kernel reclaims them "
 			"before it kills", mc_fmt_bytes(m->file_bytes, file,
 							sizeof(file)));
+	/* The step stayed well below its own limit: what was reached is the
+	 * job's, which all its steps on the node share (mc_owncg.h). */
+	if (e->own && e->job_limit_bytes && m->peak_bytes != MC_MEM_UNLIMITED &&
+	    m->peak_bytes < e->limit_bytes / 16 * 15) {
+		char job[32];
+
+		slurm_spank_log("  the job's limit of %s on this node (all its "
+				"steps together, srun --overlap ones "
+				"included) was reached: its other steps held "
+				"the rest", mc_fmt_bytes(e->job_limit_bytes,
+							 job, sizeof(job)));
+	}
 	mc_fmt_mem_option(limit * 2, more, sizeof(more));
 	if (shm_big)
 		slurm_spank_log("  fix: most of it was shared memory: delete "

@@ -62,6 +62,7 @@ held=$(grep -c "^held 300 MiB" <<<"$out")
 mc_log "overlap steps that held 300 MiB: $held of 3"
 [ "$held" -lt 3 ]; assert_eq 0 $? "three --overlap --mem=400M steps never hold 3 x 300 MiB in a --mem=400M job ($held did)"
 assert_contains "$out" "was killed for memory" "... the one over the job's cap is killed and told"
+assert_contains "$out" "the job's limit of 400 MiB on this node (all its steps together, srun --overlap ones included) was reached" "... that the job's limit was what it reached"
 jobdir=$MNT$(sed -n 's/^cg=//p' <<<"$out" | sed 's,/[^/]*$,,')
 for ((i = 0; i < 50; i++)); do [ -e "$jobdir" ] || break; sleep 0.1; done
 assert_eq "" "$(ls -d "$jobdir" 2>/dev/null)" "the job's cgroup is gone with the job"
