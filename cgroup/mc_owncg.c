@@ -160,6 +160,113 @@ fail:
 	return -1;
 }
 
+int mc_owncg_job_name(uint32_t job, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, PREFIX "%" PRIu32, job);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+bool mc_owncg_job_name_match(const char *name)
+{
+	size_t n;
+
+	if (strncmp(name, PREFIX, strlen(PREFIX)))
+		return false;
+	name += strlen(PREFIX);
+	n = id_len(name, UINT32_MAX);
+	return n && !name[n];
+}
+
+int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
+		      bool *made, char *err, size_t len)
+{
+	struct stat a, b;
+	int pfd, fd, e;
+
+	*lock_fd = -1;
+	*made = false;
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		e = errno;
+		snprintf(err, len, "%s: %s", parent, strerror(e));
+		errno = e;
+		return -1;
+	}
+	/* The last step of the job may remove it between our mkdir (or
+	 * EEXIST) and our lock: then the lock is on a removed directory,
+	 * which the inode check sees, and it is made again. */
+	for (int tries = 0; tries < 5; tries++) {
+		bool mine = mc_cgroup_mkdir(parent, name, err, len) == 0;
+
+		if (!mine && errno != EEXIST)
+			goto fail;
+		fd = open_dir(pfd, name);
+		if (fd < 0)
+			continue;
+		while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+			;
+		if (fstat(fd, &a) == 0 &&
+		    fstatat(pfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			close(pfd);
+			*lock_fd = fd;
+			*made = mine;
+			return 0;
+		}
+		close(fd);
+	}
+	snprintf(err, len, "%s/%s: removed as it was joined, five times",
+		 parent, name);
+	errno = EAGAIN;
+fail:
+	e = errno;
+	close(pfd);
+	errno = e;
+	return -1;
+}
+
+/* Job cgroup parent/name, open as fd: removed when this process gets
+ * LOCK_EX at once (no step holds it) and it is empty once its empty,
+ * unheld step cgroups are gone. Returns how many cgroups went. */
+static int job_remove(const char *parent, const char *name, int fd,
+		      int version)
+{
+	char dir[PATH_MAX], err[256];
+	int n;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
+	    >= sizeof(dir))
+		return 0;
+	n = mc_owncg_sweep(dir, NULL, version);
+	if (mc_cgroup_rmdir(parent, name, err, sizeof(err)) == 0)
+		n++;
+	return n;
+}
+
+int mc_owncg_job_leave(const char *parent, const char *name, int lock_fd,
+		       int version)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int fd = lock_fd;
+
+	if (fd < 0 && (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent,
+				       name) < sizeof(dir)) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			  O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT;
+	}
+	if (fd < 0)
+		return 0;
+	job_remove(parent, name, fd, version);
+	close(fd);
+	return (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
+		       < sizeof(dir) && lstat(dir, &st) != 0 && errno == ENOENT;
+}
+
 int mc_owncg_sweep(const char *parent, const char *keep, int version)
 {
 	char err[256];
@@ -172,6 +279,16 @@ int mc_owncg_sweep(const char *parent, const char *keep, int version)
 	while ((de = readdir(d)) != NULL) {
 		int fd;
 
+		if (de->d_type == DT_DIR && mc_owncg_job_name_match(de->d_name) &&
+		    (!keep || strcmp(de->d_name, keep))) {
+			fd = open_dir(dirfd(d), de->d_name);
+			if (fd >= 0) {
+				removed += job_remove(parent, de->d_name, fd,
+						      version);
+				close(fd);
+			}
+			continue;
+		}
 		if (de->d_type != DT_DIR || !mc_owncg_name_match(de->d_name) ||
 		    (keep && !strcmp(de->d_name, keep)))
 			continue;

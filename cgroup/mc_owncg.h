@@ -21,6 +21,14 @@
  * no step holds and that is empty: no age guess (cgroupfs resets a
  * directory's ctime when it re-instantiates the inode), no window in which
  * a just-made cgroup, empty until its first task moves in, could go.
+ *
+ * The job level: memcore_<job> in the same place, with the job's
+ * allocation on this node as its limit, holds every step cgroup of the
+ * job (memcore_<job>/memcore_<job>_<step>[_<run>]), as Slurm's task/cgroup
+ * puts job_J above step_S: overlap steps (srun --overlap) each get their
+ * step's allocation, and the job's caps them all. Every step holds
+ * flock(LOCK_SH) on it while it lives; the last to leave (or the job
+ * epilog, or a sweep) removes it when it can take LOCK_EX and it is empty.
  */
 #ifndef MC_OWNCG_H
 #define MC_OWNCG_H
@@ -62,10 +70,36 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 
 /*
  * Remove the cgroups under parent that mc_owncg_name_match names, other
- * than keep (NULL: none), that no step holds and that are empty. rmdir
- * only removes empty cgroups, so nothing in use can go. Returns how many
- * were removed.
+ * than keep (NULL: none), that no step holds and that are empty; and the
+ * job cgroups (mc_owncg_job_name_match) no step holds, with their empty
+ * unheld step cgroups, once empty. rmdir only removes empty cgroups, so
+ * nothing in use can go. Returns how many were removed.
  */
 int mc_owncg_sweep(const char *parent, const char *keep, int version);
+
+/* The job cgroup's name, memcore_<job>, into buf: 0, or -1 too short. */
+int mc_owncg_job_name(uint32_t job, char *buf, size_t len);
+
+/* Is `name` a job cgroup's name (memcore_<id>, no leading zero)? */
+bool mc_owncg_job_name_match(const char *name);
+
+/*
+ * Make job cgroup `name` under parent, or join the one there, and hold
+ * it for this step: *lock_fd gets it open with flock(LOCK_SH) (close it
+ * at the step's end, or let mc_owncg_job_leave do). *made says whether
+ * this call made it. Returns 0, or -1 with err set and errno kept.
+ */
+int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
+		      bool *made, char *err, size_t len);
+
+/*
+ * Leave job cgroup `name` under parent and remove it when no other step
+ * holds it (LOCK_EX, never waited for) and it is empty, after its empty
+ * unheld step cgroups. lock_fd: this step's hold (closed here), or -1
+ * (the job epilog, which holds none). Returns 1 removed (or already
+ * gone), 0 still held or in use.
+ */
+int mc_owncg_job_leave(const char *parent, const char *name, int lock_fd,
+		       int version);
 
 #endif

@@ -182,3 +182,12 @@ int mc_stepcg_own_ready(const char *parent, int version, char *err,
 		 "it there (Slurm's cgroup/v2 does with task/cgroup)", parent);
 	return -1;
 }
+
+int mc_stepcg_own_enable(const char *dir, int version, char *err,
+			 size_t len)
+{
+	if (version == 1 || mc_cgroup_subtree_has(dir, "memory") == 1)
+		return 0;
+	return mc_cgroup_write(dir, "cgroup.subtree_control", "+memory", err,
+			       len);
+}

@@ -91,4 +91,13 @@ int mc_stepcg_own_parent(const struct mc_cgroup *cg, char *out, size_t len,
 int mc_stepcg_own_ready(const char *parent, int version, char *err,
 			size_t len);
 
+/*
+ * Let the children of dir (memcore's own job cgroup, which holds no
+ * process) have memory limits: v2 writes "+memory" to its
+ * cgroup.subtree_control unless it is there; v1 needs nothing (the kernel
+ * counts a child's use in its parent's). Returns 0, or -1 with err set.
+ */
+int mc_stepcg_own_enable(const char *dir, int version, char *err,
+			 size_t len);
+
 #endif

@@ -102,9 +102,28 @@ void mc_enforce_slurmd_sweep(void)
 		return;
 	n = mc_owncg_sweep(dir, NULL, cg.version);
 	if (n > 0)
-		slurm_info("memcore: removed %d empty memcore_<job>_<step> "
-			   "cgroup%s left in %s by ended steps", n,
-			   n == 1 ? "" : "s", dir);
+		slurm_info("memcore: removed %d empty memcore cgroup%s "
+			   "(memcore_<job>, memcore_<job>_<step>) left in %s "
+			   "by ended jobs and steps", n, n == 1 ? "" : "s",
+			   dir);
+}
+
+void mc_enforce_job_epilog(uint32_t job_id)
+{
+	struct mc_cgroup cg;
+	char err[MC_ERR_MAX], dir[PATH_MAX], name[32];
+
+	/* The epilog runs where slurmd is, so it finds the place as the
+	 * slurmd sweep does. */
+	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
+	    mc_stepcg_own_parent(&cg, dir, sizeof(dir), err, sizeof(err)) < 0 ||
+	    mc_owncg_job_name(job_id, name, sizeof(name)) < 0)
+		return;
+	if (!mc_owncg_job_leave(dir, name, -1, cg.version))
+		slurm_info("memcore: job %u: %s/%s is still in use at the job's "
+			   "end (a process outlived it); the next step on this "
+			   "node removes it once it is empty", job_id, dir,
+			   name);
 }
 
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
@@ -115,7 +134,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 	uint32_t n = 0;
 
 	memset(e, 0, sizeof(*e));
-	e->lock_fd = -1;
+	e->lock_fd = e->job_lock_fd = -1;
 	/* No memory figure (0: "the whole node") leaves nothing to hold. */
 	if (pol->mode == MC_MODE_OFF || !pol->cgroup_memory || !s->mem_mb)
 		return;
@@ -151,6 +170,13 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 			 mc_stepcg_token(s->step_id, token, sizeof(token)));
 		mc_owncg_name(e->job_id, e->token, 0, e->name,
 			      sizeof(e->name));
+		/* Overlap steps each get their own allocation: the job's
+		 * caps them all (mc_owncg.h). */
+		uint64_t job_mb = 0;
+
+		if (spank_get_item(sp, S_JOB_ALLOC_MEM, &job_mb) ==
+		    ESPANK_SUCCESS && job_mb)
+			e->job_limit_bytes = job_mb << 20;
 	}
 	if (!e->own && mc_memstat_oom_kills(e->scope, e->version,
 					    &e->oom_start, err,
@@ -267,8 +293,62 @@ void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 	mc_stepcg_swap_off(e->scope, e->version);
 }
 
+/* Leave the job's cgroup (the step's own is gone or failed): the last
+ * step of the job on the node removes it. */
+static void own_leave_job(struct mc_enforce *e)
+{
+	if (e->job_lock_fd < 0)
+		return;
+	if (mc_owncg_job_leave(e->top, e->job_name, e->job_lock_fd,
+			       e->version))
+		slurm_debug("memcore: step %s: %s/%s removed (the job's last "
+			    "step here)", e->step_name, e->top, e->job_name);
+	e->job_lock_fd = -1;
+}
+
+/* Join (or make) the job's own cgroup in e->top and cap it at the job's
+ * allocation; the step's goes inside it (e->parent). Never raises a
+ * limit: a job cgroup already capped lower keeps its limit. */
+static int job_join(struct mc_enforce *e, const char **what, char *err,
+		    size_t len)
+{
+	char b[32];
+	bool made, changed;
+
+	*what = "cannot create the job's memory cgroup";
+	if (mc_owncg_job_name(e->job_id, e->job_name, sizeof(e->job_name))
+	    < 0 ||
+	    (size_t)snprintf(e->parent, sizeof(e->parent), "%s/%s", e->top,
+			     e->job_name) >= sizeof(e->parent)) {
+		snprintf(err, len, "%s: path too long", e->top);
+		return -1;
+	}
+	if (mc_owncg_job_join(e->top, e->job_name, &e->job_lock_fd, &made,
+			      err, len) < 0)
+		return -1;
+	if (mc_stepcg_own_enable(e->parent, e->version, err, len) < 0) {
+		*what = "no memory controller for the job's cgroup";
+		own_leave_job(e);
+		return -1;
+	}
+	if (!e->job_limit_bytes)
+		return 0;
+	/* A job limit that cannot be set (v1: EBUSY below an earlier run's
+	 * use) leaves the step's own limit: said, never fatal. */
+	if (mc_stepcg_tighten(e->parent, e->version, e->job_limit_bytes,
+			      &changed, err, len) < 0)
+		slurm_info("memcore: step %s: cannot cap the job's memory at "
+			   "%s: %s", e->step_name,
+			   mc_fmt_bytes(e->job_limit_bytes, b, sizeof(b)), err);
+	else if (made)
+		mc_stepcg_swap_off_new(e->parent, e->version,
+				       e->job_limit_bytes);
+	return 0;
+}
+
 /* Make memcore's own cgroup where it may go beside the cgroup Slurm put
- * task `pid` in (mc_stepcg_own_parent), exclusively, and limit it. */
+ * task `pid` in (mc_stepcg_own_parent), inside the job's, exclusively,
+ * and limit it. */
 static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		    char *err, size_t len)
 {
@@ -277,13 +357,16 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 
 	*what = "cannot create a memory cgroup for the step";
 	if (mc_cgroup_find(NULL, pid, &t, err, len) < 0 ||
-	    mc_stepcg_own_parent(&t, e->parent, sizeof(e->parent), err,
-				 len) < 0)
+	    mc_stepcg_own_parent(&t, e->top, sizeof(e->top), err, len) < 0)
 		return -1;
-	if (mc_stepcg_own_ready(e->parent, e->version, err, len) < 0) {
+	if (mc_stepcg_own_ready(e->top, e->version, err, len) < 0) {
 		*what = "no memory controller for the step's cgroup";
 		return -1;
 	}
+	if (job_join(e, what, err, len) < 0)
+		return -1;
+	/* Other jobs' empty leftovers beside it, then this job's. */
+	mc_owncg_sweep(e->top, e->job_name, e->version);
 	mc_owncg_sweep(e->parent, e->name, e->version);
 	/* A name an earlier run still holds (a requeued job's processes
 	 * outlived it, or someone else's) is never joined: the next one. */
@@ -459,6 +542,18 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			"memory-mapped files): the kernel reclaims them "
 			"before it kills", mc_fmt_bytes(m->file_bytes, file,
 							sizeof(file)));
+	/* The step stayed well below its own limit: what was reached is the
+	 * job's, which all its steps on the node share (mc_owncg.h). */
+	if (e->own && e->job_limit_bytes && m->peak_bytes != MC_MEM_UNLIMITED &&
+	    m->peak_bytes < e->limit_bytes / 16 * 15) {
+		char job[32];
+
+		slurm_spank_log("  the job's limit of %s on this node (all its "
+				"steps together, srun --overlap ones "
+				"included) was reached: its other steps held "
+				"the rest", mc_fmt_bytes(e->job_limit_bytes,
+							 job, sizeof(job)));
+	}
 	mc_fmt_mem_option(limit * 2, more, sizeof(more));
 	if (shm_big)
 		slurm_spank_log("  fix: most of it was shared memory: delete "
@@ -545,8 +640,8 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 		explain_line(e, &m);
 	/* Every task is reaped: the own cgroup goes now, without a wait;
 	 * exit tries again if a process was still leaving it. */
-	if (last && e->own)
-		own_remove(e, 1, err, sizeof(err));
+	if (last && e->own && own_remove(e, 1, err, sizeof(err)) == 0)
+		own_leave_job(e);
 	return 0;
 }
 
@@ -566,5 +661,6 @@ int mc_enforce_exit(struct mc_enforce *e)
 		close(e->lock_fd);
 		e->lock_fd = -1;
 	}
+	own_leave_job(e);
 	return 0;
 }

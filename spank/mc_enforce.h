@@ -37,8 +37,16 @@ struct mc_enforce {
 	char mount[PATH_MAX];	/* the memory hierarchy's mount point */
 	char scope[PATH_MAX];	/* the step's cgroup: no write leaves it
 				 * (own: set when it is made) */
-	char parent[PATH_MAX];	/* own: the cgroup it is made in */
+	char parent[PATH_MAX];	/* own: the cgroup it is made in (the
+				 * job's, top/job_name) */
 	char name[64];		/* own: memcore_<job>_<step>[_<run>] */
+	/* own: the job's cgroup, memcore_<job> in top, limited to the job's
+	 * allocation (mc_owncg.h); held shared by this step while it runs,
+	 * removed by the last step (or the job epilog). */
+	char top[PATH_MAX];
+	char job_name[32];
+	int job_lock_fd;	/* the hold, or -1 */
+	uint64_t job_limit_bytes;	/* S_JOB_ALLOC_MEM; 0: none known */
 	uint64_t limit_bytes;	/* the step's allocation on this node */
 	uint64_t oom_start;	/* OOM kills in scope when the step began */
 	uint32_t local_tasks, exited;
@@ -82,6 +90,10 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp);
 /* exit (slurmstepd, root): memcore's own cgroup when a process was still
  * leaving it at the last task_exit. Always 0. */
 int mc_enforce_exit(struct mc_enforce *e);
+
+/* Job epilog (root, slurmd's child): remove job job_id's own cgroup
+ * where slurmstepd makes it, once no step holds it and it is empty. */
+void mc_enforce_job_epilog(uint32_t job_id);
 
 /* Does this process hold CAP_SYS_RESOURCE (to give slurmstepd back its
  * oom_score_adj of -1000)? */

@@ -96,15 +96,35 @@ static int read_share(spank_t sp, struct mc_step *s, char *err, size_t len)
 	int rc = mc_step_getenv(sp, "SLURM_SHARDS_ON_NODE", &v, err, len);
 
 	s->shards = s->mps_percent = 0;
-	if (rc < 0)
-		return -1;
-	if (rc > 0 && mc_parse_count(v, 1u << 20, &s->shards, why,
-				     sizeof(why)) < 0) {
-		snprintf(err, len, "SLURM_SHARDS_ON_NODE=%.32s: %s", v, why);
+	s->shards_unsure = false;
+	s->user_err[0] = '\0';
+	/* Slurm writes a count here, or nothing: a value that is not one
+	 * (or too long to read) came from the job's environment. It is the
+	 * user's error on a step Slurm gave GPUs (mc_stepd.c refuses it
+	 * under any OnError), and nothing at all on one it gave none: a
+	 * CPU-only step is never memcore's business. */
+	if (rc < 0 || (rc > 0 && mc_parse_count(v, 1u << 20, &s->shards,
+						why, sizeof(why)) < 0)) {
+		if (s->gpus)
+			snprintf(s->user_err, sizeof(s->user_err),
+				 "SLURM_SHARDS_ON_NODE=%.32s%s in the job's "
+				 "environment: %s; Slurm sets it only to a "
+				 "shard count (--gres=shard:N), so it was set "
+				 "by the job: unset it", v ? v : "",
+				 v && strlen(v) > 32 ? "..." : "",
+				 rc < 0 ? err : why);
+		s->shards = 0;
 		free(v);
-		return -1;
+		return 0;
 	}
 	free(v);
+	/* A count with no GPU from Slurm's GPU variables: a --gres=shard
+	 * step, where gres/shard sets it, or a CPU-only step where the job
+	 * set it by hand (a node without gres/shard leaves it alone). Only a
+	 * policy that declares shards (ShardsPerGpu) makes it a GPU step
+	 * (mc_stepd_step). */
+	if (s->shards && !s->gpus)
+		s->shards_unsure = true;
 	v = NULL;
 	if (!s->shards) {
 		rc = mc_step_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
@@ -278,10 +298,9 @@ int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len)
 	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &s->tasks);
 	read_het(sp, s);
 	read_node_name(sp, s);
-	/* The partition picks the policy's override line: never cut. */
-	if (get_env(sp, "SLURM_JOB_PARTITION", s->partition,
-		    sizeof(s->partition), false, err, len) < 0)
-		return -1;
+	/* The partition is not read here: the step's environment is the
+	 * user's to write (srun builds it), and the partition picks the
+	 * policy. slurmd's own view sets it (mc_jobview.h). */
 	if (mc_step_read_gpus(sp, s, err, len) < 0)
 		return -1;
 

@@ -47,7 +47,14 @@ struct mc_step {
 	 * or --gres=mps:N (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, the share in
 	 * percent of the card that gres/mps sets). */
 	uint32_t shards;		/* 0: not a shard step */
+	bool shards_unsure;		/* shards, but no GPU from Slurm's GPU
+					 * variables: a shard step only where
+					 * the policy has ShardsPerGpu */
 	uint32_t mps_percent;		/* 0: not an MPS step */
+	/* A value only the job's environment can have made (a malformed
+	 * SLURM_SHARDS_ON_NODE on a GPU step): the user's error, refused
+	 * under any OnError; "" none. */
+	char user_err[256];
 };
 
 /* The longest job variable memcore reads whole (Linux takes at most
@@ -67,7 +74,9 @@ int mc_step_getenv(spank_t sp, const char *name, char **val, char *err,
 /*
  * Read the step in remote context (any callback from user_init on).
  * Returns 0, or -1 with err set when Slurm's view of the step's GPUs is
- * malformed (the struct is still filled as far as it could be).
+ * malformed (the struct is still filled as far as it could be). A value
+ * only the job could have written is no failure: s->user_err. The
+ * partition is left "": it is not the environment's to say (mc_jobview.h).
  */
 int mc_step_read(spank_t sp, struct mc_step *s, char *err, size_t len);
 

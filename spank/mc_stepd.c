@@ -26,6 +26,7 @@
 
 #include "mc_facts.h"
 #include "mc_jobfiles.h"
+#include "mc_jobview.h"
 #include "mc_judge.h"
 #include "mc_list.h"
 #include "mc_parse.h"
@@ -34,6 +35,36 @@
 #include "mc_rules.h"
 #include "mc_topology.h"
 #include "mc_step.h"
+
+/*
+ * The step's partition from slurmd's own record of the job (mc_jobview.h),
+ * never from the step's environment. No record, or one not to be
+ * believed: "" (memcore.conf's global policy), said in slurmd's log.
+ */
+static void trusted_partition(struct mc_plugin *p)
+{
+	char dir[PATH_MAX], err[MC_ERR_MAX];
+	struct mc_step *s = &p->step;
+	int rc;
+
+	if (mc_jobview_dir(p->ac, p->av, mc_cache_default_path(), dir,
+			   sizeof(dir)) < 0) {
+		s->partition[0] = '\0';
+		return;
+	}
+	rc = mc_jobview_read(dir, s->job_id, s->partition,
+			     sizeof(s->partition), err, sizeof(err));
+	if (rc == 0)
+		slurm_info("memcore: step %s: no record of job %u in %s (the "
+			   "job prolog did not run: slurmd started before "
+			   "memcore was in its plugstack?): the global "
+			   "policy, whatever the step's partition",
+			   s->step_name, s->job_id, dir);
+	else if (rc < 0)
+		slurm_error("memcore: step %s: %s: the global policy, "
+			    "whatever the step's partition", s->step_name,
+			    err);
+}
 
 const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 {
@@ -48,6 +79,20 @@ const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 		    (p->step_rc < 0 || !mc_step_ignored(&p->step))) {
 			p->configured = true;
 			mc_plugin_configure(p, p->ac, p->av);
+		}
+		if (p->step_rc < 0 || !mc_step_ignored(&p->step))
+			trusted_partition(p);
+		/* A shard count without a GPU from Slurm makes a GPU step
+		 * only where the policy has shards: elsewhere gres/shard is
+		 * not there to set or clear it, and the job set it on a
+		 * CPU-only step, which memcore leaves alone. */
+		if (p->step_rc == 0 && p->step.shards_unsure &&
+		    !p->cfg_err[0]) {
+			struct mc_policy pol;
+
+			mc_config_policy(&p->cfg, p->step.partition, &pol);
+			if (!pol.shards_per_gpu)
+				p->step.gpus = p->step.shards = 0;
 		}
 	}
 	return p->step_rc < 0 ? NULL : &p->step;
@@ -162,6 +207,19 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	if (mc_step_ignored(s))
 		return;
 	mc_config_policy(&p->cfg, s->partition, &pol);
+	/* What only the job's environment can have made is the user's
+	 * error, never the node's set-up: refused whatever OnError says
+	 * (Mode=off checks nothing, so nothing is refused there). */
+	if (s->user_err[0] && (p->cfg_err[0] ||
+			       mc_launch_outcome(&pol, user_warn, true) !=
+			       MC_LAUNCH_UNCHECKED)) {
+		snprintf(err, sizeof(err), "memcore: step %s: refused: %s",
+			 s->step_name, s->user_err);
+		slurm_info("memcore: job %s: refused: %s", s->step_name,
+			   s->user_err);
+		keep(p, -1, false, err);
+		return;
+	}
 	if (p->cfg_err[0]) {
 		setup_error(p, &pol, s, p->cfg_err);
 		return;

@@ -23,6 +23,10 @@
  *   task_init          per task: bound, MEMCORE_* exported (mc_bind.c)
  *   task_exit          per task: OOM explained, own cgroup removed
  *   exit               own cgroup removed if still there (mc_enforce.c)
+ *
+ * Forked by slurmd for the job, root (mc_prolog.c):
+ *   job_prolog         slurmd's view of the job kept for its steps
+ *   job_epilog         removed
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +249,30 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	MC_TIMED(MC_HOOK_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
 	return last_rc = MC_TIMED(MC_HOOK_TASK_EXIT, mc_enforce_task_exit(
 			&plugin.enf, plugin.opts.mode & MC_USER_EXPLAIN, sp));
+}
+
+/*
+ * The job prolog and epilog run as root in S_CTX_JOB_SCRIPT, forked by
+ * slurmd with slurmd's environment for the job, also with no Prolog=
+ * script and without PrologFlags=Alloc (seen on Slurm 22.05), once slurmd
+ * has started with memcore in its plugstack.
+ */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	MC_ONCE();
+	mc_prolog_job(sp, ac, av);
+	MC_ONCE_RETURN(0);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	MC_ONCE();
+	mc_prolog_job_end(sp, ac, av);
+	MC_ONCE_RETURN(0);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -87,7 +87,7 @@ P=${MC_BENCH_PROFILE_LAUNCHES:-30}
 . "$top/tests/integration/lib.sh"
 
 # --mem=150G (the H200 step needs 140.80 GiB): a memory figure to hold, by Slurm's task/cgroup
-# (config "taskcgroup") or by memcore's own memcore_<job>_<step> cgroup
+# (config "taskcgroup") or by memcore's own memcore_<job>/memcore_<job>_<step> cgroup
 # (config "own", task/none + proctrack/linuxproc).
 launch() { # prints wall microseconds of one launch; fails on a failed step
 	local t0=${EPOCHREALTIME/[.,]/} t1
@@ -297,7 +297,7 @@ with and without memcore interleaved A B A B:
 **taskcgroup** (TaskPlugin=task/cgroup,task/affinity, proctrack/cgroup,
 ConstrainRAMSpace=yes: Slurm's task/cgroup owns the step's limit, memcore
 checks it) and **own** (task/none, proctrack/linuxproc: memcore makes,
-limits and removes the step's own memcore_<job>_<step> cgroup).
+limits and removes the step's own memcore_<job>_<step> cgroup, and the job's memcore_<job> at its end).
 
 | figure | value | goal |
 |---|---|---|

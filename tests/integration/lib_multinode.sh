@@ -207,7 +207,7 @@ _mc_mn_net_up() {
 # Each slurmd in a memory cgroup of its own, "mcmn_<node>" under the test's
 # (v1: the memory hierarchy; v2: the unified one): the nodes share one
 # kernel, and memcore's own cgroup for a step Slurm does not limit,
-# memcore_<job>_<step> under slurmstepd's, would otherwise be one cgroup
+# memcore_<job>/memcore_<job>_<step> under slurmstepd's, would otherwise be one cgroup
 # for the step's tasks on every node.
 _mc_mn_cgroup_dir() { # NODE
 	local rel

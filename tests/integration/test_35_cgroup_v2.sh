@@ -115,7 +115,7 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 		assert_match "$us" '^[1-9][0-9]*$' "$r: step_0/user has Slurm's swap limit ($us), not memcore's 0"
 		assert_eq "$js" "$us" "$r: ... the same as Slurm's at the job level"
 	else
-		assert_match "$task" "^$step/user/memcore_[0-9]+_0$" "$r: the task in memcore's own cgroup, beside task_special under step_0/user"
+		assert_match "$task" "^$step/user/memcore_[0-9]+/memcore_[0-9]+_0$" "$r: the task in memcore's own cgroup (in its job's), beside task_special under step_0/user"
 		lim=$CG$task
 		assert_contains "$MC_OUT" "max $CG$task $((256 * MIB)) 0" "$r: memcore's cgroup holds 256 MiB, swap 0 (nobody limits swap)"
 		assert_contains "$MC_OUT" "max $CG$step/user max " "$r: step_0/user left as Slurm made it (unlimited)"

@@ -158,6 +158,9 @@ PROM=$MC_WORK/tmp/prom/memcore.prom
 mkdir -p "${PROM%/*}"
 mc_small_policy
 printf 'SampleInterval=500ms\nPrometheusTextfile=%s\n' "$PROM" >>"$MC_CONF_DIR/memcore.conf"
+# The partition label is slurmd's (the job prolog's record), which slurmd
+# keeps only once it has started with memcore in its plugstack.
+mc_restart_slurmd || mc_die "slurmd did not come back"
 # Four steps at once (two run, two wait for a GPU), ending together.
 pids=()
 for i in 1 2 3 4; do

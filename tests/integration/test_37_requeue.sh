@@ -39,6 +39,10 @@ cleanup_left() {
 	for p in "${HOLDERS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	sleep 0.3
 	for d in "${LEFT_DIRS[@]}"; do rmdir "$d" 2>/dev/null; done
+	# the jobs' own cgroups, which held the steps' (mc_owncg.h)
+	[ -n "${PARENT:-}" ] && [ -n "${J:-}" ] &&
+		rmdir "$PARENT" "${PARENT%/*}/memcore_$((J + 1))" 2>/dev/null
+	return 0
 }
 mc_at_exit cleanup_left
 
@@ -103,8 +107,8 @@ check_run() { # RUN HOW: run RUN has cgroups of its own, each with its --mem
 	log=$(cat "$U/run$r.log")
 	bcg=$(sed -n 's/^batch_cg=//p' <<<"$log")
 	scg=$(sed -n 's/^step_cg=//p' <<<"$log")
-	assert_match "$bcg" "/memcore_${J}_batch${sfx}\$" "run $r ($how): the batch step in a cgroup of its own"
-	assert_match "$scg" "/memcore_${J}_0${sfx}\$" "run $r ($how): step 0 in a cgroup of its own"
+	assert_match "$bcg" "/memcore_${J}/memcore_${J}_batch${sfx}\$" "run $r ($how): the batch step in a cgroup of its own, in the job's"
+	assert_match "$scg" "/memcore_${J}/memcore_${J}_0${sfx}\$" "run $r ($how): step 0 in a cgroup of its own, in the job's"
 	LEFT_DIRS+=("$MNT$bcg" "$MNT$scg")
 	[ -n "$bcg" ] && PARENT=$(dirname "$MNT$bcg")
 	# The escaped sleeps hold them after the step: their limits are read.
@@ -163,8 +167,8 @@ mc_wait_job "$J" 60 >/dev/null
 # --- every name of a step held: refused, never unlimited -----------------------
 # Job ids are handed out in order: the next job's id follows J.
 N=$((J + 1))
-parent=$(dirname "$MNT$(sed -n 's/^step_cg=//p' "$U/run0.log")")
-[ -d "$parent" ] || mc_die "no parent cgroup $parent"
+parent=$(dirname "$(dirname "$MNT$(sed -n 's/^step_cg=//p' "$U/run0.log")")")/memcore_$N
+mkdir -p "$parent" || mc_die "cannot make the job's cgroup $parent"
 for ((r = 0; r < 16; r++)); do
 	d=$parent/memcore_${N}_0
 	[ $r -gt 0 ] && d=${d}_$r

@@ -6,10 +6,17 @@
 # command before anything is queued (exit 255); what only slurmstepd sees
 # (a faked _SLURM_SPANK_OPTION_* variable, a bad plugstack argument) refuses
 # GPU steps at launch (exit 1) with the reason, while CPU-only steps run.
-# Security rows: nothing a user sets lowers enforcement.
+# Security rows: nothing a user sets lowers enforcement; as user nobody, a
+# partition forged into the step's environment (a preloaded shim the test
+# builds) does not choose the policy, and a malformed SLURM_SHARDS_ON_NODE
+# is the user's error under OnError=allow too, and nothing on a CPU-only
+# step.
 . "$(dirname "$0")/lib.sh"
 
 TOPO=$MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+# A second partition whose memcore.conf line checks nothing (the forged
+# partition rows below).
+MC_SLURM_CONF_LINES="PartitionName=lax Nodes=$MC_NODE_NAME MaxTime=INFINITE State=UP"
 mc_cluster_start
 CONF=$MC_CONF_DIR/memcore.conf
 PLUG="required $MEMCORE_BUILD/memcore.so config=$CONF"
@@ -140,6 +147,80 @@ batch_row FAILED "190.04 GiB needed" --export=ALL,SLURM_GPUS_ON_NODE=1,SLURM_JOB
 policy "AllowUserWarn=no"
 # A CPU-only step with junk in Slurm's GPU variables is left alone.
 row 0 "cpu-ran" env SLURM_GPUS_ON_NODE=abc SLURM_STEP_GPUS=junk srun -N1 -n1 --mem=1G echo cpu-ran
+
+# --- the job's environment is the user's, as user nobody -------------------
+# The partition picks memcore.conf's PartitionName= line, so it is slurmd's
+# (the job prolog's record, mc_jobview.h), never the step's
+# SLURM_JOB_PARTITION: srun overwrites an exported one and one given with
+# --export, but a preloaded shim that rewrites srun's setenv() reaches the
+# step (verified on 22.05). The prolog runs only when slurmd started with
+# memcore in its plugstack: slurmd is restarted with the line. A malformed
+# SLURM_SHARDS_ON_NODE (Slurm writes a count or nothing) is the user's
+# error under every OnError; on a CPU-only step it is nothing at all.
+U=$MC_WORK/u
+mkdir -p "$U" && chmod 1777 "$U"
+nobody_row() { # EXIT NEEDLE CMD...: as row, run by user nobody in $U
+	local want=$1 needle=$2
+	shift 2
+	row "$want" "$needle" runuser -u nobody -- env -C "$U" "$@"
+}
+cat >"$U/shim.c" <<'EOF_SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+/* srun sets the step's SLURM_JOB_PARTITION with setenv(): forge it. */
+int setenv(const char *n, const char *v, int o)
+{
+	static int (*real)(const char *, const char *, int);
+	const char *f = getenv("SHIM_PARTITION");
+
+	if (!real)
+		real = (int (*)(const char *, const char *, int))
+			dlsym(RTLD_NEXT, "setenv");
+	if (n && f && !strcmp(n, "SLURM_JOB_PARTITION"))
+		v = f;
+	return real(n, v, o);
+}
+EOF_SHIM
+gcc -shared -fPIC -o "$U/shim.so" "$U/shim.c" -ldl || mc_die "cannot build the shim"
+chmod 0755 "$U/shim.so"
+id nobody >/dev/null 2>&1 || mc_die "no user nobody"
+mc_set_plugstack "$PLUG cache=$MC_WORK/state/d/memcore-node-facts"
+mc_restart_slurmd || mc_die "slurmd did not come back"
+policy "AllowUserWarn=no" "PartitionName=lax Mode=off"
+SHIM=(env LD_PRELOAD=$U/shim.so)
+# Control: the shim reaches the step's environment, and -p lax is Mode=off.
+nobody_row 0 "step-partition=lax" "${SHIM[@]}" SHIM_PARTITION=lax srun "${ONE[@]}" bash -c 'echo step-partition=$SLURM_JOB_PARTITION'
+nobody_row 0 "lax-ran" srun -p lax "${SHORT[@]}" echo lax-ran
+# The forged partition does not choose the policy: refused as in gpu.
+nobody_row 1 "190.04 GiB needed" "${SHIM[@]}" SHIM_PARTITION=lax srun "${SHORT[@]}" echo forged-ran
+assert_not_contains "$MC_OUT" "forged-ran" "a step with a forged partition never ran"
+jid=$(sed -n 's/.*step \([0-9]*\)\.0 on.*/\1/p' <<<"$MC_ERR" | head -n1)
+rec=$MC_WORK/state/d/memcore-job-$jid
+for ((i = 0; i < 50; i++)); do [ -e "$rec" ] || break; sleep 0.1; done
+assert_eq "" "$(ls "$rec" 2>/dev/null)" "job $jid's record is gone with the job (epilog)"
+nobody_row 1 "190.04 GiB needed" env SLURM_JOB_PARTITION=lax srun "${SHORT[@]}" true
+nobody_row 1 "190.04 GiB needed" srun --export=ALL,SLURM_JOB_PARTITION=lax "${SHORT[@]}" true
+policy "AllowUserWarn=no" "PartitionName=lax Mode=off" "OnError=allow"
+# An over-long forged partition is not read at all: no set-up error that
+# OnError=allow would run unchecked.
+LONG_PART=$(printf 'p%.0s' $(seq 200))
+nobody_row 1 "190.04 GiB needed" "${SHIM[@]}" SHIM_PARTITION=$LONG_PART srun "${SHORT[@]}" true
+# A malformed shard count on a GPU step: the user's, refused under
+# OnError=allow too, and said to be the job's, not the administrator's.
+nobody_row 1 "SLURM_SHARDS_ON_NODE=xx in the job's environment" env SLURM_SHARDS_ON_NODE=xx srun "${ONE[@]}" echo shard-ran
+assert_contains "$MC_ERR" "set by the job: unset it" "OnError=allow: the malformed shard count is the job's"
+assert_not_contains "$MC_OUT" "shard-ran" "OnError=allow: the step never ran unchecked"
+policy "AllowUserWarn=no" "PartitionName=lax Mode=off"
+nobody_row 1 "SLURM_SHARDS_ON_NODE=xx in the job's environment" env SLURM_SHARDS_ON_NODE=xx srun "${ONE[@]}" true
+assert_not_contains "$MC_ERR" "administrator" "the default refusal blames nobody's set-up"
+# A CPU-only step with a hand-set shard count runs untouched.
+nobody_row 0 "cpu-ran" env SLURM_SHARDS_ON_NODE=xx srun -N1 -n1 --mem=1G echo cpu-ran
+nobody_row 0 "cpu-ran" env SLURM_SHARDS_ON_NODE=2 srun -N1 -n1 --mem=1G echo cpu-ran
+assert_not_contains "$MC_ERR" "memcore" "... and memcore says nothing about it"
+mc_set_plugstack "$PLUG"
+policy "AllowUserWarn=no"
 
 # --- plugstack arguments: GPU steps refused with the reason, CPU steps run -
 plug_row() { # PLUGSTACK-LINE NEEDLE

@@ -56,7 +56,7 @@ assert_rc 0 "2 nodes x 4 GPUs with --mem=100G run"
 # No Slurm cgroup limits the step (task/none): memcore makes its own under
 # slurmstepd's, which must be the node's own (mcmn_<node>), not shared.
 for n in mc-n1 mc-n2; do
-	assert_match "$MC_OUT" "^$n .*/mcmn_$n/memcore_[0-9]+_0\$" "$n's tasks are in $n's own memcore cgroup"
+	assert_match "$MC_OUT" "^$n .*/mcmn_$n/memcore_[0-9]+/memcore_[0-9]+_0\$" "$n's tasks are in $n's own memcore cgroup"
 done
 
 # 16 tasks, one GPU each: one explanation per node, not per task.

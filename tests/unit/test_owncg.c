@@ -137,6 +137,7 @@ static int live_teardown(void **state)
 	static const char *const names[] = {
 		"memcore_5_0", "memcore_5_0_1", "memcore_admin", "memcore_",
 		"memcore_5_batch", "memcore_6_0",
+		"memcore_7", "memcore_8",
 	};
 
 	(void)state;
@@ -184,6 +185,64 @@ static void test_live_lock_and_sweep(void **state)
 	assert_int_equal(mc_owncg_sweep(parent, "memcore_6_0", version), 1);
 	assert_false(exists("memcore_5_0"));
 	assert_true(exists("memcore_admin"));
+}
+
+/* The job level (mc_owncg.h): memcore_<job> and nothing else is a job
+ * cgroup's name. */
+static void test_job_names(void **state)
+{
+	static const char *const no[] = {
+		"memcore_", "memcore_01", "memcore_1_0", "memcore_admin",
+		"memcore_4294967296", "memcore_1x", "Memcore_1",
+	};
+	char b[32];
+
+	(void)state;
+	assert_int_equal(mc_owncg_job_name(17, b, sizeof(b)), 0);
+	assert_string_equal(b, "memcore_17");
+	assert_int_equal(mc_owncg_job_name(17, b, 5), -1);
+	assert_true(mc_owncg_job_name_match("memcore_17"));
+	assert_true(mc_owncg_job_name_match("memcore_4294967295"));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (mc_owncg_job_name_match(no[i]))
+			fail_msg("'%s' taken for a job cgroup's name", no[i]);
+}
+
+/* Two steps hold the job's cgroup: the first to leave keeps it, the last
+ * removes it with its empty step leftovers; a sweep takes an unheld one. */
+static void test_live_job(void **state)
+{
+	int a, b, fd;
+	bool made;
+	char job[PATH_MAX * 2];
+
+	(void)state;
+	if (!parent[0])
+		skip();
+	assert_int_equal(mc_owncg_job_join(parent, "memcore_7", &a, &made,
+					   err, sizeof(err)), 0);
+	assert_true(made);
+	assert_int_equal(mc_owncg_job_join(parent, "memcore_7", &b, &made,
+					   err, sizeof(err)), 0);
+	assert_false(made);
+	snprintf(job, sizeof(job), "%s/memcore_7", parent);
+	assert_int_equal(mc_owncg_make(job, "memcore_7_0", version, &fd, err,
+				       sizeof(err)), 0);
+	close(fd);	/* its step ended; the cgroup is a leftover */
+	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 0);
+	assert_int_equal(mc_owncg_job_leave(parent, "memcore_7", a, version),
+			 0);
+	assert_true(exists("memcore_7"));
+	assert_int_equal(mc_owncg_job_leave(parent, "memcore_7", b, version),
+			 1);
+	assert_false(exists("memcore_7"));
+	/* Unheld (the epilog's case, or a sweep): removed. */
+	assert_int_equal(mc_cgroup_mkdir(parent, "memcore_8", err,
+					 sizeof(err)), 0);
+	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 1);
+	assert_false(exists("memcore_8"));
+	assert_int_equal(mc_owncg_job_leave(parent, "memcore_8", -1, version),
+			 1);
 }
 
 static void test_live_populated(void **state)
@@ -235,10 +294,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_job_names),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_live_lock_and_sweep),
 		cmocka_unit_test(test_live_populated),
+		cmocka_unit_test(test_live_job),
 	};
 	int fails = cmocka_run_group_tests_name("owncg", tests, NULL, NULL);
 

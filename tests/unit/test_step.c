@@ -392,10 +392,40 @@ static void test_long_values(void **state)
 	setenv_fake("SLURMD_NODENAME", longv);
 	assert_int_equal(read_step(&s, err), 0);
 	assert_int_equal(strlen(s.host), sizeof(s.host) - 1);
+	/* The partition is never the environment's (mc_jobview.h): a long
+	 * forged one is not even read. */
 	setenv_fake("SLURM_JOB_PARTITION", longv);
-	assert_int_equal(read_step(&s, err), -1);
-	assert_non_null(strstr(err, "SLURM_JOB_PARTITION: a value of 4095 "
-				    "characters"));
+	assert_int_equal(read_step(&s, err), 0);
+	assert_string_equal(s.partition, "");
+}
+
+/* SLURM_SHARDS_ON_NODE that is not a count came from the job: on a GPU
+ * step the user's error (s.user_err, not a failed read, which would be
+ * called the node's set-up); on a CPU-only step nothing. A count without
+ * Slurm's GPU variables is only "unsure" (the policy decides). */
+static void test_shards_from_job(void **state)
+{
+	struct mc_step s;
+	char err[MC_ERR_MAX];
+
+	setenv_fake("SLURM_GPUS_ON_NODE", "1");
+	setenv_fake("SLURM_STEP_GPUS", "0");
+	setenv_fake("SLURM_SHARDS_ON_NODE", "xx");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 1);
+	assert_non_null(strstr(s.user_err, "SLURM_SHARDS_ON_NODE=xx in the "
+				      "job's environment"));
+	assert_non_null(strstr(s.user_err, "set by the job"));
+	setenv_fake("SLURM_GPUS_ON_NODE", "");
+	setenv_fake("SLURM_STEP_GPUS", "");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.gpus, 0);
+	assert_string_equal(s.user_err, "");
+	assert_true(mc_step_ignored(&s));
+	setenv_fake("SLURM_SHARDS_ON_NODE", "2");
+	assert_int_equal(read_step(&s, err), 0);
+	assert_int_equal(s.shards, 2);
+	assert_true(s.shards_unsure);
 }
 
 /* mc_step_getenv: found, unset, empty, and a value past the cap. */
@@ -435,6 +465,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cores, setup),
 		cmocka_unit_test_setup(test_memory, setup),
 		cmocka_unit_test_setup(test_long_values, setup),
+		cmocka_unit_test_setup(test_shards_from_job, setup),
 		cmocka_unit_test_setup(test_getenv, setup),
 		cmocka_unit_test_setup(test_node_named_in_step, setup),
 		cmocka_unit_test_setup(test_batch_counts_job_nodes, setup),
