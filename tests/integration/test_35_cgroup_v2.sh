@@ -14,8 +14,8 @@
 # Each round: a misfit step refused (node IDLE), a fitting one bound to its
 # GPU's NUMA CPU, slurmstepd's cgroup not under the step's limit and kept
 # from the OOM killer, `memcore usage --pid` naming the limit and the cgroup
-# that holds it, a 512 MiB file (twice the limit) read twice through mmap
-# under --mem=256M exits 0 with its pages counted as reclaimable, 600 MB of
+# that holds it, a 256 MiB file (twice the limit) read twice through mmap
+# under --mem=128M exits 0 with its pages counted as reclaimable, 300 MB of
 # anonymous memory OOM-killed with memcore's explanation (once per step for
 # two tasks), /dev/shm counted as non-reclaimable and, past the limit,
 # explained as shared memory with slurmstepd alive (srun returns, node
@@ -51,7 +51,17 @@ for p in mc_mmap_reader mc_anon_toucher mc_shm_writer; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
 
-policy() { mc_small_policy; }
+# The limit is 128 MiB and every size is a multiple of it: under the
+# guests' emulation each MiB touched costs, and 128 MiB is the least that
+# leaves room beside the policy's figure (HostRamPerGpuRam=0.005 of the
+# 16 GiB GPU: 81.92 MiB) and the shell and memcore a step runs.
+LIM=128
+# anon or shmem "about the limit" at the kill: 96-128 MiB
+NEAR='(9[6-9]|1[01][0-9]|12[0-8])(\.[0-9]+)?'
+policy() {
+	mc_small_policy
+	sed -i 's/^HostRamPerGpuRam=.*/HostRamPerGpuRam=0.005/' "$MC_CONF_DIR/memcore.conf"
+}
 
 json() { jq -r ".$2" "$1" 2>/dev/null; }
 # CAP_SYS_RESOURCE (bit 24) in our effective set: needed to lower an
@@ -75,17 +85,17 @@ round() { # NAME
 	policy
 
 	# --- a misfit is refused, the node stays IDLE --------------------------
-	mc_run srun -n1 --gpus=1 --mem=256M --dataloader-workers=3 true
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M --dataloader-workers=3 true
 	assert_rc 1 "$r: a step needing 4 cores on a 2-core node is refused"
 	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on .* cannot fit: it needs 4 cores, the node has 2" "$r: ... with memcore's explanation"
 	assert_node_idle "$r: node IDLE after the refusal"
 
 	# --- a fitting step: bound, limited where it must be -------------------
 	j=$MC_WORK/tmp/usage-$r.json
-	mc_run srun -n1 --gpus=1 -c2 --mem=256M sh -c "$PROBE"'
+	mc_run srun -n1 --gpus=1 -c2 --mem=${LIM}M sh -c "$PROBE"'
 echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 '"$MEMCORE usage --pid \$\$ --json > $j"
-	assert_rc 0 "$r: a 1-GPU step with --mem=256M runs"
+	assert_rc 0 "$r: a 1-GPU step with --mem=${LIM}M runs"
 	assert_eq 0 "$(sed -n 's/^cpus=//p' <<<"$MC_OUT")" "$r: bound to GPU 0's NUMA CPU (0) out of the 2 allocated"
 	task=$(sed -n 's/^task=//p' <<<"$MC_OUT")
 	stepd=$(sed -n 's/^stepd=//p' <<<"$MC_OUT")
@@ -104,8 +114,8 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 		fi
 		assert_match "$task" "^$step/user/task_0$" "$r: the task in <job>/step_0/user/task_0"
 		lim=$CG$step/user
-		assert_contains "$MC_OUT" "max $CG$step/user $((256 * MIB)) " \
-			"$r: Slurm's 512 MiB (AllowedRAMSpace=200) tightened to 256 MiB at step_0/user"
+		assert_contains "$MC_OUT" "max $CG$step/user $((LIM * MIB)) " \
+			"$r: Slurm's $((2 * LIM)) MiB (AllowedRAMSpace=200) tightened to $LIM MiB at step_0/user"
 		assert_contains "$MC_OUT" "max $CG$step max " "$r: step_0 (above slurmstepd) left unlimited"
 		# Slurm set the swap limit (10 %) at the job and at step_0/user;
 		# memcore leaves it.
@@ -117,7 +127,7 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	else
 		assert_match "$task" "^$step/user/memcore_[0-9]+/memcore_[0-9]+_0$" "$r: the task in memcore's own cgroup (in its job's), beside task_special under step_0/user"
 		lim=$CG$task
-		assert_contains "$MC_OUT" "max $CG$task $((256 * MIB)) 0" "$r: memcore's cgroup holds 256 MiB, swap 0 (nobody limits swap)"
+		assert_contains "$MC_OUT" "max $CG$task $((LIM * MIB)) 0" "$r: memcore's cgroup holds $LIM MiB, swap 0 (nobody limits swap)"
 		assert_contains "$MC_OUT" "max $CG$step/user max " "$r: step_0/user left as Slurm made it (unlimited)"
 		gone "$CG$task"
 		assert_eq "" "$(ls -d "$CG$task" 2>/dev/null)" "$r: memcore's cgroup is gone after the step"
@@ -125,60 +135,60 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 	# slurmstepd's path up to the root never holds the step's limit.
 	assert_not_contains "$(grep "^smax" <<<"$MC_OUT")" "smax $lim " "$r: slurmstepd is not under the step's limit ($lim)"
 	case $lim in "$CG$stepd"/*) _mc_fail "$r: the step's limit is below slurmstepd's cgroup";; esac
-	assert_eq $((256 * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage --pid: the 256 MiB limit"
+	assert_eq $((LIM * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage --pid: the $LIM MiB limit"
 	assert_eq "$lim" "$(json "$j" limit_cgroup)" "$r: memcore usage --pid: ... held by $lim"
 
-	# --- a 512 MiB memory-mapped file read twice under --mem=256M ----------
+	# --- a file of twice the limit read twice through mmap ----------------
 	# (twice the limit: the file cannot stay whole in page cache, so the
 	# second read works only if the kernel reclaims the first read's pages)
 	d=$MC_WORK/tmp/data.bin j=$MC_WORK/tmp/usage-a-$r.json
-	mc_run srun -n1 --gpus=1 --mem=256M --memcore=explain \
-		"$PROGS/mc_mmap_reader" "$d" 512 "$MEMCORE usage --pid \$PPID --json > $j"
-	assert_rc 0 "$r: the mmap reader of 512 MiB exits 0 under --mem=256M"
-	assert_contains "$MC_OUT" "read 512 MiB twice" "$r: it read the file twice"
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M --memcore=explain \
+		"$PROGS/mc_mmap_reader" "$d" $((2 * LIM)) "$MEMCORE usage --pid \$PPID --json > $j"
+	assert_rc 0 "$r: the mmap reader of $((2 * LIM)) MiB exits 0 under --mem=${LIM}M"
+	assert_contains "$MC_OUT" "read $((2 * LIM)) MiB twice" "$r: it read the file twice"
 	assert_not_contains "$MC_ERR" "killed for memory" "$r: no OOM kill"
 	assert_eq 0 "$(json "$j" oom_kills)" "$r: memcore usage: no OOM kill"
-	assert_eq $((256 * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage: the 256 MiB limit"
-	[ "$(json "$j" non_reclaimable_bytes)" -lt $((256 * MIB)) ] 2>/dev/null
-	assert_eq 0 $? "$r: memcore usage: non-reclaimable $(json "$j" non_reclaimable_bytes) < 256 MiB"
-	[ "$(json "$j" file_bytes)" -gt $((64 * MIB)) ] 2>/dev/null
+	assert_eq $((LIM * MIB)) "$(json "$j" limit_bytes)" "$r: memcore usage: the $LIM MiB limit"
+	[ "$(json "$j" non_reclaimable_bytes)" -lt $((LIM * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: non-reclaimable $(json "$j" non_reclaimable_bytes) < $LIM MiB"
+	[ "$(json "$j" file_bytes)" -gt $((LIM / 4 * MIB)) ] 2>/dev/null
 	assert_eq 0 $? "$r: memcore usage: the mapped file's pages ($(json "$j" file_bytes) bytes) are counted as reclaimable"
-	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 memory at its end: .* non-reclaimable \(anon .*, shmem .*\) of .* in use, .* reclaimable file pages; peak .*, limit 256 MiB" \
+	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 memory at its end: .* non-reclaimable \(anon .*, shmem .*\) of .* in use, .* reclaimable file pages; peak .*, limit $LIM MiB" \
 		"$r: --memcore=explain: one line at step end"
 	rm -f "$d"
 
-	# --- 600 MB of anonymous memory: OOM kill, explained from v2 figures ---
-	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 600
-	assert_ne 0 "$MC_RC" "$r: the 600 MB anon toucher is OOM-killed"
-	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 was killed for memory \(1 OOM kill\): .* the limit of 256 MiB \(--mem=256M\)" \
+	# --- anonymous memory past the limit: OOM kill, from v2 figures -------
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M "$PROGS/mc_anon_toucher" $((2 * LIM + 44))
+	assert_ne 0 "$MC_RC" "$r: the $((2 * LIM + 44)) MB anon toucher is OOM-killed"
+	assert_match "$MC_ERR" "memcore: step [0-9]+\.0 was killed for memory \(1 OOM kill\): .* the limit of $LIM MiB \(--mem=${LIM}M\)" \
 		"$r: explained with memory.events' oom_kill and the limit"
-	assert_match "$MC_ERR" "non-reclaimable  about [0-9.]+ MiB at the kill: anon (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB" \
+	assert_match "$MC_ERR" "non-reclaimable  about [0-9.]+ MiB at the kill: anon $NEAR MiB" \
 		"$r: ... and the anonymous memory (memory.peak less shmem)"
-	assert_contains "$MC_ERR" "fix: ask for more with --mem (e.g. --mem=512M)" "$r: ... and what to change"
+	assert_contains "$MC_ERR" "fix: ask for more with --mem (e.g. --mem=$((2 * LIM))M)" "$r: ... and what to change"
 	assert_contains "$MC_ERR" "not counted" "$r: ... and the file pages that did not count"
 	assert_node_idle "$r: node IDLE"
 	# two tasks past the limit: one explanation for the step
-	mc_run srun -n2 --gpus=1 --mem=256M "$PROGS/mc_anon_toucher" 512
+	mc_run srun -n2 --gpus=1 --mem=${LIM}M "$PROGS/mc_anon_toucher" $((2 * LIM))
 	assert_ne 0 "$MC_RC" "$r: two anon touchers are OOM-killed"
-	assert_not_contains "$MC_OUT" "touched 512 MiB" "$r: ... neither finished"
+	assert_not_contains "$MC_OUT" "touched $((2 * LIM)) MiB" "$r: ... neither finished"
 	assert_eq 1 "$(grep -c 'was killed for memory' <<<"$MC_ERR")" "$r: ... explained once per step, not per task"
 
 	# --- /dev/shm: non-reclaimable; past the limit, slurmstepd survives ----
 	j=$MC_WORK/tmp/usage-c-$r.json
-	mc_run srun -n1 --gpus=1 --mem=256M sh -c \
-		"$PROGS/mc_shm_writer $SHM.small 128 && $MEMCORE usage --pid \$\$ --json > $j; rm -f $SHM.small"
-	assert_rc 0 "$r: 128 MiB in /dev/shm under --mem=256M runs"
-	[ "$(json "$j" shmem_bytes)" -ge $((128 * MIB)) ] 2>/dev/null
-	assert_eq 0 $? "$r: memcore usage: shmem $(json "$j" shmem_bytes) >= 128 MiB"
-	[ "$(json "$j" non_reclaimable_bytes)" -ge $((128 * MIB)) ] 2>/dev/null
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M sh -c \
+		"$PROGS/mc_shm_writer $SHM.small $((LIM / 2)) && $MEMCORE usage --pid \$\$ --json > $j; rm -f $SHM.small"
+	assert_rc 0 "$r: $((LIM / 2)) MiB in /dev/shm under --mem=${LIM}M runs"
+	[ "$(json "$j" shmem_bytes)" -ge $((LIM / 2 * MIB)) ] 2>/dev/null
+	assert_eq 0 $? "$r: memcore usage: shmem $(json "$j" shmem_bytes) >= $((LIM / 2)) MiB"
+	[ "$(json "$j" non_reclaimable_bytes)" -ge $((LIM / 2 * MIB)) ] 2>/dev/null
 	assert_eq 0 $? "$r: memcore usage: /dev/shm counts as non-reclaimable ($(json "$j" non_reclaimable_bytes))"
-	[ "$(json "$j" file_bytes)" -lt $((64 * MIB)) ] 2>/dev/null
+	[ "$(json "$j" file_bytes)" -lt $((LIM / 4 * MIB)) ] 2>/dev/null
 	assert_eq 0 $? "$r: memcore usage: /dev/shm is not reclaimable file pages ($(json "$j" file_bytes))"
-	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$SHM" 400
-	assert_ne 0 "$MC_RC" "$r: 400 MiB into /dev/shm under --mem=256M is OOM-killed, and srun returns"
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M "$PROGS/mc_shm_writer" "$SHM" $((2 * LIM))
+	assert_ne 0 "$MC_RC" "$r: $((2 * LIM)) MiB into /dev/shm under --mem=${LIM}M is OOM-killed, and srun returns"
 	assert_ne 124 "$MC_RC" "$r: ... not by the harness's timeout (slurmstepd alive)"
-	assert_match "$MC_ERR" "was killed for memory .* the limit of 256 MiB" "$r: explained"
-	assert_match "$MC_ERR" "shmem (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB \(files in tmpfs: [^;]*/dev/shm [0-9.]+ MiB[^;]*; pinned buffers\)" \
+	assert_match "$MC_ERR" "was killed for memory .* the limit of $LIM MiB" "$r: explained"
+	assert_match "$MC_ERR" "shmem $NEAR MiB \(files in tmpfs: [^;]*/dev/shm [0-9.]+ MiB[^;]*; pinned buffers\)" \
 		"$r: ... with the shared memory figure and where it is"
 	assert_match "$MC_ERR" "fix: most of it was shared memory: delete what the job leaves in tmpfs \([^)]*/dev/shm" \
 		"$r: explained as shared memory"
@@ -186,8 +196,8 @@ echo "cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
 
 	# --- a tmpfs other than /dev/shm (a site's tmpfs /tmp) -----------------
 	mount -t tmpfs -o mode=1777,size=1g mc_test35 "$TMPFS"
-	mc_run srun -n1 --gpus=1 --mem=256M "$PROGS/mc_shm_writer" "$TMPFS/fill" 400
-	assert_ne 0 "$MC_RC" "$r: writing 400 MiB into a tmpfs under --mem=256M is OOM-killed"
+	mc_run srun -n1 --gpus=1 --mem=${LIM}M "$PROGS/mc_shm_writer" "$TMPFS/fill" $((2 * LIM))
+	assert_ne 0 "$MC_RC" "$r: writing $((2 * LIM)) MiB into a tmpfs under --mem=${LIM}M is OOM-killed"
 	assert_match "$MC_ERR" "files in tmpfs: [^;]*$TMPFS [0-9.]+ MiB" \
 		"$r: the explanation names the tmpfs the step filled"
 	assert_contains "$MC_ERR" "delete what the job leaves in tmpfs ($TMPFS " \

@@ -206,6 +206,8 @@ echo keep >"$victim"
 ln -s "$victim" "${PROM%/*}/.memcore.prom.tmp"
 mc_run timeout -k 5 60 srun -n1 --gpus=1 --mem=256M true
 assert_rc 0 "(f) a step ends with a symlink planted as the textfile's temporary file"
+# (slurmstepd writes the textfile after srun has returned)
+mc_wait_until 10 eval '[ "$(metric memcore_steps_judged_total)" = 7 ]'
 assert_eq keep "$(cat "$victim")" "(f) ... the symlink's target is not written"
 assert_eq 7 "$(metric memcore_steps_judged_total)" "(f) ... and the step is counted in the textfile"
 assert_eq "" "$(ls -A "${PROM%/*}" | grep -v '^memcore.prom$')" "(f) ... the planted link gone, nothing left beside it"
