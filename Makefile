@@ -142,10 +142,11 @@ integration: all $(PROGS)
 # check and demo do all set-up on a fresh Debian 12 machine (as root): the
 # packages first, then a new make that sees their pkg-config files.
 # tests/check.sh runs the tiers, the guest tier beside the host tiers,
-# and prints each tier's time and the ten slowest tests at the end.
+# and prints each tier's time and the ten slowest tests at the end. (Not
+# $(MAKE) in this line: make -n would run a line that names it.)
 check:
 	bash contrib/install-deps.sh check
-	MC_MAKE="$(MAKE) --no-print-directory WERROR=-Werror" bash tests/check.sh
+	MC_MAKE="make --no-print-directory WERROR=-Werror" bash tests/check.sh
 
 unit-bins: $(UNIT_BIN)
 

@@ -39,9 +39,15 @@ vm_log=$B/logs/vm-check.log vm_pid=
 vm_tier() { tier "guest tier" "${make[@]}" vm-check >"$vm_log" 2>&1; }
 if [ ${#failed[@]} = 0 ] && [ "${MC_CHECK_SERIAL:-0}" != 1 ]; then
 	echo "memcore: the guest tier runs beside the host tiers; its output: $vm_log (printed when it ends)"
+	# in a process group of its own (set -m), so that an interrupted check
+	# stops exactly its guest tier (tests/vm/check.sh then stops its guests)
+	set -m
 	vm_tier &
 	vm_pid=$!
-	trap '[ -n "$vm_pid" ] && kill -TERM "$vm_pid" 2>/dev/null; pkill -TERM -f "tests/vm/check.sh" 2>/dev/null' EXIT
+	set +m
+	trap '[ -n "$vm_pid" ] && kill -TERM -- -"$vm_pid" 2>/dev/null' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 fi
 
 if [ ${#failed[@]} = 0 ]; then

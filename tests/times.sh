@@ -26,8 +26,8 @@ tier)
 report)
 	f=$2 n=${3:-10}
 	[ -s "$f" ] || { echo "times: no record in $f" >&2; exit 0; }
-	printf '\nmake check, where the time went (%s):\n' "$f"
-	awk -F'\t' '$1 == "tier" { printf "  tier  %-24s %6ss  (%d:%02d)\n", $2, $3, $3 / 60, $3 % 60 }' "$f"
+	printf '\nmake check, where the time went (%s):\n  each tier (the guest tier runs beside the host tiers):\n' "$f"
+	awk -F'\t' '$1 == "tier" { printf "  %6ss  %3d:%02d  %s\n", $3, $3 / 60, $3 % 60, $2 }' "$f"
 	printf '  the %s slowest tests:\n' "$n"
 	awk -F'\t' '$1 == "test" { printf "%s\t%s\n", $3, $2 }' "$f" | sort -t"$(printf '\t')" -k1,1nr |
 		head -n "$n" | awk -F'\t' '{ printf "  %6ss  %s\n", $1, $2 }'
