@@ -72,6 +72,12 @@ static const char *plural(uint32_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* What a shared-GPU step counts: Slurm's gres names. */
+static const char *share_name(const struct mc_request *r)
+{
+	return r->use.share_kind == 1 ? "shards" : "MPS shares";
+}
+
 /* "8 GPUs x (2 workers + 1)" or, when the flat minimum wins,
  * "8 GPUs x 16 (MinCoresPerGpu)". */
 static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
@@ -457,6 +463,13 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		explain_impossible_fix(v, out);
 		return;
 	}
+	if (why == MC_MISFIT_NODE_SHARES) {
+		add_line(out, "  fix: at most %llu %s on this node (%u GPUs x "
+			 "%u), or another partition",
+			 (unsigned long long)mc_node_shares(r, &v->node),
+			 share_name(r), v->node.gpus, r->use.share_per_gpu);
+		return;
+	}
 	if (why == MC_MISFIT_NODE_RAM_RULE) {
 		add_line(out, "  node RAM %s is below the site's RAM rule "
 			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
@@ -549,6 +562,13 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 		sb_add(s, " cannot fit: it asks for %u GPUs, the node has %u:",
 		       v->req.gpus, v->node.gpus);
 		break;
+	case MC_MISFIT_NODE_SHARES:
+		sb_add(s, " cannot fit: it asks for %u %s, the node has %llu "
+		       "(%u GPUs x %u):", v->req.use.share_count,
+		       share_name(&v->req),
+		       (unsigned long long)mc_node_shares(&v->req, &v->node),
+		       v->node.gpus, v->req.use.share_per_gpu);
+		break;
 	case MC_MISFIT_NODE_RAM_RULE:
 		sb_add(s, " cannot fit: the node fails the site's RAM rule "
 		       "(%s for %u x %s GPUs):",
@@ -605,6 +625,11 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 		break;
 	case MC_MISFIT_NODE_GPUS:
 		snprintf(buf, buflen, "has %u GPUs", v->node.gpus);
+		break;
+	case MC_MISFIT_NODE_SHARES:
+		snprintf(buf, buflen, "has %llu %s",
+			 (unsigned long long)mc_node_shares(&v->req, &v->node),
+			 share_name(&v->req));
 		break;
 	case MC_MISFIT_NODE_RAM_RULE:
 		snprintf(buf, buflen, "fails the site's RAM rule");
