@@ -86,20 +86,20 @@ chk 2 "check: --gpus is required" --dataloader-workers 2
 row 2 "unknown command 'bogus'" bogus
 
 # --- memcore.conf ---------------------------------------------------------
-conf unknown 'Bogus=1\n';                        cfg 2 "unknown.conf:1: Bogus=1: unknown key" unknown
-conf size 'Mode=warn\nRamPerWorker=4Q\n';       cfg 2 "size.conf:2: RamPerWorker=4Q: unknown size suffix 'Q'" size
-conf negsize 'RamPerTask=-1G\n';                 cfg 2 "negsize.conf:1: RamPerTask=-1G: negative value not allowed" negsize
-conf ratio 'HostRamPerGpuRam=abc\n';             cfg 2 "ratio.conf:1: HostRamPerGpuRam=abc: not a number" ratio
-conf negratio 'HostRamPerGpuRam=-1\n';           cfg 2 "negratio.conf:1: HostRamPerGpuRam=-1: negative value not allowed" negratio
-conf dup 'Mode=warn\nmode=enforce\n';            cfg 2 "dup.conf:2: mode=enforce: duplicate key (first set on line 1)" dup
-conf part 'PartitionName=debug Bogus=2\n';       cfg 2 "part.conf:1: Bogus=2: unknown key" part
-conf partmid 'Mode=warn PartitionName=x\n';      cfg 2 "partmid.conf:1: PartitionName=x: PartitionName= must start its line" partmid
+conf unknown 'Bogus=1\n';                        cfg 2 "unknown.conf:1: Bogus: unknown key" unknown
+conf size 'Mode=warn\nRamPerWorker=4Q\n';       cfg 2 "size.conf:2: RamPerWorker: unknown size suffix 'Q'" size
+conf negsize 'RamPerTask=-1G\n';                 cfg 2 "negsize.conf:1: RamPerTask: negative value not allowed" negsize
+conf ratio 'HostRamPerGpuRam=abc\n';             cfg 2 "ratio.conf:1: HostRamPerGpuRam: not a number" ratio
+conf negratio 'HostRamPerGpuRam=-1\n';           cfg 2 "negratio.conf:1: HostRamPerGpuRam: negative value not allowed" negratio
+conf dup 'Mode=warn\nmode=enforce\n';            cfg 2 "dup.conf:2: mode: duplicate key (first set on line 1)" dup
+conf part 'PartitionName=debug Bogus=2\n';       cfg 2 "part.conf:1: Bogus: unknown key" part
+conf partmid 'Mode=warn PartitionName=x\n';      cfg 2 "partmid.conf:1: PartitionName= must start its line" partmid
 conf partdup 'PartitionName=a Mode=warn\nPartitionName=a Mode=off\n'
 cfg 2 "partdup.conf:2: PartitionName=a: duplicate partition (first on line 1)" partdup
 conf novalue 'Mode=\n';                          cfg 2 "novalue.conf:1: Mode: missing value" novalue
-conf noeq 'Mode\n';                              cfg 2 "noeq.conf:1: 'Mode': expected Key=Value" noeq
-conf onerror 'OnError=maybe\n';                  cfg 2 "onerror.conf:1: OnError=maybe: expected refuse or allow" onerror
-conf workers 'DataloaderWorkers=1025\n';         cfg 2 "workers.conf:1: DataloaderWorkers=1025: out of range" workers
+conf noeq 'Mode\n';                              cfg 2 "noeq.conf:1: expected Key=Value (a word without '=')" noeq
+conf onerror 'OnError=maybe\n';                  cfg 2 "onerror.conf:1: OnError: expected refuse or allow" onerror
+conf workers 'DataloaderWorkers=1025\n';         cfg 2 "workers.conf:1: DataloaderWorkers: out of range" workers
 { printf 'Mode=enforce\nRamPerTask='; head -c 102400 /dev/zero | tr '\0' 1; printf '\n'; } >"$TMP/long.conf"
 cfg 2 "long.conf:2: line longer than 4096 bytes" long
 printf 'Mode=warn\0\n' >"$TMP/nul.conf";         cfg 2 "nul.conf:1: NUL byte in line" nul

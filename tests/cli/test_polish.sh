@@ -74,7 +74,7 @@ printf 'GpuMemory=14.5G\n' >"$TMP/frac.conf"
 run_mc check --config "$TMP/frac.conf" --topology "$T8" --gpus 1
 expect_eq "GpuMemory=14.5G exit" "$RC" 2
 expect_contains "GpuMemory=14.5G names file, line and key" "$ERR" \
-	"memcore: $TMP/frac.conf:1: GpuMemory=14.5G: not a whole number: sizes are whole, as Slurm takes them (14848M)"
+	"memcore: $TMP/frac.conf:1: GpuMemory: not a whole number: sizes are whole, as Slurm takes them (14848M)"
 MEMCORE_RAM_PER_WORKER=0.5G chk
 expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
 	"memcore: MEMCORE_RAM_PER_WORKER=0.5G: not a whole number: sizes are whole, as Slurm takes them (512M)"
