@@ -32,7 +32,9 @@
 #include "mc_jobrec.h"
 #include "mc_slurm_compat.h"
 #include "mc_parse.h"
+#include "mc_slurmctld.h"
 #include "mc_summary.h"
+#include "mc_util.h"
 
 /* libslurm's list types by what its functions return: `List` up to 23.x,
  * `list_t *` later; neither name is needed. */
@@ -40,6 +42,9 @@ typedef __typeof__(slurmdb_jobs_get((void *)0, (void *)0)) mc_list;
 typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
 
 #define RECS_MAX 256
+/* Slurm's job ids: 0 is none, 0xfffffffe and 0xffffffff its NO_VAL and
+ * INFINITE markers. */
+#define MC_JOB_ID_MAX 4294967294u
 #define TRES_MEM_ID 2	/* Slurm's TRES id of "mem" (TRES_MEM) */
 
 /* Slurm's base job states (enum job_states), as scontrol names them. */
@@ -348,7 +353,7 @@ int mc_cmd_report(int argc, char **argv)
 	size_t lens[RECS_MAX], n;
 	unsigned dropped;
 	bool json = false;
-	char *end, who[64];
+	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
 	int opt, rc;
 	json_t *o = NULL, *arr = NULL;
@@ -366,17 +371,24 @@ int mc_cmd_report(int argc, char **argv)
 	if (optind + 1 != argc)
 		return mc_cli_usage_error("report: expected one JOBID (see "
 					  "memcore report --help)");
-	errno = 0;
-	jv.job_id = (uint32_t)strtoul(argv[optind], &end, 10);
-	if (errno || *end || end == argv[optind] || !jv.job_id)
-		return mc_cli_usage_error("report: '%s' is not a job id",
-					  argv[optind]);
+	/* Digits only, in Slurm's range: strtoul would take " 5" and "+5"
+	 * and wrap 4294967297 to job 1, someone else's job. */
+	if (mc_parse_count(argv[optind], MC_JOB_ID_MAX, &jv.job_id, err,
+			   sizeof(err)) < 0 || !jv.job_id) {
+		char q[80];
+
+		return mc_cli_usage_error("report: '%s' is not a job id (1 to "
+					  "%u, digits only)",
+					  mc_escape(argv[optind], 64, q,
+						    sizeof(q)), MC_JOB_ID_MAX);
+	}
 	cpath = mc_ctld_conf();
 	if (!cpath)
 		return mc_cli_usage_error("report: no readable slurm.conf "
 					  "(SLURM_CONF, or the default "
 					  "/etc/slurm/slurm.conf)");
-	slurm_init(cpath);
+	if (mc_ctld_init(cpath, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("report: %s", err);
 	if (slurm_load_ctl_conf((time_t)0, &conf) != 0 || !conf) {
 		fprintf(stderr, "memcore: report: slurmctld does not answer: "
 			"%s\n", slurm_strerror(errno));

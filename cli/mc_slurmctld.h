@@ -66,6 +66,14 @@ const char *mc_ctld_conf(void);
 const char *mc_ctld_conf_path(void);
 
 /*
+ * libslurm initialised from conf (once per process), after a child
+ * process has parsed conf: 0, or MC_CTLD_ERROR with err "slurm.conf P:
+ * libslurm cannot read it ..." where libslurm's parser would have ended
+ * this process.
+ */
+int mc_ctld_init(const char *conf, char *err, size_t errlen);
+
+/*
  * Load the nodes of partition (NULL: slurm.conf's default partition; with
  * all, every node of the cluster and partition is ignored) into out:
  * from the shape cache when slurmctld says it is valid, unless fresh
