@@ -340,7 +340,14 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 			    json_integer((json_int_t)a->cpus_per_gpu));
 	json_object_set_new(next, "dataloader_workers",
 			    json_integer((json_int_t)a->workers));
+	/* No advice from too few samples (mc_summary_advise): said. */
+	if (a->too_few) {
+		json_decref(next);
+		next = json_null();
+	}
 	json_object_set_new(o, "next", next);
+	json_object_set_new(o, "next_withheld", a->too_few
+			    ? json_string("too few samples") : json_null());
 #undef SETI
 	return o;
 }
