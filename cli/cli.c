@@ -222,6 +222,17 @@ static bool is_u64_key(const char *key)
 	       (n >= 5 && !strcmp(key + n - 5, "_usec"));
 }
 
+json_t *mc_cli_json_u64(uint64_t v)
+{
+	char m[48];
+
+	if (v <= (uint64_t)INT64_MAX)
+		return json_integer((json_int_t)v);
+	snprintf(m, sizeof(m), MC_JSON_U64_MARK "%llu\001",
+		 (unsigned long long)v);
+	return json_string(m);
+}
+
 static void mark_u64(json_t *j)
 {
 	const char *key;
@@ -239,11 +250,8 @@ static void mark_u64(json_t *j)
 	json_object_foreach_safe(j, tmp, key, v) {
 		if (json_is_integer(v) && json_integer_value(v) < 0 &&
 		    is_u64_key(key)) {
-			char m[48];
-
-			snprintf(m, sizeof(m), MC_JSON_U64_MARK "%llu\001",
-				 (unsigned long long)json_integer_value(v));
-			json_object_set_new(j, key, json_string(m));
+			json_object_set_new(j, key, mc_cli_json_u64(
+				(uint64_t)json_integer_value(v)));
 		} else {
 			mark_u64(v);
 		}
