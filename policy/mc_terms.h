@@ -61,7 +61,9 @@ extern const char *const mc_save_words[];	/* none rank0 all */
 extern const char *const mc_dtype_words[];	/* fp32 bf16 fp16 */
 
 #define MC_NOTES_MAX 8
-#define MC_NOTE_MAX 150
+/* A note fills an explanation line (MC_EXPLAIN_LINE_MAX) after its
+ * indent and "note: ". */
+#define MC_NOTE_MAX 176
 
 /* What the job's own uses of host RAM are, beside the GPUs and ZeRO. */
 struct mc_usage {
