@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_gpumem.h"
+#include "mc_jsonout.h"
 #include "mc_util.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
@@ -204,85 +205,6 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 	return 0;
 }
 
-/*
- * jansson holds integers as signed 64-bit, so a byte figure above 2^63 - 1
- * (a saturated sum, a size from a job file) would print negative. Such a
- * figure is put in as a marker string and written back as its unsigned
- * digits when the text is printed: every *_bytes (and *_usec) key reads
- * exactly.
- */
-#define MC_JSON_U64_MARK "\001mc-u64:"
-
-/* The keys of unsigned 64-bit figures: bytes and microseconds. */
-static bool is_u64_key(const char *key)
-{
-	size_t n = strlen(key);
-
-	return (n >= 6 && !strcmp(key + n - 6, "_bytes")) ||
-	       (n >= 5 && !strcmp(key + n - 5, "_usec"));
-}
-
-json_t *mc_cli_json_u64(uint64_t v)
-{
-	char m[48];
-
-	if (v <= (uint64_t)INT64_MAX)
-		return json_integer((json_int_t)v);
-	snprintf(m, sizeof(m), MC_JSON_U64_MARK "%llu\001",
-		 (unsigned long long)v);
-	return json_string(m);
-}
-
-static void mark_u64(json_t *j)
-{
-	const char *key;
-	json_t *v;
-	void *tmp;
-	size_t i;
-
-	if (json_is_array(j)) {
-		json_array_foreach(j, i, v)
-			mark_u64(v);
-		return;
-	}
-	if (!json_is_object(j))
-		return;
-	json_object_foreach_safe(j, tmp, key, v) {
-		if (json_is_integer(v) && json_integer_value(v) < 0 &&
-		    is_u64_key(key)) {
-			json_object_set_new(j, key, mc_cli_json_u64(
-				(uint64_t)json_integer_value(v)));
-		} else {
-			mark_u64(v);
-		}
-	}
-}
-
-/* text with each "\u0001mc-u64:N\u0001" string (mark_u64) as N. */
-static void put_unmarked(const char *text, FILE *f)
-{
-	static const char open[] = "\"\\u0001mc-u64:";
-	static const char close[] = "\\u0001\"";
-	const char *p = text, *m;
-
-	while ((m = strstr(p, open)) != NULL) {
-		const char *d = m + sizeof(open) - 1, *e = d;
-
-		while (*e >= '0' && *e <= '9')
-			e++;
-		fwrite(p, 1, (size_t)(m - p), f);
-		if (strncmp(e, close, sizeof(close) - 1)) {
-			/* not a marker after all: as it was */
-			fwrite(m, 1, (size_t)(d - m), f);
-			p = d;
-			continue;
-		}
-		fwrite(d, 1, (size_t)(e - d), f);
-		p = e + sizeof(close) - 1;
-	}
-	fputs(p, f);
-}
-
 void mc_cli_json_print(json_t *o)
 {
 	json_t *w = json_object();
@@ -293,10 +215,9 @@ void mc_cli_json_print(json_t *o)
 	json_object_set_new(w, "schema", json_integer(MC_JSON_SCHEMA));
 	json_object_update(w, o);
 	json_decref(o);
-	mark_u64(w);
-	text = json_dumps(w, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	text = mc_json_dumps(w);
 	if (text)
-		put_unmarked(text, stdout);
+		fputs(text, stdout);
 	fputc('\n', stdout);
 	free(text);
 	json_decref(w);

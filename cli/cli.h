@@ -116,15 +116,9 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
  */
 #define MC_JSON_SCHEMA 1
 
-/* Print a JSON object on stdout (indented, in insertion order) with
- * "schema": MC_JSON_SCHEMA first, then release it. An integer of a
- * *_bytes or *_usec key that reads negative is a uint64_t above 2^63 - 1
- * that json_integer() wrapped: it is printed as its unsigned digits. */
+/* Print a JSON object on stdout with "schema": MC_JSON_SCHEMA first, as
+ * mc_json_dumps writes it (every uint64_t exact), then release it. */
 void mc_cli_json_print(json_t *o);
-
-/* A uint64_t for mc_cli_json_print, exact above 2^63 - 1 too (jansson's
- * integers are signed 64-bit), under any key. */
-json_t *mc_cli_json_u64(uint64_t v);
 
 /*
  * The JSON of memcore check for one verdict: fits, the RAM and core

@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "mc_jobrec.h"
+#include "mc_jsonout.h"
 #include "mc_slurm_compat.h"
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
@@ -293,7 +294,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	json_t *o = json_object(), *next = json_object();
 	char opt[64];
 
-#define SETI(k, v) json_object_set_new(o, k, mc_cli_json_u64(v))
+#define SETI(k, v) json_object_set_new(o, k, mc_json_u64(v))
 	json_object_set_new(o, "step", json_string(step));
 	json_object_set_new(o, "node", json_string(host));
 	SETI("asked_bytes", u->asked_bytes);

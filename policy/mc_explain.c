@@ -199,6 +199,24 @@ static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
 	sb_options(s, " with ", opt, n);
 }
 
+/*
+ * RamPerTask's term, "8 tasks x 1 GiB": counted per GPU process, so with
+ * fewer tasks than GPUs (one task's torchrun spawning a process per GPU)
+ * the count is of GPU processes, not of tasks the step does not have.
+ */
+static void sb_tasks(struct sbuf *s, const char *sep,
+		     const struct mc_policy *p, const struct mc_request *r,
+		     uint32_t ranks)
+{
+	char a[32];
+	bool per_gpu = r->use.ranks && r->use.ranks < ranks;
+
+	sb_add(s, "%s%u %s x %s", sep, ranks, per_gpu
+	       ? plural(ranks, "GPU process", "GPU processes")
+	       : plural(ranks, "task", "tasks"),
+	       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+}
+
 static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -223,25 +241,24 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && peak) {
-		sb_add(&s, "%s%u %s x %s", sep, ranks,
-		       plural(ranks, "task", "tasks"),
-		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sb_tasks(&s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (peak) {
 		/* The long form: one term a line, then how they add up. */
 		add_line(out, "%s + the largest of:", s.b);
-		if (v->ram_load_bytes)
+		if (v->ram_load_bytes) {
+			uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1
+					  : ranks;
+
 			add_line(out, INDENT "loading %s = %u %s x %s (model "
 				 "built in host RAM, %s)",
 				 mc_fmt_bytes(v->ram_load_bytes, a, sizeof(a)),
-				 r->use.load == MC_LOAD_RANK0 ? 1 : ranks,
-				 r->use.load == MC_LOAD_RANK0 ? "copy"
-				 : "copies",
-				 mc_fmt_bytes(v->ram_load_bytes /
-					      (r->use.load == MC_LOAD_RANK0 ? 1
-					       : ranks), b, sizeof(b)),
+				 copies, plural(copies, "copy", "copies"),
+				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
+					      sizeof(b)),
 				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+		}
 		s.len = 0;
 		s.b[0] = '\0';
 		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
@@ -262,9 +279,7 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && !peak) {
-		sb_add(&s, "%s%u %s x %s", sep, ranks,
-		       plural(ranks, "task", "tasks"),
-		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sb_tasks(&s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (v->ram_zero_bytes) {
