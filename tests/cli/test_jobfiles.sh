@@ -76,6 +76,16 @@ run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 2 --ntasks-per-no
 expect_contains "ranks: tasks" "$OUT" "16 tasks x 1 GiB"
 expect_contains "ranks: cores" "$OUT" "16 needed = 16 ranks x (0 workers + 1)"
 
+# One rank: one copy (not "1 copies"); one task driving 8 GPUs: RamPerTask
+# counted per GPU process, not as 8 tasks the step does not have.
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --mem 100G --model-params 7B
+expect_contains "one rank: one copy" "$OUT" "loading 26.08 GiB = 1 copy x 26.08 GiB (model built in host RAM, fp32)"
+expect_contains "one rank: one task" "$OUT" "+ 1 task x 1 GiB +"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --ntasks-per-node 1 --mem 100G
+expect_contains "one task, 8 GPUs" "$OUT" "190.04 GiB needed = 118.04 GiB GPU floor + 16 workers x 4 GiB + 8 GPU processes x 1 GiB"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --mem 100G
+expect_contains "a task per GPU" "$OUT" "+ 16 workers x 4 GiB + 8 tasks x 1 GiB"
+
 # Accelerate's DeepSpeed guide's config with "auto" where accelerate launch
 # fills it (stage, offload devices, 16-bit gather on save, bf16, batch):
 # taken, "auto" read as not given, one note naming memcore's options.
