@@ -298,10 +298,14 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 
 /*
  * The smallest fix at the asked DataLoader workers, as complete options in
- * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); the
- * count (0 when the step fits or no option can fix it).
+ * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); where
+ * the node itself holds no allocation at those workers (its RAM, cores or
+ * cores rule), the explanation's fix: "--dataloader-workers=4" and what
+ * that then needs. The count (0 when the step fits or no option can fix
+ * it).
  */
-size_t mc_verdict_fix_options(const struct mc_verdict *v,
+size_t mc_verdict_fix_options(const struct mc_policy *p,
+			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
 #define MC_EXPLAIN_LINES 28
