@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -38,45 +37,36 @@ const char *mc_ctld_conf(void)
 static bool initialized;
 
 /*
- * libslurm's parser ends the process (fatal(), exit 1) on a slurm.conf it
+ * libslurm's parser ends the process (fatal(), exit(1)) on a slurm.conf it
  * cannot read, before memcore can say anything or finish its --json.
- * The same parse runs first in a child: when the child dies, the parent
- * still stands and says so (libslurm's own lines, above, say where).
+ * exit() still runs atexit handlers: while slurm_init() runs, one says
+ * what happened and ends with memcore's usage status instead (memcore
+ * runs no other program and forks no child to parse it first).
  */
-static bool conf_parses(const char *conf)
-{
-	int status;
-	pid_t pid;
+static const char *initializing;	/* the slurm.conf being parsed */
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return true;	/* no probe: the parent parses as before */
-	if (pid == 0) {
-		/* Nothing of libslurm's but its errors on stderr. */
-		if (!freopen("/dev/null", "w", stdout))
-			_exit(1);
-		slurm_init(conf);
-		_exit(0);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return true;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+static void parse_failed(void)
+{
+	if (!initializing)
+		return;
+	fflush(stdout);
+	fprintf(stderr, "memcore: slurm.conf %s: libslurm cannot read it "
+		"(its parser's message is above)\n", initializing);
+	_exit(MC_CTLD_EXIT_UNREADABLE);
 }
 
-int mc_ctld_init(const char *conf, char *err, size_t errlen)
+void mc_ctld_init(const char *conf)
 {
+	static bool registered;
+
 	if (initialized)
-		return 0;
-	if (!conf_parses(conf)) {
-		snprintf(err, errlen, "slurm.conf %s: libslurm cannot read it "
-			 "(its parser's message is above)", conf);
-		return MC_CTLD_ERROR;
-	}
+		return;
+	if (!registered)
+		registered = atexit(parse_failed) == 0;
+	initializing = conf;
 	slurm_init(conf);
+	initializing = NULL;
 	initialized = true;
-	return 0;
 }
 
 /* The partition's name, the default one when name is NULL, or NULL with
@@ -378,8 +368,7 @@ int mc_ctld_load(const char *partition, bool all, bool fresh,
 			 MC_SLURM_CONF_DEFAULT);
 		return MC_CTLD_ERROR;
 	}
-	if (mc_ctld_init(conf, err, errlen))
-		return MC_CTLD_ERROR;
+	mc_ctld_init(conf);
 	/* The cached nodes when slurmctld says nothing changed (two small
 	 * answers); else what it sent while saying so, and the rest. */
 	if (!fresh && mc_shape_cache_get(conf, partition, all, out, &pm,
@@ -472,8 +461,7 @@ int mc_ctld_find_partition(const char *name, char *buf, size_t len,
 			 MC_SLURM_CONF_DEFAULT);
 		return MC_CTLD_ERROR;
 	}
-	if (mc_ctld_init(conf, err, errlen))
-		return MC_CTLD_ERROR;
+	mc_ctld_init(conf);
 	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
 			 "%s", conf, slurm_strerror(errno));

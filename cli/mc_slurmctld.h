@@ -66,12 +66,13 @@ const char *mc_ctld_conf(void);
 const char *mc_ctld_conf_path(void);
 
 /*
- * libslurm initialised from conf (once per process), after a child
- * process has parsed conf: 0, or MC_CTLD_ERROR with err "slurm.conf P:
- * libslurm cannot read it ..." where libslurm's parser would have ended
- * this process.
+ * libslurm initialised from conf, once per process. A conf libslurm's
+ * parser cannot read ends the process there (libslurm's fatal()): memcore
+ * then says "memcore: slurm.conf P: libslurm cannot read it (its parser's
+ * message is above)" and exits MC_CTLD_EXIT_UNREADABLE, the usage status.
  */
-int mc_ctld_init(const char *conf, char *err, size_t errlen);
+#define MC_CTLD_EXIT_UNREADABLE 2	/* MC_EXIT_USAGE of cli.h */
+void mc_ctld_init(const char *conf);
 
 /*
  * Load the nodes of partition (NULL: slurm.conf's default partition; with

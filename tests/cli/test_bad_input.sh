@@ -198,7 +198,7 @@ done
 printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=n1 CPUs=abc\n' >"$TMP/bad-slurm.conf"
 SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" check --config "$TMP/empty.conf" --gpus 1 --json
 expect_eq "unparsable slurm.conf: nothing on stdout" "$OUT" ""
-SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: report: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" report 5
+SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" report 5
 
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"

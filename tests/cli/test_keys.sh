@@ -8,13 +8,14 @@ MAN=$(dirname "$0")/../../docs/memcore.conf.5
 
 run_mc keys
 expect_eq "keys: rc" "$RC" 0
-listed=$(printf '%s\n' "$OUT" | sed 's/=.*//' | sort)
+listed=$(printf '%s\n' "$OUT" | sed 's/=.*//' | grep -v '^PartitionName$' | sort)
 documented=$(awk '/^\.SH/ { k = ($0 == ".SH KEYS") } k && p && /^\.B[IR] [A-Za-z]+=/ { sub(/^\.B[IR] /, ""); sub(/=.*/, ""); print } { p = ($0 == ".TP" || $0 == ".TQ") }' "$MAN" | sort)
 expect_eq "keys: the man page's keys" "$listed" "$documented"
 expect_eq "keys: 21 or more keys" "$([ "$(printf '%s\n' "$listed" | wc -l)" -ge 21 ] && echo yes)" yes
 expect_eq "keys: NodeGpus cap agrees with --gpus" "$(printf '%s\n' "$OUT" | grep '^NodeGpus=')" "NodeGpus=N (0 to 64)"
-# The partition lines too, last: the keys alone do not say how a site
-# sets a partition's own policy.
+# The partition lines too, last (memcore.conf(5) PARTITION LINES): the
+# keys alone do not say how a site sets a partition's own policy.
+expect_eq "keys: PartitionName= in memcore.conf(5)" "$(awk '/^\.SH/ { k = ($0 == ".SH PARTITION LINES") } k && /^\.BI PartitionName= /' "$MAN" | wc -l)" 1
 expect_eq "keys: PartitionName= listed last" "$(printf '%s\n' "$OUT" | tail -1)" \
 	"PartitionName=NAME KEY=VALUE... (a line of its own: the keys not global only, for jobs of partition NAME)"
 run_mc keys extra

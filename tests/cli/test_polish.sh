@@ -149,7 +149,7 @@ expect_eq "broken ds_config from the variable" "$ERR" \
 printf '{"zero_optimization": {"stage": 7}}\n' >"$TMP/stage7.json"
 chk --deepspeed-config "$TMP/stage7.json"
 expect_eq "bad stage names option, file and key" "$ERR" \
-	"memcore: --deepspeed-config=$TMP/stage7.json: zero_optimization.stage: expected 0, 1, 2 or 3"
+	"memcore: --deepspeed-config=$TMP/stage7.json: zero_optimization.stage: expected 0, 1, 2, 3 or \"auto\""
 : >"$TMP/empty.json"
 chk --model-config "$TMP/empty.json"
 expect_eq "empty config.json" "$ERR" \
