@@ -108,13 +108,26 @@ static int gpu_count(const char *s, size_t len, uint64_t *total)
  */
 static int gpu_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus)
 {
+	static const char *const tres_prefix[] = { "gres/", "gres:", "gpu:" };
 	uint64_t total = 0;
 
 	while (v && *v) {
 		const char *end = strchr(v, ',');
 		size_t len = end ? (size_t)(end - v) : strlen(v);
-		const char *colon = memchr(v, ':', len);
+		const char *colon;
 
+		/* The TRES forms a newer Slurm may print ("gres/gpu:h100:8",
+		 * "gpu:8") name the GRES first: the rest is [type:]N. */
+		for (size_t k = 0; k < sizeof(tres_prefix) /
+		     sizeof(tres_prefix[0]); k++) {
+			size_t pl = strlen(tres_prefix[k]);
+
+			if (len > pl && !strncmp(v, tres_prefix[k], pl)) {
+				v += pl;
+				len -= pl;
+			}
+		}
+		colon = memchr(v, ':', len);
 		if (colon) {
 			set_type(j, v, (size_t)(colon - v));
 			if (gpu_count(colon + 1, len - (size_t)(colon + 1 - v),

@@ -167,6 +167,8 @@ so 2 "memcore: cannot read the job's options: --gpus-per-node=h100:: a GPU count
 so 2 "memcore: cannot read the job's options: --gres=gpu:a100:x: a GPU count that is not a whole number (expected [type:]count)" '{"gres": "gpu:a100:x"}'
 so 2 "memcore: cannot read the job's options: --tres-per-task=gres/gpu:2x: a GPU count that is not a whole number (expected [type:]count)" '{"tres-per-task": "gres/gpu:2x"}'
 so 1 "memcore: this step needs more than it was given:" '{"gres": "gres:gpu:h100:2", "mem": null, "gpus": "h100"}'
+# The TRES form a newer Slurm prints is a GPU count too, not an error.
+so 1 "  GPUs          2 x 14.76 GiB" '{"gpus-per-node": "gres/gpu:h100:2"}'
 # NUMA sizes that wrap 2^64 (hwloc takes local_memory as any uint64).
 sed 's/local_memory="12884901888"/local_memory="18446744073709551615"/' "$L2" >"$TMP/wrap.xml"
 topo 2 "memcore: topology $TMP/wrap.xml: the NUMA nodes' memory (local_memory) adds up to more than 2^64 bytes, at NUMA node 1" audit "$TMP/wrap.xml"
