@@ -79,7 +79,8 @@ static void report_usage(FILE *out)
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  something to show\n"
 "  1  nothing to show (or the job is not yours)\n"
-"  2  usage or input error (no readable slurm.conf, not a job id)\n"
+"  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
+"     parse, not a job id)\n"
 "  3  slurmctld could not be reached\n");
 }
 
