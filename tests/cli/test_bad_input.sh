@@ -152,7 +152,7 @@ conf gpumem 'GpuMemory=16G\nReservedCores=0\nDataloaderWorkers=0\nRamPerTask=0\n
 row 0 "" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 17G --cores 1
 row 1 "16 GiB GPU floor" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 15G --cores 1
 
-# --- 0.3.0's low findings (issue 26) ---------------------------------------
+# --- what 0.3.0 still took or misread --------------------------------------
 # More shards than the node has (8 GPUs x 32): no placement, not "fits".
 chk 1 "memcore: this step cannot fit: it asks for 1000 shards, the node has 256 (8 GPUs x 32):" --shards 1000 --shards-per-gpu 32
 chk 1 "  fix: at most 256 shards on this node (8 GPUs x 32), or another partition" --shards 1000 --shards-per-gpu 32
