@@ -21,10 +21,11 @@
 /* Shapes whose explanation is printed when none fits. */
 #define SHAPES_EXPLAINED 4
 
-static json_t *fix_options_json(const struct mc_verdict *v)
+static json_t *fix_options_json(const struct mc_policy *p,
+				const struct mc_verdict *v)
 {
 	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
-	size_t n = mc_verdict_fix_options(v, opt);
+	size_t n = mc_verdict_fix_options(p, v, opt);
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
@@ -87,7 +88,7 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 	json_object_set_new(o, "allow_user_warn",
 			    json_boolean(p->allow_user_warn));
 	json_object_set_new(o, "node_source", json_string(node_source));
-	json_object_set_new(o, "fix_options", fix_options_json(v));
+	json_object_set_new(o, "fix_options", fix_options_json(p, v));
 	json_object_set_new(o, "impossible",
 			    json_boolean(!v->fits && mc_verdict_impossible(v)));
 	json_object_set_new(o, "explanation", lines);
@@ -364,7 +365,8 @@ json_t *mc_cli_shape_json(const char *hosts, size_t count,
 	return o;
 }
 
-static json_t *shape_json(const struct shape_verdict *s)
+static json_t *shape_json(const struct mc_policy *p,
+			  const struct shape_verdict *s)
 {
 	json_t *o = mc_cli_shape_json(s->hosts, s->count, s->rec,
 				      s->gpu_memory_bytes, s->mem_source);
@@ -375,7 +377,7 @@ static json_t *shape_json(const struct shape_verdict *s)
 			    mc_verdict_impossible(&s->j.v)));
 	json_object_set_new(o, "reason", json_string(
 			    mc_verdict_reason(&s->j.v, why, sizeof(why))));
-	json_object_set_new(o, "fix_options", fix_options_json(&s->j.v));
+	json_object_set_new(o, "fix_options", fix_options_json(p, &s->j.v));
 	return o;
 }
 
@@ -598,7 +600,7 @@ int mc_check_partition(const struct mc_policy *p,
 		json_t *shapes = json_array();
 
 		for (size_t k = 0; k < n_cand; k++)
-			json_array_append_new(shapes, shape_json(&sv[k]));
+			json_array_append_new(shapes, shape_json(p, &sv[k]));
 		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need ||
 							    let_through));
 		json_object_set_new(o, "let_through", let_through ?

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_gpumem.h"
+#include "mc_jsonout.h"
 #include "mc_util.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
@@ -206,13 +208,17 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
 void mc_cli_json_print(json_t *o)
 {
 	json_t *w = json_object();
+	char *text;
 
 	/* The schema first, so that a script can check it before it reads
 	 * anything else. */
 	json_object_set_new(w, "schema", json_integer(MC_JSON_SCHEMA));
 	json_object_update(w, o);
 	json_decref(o);
-	json_dumpf(w, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	text = mc_json_dumps(w);
+	if (text)
+		fputs(text, stdout);
 	fputc('\n', stdout);
+	free(text);
 	json_decref(w);
 }

@@ -116,8 +116,8 @@ int mc_cli_ctld_load(const struct mc_cli_common *c,
  */
 #define MC_JSON_SCHEMA 1
 
-/* Print a JSON object on stdout (indented, in insertion order) with
- * "schema": MC_JSON_SCHEMA first, then release it. */
+/* Print a JSON object on stdout with "schema": MC_JSON_SCHEMA first, as
+ * mc_json_dumps writes it (every uint64_t exact), then release it. */
 void mc_cli_json_print(json_t *o);
 
 /*

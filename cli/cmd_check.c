@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -431,11 +432,17 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 			      struct mc_slurm_job *job)
 {
 	json_error_t jerr;
-	json_t *o = json_loads(text, 0, &jerr), *v;
+	/* A key twice: Slurm's table holds each option once, so a second
+	 * one is not the job's and neither is believed. */
+	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *v;
 	const char *key;
 	char err[MC_ERR_MAX];
 	int rc = 0;
 
+	if (!o && !strncmp(jerr.text, "duplicate object key", 20))
+		return mc_cli_usage_error("check: --slurm-options: column %d: "
+					  "an option given twice (%s)",
+					  jerr.column, jerr.text);
 	if (!o)
 		return mc_cli_usage_error("check: --slurm-options: not JSON at "
 					  "column %d: %s", jerr.column,
@@ -449,8 +456,24 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 		int id;
 
-		if (!s)
+		/* slurm.json_cli_options() gives every value as a string
+		 * (null: unset); anything else is not Slurm's and would
+		 * read as an option not given. */
+		if (json_is_null(v))
 			continue;
+		if (!s) {
+			char *dump = json_dumps(v, JSON_ENCODE_ANY |
+						JSON_COMPACT);
+			char k[96], d[64];
+
+			rc = mc_cli_usage_error("check: --slurm-options: \"%s\": "
+						"%s is not a string (Slurm's "
+						"options are strings)",
+						mc_escape(key, 64, k, sizeof(k)),
+						mc_escape(dump, 40, d, sizeof(d)));
+			free(dump);
+			break;
+		}
 		if (!strncmp(key, "spank:", 6)) {
 			/* "spank:NAME" (22.05), or with the plugin's name */
 			const char *nm = strrchr(key, ':') + 1;

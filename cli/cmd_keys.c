@@ -31,5 +31,9 @@ int mc_cmd_keys(int argc, char **argv)
 		printf("%s=%s%s\n", mc_keys[i].name,
 		       mc_key_describe(&mc_keys[i], desc, sizeof(desc)),
 		       mc_keys[i].per_partition ? "" : " (global only)");
+	/* Not a key of the table but the line the others may follow:
+	 * where a site sets a partition's own policy. */
+	printf("PartitionName=NAME KEY=VALUE... (a line of its own: the keys "
+	       "not global only, for jobs of partition NAME)\n");
 	return MC_EXIT_FITS;
 }

@@ -122,6 +122,34 @@ static void print_text(const struct mc_node_facts *f, unsigned workers,
 			fprintf(stderr, "%s\n", plan->gpu[i].warning);
 }
 
+/* 0 when every CPU of the list is the node's, else the usage error. */
+static int lacked_cpus(const struct mc_node_facts *f,
+		       hwloc_const_bitmap_t allowed, const char *opt_name,
+		       const char *list)
+{
+	hwloc_bitmap_t node = hwloc_bitmap_alloc(), lack = hwloc_bitmap_alloc();
+	char a[MC_CPULIST_MAX], b[MC_CPULIST_MAX];
+	int rc = 0;
+
+	if (!node || !lack) {
+		rc = mc_cli_usage_error("plan: out of memory");
+	} else {
+		mc_plan_node_cpus(f, node);
+		hwloc_bitmap_andnot(lack, allowed, node);
+		if (!hwloc_bitmap_iszero(lack))
+			rc = mc_cli_usage_error("plan: --%s=%s: CPUs %s are "
+				"not on %s%s (its CPUs: %s)", opt_name, list,
+				mc_plan_cpulist(lack, a, sizeof(a)),
+				strcmp(f->source, "live") ? "node " : "",
+				strcmp(f->source, "live") ? f->source
+				: "this machine",
+				mc_plan_cpulist(node, b, sizeof(b)));
+	}
+	hwloc_bitmap_free(node);
+	hwloc_bitmap_free(lack);
+	return rc;
+}
+
 int mc_cmd_plan(int argc, char **argv)
 {
 	struct mc_cli_common c = { 0 };
@@ -235,6 +263,13 @@ int mc_cmd_plan(int argc, char **argv)
 			return mc_cli_usage_error("plan: --%s=%s: not a "
 						  "list of CPU numbers such "
 						  "as 0-3,8", opt_name, cores);
+		}
+		/* CPUs the node lacks would plan nothing and read as the
+		 * task's cores being elsewhere: say which they are. */
+		rc = lacked_cpus(&facts, allowed, opt_name, cores);
+		if (rc) {
+			hwloc_bitmap_free(allowed);
+			return rc;
 		}
 	}
 	for (uint32_t i = 0; i < gpus; i++)

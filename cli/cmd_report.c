@@ -30,9 +30,12 @@
 
 #include "cli.h"
 #include "mc_jobrec.h"
+#include "mc_jsonout.h"
 #include "mc_slurm_compat.h"
 #include "mc_parse.h"
+#include "mc_slurmctld.h"
 #include "mc_summary.h"
+#include "mc_util.h"
 
 /* libslurm's list types by what its functions return: `List` up to 23.x,
  * `list_t *` later; neither name is needed. */
@@ -40,6 +43,9 @@ typedef __typeof__(slurmdb_jobs_get((void *)0, (void *)0)) mc_list;
 typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
 
 #define RECS_MAX 256
+/* Slurm's job ids: 0 is none, 0xfffffffe and 0xffffffff its NO_VAL and
+ * INFINITE markers. */
+#define MC_JOB_ID_MAX 4294967294u
 #define TRES_MEM_ID 2	/* Slurm's TRES id of "mem" (TRES_MEM) */
 
 /* Slurm's base job states (enum job_states), as scontrol names them. */
@@ -73,7 +79,8 @@ static void report_usage(FILE *out)
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  something to show\n"
 "  1  nothing to show (or the job is not yours)\n"
-"  2  usage or input error (no readable slurm.conf, not a job id)\n"
+"  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
+"     parse, not a job id)\n"
 "  3  slurmctld could not be reached\n");
 }
 
@@ -288,7 +295,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	json_t *o = json_object(), *next = json_object();
 	char opt[64];
 
-#define SETI(k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+#define SETI(k, v) json_object_set_new(o, k, mc_json_u64(v))
 	json_object_set_new(o, "step", json_string(step));
 	json_object_set_new(o, "node", json_string(host));
 	SETI("asked_bytes", u->asked_bytes);
@@ -335,7 +342,14 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 			    json_integer((json_int_t)a->cpus_per_gpu));
 	json_object_set_new(next, "dataloader_workers",
 			    json_integer((json_int_t)a->workers));
+	/* No advice from too few samples (mc_summary_advise): said. */
+	if (a->too_few) {
+		json_decref(next);
+		next = json_null();
+	}
 	json_object_set_new(o, "next", next);
+	json_object_set_new(o, "next_withheld", a->too_few
+			    ? json_string("too few samples") : json_null());
 #undef SETI
 	return o;
 }
@@ -348,7 +362,7 @@ int mc_cmd_report(int argc, char **argv)
 	size_t lens[RECS_MAX], n;
 	unsigned dropped;
 	bool json = false;
-	char *end, who[64];
+	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
 	int opt, rc;
 	json_t *o = NULL, *arr = NULL;
@@ -366,17 +380,23 @@ int mc_cmd_report(int argc, char **argv)
 	if (optind + 1 != argc)
 		return mc_cli_usage_error("report: expected one JOBID (see "
 					  "memcore report --help)");
-	errno = 0;
-	jv.job_id = (uint32_t)strtoul(argv[optind], &end, 10);
-	if (errno || *end || end == argv[optind] || !jv.job_id)
-		return mc_cli_usage_error("report: '%s' is not a job id",
-					  argv[optind]);
+	/* Digits only, in Slurm's range: strtoul would take " 5" and "+5"
+	 * and wrap 4294967297 to job 1, someone else's job. */
+	if (mc_parse_count(argv[optind], MC_JOB_ID_MAX, &jv.job_id, err,
+			   sizeof(err)) < 0 || !jv.job_id) {
+		char q[80];
+
+		return mc_cli_usage_error("report: '%s' is not a job id (1 to "
+					  "%u, digits only)",
+					  mc_escape(argv[optind], 64, q,
+						    sizeof(q)), MC_JOB_ID_MAX);
+	}
 	cpath = mc_ctld_conf();
 	if (!cpath)
 		return mc_cli_usage_error("report: no readable slurm.conf "
 					  "(SLURM_CONF, or the default "
 					  "/etc/slurm/slurm.conf)");
-	slurm_init(cpath);
+	mc_ctld_init(cpath);
 	if (slurm_load_ctl_conf((time_t)0, &conf) != 0 || !conf) {
 		fprintf(stderr, "memcore: report: slurmctld does not answer: "
 			"%s\n", slurm_strerror(errno));

@@ -36,12 +36,37 @@ const char *mc_ctld_conf(void)
 
 static bool initialized;
 
-static void ctld_init(const char *conf)
+/*
+ * libslurm's parser ends the process (fatal(), exit(1)) on a slurm.conf it
+ * cannot read, before memcore can say anything or finish its --json.
+ * exit() still runs atexit handlers: while slurm_init() runs, one says
+ * what happened and ends with memcore's usage status instead (memcore
+ * runs no other program and forks no child to parse it first).
+ */
+static const char *initializing;	/* the slurm.conf being parsed */
+
+static void parse_failed(void)
 {
-	if (!initialized) {
-		slurm_init(conf);
-		initialized = true;
-	}
+	if (!initializing)
+		return;
+	fflush(stdout);
+	fprintf(stderr, "memcore: slurm.conf %s: libslurm cannot read it "
+		"(its parser's message is above)\n", initializing);
+	_exit(MC_CTLD_EXIT_UNREADABLE);
+}
+
+void mc_ctld_init(const char *conf)
+{
+	static bool registered;
+
+	if (initialized)
+		return;
+	if (!registered)
+		registered = atexit(parse_failed) == 0;
+	initializing = conf;
+	slurm_init(conf);
+	initializing = NULL;
+	initialized = true;
 }
 
 /* The partition's name, the default one when name is NULL, or NULL with
@@ -343,7 +368,7 @@ int mc_ctld_load(const char *partition, bool all, bool fresh,
 			 MC_SLURM_CONF_DEFAULT);
 		return MC_CTLD_ERROR;
 	}
-	ctld_init(conf);
+	mc_ctld_init(conf);
 	/* The cached nodes when slurmctld says nothing changed (two small
 	 * answers); else what it sent while saying so, and the rest. */
 	if (!fresh && mc_shape_cache_get(conf, partition, all, out, &pm,
@@ -436,7 +461,7 @@ int mc_ctld_find_partition(const char *name, char *buf, size_t len,
 			 MC_SLURM_CONF_DEFAULT);
 		return MC_CTLD_ERROR;
 	}
-	ctld_init(conf);
+	mc_ctld_init(conf);
 	if (slurm_load_partitions((time_t)0, &pm, SHOW_ALL) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "cannot reach slurmctld (slurm.conf %s): "
 			 "%s", conf, slurm_strerror(errno));

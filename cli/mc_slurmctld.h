@@ -66,6 +66,15 @@ const char *mc_ctld_conf(void);
 const char *mc_ctld_conf_path(void);
 
 /*
+ * libslurm initialised from conf, once per process. A conf libslurm's
+ * parser cannot read ends the process there (libslurm's fatal()): memcore
+ * then says "memcore: slurm.conf P: libslurm cannot read it (its parser's
+ * message is above)" and exits MC_CTLD_EXIT_UNREADABLE, the usage status.
+ */
+#define MC_CTLD_EXIT_UNREADABLE 2	/* MC_EXIT_USAGE of cli.h */
+void mc_ctld_init(const char *conf);
+
+/*
  * Load the nodes of partition (NULL: slurm.conf's default partition; with
  * all, every node of the cluster and partition is ignored) into out:
  * from the shape cache when slurmctld says it is valid, unless fresh

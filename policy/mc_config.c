@@ -413,26 +413,41 @@ static char *next_token(char **sp)
 	return tok;
 }
 
+/* A key as an error quotes it: escaped and cut (mc_escape), never its
+ * value, which could be anything of a file that is no memcore.conf. */
+#define MC_KEY_QUOTE_MAX 80
+
+static const char *quote_key(const char *key, char *buf, size_t len)
+{
+	return mc_escape(key, 64, buf, len);
+}
+
 /*
- * Split a token into key and value. Reports "'word': expected Key=Value"
- * and "KEY: missing value" itself.
+ * Split a token into key and value. Reports "expected Key=Value" and
+ * "KEY: missing value" itself.
  */
 static int split_token(struct conf_state *st, char *tok, char **key,
 		       char **val)
 {
 	char *eq = strchr(tok, '=');
 
+	/* Nothing of such a word is quoted: memcore may be pointed at a
+	 * file that is no memcore.conf (--config as root), and its lines
+	 * are not memcore's to print. */
 	if (!eq || eq == tok) {
-		mc_err(st->err, st->errlen, "%s:%u: '%s': expected Key=Value",
-			st->name, st->lineno, tok);
+		mc_err(st->err, st->errlen, "%s:%u: expected Key=Value (%s)",
+			st->name, st->lineno, eq ? "no key before '='"
+			: "a word without '='");
 		return -1;
 	}
 	*eq = '\0';
 	*key = tok;
 	*val = eq + 1;
 	if (!**val) {
+		char q[MC_KEY_QUOTE_MAX];
+
 		mc_err(st->err, st->errlen, "%s:%u: %s: missing value",
-			st->name, st->lineno, tok);
+			st->name, st->lineno, quote_key(tok, q, sizeof(q)));
 		return -1;
 	}
 	return 0;
@@ -444,7 +459,7 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 	struct mc_config *cfg = st->cfg;
 	struct mc_partition *part;
 	unsigned seen[K_COUNT] = { 0 };
-	char why[MC_ERR_MAX];
+	char why[MC_ERR_MAX], q[MC_KEY_QUOTE_MAX];
 	char *tok, *key, *val;
 
 	if (strlen(pname) >= MC_PARTITION_NAME_MAX) {
@@ -481,34 +496,38 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 			return -1;
 		if (!strcasecmp(key, "PartitionName")) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: duplicate key on this line",
-				st->name, st->lineno, key, val);
+				"%s:%u: %s: duplicate key on this line",
+				st->name, st->lineno,
+				quote_key(key, q, sizeof(q)));
 			return -1;
 		}
 		k = key_lookup(key);
 		if (k < 0) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: unknown key", st->name,
-				st->lineno, key, val);
+				"%s:%u: %s: unknown key", st->name,
+				st->lineno,
+				quote_key(key, q, sizeof(q)));
 			return -1;
 		}
 		if (seen[k]) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: duplicate key on this line",
-				st->name, st->lineno, key, val);
+				"%s:%u: %s: duplicate key on this line",
+				st->name, st->lineno,
+				quote_key(key, q, sizeof(q)));
 			return -1;
 		}
 		if (!mc_keys[k].per_partition) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: a global key, not for a "
+				"%s:%u: %s: a global key, not for a "
 				"PartitionName= line", st->name, st->lineno,
-				key, val);
+				quote_key(key, q, sizeof(q)));
 			return -1;
 		}
 		seen[k] = 1;
 		if (set_key(&part->values, k, val, why, sizeof(why))) {
-			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
-				st->name, st->lineno, key, val, why);
+			mc_err(st->err, st->errlen, "%s:%u: %s: %s",
+				st->name, st->lineno, quote_key(key, q, sizeof(q)),
+				why);
 			return -1;
 		}
 		part->set_mask |= (uint64_t)1 << k;
@@ -521,7 +540,7 @@ static int parse_partition_line(struct conf_state *st, const char *pname,
 /* One line, already free of NUL bytes and of its newline. */
 static int parse_line(struct conf_state *st, char *line)
 {
-	char why[MC_ERR_MAX];
+	char why[MC_ERR_MAX], q[MC_KEY_QUOTE_MAX];
 	char *hash = strchr(line, '#');
 	char *rest = line, *tok, *key, *val;
 	bool first = true;
@@ -536,8 +555,8 @@ static int parse_line(struct conf_state *st, char *line)
 		if (!strcasecmp(key, "PartitionName")) {
 			if (!first) {
 				mc_err(st->err, st->errlen,
-					"%s:%u: %s=%s: PartitionName= must start its line",
-					st->name, st->lineno, key, val);
+					"%s:%u: PartitionName= must start its line",
+					st->name, st->lineno);
 				return -1;
 			}
 			return parse_partition_line(st, val, rest);
@@ -546,20 +565,22 @@ static int parse_line(struct conf_state *st, char *line)
 		k = key_lookup(key);
 		if (k < 0) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: unknown key", st->name,
-				st->lineno, key, val);
+				"%s:%u: %s: unknown key", st->name,
+				st->lineno,
+				quote_key(key, q, sizeof(q)));
 			return -1;
 		}
 		if (st->global_line[k]) {
 			mc_err(st->err, st->errlen,
-				"%s:%u: %s=%s: duplicate key (first set on line %u)",
-				st->name, st->lineno, key, val,
+				"%s:%u: %s: duplicate key (first set on line %u)",
+				st->name, st->lineno, quote_key(key, q, sizeof(q)),
 				st->global_line[k]);
 			return -1;
 		}
 		if (set_key(&st->cfg->global, k, val, why, sizeof(why))) {
-			mc_err(st->err, st->errlen, "%s:%u: %s=%s: %s",
-				st->name, st->lineno, key, val, why);
+			mc_err(st->err, st->errlen, "%s:%u: %s: %s",
+				st->name, st->lineno, quote_key(key, q, sizeof(q)),
+				why);
 			return -1;
 		}
 		st->global_line[k] = st->lineno;
@@ -568,57 +589,108 @@ static int parse_line(struct conf_state *st, char *line)
 }
 
 /*
- * Where the default worker count is above the maximum (which would make
- * every default job exceed its own policy): -1 in the globals, i for
- * partition i, or -2 nowhere.
+ * Keys whose value may not be above another's: a default above its own
+ * maximum makes every default job break its policy, and a RAM floor per
+ * worker above the ceiling leaves no --ram-per-worker a job may ask.
  */
-static long workers_conflict(const struct mc_config *cfg)
+static const struct { const char *lo, *hi; } mc_key_order[] = {
+	{ "DataloaderWorkers", "MaxDataloaderWorkers" },
+	{ "MinRamPerWorker", "MaxRamPerWorker" },
+};
+#define MC_KEY_ORDER_N (sizeof(mc_key_order) / sizeof(mc_key_order[0]))
+
+/* A count or size key's value (the only types mc_key_order names). */
+static uint64_t key_value(const struct mc_policy *p, int k)
+{
+	const char *f = (const char *)p + mc_keys[k].offset;
+	uint32_t n;
+	uint64_t v;
+
+	if (mc_keys[k].type == MC_KEY_COUNT) {
+		memcpy(&n, f, sizeof(n));
+		return n;
+	}
+	memcpy(&v, f, sizeof(v));
+	return v;
+}
+
+/* "DataloaderWorkers=8 is above MaxDataloaderWorkers=4" for pair r of p. */
+static const char *order_text(const struct mc_policy *p, size_t r, char *buf,
+			      size_t len)
+{
+	int k[2] = { key_lookup(mc_key_order[r].lo),
+		     key_lookup(mc_key_order[r].hi) };
+	char v[2][32];
+
+	for (int i = 0; i < 2; i++) {
+		if (mc_keys[k[i]].type == MC_KEY_COUNT)
+			snprintf(v[i], sizeof(v[i]), "%llu", (unsigned long long)
+				 key_value(p, k[i]));
+		else
+			mc_fmt_mem_option(key_value(p, k[i]), v[i],
+					  sizeof(v[i]));
+	}
+	snprintf(buf, len, "%s=%s is above %s=%s", mc_keys[k[0]].name, v[0],
+		 mc_keys[k[1]].name, v[1]);
+	return buf;
+}
+
+static bool order_broken(const struct mc_policy *p, size_t r)
+{
+	return key_value(p, key_lookup(mc_key_order[r].lo)) >
+	       key_value(p, key_lookup(mc_key_order[r].hi));
+}
+
+/*
+ * Where a pair of mc_key_order is broken, its index in *r: -1 in the
+ * globals, i for partition i, or -2 nowhere.
+ */
+static long order_conflict(const struct mc_config *cfg, size_t *r)
 {
 	struct mc_policy eff;
 
-	if (cfg->global.dataloader_workers > cfg->global.max_dataloader_workers)
-		return -1;
+	for (*r = 0; *r < MC_KEY_ORDER_N; (*r)++)
+		if (order_broken(&cfg->global, *r))
+			return -1;
 	for (size_t i = 0; i < cfg->n_partitions; i++) {
 		mc_config_policy(cfg, cfg->partitions[i].name, &eff);
-		if (eff.dataloader_workers > eff.max_dataloader_workers)
-			return (long)i;
+		for (*r = 0; *r < MC_KEY_ORDER_N; (*r)++)
+			if (order_broken(&eff, *r))
+				return (long)i;
 	}
 	return -2;
 }
 
 /* The cross-key check once every line of a file is in. */
-static int check_workers(struct conf_state *st)
+static int check_key_order(struct conf_state *st)
 {
 	struct mc_config *cfg = st->cfg;
-	long c = workers_conflict(cfg);
+	size_t r;
+	long c = order_conflict(cfg, &r);
 	struct mc_policy eff;
+	char why[128];
 
 	if (c == -1) {
-		const int kd = key_lookup("DataloaderWorkers");
-		const int km = key_lookup("MaxDataloaderWorkers");
-		unsigned ln = st->global_line[kd];
-		int k = ln ? kd : km;
+		const int kl = key_lookup(mc_key_order[r].lo);
+		const int kh = key_lookup(mc_key_order[r].hi);
+		/* The first key's line when the file set it, else the
+		 * second's (a default broken by the other key alone). */
+		unsigned ln = st->global_line[kl] ? st->global_line[kl]
+			: st->global_line[kh];
+		int k = st->global_line[kl] ? kl : kh;
 
-		if (!ln)
-			ln = st->global_line[km];
-		mc_err(st->err, st->errlen,
-			"%s:%u: %s=%u: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
-			st->name, ln, mc_keys[k].name,
-			k == kd ?
-				cfg->global.dataloader_workers :
-				cfg->global.max_dataloader_workers,
-			cfg->global.dataloader_workers,
-			cfg->global.max_dataloader_workers);
+		mc_err(st->err, st->errlen, "%s:%u: %s: %s", st->name, ln,
+		       mc_keys[k].name, order_text(&cfg->global, r, why,
+						   sizeof(why)));
 		return -1;
 	}
 	if (c >= 0) {
 		const struct mc_partition *pt = &cfg->partitions[c];
 
 		mc_config_policy(cfg, pt->name, &eff);
-		mc_err(st->err, st->errlen,
-			"%s:%u: PartitionName=%s: DataloaderWorkers=%u is above MaxDataloaderWorkers=%u",
-			st->name, st->part_line[c], pt->name,
-			eff.dataloader_workers, eff.max_dataloader_workers);
+		mc_err(st->err, st->errlen, "%s:%u: PartitionName=%s: %s",
+		       st->name, st->part_line[c], pt->name,
+		       order_text(&eff, r, why, sizeof(why)));
 		return -1;
 	}
 	return 0;
@@ -682,7 +754,7 @@ int mc_config_parse(const char *text, size_t len, const char *name,
 			goto fail;
 		pos += n + (nl ? 1 : 0);
 	}
-	if (check_workers(&st))
+	if (check_key_order(&st))
 		goto fail;
 	set_path(cfg, st.name);
 	return 0;
@@ -748,7 +820,7 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		}
 	}
 	close(fd);
-	if (check_workers(&st)) {
+	if (check_key_order(&st)) {
 		mc_config_init(cfg);
 		return -1;
 	}
@@ -767,6 +839,7 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 	uint64_t masks[MC_MAX_PARTITIONS];
 	char why[MC_ERR_MAX];
 	long c;
+	size_t r;
 	int k;
 
 	if (!origin)
@@ -802,15 +875,14 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		cfg->partitions[i].set_mask &= ~((uint64_t)1 << k);
 	}
 	copy_key(&cfg->global, &tmp, k);
-	c = workers_conflict(cfg);
+	c = order_conflict(cfg, &r);
 	if (c != -2) {
 		struct mc_policy eff;
 
 		mc_config_policy(cfg, c >= 0 ? cfg->partitions[c].name : NULL,
 				 &eff);
-		mc_err(err, errlen, "%s: %s=%s: DataloaderWorkers=%u is above "
-			"MaxDataloaderWorkers=%u%s%s", origin, key, value,
-			eff.dataloader_workers, eff.max_dataloader_workers,
+		mc_err(err, errlen, "%s: %s=%s: %s%s%s", origin, key, value,
+			order_text(&eff, r, why, sizeof(why)),
 			c >= 0 ? " in PartitionName=" : "",
 			c >= 0 ? cfg->partitions[c].name : "");
 		cfg->global = old;

@@ -31,6 +31,12 @@ static int get_obj(json_t *o, const char *name, const char *key,
 	return 0;
 }
 
+/* "auto": the Trainer or Accelerate fills it in at launch. */
+static bool is_auto_value(const json_t *v)
+{
+	return json_is_string(v) && !strcmp(json_string_value(v), "auto");
+}
+
 /* A boolean that may also be "auto" (reads as dflt, *is_auto set). */
 static int get_bool(json_t *o, const char *name, const char *path,
 		    const char *key, bool dflt, bool *out, bool *is_auto,
@@ -47,8 +53,7 @@ static int get_bool(json_t *o, const char *name, const char *path,
 		*out = json_is_true(v);
 		return 0;
 	}
-	if (is_auto && json_is_string(v) &&
-	    !strcmp(json_string_value(v), "auto")) {
+	if (is_auto && is_auto_value(v)) {
 		*is_auto = true;
 		return 0;
 	}
@@ -66,8 +71,7 @@ static int get_count(json_t *o, const char *name, const char *path,
 		*is_auto = false;
 	if (!v || json_is_null(v))
 		return 0;
-	if (is_auto && json_is_string(v) &&
-	    !strcmp(json_string_value(v), "auto")) {
+	if (is_auto && is_auto_value(v)) {
 		*is_auto = true;
 		return 0;
 	}
@@ -90,13 +94,14 @@ static int get_count(json_t *o, const char *name, const char *path,
 }
 
 static int get_device(json_t *zero, const char *name, const char *key,
-		      enum mc_ds_device *dev, json_t **sub, char *err,
-		      size_t errlen)
+		      enum mc_ds_device *dev, json_t **sub, bool *is_auto,
+		      char *err, size_t errlen)
 {
 	json_t *o, *v;
 	int i;
 
 	*dev = MC_DS_NONE;
+	*is_auto = false;
 	if (get_obj(zero, name, key, &o, err, errlen) < 0)
 		return -1;
 	*sub = o;
@@ -105,9 +110,14 @@ static int get_device(json_t *zero, const char *name, const char *key,
 	v = json_object_get(o, "device");
 	if (!v || json_is_null(v))
 		return 0;	/* DeepSpeed's default: none */
+	if (is_auto_value(v)) {
+		*is_auto = true;	/* Accelerate's --*_device fills it */
+		return 0;
+	}
 	if (!json_is_string(v))
 		return mc_err(err, errlen, "%s: zero_optimization.%s.device: "
-			      "expected none, cpu or nvme", name, key);
+			      "expected none, cpu, nvme or \"auto\"", name,
+			      key);
 	for (i = 0; mc_ds_device_words[i]; i++)
 		if (!strcmp(json_string_value(v), mc_ds_device_words[i]))
 			break;
@@ -116,7 +126,7 @@ static int get_device(json_t *zero, const char *name, const char *key,
 
 		/* the job file's text, escaped: it reaches slurmd's log */
 		return mc_err(err, errlen, "%s: zero_optimization.%s.device: "
-			      "expected none, cpu or nvme, got \"%s\"", name,
+			      "expected none, cpu, nvme or \"auto\", got \"%s\"", name,
 			      key, mc_escape(json_string_value(v), 32, q,
 					     sizeof(q)));
 	}
@@ -131,6 +141,7 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 	json_t *bf = NULL, *fp = NULL;
 	uint64_t u;
 	bool legacy = false, bf16 = false, fp16 = false, bf_auto, fp_auto, b;
+	bool a1, a2;
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -153,19 +164,25 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 	if (zero && json_object_get(zero, "stage")) {
 		u = 0;
 		if (get_count(zero, name, "zero_optimization.", "stage", 0, 3,
-			      &u, NULL, err, errlen)) {
+			      &u, &a1, err, errlen)) {
 			mc_err(err, errlen, "%s: zero_optimization.stage: "
-			       "expected 0, 1, 2 or 3", name);
+			       "expected 0, 1, 2, 3 or \"auto\"", name);
 			goto out;
 		}
-		d->has_stage = true;
+		d->has_stage = !a1;
 		d->stage = (uint32_t)u;
+		if (a1)
+			d->auto_mask |= MC_DS_AUTO_STAGE;
 	}
 	if (get_device(zero, name, "offload_optimizer", &d->offload_optimizer,
-		       &oo, err, errlen) ||
+		       &oo, &a1, err, errlen) ||
 	    get_device(zero, name, "offload_param", &d->offload_param, &op,
-		       err, errlen))
+		       &a2, err, errlen))
 		goto out;
+	if (a1)
+		d->auto_mask |= MC_DS_AUTO_OFFLOAD_OPTIMIZER;
+	if (a2)
+		d->auto_mask |= MC_DS_AUTO_OFFLOAD_PARAM;
 	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
 		     &legacy, NULL, err, errlen))
 		goto out;
@@ -187,12 +204,14 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 		goto out;
 	if (get_bool(zero, name, "zero_optimization.",
 		     "stage3_gather_16bit_weights_on_model_save", false,
-		     &d->gather_16bit_on_save, NULL, err, errlen) ||
+		     &d->gather_16bit_on_save, &a1, err, errlen) ||
 	    get_bool(zero, name, "zero_optimization.",
 		     "stage3_gather_fp16_weights_on_model_save", false, &b,
-		     NULL, err, errlen))
+		     &a2, err, errlen))
 		goto out;
 	d->gather_16bit_on_save = d->gather_16bit_on_save || b;
+	if (a1 || a2)
+		d->auto_mask |= MC_DS_AUTO_GATHER_16BIT;
 	if (get_bool(act, name, "activation_checkpointing.",
 		     "cpu_checkpointing", false, &d->cpu_checkpointing, NULL,
 		     err, errlen) ||

@@ -17,8 +17,13 @@
  *   activation_checkpointing.partition_activations   false
  *   train_micro_batch_size_per_gpu                   integer or "auto"
  *   bf16.enabled, fp16.enabled                       (true: 2-byte weights)
- * "auto" (filled in at run time by the Hugging Face Trainer) reads as not
- * given: the option of the same meaning must say it where it matters.
+ * "auto" (filled in at run time by the Hugging Face Trainer, or by
+ * Accelerate from its own launch options: --zero_stage,
+ * --offload_optimizer_device, --offload_param_device,
+ * --zero3_save_16bit_model) reads as not given wherever they take it:
+ * the stage, both offload devices, the 16-bit gather on save, the
+ * micro-batch and bf16/fp16. The option of the same meaning must say it
+ * where it matters; auto_mask keeps which, for the explanation's note.
  * nvme offload keeps only pinned staging buffers in host RAM (DeepSpeed's
  * AsyncPartitionedParameterSwapper: buffer_count x buffer_size 16-bit
  * elements; OptimizerSwapper: buffer_count x the largest fp32 partition).
@@ -47,7 +52,15 @@ struct mc_ds_facts {
 	bool micro_batch_auto;
 	/* 2 with bf16 or fp16 enabled, 4 with neither, 0 when "auto". */
 	uint32_t dtype_bytes;
+	uint32_t auto_mask;			/* MC_DS_AUTO_* read "auto" */
 };
+
+/* The keys of auto_mask: "auto" there reads as not given. */
+#define MC_DS_AUTO_STAGE	(1u << 0)	/* zero_optimization.stage */
+#define MC_DS_AUTO_OFFLOAD_OPTIMIZER (1u << 1)	/* ...offload_optimizer.device */
+#define MC_DS_AUTO_OFFLOAD_PARAM (1u << 2)	/* ...offload_param.device */
+#define MC_DS_AUTO_GATHER_16BIT	(1u << 3)	/* stage3_gather_16bit_... */
+#define MC_DS_AUTO_ALL		0xfu
 
 /*
  * Parse ds_config.json text. name is the option and file in messages

@@ -72,6 +72,12 @@ static const char *plural(uint32_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* What a shared-GPU step counts: Slurm's gres names. */
+static const char *share_name(const struct mc_request *r)
+{
+	return r->use.share_kind == 1 ? "shards" : "MPS shares";
+}
+
 /* "8 GPUs x (2 workers + 1)" or, when the flat minimum wins,
  * "8 GPUs x 16 (MinCoresPerGpu)". */
 static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
@@ -150,13 +156,76 @@ static size_t fix_options_for(const struct mc_verdict *v, uint64_t ram,
 	return n;
 }
 
-size_t mc_verdict_fix_options(const struct mc_verdict *v,
+/* The options of the fix at w workers: what the step then needs beyond
+ * its allocation (none when w fits what it was given). */
+static size_t options_at(const struct mc_policy *p,
+			 const struct mc_verdict *v, uint32_t w,
+			 char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	uint64_t ram = mc_ram_at(p, &v->req, w);
+	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
+
+	return fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
+			       cores > v->alloc.cores ? cores : 0, opt);
+}
+
+/*
+ * Which of the node's own limits the fix must name, where no allocation
+ * on the node fits at the asked workers (the node's RAM, its cores or its
+ * cores rule): the explanation's "fix:" and fix_options both read this.
+ */
+enum node_limit { LIMIT_NONE, LIMIT_RAM, LIMIT_CORES };
+
+static enum node_limit node_limit(const struct mc_verdict *v)
+{
+	enum mc_misfit why = mc_verdict_why(v);
+
+	if (why == MC_MISFIT_NONE || why == MC_MISFIT_NODE_GPUS ||
+	    why == MC_MISFIT_NODE_SHARES || why == MC_MISFIT_NODE_RAM_RULE)
+		return LIMIT_NONE;
+	/* Asked beyond the node (MEM/CORES_OVER_NODE) on a node that is
+	 * short itself: the node's limit is the fix to name. */
+	if (why == MC_MISFIT_NODE_RAM || v->node_ram_short)
+		return LIMIT_RAM;
+	if (why == MC_MISFIT_NODE_CORES || why == MC_MISFIT_NODE_CORES_RULE ||
+	    v->node_cores_short)
+		return LIMIT_CORES;
+	return LIMIT_NONE;
+}
+
+/* The most workers the node holds, when fewer than asked; else -1. */
+static int32_t node_limit_workers(const struct mc_verdict *v)
+{
+	int32_t nw = v->node_max_dataloader_workers;
+
+	return nw >= 0 && (uint32_t)nw < v->req.dataloader_workers ? nw : -1;
+}
+
+size_t mc_verdict_fix_options(const struct mc_policy *p,
+			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
 {
 	size_t n;
+	int32_t nw;
 
 	if (v->fits)
 		return 0;
+	/* The node holds no allocation at these workers: fewer, and what
+	 * they then need, as the explanation's fix says. */
+	if (node_limit(v) != LIMIT_NONE) {
+		char at[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+
+		nw = node_limit_workers(v);
+		if (nw < 0)
+			return 0;
+		snprintf(opt[0], MC_FIX_OPTION_MAX, "--dataloader-workers=%d",
+			 nw);
+		/* At most --mem and a CPU option: both fit after it. */
+		n = options_at(p, v, (uint32_t)nw, at);
+		for (size_t i = 0; i < n && i + 1 < MC_FIX_OPTIONS; i++)
+			memcpy(opt[i + 1], at[i], MC_FIX_OPTION_MAX);
+		return n + 1 < MC_FIX_OPTIONS ? n + 1 : MC_FIX_OPTIONS;
+	}
 	if (v->step_cpus_hint) {
 		n = fix_options_for(v, v->fix_mem_bytes, 0, opt);
 		snprintf(opt[n++], MC_FIX_OPTION_MAX, "--cpus-per-task=%u",
@@ -184,13 +253,28 @@ static void sb_options(struct sbuf *s, const char *sep,
 static void sb_fix_at(struct sbuf *s, const struct mc_policy *p,
 		      const struct mc_verdict *v, uint32_t w)
 {
-	uint64_t ram = mc_ram_at(p, &v->req, w);
-	uint32_t cores = mc_step_cores_needed(p, v->req.gpus, w);
 	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
-	size_t n = fix_options_for(v, ram > v->alloc.mem_bytes ? ram : 0,
-				   cores > v->alloc.cores ? cores : 0, opt);
+	size_t n = options_at(p, v, w, opt);
 
 	sb_options(s, " with ", opt, n);
+}
+
+/*
+ * RamPerTask's term, "8 tasks x 1 GiB": counted per GPU process, so with
+ * fewer tasks than GPUs (one task's torchrun spawning a process per GPU)
+ * the count is of GPU processes, not of tasks the step does not have.
+ */
+static void sb_tasks(struct sbuf *s, const char *sep,
+		     const struct mc_policy *p, const struct mc_request *r,
+		     uint32_t ranks)
+{
+	char a[32];
+	bool per_gpu = r->use.ranks && r->use.ranks < ranks;
+
+	sb_add(s, "%s%u %s x %s", sep, ranks, per_gpu
+	       ? plural(ranks, "GPU process", "GPU processes")
+	       : plural(ranks, "task", "tasks"),
+	       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 }
 
 static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
@@ -217,25 +301,24 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && peak) {
-		sb_add(&s, "%s%u %s x %s", sep, ranks,
-		       plural(ranks, "task", "tasks"),
-		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sb_tasks(&s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (peak) {
 		/* The long form: one term a line, then how they add up. */
 		add_line(out, "%s + the largest of:", s.b);
-		if (v->ram_load_bytes)
+		if (v->ram_load_bytes) {
+			uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1
+					  : ranks;
+
 			add_line(out, INDENT "loading %s = %u %s x %s (model "
 				 "built in host RAM, %s)",
 				 mc_fmt_bytes(v->ram_load_bytes, a, sizeof(a)),
-				 r->use.load == MC_LOAD_RANK0 ? 1 : ranks,
-				 r->use.load == MC_LOAD_RANK0 ? "copy"
-				 : "copies",
-				 mc_fmt_bytes(v->ram_load_bytes /
-					      (r->use.load == MC_LOAD_RANK0 ? 1
-					       : ranks), b, sizeof(b)),
+				 copies, plural(copies, "copy", "copies"),
+				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
+					      sizeof(b)),
 				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+		}
 		s.len = 0;
 		s.b[0] = '\0';
 		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
@@ -256,9 +339,7 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && !peak) {
-		sb_add(&s, "%s%u %s x %s", sep, ranks,
-		       plural(ranks, "task", "tasks"),
-		       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
+		sb_tasks(&s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (v->ram_zero_bytes) {
@@ -414,9 +495,9 @@ static void explain_node_limit(const struct mc_policy *p,
 			       const char *what, struct mc_explanation *out)
 {
 	struct sbuf s = { .len = 0 };
-	int32_t nw = v->node_max_dataloader_workers;
+	int32_t nw = node_limit_workers(v);
 
-	if (nw >= 0 && (uint32_t)nw < v->req.dataloader_workers) {
+	if (nw >= 0) {
 		sb_add(&s, "%s--dataloader-workers=%d is the most this node "
 		       "can hold", lead, nw);
 		sb_fix_at(&s, p, v, (uint32_t)nw);
@@ -457,6 +538,13 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		explain_impossible_fix(v, out);
 		return;
 	}
+	if (why == MC_MISFIT_NODE_SHARES) {
+		add_line(out, "  fix: at most %llu %s on this node (%u GPUs x "
+			 "%u), or another partition",
+			 (unsigned long long)mc_node_shares(r, &v->node),
+			 share_name(r), v->node.gpus, r->use.share_per_gpu);
+		return;
+	}
 	if (why == MC_MISFIT_NODE_RAM_RULE) {
 		add_line(out, "  node RAM %s is below the site's RAM rule "
 			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
@@ -471,9 +559,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		explain_impossible_fix(v, out);
 		return;
 	}
-	/* Asked beyond the node (MEM/CORES_OVER_NODE) on a node that is
-	 * short itself: the node's limit is the fix to name. */
-	if (why == MC_MISFIT_NODE_RAM || v->node_ram_short) {
+	if (node_limit(v) == LIMIT_RAM) {
 		add_line(out, "  fix: no allocation on this node can fit %s "
 			 "(node has %s)",
 			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
@@ -481,8 +567,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		explain_node_limit(p, v, "       ", "RAM", out);
 		return;
 	}
-	if (why == MC_MISFIT_NODE_CORES || why == MC_MISFIT_NODE_CORES_RULE ||
-	    v->node_cores_short) {
+	if (node_limit(v) == LIMIT_CORES) {
 		explain_node_limit(p, v, lead, "cores", out);
 		return;
 	}
@@ -549,6 +634,13 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 		sb_add(s, " cannot fit: it asks for %u GPUs, the node has %u:",
 		       v->req.gpus, v->node.gpus);
 		break;
+	case MC_MISFIT_NODE_SHARES:
+		sb_add(s, " cannot fit: it asks for %u %s, the node has %llu "
+		       "(%u GPUs x %u):", v->req.use.share_count,
+		       share_name(&v->req),
+		       (unsigned long long)mc_node_shares(&v->req, &v->node),
+		       v->node.gpus, v->req.use.share_per_gpu);
+		break;
 	case MC_MISFIT_NODE_RAM_RULE:
 		sb_add(s, " cannot fit: the node fails the site's RAM rule "
 		       "(%s for %u x %s GPUs):",
@@ -605,6 +697,11 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 		break;
 	case MC_MISFIT_NODE_GPUS:
 		snprintf(buf, buflen, "has %u GPUs", v->node.gpus);
+		break;
+	case MC_MISFIT_NODE_SHARES:
+		snprintf(buf, buflen, "has %llu %s",
+			 (unsigned long long)mc_node_shares(&v->req, &v->node),
+			 share_name(&v->req));
 		break;
 	case MC_MISFIT_NODE_RAM_RULE:
 		snprintf(buf, buflen, "fails the site's RAM rule");

@@ -11,6 +11,7 @@
 
 #include "mc_jsonfile.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 
 /* The base name, made safe for the figures' "k=v,k=v" form. */
 static void base_name(const char *path, char *out, size_t len)
@@ -99,6 +100,11 @@ const char *mc_jobfiles_format(const struct mc_jobfiles *f, char *buf,
 			d->gather_16bit_on_save, d->cpu_checkpointing,
 			d->partition_activations, d->micro_batch,
 			d->micro_batch_auto, d->dtype_bytes);
+		/* Only when set: an older slurmstepd refuses a key it does
+		 * not know, and such a file was refused before anyway. */
+		if (d->auto_mask && n < len)
+			n += (size_t)snprintf(buf + n, len - n, ",au=%u",
+					      d->auto_mask);
 	}
 	if (f->has_model && n < len) {
 		const struct mc_model_shape *m = &f->model;
@@ -185,6 +191,7 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 		U("mb", f->ds.micro_batch, 1u << 20)
 		U("mba", f->ds.micro_batch_auto, 1)
 		U("dt", f->ds.dtype_bytes, 4)
+		U("au", f->ds.auto_mask, MC_DS_AUTO_ALL)
 		U("L", f->model.layers, 100000)
 		U("H", f->model.hidden, 1u << 20)
 		U("I", f->model.intermediate, 1u << 22)
@@ -268,6 +275,44 @@ static enum mc_offload ds_offload(const struct mc_ds_facts *d, uint32_t stage)
 	return MC_OFFLOAD_NONE;
 }
 
+/*
+ * The keys a ds_config may leave "auto" for Accelerate to fill from its
+ * launch options (--zero_stage, --offload_optimizer_device,
+ * --offload_param_device, --zero3_save_16bit_model), and the option of
+ * memcore's that says each: named in one note, unless that option is
+ * given (both offload devices under one name).
+ */
+static const struct {
+	uint32_t bit;
+	const char *what;
+	enum mc_opt_id opt;
+	const char *option;
+} ds_autos[] = {
+	{ MC_DS_AUTO_STAGE, "stage", MC_OPT_STAGE, "--zero-stage" },
+	{ MC_DS_AUTO_OFFLOAD_OPTIMIZER | MC_DS_AUTO_OFFLOAD_PARAM,
+	  "offload devices", MC_OPT_OFFLOAD, "--offload" },
+	{ MC_DS_AUTO_GATHER_16BIT, "16-bit gather on save", MC_OPT_SAVE,
+	  "--checkpoint-save" },
+};
+
+static void auto_note(const struct mc_jobfiles *f, const struct mc_opts *o,
+		      struct mc_usage *u)
+{
+	char list[MC_NOTE_MAX];
+	size_t used = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < sizeof(ds_autos) / sizeof(ds_autos[0]); i++)
+		if ((f->ds.auto_mask & ds_autos[i].bit) &&
+		    !o->set[ds_autos[i].opt])
+			mc_appendf(list, sizeof(list), &used, "%s%s (%s)",
+				   used ? ", " : "", ds_autos[i].what,
+				   ds_autos[i].option);
+	if (used)
+		mc_usage_note(u, "%s: \"auto\" read as not given (Accelerate "
+			      "fills it at launch): %s", f->ds_name, list);
+}
+
 static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 		     struct mc_request *r)
 {
@@ -276,6 +321,7 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 	enum mc_offload off;
 	char a[32];
 
+	auto_note(f, o, u);
 	if (o->set[MC_OPT_STAGE] && d->has_stage && o->stage != d->stage)
 		mc_usage_note(u, "--zero-stage=%u overrides %s's stage %u",
 			      o->stage, f->ds_name, d->stage);
@@ -286,7 +332,10 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 		mc_usage_note(u, "%s's offload_param: moot below ZeRO stage 3 "
 			      "(DeepSpeed offloads parameters only there)",
 			      f->ds_name);
-	if (o->set[MC_OPT_OFFLOAD] && (enum mc_offload)o->offload != off)
+	/* Devices left "auto" are the option's to say: no override. */
+	if (o->set[MC_OPT_OFFLOAD] && (enum mc_offload)o->offload != off &&
+	    !(d->auto_mask & (MC_DS_AUTO_OFFLOAD_OPTIMIZER |
+			      MC_DS_AUTO_OFFLOAD_PARAM)))
 		mc_usage_note(u, "--offload=%s overrides %s's offload devices "
 			      "(%s)", mc_offload_words[o->offload], f->ds_name,
 			      mc_offload_words[off]);

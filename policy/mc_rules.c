@@ -275,6 +275,12 @@ uint32_t mc_node_gpus(const struct mc_request *r, const struct mc_node *n)
 	return max32(n->gpus, r->gpus);
 }
 
+/* The shards (or MPS count) the node has: G x the count of one GPU. */
+uint64_t mc_node_shares(const struct mc_request *r, const struct mc_node *n)
+{
+	return (uint64_t)n->gpus * r->use.share_per_gpu;
+}
+
 /*
  * Does w fit the node alone: its cores rule, the step's cores within the
  * node, the step's RAM within the node's? A node figure of 0 is unknown
@@ -339,6 +345,8 @@ enum mc_misfit mc_verdict_why(const struct mc_verdict *v)
 		return MC_MISFIT_NONE;
 	if (v->node_gpus_short)
 		return MC_MISFIT_NODE_GPUS;
+	if (v->node_shares_short)
+		return MC_MISFIT_NODE_SHARES;
 	if (v->node_ram_rule_fails)
 		return MC_MISFIT_NODE_RAM_RULE;
 	if (v->alloc_mem_over_node)
@@ -420,6 +428,9 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 
 	if (alloc->requested) {
 		v->node_gpus_short = node->gpus && g > node->gpus;
+		v->node_shares_short = r->use.share_kind &&
+			r->use.share_per_gpu && node->gpus &&
+			r->use.share_count > mc_node_shares(r, node);
 		v->alloc_mem_over_node = node->ram_bytes &&
 			alloc->mem_bytes > node->ram_bytes;
 		v->alloc_cores_over_node = node->cores &&
@@ -438,6 +449,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 
 	v->fits = !v->ram_short && !v->cores_short && !v->node_cores_short &&
 		!v->node_ram_short && !v->node_gpus_short &&
+		!v->node_shares_short &&
 		!v->alloc_mem_over_node && !v->alloc_cores_over_node;
 	if (mc_verdict_impossible(v))
 		v->max_gpus = largest_g(p, r, node);

@@ -208,6 +208,9 @@ struct mc_verdict {
 	 * memory or cores asked beyond the node's.
 	 */
 	bool node_gpus_short;		/* g > the node's G (G known) */
+	/* --gres=shard:N or mps:N beyond the node's G x per-GPU count
+	 * (both known): Slurm has no such node, whatever the memory. */
+	bool node_shares_short;
 	bool alloc_mem_over_node;	/* asked memory > node RAM */
 	bool alloc_cores_over_node;	/* asked cores > node cores */
 	/* The node breaks the site's RAM rule (node RAM below its GPUs'
@@ -263,6 +266,7 @@ void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,
 enum mc_misfit {
 	MC_MISFIT_NONE = 0,		/* it fits */
 	MC_MISFIT_NODE_GPUS,		/* more GPUs than the node has */
+	MC_MISFIT_NODE_SHARES,		/* more shards/MPS than it has */
 	MC_MISFIT_NODE_RAM_RULE,	/* the node breaks the site's RAM rule */
 	MC_MISFIT_MEM_OVER_NODE,	/* asked memory beyond the node's */
 	MC_MISFIT_CORES_OVER_NODE,	/* asked cores beyond the node's */
@@ -294,10 +298,14 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 
 /*
  * The smallest fix at the asked DataLoader workers, as complete options in
- * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); the
- * count (0 when the step fits or no option can fix it).
+ * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); where
+ * the node itself holds no allocation at those workers (its RAM, cores or
+ * cores rule), the explanation's fix: "--dataloader-workers=4" and what
+ * that then needs. The count (0 when the step fits or no option can fix
+ * it).
  */
-size_t mc_verdict_fix_options(const struct mc_verdict *v,
+size_t mc_verdict_fix_options(const struct mc_policy *p,
+			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
 #define MC_EXPLAIN_LINES 28

@@ -28,6 +28,9 @@ uint64_t mc_ram_at(const struct mc_policy *p, const struct mc_request *r,
 /* The node's GPU count G: never below the step's own g. */
 uint32_t mc_node_gpus(const struct mc_request *r, const struct mc_node *n);
 
+/* The node's shards (or MPS count): G x r->use.share_per_gpu. */
+uint64_t mc_node_shares(const struct mc_request *r, const struct mc_node *n);
+
 /*
  * The largest w <= top that fits the node and, with need_cores and/or
  * need_mem, the allocation's cores and memory; -1 when none.

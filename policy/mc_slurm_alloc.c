@@ -81,39 +81,79 @@ static void set_type(struct mc_slurm_job *j, const char *t, size_t len)
 }
 
 /*
- * GPUs of a [type:]N[,[type:]N...] value (--gpus, --gpus-per-node, ...)
- * summed; the first type kept. A bare type ("h100") is one GPU.
+ * A GPU count of a request, len bytes of s: digits only. What Slurm took
+ * is digits; anything else here is not Slurm's, and reading it as 0 would
+ * call a GPU job "not a GPU step".
  */
-static uint32_t gpu_list(struct mc_slurm_job *j, const char *v)
+static int gpu_count(const char *s, size_t len, uint64_t *total)
 {
+	uint64_t v = 0;
+
+	if (!len)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		if (v < UINT32_MAX)
+			v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*total += v > UINT32_MAX ? UINT32_MAX : v;
+	return 0;
+}
+
+/*
+ * GPUs of a [type:]N[,[type:]N...] value (--gpus, --gpus-per-node, ...)
+ * summed into *gpus; the first type kept. A bare type ("h100") is one
+ * GPU. -1 for a count that is not digits.
+ */
+static int gpu_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus)
+{
+	static const char *const tres_prefix[] = { "gres/", "gres:", "gpu:" };
 	uint64_t total = 0;
 
 	while (v && *v) {
 		const char *end = strchr(v, ',');
 		size_t len = end ? (size_t)(end - v) : strlen(v);
-		const char *colon = memchr(v, ':', len);
+		const char *colon;
 
+		/* The TRES forms a newer Slurm may print ("gres/gpu:h100:8",
+		 * "gpu:8") name the GRES first: the rest is [type:]N. */
+		for (size_t k = 0; k < sizeof(tres_prefix) /
+		     sizeof(tres_prefix[0]); k++) {
+			size_t pl = strlen(tres_prefix[k]);
+
+			if (len > pl && !strncmp(v, tres_prefix[k], pl)) {
+				v += pl;
+				len -= pl;
+			}
+		}
+		colon = memchr(v, ':', len);
 		if (colon) {
 			set_type(j, v, (size_t)(colon - v));
-			total += count_of(colon + 1);
+			if (gpu_count(colon + 1, len - (size_t)(colon + 1 - v),
+				      &total) < 0)
+				return -1;
 		} else if (isdigit((unsigned char)*v)) {
-			total += count_of(v);
+			if (gpu_count(v, len, &total) < 0)
+				return -1;
 		} else {
 			set_type(j, v, len);
 			total += 1;
 		}
 		v = end ? end + 1 : NULL;
 	}
-	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	*gpus = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	return 0;
 }
 
 /*
  * --gres as slurm_opt prints it: "gres:gpu:h100:8,gres:nic:1", "gpu:2",
  * "gres/gpu:2" (tres forms), "gpu" (one). With cpus, a "cpu=N"/"cpu:N"
- * entry of --tres-per-task sets -c. Returns the GPUs.
+ * entry of --tres-per-task sets -c. The GPUs into *gpus; -1 for a GPU
+ * count that is not digits.
  */
-static uint32_t gres_list(struct mc_slurm_job *j, const char *v,
-			  uint32_t *cpus)
+static int gres_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus,
+		     uint32_t *cpus)
 {
 	uint64_t total = 0;
 
@@ -142,9 +182,13 @@ static uint32_t gres_list(struct mc_slurm_job *j, const char *v,
 				if (last) {
 					set_type(j, rest,
 						 (size_t)(last - rest));
-					total += count_of(last + 1);
+					if (gpu_count(last + 1, strlen(last + 1),
+						      &total) < 0)
+						return -1;
 				} else if (isdigit((unsigned char)*rest)) {
-					total += count_of(rest);
+					if (gpu_count(rest, strlen(rest),
+						      &total) < 0)
+						return -1;
 				} else {
 					set_type(j, rest, strlen(rest));
 					total += 1;
@@ -164,7 +208,8 @@ static uint32_t gres_list(struct mc_slurm_job *j, const char *v,
 		}
 		v = end ? end + 1 : NULL;
 	}
-	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	*gpus = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	return 0;
 }
 
 int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
@@ -172,6 +217,7 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 {
 	char why[MC_ERR_MAX];
 	enum mc_job_mem kind = MC_JOB_MEM_NONE;
+	int bad = 0;
 
 	if (!name || !value)
 		return 0;
@@ -216,25 +262,32 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 			: !strcmp(value, "mcs") ? MC_EXCL_MCS
 			: !strcmp(value, "topo") ? MC_EXCL_TOPO : MC_EXCL_NONE;
 	} else if (!strcmp(name, "gpus-per-node")) {
-		j->gpus_per_node = gpu_list(j, value);
+		bad = gpu_list(j, value, &j->gpus_per_node);
 	} else if (!strcmp(name, "gpus-per-task")) {
-		j->gpus_per_task = gpu_list(j, value);
+		bad = gpu_list(j, value, &j->gpus_per_task);
 	} else if (!strcmp(name, "gpus-per-socket")) {
-		j->gpus_per_socket = gpu_list(j, value);
+		bad = gpu_list(j, value, &j->gpus_per_socket);
 	} else if (!strcmp(name, "gpus")) {
-		j->gpus_total = gpu_list(j, value);
+		bad = gpu_list(j, value, &j->gpus_total);
 	} else if (!strcmp(name, "gres") || !strcmp(name, "tres-per-node")) {
-		uint32_t g = gres_list(j, value, NULL);
+		uint32_t g = 0;
 
+		bad = gres_list(j, value, &g, NULL);
 		if (g)
 			j->gpus_per_node = g;
 	} else if (!strcmp(name, "tres-per-task")) {
-		uint32_t cpus = 0, g = gres_list(j, value, &cpus);
+		uint32_t cpus = 0, g = 0;
 
+		bad = gres_list(j, value, &g, &cpus);
 		if (g)
 			j->gpus_per_task = g;
 		if (cpus)
 			j->cpus_per_task = cpus;
+	}
+	if (bad) {
+		snprintf(err, errlen, "--%s=%s: a GPU count that is not a "
+			 "whole number (expected [type:]count)", name, value);
+		return -1;
 	}
 	return 0;
 }

@@ -72,6 +72,17 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 	memset(a, 0, sizeof(*a));
 	a->busy_milli = u->wall_usec
 			? (uint32_t)(u->cpu_usec * 1000 / u->wall_usec) : 0;
+	/* An OOM kill is advice enough whatever the samples: more. */
+	if (!u->oom_kills && ((u->sample_interval_ms &&
+			       u->peak.samples < MC_SUMMARY_MIN_SAMPLES) ||
+			      u->wall_usec < MC_SUMMARY_MIN_WALL_USEC)) {
+		a->too_few = true;
+		a->workers = w;
+		a->mem_bytes = u->asked_bytes;
+		a->cpus_per_gpu = u->gpus ? (u->cores_allocated + u->gpus - 1) /
+				  u->gpus : 0;
+		return;
+	}
 	/* Workers: saturated cores want one more worker per GPU (and the
 	 * cores for it); mostly idle ones, as many as the busy cores feed.
 	 * A step that ran without samples of CPU (no wall time) keeps w. */
@@ -220,6 +231,14 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 		     u->oom_kills, u->oom_kills == 1 ? "" : "s", asked, an, sh,
 		     tmpfs_where && *tmpfs_where ? tmpfs_where : "none seen",
 		     nr, u->max_events, u->max_events == 1 ? "" : "s");
+	if (a->too_few) {
+		LINE("  next time    no advice: %" PRIu64 " sample%s over %s "
+		     "%s too few to size a next run (at least %d, over 1 s "
+		     "or more): ask as this time", pk->samples,
+		     pk->samples == 1 ? "" : "s", wall, pk->samples == 1
+		     ? "is" : "are", MC_SUMMARY_MIN_SAMPLES);
+		return;
+	}
 	mc_summary_mem_option(u, a->mem_bytes, next, sizeof(next));
 	LINE("  next time    %s --cpus-per-gpu=%" PRIu32
 	     " --dataloader-workers=%" PRIu32, next, a->cpus_per_gpu,
@@ -245,14 +264,20 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 			 const char *step, char *buf, size_t len)
 {
-	char asked[32], rule[32], nr[32], fc[32], msh[32], kp[32], next[48];
+	char asked[32], rule[32], nr[32], fc[32], msh[32], kp[32], next[48],
+	     next_all[128];
 
 	mc_summary_mem_option(u, a->mem_bytes, next, sizeof(next));
+	if (a->too_few)
+		snprintf(next_all, sizeof(next_all), "none (too few samples)");
+	else
+		snprintf(next_all, sizeof(next_all), "%s --cpus-per-gpu=%"
+			 PRIu32 " --dataloader-workers=%" PRIu32, next,
+			 a->cpus_per_gpu, a->workers);
 	snprintf(buf, len, "job %s: after the step: asked=%s rule=%s "
 		 "samples=%" PRIu64 " peak_nonreclaimable=%s "
 		 "page_cache_at_peak=%s max_shmem=%s kernel_peak=%s cores=%"
-		 PRIu32 " busy=%.2f oom_kills=%" PRIu64 " next=%s "
-		 "--cpus-per-gpu=%" PRIu32 " --dataloader-workers=%" PRIu32,
+		 PRIu32 " busy=%.2f oom_kills=%" PRIu64 " next=%s",
 		 step, mc_fmt_bytes(u->asked_bytes, asked, sizeof(asked)),
 		 mc_fmt_bytes(u->rule_bytes, rule, sizeof(rule)),
 		 u->peak.samples,
@@ -262,7 +287,7 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 		 u->kernel_peak_bytes ? mc_fmt_bytes(u->kernel_peak_bytes, kp,
 						     sizeof(kp)) : "none",
 		 u->cores_allocated, a->busy_milli / 1000.0, u->oom_kills,
-		 next, a->cpus_per_gpu, a->workers);
+		 next_all);
 }
 
 /* The record's fields: key, and where it lives. */

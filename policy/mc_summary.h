@@ -88,6 +88,12 @@ struct mc_used {
 /* How much above the peak the advice asks, in percent: a second run of
  * the same job differs a little (allocator, batch order). */
 #define MC_SUMMARY_HEADROOM_PCT 20
+/* Fewer samples than this while sampling was on, or a step shorter than
+ * MC_SUMMARY_MIN_WALL_USEC, give no advice (unless killed): a step of a
+ * few milliseconds has no peak to size from, and its CPU time over its
+ * wall time is noise. */
+#define MC_SUMMARY_MIN_SAMPLES 3
+#define MC_SUMMARY_MIN_WALL_USEC 1000000ULL
 /* Cores count as saturated above this share of the allocation. */
 #define MC_SUMMARY_BUSY_HIGH_PCT 90
 /* ... and as mostly idle below this one. */
@@ -104,10 +110,14 @@ struct mc_advice {
 	uint32_t cpus_per_gpu;		/* --cpus-per-gpu= in threads (cores
 					 * >= workers + 1, x threads_per_core) */
 	uint32_t busy_milli;		/* cores busy x 1000 */
+	/* Too few samples (MC_SUMMARY_MIN_SAMPLES): no advice; the fields
+	 * above repeat what was asked. */
+	bool too_few;
 };
 
 /* Compute the advice; never below the rule's figure for the advised
- * worker count (mem_is_rule says when that is what holds it up). */
+ * worker count (mem_is_rule says when that is what holds it up); none
+ * from too few samples (too_few). */
 void mc_summary_advise(const struct mc_used *u, struct mc_advice *a);
 
 /*

@@ -51,6 +51,8 @@ void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
 		return;
 	}
 	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);
+	/* Kept: the verdict compares the count with the node's shares. */
+	u->share_per_gpu = den;
 	mc_usage_note(u, "%s: %u/%u of a %s GPU", u->share_kind == 1 ?
 		      "gres/shard" : "gres/mps", u->share_count, den,
 		      card ? mc_fmt_bytes(card, a, sizeof(a))

@@ -61,7 +61,9 @@ extern const char *const mc_save_words[];	/* none rank0 all */
 extern const char *const mc_dtype_words[];	/* fp32 bf16 fp16 */
 
 #define MC_NOTES_MAX 8
-#define MC_NOTE_MAX 150
+/* A note fills an explanation line (MC_EXPLAIN_LINE_MAX) after its
+ * indent and "note: ". */
+#define MC_NOTE_MAX 176
 
 /* What the job's own uses of host RAM are, beside the GPUs and ZeRO. */
 struct mc_usage {
@@ -104,7 +106,8 @@ uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den);
  * GPU (r->use.share_per_gpu wins when set); an MPS count without one is
  * out of 100, as Slurm's gres/mps docs count a GPU. A shard share with
  * per_gpu unknown (0) leaves the card and says so in a note. Adds the note
- * "gres/shard: 8/64 of a 80 GiB GPU".
+ * "gres/shard: 8/64 of a 80 GiB GPU", and sets r->use.share_per_gpu to
+ * the count per GPU used (the verdict checks the node has that many).
  */
 void mc_share_apply(struct mc_request *r, uint32_t per_gpu);
 

@@ -25,6 +25,14 @@ const char *mc_plan_cpulist(hwloc_const_bitmap_t set, char *buf,
 	return buf;
 }
 
+void mc_plan_node_cpus(const struct mc_node_facts *f, hwloc_bitmap_t set)
+{
+	hwloc_bitmap_zero(set);
+	for (unsigned pu = 0; pu < MC_MAX_PUS; pu++)
+		if (f->pu_core[pu] != MC_PU_NONE)
+			hwloc_bitmap_set(set, pu);
+}
+
 int mc_plan_parse_cpulist(const char *s, hwloc_bitmap_t set)
 {
 	unsigned *idx;

@@ -82,6 +82,9 @@ void mc_plan_free(struct mc_plan *plan);
 const char *mc_plan_cpulist(hwloc_const_bitmap_t set, char *buf,
 			    size_t buflen);
 
+/* Every CPU (PU) of the node f into set: what a CPU list may name. */
+void mc_plan_node_cpus(const struct mc_node_facts *f, hwloc_bitmap_t set);
+
 /*
  * Parse a Slurm-style CPU list ("0-3,8") into set. Returns 0, or -1 for
  * an empty or malformed list or an index above MC_LIST_INDEX_MAX.

@@ -381,6 +381,13 @@ static int mc_collect_numa(hwloc_topology_t topo, struct mc_node_facts *f,
 				  f->source, n->os_index, MC_MAX_PUS);
 			return -1;
 		}
+		/* A wrapped sum would read as a small node: refuse it. */
+		if (m->memory_bytes > UINT64_MAX - f->host_ram_bytes) {
+			mc_err(err, errlen,
+				  "topology %s: the NUMA nodes' memory (local_memory) adds up to more than 2^64 bytes, at NUMA node %u",
+				  f->source, n->os_index);
+			return -1;
+		}
 		f->host_ram_bytes += m->memory_bytes;
 	}
 	if (f->n_numa == 0) {

@@ -86,20 +86,20 @@ chk 2 "check: --gpus is required" --dataloader-workers 2
 row 2 "unknown command 'bogus'" bogus
 
 # --- memcore.conf ---------------------------------------------------------
-conf unknown 'Bogus=1\n';                        cfg 2 "unknown.conf:1: Bogus=1: unknown key" unknown
-conf size 'Mode=warn\nRamPerWorker=4Q\n';       cfg 2 "size.conf:2: RamPerWorker=4Q: unknown size suffix 'Q'" size
-conf negsize 'RamPerTask=-1G\n';                 cfg 2 "negsize.conf:1: RamPerTask=-1G: negative value not allowed" negsize
-conf ratio 'HostRamPerGpuRam=abc\n';             cfg 2 "ratio.conf:1: HostRamPerGpuRam=abc: not a number" ratio
-conf negratio 'HostRamPerGpuRam=-1\n';           cfg 2 "negratio.conf:1: HostRamPerGpuRam=-1: negative value not allowed" negratio
-conf dup 'Mode=warn\nmode=enforce\n';            cfg 2 "dup.conf:2: mode=enforce: duplicate key (first set on line 1)" dup
-conf part 'PartitionName=debug Bogus=2\n';       cfg 2 "part.conf:1: Bogus=2: unknown key" part
-conf partmid 'Mode=warn PartitionName=x\n';      cfg 2 "partmid.conf:1: PartitionName=x: PartitionName= must start its line" partmid
+conf unknown 'Bogus=1\n';                        cfg 2 "unknown.conf:1: Bogus: unknown key" unknown
+conf size 'Mode=warn\nRamPerWorker=4Q\n';       cfg 2 "size.conf:2: RamPerWorker: unknown size suffix 'Q'" size
+conf negsize 'RamPerTask=-1G\n';                 cfg 2 "negsize.conf:1: RamPerTask: negative value not allowed" negsize
+conf ratio 'HostRamPerGpuRam=abc\n';             cfg 2 "ratio.conf:1: HostRamPerGpuRam: not a number" ratio
+conf negratio 'HostRamPerGpuRam=-1\n';           cfg 2 "negratio.conf:1: HostRamPerGpuRam: negative value not allowed" negratio
+conf dup 'Mode=warn\nmode=enforce\n';            cfg 2 "dup.conf:2: mode: duplicate key (first set on line 1)" dup
+conf part 'PartitionName=debug Bogus=2\n';       cfg 2 "part.conf:1: Bogus: unknown key" part
+conf partmid 'Mode=warn PartitionName=x\n';      cfg 2 "partmid.conf:1: PartitionName= must start its line" partmid
 conf partdup 'PartitionName=a Mode=warn\nPartitionName=a Mode=off\n'
 cfg 2 "partdup.conf:2: PartitionName=a: duplicate partition (first on line 1)" partdup
 conf novalue 'Mode=\n';                          cfg 2 "novalue.conf:1: Mode: missing value" novalue
-conf noeq 'Mode\n';                              cfg 2 "noeq.conf:1: 'Mode': expected Key=Value" noeq
-conf onerror 'OnError=maybe\n';                  cfg 2 "onerror.conf:1: OnError=maybe: expected refuse or allow" onerror
-conf workers 'DataloaderWorkers=1025\n';         cfg 2 "workers.conf:1: DataloaderWorkers=1025: out of range" workers
+conf noeq 'Mode\n';                              cfg 2 "noeq.conf:1: expected Key=Value (a word without '=')" noeq
+conf onerror 'OnError=maybe\n';                  cfg 2 "onerror.conf:1: OnError: expected refuse or allow" onerror
+conf workers 'DataloaderWorkers=1025\n';         cfg 2 "workers.conf:1: DataloaderWorkers: out of range" workers
 { printf 'Mode=enforce\nRamPerTask='; head -c 102400 /dev/zero | tr '\0' 1; printf '\n'; } >"$TMP/long.conf"
 cfg 2 "long.conf:2: line longer than 4096 bytes" long
 printf 'Mode=warn\0\n' >"$TMP/nul.conf";         cfg 2 "nul.conf:1: NUL byte in line" nul
@@ -151,6 +151,56 @@ topo 1 "GPU memory not in the topology; set GpuMemory=" audit "$TMP/nomem.xml"
 conf gpumem 'GpuMemory=16G\nReservedCores=0\nDataloaderWorkers=0\nRamPerTask=0\n'
 row 0 "" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 17G --cores 1
 row 1 "16 GiB GPU floor" check --config "$TMP/gpumem.conf" --topology "$TMP/nomem.xml" --gpus 1 --mem 15G --cores 1
+
+# --- what 0.3.0 still took or misread --------------------------------------
+# More shards than the node has (8 GPUs x 32): no placement, not "fits".
+chk 1 "memcore: this step cannot fit: it asks for 1000 shards, the node has 256 (8 GPUs x 32):" --shards 1000 --shards-per-gpu 32
+chk 1 "  fix: at most 256 shards on this node (8 GPUs x 32), or another partition" --shards 1000 --shards-per-gpu 32
+chk 0 "memcore: this step fits:" --shards 256 --shards-per-gpu 32
+# --slurm-options as Slurm never writes it: refused, never "not a GPU step".
+so() { row "$1" "$2" check --config "$TMP/empty.conf" --topology "$T8" --slurm-options "$3"; }
+so 2 'memcore: check: --slurm-options: "gpus": 8 is not a string (Slurm'"'"'s options are strings)' '{"gpus": 8}'
+so 2 'memcore: check: --slurm-options: "gres": ["gpu:8"] is not a string' '{"gres": ["gpu:8"]}'
+so 2 "memcore: check: --slurm-options: column 20: an option given twice (duplicate object key near '\"gpus\"')" '{"gpus": "8", "gpus": "1"}'
+so 2 "memcore: cannot read the job's options: --gpus=8x: a GPU count that is not a whole number (expected [type:]count)" '{"gpus": "8x"}'
+so 2 "memcore: cannot read the job's options: --gpus-per-node=h100:: a GPU count that is not a whole number (expected [type:]count)" '{"gpus-per-node": "h100:"}'
+so 2 "memcore: cannot read the job's options: --gres=gpu:a100:x: a GPU count that is not a whole number (expected [type:]count)" '{"gres": "gpu:a100:x"}'
+so 2 "memcore: cannot read the job's options: --tres-per-task=gres/gpu:2x: a GPU count that is not a whole number (expected [type:]count)" '{"tres-per-task": "gres/gpu:2x"}'
+so 1 "memcore: this step needs more than it was given:" '{"gres": "gres:gpu:h100:2", "mem": null, "gpus": "h100"}'
+# The TRES form a newer Slurm prints is a GPU count too, not an error.
+so 1 "  GPUs          2 x 14.76 GiB" '{"gpus-per-node": "gres/gpu:h100:2"}'
+# NUMA sizes that wrap 2^64 (hwloc takes local_memory as any uint64).
+sed 's/local_memory="12884901888"/local_memory="18446744073709551615"/' "$L2" >"$TMP/wrap.xml"
+topo 2 "memcore: topology $TMP/wrap.xml: the NUMA nodes' memory (local_memory) adds up to more than 2^64 bytes, at NUMA node 1" audit "$TMP/wrap.xml"
+topo 2 "memcore: topology $TMP/wrap.xml: the NUMA nodes' memory (local_memory) adds up to more than 2^64 bytes, at NUMA node 1" check "$TMP/wrap.xml" --gpus 1
+# A CPU list with CPUs the node lacks (the g4dn node has 0-95).
+topo 2 "memcore: plan: --cpu-list=500-600: CPUs 500-600 are not on node $T8 (its CPUs: 0-95)" plan "$T8" --cpu-list 500-600
+topo 2 "memcore: plan: --cpu-list=90-100: CPUs 96-100 are not on node $T8 (its CPUs: 0-95)" plan "$T8" --cpu-list 90-100
+topo 2 "memcore: plan: --cores=0,200: CPUs 200 are not on node $T8 (its CPUs: 0-95)" plan "$T8" --cores 0,200
+topo 0 "" plan "$T8" --cpu-list 0-95
+# A RAM floor per worker above its ceiling, at load, with file:line.
+conf minmax 'MinRamPerWorker=8G\nMaxRamPerWorker=4G\n'
+cfg 2 "memcore: $TMP/minmax.conf:1: MinRamPerWorker: MinRamPerWorker=8G is above MaxRamPerWorker=4G" minmax
+conf minmaxp 'MaxRamPerWorker=4G\nPartitionName=gpu MinRamPerWorker=5G\n'
+cfg 2 "memcore: $TMP/minmaxp.conf:2: PartitionName=gpu: MinRamPerWorker=5G is above MaxRamPerWorker=4G" minmaxp
+# A file that is no memcore.conf: nothing of its value, nor of a line that
+# is no Key=Value, is printed.
+conf secret 'password=hunter2\n'
+cfg 2 "memcore: $TMP/secret.conf:1: password: unknown key" secret
+case "$ERR" in *hunter2*) fail "secret.conf: the value is printed: $ERR" ;; esac
+conf shadow 'root:$6$s3cret:19000:0:99999:7:::\n'
+cfg 2 "memcore: $TMP/shadow.conf:1: expected Key=Value (a word without '=')" shadow
+case "$ERR" in *s3cret*) fail "shadow.conf: the line is printed: $ERR" ;; esac
+# Job ids: 1..4294967294, digits only; never wrapped to another job.
+for id in 4294967297 4294967295 0 ' 5' +5 5x ''; do
+	row 2 "memcore: report: '$id' is not a job id (1 to 4294967294, digits only)" report "$id"
+done
+# An unparsable slurm.conf: memcore says so (exit 2), where libslurm's
+# parser would end the process with exit 1 and an empty --json.
+printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=n1 CPUs=abc\n' >"$TMP/bad-slurm.conf"
+SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" check --config "$TMP/empty.conf" --gpus 1 --json
+expect_eq "unparsable slurm.conf: nothing on stdout" "$OUT" ""
+SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" report 5
 
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"

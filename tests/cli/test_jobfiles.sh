@@ -76,4 +76,43 @@ run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 2 --ntasks-per-no
 expect_contains "ranks: tasks" "$OUT" "16 tasks x 1 GiB"
 expect_contains "ranks: cores" "$OUT" "16 needed = 16 ranks x (0 workers + 1)"
 
+# One rank: one copy (not "1 copies"); one task driving 8 GPUs: RamPerTask
+# counted per GPU process, not as 8 tasks the step does not have.
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --mem 100G --model-params 7B
+expect_contains "one rank: one copy" "$OUT" "loading 26.08 GiB = 1 copy x 26.08 GiB (model built in host RAM, fp32)"
+expect_contains "one rank: one task" "$OUT" "+ 1 task x 1 GiB +"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --ntasks-per-node 1 --mem 100G
+expect_contains "one task, 8 GPUs" "$OUT" "190.04 GiB needed = 118.04 GiB GPU floor + 16 workers x 4 GiB + 8 GPU processes x 1 GiB"
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --mem 100G
+expect_contains "a task per GPU" "$OUT" "+ 16 workers x 4 GiB + 8 tasks x 1 GiB"
+
+# Accelerate's DeepSpeed guide's config with "auto" where accelerate launch
+# fills it (stage, offload devices, 16-bit gather on save, bf16, batch):
+# taken, "auto" read as not given, one note naming memcore's options.
+cat >"$TMP/acc_ds.json" <<'JSON'
+{
+    "bf16": {"enabled": "auto"},
+    "zero_optimization": {
+        "stage": "auto",
+        "stage3_gather_16bit_weights_on_model_save": "auto",
+        "offload_optimizer": {"device": "auto"},
+        "offload_param": {"device": "auto"}
+    },
+    "gradient_clipping": "auto",
+    "train_batch_size": "auto",
+    "train_micro_batch_size_per_gpu": "auto",
+    "gradient_accumulation_steps": "auto",
+    "steps_per_print": 2000000
+}
+JSON
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --deepspeed-config "$TMP/acc_ds.json"
+expect_eq "Accelerate auto config: exit" "$RC" 0
+expect_eq "Accelerate auto config: stderr" "$ERR" ""
+expect_contains "Accelerate auto config: note" "$OUT" 'note: acc_ds.json: "auto" read as not given (Accelerate fills it at launch): stage (--zero-stage), offload devices (--offload), 16-bit gather on save (--checkpoint-save)'
+run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 8 --deepspeed-config "$TMP/acc_ds.json" --zero-stage 3 --offload all --model-params 7B
+expect_eq "Accelerate auto config with options: exit" "$RC" 0
+expect_contains "Accelerate auto config with options: ZeRO-3 offload sized" "$OUT" "ZeRO-3 offload"
+expect_contains "Accelerate auto config with options: note" "$OUT" 'note: acc_ds.json: "auto" read as not given (Accelerate fills it at launch): 16-bit gather on save (--checkpoint-save)'
+case "$OUT" in *overrides*) fail "Accelerate auto config: an option called an override of \"auto\": $OUT" ;; esac
+
 [ "$FAILS" = 0 ] && echo ok || { echo "$FAILS failure(s)"; exit 1; }

@@ -46,4 +46,31 @@ for c in "audit --topology $T4" "audit --topology $DATA/hpe-ex255a-4xmi300a-spx.
 	expect_eq "$c --json: documented keys missing from the output" "$(comm -23 <(printf '%s\n' "$doc") <(printf '%s\n' "$got"))" ""
 	expect_eq "$c --json: keys not in memcore(8)" "$(comm -13 <(printf '%s\n' "$doc") <(printf '%s\n' "$got"))" ""
 done
+# Byte figures above 2^63 - 1 print as their unsigned digits, never as
+# jansson's wrapped negative integers (read from the text: jq's numbers
+# are doubles): --mem=16000000T is 16000000 x 2^40 bytes; a --mem-per-cpu
+# product that saturates is 2^64 - 1.
+run_mc check --gpus 1 --mem 16000000T --topology "$T4" --config "$TMP/empty.conf" --json
+expect_eq "--mem=16000000T --json: exit" "$RC" 1
+expect_contains "--mem=16000000T --json: ram_allocated_bytes" "$OUT" '"ram_allocated_bytes": 17592186044416000000,'
+expect_eq "--mem=16000000T --json: no negative figure" "$(grep -c -- ': -[0-9]' <<<"$OUT")" 0
+expect_eq "--mem=16000000T --json: parses" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ram_allocated_bytes"])' <<<"$OUT")" 17592186044416000000
+run_mc check --gpus 1 --mem-per-cpu 1000000T --topology "$T4" --config "$TMP/empty.conf" --json
+expect_contains "--mem-per-cpu=1000000T --json: saturated" "$OUT" '"ram_allocated_bytes": 18446744073709551615,'
+run_mc check --gpus 1 --gpu-memory 16000000T --topology "$T4" --config "$TMP/empty.conf" --json
+expect_contains "--gpu-memory=16000000T --json: gpu_memory_bytes" "$OUT" '"gpu_memory_bytes": 17592186044416000000,'
+expect_eq "--gpu-memory=16000000T --json: no negative figure" "$(grep -c -- ': -[0-9]' <<<"$OUT")" 0
+# Only fewer workers fit the node (its cores rule, 52 of 48 cores):
+# fix_options is that fix, as the explanation's line, never empty.
+run_mc check --gpus 8 --dataloader-workers 5 --topology "$T4" --config "$TMP/empty.conf" --json
+expect_eq "fewer-workers fix: fix_options" "$(jq -c .fix_options <<<"$OUT")" '["--dataloader-workers=4"]'
+expect_contains "fewer-workers fix: explanation" "$OUT" '"  fix: --dataloader-workers=4 is the most this node can hold"'
+run_mc check --gpus 8 --dataloader-workers 5 --mem 200G --cores 24 --topology "$T4" --config "$TMP/empty.conf" --json
+expect_eq "fewer-workers fix with less given: fix_options" "$(jq -c .fix_options <<<"$OUT")" '["--dataloader-workers=4","--mem=255G","--cpus-per-gpu=10"]'
+# A NUMA node of 2^64 - 1 bytes alone (no wrap): audit --json exact.
+sed '0,/local_memory="12884901888"/s//local_memory="18446744073709551615"/; s/local_memory="12884901888"/local_memory="0"/' \
+	"$DATA/local-2numa-2gpu.xml" >"$TMP/big.xml"
+run_mc audit --topology "$TMP/big.xml" --config "$TMP/empty.conf" --json
+expect_contains "audit --json: a NUMA node of 2^64 - 1 bytes" "$OUT" '"memory_bytes": 18446744073709551615,'
+expect_eq "audit --json: no negative figure" "$(grep -c -- ': -[0-9]' <<<"$OUT")" 0
 finish

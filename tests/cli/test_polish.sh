@@ -74,7 +74,7 @@ printf 'GpuMemory=14.5G\n' >"$TMP/frac.conf"
 run_mc check --config "$TMP/frac.conf" --topology "$T8" --gpus 1
 expect_eq "GpuMemory=14.5G exit" "$RC" 2
 expect_contains "GpuMemory=14.5G names file, line and key" "$ERR" \
-	"memcore: $TMP/frac.conf:1: GpuMemory=14.5G: not a whole number: sizes are whole, as Slurm takes them (14848M)"
+	"memcore: $TMP/frac.conf:1: GpuMemory: not a whole number: sizes are whole, as Slurm takes them (14848M)"
 MEMCORE_RAM_PER_WORKER=0.5G chk
 expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
 	"memcore: MEMCORE_RAM_PER_WORKER=0.5G: not a whole number: sizes are whole, as Slurm takes them (512M)"
@@ -149,7 +149,7 @@ expect_eq "broken ds_config from the variable" "$ERR" \
 printf '{"zero_optimization": {"stage": 7}}\n' >"$TMP/stage7.json"
 chk --deepspeed-config "$TMP/stage7.json"
 expect_eq "bad stage names option, file and key" "$ERR" \
-	"memcore: --deepspeed-config=$TMP/stage7.json: zero_optimization.stage: expected 0, 1, 2 or 3"
+	"memcore: --deepspeed-config=$TMP/stage7.json: zero_optimization.stage: expected 0, 1, 2, 3 or \"auto\""
 : >"$TMP/empty.json"
 chk --model-config "$TMP/empty.json"
 expect_eq "empty config.json" "$ERR" \

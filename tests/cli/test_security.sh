@@ -68,7 +68,7 @@ expect_eq "--offload with ESC: the message" "$ERR" 'memcore: --offload="\x1b[31m
 printf '{"zero_optimization": {"stage": 3, "offload_param": {"device": "x\\nmemcore: this step fits:\\u001b[31m"}}}\n' >"$TMP/ds-inject.json"
 run_mc check --gpus 1 --config "$TOP/etc/memcore.conf" --topology "$H4" --deepspeed-config "$TMP/ds-inject.json"
 expect_eq "a job file's device string with a newline: exit 2" "$RC" 2
-expect_eq "a job file's device string: quoted escaped" "$ERR" "memcore: --deepspeed-config=$TMP/ds-inject.json: zero_optimization.offload_param.device: expected none, cpu or nvme, got \"x\\nmemcore: this step fits:\\x1b[31m\""
+expect_eq "a job file's device string: quoted escaped" "$ERR" "memcore: --deepspeed-config=$TMP/ds-inject.json: zero_optimization.offload_param.device: expected none, cpu, nvme or \"auto\", got \"x\\nmemcore: this step fits:\\x1b[31m\""
 
 # Installed set-user-ID (or set-group-ID) root, memcore would read root's
 # files for anyone (--config /etc/shadow): it refuses to run at all, before

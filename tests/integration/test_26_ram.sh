@@ -97,7 +97,7 @@ assert_contains "$MC_ERR" "bert.json: model_type \"bert\" is not one memcore siz
 printf '{"zero_optimization": {"stage": 7}}\n' >"$D/bad.json"
 chmod 0644 "$D/bad.json"
 mc_run srun -n1 --gpus=1 --mem=40G --deepspeed-config=bad.json true
-assert_contains "$MC_ERR" "bad.json: zero_optimization.stage: expected 0, 1, 2 or 3" "a bad ds_config value: file, key, expected"
+assert_contains "$MC_ERR" "bad.json: zero_optimization.stage: expected 0, 1, 2, 3 or \"auto\"" "a bad ds_config value: file, key, expected"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing was queued by the refused submissions"
 
 # --- files the job's user cannot read: refused, and never read -----------

@@ -36,16 +36,16 @@ mc_set_plugstack "$PLUG"
 policy "Mode=enforce" "Bogus=1"
 mc_run srun "${ONE[@]}" echo gpu-ran
 assert_rc 1 "broken memcore.conf: a GPU step is refused"
-assert_contains "$MC_ERR" "$CONF:3: Bogus=1: unknown key" "names file, line and reason"
+assert_contains "$MC_ERR" "$CONF:3: Bogus: unknown key" "names file, line and reason"
 assert_contains "$MC_ERR" "OnError=refuse: GPU steps cannot start until the administrator fixes it" "says what happens"
 assert_not_contains "$MC_OUT" gpu-ran "the refused step did not run"
 idle "broken policy, refused srun"
 jid=$(mc_sbatch "${ONE[@]}" --wrap "echo batch-ran")
 assert_eq FAILED "$(mc_wait_job "$jid")" "broken memcore.conf: a GPU batch job FAILS"
-assert_file_contains "$(mc_job_out "$jid")" "$CONF:3: Bogus=1: unknown key"
+assert_file_contains "$(mc_job_out "$jid")" "$CONF:3: Bogus: unknown key"
 idle "broken policy, failed batch job"
 cpu_runs "broken policy"
-assert_file_contains "$MC_LOG_DIR/slurmd.log" "$CONF:3: Bogus=1: unknown key"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "$CONF:3: Bogus: unknown key"
 # OnError=allow inside the broken file does not count: nothing of a broken
 # file is applied.
 policy "OnError=allow" "RamPerWorker=4Q"

@@ -123,74 +123,114 @@ static void test_errors(void **state)
 {
 	(void)state;
 	assert_error("Mode=warn\nRamPerWorker=4Q\n",
-		     "t.conf:2: RamPerWorker=4Q: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
-	assert_error("Colour=blue", "t.conf:1: Colour=blue: unknown key");
+		     "t.conf:2: RamPerWorker: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
+	assert_error("Colour=blue", "t.conf:1: Colour: unknown key");
 	assert_error("Mode=strict",
-		     "t.conf:1: Mode=strict: expected enforce, warn or off");
+		     "t.conf:1: Mode: expected enforce, warn or off");
 	assert_error("\n\nDataloaderWorkers=", "t.conf:3: DataloaderWorkers: "
 		     "missing value");
-	assert_error("Mode=warn bogus", "t.conf:1: 'bogus': expected Key=Value");
-	assert_error("=5", "t.conf:1: '=5': expected Key=Value");
+	assert_error("Mode=warn bogus", "t.conf:1: expected Key=Value (a word without '=')");
+	assert_error("=5", "t.conf:1: expected Key=Value (no key before '=')");
 	assert_error("DataloaderWorkers=-1",
-		     "t.conf:1: DataloaderWorkers=-1: negative");
+		     "t.conf:1: DataloaderWorkers: negative");
 	assert_error("DataloaderWorkers=abc",
-		     "t.conf:1: DataloaderWorkers=abc: not a number");
+		     "t.conf:1: DataloaderWorkers: not a number");
 	assert_error("DataloaderWorkers=1025",
-		     "t.conf:1: DataloaderWorkers=1025: out of range (at most 1024)");
+		     "t.conf:1: DataloaderWorkers: out of range (at most 1024)");
 	assert_error("NodeCores=99999999999",
-		     "t.conf:1: NodeCores=99999999999: out of range");
+		     "t.conf:1: NodeCores: out of range");
 	assert_error("RamPerWorker=99999999999999999999T",
-		     "t.conf:1: RamPerWorker=99999999999999999999T: too large");
+		     "t.conf:1: RamPerWorker: too large");
 	assert_error("HostRamPerGpuRam=0",
-		     "t.conf:1: HostRamPerGpuRam=0: must be above 0");
+		     "t.conf:1: HostRamPerGpuRam: must be above 0");
 	assert_error("HostRamPerGpuRam=17",
-		     "t.conf:1: HostRamPerGpuRam=17: out of range");
+		     "t.conf:1: HostRamPerGpuRam: out of range");
 	assert_error("OffloadBufferFactor=0.5",
-		     "t.conf:1: OffloadBufferFactor=0.5: out of range");
-	assert_error("ZeroInit=maybe", "t.conf:1: ZeroInit=maybe: expected yes or no");
-	assert_error("Bind=core", "t.conf:1: Bind=core: expected numa or none");
+		     "t.conf:1: OffloadBufferFactor: out of range");
+	assert_error("ZeroInit=maybe", "t.conf:1: ZeroInit: expected yes or no");
+	assert_error("Bind=core", "t.conf:1: Bind: expected numa or none");
 	assert_error("UnifiedMemory=maybe",
-		     "t.conf:1: UnifiedMemory=maybe: expected auto, yes or no");
+		     "t.conf:1: UnifiedMemory: expected auto, yes or no");
 	assert_error("OnError=ignore",
-		     "t.conf:1: OnError=ignore: expected refuse or allow");
+		     "t.conf:1: OnError: expected refuse or allow");
 	assert_error("GpuMemory=lots",
-		     "t.conf:1: GpuMemory=lots: not a number");
+		     "t.conf:1: GpuMemory: not a number");
 	/* Duplicates: across global lines, on one line. */
 	assert_error("Mode=warn\n# x\nmode=off\n",
-		     "t.conf:3: mode=off: duplicate key (first set on line 1)");
+		     "t.conf:3: mode: duplicate key (first set on line 1)");
 	assert_error("ReservedCores=2 ReservedCores=3",
-		     "t.conf:1: ReservedCores=3: duplicate key (first set on line 1)");
+		     "t.conf:1: ReservedCores: duplicate key (first set on line 1)");
 	/* Cross-key: the default above the maximum. */
 	assert_error("DataloaderWorkers=8\nMaxDataloaderWorkers=4",
-		     "t.conf:1: DataloaderWorkers=8: DataloaderWorkers=8 is above "
+		     "t.conf:1: DataloaderWorkers: DataloaderWorkers=8 is above "
 		     "MaxDataloaderWorkers=4");
 	assert_error("MaxDataloaderWorkers=1",
-		     "t.conf:1: MaxDataloaderWorkers=1: DataloaderWorkers=2 is above "
+		     "t.conf:1: MaxDataloaderWorkers: DataloaderWorkers=2 is above "
 		     "MaxDataloaderWorkers=1");
+}
+
+/* A RAM floor per worker above its ceiling leaves no --ram-per-worker a
+ * job may ask: refused at load, where it is set. */
+static void test_ram_per_worker_order(void **state)
+{
+	(void)state;
+	assert_error("MinRamPerWorker=8G\nMaxRamPerWorker=4G",
+		     "t.conf:1: MinRamPerWorker: MinRamPerWorker=8G is above "
+		     "MaxRamPerWorker=4G");
+	/* The other key alone against the first's default (512M). */
+	assert_error("Mode=warn\nMaxRamPerWorker=256M",
+		     "t.conf:2: MaxRamPerWorker: MinRamPerWorker=512M is above "
+		     "MaxRamPerWorker=256M");
+	assert_error("MaxRamPerWorker=4G\nPartitionName=gpu "
+		     "MinRamPerWorker=5G",
+		     "t.conf:2: PartitionName=gpu: MinRamPerWorker=5G is above "
+		     "MaxRamPerWorker=4G");
+	assert_int_equal(parse("MinRamPerWorker=4G\nMaxRamPerWorker=4G"), 0);
+}
+
+/* An error quotes a key, never its value nor a line that is no Key=Value:
+ * --config may name a file that is not memcore's (a secret one, as
+ * root), and its text is not to be printed. */
+static void test_errors_quote_no_value(void **state)
+{
+	(void)state;
+	assert_error("password=hunter2", "t.conf:1: password: unknown key");
+	assert_int_equal(parse("password=hunter2"), -1);
+	assert_null(strstr(err, "hunter2"));
+	assert_int_equal(parse("root:$6$s3cret:19000:0:99999:7:::"), -1);
+	assert_string_equal(err, "t.conf:1: expected Key=Value (a word "
+			    "without '=')");
+	assert_int_equal(parse("Mode=warn\nRamPerTask=s3cret"), -1);
+	assert_string_equal(err, "t.conf:2: RamPerTask: not a number");
+	assert_int_equal(parse("PartitionName=gpu token=s3cret"), -1);
+	assert_string_equal(err, "t.conf:1: token: unknown key");
+	/* A control byte in a key is escaped, a long key cut. */
+	assert_int_equal(parse("a\033b=1"), -1);
+	assert_string_equal(err, "t.conf:1: a\\x1bb: unknown key");
 }
 
 static void test_partition_errors(void **state)
 {
 	(void)state;
 	assert_error("PartitionName=gpu Mode=warn Colour=blue",
-		     "t.conf:1: Colour=blue: unknown key");
+		     "t.conf:1: Colour: unknown key");
 	assert_error("PartitionName=gpu Mode=warn mode=off",
-		     "t.conf:1: mode=off: duplicate key on this line");
+		     "t.conf:1: mode: duplicate key on this line");
 	assert_error("PartitionName=gpu PartitionName=cpu",
-		     "t.conf:1: PartitionName=cpu: duplicate key on this line");
+		     "t.conf:1: PartitionName: duplicate key on this line");
 	assert_error("PartitionName=gpu Mode=warn\n"
 		     "PartitionName=cpu\nPartitionName=gpu Mode=off",
 		     "t.conf:3: PartitionName=gpu: duplicate partition "
 		     "(first on line 1)");
 	assert_error("PartitionName=gpu RamPerWorker=4Q",
-		     "t.conf:1: RamPerWorker=4Q: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
+		     "t.conf:1: RamPerWorker: unknown size suffix 'Q' (" MC_SIZE_SUFFIXES ")");
 	assert_error("PartitionName=", "t.conf:1: PartitionName: missing value");
 	assert_error("Mode=warn PartitionName=gpu",
-		     "t.conf:1: PartitionName=gpu: PartitionName= must start its line");
+		     "t.conf:1: PartitionName= must start its line");
 	assert_error("PartitionName=gpu MaxDataloaderWorkers=1",
 		     "t.conf:1: PartitionName=gpu: DataloaderWorkers=2 is above "
 		     "MaxDataloaderWorkers=1");
-	assert_error("PartitionName=gpu x", "t.conf:1: 'x': expected Key=Value");
+	assert_error("PartitionName=gpu x", "t.conf:1: expected Key=Value (a word without '=')");
 	{
 		char text[256];
 
@@ -347,7 +387,7 @@ static void test_load(void **state)
 	snprintf(path, sizeof(path), "%s/bad.conf", tmpdir);
 	mc_test_write_text(path, "# policy\nMode=warn\n\nRamPerWorker=4Q\n");
 	assert_int_equal(mc_config_load(path, &cfg, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "%s:4: RamPerWorker=4Q: unknown size "
+	snprintf(want, sizeof(want), "%s:4: RamPerWorker: unknown size "
 		 "suffix 'Q' (" MC_SIZE_SUFFIXES ")", path);
 	assert_string_equal(err, want);
 	assert_defaults(&cfg.global);
@@ -677,8 +717,8 @@ static void test_prometheus_textfile(void **state)
 		snprintf(text, sizeof(text), "Mode=warn\nPrometheusTextfile=%s"
 			 "\n", bad[i].v);
 		assert_int_equal(parse(text), -1);
-		snprintf(want, sizeof(want), "t.conf:2: PrometheusTextfile=%s: "
-			 "%s", bad[i].v, bad[i].why);
+		snprintf(want, sizeof(want), "t.conf:2: PrometheusTextfile: "
+			 "%s", bad[i].why);
 		assert_string_equal(err, want);
 	}
 	assert_int_equal(parse("PrometheusTextfile=/var/lib/node_exporter/"
@@ -698,6 +738,8 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_ram_per_worker_order),
+		cmocka_unit_test(test_errors_quote_no_value),
 		cmocka_unit_test(test_partition_errors),
 		cmocka_unit_test(test_line_limits),
 		cmocka_unit_test(test_partitions),

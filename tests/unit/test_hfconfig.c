@@ -260,17 +260,18 @@ static void test_dsconfig(void **state)
 	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 4}}",
 				  &d), -1);
 	assert_string_equal(err, "ds.json: zero_optimization.stage: expected "
-			    "0, 1, 2 or 3");
+			    "0, 1, 2, 3 or \"auto\"");
 	assert_int_equal(parse_ds("{\"zero_optimization\": {\"offload_param\":"
 				  " {\"device\": \"gpu\"}}}", &d), -1);
 	assert_string_equal(err, "ds.json: zero_optimization.offload_param."
-			    "device: expected none, cpu or nvme, got \"gpu\"");
+			    "device: expected none, cpu, nvme or \"auto\", got "
+			    "\"gpu\"");
 	/* a job file's string is quoted escaped: no forged line, no ESC */
 	assert_int_equal(parse_ds("{\"zero_optimization\": {\"offload_param\":"
 				  " {\"device\": \"x\\nmemcore: this step fits:"
 				  "\\u001b[31m\"}}}", &d), -1);
 	assert_string_equal(err, "ds.json: zero_optimization.offload_param."
-			    "device: expected none, cpu or nvme, got "
+			    "device: expected none, cpu, nvme or \"auto\", got "
 			    "\"x\\nmemcore: this step fits:\\x1b[31m\"");
 	assert_int_equal(parse_ds("{\"activation_checkpointing\": "
 				  "{\"cpu_checkpointing\": 1}}", &d), -1);
@@ -283,6 +284,103 @@ static void test_dsconfig(void **state)
 	assert_int_equal(parse_ds("{\"zero_optimization\": []}", &d), -1);
 	assert_string_equal(err, "ds.json: zero_optimization: expected an "
 			    "object");
+}
+
+/* The request of an 8-GPU step on one node: options, then the files. */
+static void request_8_gpus(const struct mc_jobfiles *f,
+			   const struct mc_opts *o, const struct mc_policy *p,
+			   struct mc_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->gpus = 8;
+	r->nodes = 1;
+	mc_opts_request(o, p, r);
+	mc_jobfiles_apply(f, o, p, r);
+}
+
+/*
+ * A ds_config with "auto" wherever Accelerate fills it from its launch
+ * options (its DeepSpeed guide, "Scenario 3": stage, both offload devices,
+ * the 16-bit gather on save, bf16, the batch sizes): read as not given,
+ * said in one note naming memcore's options, and the same after the trip
+ * through MEMCORE_JOB_FILES; an option given drops its part of the note.
+ */
+static void test_dsconfig_accelerate_auto(void **state)
+{
+	static const char acc[] =
+		"{\"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": "
+		"{\"stage\": \"auto\", "
+		"\"stage3_gather_16bit_weights_on_model_save\": \"auto\", "
+		"\"offload_optimizer\": {\"device\": \"auto\"}, "
+		"\"offload_param\": {\"device\": \"auto\"}}, "
+		"\"gradient_clipping\": \"auto\", \"train_batch_size\": \"auto\", "
+		"\"train_micro_batch_size_per_gpu\": \"auto\", "
+		"\"gradient_accumulation_steps\": \"auto\", "
+		"\"steps_per_print\": 2000000}";
+	struct mc_jobfiles f, g;
+	struct mc_opts o;
+	struct mc_policy p;
+	struct mc_request r;
+	char buf[1024];
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	mc_policy_defaults(&p);
+	assert_int_equal(parse_ds(acc, &f.ds), 0);
+	assert_false(f.ds.has_stage);
+	assert_int_equal(f.ds.offload_optimizer, MC_DS_NONE);
+	assert_int_equal(f.ds.offload_param, MC_DS_NONE);
+	assert_false(f.ds.gather_16bit_on_save);
+	assert_int_equal(f.ds.auto_mask, MC_DS_AUTO_ALL);
+	f.has_ds = true;
+	snprintf(f.ds_name, sizeof(f.ds_name), "ds_config.json");
+	mc_jobfiles_format(&f, buf, sizeof(buf));
+	assert_non_null(strstr(buf, ",au=15"));
+	assert_int_equal(mc_jobfiles_parse(buf, &g, err, sizeof(err)), 0);
+	assert_int_equal(g.ds.auto_mask, MC_DS_AUTO_ALL);
+	assert_false(g.ds.has_stage);
+
+	request_8_gpus(&g, &o, &p, &r);
+	assert_int_equal(r.zero_stage, 0);
+	assert_int_equal(r.offload, MC_OFFLOAD_NONE);
+	assert_int_equal(r.use.n_notes, 1);
+	assert_string_equal(r.use.notes[0], "ds_config.json: \"auto\" read as "
+			    "not given (Accelerate fills it at launch): stage "
+			    "(--zero-stage), offload devices (--offload), "
+			    "16-bit gather on save (--checkpoint-save)");
+	/* --zero-stage=3 --offload=all say it: no override note either. */
+	assert_int_equal(mc_opts_set(&o, MC_OPT_STAGE, "3", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_OFFLOAD, "all", false, err,
+				     sizeof(err)), 0);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_PARAMS, "7B", false, err,
+				     sizeof(err)), 0);
+	request_8_gpus(&g, &o, &p, &r);
+	assert_int_equal(r.zero_stage, 3);
+	assert_int_equal(r.offload, MC_OFFLOAD_ALL);
+	assert_int_equal(r.use.n_notes, 1);
+	assert_string_equal(r.use.notes[0], "ds_config.json: \"auto\" read as "
+			    "not given (Accelerate fills it at launch): 16-bit "
+			    "gather on save (--checkpoint-save)");
+	/* A file without "auto" writes no au= (an older slurmstepd's
+	 * parser refuses a key it does not know). */
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": 2}}",
+				  &f.ds), 0);
+	assert_int_equal(f.ds.auto_mask, 0);
+	mc_jobfiles_format(&f, buf, sizeof(buf));
+	assert_null(strstr(buf, "au="));
+	/* Still a refusal: a stage that is neither a number nor "auto". */
+	assert_int_equal(parse_ds("{\"zero_optimization\": {\"stage\": "
+				  "\"three\"}}", &f.ds), -1);
+	assert_string_equal(err, "ds.json: zero_optimization.stage: expected "
+			    "0, 1, 2, 3 or \"auto\"");
+	assert_int_equal(parse_ds("{\"zero_optimization\": "
+				  "{\"stage3_gather_16bit_weights_on_model_save\":"
+				  " \"yes\"}}", &f.ds), -1);
+	assert_string_equal(err, "ds.json: zero_optimization."
+			    "stage3_gather_16bit_weights_on_model_save: "
+			    "expected true or false (or \"auto\")");
 }
 
 /* The figures survive the trip through MEMCORE_JOB_FILES. */
@@ -315,18 +413,6 @@ static void test_jobfiles_roundtrip(void **state)
 			    "wrote");
 	assert_int_equal(mc_jobfiles_parse("zz=1", &g, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unknown key 'zz'"));
-}
-
-/* The request of an 8-GPU step on one node: options, then the files. */
-static void request_8_gpus(const struct mc_jobfiles *f,
-			   const struct mc_opts *o, const struct mc_policy *p,
-			   struct mc_request *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->gpus = 8;
-	r->nodes = 1;
-	mc_opts_request(o, p, r);
-	mc_jobfiles_apply(f, o, p, r);
 }
 
 /* Options override the files, and the explanation's notes say so. */
@@ -375,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_hf_errors),
 		cmocka_unit_test(test_dsconfig),
 		cmocka_unit_test(test_jobfiles_roundtrip),
+		cmocka_unit_test(test_dsconfig_accelerate_auto),
 		cmocka_unit_test(test_apply_overrides),
 	};
 

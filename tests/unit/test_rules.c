@@ -742,6 +742,46 @@ static void test_verdict_impossible(void **state)
 			    "has 4 GPUs");
 }
 
+/*
+ * Where only fewer workers fit the node (its cores rule: 8 GPUs x (5 + 1)
+ * + 4 = 52 cores of 48), fix_options carries the explanation's fix, not
+ * nothing: --dataloader-workers=4, and what 4 workers then need beyond
+ * the allocation.
+ */
+static void test_verdict_fix_fewer_workers(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(8, 16 * GiB, 5);
+	struct mc_node n = node(1024 * GiB, 48, 8);
+	struct mc_alloc a = alloc(1024 * GiB, 48, NULL);
+	struct mc_verdict v;
+	struct mc_explanation e;
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+
+	(void)state;
+	policy(&p);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_why(&v), MC_MISFIT_NODE_CORES_RULE);
+	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 1);
+	assert_string_equal(opt[0], "--dataloader-workers=4");
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: --dataloader-workers=4 is the most this "
+			"node can hold");
+	/* Given less: 4 workers need 8 x 16 + 32 x 4 = 256 GiB and 40
+	 * cores, beyond the 200 GiB and 24 asked: all three options. */
+	a = alloc(200 * GiB, 24, NULL);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 3);
+	assert_string_equal(opt[0], "--dataloader-workers=4");
+	assert_string_equal(opt[1], "--mem=256G");
+	assert_string_equal(opt[2], "--cpus-per-gpu=5");
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: --dataloader-workers=4 is the most this "
+			"node can hold with --mem=256G --cpus-per-gpu=5");
+}
+
 /* The fix names the option the user gave: Slurm refuses --mem next to
  * --mem-per-gpu/--mem-per-cpu. 8 x 80 GiB, w=2: 704 GiB, 24 cores. */
 static void test_verdict_fix_forms(void **state)
@@ -759,7 +799,7 @@ static void test_verdict_fix_forms(void **state)
 	a.requested = true;
 	a.mem_form = MC_MEM_PER_GPU;
 	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 2);
 	assert_string_equal(opt[0], "--mem-per-gpu=88G");
 	assert_string_equal(opt[1], "--cpus-per-gpu=3");
 	mc_verdict_explain(&p, &v, NULL, NULL, &e);
@@ -775,26 +815,26 @@ static void test_verdict_fix_forms(void **state)
 	a.tasks = 8;
 	a.mem_bytes = 16 * 2 * 4 * GiB;	/* --mem-per-cpu=4G x 32 CPUs */
 	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&v, opt), 2);
+	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 2);
 	assert_string_equal(opt[0], "--mem-per-cpu=15019M");
 	assert_string_equal(opt[1], "--cpus-per-task=6");
 	/* one task driving all 8 GPUs: -c 48 */
 	a.tasks = 1;
 	mc_verdict_compute(&p, &r, &n, &a, &v);
-	mc_verdict_fix_options(&v, opt);
+	mc_verdict_fix_options(&p, &v, opt);
 	assert_string_equal(opt[1], "--cpus-per-task=48");
 	/* whole GiB print as G */
 	r = req(1, 16 * GiB, 0);
 	a = alloc(4 * GiB, 1, NULL);
 	a.mem_form = MC_MEM_PER_CPU;
 	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&v, opt), 1);
+	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 1);
 	assert_string_equal(opt[0], "--mem-per-cpu=8G");	/* 16 GiB / 2 */
 	/* the default forms: --mem and --cpus-per-gpu */
 	r = req(8, 80 * GiB, 2);
 	a = alloc(400 * GiB, 16, NULL);
 	mc_verdict_compute(&p, &r, &n, &a, &v);
-	mc_verdict_fix_options(&v, opt);
+	mc_verdict_fix_options(&p, &v, opt);
 	assert_string_equal(opt[0], "--mem=704G");
 	assert_string_equal(opt[1], "--cpus-per-gpu=6");
 }
@@ -1032,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_node_ram),
 		cmocka_unit_test(test_verdict_impossible),
 		cmocka_unit_test(test_verdict_fix_forms),
+		cmocka_unit_test(test_verdict_fix_fewer_workers),
 		cmocka_unit_test(test_verdict_step_cpus),
 		cmocka_unit_test(test_verdict_edges),
 		cmocka_unit_test(test_audit),

@@ -48,6 +48,14 @@ static void test_peak(void **state)
 	assert_int_equal(pk.max_usage_bytes, 3000 * MIB);
 }
 
+/* The same sample as often as the advice needs (MC_SUMMARY_MIN_SAMPLES). */
+static void peak_enough(struct mc_peak *pk, uint64_t usage, uint64_t anon,
+			uint64_t shmem, uint64_t file)
+{
+	for (int i = 0; i < MC_SUMMARY_MIN_SAMPLES; i++)
+		mc_peak_add(pk, usage, anon, shmem, file);
+}
+
 /* 8 GPUs, 2 workers, 4 GiB per worker: the seed example's shape. */
 static struct mc_used usage8(void)
 {
@@ -139,6 +147,66 @@ static void test_advise(void **state)
 	assert_int_equal(a.mem_bytes, 384 * MIB);
 }
 
+/*
+ * srun --mem=4176M --dataloader-workers=1 true: a step of a few
+ * milliseconds, sampled every second, ends before its first sample. No
+ * advice from that (its CPU time over 4 ms is noise), said; the same
+ * from the record kept with the job (memcore report recomputes it).
+ */
+static void test_too_few_samples(void **state)
+{
+	struct mc_used u = { 0 }, v;
+	struct mc_advice a, back;
+	struct mc_summary_text t;
+	char buf[1024], step[16], host[16];
+
+	(void)state;
+	u.asked_bytes = 4176 * MIB;
+	u.gpus = 1;
+	u.workers = 1;
+	u.cores_allocated = 2;
+	u.rule_bytes = 4176 * MIB;
+	u.rule_cores = 2;
+	u.ram_per_worker_bytes = 4 * GIB;
+	u.sample_interval_ms = 1000;
+	u.wall_usec = 4000;
+	u.cpu_usec = 3900;
+	mc_summary_advise(&u, &a);
+	assert_true(a.too_few);
+	assert_int_equal(a.workers, 1);
+	assert_int_equal(a.mem_bytes, 4176 * MIB);
+	mc_summary_explain(&u, &a, "7.0", "g4dn", NULL, &t);
+	assert_string_equal(t.line[t.n - 1], "  next time    no advice: 0 "
+			    "samples over 0.0 s are too few to size a next "
+			    "run (at least 3, over 1 s or more): ask as this "
+			    "time");
+	mc_summary_log_line(&u, &a, "7.0", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " next=none (too few samples)"));
+	assert_null(strstr(buf, "--dataloader-workers"));
+	assert_int_equal(mc_summary_record(&u, &a, "7.0", "g4dn", buf,
+					   sizeof(buf)), 0);
+	assert_int_equal(mc_summary_record_parse(buf, &v, &back, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_true(back.too_few);
+	/* Two samples over 2 s: still too few; a third is enough. */
+	u.wall_usec = 2000000;
+	u.cpu_usec = 1000000;
+	mc_peak_add(&u.peak, 300 * MIB, 300 * MIB, 0, 0);
+	mc_peak_add(&u.peak, 300 * MIB, 300 * MIB, 0, 0);
+	mc_summary_advise(&u, &a);
+	assert_true(a.too_few);
+	mc_peak_add(&u.peak, 300 * MIB, 300 * MIB, 0, 0);
+	mc_summary_advise(&u, &a);
+	assert_false(a.too_few);
+	/* An OOM kill is advice whatever the samples. */
+	u = v;
+	u.oom_kills = 1;
+	mc_summary_advise(&u, &a);
+	assert_false(a.too_few);
+	assert_true(a.mem_unknown_oom);
+}
+
 static void test_text(void **state)
 {
 	struct mc_used u = usage8();
@@ -149,7 +217,7 @@ static void test_text(void **state)
 
 	(void)state;
 	u.mem_form = MC_MEM_PER_GPU;
-	mc_peak_add(&u.peak, 100 * GIB, 90 * GIB, 10 * GIB, 30 * GIB);
+	peak_enough(&u.peak, 100 * GIB, 90 * GIB, 10 * GIB, 30 * GIB);
 	mc_summary_advise(&u, &a);
 	assert_string_equal(mc_summary_mem_option(&u, 704 * GIB, buf,
 						  sizeof(buf)),
@@ -157,8 +225,8 @@ static void test_text(void **state)
 	u.sample_interval_ms = 1000;
 	u.cgroup_version = 2;
 	mc_summary_explain(&u, &a, "12.0", "gpu07", NULL, &t);
-	assert_string_equal(t.line[0], "memcore: step 12.0 on gpu07 used (1 "
-			    "sample, every 1000 ms, over 17 min):");
+	assert_string_equal(t.line[0], "memcore: step 12.0 on gpu07 used (3 "
+			    "samples, every 1000 ms, over 17 min):");
 	for (size_t i = 0; i < t.n; i++) {
 		if (strstr(t.line[i], "next time    --mem-per-gpu=88G "
 			   "--cpus-per-gpu=3 --dataloader-workers=2"))
@@ -440,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_advise),
+		cmocka_unit_test(test_too_few_samples),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_record),
 		cmocka_unit_test(test_record_threads),

@@ -1,7 +1,8 @@
 /*
  * test_util.c - the small helpers every module shares (mc_util.h): the
  * bounded append, the saturating multiplies, the safe opener and its
- * messages, the read/write-all loop and the small-file reader.
+ * messages, the read/write-all loop and the small-file reader; the text
+ * of --json (mc_jsonout.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mc_jsonout.h"
 #include "mc_util.h"
 
 static void test_appendf(void **state)
@@ -139,6 +141,46 @@ static void test_open_regular(void **state)
 	rmdir(dir);
 }
 
+/*
+ * --json: a uint64_t above 2^63 - 1 written as its digits (under a
+ * *_bytes key though json_integer() wrapped it, and through mc_json_u64
+ * under any key), a real without binary noise, a string that only looks
+ * like the marker left as it is.
+ */
+static void test_json_dumps(void **state)
+{
+	json_t *o = json_object(), *a = json_array(), *n = json_object();
+	char *text;
+
+	(void)state;
+	json_object_set_new(o, "ram_allocated_bytes",
+			    json_integer((json_int_t)17592186044416000000ULL));
+	json_object_set_new(o, "samples", mc_json_u64(UINT64_MAX));
+	json_object_set_new(o, "small", mc_json_u64(5));
+	json_object_set_new(o, "cores_busy", json_real(333 / 1000.0));
+	json_object_set_new(o, "text", json_string("\001mc-u64:12"));
+	json_object_set_new(n, "memory_bytes",
+			    json_integer((json_int_t)UINT64_MAX));
+	json_array_append_new(a, n);
+	json_object_set_new(o, "numa", a);
+	text = mc_json_dumps(o);
+	assert_non_null(text);
+	assert_string_equal(text, "{\n"
+		"  \"ram_allocated_bytes\": 17592186044416000000,\n"
+		"  \"samples\": 18446744073709551615,\n"
+		"  \"small\": 5,\n"
+		"  \"cores_busy\": 0.333,\n"
+		"  \"text\": \"\\u0001mc-u64:12\",\n"
+		"  \"numa\": [\n"
+		"    {\n"
+		"      \"memory_bytes\": 18446744073709551615\n"
+		"    }\n"
+		"  ]\n"
+		"}");
+	free(text);
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_mul_sat),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_open_regular),
+		cmocka_unit_test(test_json_dumps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
