@@ -79,6 +79,42 @@ static int open_dir(int pfd, const char *name)
 		      O_CLOEXEC);
 }
 
+/* PARENT opened as a directory (never through a symlink); -1 with ERR
+ * and errno set. */
+static int open_parent(const char *parent, char *err, size_t len)
+{
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (pfd < 0) {
+		int e = errno;
+
+		snprintf(err, len, "%s: %s", parent, strerror(e));
+		errno = e;
+	}
+	return pfd;
+}
+
+/* NAME under PFD, opened and flock'ed with OP (LOCK_EX or LOCK_SH), while it
+ * is still the directory of that name: another step may remove it between
+ * the open and the lock, and a lock on a removed directory holds nothing.
+ * Returns the locked fd, or -1 (gone, or replaced: try again). */
+static int lock_named(int pfd, const char *name, int op)
+{
+	struct stat a, b;
+	int fd = open_dir(pfd, name);
+
+	if (fd < 0)
+		return -1;
+	while (flock(fd, op) != 0 && errno == EINTR)
+		;
+	if (fstat(fd, &a) == 0 &&
+	    fstatat(pfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return fd;
+	close(fd);
+	return -1;
+}
+
 /* Is name under parent a cgroup no step holds and no process is in?
  * fd: it, open; locked by this call when true (the caller closes). */
 static bool unheld_empty(const char *parent, const char *name, int fd,
@@ -96,17 +132,12 @@ static bool unheld_empty(const char *parent, const char *name, int fd,
 int mc_owncg_make(const char *parent, const char *name, int version,
 		  int *lock_fd, char *err, size_t len)
 {
-	struct stat a, b;
 	int pfd, fd, e;
 
 	*lock_fd = -1;
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0) {
-		e = errno;
-		snprintf(err, len, "%s: %s", parent, strerror(e));
-		errno = e;
+	pfd = open_parent(parent, err, len);
+	if (pfd < 0)
 		return -1;
-	}
 	/* A sweep of another step may take a just-made, still unlocked
 	 * cgroup between mkdir and flock: then the name is free again. */
 	for (int tries = 0; tries < 3; tries++) {
@@ -135,20 +166,13 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 			}
 			continue;
 		}
-		fd = open_dir(pfd, name);
-		if (fd < 0)
-			continue;
 		/* A sweep holds it only for its rmdir. */
-		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
-			;
-		if (fstat(fd, &a) == 0 &&
-		    fstatat(pfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		fd = lock_named(pfd, name, LOCK_EX);
+		if (fd >= 0) {
 			close(pfd);
 			*lock_fd = fd;
 			return 0;
 		}
-		close(fd);
 	}
 	snprintf(err, len, "%s/%s: removed as it was made, three times",
 		 parent, name);
@@ -181,18 +205,13 @@ bool mc_owncg_job_name_match(const char *name)
 int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 		      bool *made, char *err, size_t len)
 {
-	struct stat a, b;
 	int pfd, fd, e;
 
 	*lock_fd = -1;
 	*made = false;
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0) {
-		e = errno;
-		snprintf(err, len, "%s: %s", parent, strerror(e));
-		errno = e;
+	pfd = open_parent(parent, err, len);
+	if (pfd < 0)
 		return -1;
-	}
 	/* The last step of the job may remove it between our mkdir (or
 	 * EEXIST) and our lock: then the lock is on a removed directory,
 	 * which the inode check sees, and it is made again. */
@@ -201,20 +220,13 @@ int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 
 		if (!mine && errno != EEXIST)
 			goto fail;
-		fd = open_dir(pfd, name);
-		if (fd < 0)
-			continue;
-		while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
-			;
-		if (fstat(fd, &a) == 0 &&
-		    fstatat(pfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		fd = lock_named(pfd, name, LOCK_SH);
+		if (fd >= 0) {
 			close(pfd);
 			*lock_fd = fd;
 			*made = mine;
 			return 0;
 		}
-		close(fd);
 	}
 	snprintf(err, len, "%s/%s: removed as it was joined, five times",
 		 parent, name);
