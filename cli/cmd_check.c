@@ -457,9 +457,11 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 		int id;
 
 		/* slurm.json_cli_options() gives every value as a string
-		 * (null: unset); anything else is not Slurm's and would
-		 * read as an option not given. */
-		if (json_is_null(v))
+		 * (null: unset), and the script's arguments as "argv", an
+		 * array (seen on 22.05: "argv":[]), which memcore does not
+		 * read; anything else is not Slurm's and would read as an
+		 * option not given. */
+		if (json_is_null(v) || (!strcmp(key, "argv") && json_is_array(v)))
 			continue;
 		if (!s) {
 			char *dump = json_dumps(v, JSON_ENCODE_ANY |
@@ -536,12 +538,9 @@ static const char *measured_where(const struct mc_cli_common *c,
 	return buf;
 }
 
-/* The answer for a GPU-less step: one line, exit 0. */
-static int not_a_gpu_step(bool json)
+/* The answer for a step launch does not judge: one line, exit 0. */
+static int not_judged(bool json, const char *line)
 {
-	const char *line = "memcore: --gpus=0: not a GPU step; memcore has "
-			   "nothing to check";
-
 	if (json) {
 		json_t *o = json_object(), *lines = json_array();
 
@@ -549,12 +548,20 @@ static int not_a_gpu_step(bool json)
 		json_object_set_new(o, "fits", json_true());
 		json_object_set_new(o, "gpus", json_integer(0));
 		json_object_set_new(o, "fix_options", json_array());
+		json_object_set_new(o, "launch", json_string("unchecked"));
 		json_object_set_new(o, "explanation", lines);
 		mc_cli_json_print(o);
 	} else {
 		puts(line);
 	}
 	return MC_EXIT_FITS;
+}
+
+/* The answer for a GPU-less step. */
+static int not_a_gpu_step(bool json)
+{
+	return not_judged(json, "memcore: --gpus=0: not a GPU step; memcore "
+			  "has nothing to check");
 }
 
 int mc_cmd_check(int argc, char **argv)
@@ -576,7 +583,7 @@ int mc_cmd_check(int argc, char **argv)
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
-	bool fixed, user_warn;
+	bool fixed, user_warn, shard_only = false;
 	enum mc_launch launch;
 
 	optind = 1;
@@ -661,6 +668,7 @@ int mc_cmd_check(int argc, char **argv)
 	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
+		shard_only = a.shards != 0;
 		a.gpus = 1;
 		a.gpus_set = true;
 	}
@@ -692,6 +700,15 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus)
 		return not_a_gpu_step(a.common.json);
+	/* What launch does with it: a shard count and no GPU from Slurm is a
+	 * GPU step only where the policy says how many shards a GPU has (the
+	 * count is the job's environment, spank/mc_step.c); elsewhere the
+	 * step runs unchecked, so it is no refusal here either. */
+	if (shard_only && !a.shards_per_gpu && !p.shards_per_gpu)
+		return not_judged(a.common.json, "memcore: --gres=shard without "
+				  "ShardsPerGpu= in memcore.conf: launch runs "
+				  "the step unchecked (its share of a card is "
+				  "unknown), so memcore has nothing to check");
 	/* --partition without slurm.conf: never this host instead. */
 	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
 		return MC_EXIT_USAGE;

@@ -161,6 +161,9 @@ chk 0 "memcore: this step fits:" --shards 256 --shards-per-gpu 32
 so() { row "$1" "$2" check --config "$TMP/empty.conf" --topology "$T8" --slurm-options "$3"; }
 so 2 'memcore: check: --slurm-options: "gpus": 8 is not a string (Slurm'"'"'s options are strings)' '{"gpus": 8}'
 so 2 'memcore: check: --slurm-options: "gres": ["gpu:8"] is not a string' '{"gres": ["gpu:8"]}'
+# ... but what Slurm's own json_cli_options() writes is read: "argv" is the
+# script's arguments, an array (sbatch 22.05 gives "argv":[] with --wrap)
+so 1 "memcore: this step needs more than it was given:" '{"cpus-per-gpu":"6","gpus-per-node":"8","mem":"150G","nodes":"1","test-only":"set","verbose":"1","wrap":"true","argv":[]}'
 so 2 "memcore: check: --slurm-options: column 20: an option given twice (duplicate object key near '\"gpus\"')" '{"gpus": "8", "gpus": "1"}'
 so 2 "memcore: cannot read the job's options: --gpus=8x: a GPU count that is not a whole number (expected [type:]count)" '{"gpus": "8x"}'
 so 2 "memcore: cannot read the job's options: --gpus-per-node=h100:: a GPU count that is not a whole number (expected [type:]count)" '{"gpus-per-node": "h100:"}'

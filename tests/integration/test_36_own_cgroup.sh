@@ -110,8 +110,12 @@ mc_run srun -n1 --gpus=1 --mem=256M sh -c 'echo "job=$SLURM_JOB_ID"'
 id=$(( $(sed -n 's/^job=//p' <<<"$MC_OUT") + 1 ))
 FJOB=$parent/memcore_${id}
 FOREIGN=$FJOB/memcore_${id}_0
-mkdir -p "$FOREIGN" || mc_die "cannot make $FOREIGN"
-echo $((1024 * MIB)) >"$FOREIGN/$LIMIT"
+mkdir -p "$FJOB" || mc_die "cannot make $FJOB"
+# cgroup v2: the job level passes the memory controller on to its steps,
+# as memcore's earlier run of the job left it
+[ $V = 2 ] && { echo +memory >"$FJOB/cgroup.subtree_control" || mc_die "cannot enable memory in $FJOB"; }
+mkdir "$FOREIGN" || mc_die "cannot make $FOREIGN"
+echo $((1024 * MIB)) >"$FOREIGN/$LIMIT" || mc_die "cannot limit $FOREIGN"
 sleep 3600 &
 SPID=$!
 spid=$SPID
