@@ -104,7 +104,7 @@ n=$(log_lines)
 mc_restart_slurmd || mc_die "required memcore with a broken policy must not stop slurmd"
 assert_node_idle "required memcore with a broken policy: slurmd runs, the node IDLE"
 new=$(log_since "$n")
-assert_contains "$new" "memcore $VERSION (Slurm $SLURM_VER) on $(hostname): $CONF:2: RamPerWorker=4Q" \
+assert_contains "$new" "memcore $VERSION (Slurm $SLURM_VER) on $(hostname): $CONF:2: RamPerWorker: unknown size suffix 'Q'" \
 	"the slurmd log says why"
 plug optional
 mc_restart_slurmd || mc_die "an optional memcore with a broken policy must not stop slurmd"

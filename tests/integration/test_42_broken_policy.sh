@@ -40,7 +40,7 @@ behaves() { # HOW: what a broken policy must give after HOW
 	mc_run srun -n1 --gpus=1 --mem=256M echo gpu-ran
 	assert_ne 0 "$MC_RC" "$how: a GPU step is refused"
 	assert_not_contains "$MC_OUT" gpu-ran "$how: ... its program never ran"
-	assert_contains "$MC_ERR" "$CONF:$BADLINE: RamPerWorker=4Q" "$how: ... naming the file, the line and the key"
+	assert_contains "$MC_ERR" "$CONF:$BADLINE: RamPerWorker:" "$how: ... naming the file, the line and the key"
 	assert_node_idle "$how: the node is IDLE, not drained" 20
 	assert_eq "" "$(mc_node_field Reason)" "$how: no drain reason"
 	fix_conf
@@ -59,11 +59,11 @@ assert_node_idle "restart with a broken policy: slurmd comes up, the node IDLE"
 # memcore's init has read the broken file (its line is logged) and slurmd
 # lived on after it: waited for, not slept on
 logged() { log_since "$n" | grep -q -- "$1"; }
-mc_wait_until 30 logged "memcore $VERSION (Slurm .*RamPerWorker=4Q"
+mc_wait_until 30 logged "memcore $VERSION (Slurm .*$CONF:$BADLINE: RamPerWorker:"
 _mc_alive "$(_mc_pid_of slurmd)"
 assert_eq 0 $? "restart with a broken policy: slurmd still runs"
 new=$(log_since "$n")
-assert_contains "$new" "memcore $VERSION (Slurm $SLURM_VER) on $(hostname): $CONF:$BADLINE: RamPerWorker=4Q" \
+assert_contains "$new" "memcore $VERSION (Slurm $SLURM_VER) on $(hostname): $CONF:$BADLINE: RamPerWorker:" \
 	"restart: slurmd's log says what is wrong, where"
 assert_contains "$new" "GPU steps are refused until the policy is fixed" "restart: ... and what it means"
 assert_not_contains "$new" "plugin_load" "restart: no plugin load failure"
@@ -80,8 +80,8 @@ assert_eq 0 $? "scontrol reconfigure with a broken policy"
 # logs "got reconfigure request". The wait ends on that line, not a sleep.
 ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 if ver_ge "$SLURM_VER" 23.11; then
-	mc_wait_until 30 logged "memcore $VERSION (Slurm .*$CONF:$BADLINE: RamPerWorker=4Q"
-	assert_contains "$(log_since "$n")" "$CONF:$BADLINE: RamPerWorker=4Q" \
+	mc_wait_until 30 logged "memcore $VERSION (Slurm .*$CONF:$BADLINE: RamPerWorker:"
+	assert_contains "$(log_since "$n")" "$CONF:$BADLINE: RamPerWorker:" \
 		"Slurm $SLURM_VER: reconfigure re-executed slurmd, memcore's init with it: its log names the mistake"
 else
 	mc_wait_until 30 logged "got reconfigure request"
