@@ -41,6 +41,10 @@ as_nobody scancel "$C.0"
 for ((i = 0; i < 30; i++)); do [ "$(cancels)" -gt "$n0" ] && break; sleep 0.2; done
 assert_ne "$n0" "$(cancels)" "control: a step kill request shows in slurmctld's log"
 scancel "$C"
+# C's end sends requests of its own (its srun's, as it is killed): the
+# count below starts once C is over, or one of them arrives late and is
+# taken for the refused steps' (seen with the guest tier beside)
+mc_wait_job "$C" 60 >/dev/null
 
 # A refused one-node step (1 GPU, --mem=10M: the policy needs 164 MiB),
 # the het variables forged to name job B.
