@@ -129,6 +129,26 @@ static bool unheld_empty(const char *parent, const char *name, int fd,
 	       mc_cgroup_populated(child, version) == 0;
 }
 
+/* Close pfd, keeping errno: -1. */
+static int fail_closed(int pfd)
+{
+	int e = errno;
+
+	close(pfd);
+	errno = e;
+	return -1;
+}
+
+/* The name kept going away under a sweep or a last step: said in err,
+ * errno EAGAIN, -1. */
+static int lost_race(int pfd, const char *parent, const char *name,
+		     const char *how, char *err, size_t len)
+{
+	snprintf(err, len, "%s/%s: removed as it was %s", parent, name, how);
+	errno = EAGAIN;
+	return fail_closed(pfd);
+}
+
 int mc_owncg_make(const char *parent, const char *name, int version,
 		  int *lock_fd, char *err, size_t len)
 {
@@ -143,7 +163,7 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 	for (int tries = 0; tries < 3; tries++) {
 		if (mc_cgroup_mkdir(parent, name, err, len) < 0) {
 			if (errno != EEXIST)
-				goto fail;
+				return fail_closed(pfd);
 			fd = open_dir(pfd, name);
 			if (fd < 0)
 				continue;	/* gone meanwhile */
@@ -162,7 +182,7 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 					close(pfd);
 					return MC_OWNCG_TAKEN;
 				}
-				goto fail;
+				return fail_closed(pfd);
 			}
 			continue;
 		}
@@ -174,14 +194,7 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 			return 0;
 		}
 	}
-	snprintf(err, len, "%s/%s: removed as it was made, three times",
-		 parent, name);
-	errno = EAGAIN;
-fail:
-	e = errno;
-	close(pfd);
-	errno = e;
-	return -1;
+	return lost_race(pfd, parent, name, "made, three times", err, len);
 }
 
 int mc_owncg_job_name(uint32_t job, char *buf, size_t len)
@@ -205,7 +218,7 @@ bool mc_owncg_job_name_match(const char *name)
 int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 		      bool *made, char *err, size_t len)
 {
-	int pfd, fd, e;
+	int pfd, fd;
 
 	*lock_fd = -1;
 	*made = false;
@@ -219,7 +232,7 @@ int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 		bool mine = mc_cgroup_mkdir(parent, name, err, len) == 0;
 
 		if (!mine && errno != EEXIST)
-			goto fail;
+			return fail_closed(pfd);
 		fd = lock_named(pfd, name, LOCK_SH);
 		if (fd >= 0) {
 			close(pfd);
@@ -228,14 +241,7 @@ int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 			return 0;
 		}
 	}
-	snprintf(err, len, "%s/%s: removed as it was joined, five times",
-		 parent, name);
-	errno = EAGAIN;
-fail:
-	e = errno;
-	close(pfd);
-	errno = e;
-	return -1;
+	return lost_race(pfd, parent, name, "joined, five times", err, len);
 }
 
 /* Job cgroup parent/name, open as fd: removed when this process gets
