@@ -101,6 +101,8 @@ void mc_cli_launch_json(json_t *o, const struct mc_policy *p, bool user_warn,
 	const char *line = mc_launch_line(p, user_warn, launch);
 
 	json_object_set_new(o, "launch", json_string(mc_launch_words[launch]));
+	/* --memcore=warn or MEMCORE_MODE=warn as the job will have it */
+	json_object_set_new(o, "user_warn", json_boolean(user_warn));
 	json_object_set_new(o, "launch_line",
 			    line ? json_string(line) : json_null());
 }

@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
+#include <slurm/slurm_version.h>
 
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_facts.h"
+#include "mc_jobenv.h"
 #include "mc_jobfiles.h"
 #include "mc_judge.h"
 #include "mc_opts.h"
@@ -95,7 +98,11 @@ static void check_usage(FILE *out)
 "                            memcore's options, MEMCORE_* for the rest): what\n"
 "                            Slurm allocates on each node is predicted as\n"
 "                            Slurm computes it (memcore(8) SUBMISSION RULES);\n"
-"                            no --gpus, --mem*, --cpus* or --cores with it\n"
+"                            no --gpus, --mem*, --cpus* or --cores with it;\n"
+"                            MEMCORE_* as the job will have them (its\n"
+"                            \"export\" and \"export-file\", memcore(8))\n"
+"  --slurm-command CMD       sbatch (default), srun or salloc: whose --export\n"
+"                            rules give the job its environment\n"
 "  --partition P             partition P: its policy, and its nodes from\n"
 "                            slurmctld (default: slurm.conf's default one);\n"
 "                            without a readable slurm.conf and no node\n"
@@ -142,7 +149,7 @@ enum {
 	OPT_NODES, OPT_GPU_MEMORY,
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
 	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE, OPT_SLURM_OPTIONS,
-	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS,
+	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS, OPT_SLURM_COMMAND,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
 };
@@ -164,6 +171,7 @@ static const struct option check_options[] = {
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
 	{ "gpu-type", required_argument, NULL, OPT_GPU_TYPE },
 	{ "slurm-options", required_argument, NULL, OPT_SLURM_OPTIONS },
+	{ "slurm-command", required_argument, NULL, OPT_SLURM_COMMAND },
 	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
 	{ "zero-stage", required_argument, NULL, OPT_USER + MC_OPT_STAGE },
 	{ "offload", required_argument, NULL, OPT_USER + MC_OPT_OFFLOAD },
@@ -213,6 +221,8 @@ struct check_args {
 	int cpus_opt;
 	const char *mem_arg;
 	const char *slurm_options;	/* --slurm-options JSON */
+	enum mc_submit_cmd slurm_command;	/* --slurm-command */
+	bool slurm_command_set;
 };
 
 /* Parse one option value; on error print "memcore: --opt=VALUE: why". */
@@ -287,6 +297,13 @@ static int parse_value(int opt, const char *name, const char *v,
 		break;
 	case OPT_SLURM_OPTIONS:
 		a->slurm_options = v;
+		break;
+	case OPT_SLURM_COMMAND:
+		rc = mc_submit_cmd_parse(v, &a->slurm_command);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "expected sbatch, srun or "
+				 "salloc");
+		a->slurm_command_set = true;
 		break;
 	case OPT_GPU_TYPE:
 		if (a->gpu_type && strcmp(a->gpu_type, v)) {
@@ -422,14 +439,47 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	return true;
 }
 
+/* The job's --export and --export-file, as its options give them. */
+struct job_export {
+	char export_opt[8192];
+	char export_file[4096];
+	bool has_export, has_file;
+};
+
+/*
+ * "export" or "export-file" (value s) kept in x: true when key is one
+ * of them; *rc is set when the value is longer than memcore keeps (exit
+ * 2 without a user's "--" message: the cli_filter lets the job through).
+ */
+static bool keep_export(const char *key, const char *s, struct job_export *x,
+			int *rc)
+{
+	bool file = !strcmp(key, "export-file");
+	char *dst = file ? x->export_file : x->export_opt;
+	size_t cap = file ? sizeof(x->export_file) : sizeof(x->export_opt);
+
+	if (!file && strcmp(key, "export"))
+		return false;
+	if (strlen(s) >= cap) {
+		fprintf(stderr, "memcore: cannot read the job's options: "
+			"--%s is longer than %zu bytes\n", key, cap - 1);
+		*rc = MC_EXIT_USAGE;
+		return true;
+	}
+	strcpy(dst, s);
+	*(file ? &x->has_file : &x->has_export) = true;
+	return true;
+}
+
 /*
  * --slurm-options JSON: the job's options as cli_filter/lua's
  * slurm.json_cli_options() gives them: "spank:NAME" keys are memcore's
- * own options (as the plugin's), the rest Slurm's; memcore's variables
- * (MEMCORE_*) fill what the options leave unset, as in the plugin.
+ * own options (as the plugin's), the rest Slurm's, "export" and
+ * "export-file" into x; memcore's variables (MEMCORE_*) fill what the
+ * options leave unset, as in the plugin (read_env_defaults).
  */
 static int read_slurm_options(const char *text, struct mc_opts *opts,
-			      struct mc_slurm_job *job)
+			      struct mc_slurm_job *job, struct job_export *x)
 {
 	json_error_t jerr;
 	/* A key twice: Slurm's table holds each option once, so a second
@@ -476,7 +526,10 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 			free(dump);
 			break;
 		}
-		if (!strncmp(key, "spank:", 6)) {
+		if (keep_export(key, s, x, &rc)) {
+			if (rc)
+				break;
+		} else if (!strncmp(key, "spank:", 6)) {
 			/* "spank:NAME" (22.05), or with the plugin's name */
 			const char *nm = strrchr(key, ':') + 1;
 
@@ -501,20 +554,83 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 	return rc;
 }
 
+static const char *env_get(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+#define EXPORT_FILE_MAX (256 * 1024)
+#define EXPORT_FILE_ENTRIES 1024
+
+/*
+ * The --export-file's entries into e, read as the user who runs this,
+ * as sbatch reads it. What memcore cannot read is said on stderr and
+ * read as no entries: sbatch itself refuses a file it cannot open, and
+ * a number is one of sbatch's own descriptors (env_array_from_file),
+ * which memcore must not consume; the launch judges that job.
+ */
+static void read_export_file(const char *path, struct mc_jobenv *e)
+{
+	static char text[EXPORT_FILE_MAX];
+	static const char *ents[EXPORT_FILE_ENTRIES];
+	static size_t lens[EXPORT_FILE_ENTRIES];
+	char err[MC_ERR_MAX], *end;
+	long fd = strtol(path, &end, 10);
+	ssize_t n;
+	int f;
+
+	if (*path && !*end && fd >= 3) {
+		fprintf(stderr, "memcore: --export-file=%s is a descriptor of "
+			"sbatch's: its variables are judged at launch\n",
+			path);
+		return;
+	}
+	f = mc_open_regular("--export-file", path, 0, EXPORT_FILE_MAX - 1,
+			    NULL, err, sizeof(err));
+	if (f < 0) {
+		fprintf(stderr, "memcore: %s: read as no variables\n", err);
+		return;
+	}
+	n = read(f, text, sizeof(text) - 1);
+	close(f);
+	if (n < 0)
+		return;
+	e->file = ents;
+	e->file_lens = lens;
+	e->nfile = mc_jobenv_file_entries(text, (size_t)n, ents, lens,
+					  EXPORT_FILE_ENTRIES);
+}
+
 /*
  * memcore's variables (MEMCORE_DATALOADER_WORKERS, ...) fill what the
- * options leave unset, by the plugin's own rule (mc_opts_set_env): the
- * step that srun would launch from this shell is the one judged.
+ * options leave unset, by the plugin's own rule (mc_opts_set_env), as
+ * the job will have them (mc_jobenv.h): with --slurm-options by its
+ * --export and --export-file under the --slurm-command's rules of the
+ * Slurm release memcore is built for; without, this shell's own
+ * environment, which srun from here passes on.
  */
-static int read_env_defaults(struct mc_opts *opts)
+static int read_env_defaults(struct mc_opts *opts, const struct check_args *a,
+			     const struct job_export *x)
 {
-	char err[MC_ERR_MAX];
+	struct mc_jobenv e = {
+		.cmd = a->slurm_options ? a->slurm_command : MC_SUBMIT_SALLOC,
+		.export_opt = x->has_export ? x->export_opt : NULL,
+		.slurm_version = SLURM_VERSION_NUMBER,
+		.get = env_get,
+	};
+	char err[MC_ERR_MAX], buf[4096];
 
-	for (int id = 0; id < MC_OPT_COUNT; id++)
+	if (e.cmd == MC_SUBMIT_SBATCH && x->has_file)
+		read_export_file(x->export_file, &e);
+	for (int id = 0; id < MC_OPT_COUNT; id++) {
+		const char *name = mc_opt_env((enum mc_opt_id)id);
+
 		if (mc_opts_set_env(opts, (enum mc_opt_id)id,
-				    getenv(mc_opt_env((enum mc_opt_id)id)),
+				    mc_jobenv_get(&e, name, buf, sizeof(buf)),
 				    err, sizeof(err)) < 0)
 			return mc_cli_usage_error("%s", err);
+	}
 	return 0;
 }
 
@@ -567,6 +683,7 @@ static int not_a_gpu_step(bool json)
 int mc_cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .nodes = 1 };
+	static struct job_export jx;	/* the job's --export, --export-file */
 	static struct job_args ja;
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
@@ -634,7 +751,8 @@ int mc_cmd_check(int argc, char **argv)
 				"the whole request: no --gpus, --mem*, --cpus*, "
 				"--cores, --gpu-type, --ntasks-per-node or "
 				"--job-cores with it");
-		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job);
+		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job,
+					&jx);
 		if (rc)
 			return rc;
 		a.gpus_set = true;
@@ -663,7 +781,10 @@ int mc_cmd_check(int argc, char **argv)
 				a.common.partition = part;
 		}
 	}
-	if (read_env_defaults(&a.opts))
+	if (a.slurm_command_set && !a.slurm_options)
+		return mc_cli_usage_error("check: --slurm-command goes with "
+					  "--slurm-options");
+	if (read_env_defaults(&a.opts, &a, &jx))
 		return MC_EXIT_USAGE;
 	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */

@@ -26,9 +26,10 @@ The same truth as `memcore check`, and nothing computed here: the script
 hands the job's options over as Slurm's cli_filter has them
 (slurm.json_cli_options(options): every option the user set, on the
 command line, in #SBATCH lines or in SBATCH_*/SLURM_* variables, plus
-memcore's own as "spank:NAME") to
-`memcore check --slurm-options JSON --json [--partition P]` and prints what
-it says. memcore check predicts the allocation as Slurm computes it
+memcore's own as "spank:NAME") and options.type to
+`memcore check --slurm-options JSON --slurm-command TYPE --json
+[--partition P]` and prints what it says; memcore's MEMCORE_* variables
+are read as the job will have them (its --export, --export-file). memcore check predicts the allocation as Slurm computes it
 (--mem/--mem-per-gpu/--mem-per-cpu, the partition's DefMemPerGPU,
 DefCpuPerGPU, DefMemPerCPU/DefMemPerNode and MaxMemPerCPU as slurmctld
 resolved them, PartitionName=DEFAULT lines and Include files included,
@@ -161,9 +162,13 @@ local function memcore_opt(options, name, env)
 end
 
 -- Run memcore check; returns the decoded JSON, or nil and the reason.
-local function run_check(job, partition)
+local function run_check(job, partition, cmd)
 	local argv = { MEMCORE, "check", "--json", "--config=" .. MEMCORE_CONF,
 		       "--slurm-options=" .. job }
+	-- whose --export rules give the job its MEMCORE_* variables
+	if cmd == "sbatch" or cmd == "srun" or cmd == "salloc" then
+		argv[#argv + 1] = "--slurm-command=" .. cmd
+	end
 	if partition then argv[#argv + 1] = "--partition=" .. partition end
 	local words = {}
 	for i, a in ipairs(argv) do words[i] = shquote(a) end
@@ -229,7 +234,7 @@ function memcore_pre_submit(options, pack_offset)
 
 	local refused, warned = nil, nil
 	for _, part in ipairs(parts) do
-		local v, why, rc = run_check(job, part or nil)
+		local v, why, rc = run_check(job, part or nil, options.type)
 		if v == nil then
 			if rc == 2 and why:match("^memcore: %-%-") then
 				-- the user's value (e.g. over MaxDataloaderWorkers)
@@ -270,7 +275,13 @@ function memcore_pre_submit(options, pack_offset)
 	end
 	local where = part and (" in partition " .. part)
 		or (v.partition and (" in partition " .. v.partition)) or ""
-	local mode = memcore_opt(options, "memcore", "MEMCORE_MODE") or ""
+	-- the job's own --memcore=warn, as the job will have it (its
+	-- --export); an older memcore check does not say: the options
+	local user_warn = v.user_warn
+	if user_warn == nil then
+		local mode = memcore_opt(options, "memcore", "MEMCORE_MODE") or ""
+		user_warn = mode:match("warn") ~= nil
+	end
 	local launch = v.launch	-- runs, warned, refused, unchecked
 	if launch == "warned" and v.mode == "warn" then
 		lines[#lines + 1] = "memcore: Mode=warn" .. where ..
@@ -291,7 +302,7 @@ function memcore_pre_submit(options, pack_offset)
 	else
 		-- Once, about this refusal: a user who never asked for warn
 		-- must not read it as a mistake in their command.
-		if mode:match("warn") then
+		if user_warn then
 			lines[#lines + 1] = "memcore: --memcore=warn cannot " ..
 				"turn this refusal into a warning at this " ..
 				"site (AllowUserWarn=no)"

@@ -544,15 +544,9 @@ mc_cluster_start() {
 	done
 	[ "$MC_STARTED" = 1 ] && mc_die "mc_cluster_start called twice"
 	# One cluster at a time on a machine: they would share the slurmd cgroup
-	# root (slurm_<node>) and the two cores.  fd 9 is closed in the daemons.
+	# root (slurm_<node>) and the two cores.
 	mkdir -p "$MC_TOP/tests/integration/.work"
-	# One lock for the machine, not per checkout: two clones' clusters
-	# would share slurmd's cgroup root and the cores all the same.
-	exec 9>>"$MC_LOCK_FILE"
-	if ! flock -n 9; then
-		mc_log "waiting for another test cluster on this machine (lock $MC_LOCK_FILE)"
-		flock -w "${MC_LOCK_TIMEOUT:-900}" 9 || mc_die "another test cluster holds the lock"
-	fi
+	_mc_lock_take
 	t0=$SECONDS                                 # the start timeout counts from here, not from the wait
 	_mc_stop_daemons quiet                      # leftovers of an earlier run in this dir
 	rm -rf "$MC_WORK"
@@ -658,8 +652,36 @@ mc_cluster_stop() {
 	else
 		rm -rf "$MC_WORK"
 	fi
-	exec 9>&-                                   # release the machine lock
+	_mc_lock_release
 	return 0
+}
+
+# The machine lock: one lock for the machine, not per checkout (two
+# clones' clusters would share slurmd's cgroup root and the cores all the
+# same). It is held by a child of its own, `flock LOCK tail --pid=$$`,
+# never by a descriptor of this shell: a process the test leaves behind
+# (a job's task, a background command of the test, as another user too)
+# would inherit that descriptor and hold the lock for every later test.
+# The tail ends when this shell does, however it ends.
+_mc_lock_take() {
+	local t0=$SECONDS said=0
+	flock -w "${MC_LOCK_TIMEOUT:-900}" "$MC_LOCK_FILE" tail --pid=$$ -f /dev/null \
+		</dev/null >/dev/null 2>&1 &
+	MC_LOCK_PID=$!
+	until pgrep -P "$MC_LOCK_PID" -x tail >/dev/null; do
+		kill -0 "$MC_LOCK_PID" 2>/dev/null || mc_die "another test cluster holds the lock $MC_LOCK_FILE"
+		if [ $said = 0 ] && [ $((SECONDS - t0)) -ge 1 ]; then
+			mc_log "waiting for another test cluster on this machine (lock $MC_LOCK_FILE)"
+			said=1
+		fi
+		sleep 0.2
+	done
+}
+_mc_lock_release() {
+	[ -n "${MC_LOCK_PID:-}" ] || return 0
+	pkill -P "$MC_LOCK_PID" -x tail 2>/dev/null
+	wait "$MC_LOCK_PID" 2>/dev/null
+	MC_LOCK_PID=
 }
 
 _mc_on_exit() {

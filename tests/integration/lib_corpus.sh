@@ -13,12 +13,28 @@
 #
 # Corpus lines: NAME | PARTITION | NODES | SBATCH OPTIONS | TAGS, where
 # PARTITION "-" is no -p and a tag min=VERSION marks an option of that
-# Slurm release and later. A case the running sbatch does not know (its
+# Slurm release and later. The job's environment: a tag env=NAME=VALUE
+# (one per variable) is set in sbatch's environment on both sides, and a
+# tag file=NAME=VALUE writes an --export-file (NUL-separated, as sbatch
+# reads it) whose path replaces @FILE@ in the options. A case the running sbatch does not know (its
 # min= is newer, or sbatch says "unrecognized option") is skipped with the
 # Slurm version: never counted, never agreement.
 
 mc_corpus_ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 _mc_corpus_part_opt() { [ "$1" = - ] || printf -- '-p\n%s\n' "$1"; }
+# INDEX -> o (the options, @FILE@ replaced) and e (env NAME=VALUE...)
+_mc_corpus_case() {
+	local t f=$MC_WORK/corpus-$1.env
+	e=(env)
+	: >"$f"
+	for t in ${TAGS[$1]}; do
+		case $t in
+		env=*) e+=("${t#env=}") ;;
+		file=*) printf '%s\0' "${t#file=}" >>"$f" ;;
+		esac
+	done
+	read -r -a o <<<"${OPTS[$1]//@FILE@/$f}"
+}
 
 # FILE -> NAMES PARTS WHERE OPTS TAGS, N
 mc_corpus_read() {
@@ -36,7 +52,8 @@ mc_corpus_read() {
 # The submit side: sbatch -v --test-only through the cli_filter (nothing is
 # queued). -> SUBMIT[i] (passed|refused), SUBMIT_WHY[i], SKIPPED
 mc_corpus_submit() {
-	local i t o p LET
+	local i t o e p LET
+	unset SUBMIT SUBMIT_WHY LAUNCH LAUNCH_JOB LAUNCH_WHY	# a second corpus
 	declare -gA SUBMIT SUBMIT_WHY LAUNCH LAUNCH_JOB LAUNCH_WHY
 	SKIPPED=()
 	for ((i = 0; i < N; i++)); do
@@ -44,9 +61,9 @@ mc_corpus_submit() {
 		if [[ $t == *min=* ]] && ! mc_corpus_ver_ge "$SLURM_VER" "${t#*min=}"; then
 			SKIPPED+=("${NAMES[i]} (Slurm $SLURM_VER < ${t#*min=})"); continue
 		fi
-		read -r -a o <<<"${OPTS[i]}"
+		_mc_corpus_case "$i"
 		mapfile -t p < <(_mc_corpus_part_opt "${PARTS[i]}")
-		mc_run sbatch -v --test-only "${p[@]}" "${o[@]}" --wrap true
+		mc_run "${e[@]}" sbatch -v --test-only "${p[@]}" "${o[@]}" --wrap true
 		if [ "$MC_RC" != 0 ] && LET=$(printf '%s\n' "$MC_ERR" | grep -m1 'unrecognized option'); then
 			SKIPPED+=("${NAMES[i]} (Slurm $SLURM_VER's sbatch does not know it: $LET)"); continue
 		fi
@@ -65,17 +82,17 @@ mc_corpus_submit() {
 # job running `srun true` (sbatch without the filter), all submitted at
 # once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|broken(STATE)), LAUNCH_WHY
 mc_corpus_launch() {
-	local i o p w tg part node out id key targets end busy stuck st
+	local i o e p w tg part node out id key targets end busy stuck st
 	for ((i = 0; i < N; i++)); do
 		[ -n "${SUBMIT[$i]:-}" ] || continue
-		read -r -a o <<<"${OPTS[i]}"
+		_mc_corpus_case "$i"
 		read -r -a targets <<<"$(mc_corpus_targets "$i")"
 		for tg in "${targets[@]}"; do
 			part=${tg%%:*} node=${tg#*:}
 			mapfile -t p < <(_mc_corpus_part_opt "$part")
 			w=(); [ -n "$node" ] && w=(-w "$node")
 			out=$MC_JOB_DIR/case$i-${node:-any}.out
-			id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
+			id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER "${e[@]}" timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
 				"${o[@]}" -J "c$i" -o "$out" --wrap 'srun true && echo ran on $(hostname)' 2>"$out.sbatch")
 			key="$i ${node:-any}"
 			if [ -n "$id" ]; then LAUNCH_JOB[$key]=${id%%;*}
@@ -122,7 +139,9 @@ mc_corpus_compare() {
 				mc_log "HARNESS ${NAMES[i]}: launch on ${key#* }: ${LAUNCH[$key]}: ${LAUNCH_WHY[$key]}"; }
 		done
 		want=passed; [ $ran = 1 ] || want=refused
-		line="${NAMES[i]} [${PARTS[i]}] ${OPTS[i]}: submit=${SUBMIT[$i]} launch:$launch"
+		line="${NAMES[i]} [${PARTS[i]}] ${OPTS[i]}"
+		[ -n "${TAGS[i]}" ] && line+=" {${TAGS[i]}}"
+		line+=": submit=${SUBMIT[$i]} launch:$launch"
 		if [ "${SUBMIT[$i]}" = "$want" ]; then
 			printf 'agree: %s\n' "$line" >&2
 			continue

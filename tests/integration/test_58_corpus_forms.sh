@@ -12,7 +12,10 @@
 # Refused at submission exactly when the launch refuses it; every
 # disagreement is printed, and any fails the test. A request whose option
 # the running sbatch does not know is skipped with the Slurm version, never
-# counted as agreement.
+# counted as agreement. Then the job's environment (corpus/env.txt):
+# MEMCORE_* from sbatch's environment under --export, SBATCH_EXPORT and
+# --export-file, whose rules change with the release (NIL from 23.02.3,
+# an --export-file without --export dropped from 26.05).
 # guest: trixie sid
 # guest: why: the option forms differ by Slurm release (--tres-per-task
 #   from 23.02, --gpu-bind/--tres-bind in 26.05); the host runs 22.05's
@@ -63,6 +66,28 @@ for c in gpn mem_per_gpu gpt; do
 		want=passed; [ $k = short ] && want=refused
 		assert_eq "$want" "${SUBMIT[$i]:-skipped}" "${c}_$k: $want at submission"
 	done
+done
+
+# The job's environment: MEMCORE_* as the job will have them (--export,
+# SBATCH_EXPORT, --export-file), by each release's rules.
+mc_jobs_idle 30
+mc_corpus_read "$MC_TOP/tests/integration/corpus/env.txt"
+assert_eq 14 "$N" "the environment corpus holds 14 requests"
+mc_corpus_submit
+mc_corpus_launch
+mc_corpus_compare
+mc_log "environment corpus on Slurm $SLURM_VER: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $BROKEN harness failures"
+assert_eq 0 "$BROKEN" "environment corpus: every launch ended as ran or refused by memcore"
+assert_eq 0 "$DIS" "environment corpus: submit and launch agree on all $CASES requests (Slurm $SLURM_VER)"
+assert_eq 14 "$CASES" "environment corpus: every request judged (none skipped)"
+# Each answer is the one the rules give, not only the same at both ends:
+# _fit runs, _short is refused; --export-file alone is dropped from 26.05.
+file_want=passed; mc_corpus_ver_ge "$SLURM_VER" 26.05 && file_want=refused
+for ((j = 0; j < N; j++)); do
+	case ${NAMES[j]} in
+	*_fit) want=passed ;; *_short) want=refused ;; env_file) want=$file_want ;; *) continue ;;
+	esac
+	assert_eq "$want" "${SUBMIT[$j]:-skipped}" "${NAMES[j]}: $want at submission (Slurm $SLURM_VER)"
 done
 mc_jobs_idle 30
 assert_node_idle "the node IDLE after the corpus"

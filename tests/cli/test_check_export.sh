@@ -1,0 +1,61 @@
+#!/bin/bash
+# memcore check --slurm-options reads memcore's variables as the job will
+# have them: the job's "export" and "export-file" under sbatch's, srun's
+# or salloc's rules (--slurm-command), not the submitting shell's
+# environment as it stands. The node: 8 x T4, 48 cores; --mem=170G fits
+# with 1 DataLoader worker per GPU (158.04 GiB) and not with the default 2
+# (190.04 GiB), and --cpus-per-gpu=6 (24 cores) is enough for either, so
+# MEMCORE_DATALOADER_WORKERS decides each answer. The
+# same forms against the real sbatch and slurmd: test_58's env corpus.
+. "$(dirname "$0")/lib.sh"
+G4=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
+W=MEMCORE_DATALOADER_WORKERS
+JOB='"gpus-per-node":"8","cpus-per-gpu":"6","mem":"170G"'
+# chk WANT_RC WHAT [ENV...] -- JSON_EXTRA [CHECK_OPTION...]
+chk() {
+	local want=$1 what=$2 env=() extra
+	shift 2
+	while [ "$1" != -- ]; do env+=("$1"); shift; done
+	shift; extra=$1; shift
+	RC=0
+	env -u $W "${env[@]}" "$MEMCORE" check --config "$TMP/empty.conf" --topology "$G4" \
+		--slurm-options "{$JOB$extra}" "$@" >"$TMP/out" 2>"$TMP/err" || RC=$?
+	expect_eq "$what: exit" "$RC" "$want"
+}
+chk 1 "no variable: 2 workers" -- ''
+chk 0 "the shell's variable, no --export" $W=1 -- ''
+chk 0 "--export=ALL" $W=1 -- ',"export":"ALL"'
+chk 1 "--export=NONE: the job does not get it" $W=1 -- ',"export":"NONE"'
+chk 1 "--export=PATH: not named" $W=1 -- ',"export":"PATH"'
+chk 0 "--export=PATH,$W: named" $W=1 -- ",\"export\":\"PATH,$W\""
+chk 0 "--export=ALL,$W=1 without it in the shell" -- ",\"export\":\"ALL,$W=1\""
+chk 0 "--export=$W=1 alone" -- ",\"export\":\"$W=1\""
+chk 1 "--export=ALL,$W=2 over the shell's 1" $W=1 -- ",\"export\":\"ALL,$W=2\""
+chk 0 "--export=$W=2,ALL: the shell's 1 after it" $W=1 -- ",\"export\":\"$W=2,ALL\""
+chk 0 "a quoted token" -- ",\"export\":\"'$W=1'\""
+# srun: ALL anywhere puts srun's environment last; NONE ends the list
+chk 1 "srun --export=ALL,$W=1 under the shell's 2" $W=2 -- ",\"export\":\"ALL,$W=1\"" --slurm-command srun
+chk 0 "sbatch: the same, in order" $W=2 -- ",\"export\":\"ALL,$W=1\"" --slurm-command sbatch
+chk 1 "srun --export=NONE,$W=1" -- ",\"export\":\"NONE,$W=1\"" --slurm-command srun
+chk 0 "sbatch --export=NONE,$W=1 (a list)" -- ",\"export\":\"NONE,$W=1\""
+chk 0 "salloc has no --export" $W=1 -- ',"export":"NONE"' --slurm-command salloc
+# --export-file: NUL-separated, under the shell's environment
+printf '%s=1\0OTHER=x\0' $W >"$TMP/env.nul"
+chk 0 "--export-file (22.05: kept without --export)" -- ",\"export-file\":\"$TMP/env.nul\""
+chk 1 "--export-file under the shell's 2" $W=2 -- ",\"export-file\":\"$TMP/env.nul\""
+chk 1 "--export-file with --export=NONE: dropped" -- ",\"export-file\":\"$TMP/env.nul\",\"export\":\"NONE\""
+chk 0 "--export-file with a list keeps it" -- ",\"export-file\":\"$TMP/env.nul\",\"export\":\"PATH\""
+chk 1 "--export-file unreadable: read as none" -- ",\"export-file\":\"$TMP/nosuch\""
+expect_contains "unreadable: said" "$(cat "$TMP/err")" "--export-file $TMP/nosuch"
+chk 1 "--export-file=5: sbatch's descriptor, not read" -- ',"export-file":"5"'
+expect_contains "descriptor: said" "$(cat "$TMP/err")" "memcore: --export-file=5 is a descriptor of sbatch's: its variables are judged at launch"
+# bad input
+chk 2 "--slurm-command scrontab" -- '' --slurm-command scrontab
+expect_contains "named" "$(cat "$TMP/err")" "memcore: --slurm-command=scrontab: expected sbatch, srun or salloc"
+RC=0; "$MEMCORE" check --topology "$G4" --gpus 1 --slurm-command srun >/dev/null 2>"$TMP/err" || RC=$?
+expect_eq "--slurm-command without --slurm-options: exit" "$RC" 2
+expect_contains "said" "$(cat "$TMP/err")" "--slurm-command goes with --slurm-options"
+long=$(printf 'A%.0s' $(seq 9000))
+chk 2 "--export longer than memcore keeps" -- ",\"export\":\"$long\""
+expect_contains "said, not as the user's error" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export is longer than 8191 bytes"
+finish
