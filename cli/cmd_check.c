@@ -2,6 +2,7 @@
  * memcore check - would a step with these GPUs and this allocation fit?
  * The same verdict and explanation as the plugin gives at step launch.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -565,12 +566,13 @@ static const char *env_get(const char *name, void *ctx)
 
 /*
  * The --export-file's entries into e, read as the user who runs this,
- * as sbatch reads it. What memcore cannot read is said on stderr and
- * read as no entries: sbatch itself refuses a file it cannot open, and
- * a number is one of sbatch's own descriptors (env_array_from_file),
- * which memcore must not consume; the launch judges that job.
+ * as sbatch reads it. Returns 0, or MC_EXIT_USAGE with a line that is not
+ * a user's "--" message, so that the cli_filter lets the job through:
+ * a file memcore cannot read (sbatch then says its own error), or a
+ * number, one of sbatch's own descriptors (env_array_from_file), which
+ * memcore must not consume; the launch judges that job.
  */
-static void read_export_file(const char *path, struct mc_jobenv *e)
+static int read_export_file(const char *path, struct mc_jobenv *e)
 {
 	static char text[EXPORT_FILE_MAX];
 	static const char *ents[EXPORT_FILE_ENTRIES];
@@ -580,26 +582,28 @@ static void read_export_file(const char *path, struct mc_jobenv *e)
 	ssize_t n;
 	int f;
 
+	e->export_file = true;
 	if (*path && !*end && fd >= 3) {
-		fprintf(stderr, "memcore: --export-file=%s is a descriptor of "
-			"sbatch's: its variables are judged at launch\n",
-			path);
-		return;
+		fprintf(stderr, "memcore: cannot read the job's options: "
+			"--export-file=%s is a descriptor of sbatch's: the "
+			"job's variables are judged at launch\n", path);
+		return MC_EXIT_USAGE;
 	}
 	f = mc_open_regular("--export-file", path, 0, EXPORT_FILE_MAX - 1,
 			    NULL, err, sizeof(err));
-	if (f < 0) {
-		fprintf(stderr, "memcore: %s: read as no variables\n", err);
-		return;
+	n = f < 0 ? -1 : read(f, text, sizeof(text) - 1);
+	if (f >= 0)
+		close(f);
+	if (n < 0) {
+		fprintf(stderr, "memcore: cannot read the job's options: %s\n",
+			f < 0 ? err : strerror(errno));
+		return MC_EXIT_USAGE;
 	}
-	n = read(f, text, sizeof(text) - 1);
-	close(f);
-	if (n < 0)
-		return;
 	e->file = ents;
 	e->file_lens = lens;
 	e->nfile = mc_jobenv_file_entries(text, (size_t)n, ents, lens,
 					  EXPORT_FILE_ENTRIES);
+	return 0;
 }
 
 /*
@@ -621,8 +625,9 @@ static int read_env_defaults(struct mc_opts *opts, const struct check_args *a,
 	};
 	char err[MC_ERR_MAX], buf[4096];
 
-	if (e.cmd == MC_SUBMIT_SBATCH && x->has_file)
-		read_export_file(x->export_file, &e);
+	if (e.cmd == MC_SUBMIT_SBATCH && x->has_file &&
+	    read_export_file(x->export_file, &e))
+		return MC_EXIT_USAGE;
 	for (int id = 0; id < MC_OPT_COUNT; id++) {
 		const char *name = mc_opt_env((enum mc_opt_id)id);
 
@@ -784,8 +789,9 @@ int mc_cmd_check(int argc, char **argv)
 	if (a.slurm_command_set && !a.slurm_options)
 		return mc_cli_usage_error("check: --slurm-command goes with "
 					  "--slurm-options");
-	if (read_env_defaults(&a.opts, &a, &jx))
-		return MC_EXIT_USAGE;
+	rc = read_env_defaults(&a.opts, &a, &jx);
+	if (rc)
+		return rc;
 	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {

@@ -103,11 +103,12 @@ static const char *sbatch_value(const struct mc_jobenv *e, const char *name,
 {
 	const char *x = e->export_opt, *tok, *val, *v;
 	size_t pos = 0, tlen, vlen;
+	/* An --export-file: sbatch's own environment is gone first. */
+	const char *env = e->export_file ? NULL : e->get(name, e->ctx);
 
 	if (!x || !strcasecmp(x, "ALL")) {
-		v = e->get(name, e->ctx);
-		if (v)
-			return v;
+		if (env)
+			return env;
 		return !x && e->slurm_version >= FILE_DROPPED_FROM ? NULL
 			: from_file(e, name, buf, len);
 	}
@@ -116,8 +117,6 @@ static const char *sbatch_value(const struct mc_jobenv *e, const char *name,
 		return NULL;
 	v = from_file(e, name, buf, len);
 	while (next_token(x, &pos, &tok, &tlen)) {
-		const char *env = e->get(name, e->ctx);
-
 		if (tok_is(tok, tlen, "ALL")) {
 			if (env)
 				v = env;

@@ -9,17 +9,20 @@
  * environment as a lookup and the file's entries as strings.
  *
  * The rules, each from Slurm's source (22.05.8, 24.11.5, 26.05.3):
- *   sbatch (src/sbatch/sbatch.c fill_job_desc_from_opts, src/common/env.c
- *   env_merge_filter and env_array_from_file): the environment starts as
- *   the --export-file's NAME=VALUE entries (NUL-separated); then
- *     --export unset: the whole environment over them; from 26.05 the
- *       file's entries are dropped (the environment replaces them,
+ *   sbatch (src/sbatch/sbatch.c main and _fill_job_desc_from_opts,
+ *   src/common/env.c env_merge_filter and env_array_from_file): the job's
+ *   environment starts as the --export-file's NAME=VALUE entries
+ *   (NUL-separated), and with one sbatch has unset its own environment
+ *   first (env_unset_environment, after the cli_filter ran), so that
+ *   "the environment" below is then empty; then
+ *     --export unset: the environment over the entries; from 26.05 the
+ *       entries are dropped (the environment replaces them:
  *       env_array_exclude of SLURM_JWT);
- *     --export=ALL: the whole environment over them;
+ *     --export=ALL: the environment over them;
  *     --export=NONE, and NIL from 23.02.3: nothing (SLURM_* only);
  *     any other list, split at commas outside quotes (find_quote_token),
- *       left to right over the file's entries: ALL the whole environment,
- *       NAME=VALUE that value, NAME that variable when set.
+ *       left to right over the entries: ALL the environment, NAME=VALUE
+ *       that value, NAME that variable when set.
  *   srun (src/srun/launch.c _build_user_env, 22.05's
  *   src/plugins/launch/slurm/launch_slurm.c): --export unset: the whole
  *   environment; else the list up to a NONE token, NAME=VALUE and NAME as
@@ -45,8 +48,9 @@ int mc_submit_cmd_parse(const char *s, enum mc_submit_cmd *cmd);
 struct mc_jobenv {
 	enum mc_submit_cmd cmd;
 	const char *export_opt;		/* --export as given; NULL: not given */
-	/* --export-file's "NAME=VALUE" entries, each of its length (not
-	 * NUL-terminated: mc_jobenv_file_entries) */
+	bool export_file;		/* an --export-file is given */
+	/* its "NAME=VALUE" entries, each of its length (not NUL-terminated:
+	 * mc_jobenv_file_entries) */
 	const char *const *file;
 	const size_t *file_lens;
 	size_t nfile;

@@ -82,7 +82,9 @@ mc_corpus_submit() {
 # job running `srun true` (sbatch without the filter), all submitted at
 # once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|broken(STATE)), LAUNCH_WHY
 mc_corpus_launch() {
-	local i o e p w tg part node out id key targets end busy stuck st
+	local i o e p w tg part node out id key targets end busy stuck st srun_bin
+	# Absolute paths: a job whose --export leaves no PATH still runs its step.
+	srun_bin=$(command -v srun)
 	for ((i = 0; i < N; i++)); do
 		[ -n "${SUBMIT[$i]:-}" ] || continue
 		_mc_corpus_case "$i"
@@ -93,7 +95,7 @@ mc_corpus_launch() {
 			w=(); [ -n "$node" ] && w=(-w "$node")
 			out=$MC_JOB_DIR/case$i-${node:-any}.out
 			id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER "${e[@]}" timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
-				"${o[@]}" -J "c$i" -o "$out" --wrap 'srun true && echo ran on $(hostname)' 2>"$out.sbatch")
+				"${o[@]}" -J "c$i" -o "$out" --wrap "$srun_bin /bin/true && echo ran on \$(/bin/hostname)" 2>"$out.sbatch")
 			key="$i ${node:-any}"
 			if [ -n "$id" ]; then LAUNCH_JOB[$key]=${id%%;*}
 			else LAUNCH[$key]=unplaceable; LAUNCH_WHY[$key]=$(head -n1 "$out.sbatch"); fi

@@ -72,14 +72,14 @@ done
 # SBATCH_EXPORT, --export-file), by each release's rules.
 mc_jobs_idle 30
 mc_corpus_read "$MC_TOP/tests/integration/corpus/env.txt"
-assert_eq 14 "$N" "the environment corpus holds 14 requests"
+assert_eq 15 "$N" "the environment corpus holds 15 requests"
 mc_corpus_submit
 mc_corpus_launch
 mc_corpus_compare
 mc_log "environment corpus on Slurm $SLURM_VER: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $BROKEN harness failures"
 assert_eq 0 "$BROKEN" "environment corpus: every launch ended as ran or refused by memcore"
 assert_eq 0 "$DIS" "environment corpus: submit and launch agree on all $CASES requests (Slurm $SLURM_VER)"
-assert_eq 14 "$CASES" "environment corpus: every request judged (none skipped)"
+assert_eq 15 "$CASES" "environment corpus: every request judged (none skipped)"
 # Each answer is the one the rules give, not only the same at both ends:
 # _fit runs, _short is refused; --export-file alone is dropped from 26.05.
 file_want=passed; mc_corpus_ver_ge "$SLURM_VER" 26.05 && file_want=refused

@@ -2,7 +2,8 @@
  * test_jobenv.c - a variable as the job will see it (mc_jobenv.h): each
  * --export rule of sbatch and srun as Slurm's source applies it, the
  * versions where it changes (NIL from 23.02.3, the --export-file's
- * entries dropped without --export from 26.05), the quoting of
+ * entries dropped without --export from 26.05), sbatch's environment
+ * gone under an --export-file, the quoting of
  * find_quote_token, and the --export-file's NUL-separated entries.
  */
 #include <stdarg.h>
@@ -46,6 +47,7 @@ static const char *job(enum mc_submit_cmd cmd, const char *x,
 		.get = lookup, .ctx = env,
 	};
 
+	e.export_file = file != NULL;
 	e.file = ents;
 	e.file_lens = lens;
 	e.nfile = file ? mc_jobenv_file_entries(file, flen, ents, lens, 8) : 0;
@@ -120,20 +122,23 @@ static void test_export_file(void **state)
 	static const char f[] = W "=7\0OTHER=1\0";
 	static const char f_nonul[] = "OTHER=1\0" W "=8";
 	static const char f_empty_stops[] = "OTHER=1\0\0" W "=9\0";
+	static const char f_other[] = "OTHER=1\0";
 
 	(void)state;
-	/* The file, then the environment over it. */
+	/* The file's entries; sbatch's own environment is gone. */
 	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_none, f, sizeof(f) - 1, V22), "7");
-	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_w1, f, sizeof(f) - 1, V22), "1");
+	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_w1, f, sizeof(f) - 1, V22), "7");
+	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_w1, f_other, sizeof(f_other) - 1, V22), NULL);
 	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_none, f, sizeof(f) - 1, V24), "7");
-	/* 26.05 without --export: the file's entries are gone. */
-	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_none, f, sizeof(f) - 1, V26), NULL);
-	assert_val(job(MC_SUBMIT_SBATCH, "ALL", env_none, f, sizeof(f) - 1, V26), "7");
+	/* 26.05 without --export: the file's entries are gone too. */
+	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_w1, f, sizeof(f) - 1, V26), NULL);
+	assert_val(job(MC_SUBMIT_SBATCH, "ALL", env_w1, f, sizeof(f) - 1, V26), "7");
+	assert_val(job(MC_SUBMIT_SBATCH, "ALL", env_w1, f_other, sizeof(f_other) - 1, V22), NULL);
 	/* NONE drops them; a list keeps them under its own tokens. */
 	assert_val(job(MC_SUBMIT_SBATCH, "NONE", env_none, f, sizeof(f) - 1, V22), NULL);
 	assert_val(job(MC_SUBMIT_SBATCH, "PATH", env_w1, f, sizeof(f) - 1, V22), "7");
 	assert_val(job(MC_SUBMIT_SBATCH, W "=2", env_w1, f, sizeof(f) - 1, V22), "2");
-	assert_val(job(MC_SUBMIT_SBATCH, W, env_w1, f, sizeof(f) - 1, V22), "1");
+	assert_val(job(MC_SUBMIT_SBATCH, W, env_w1, f_other, sizeof(f_other) - 1, V22), NULL);
 	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_none, f_nonul,
 		       sizeof(f_nonul) - 1, V22), "8");
 	assert_val(job(MC_SUBMIT_SBATCH, NULL, env_none, f_empty_stops,
