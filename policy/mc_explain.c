@@ -91,6 +91,12 @@ static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
 		       w, plural(w, "worker", "workers"));
 }
 
+/* The model's dtype in words: --model-dtype's 2 bytes or fp32. */
+static const char *dtype_name(uint32_t bytes)
+{
+	return bytes == 2 ? "16-bit" : "fp32";
+}
+
 static uint64_t div_up64(uint64_t a, uint64_t b)
 {
 	return b ? a / b + (a % b != 0) : a;
@@ -317,7 +323,7 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 				 copies, plural(copies, "copy", "copies"),
 				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
 					      sizeof(b)),
-				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+				 dtype_name(r->use.dtype_bytes));
 		}
 		s.len = 0;
 		s.b[0] = '\0';
@@ -375,20 +381,16 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			 r->use.partition_activations &&
 			 r->use.model_parallel > 1 ?
 			 " / model-parallel degree" : "");
-	if (v->ram_save_bytes)
-		add_line(out, INDENT "(checkpoint: %s)",
-			 r->use.save == MC_SAVE_NONE ?
-			 "DeepSpeed gathers 16-bit weights on rank 0, 2 "
-			 "bytes a parameter"
-			 : r->use.save == MC_SAVE_ALL ?
-			 (r->use.save_optimizer ? "full state dict on every "
-			  "rank, fp32 weights + Adam state, 12 bytes a "
-			  "parameter" : "full state dict on every rank, fp32 "
-			  "weights, 4 bytes a parameter")
-			 : (r->use.save_optimizer ? "full state dict on rank "
-			    "0, fp32 weights + Adam state, 12 bytes a "
-			    "parameter" : "full state dict on rank 0, fp32 "
-			    "weights, 4 bytes a parameter"));
+	if (v->ram_save_bytes && r->use.save == MC_SAVE_NONE)
+		add_line(out, INDENT "(checkpoint: DeepSpeed gathers 16-bit "
+			 "weights on rank 0, 2 bytes a parameter)");
+	else if (v->ram_save_bytes)
+		add_line(out, INDENT "(checkpoint: full state dict on %s, %s "
+			 "weights%s, %u bytes a parameter, as saved)",
+			 r->use.save == MC_SAVE_ALL ? "every rank" : "rank 0",
+			 dtype_name(r->use.dtype_bytes),
+			 r->use.save_optimizer ? " + Adam state" : "",
+			 mc_terms_save_param_bytes(&r->use));
 	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
 		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
 			 "fp32 model in host RAM%s)", r->gpus,
@@ -522,6 +524,156 @@ static void explain_impossible_fix(const struct mc_verdict *v,
 			 "partition");
 }
 
+/*
+ * The changes the job itself can make to how it loads and saves the
+ * model, for when that is what does not fit (8 ranks each building
+ * LLaMA-65B in host RAM; a 405B full state dict gathered on rank 0):
+ * build it once or on the meta device, gather a full state dict on rank 0
+ * only, or save sharded. The sources name what each option stands for.
+ */
+enum job_kind { JOB_LOAD, JOB_SAVE };
+
+static const struct job_fix {
+	enum job_kind kind;
+	int value;		/* enum mc_load or enum mc_save */
+	const char *opt, *what;
+} job_fixes[] = {
+	{ JOB_LOAD, MC_LOAD_RANK0, "--model-load=rank0",
+	  "only rank 0 builds the model in host RAM, the others on the meta "
+	  "device (FSDP sync_module_states=True; Accelerate "
+	  "fsdp_cpu_ram_efficient_loading)" },
+	{ JOB_LOAD, MC_LOAD_META, "--model-load=meta",
+	  "no host copy: the model built on the meta device and loaded "
+	  "shard by shard (Accelerate init_empty_weights, FSDP "
+	  "param_init_fn; ZeRO-3 zero.Init)" },
+	{ JOB_SAVE, MC_SAVE_RANK0, "--checkpoint-save=rank0",
+	  "gather the full state dict on rank 0 only "
+	  "(FullStateDictConfig(offload_to_cpu=True, rank0_only=True))" },
+	{ JOB_SAVE, MC_SAVE_NONE, "--checkpoint-save=none",
+	  "a sharded save, nothing gathered (FSDP SHARDED_STATE_DICT; "
+	  "DeepSpeed without stage3_gather_16bit_weights_on_model_save; "
+	  "consolidate offline)" },
+};
+
+/* Whether fix f changes request r's load or save at all. */
+static bool job_fix_applies(const struct job_fix *f, const struct mc_verdict *v)
+{
+	const struct mc_usage *u = &v->req.use;
+
+	if (f->kind == JOB_LOAD)
+		return v->ram_load_bytes && f->value > (int)u->load;
+	if (!v->ram_save_bytes)
+		return false;
+	if (f->value == MC_SAVE_RANK0)
+		return u->save == MC_SAVE_ALL;
+	return u->save != MC_SAVE_NONE || u->save_16bit;
+}
+
+static void job_fix_apply(const struct job_fix *f, struct mc_request *x)
+{
+	if (f->kind == JOB_LOAD) {
+		x->use.load = (enum mc_load)f->value;
+	} else {
+		x->use.save = (enum mc_save)f->value;
+		if (f->value == MC_SAVE_NONE)
+			x->use.save_16bit = false;
+	}
+}
+
+/*
+ * Judge x again on the same node and allocation: true when it fits as
+ * given (n 0) or with the options written to opt (n of them) that an
+ * allocation on this node can give, and it needs less RAM than v.
+ */
+static bool job_fix_fits(const struct mc_policy *p, const struct mc_verdict *v,
+			 const struct mc_request *x,
+			 char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t *n)
+{
+	struct mc_verdict vx;
+	enum mc_misfit why;
+
+	mc_verdict_compute(p, x, &v->node, &v->alloc, &vx);
+	*n = 0;
+	if (vx.ram_needed_bytes >= v->ram_needed_bytes)
+		return false;
+	if (vx.fits)
+		return true;
+	why = mc_verdict_why(&vx);
+	if ((why != MC_MISFIT_RAM && why != MC_MISFIT_CORES) ||
+	    vx.step_cpus_hint)
+		return false;
+	*n = fix_options_for(&vx, vx.fix_mem_bytes, vx.fix_cpus_per_gpu ?
+			     vx.cores_needed : 0, opt);
+	return *n > 0;
+}
+
+static void add_job_fix(struct mc_explanation *out, const char *opts,
+			const char *what, size_t n,
+			char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	struct sbuf s = { .len = 0 };
+
+	sb_add(&s, "       or, in the job: %s", opts);
+	if (n)
+		sb_options(&s, " with ", opt, n);
+	else
+		sb_add(&s, " (fits the memory given)");
+	add_line(out, "%s", s.b);
+	add_line(out, "         %s", what);
+}
+
+/*
+ * For each of loading and saving, the first job-side fix that makes the
+ * step fit when judged again with it; when neither alone does, both
+ * strongest ones together.
+ */
+static void explain_job_fix(const struct mc_policy *p,
+			    const struct mc_verdict *v,
+			    struct mc_explanation *out)
+{
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	const struct job_fix *last[2] = { NULL, NULL };
+	struct mc_request x;
+	bool offered = false;
+	size_t n;
+
+	if (!v->ram_short && !v->node_ram_short)
+		return;
+	for (int kind = JOB_LOAD; kind <= JOB_SAVE; kind++) {
+		for (size_t i = 0; i < sizeof(job_fixes) / sizeof(job_fixes[0]);
+		     i++) {
+			const struct job_fix *f = &job_fixes[i];
+
+			if (f->kind != (enum job_kind)kind ||
+			    !job_fix_applies(f, v))
+				continue;
+			last[kind] = f;
+			x = v->req;
+			job_fix_apply(f, &x);
+			if (!job_fix_fits(p, v, &x, opt, &n))
+				continue;
+			add_job_fix(out, f->opt, f->what, n, opt);
+			offered = true;
+			break;
+		}
+	}
+	if (offered || !last[JOB_LOAD] || !last[JOB_SAVE])
+		return;
+	/* Loading and saving both: the peak that remains decides. */
+	x = v->req;
+	job_fix_apply(last[JOB_LOAD], &x);
+	job_fix_apply(last[JOB_SAVE], &x);
+	if (job_fix_fits(p, v, &x, opt, &n)) {
+		char both[2 * MC_FIX_OPTION_MAX];
+
+		snprintf(both, sizeof(both), "%s %s", last[JOB_LOAD]->opt,
+			 last[JOB_SAVE]->opt);
+		add_job_fix(out, both, "no host copy at load (the meta "
+			    "device) and a sharded save (FSDP "
+			    "SHARDED_STATE_DICT): both peaks gone", n, opt);
+	}
+}
+
 static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -557,6 +709,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "  HostRamPerGpuRam or fix the node "
 			 "(memcore audit lists such nodes)");
 		explain_impossible_fix(v, out);
+		explain_job_fix(p, v, out);
 		return;
 	}
 	if (node_limit(v) == LIMIT_RAM) {
@@ -565,6 +718,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
 			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
 		explain_node_limit(p, v, "       ", "RAM", out);
+		explain_job_fix(p, v, out);
 		return;
 	}
 	if (node_limit(v) == LIMIT_CORES) {
@@ -605,6 +759,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "%s%s", lead, s.b);
 		lead = "       ";
 	}
+	explain_job_fix(p, v, out);
 	if (v->step_cpus_hint) {
 		uint32_t n = v->fix_cpus_per_task;
 		uint32_t tpc = v->node.threads_per_core ?
