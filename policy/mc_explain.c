@@ -207,6 +207,123 @@ static int32_t node_limit_workers(const struct mc_verdict *v)
 	return nw >= 0 && (uint32_t)nw < v->req.dataloader_workers ? nw : -1;
 }
 
+/*
+ * The changes the job itself can make to how it loads and saves the
+ * model, for when that is what does not fit (8 ranks each building
+ * LLaMA-65B in host RAM; a 405B full state dict gathered on rank 0):
+ * build it once or on the meta device, gather a full state dict on rank 0
+ * only, or save sharded. The sources name what each option stands for.
+ */
+enum job_kind { JOB_LOAD, JOB_SAVE };
+
+static const struct job_fix {
+	enum job_kind kind;
+	int value;		/* enum mc_load or enum mc_save */
+	const char *opt, *what;
+} job_fixes[] = {
+	{ JOB_LOAD, MC_LOAD_RANK0, "--model-load=rank0",
+	  "only rank 0 builds the model in host RAM, the others on the meta "
+	  "device (FSDP sync_module_states=True; Accelerate "
+	  "fsdp_cpu_ram_efficient_loading)" },
+	{ JOB_LOAD, MC_LOAD_META, "--model-load=meta",
+	  "no host copy: the model built on the meta device and loaded "
+	  "shard by shard (Accelerate init_empty_weights, FSDP "
+	  "param_init_fn; ZeRO-3 zero.Init)" },
+	{ JOB_SAVE, MC_SAVE_RANK0, "--checkpoint-save=rank0",
+	  "gather the full state dict on rank 0 only "
+	  "(FullStateDictConfig(offload_to_cpu=True, rank0_only=True))" },
+	{ JOB_SAVE, MC_SAVE_NONE, "--checkpoint-save=none",
+	  "a sharded save, nothing gathered (FSDP SHARDED_STATE_DICT; "
+	  "DeepSpeed without stage3_gather_16bit_weights_on_model_save; "
+	  "consolidate offline)" },
+};
+
+/* The job-side fixes found for a verdict (job_fix_search). */
+struct job_found {
+	size_t count;			/* fixes found, 0..2 */
+	bool pair;			/* fix[0] and fix[1] only together */
+	const struct job_fix *fix[2];
+	char opt[2][MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n[2];			/* the allocation options each needs */
+};
+
+static void job_fix_search(const struct mc_policy *p,
+			   const struct mc_verdict *v, struct job_found *jf);
+
+/* Whether fix f changes request r's load or save at all. */
+static bool job_fix_applies(const struct job_fix *f, const struct mc_verdict *v)
+{
+	const struct mc_usage *u = &v->req.use;
+
+	if (f->kind == JOB_LOAD)
+		return v->ram_load_bytes && f->value > (int)u->load;
+	if (!v->ram_save_bytes)
+		return false;
+	if (f->value == MC_SAVE_RANK0)
+		return u->save == MC_SAVE_ALL;
+	return u->save != MC_SAVE_NONE || u->save_16bit;
+}
+
+static void job_fix_apply(const struct job_fix *f, struct mc_request *x)
+{
+	if (f->kind == JOB_LOAD) {
+		x->use.load = (enum mc_load)f->value;
+	} else {
+		x->use.save = (enum mc_save)f->value;
+		if (f->value == MC_SAVE_NONE)
+			x->use.save_16bit = false;
+	}
+}
+
+/*
+ * Judge x again on the same node and allocation: true when it fits as
+ * given (n 0) or with the options written to opt (n of them) that an
+ * allocation on this node can give, and it needs less RAM than v.
+ */
+static bool job_fix_fits(const struct mc_policy *p, const struct mc_verdict *v,
+			 const struct mc_request *x,
+			 char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t *n)
+{
+	struct mc_verdict vx;
+	enum mc_misfit why;
+
+	mc_verdict_compute(p, x, &v->node, &v->alloc, &vx);
+	*n = 0;
+	if (vx.ram_needed_bytes >= v->ram_needed_bytes)
+		return false;
+	if (vx.fits)
+		return true;
+	why = mc_verdict_why(&vx);
+	if ((why != MC_MISFIT_RAM && why != MC_MISFIT_CORES) ||
+	    vx.step_cpus_hint)
+		return false;
+	*n = fix_options_for(&vx, vx.fix_mem_bytes, vx.fix_cpus_per_gpu ?
+			     vx.cores_needed : 0, opt);
+	return *n > 0;
+}
+
+/*
+ * The first job-side fix as options (the job's, then the allocation's it
+ * needs), when they are at most MC_FIX_OPTIONS; else 0.
+ */
+static size_t job_fix_options(const struct mc_policy *p,
+			      const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	struct job_found jf;
+	size_t k = 0;
+
+	job_fix_search(p, v, &jf);
+	if (!jf.count || (jf.pair ? 2 : 1) + jf.n[0] > MC_FIX_OPTIONS)
+		return 0;
+	snprintf(opt[k++], MC_FIX_OPTION_MAX, "%s", jf.fix[0]->opt);
+	if (jf.pair)
+		snprintf(opt[k++], MC_FIX_OPTION_MAX, "%s", jf.fix[1]->opt);
+	for (size_t i = 0; i < jf.n[0]; i++)
+		memcpy(opt[k++], jf.opt[0][i], MC_FIX_OPTION_MAX);
+	return k;
+}
+
 size_t mc_verdict_fix_options(const struct mc_policy *p,
 			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
@@ -223,7 +340,7 @@ size_t mc_verdict_fix_options(const struct mc_policy *p,
 
 		nw = node_limit_workers(v);
 		if (nw < 0)
-			return 0;
+			return job_fix_options(p, v, opt);
 		snprintf(opt[0], MC_FIX_OPTION_MAX, "--dataloader-workers=%d",
 			 nw);
 		/* At most --mem and a CPU option: both fit after it. */
@@ -238,8 +355,10 @@ size_t mc_verdict_fix_options(const struct mc_policy *p,
 			 v->fix_cpus_per_task);
 		return n;
 	}
-	return fix_options_for(v, v->fix_mem_bytes,
-			       v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+	n = fix_options_for(v, v->fix_mem_bytes,
+			    v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+	/* No allocation fits: the job's own change, where one does. */
+	return n ? n : job_fix_options(p, v, opt);
 }
 
 /* "--mem=X --cpus-per-gpu=Y" (forms as the user's) into s. */
@@ -524,89 +643,6 @@ static void explain_impossible_fix(const struct mc_verdict *v,
 			 "partition");
 }
 
-/*
- * The changes the job itself can make to how it loads and saves the
- * model, for when that is what does not fit (8 ranks each building
- * LLaMA-65B in host RAM; a 405B full state dict gathered on rank 0):
- * build it once or on the meta device, gather a full state dict on rank 0
- * only, or save sharded. The sources name what each option stands for.
- */
-enum job_kind { JOB_LOAD, JOB_SAVE };
-
-static const struct job_fix {
-	enum job_kind kind;
-	int value;		/* enum mc_load or enum mc_save */
-	const char *opt, *what;
-} job_fixes[] = {
-	{ JOB_LOAD, MC_LOAD_RANK0, "--model-load=rank0",
-	  "only rank 0 builds the model in host RAM, the others on the meta "
-	  "device (FSDP sync_module_states=True; Accelerate "
-	  "fsdp_cpu_ram_efficient_loading)" },
-	{ JOB_LOAD, MC_LOAD_META, "--model-load=meta",
-	  "no host copy: the model built on the meta device and loaded "
-	  "shard by shard (Accelerate init_empty_weights, FSDP "
-	  "param_init_fn; ZeRO-3 zero.Init)" },
-	{ JOB_SAVE, MC_SAVE_RANK0, "--checkpoint-save=rank0",
-	  "gather the full state dict on rank 0 only "
-	  "(FullStateDictConfig(offload_to_cpu=True, rank0_only=True))" },
-	{ JOB_SAVE, MC_SAVE_NONE, "--checkpoint-save=none",
-	  "a sharded save, nothing gathered (FSDP SHARDED_STATE_DICT; "
-	  "DeepSpeed without stage3_gather_16bit_weights_on_model_save; "
-	  "consolidate offline)" },
-};
-
-/* Whether fix f changes request r's load or save at all. */
-static bool job_fix_applies(const struct job_fix *f, const struct mc_verdict *v)
-{
-	const struct mc_usage *u = &v->req.use;
-
-	if (f->kind == JOB_LOAD)
-		return v->ram_load_bytes && f->value > (int)u->load;
-	if (!v->ram_save_bytes)
-		return false;
-	if (f->value == MC_SAVE_RANK0)
-		return u->save == MC_SAVE_ALL;
-	return u->save != MC_SAVE_NONE || u->save_16bit;
-}
-
-static void job_fix_apply(const struct job_fix *f, struct mc_request *x)
-{
-	if (f->kind == JOB_LOAD) {
-		x->use.load = (enum mc_load)f->value;
-	} else {
-		x->use.save = (enum mc_save)f->value;
-		if (f->value == MC_SAVE_NONE)
-			x->use.save_16bit = false;
-	}
-}
-
-/*
- * Judge x again on the same node and allocation: true when it fits as
- * given (n 0) or with the options written to opt (n of them) that an
- * allocation on this node can give, and it needs less RAM than v.
- */
-static bool job_fix_fits(const struct mc_policy *p, const struct mc_verdict *v,
-			 const struct mc_request *x,
-			 char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t *n)
-{
-	struct mc_verdict vx;
-	enum mc_misfit why;
-
-	mc_verdict_compute(p, x, &v->node, &v->alloc, &vx);
-	*n = 0;
-	if (vx.ram_needed_bytes >= v->ram_needed_bytes)
-		return false;
-	if (vx.fits)
-		return true;
-	why = mc_verdict_why(&vx);
-	if ((why != MC_MISFIT_RAM && why != MC_MISFIT_CORES) ||
-	    vx.step_cpus_hint)
-		return false;
-	*n = fix_options_for(&vx, vx.fix_mem_bytes, vx.fix_cpus_per_gpu ?
-			     vx.cores_needed : 0, opt);
-	return *n > 0;
-}
-
 static void add_job_fix(struct mc_explanation *out, const char *opts,
 			const char *what, size_t n,
 			char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
@@ -625,18 +661,16 @@ static void add_job_fix(struct mc_explanation *out, const char *opts,
 /*
  * For each of loading and saving, the first job-side fix that makes the
  * step fit when judged again with it; when neither alone does, both
- * strongest ones together.
+ * strongest ones together (pair). Each found fix comes with the
+ * allocation options it then needs (n 0: it fits what was given).
  */
-static void explain_job_fix(const struct mc_policy *p,
-			    const struct mc_verdict *v,
-			    struct mc_explanation *out)
+static void job_fix_search(const struct mc_policy *p,
+			   const struct mc_verdict *v, struct job_found *jf)
 {
-	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
 	const struct job_fix *last[2] = { NULL, NULL };
 	struct mc_request x;
-	bool offered = false;
-	size_t n;
 
+	memset(jf, 0, sizeof(*jf));
 	if (!v->ram_short && !v->node_ram_short)
 		return;
 	for (int kind = JOB_LOAD; kind <= JOB_SAVE; kind++) {
@@ -650,28 +684,47 @@ static void explain_job_fix(const struct mc_policy *p,
 			last[kind] = f;
 			x = v->req;
 			job_fix_apply(f, &x);
-			if (!job_fix_fits(p, v, &x, opt, &n))
+			if (!job_fix_fits(p, v, &x, jf->opt[jf->count],
+					  &jf->n[jf->count]))
 				continue;
-			add_job_fix(out, f->opt, f->what, n, opt);
-			offered = true;
+			jf->fix[jf->count++] = f;
 			break;
 		}
 	}
-	if (offered || !last[JOB_LOAD] || !last[JOB_SAVE])
+	if (jf->count || !last[JOB_LOAD] || !last[JOB_SAVE])
 		return;
 	/* Loading and saving both: the peak that remains decides. */
 	x = v->req;
 	job_fix_apply(last[JOB_LOAD], &x);
 	job_fix_apply(last[JOB_SAVE], &x);
-	if (job_fix_fits(p, v, &x, opt, &n)) {
-		char both[2 * MC_FIX_OPTION_MAX];
+	if (job_fix_fits(p, v, &x, jf->opt[0], &jf->n[0])) {
+		jf->fix[0] = last[JOB_LOAD];
+		jf->fix[1] = last[JOB_SAVE];
+		jf->count = 1;
+		jf->pair = true;
+	}
+}
 
-		snprintf(both, sizeof(both), "%s %s", last[JOB_LOAD]->opt,
-			 last[JOB_SAVE]->opt);
+static void explain_job_fix(const struct mc_policy *p,
+			    const struct mc_verdict *v,
+			    struct mc_explanation *out)
+{
+	struct job_found jf;
+	char both[2 * MC_FIX_OPTION_MAX];
+
+	job_fix_search(p, v, &jf);
+	if (jf.pair) {
+		snprintf(both, sizeof(both), "%s %s", jf.fix[0]->opt,
+			 jf.fix[1]->opt);
 		add_job_fix(out, both, "no host copy at load (the meta "
 			    "device) and a sharded save (FSDP "
-			    "SHARDED_STATE_DICT): both peaks gone", n, opt);
+			    "SHARDED_STATE_DICT): both peaks gone", jf.n[0],
+			    jf.opt[0]);
+		return;
 	}
+	for (size_t i = 0; i < jf.count; i++)
+		add_job_fix(out, jf.fix[i]->opt, jf.fix[i]->what, jf.n[i],
+			    jf.opt[i]);
 }
 
 static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,

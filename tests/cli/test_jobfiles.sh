@@ -186,6 +186,8 @@ G=$((1 << 30))
 R0=$(( (648 * G + 65200000000 * 2 + G - 1) / G ))
 expect_contains "LlamaFactory#103: loading" "$OUT" "loading $(gib $((8 * 65200000000 * 2))) = 8 copies"
 expect_contains "LlamaFactory#103: job fix" "$OUT" "or, in the job: --model-load=rank0 with --mem=${R0}G"
+run_mc check --config "$TMP/lf103.conf" --gpus 8 --model-params 65.2B --model-dtype bf16 --mem 700G --json
+expect_eq "LlamaFactory#103: --json fix_options" "$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["fix_options"]))' <<<"$OUT")" "--model-load=rank0 --mem=${R0}G"
 run_mc check --config "$TMP/lf103.conf" --gpus 8 --model-params 65.2B --model-dtype bf16 --mem ${R0}G --model-load rank0
 expect_eq "LlamaFactory#103: the fix fits" "$RC" 0
 # axolotl#1828: a 405B full state dict on rank 0, built in bf16 on the

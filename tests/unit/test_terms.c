@@ -286,7 +286,7 @@ static void test_fix_model_load(void **state)
 	 * max(load, 16 workers x 4 GiB) */
 	uint64_t base = 640 * GiB + 8 * GiB;
 	uint64_t rank0 = base + LLAMA65 * 2, meta = base + 64 * GiB;
-	char want[160];
+	char want[160], opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
 
 	mc_policy_defaults(&p);
 	r.use.dtype_bytes = 2;
@@ -303,6 +303,12 @@ static void test_fix_model_load(void **state)
 	snprintf(want, sizeof(want), "or, in the job: --model-load=rank0 with "
 		 "--mem=%lluG", (unsigned long long)((rank0 + GiB - 1) / GiB));
 	assert_true(said(want));
+	/* --json's fix_options: the same, as options */
+	assert_int_equal(mc_verdict_fix_options(&p, &J.v, opt), 2);
+	assert_string_equal(opt[0], "--model-load=rank0");
+	snprintf(want, sizeof(want), "--mem=%lluG",
+		 (unsigned long long)((rank0 + GiB - 1) / GiB));
+	assert_string_equal(opt[1], want);
 	/* a node between the two: rank0 does not fit it, meta does */
 	assert_true(rank0 > 760 * GiB && meta <= 760 * GiB);
 	judge_on(&p, &r, 760 * GiB, 760 * GiB);
@@ -312,6 +318,7 @@ static void test_fix_model_load(void **state)
 	/* below the GPU floor nothing the job does fits: none offered */
 	judge_on(&p, &r, 600 * GiB, 600 * GiB);
 	assert_false(said("in the job"));
+	assert_int_equal(mc_verdict_fix_options(&p, &J.v, opt), 0);
 }
 
 /*
