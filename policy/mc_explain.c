@@ -660,8 +660,8 @@ static void add_job_fix(struct mc_explanation *out, const char *opts,
 
 /*
  * For each of loading and saving, the first job-side fix that makes the
- * step fit when judged again with it; when neither alone does, both
- * strongest ones together (pair). Each found fix comes with the
+ * step fit when judged again with it; when neither alone does, the
+ * first pair of a load and a save fix that does (pair). Each found fix comes with the
  * allocation options it then needs (n 0: it fits what was given).
  */
 static void job_fix_search(const struct mc_policy *p,
@@ -693,16 +693,28 @@ static void job_fix_search(const struct mc_policy *p,
 	}
 	if (jf->count || !last[JOB_LOAD] || !last[JOB_SAVE])
 		return;
-	/* Loading and saving both: the peak that remains decides. */
-	x = v->req;
-	job_fix_apply(last[JOB_LOAD], &x);
-	job_fix_apply(last[JOB_SAVE], &x);
-	if (job_fix_fits(p, v, &x, jf->opt[0], &jf->n[0])) {
-		jf->fix[0] = last[JOB_LOAD];
-		jf->fix[1] = last[JOB_SAVE];
-		jf->count = 1;
-		jf->pair = true;
-	}
+	/* Loading and saving both: the smallest pair that fits (each peak
+	 * alone leaves the other). */
+	for (size_t i = 0; i < sizeof(job_fixes) / sizeof(job_fixes[0]); i++)
+		for (size_t j = 0; j < sizeof(job_fixes) / sizeof(job_fixes[0]);
+		     j++) {
+			const struct job_fix *l = &job_fixes[i];
+			const struct job_fix *sv = &job_fixes[j];
+
+			if (l->kind != JOB_LOAD || sv->kind != JOB_SAVE ||
+			    !job_fix_applies(l, v) || !job_fix_applies(sv, v))
+				continue;
+			x = v->req;
+			job_fix_apply(l, &x);
+			job_fix_apply(sv, &x);
+			if (!job_fix_fits(p, v, &x, jf->opt[0], &jf->n[0]))
+				continue;
+			jf->fix[0] = l;
+			jf->fix[1] = sv;
+			jf->count = 1;
+			jf->pair = true;
+			return;
+		}
 }
 
 static void explain_job_fix(const struct mc_policy *p,
@@ -716,10 +728,9 @@ static void explain_job_fix(const struct mc_policy *p,
 	if (jf.pair) {
 		snprintf(both, sizeof(both), "%s %s", jf.fix[0]->opt,
 			 jf.fix[1]->opt);
-		add_job_fix(out, both, "no host copy at load (the meta "
-			    "device) and a sharded save (FSDP "
-			    "SHARDED_STATE_DICT): both peaks gone", jf.n[0],
-			    jf.opt[0]);
+		add_job_fix(out, both, "both: each peak alone leaves the other "
+			    "(see memcore(8), --model-load and "
+			    "--checkpoint-save)", jf.n[0], jf.opt[0]);
 		return;
 	}
 	for (size_t i = 0; i < jf.count; i++)

@@ -357,6 +357,18 @@ static void test_fix_checkpoint_save(void **state)
 	assert_true(resident + 810000000000ULL <= 1536 * GiB);
 	assert_true(said("or, in the job: --checkpoint-save=rank0 (fits the "
 			 "memory given)"));
+	/* every rank loading too: neither alone fits (the other peak
+	 * stays), the smallest pair does: rank 0 loads 754.37 GiB over the
+	 * 648 floor and tasks, rank 0 gathers 754.37 over 712 resident */
+	r.use.load = MC_LOAD_PER_RANK;
+	judge_on(&p, &r, 1536 * GiB, 1536 * GiB);
+	assert_true(648 * GiB + 810000000000ULL <= 1536 * GiB);
+	assert_true(said("or, in the job: --model-load=rank0 "
+			 "--checkpoint-save=rank0 (fits the memory given)"));
+	/* on 1 TiB only no host copy and a sharded save */
+	judge_on(&p, &r, 1024 * GiB, 1024 * GiB);
+	assert_true(said("or, in the job: --model-load=meta "
+			 "--checkpoint-save=none (fits the memory given)"));
 }
 
 static void test_worker_bounds(void **state)
