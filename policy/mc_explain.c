@@ -91,6 +91,12 @@ static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
 		       w, plural(w, "worker", "workers"));
 }
 
+/* The model's dtype in words: --model-dtype's 2 bytes or fp32. */
+static const char *dtype_name(uint32_t bytes)
+{
+	return bytes == 2 ? "16-bit" : "fp32";
+}
+
 static uint64_t div_up64(uint64_t a, uint64_t b)
 {
 	return b ? a / b + (a % b != 0) : a;
@@ -201,6 +207,123 @@ static int32_t node_limit_workers(const struct mc_verdict *v)
 	return nw >= 0 && (uint32_t)nw < v->req.dataloader_workers ? nw : -1;
 }
 
+/*
+ * The changes the job itself can make to how it loads and saves the
+ * model, for when that is what does not fit (8 ranks each building
+ * LLaMA-65B in host RAM; a 405B full state dict gathered on rank 0):
+ * build it once or on the meta device, gather a full state dict on rank 0
+ * only, or save sharded. The sources name what each option stands for.
+ */
+enum job_kind { JOB_LOAD, JOB_SAVE };
+
+static const struct job_fix {
+	enum job_kind kind;
+	int value;		/* enum mc_load or enum mc_save */
+	const char *opt, *what;
+} job_fixes[] = {
+	{ JOB_LOAD, MC_LOAD_RANK0, "--model-load=rank0",
+	  "only rank 0 builds the model in host RAM, the others on the meta "
+	  "device (FSDP sync_module_states=True; Accelerate "
+	  "fsdp_cpu_ram_efficient_loading)" },
+	{ JOB_LOAD, MC_LOAD_META, "--model-load=meta",
+	  "no host copy: the model built on the meta device and loaded "
+	  "shard by shard (Accelerate init_empty_weights, FSDP "
+	  "param_init_fn; ZeRO-3 zero.Init)" },
+	{ JOB_SAVE, MC_SAVE_RANK0, "--checkpoint-save=rank0",
+	  "gather the full state dict on rank 0 only "
+	  "(FullStateDictConfig(offload_to_cpu=True, rank0_only=True))" },
+	{ JOB_SAVE, MC_SAVE_NONE, "--checkpoint-save=none",
+	  "a sharded save, nothing gathered (FSDP SHARDED_STATE_DICT; "
+	  "DeepSpeed without stage3_gather_16bit_weights_on_model_save; "
+	  "consolidate offline)" },
+};
+
+/* The job-side fixes found for a verdict (job_fix_search). */
+struct job_found {
+	size_t count;			/* fixes found, 0..2 */
+	bool pair;			/* fix[0] and fix[1] only together */
+	const struct job_fix *fix[2];
+	char opt[2][MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n[2];			/* the allocation options each needs */
+};
+
+static void job_fix_search(const struct mc_policy *p,
+			   const struct mc_verdict *v, struct job_found *jf);
+
+/* Whether fix f changes request r's load or save at all. */
+static bool job_fix_applies(const struct job_fix *f, const struct mc_verdict *v)
+{
+	const struct mc_usage *u = &v->req.use;
+
+	if (f->kind == JOB_LOAD)
+		return v->ram_load_bytes && f->value > (int)u->load;
+	if (!v->ram_save_bytes)
+		return false;
+	if (f->value == MC_SAVE_RANK0)
+		return u->save == MC_SAVE_ALL;
+	return u->save != MC_SAVE_NONE || u->save_16bit;
+}
+
+static void job_fix_apply(const struct job_fix *f, struct mc_request *x)
+{
+	if (f->kind == JOB_LOAD) {
+		x->use.load = (enum mc_load)f->value;
+	} else {
+		x->use.save = (enum mc_save)f->value;
+		if (f->value == MC_SAVE_NONE)
+			x->use.save_16bit = false;
+	}
+}
+
+/*
+ * Judge x again on the same node and allocation: true when it fits as
+ * given (n 0) or with the options written to opt (n of them) that an
+ * allocation on this node can give, and it needs less RAM than v.
+ */
+static bool job_fix_fits(const struct mc_policy *p, const struct mc_verdict *v,
+			 const struct mc_request *x,
+			 char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX], size_t *n)
+{
+	struct mc_verdict vx;
+	enum mc_misfit why;
+
+	mc_verdict_compute(p, x, &v->node, &v->alloc, &vx);
+	*n = 0;
+	if (vx.ram_needed_bytes >= v->ram_needed_bytes)
+		return false;
+	if (vx.fits)
+		return true;
+	why = mc_verdict_why(&vx);
+	if ((why != MC_MISFIT_RAM && why != MC_MISFIT_CORES) ||
+	    vx.step_cpus_hint)
+		return false;
+	*n = fix_options_for(&vx, vx.fix_mem_bytes, vx.fix_cpus_per_gpu ?
+			     vx.cores_needed : 0, opt);
+	return *n > 0;
+}
+
+/*
+ * The first job-side fix as options (the job's, then the allocation's it
+ * needs), when they are at most MC_FIX_OPTIONS; else 0.
+ */
+static size_t job_fix_options(const struct mc_policy *p,
+			      const struct mc_verdict *v,
+			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	struct job_found jf;
+	size_t k = 0;
+
+	job_fix_search(p, v, &jf);
+	if (!jf.count || (jf.pair ? 2 : 1) + jf.n[0] > MC_FIX_OPTIONS)
+		return 0;
+	snprintf(opt[k++], MC_FIX_OPTION_MAX, "%s", jf.fix[0]->opt);
+	if (jf.pair)
+		snprintf(opt[k++], MC_FIX_OPTION_MAX, "%s", jf.fix[1]->opt);
+	for (size_t i = 0; i < jf.n[0]; i++)
+		memcpy(opt[k++], jf.opt[0][i], MC_FIX_OPTION_MAX);
+	return k;
+}
+
 size_t mc_verdict_fix_options(const struct mc_policy *p,
 			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
@@ -217,7 +340,7 @@ size_t mc_verdict_fix_options(const struct mc_policy *p,
 
 		nw = node_limit_workers(v);
 		if (nw < 0)
-			return 0;
+			return job_fix_options(p, v, opt);
 		snprintf(opt[0], MC_FIX_OPTION_MAX, "--dataloader-workers=%d",
 			 nw);
 		/* At most --mem and a CPU option: both fit after it. */
@@ -232,8 +355,10 @@ size_t mc_verdict_fix_options(const struct mc_policy *p,
 			 v->fix_cpus_per_task);
 		return n;
 	}
-	return fix_options_for(v, v->fix_mem_bytes,
-			       v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+	n = fix_options_for(v, v->fix_mem_bytes,
+			    v->fix_cpus_per_gpu ? v->cores_needed : 0, opt);
+	/* No allocation fits: the job's own change, where one does. */
+	return n ? n : job_fix_options(p, v, opt);
 }
 
 /* "--mem=X --cpus-per-gpu=Y" (forms as the user's) into s. */
@@ -317,7 +442,7 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 				 copies, plural(copies, "copy", "copies"),
 				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
 					      sizeof(b)),
-				 r->use.dtype_bytes == 2 ? "16-bit" : "fp32");
+				 dtype_name(r->use.dtype_bytes));
 		}
 		s.len = 0;
 		s.b[0] = '\0';
@@ -375,20 +500,16 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			 r->use.partition_activations &&
 			 r->use.model_parallel > 1 ?
 			 " / model-parallel degree" : "");
-	if (v->ram_save_bytes)
-		add_line(out, INDENT "(checkpoint: %s)",
-			 r->use.save == MC_SAVE_NONE ?
-			 "DeepSpeed gathers 16-bit weights on rank 0, 2 "
-			 "bytes a parameter"
-			 : r->use.save == MC_SAVE_ALL ?
-			 (r->use.save_optimizer ? "full state dict on every "
-			  "rank, fp32 weights + Adam state, 12 bytes a "
-			  "parameter" : "full state dict on every rank, fp32 "
-			  "weights, 4 bytes a parameter")
-			 : (r->use.save_optimizer ? "full state dict on rank "
-			    "0, fp32 weights + Adam state, 12 bytes a "
-			    "parameter" : "full state dict on rank 0, fp32 "
-			    "weights, 4 bytes a parameter"));
+	if (v->ram_save_bytes && r->use.save == MC_SAVE_NONE)
+		add_line(out, INDENT "(checkpoint: DeepSpeed gathers 16-bit "
+			 "weights on rank 0, 2 bytes a parameter)");
+	else if (v->ram_save_bytes)
+		add_line(out, INDENT "(checkpoint: full state dict on %s, %s "
+			 "weights%s, %u bytes a parameter, as saved)",
+			 r->use.save == MC_SAVE_ALL ? "every rank" : "rank 0",
+			 dtype_name(r->use.dtype_bytes),
+			 r->use.save_optimizer ? " + Adam state" : "",
+			 mc_terms_save_param_bytes(&r->use));
 	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
 		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
 			 "fp32 model in host RAM%s)", r->gpus,
@@ -522,6 +643,101 @@ static void explain_impossible_fix(const struct mc_verdict *v,
 			 "partition");
 }
 
+static void add_job_fix(struct mc_explanation *out, const char *opts,
+			const char *what, size_t n,
+			char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX])
+{
+	struct sbuf s = { .len = 0 };
+
+	sb_add(&s, "       or, in the job: %s", opts);
+	if (n)
+		sb_options(&s, " with ", opt, n);
+	else
+		sb_add(&s, " (fits the memory given)");
+	add_line(out, "%s", s.b);
+	add_line(out, "         %s", what);
+}
+
+/*
+ * For each of loading and saving, the first job-side fix that makes the
+ * step fit when judged again with it; when neither alone does, the
+ * first pair of a load and a save fix that does (pair). Each found fix comes with the
+ * allocation options it then needs (n 0: it fits what was given).
+ */
+static void job_fix_search(const struct mc_policy *p,
+			   const struct mc_verdict *v, struct job_found *jf)
+{
+	const struct job_fix *last[2] = { NULL, NULL };
+	struct mc_request x;
+
+	memset(jf, 0, sizeof(*jf));
+	if (!v->ram_short && !v->node_ram_short)
+		return;
+	for (int kind = JOB_LOAD; kind <= JOB_SAVE; kind++) {
+		for (size_t i = 0; i < sizeof(job_fixes) / sizeof(job_fixes[0]);
+		     i++) {
+			const struct job_fix *f = &job_fixes[i];
+
+			if (f->kind != (enum job_kind)kind ||
+			    !job_fix_applies(f, v))
+				continue;
+			last[kind] = f;
+			x = v->req;
+			job_fix_apply(f, &x);
+			if (!job_fix_fits(p, v, &x, jf->opt[jf->count],
+					  &jf->n[jf->count]))
+				continue;
+			jf->fix[jf->count++] = f;
+			break;
+		}
+	}
+	if (jf->count || !last[JOB_LOAD] || !last[JOB_SAVE])
+		return;
+	/* Loading and saving both: the smallest pair that fits (each peak
+	 * alone leaves the other). */
+	for (size_t i = 0; i < sizeof(job_fixes) / sizeof(job_fixes[0]); i++)
+		for (size_t j = 0; j < sizeof(job_fixes) / sizeof(job_fixes[0]);
+		     j++) {
+			const struct job_fix *l = &job_fixes[i];
+			const struct job_fix *sv = &job_fixes[j];
+
+			if (l->kind != JOB_LOAD || sv->kind != JOB_SAVE ||
+			    !job_fix_applies(l, v) || !job_fix_applies(sv, v))
+				continue;
+			x = v->req;
+			job_fix_apply(l, &x);
+			job_fix_apply(sv, &x);
+			if (!job_fix_fits(p, v, &x, jf->opt[0], &jf->n[0]))
+				continue;
+			jf->fix[0] = l;
+			jf->fix[1] = sv;
+			jf->count = 1;
+			jf->pair = true;
+			return;
+		}
+}
+
+static void explain_job_fix(const struct mc_policy *p,
+			    const struct mc_verdict *v,
+			    struct mc_explanation *out)
+{
+	struct job_found jf;
+	char both[2 * MC_FIX_OPTION_MAX];
+
+	job_fix_search(p, v, &jf);
+	if (jf.pair) {
+		snprintf(both, sizeof(both), "%s %s", jf.fix[0]->opt,
+			 jf.fix[1]->opt);
+		add_job_fix(out, both, "both: each peak alone leaves the other "
+			    "(see memcore(8), --model-load and "
+			    "--checkpoint-save)", jf.n[0], jf.opt[0]);
+		return;
+	}
+	for (size_t i = 0; i < jf.count; i++)
+		add_job_fix(out, jf.fix[i]->opt, jf.fix[i]->what, jf.n[i],
+			    jf.opt[i]);
+}
+
 static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -557,6 +773,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "  HostRamPerGpuRam or fix the node "
 			 "(memcore audit lists such nodes)");
 		explain_impossible_fix(v, out);
+		explain_job_fix(p, v, out);
 		return;
 	}
 	if (node_limit(v) == LIMIT_RAM) {
@@ -565,6 +782,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)),
 			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
 		explain_node_limit(p, v, "       ", "RAM", out);
+		explain_job_fix(p, v, out);
 		return;
 	}
 	if (node_limit(v) == LIMIT_CORES) {
@@ -605,6 +823,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "%s%s", lead, s.b);
 		lead = "       ";
 	}
+	explain_job_fix(p, v, out);
 	if (v->step_cpus_hint) {
 		uint32_t n = v->fix_cpus_per_task;
 		uint32_t tpc = v->node.threads_per_core ?

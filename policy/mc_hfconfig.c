@@ -5,6 +5,7 @@
 #include "mc_hfconfig.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -14,10 +15,48 @@
 #include "mc_util.h"
 
 const char *const mc_hf_model_types[] = {
-	"llama", "mistral", "qwen2", "gpt2", "gptj", NULL
+	"llama", "mistral", "qwen2", "gpt2", "gptj", "mixtral", "qwen2_moe",
+	NULL
 };
 
-enum family { F_LLAMA, F_MISTRAL, F_QWEN2, F_GPT2, F_GPTJ };
+enum family {
+	F_LLAMA, F_MISTRAL, F_QWEN2, F_GPT2, F_GPTJ, F_MIXTRAL, F_QWEN2_MOE
+};
+
+#define FB(f) (1u << (f))
+#define LLAMA_LIKE (FB(F_LLAMA) | FB(F_MISTRAL) | FB(F_QWEN2) | \
+		    FB(F_MIXTRAL) | FB(F_QWEN2_MOE))
+
+/*
+ * Keys that change what transformers builds in some model type, and the
+ * types whose count here reads them. Present (not null) in a file of
+ * another type, the key means a model this count does not describe (a
+ * Mixtral file labelled "mistral": its experts would be dropped), so the
+ * file is refused, whatever its model_type. n_routed_experts and
+ * n_shared_experts are DeepSeek's (modeling_deepseek_v2/v3), counted by no
+ * type here. attention_bias and mlp_bias only when true: false is every
+ * type's default.
+ */
+static const struct count_key {
+	const char *key;
+	unsigned readers;
+	bool only_true;		/* refused only when true */
+} count_keys[] = {
+	{ "num_local_experts", FB(F_MIXTRAL), false },
+	{ "num_experts", FB(F_QWEN2_MOE), false },
+	{ "moe_intermediate_size", FB(F_QWEN2_MOE), false },
+	{ "shared_expert_intermediate_size", FB(F_QWEN2_MOE), false },
+	{ "decoder_sparse_step", FB(F_QWEN2_MOE), false },
+	{ "mlp_only_layers", FB(F_QWEN2_MOE), false },
+	{ "n_routed_experts", 0, false },
+	{ "n_shared_experts", 0, false },
+	{ "num_shared_experts", 0, false },
+	{ "moe_layer_freq", 0, false },
+	{ "first_k_dense_replace", 0, false },
+	{ "head_dim", LLAMA_LIKE, false },
+	{ "attention_bias", FB(F_LLAMA), true },
+	{ "mlp_bias", FB(F_LLAMA), true },
+};
 
 /* A positive integer key; `alt` is the other spelling (n_embd), or NULL.
  * dflt 0: required. */
@@ -70,38 +109,163 @@ static uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* Every figure below 2^32 and a count of parameters below 2^64: products
- * of two 32-bit values fit, and the sums stay far below (the largest
- * model a config.json can describe is checked by the caller's bounds). */
+#define mul mc_mul_sat64
+#define add mc_add_sat64
+
+/* Saturating: a count beyond 2^64 stays huge and is refused by the
+ * caller's bound (1e15), never wrapped into a small one. */
 static void count(enum family f, struct mc_model_shape *m)
 {
 	uint64_t H = m->hidden, I = m->intermediate, V = m->vocab;
-	uint64_t L = m->layers, D = H / m->heads, KV = m->kv_heads;
-	uint64_t layer, total;
+	uint64_t L = m->layers, D = m->head_dim, KV = m->kv_heads;
+	uint64_t A = (uint64_t)m->heads * D;	/* q's and o's width */
+	uint64_t E = m->experts, Im = m->expert_intermediate;
+	uint64_t Is = m->shared_intermediate, S = m->sparse_layers;
+	uint64_t attn, dense, sparse, total, big;
 
 	switch (f) {
 	case F_LLAMA:
 	case F_MISTRAL:
 	case F_QWEN2:
-		layer = 2 * H * H + 2 * H * KV * D + 3 * H * I + 2 * H;
-		if (f == F_QWEN2)
-			layer += H + 2 * KV * D;
-		total = V * H + L * layer + H + (m->tied ? 0 : V * H);
+	case F_MIXTRAL:
+	case F_QWEN2_MOE:
+		attn = add(add(mul(2 * H, A), mul(2 * H, KV * D)), 2 * H);
+		if (f == F_QWEN2 || f == F_QWEN2_MOE ||
+		    (f == F_LLAMA && m->attention_bias))
+			attn = add(attn, A + 2 * KV * D);
+		if (f == F_LLAMA && m->attention_bias)
+			attn = add(attn, H);
+		dense = mul(3 * H, I);
+		if (f == F_LLAMA && m->mlp_bias)
+			dense = add(dense, 2 * I + H);
+		sparse = 0;
+		if (f == F_MIXTRAL) {
+			/* gate H*E + E experts of w1, w2, w3 */
+			sparse = add(H * E, mul(E, mul(3 * H, I)));
+		} else if (f == F_QWEN2_MOE) {
+			/* gate, experts, shared expert and its gate */
+			sparse = add(add(H * E, mul(E, mul(3 * H, Im))),
+				     add(mul(3 * H, Is), H));
+		}
+		if (f != F_MIXTRAL && f != F_QWEN2_MOE)
+			S = 0;
+		total = add(add(mul(L, attn), mul(L - S, dense)),
+			    mul(S, sparse));
+		total = add(add(total, mul(V, H)), H);
+		if (!m->tied)
+			total = add(total, mul(V, H));
 		break;
 	case F_GPT2:
-		layer = 4 * H + (3 * H * H + 3 * H) + (H * H + H) +
+		total = 4 * H + (3 * H * H + 3 * H) + (H * H + H) +
 			(H * I + I) + (I * H + H);
-		total = V * H + (uint64_t)m->max_positions * H + L * layer +
-			2 * H;
+		total = add(add(mul(L, total), mul(V, H)),
+			    add(mul(m->max_positions, H), 2 * H));
 		break;
 	case F_GPTJ:
 	default:
-		layer = 2 * H + 4 * H * H + (H * I + I) + (I * H + H);
-		total = V * H + L * layer + 2 * H + (m->tied ? 0 : V * H + V);
+		total = 2 * H + 4 * H * H + (H * I + I) + (I * H + H);
+		total = add(add(mul(L, total), mul(V, H)), 2 * H);
+		if (!m->tied)
+			total = add(total, mul(V, H) + V);
 		break;
 	}
 	m->params = total;
-	m->largest_layer_params = max64(V * H, max64(H * I, H * H));
+	big = max64(mul(V, H), max64(mul(H, I), mul(H, A ? A : H)));
+	big = max64(big, max64(mul(H, Im), mul(H, Is)));
+	m->largest_layer_params = big;
+}
+
+/* A key of count_keys in a file whose type does not read it: refused. */
+static int foreign_keys(json_t *o, const char *name, enum family f,
+			const char *type, char *err, size_t errlen)
+{
+	char q[40 * 4 + 4];
+
+	for (size_t i = 0; i < sizeof(count_keys) / sizeof(count_keys[0]);
+	     i++) {
+		const struct count_key *k = &count_keys[i];
+		json_t *v = json_object_get(o, k->key);
+
+		if (!v || json_is_null(v) || (k->readers & FB(f)))
+			continue;
+		if (k->only_true && !json_is_true(v))
+			continue;
+		return mc_err(err, errlen, "%s: %s: changes the parameter "
+			      "count of other models, not of model_type "
+			      "\"%s\" as memcore counts it%s: fix model_type, "
+			      "or give --model-params", name, k->key,
+			      mc_escape(type, 40, q, sizeof(q)),
+			      k->readers & (FB(F_MIXTRAL) | FB(F_QWEN2_MOE)) ||
+			      !k->readers ? " (memcore counts a mixture of "
+			      "experts as model_type mixtral or qwen2_moe)"
+			      : "");
+	}
+	return 0;
+}
+
+/*
+ * The MoE keys of mixtral and qwen2_moe, with their transformers
+ * defaults (MixtralConfig, Qwen2MoeConfig), and how many layers are
+ * sparse.
+ */
+static int moe_keys(json_t *o, const char *name, enum family f,
+		    struct mc_model_shape *m, char *err, size_t errlen)
+{
+	uint32_t step = 1;
+	json_t *only;
+	bool *dense = NULL;
+
+	if (f == F_MIXTRAL) {
+		if (get_u32(o, name, "num_local_experts", NULL, 8,
+			    &m->experts, err, errlen))
+			return -1;
+		m->expert_intermediate = m->intermediate;
+		m->sparse_layers = m->layers;
+	} else {
+		if (get_u32(o, name, "num_experts", NULL, 60, &m->experts,
+			    err, errlen) ||
+		    get_u32(o, name, "moe_intermediate_size", NULL, 1408,
+			    &m->expert_intermediate, err, errlen) ||
+		    get_u32(o, name, "shared_expert_intermediate_size", NULL,
+			    5632, &m->shared_intermediate, err, errlen) ||
+		    get_u32(o, name, "decoder_sparse_step", NULL, 1, &step,
+			    err, errlen))
+			return -1;
+	}
+	if (m->experts > 4096 || m->expert_intermediate > (1u << 22) ||
+	    m->shared_intermediate > (1u << 22))
+		return mc_err(err, errlen, "%s: %u experts of intermediate "
+			      "size %u: beyond any model memcore sizes", name,
+			      m->experts, m->expert_intermediate);
+	if (f == F_MIXTRAL)
+		return 0;
+	only = json_object_get(o, "mlp_only_layers");
+	if (only && !json_is_null(only) && !json_is_array(only))
+		return mc_err(err, errlen, "%s: mlp_only_layers: expected a "
+			      "list of layer indices", name);
+	dense = calloc(m->layers, sizeof(*dense));
+	if (!dense)
+		return mc_err(err, errlen, "%s: out of memory", name);
+	for (size_t i = 0; only && i < json_array_size(only); i++) {
+		json_t *x = json_array_get(only, i);
+
+		if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+		    json_integer_value(x) >= (json_int_t)m->layers) {
+			free(dense);
+			return mc_err(err, errlen, "%s: mlp_only_layers: "
+				      "expected layer indices from 0 to %u",
+				      name, m->layers - 1);
+		}
+		dense[json_integer_value(x)] = true;
+	}
+	/* Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and
+	 * (layer_idx + 1) % decoder_sparse_step == 0. */
+	m->sparse_layers = 0;
+	for (uint32_t i = 0; i < m->layers; i++)
+		if (!dense[i] && (i + 1) % step == 0)
+			m->sparse_layers++;
+	free(dense);
+	return 0;
 }
 
 int mc_hfconfig_parse(const char *text, size_t len, const char *name,
@@ -114,7 +278,9 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 	bool gpt;
 
 	memset(m, 0, sizeof(*m));
-	o = mc_jsonfile_parse(text, len, name, err, errlen);
+	/* Duplicate keys: the last wins, as in Python's json (see the
+	 * header). */
+	o = mc_jsonfile_parse(text, len, name, 0, err, errlen);
 	if (!o)
 		return -1;
 	if (!json_is_object(o)) {
@@ -137,13 +303,16 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		char q[40 * 4 + 4];
 
 		mc_err(err, errlen, "%s: model_type \"%s\" is not one "
-		       "memcore sizes (llama, mistral, qwen2, gpt2, gptj): "
+		       "memcore sizes (llama, mistral, qwen2, gpt2, gptj, "
+		       "mixtral, qwen2_moe): "
 		       "give --model-params instead", name,
 		       mc_escape(type, 40, q, sizeof(q)));
 		goto out;
 	}
 	f = (enum family)i;
 	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
+	if (foreign_keys(o, name, f, type, err, errlen))
+		goto out;
 	gpt = f == F_GPT2 || f == F_GPTJ;
 	if (gpt) {
 		if (get_u32(o, name, "n_embd", NULL, 0, &m->hidden, err,
@@ -185,12 +354,28 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		if (get_u32(o, name, "num_key_value_heads", NULL, m->heads,
 			    &m->kv_heads, err, errlen))
 			goto out;
+		if (get_bool(o, name, "attention_bias", false,
+			     &m->attention_bias, err, errlen) ||
+		    get_bool(o, name, "mlp_bias", false, &m->mlp_bias, err,
+			     errlen))
+			goto out;
+		/* head_dim 0: hidden / heads, checked below. */
+		if (json_object_get(o, "head_dim") &&
+		    !json_is_null(json_object_get(o, "head_dim")) &&
+		    get_u32(o, name, "head_dim", NULL, 0, &m->head_dim, err,
+			    errlen))
+			goto out;
 	}
 	/* GPT-2 always ties lm_head to wte; the others default untied. */
 	if (get_bool(o, name, "tie_word_embeddings", f == F_GPT2, &m->tied,
 		     err, errlen))
 		goto out;
-	if (m->hidden % m->heads) {
+	if (m->head_dim > (1u << 16) || m->heads > (1u << 16)) {
+		mc_err(err, errlen, "%s: head_dim %u x %u heads: beyond any "
+		       "model memcore sizes", name, m->head_dim, m->heads);
+		goto out;
+	}
+	if (!m->head_dim && m->hidden % m->heads) {
 		mc_err(err, errlen, "%s: hidden size %u is not a multiple of "
 		       "%s %u", name, m->hidden, gpt ? "n_head"
 		       : "num_attention_heads", m->heads);
@@ -212,6 +397,11 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		       m->hidden, m->intermediate, m->layers, m->vocab);
 		goto out;
 	}
+	if (!m->head_dim)
+		m->head_dim = m->hidden / m->heads;
+	if ((f == F_MIXTRAL || f == F_QWEN2_MOE) &&
+	    moe_keys(o, name, f, m, err, errlen))
+		goto out;
 	dt = json_object_get(o, "torch_dtype");
 	if (json_is_string(dt)) {
 		const char *d = json_string_value(dt);

@@ -5,12 +5,27 @@
  * the hidden size and layer count of the activation term.
  *
  * Parameter counts follow the modules transformers builds for each
- * model_type (the modeling_<type>.py of transformers 4.40):
+ * model_type (the modeling_<type>.py of transformers 4.40 to 4.46):
  *  - llama, mistral, qwen2 (LlamaForCausalLM, MistralForCausalLM,
- *    Qwen2ForCausalLM): embed V*H; per layer q H*H, k and v H*KV*D each
- *    (D = H / heads, KV = num_key_value_heads), o H*H, gate/up/down 3*H*I,
- *    two RMSNorm weights 2H; qwen2 adds the q, k, v biases H + 2*KV*D;
- *    final norm H; lm_head V*H unless tie_word_embeddings.
+ *    Qwen2ForCausalLM): embed V*H; per layer q H*A (A = heads * D, D =
+ *    head_dim when the file gives it, else H / heads: the attention
+ *    classes' getattr(config, "head_dim", hidden_size // heads); Mistral-
+ *    Nemo-Base-2407 has D 128 with H 5120 and 32 heads), k and v H*KV*D
+ *    each (KV = num_key_value_heads), o A*H, gate/up/down 3*H*I, two
+ *    RMSNorm weights 2H; qwen2 adds the q, k, v biases A + 2*KV*D; llama
+ *    adds them and o's bias H with attention_bias, and gate/up/down's 2I +
+ *    H with mlp_bias (LlamaConfig); final norm H; lm_head V*H unless
+ *    tie_word_embeddings.
+ *  - mixtral (MixtralForCausalLM): as mistral, the MLP replaced by the
+ *    MixtralSparseMoeBlock: a router gate H*E (E = num_local_experts,
+ *    default 8) and E experts of w1/w2/w3 3*H*I each.
+ *  - qwen2_moe (Qwen2MoeForCausalLM): as qwen2 (q/k/v biases); on a
+ *    sparse layer (layer index i with (i + 1) % decoder_sparse_step == 0
+ *    and i not in mlp_only_layers) the Qwen2MoeSparseMoeBlock: router
+ *    gate H*E (E = num_experts, default 60), E experts of 3*H*Im (Im =
+ *    moe_intermediate_size, default 1408), one shared expert of 3*H*Is
+ *    (Is = shared_expert_intermediate_size, default 5632) and its
+ *    shared_expert_gate H; a dense layer has the MLP of 3*H*I.
  *  - gpt2 (GPT2LMHeadModel): wte V*H, wpe n_positions*H; per layer ln_1,
  *    ln_2 (weight and bias) 4H, c_attn 3H*H + 3H, c_proj H*H + H, c_fc
  *    H*I + I, mlp c_proj I*H + H (I = n_inner or 4H); ln_f 2H; lm_head
@@ -18,13 +33,21 @@
  *  - gptj (GPTJForCausalLM): wte V*H; per layer ln_1 2H, q/k/v/out 4*H*H
  *    (no biases), fc_in H*I + I, fc_out I*H + H; ln_f 2H; lm_head V*H + V
  *    (untied, with a bias).
+ * A key that changes the count in some model type and that this type's
+ * count does not read (num_local_experts, num_experts, n_routed_experts,
+ * n_shared_experts, moe_intermediate_size, shared_expert_intermediate_size,
+ * decoder_sparse_step, mlp_only_layers, head_dim on GPT) is refused, not
+ * ignored: a Mixtral file labelled "mistral" would be counted as one
+ * dense expert (7.24B instead of 46.7B).
  * The largest layer is the largest single module (an nn.Linear or
  * nn.Embedding), as DeepSpeed's estimate_zero3_model_states_mem_needs_all_live
- * takes it: max(V*H, H*I, H*H).
+ * takes it: max(V*H, H*I, H*A, the expert's and the shared expert's H*I).
  *
  * Checked in tests/unit/test_hfconfig.c against the published counts of
- * Llama-2-7B (6,738,415,616), Llama-2-13B, Mistral-7B-v0.1, Qwen2-0.5B,
- * GPT-2 and GPT-J-6B (fixtures in tests/data/models with their sources).
+ * Llama-2-7B (6,738,415,616), Llama-2-13B, Mistral-7B-v0.1, Mistral-Nemo-
+ * Base-2407 (12.2B), Mixtral-8x7B-v0.1 (46.7B), Qwen1.5-MoE-A2.7B (14.3B),
+ * Qwen2-0.5B, GPT-2 and GPT-J-6B (fixtures in tests/data/models with their
+ * sources).
  *
  * Pure C on a buffer (jansson); no I/O: the reading is mc_jsonfile.h's.
  */
@@ -44,6 +67,13 @@ struct mc_model_shape {
 	uint32_t intermediate;		/* intermediate_size / n_inner */
 	uint32_t vocab;			/* vocab_size */
 	uint32_t heads, kv_heads;	/* num_attention_heads, ..._key_value */
+	uint32_t head_dim;		/* head_dim, else hidden / heads */
+	/* Mixture of experts (mixtral, qwen2_moe; 0 for a dense model):
+	 * routed experts per sparse layer, each expert's intermediate size,
+	 * the shared expert's (qwen2_moe), and how many layers are sparse. */
+	uint32_t experts, expert_intermediate, shared_intermediate;
+	uint32_t sparse_layers;
+	bool attention_bias, mlp_bias;	/* llama's optional biases */
 	uint32_t max_positions;		/* max_position_embeddings/n_positions */
 	bool tied;			/* tie_word_embeddings */
 	/* torch_dtype's bytes per parameter (2 for bfloat16/float16, 4 for
@@ -58,11 +88,15 @@ extern const char *const mc_hf_model_types[];
 
 /*
  * Parse config.json text (len bytes, need not be NUL-terminated). name is
- * the option and file in messages ("--model-config=config.json"). Returns
+ * the option and file in messages ("--model-config=config.json"). A key
+ * given twice is read as Python's json.load reads it (the last one wins):
+ * transformers loads such a file, and public copies carry them. Returns
  * 0, or -1 with err = "NAME: KEY: expected ..." (a missing or mistyped key,
  * with what was expected), "NAME: model_type \"bert\" is not one memcore
- * sizes (llama, ...)", or "NAME: not JSON at line L, column C: <jansson's
- * reason>" (mc_jsonfile_parse).
+ * sizes (llama, ...)", "NAME: KEY: changes the parameter count of other
+ * models, not of model_type \"mistral\" ..." (a key this type's count
+ * does not read, above), or "NAME: not JSON at line L, column C:
+ * <jansson's reason>" (mc_jsonfile_parse).
  */
 int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_model_shape *m, char *err, size_t errlen);

@@ -401,7 +401,9 @@ static void moot_notes(const struct mc_opts *o, const struct mc_policy *p,
 {
 	struct mc_usage *u = &r->use;
 
-	if ((o->set[MC_OPT_MODEL_LOAD] || o->set[MC_OPT_MODEL_DTYPE]) &&
+	/* With ZeRO the dtype still sizes a consolidated save. */
+	if ((o->set[MC_OPT_MODEL_LOAD] || (o->set[MC_OPT_MODEL_DTYPE] &&
+					   u->save == MC_SAVE_NONE)) &&
 	    r->zero_stage > 0)
 		mc_usage_note(u, "--model-load/--model-dtype: moot with ZeRO "
 			      "stage %u (DeepSpeed's estimate sizes the load)",
@@ -434,7 +436,7 @@ static void moot_notes(const struct mc_opts *o, const struct mc_policy *p,
 		mc_usage_note(u, "--ram-per-worker: moot with 0 DataLoader "
 			      "workers");
 	if (o->set[MC_OPT_PARAMS] && r->zero_stage == 0 &&
-	    u->load == MC_LOAD_META)
+	    u->load == MC_LOAD_META && !mc_terms_save_param_bytes(u))
 		mc_usage_note(u, "--model-params: no host copy with "
 			      "--model-load=meta and no ZeRO");
 }

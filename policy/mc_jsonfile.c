@@ -18,10 +18,13 @@
 #include "mc_util.h"
 
 json_t *mc_jsonfile_parse(const char *text, size_t len, const char *name,
-			  char *err, size_t errlen)
+			  int reject_dups, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* Without JSON_REJECT_DUPLICATES jansson keeps the last value of a
+	 * repeated key (json_object_set replaces), as Python does. */
+	json_t *o = json_loadb(text, len, reject_dups ? JSON_REJECT_DUPLICATES
+			       : 0, &jerr);
 	char q[sizeof(jerr.text) * 4];
 
 	if (o)

@@ -27,7 +27,12 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
 		     size_t *len, char *err, size_t errlen);
 
 /*
- * Parse a job file's text with jansson (duplicate keys refused). On a
+ * Parse a job file's text with jansson. A key given twice in one object
+ * is refused with reject_dups, as DeepSpeed refuses it in its own config
+ * (deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys,
+ * the object_pairs_hook of its json/hjson load: "Duplicate keys in
+ * DeepSpeed config"); without, the last one wins, as Python's json.load
+ * (and so transformers' PretrainedConfig) reads it. On a
  * syntax error returns NULL with err = "NAME: not JSON at line L, column
  * C: <jansson's reason>" (the line and column as jansson counts them,
  * from 1; left out when jansson has none). name says which option and
@@ -35,6 +40,7 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
  */
 struct json_t;
 struct json_t *mc_jsonfile_parse(const char *text, size_t len,
-				 const char *name, char *err, size_t errlen);
+				 const char *name, int reject_dups, char *err,
+				 size_t errlen);
 
 #endif

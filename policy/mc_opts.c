@@ -57,7 +57,7 @@ static const struct {
 		"on every rank" },
 	[MC_OPT_SAVE_OPTIM] = { "save-optimizer", "MEMCORE_SAVE_OPTIMIZER",
 		"yes|no", "the consolidated checkpoint holds the optimizer "
-		"state too (Adam: 8 bytes a parameter)" },
+		"state too (Adam's two moments, in the model's dtype)" },
 	[MC_OPT_CPU_CKPT] = { "cpu-checkpointing", "MEMCORE_CPU_CHECKPOINTING",
 		"yes|no", "DeepSpeed activation checkpoints kept in host RAM "
 		"(activation_checkpointing.cpu_checkpointing)" },

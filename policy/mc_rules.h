@@ -301,8 +301,10 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
  * the user's own forms ("--mem-per-gpu=89G", "--cpus-per-task=6"); where
  * the node itself holds no allocation at those workers (its RAM, cores or
  * cores rule), the explanation's fix: "--dataloader-workers=4" and what
- * that then needs. The count (0 when the step fits or no option can fix
- * it).
+ * that then needs. Where no allocation fits and loading or saving the
+ * model is what does not (mc_terms.h), the job's own change that does,
+ * re-judged: "--model-load=rank0" and the --mem it then needs. The count
+ * (0 when the step fits or no option can fix it).
  */
 size_t mc_verdict_fix_options(const struct mc_policy *p,
 			      const struct mc_verdict *v,

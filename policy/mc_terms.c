@@ -95,22 +95,25 @@ uint64_t mc_terms_load_bytes(const struct mc_usage *u, uint32_t gpus,
 	return mul(mul(loaders, params), u->dtype_bytes ? u->dtype_bytes : 4);
 }
 
+uint32_t mc_terms_save_param_bytes(const struct mc_usage *u)
+{
+	uint32_t db = u->dtype_bytes ? u->dtype_bytes : 4;
+
+	if (u->save == MC_SAVE_NONE)
+		return u->save_16bit ? 2 : 0;	/* DeepSpeed: 16-bit */
+	return u->save_optimizer ? 3 * db : db;
+}
+
 uint64_t mc_terms_save_bytes(const struct mc_usage *u, uint32_t gpus,
 			     uint64_t params)
 {
-	uint64_t per, copies;
+	uint64_t copies;
 
 	if (!params || !gpus)
 		return 0;
-	if (u->save_16bit && u->save == MC_SAVE_NONE)
-		return mul(params, 2);	/* DeepSpeed: rank 0, 16-bit */
-	if (u->save == MC_SAVE_NONE)
-		return 0;
-	per = mul(params, 4);
-	if (u->save_optimizer)
-		per = add(per, mul(params, 8));
+	/* DeepSpeed's gather is on rank 0; FSDP's on rank 0 or on all. */
 	copies = u->save == MC_SAVE_ALL ? mc_terms_ranks(u, gpus) : 1;
-	return mul(copies, per);
+	return mul(copies, mul(params, mc_terms_save_param_bytes(u)));
 }
 
 uint64_t mc_terms_act_bytes(const struct mc_usage *u, uint32_t gpus)

@@ -17,12 +17,22 @@
  *  save    a consolidated checkpoint gathered in host RAM: FSDP
  *          FULL_STATE_DICT with offload_to_cpu (pytorch/pytorch#118520,
  *          facebookresearch/fairscale#844), rank0_only or on every rank
- *          (--checkpoint-save=rank0|all): P x 4 bytes (fp32 parameters)
- *          per copy, + P x 8 with --save-optimizer=yes (Adam's exp_avg and
- *          exp_avg_sq, fp32); DeepSpeed's stage3_gather_16bit_weights_on_
- *          model_save: P x 2 bytes on rank 0 (DeepSpeed saves optimizer
- *          state partitioned, never gathered). A transient peak during
- *          training.
+ *          (--checkpoint-save=rank0|all): P x dtype bytes per copy, in the
+ *          dtype the parameters are saved in, the one the model was built
+ *          in (--model-dtype, fp32 default): FSDP's state_dict() under
+ *          StateDictType.FULL_STATE_DICT gathers the unsharded parameters
+ *          in their own dtype (not MixedPrecision's param_dtype, which is
+ *          only the compute copy), and transformers'
+ *          PreTrainedModel.save_pretrained() writes each tensor as it is
+ *          (torch_dtype records it). + P x 2 x dtype bytes with
+ *          --save-optimizer=yes: Adam's exp_avg and exp_avg_sq, which
+ *          torch.optim.Adam/AdamW create as zeros_like(param), in the
+ *          parameter's dtype, gathered by FSDP.optim_state_dict() /
+ *          full_optim_state_dict(). DeepSpeed's stage3_gather_16bit_
+ *          weights_on_model_save: P x 2 bytes on rank 0
+ *          (DeepSpeedEngine._zero3_consolidated_16bit_state_dict();
+ *          DeepSpeed saves optimizer state partitioned, never gathered).
+ *          A transient peak during training.
  *  act     DeepSpeed activation offload (activation_checkpointing.
  *          cpu_checkpointing): per rank layers x micro-batch x sequence x
  *          hidden x bytes (2 with bf16/fp16, else 4), divided by the
@@ -125,9 +135,14 @@ uint64_t mc_terms_ram_per_worker(const struct mc_policy *p,
 /* The load term (bytes): 0 with a ZeRO stage (zero_stage > 0) or P = 0. */
 uint64_t mc_terms_load_bytes(const struct mc_usage *u, uint32_t gpus,
 			     uint64_t params, uint32_t zero_stage);
-/* The consolidated save (bytes), P = 0: 0. */
+/* The consolidated save (bytes), in the saved dtype (above); P = 0: 0. */
 uint64_t mc_terms_save_bytes(const struct mc_usage *u, uint32_t gpus,
 			     uint64_t params);
+/* The bytes a parameter of the consolidated save takes (weights, plus
+ * Adam's two moments with save_optimizer), as above: 2 for DeepSpeed's
+ * 16-bit gather, else dtype x (1, or 3 with the optimizer state). */
+uint32_t mc_terms_save_param_bytes(const struct mc_usage *u);
+
 /* Activation offload (bytes, all ranks of the node). */
 uint64_t mc_terms_act_bytes(const struct mc_usage *u, uint32_t gpus);
 /* nvme offload's pinned buffers (bytes, all ranks of the node). */

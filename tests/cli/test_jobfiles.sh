@@ -115,4 +115,90 @@ expect_contains "Accelerate auto config with options: ZeRO-3 offload sized" "$OU
 expect_contains "Accelerate auto config with options: note" "$OUT" 'note: acc_ds.json: "auto" read as not given (Accelerate fills it at launch): 16-bit gather on save (--checkpoint-save)'
 case "$OUT" in *overrides*) fail "Accelerate auto config: an option called an override of \"auto\": $OUT" ;; esac
 
+# Parameter counts of config.json files, each against a count this test
+# makes itself in Python from the file as json.load reads it (as
+# transformers does: a key given twice, the last wins) and the modules
+# transformers builds (modeling_mistral/mixtral/qwen2_moe.py), and
+# against the published total: memcore's is the one copy of the fp32 model
+# a single rank loads (ram_needed - floor - tasks, 4 bytes a parameter).
+py_count() {
+	python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+t = c["model_type"]
+H, I, V, L = c["hidden_size"], c["intermediate_size"], c["vocab_size"], c["num_hidden_layers"]
+nh = c["num_attention_heads"]; kv = c.get("num_key_value_heads", nh)
+D = c.get("head_dim") or H // nh
+attn = H * nh * D + 2 * H * kv * D + nh * D * H + 2 * H
+if t == "qwen2_moe":
+    attn += nh * D + 2 * kv * D
+if t == "mixtral":
+    E = c.get("num_local_experts", 8)
+    mlp = [H * E + E * 3 * H * I] * L
+elif t == "qwen2_moe":
+    E, Im, Is = c.get("num_experts", 60), c.get("moe_intermediate_size", 1408), c.get("shared_expert_intermediate_size", 5632)
+    step, only = c.get("decoder_sparse_step", 1), c.get("mlp_only_layers", [])
+    mlp = [H * E + E * 3 * H * Im + 3 * H * Is + H if i not in only and (i + 1) % step == 0 else 3 * H * I for i in range(L)]
+else:
+    mlp = [3 * H * I] * L
+print(V * H * (1 if c.get("tie_word_embeddings") else 2) + H + L * attn + sum(mlp))
+PY
+}
+printf 'NodeRam=4T\nNodeCores=64\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/big.conf"
+mc_params() {
+	run_mc check --config "$TMP/big.conf" --gpus 1 --dataloader-workers 0 --json --model-config "$1"
+	[ "$RC" = 0 ] || { echo "refused (rc $RC): $ERR"; return; }
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print((j["ram_needed_bytes"]-j["ram_floor_bytes"]-j["ram_tasks_bytes"])//4)' <<<"$OUT"
+}
+for f in mistral-nemo-base-2407:12247782400 mixtral-8x7b-v0.1:46702792704 qwen1.5-moe-a2.7b:14315784192; do
+	file=$M/${f%%:*}.config.json
+	got=$(mc_params "$file")
+	expect_eq "${f%%:*}: memcore's count is Python's" "$got" "$(py_count "$file")"
+	expect_near "${f%%:*}: within 0.1% of the published ${f#*:}" "$(awk -v g="$got" -v p="${f#*:}" 'BEGIN { print g / p }')" 1 0.001
+done
+run_mc check --config "$TMP/big.conf" --gpus 8 --model-config "$M/mixtral-8x7b-v0.1.config.json"
+expect_contains "Mixtral: the note" "$OUT" "mixtral-8x7b-v0.1.config.json (mixtral): 46.70B parameters"
+# a Mixtral file labelled mistral: refused, naming the key and the file
+sed 's/"model_type": "mixtral"/"model_type": "mistral"/' "$M/mixtral-8x7b-v0.1.config.json" >"$TMP/mislabelled.json"
+run_mc check --config "$TMP/big.conf" --gpus 8 --model-config "$TMP/mislabelled.json"
+expect_eq "mislabelled MoE rc" "$RC" 2
+expect_contains "mislabelled MoE: key and file" "$ERR" "mislabelled.json: num_local_experts: changes the parameter count of other models, not of model_type \"mistral\""
+expect_eq "mislabelled MoE: nothing printed" "$OUT" ""
+# a key twice: read as Python reads it; a DeepSpeed config refuses it, as
+# DeepSpeed's own loader does (dict_raise_error_on_duplicate_keys)
+sed 's/"vocab_size": 131072/"vocab_size": 1, "vocab_size": 131072/' "$M/mistral-nemo-base-2407.config.json" >"$TMP/twice.json"
+expect_eq "duplicate key: the last wins, as in Python" "$(mc_params "$TMP/twice.json")" "$(py_count "$TMP/twice.json")"
+run_mc check --config "$TMP/big.conf" --gpus 8 --model-config "$TMP/twice.json"
+expect_eq "duplicate key: rc" "$RC" 0
+expect_contains "duplicate key: Mistral-Nemo's count" "$OUT" "(mistral): 12.25B parameters"
+printf '{"zero_optimization": {"stage": 2, "stage": 3}}' >"$TMP/ds_twice.json"
+run_mc check --config "$TMP/big.conf" --gpus 8 --deepspeed-config "$TMP/ds_twice.json"
+expect_eq "duplicate ds key rc" "$RC" 2
+expect_contains "duplicate ds key" "$ERR" "ds_twice.json: not JSON at line 1, column 42: duplicate object key"
+
+# Loading or saving is what does not fit: the job-side fix, re-judged.
+# LlamaFactory#103: LLaMA-65B (65.2B) on 8 x A100 80 GB, 900 GB of RAM,
+# from_pretrained in bf16 on every rank.
+printf 'NodeRam=900G\nNodeCores=64\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/lf103.conf"
+run_mc check --config "$TMP/lf103.conf" --gpus 8 --model-params 65.2B --model-dtype bf16 --mem 700G
+expect_eq "LlamaFactory#103 rc" "$RC" 1
+G=$((1 << 30))
+R0=$(( (648 * G + 65200000000 * 2 + G - 1) / G ))
+expect_contains "LlamaFactory#103: loading" "$OUT" "loading $(gib $((8 * 65200000000 * 2))) = 8 copies"
+expect_contains "LlamaFactory#103: job fix" "$OUT" "or, in the job: --model-load=rank0 with --mem=${R0}G"
+run_mc check --config "$TMP/lf103.conf" --gpus 8 --model-params 65.2B --model-dtype bf16 --mem 700G --json
+expect_eq "LlamaFactory#103: --json fix_options" "$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["fix_options"]))' <<<"$OUT")" "--model-load=rank0 --mem=${R0}G"
+run_mc check --config "$TMP/lf103.conf" --gpus 8 --model-params 65.2B --model-dtype bf16 --mem ${R0}G --model-load rank0
+expect_eq "LlamaFactory#103: the fix fits" "$RC" 0
+# axolotl#1828: a 405B full state dict on rank 0, built in bf16 on the
+# meta device, on 8 x 80 GB with 1 TiB: saved in bf16, 2 bytes a parameter
+printf 'NodeRam=1T\nNodeCores=64\nNodeGpus=8\nGpuMemory=80G\n' >"$TMP/ax.conf"
+run_mc check --config "$TMP/ax.conf" --gpus 8 --model-params 405B --model-dtype bf16 --model-load meta --checkpoint-save rank0
+expect_eq "axolotl#1828 rc" "$RC" 1
+expect_contains "axolotl#1828: the save in bf16" "$OUT" "$(gib $((405000000000 * 2))) checkpoint gather"
+expect_contains "axolotl#1828: the save's source" "$OUT" "(checkpoint: full state dict on rank 0, 16-bit weights, 2 bytes a parameter, as saved)"
+expect_contains "axolotl#1828: job fix" "$OUT" "or, in the job: --checkpoint-save=none (fits the memory given)"
+run_mc check --config "$TMP/ax.conf" --gpus 8 --model-params 405B --model-dtype bf16 --model-load meta --checkpoint-save none
+expect_eq "axolotl#1828: the fix fits" "$RC" 0
+
 [ "$FAILS" = 0 ] && echo ok || { echo "$FAILS failure(s)"; exit 1; }

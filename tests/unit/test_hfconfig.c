@@ -58,23 +58,23 @@ static uint64_t tally(const struct shape *s, size_t n, uint64_t times)
 	return t * times;
 }
 
-static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
-			   uint64_t heads, uint64_t kv, int bias, int tied)
+static uint64_t llama_hd(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			 uint64_t heads, uint64_t kv, uint64_t D, int bias,
+			 int tied)
 {
-	uint64_t D = H / heads;
 	struct shape top[] = {
 		{ "model.embed_tokens.weight", V, H },
 		{ "model.norm.weight", H, 0 },
 		{ "lm_head.weight", tied ? 0 : V, H },
 	};
 	struct shape layer[] = {
-		{ "self_attn.q_proj.weight", H, H },
-		{ "self_attn.q_proj.bias", bias ? H : 0, 0 },
+		{ "self_attn.q_proj.weight", heads * D, H },
+		{ "self_attn.q_proj.bias", bias ? heads * D : 0, 0 },
 		{ "self_attn.k_proj.weight", kv * D, H },
 		{ "self_attn.k_proj.bias", bias ? kv * D : 0, 0 },
 		{ "self_attn.v_proj.weight", kv * D, H },
 		{ "self_attn.v_proj.bias", bias ? kv * D : 0, 0 },
-		{ "self_attn.o_proj.weight", H, H },
+		{ "self_attn.o_proj.weight", H, heads * D },
 		{ "mlp.gate_proj.weight", I, H },
 		{ "mlp.up_proj.weight", I, H },
 		{ "mlp.down_proj.weight", H, I },
@@ -83,6 +83,84 @@ static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
 	};
 
 	return tally(top, 3, 1) + tally(layer, 12, L);
+}
+
+static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			   uint64_t heads, uint64_t kv, int bias, int tied)
+{
+	return llama_hd(V, H, I, L, heads, kv, H / heads, bias, tied);
+}
+
+/*
+ * Mixtral (modeling_mixtral.py): the attention of Mistral, the MLP
+ * replaced by block_sparse_moe: gate (E x H) and E experts of w1 (I x H),
+ * w2 (H x I), w3 (I x H).
+ */
+static uint64_t mixtral(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			uint64_t heads, uint64_t kv, uint64_t E)
+{
+	uint64_t D = H / heads;
+	struct shape top[] = {
+		{ "model.embed_tokens.weight", V, H },
+		{ "model.norm.weight", H, 0 },
+		{ "lm_head.weight", V, H },
+	};
+	struct shape layer[] = {
+		{ "self_attn.q_proj.weight", heads * D, H },
+		{ "self_attn.k_proj.weight", kv * D, H },
+		{ "self_attn.v_proj.weight", kv * D, H },
+		{ "self_attn.o_proj.weight", H, heads * D },
+		{ "block_sparse_moe.gate.weight", E, H },
+		{ "input_layernorm.weight", H, 0 },
+		{ "post_attention_layernorm.weight", H, 0 },
+	};
+	struct shape expert[] = {
+		{ "w1.weight", I, H }, { "w2.weight", H, I },
+		{ "w3.weight", I, H },
+	};
+
+	return tally(top, 3, 1) + tally(layer, 7, L) +
+	       tally(expert, 3, E * L);
+}
+
+/*
+ * Qwen2-MoE (modeling_qwen2_moe.py), every layer sparse
+ * (decoder_sparse_step 1, no mlp_only_layers): Qwen2's attention with q,
+ * k, v biases; mlp.gate (E x H), E experts of gate/up/down_proj at Im,
+ * mlp.shared_expert at Is and mlp.shared_expert_gate (1 x H).
+ */
+static uint64_t qwen2_moe(uint64_t V, uint64_t H, uint64_t L, uint64_t heads,
+			  uint64_t kv, uint64_t E, uint64_t Im, uint64_t Is)
+{
+	uint64_t D = H / heads;
+	struct shape top[] = {
+		{ "model.embed_tokens.weight", V, H },
+		{ "model.norm.weight", H, 0 },
+		{ "lm_head.weight", V, H },
+	};
+	struct shape layer[] = {
+		{ "self_attn.q_proj.weight", heads * D, H },
+		{ "self_attn.q_proj.bias", heads * D, 0 },
+		{ "self_attn.k_proj.weight", kv * D, H },
+		{ "self_attn.k_proj.bias", kv * D, 0 },
+		{ "self_attn.v_proj.weight", kv * D, H },
+		{ "self_attn.v_proj.bias", kv * D, 0 },
+		{ "self_attn.o_proj.weight", H, heads * D },
+		{ "mlp.gate.weight", E, H },
+		{ "mlp.shared_expert.gate_proj.weight", Is, H },
+		{ "mlp.shared_expert.up_proj.weight", Is, H },
+		{ "mlp.shared_expert.down_proj.weight", H, Is },
+		{ "mlp.shared_expert_gate.weight", 1, H },
+		{ "input_layernorm.weight", H, 0 },
+		{ "post_attention_layernorm.weight", H, 0 },
+	};
+	struct shape expert[] = {
+		{ "gate_proj.weight", Im, H }, { "up_proj.weight", Im, H },
+		{ "down_proj.weight", H, Im },
+	};
+
+	return tally(top, 3, 1) + tally(layer, 14, L) +
+	       tally(expert, 3, E * L);
 }
 
 static void check(const char *file, uint64_t published, uint64_t derived)
@@ -113,6 +191,15 @@ static void test_published_counts(void **state)
 	      llama_like(32000, 4096, 14336, 32, 32, 8, 0, 0));
 	check("qwen2-0.5b.config.json", 494032768ULL,
 	      llama_like(151936, 896, 4864, 24, 14, 2, 1, 1));
+	/* head_dim 128 given, not hidden / heads = 160: q and o are
+	 * 5120 x 4096 (SOURCES.md: 12,247,782,400) */
+	check("mistral-nemo-base-2407.config.json", 12247782400ULL,
+	      llama_hd(131072, 5120, 14336, 40, 32, 8, 128, 0, 0));
+	/* Mixture of experts: every expert counted (46.7B, 14.3B total) */
+	check("mixtral-8x7b-v0.1.config.json", 46702792704ULL,
+	      mixtral(32000, 4096, 14336, 32, 32, 8, 8));
+	check("qwen1.5-moe-a2.7b.config.json", 14315784192ULL,
+	      qwen2_moe(151936, 2048, 24, 16, 16, 60, 1408, 5632));
 	/* GPT family: GPT-2 (wte, wpe, Conv1D weights and biases, tied
 	 * lm_head) */
 	H = 768; I = 3072; V = 50257; L = 12; P = 1024;
@@ -178,6 +265,111 @@ static int parse_hf(const char *s)
 				 sizeof(err));
 }
 
+/* A key given twice: Python's json keeps the last, so transformers loads
+ * the file; memcore counts what transformers would. A DeepSpeed config
+ * is still refused, as DeepSpeed refuses it. */
+static void test_duplicate_keys(void **state)
+{
+	struct mc_model_shape m;
+	struct mc_ds_facts d;
+	const char *twice = "{\"model_type\": \"llama\", \"hidden_size\": "
+		"4096, \"num_hidden_layers\": 2, \"intermediate_size\": 11008,"
+		" \"num_attention_heads\": 32, \"vocab_size\": 32000, "
+		"\"num_hidden_layers\": 32, \"torch_dtype\": \"float16\"}";
+
+	assert_int_equal(mc_hfconfig_parse(twice, strlen(twice), "cfg.json",
+					   &m, err, sizeof(err)), 0);
+	assert_int_equal(m.layers, 32);
+	/* Llama-2-7B's shape, published 6,738,415,616 */
+	assert_int_equal(m.params, 6738415616ULL);
+	twice = "{\"zero_optimization\": {\"stage\": 2, \"stage\": 3}}";
+	assert_int_equal(mc_dsconfig_parse(twice, strlen(twice), "ds.json", &d,
+					   err, sizeof(err)), -1);
+	fprintf(stderr, "%s\n", err);
+	assert_non_null(strstr(err, "ds.json: not JSON at line 1"));
+	assert_non_null(strstr(err, "duplicate object key"));
+}
+
+/*
+ * A key that changes the count in another model type is refused with the
+ * key and the file, whatever model_type says: the Mixtral file labelled
+ * "mistral" would be one dense 7.24B expert.
+ */
+static void test_foreign_count_keys(void **state)
+{
+	static const char *const keys[] = {
+		"\"num_local_experts\": 8", "\"num_experts\": 60",
+		"\"n_routed_experts\": 64", "\"moe_intermediate_size\": 1408",
+		"\"shared_expert_intermediate_size\": 5632",
+		"\"attention_bias\": true",
+	};
+	char text[512];
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char key[64];
+
+		snprintf(text, sizeof(text), "{\"model_type\": \"mistral\", "
+			 "\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+			 "\"intermediate_size\": 14336, \"num_attention_heads"
+			 "\": 32, \"num_key_value_heads\": 8, \"vocab_size\": "
+			 "32000, %s}", keys[i]);
+		assert_int_equal(parse_hf(text), -1);
+		snprintf(key, sizeof(key), "%.*s", (int)(strchr(keys[i] + 1,
+			 '"') - keys[i] - 1), keys[i] + 1);
+		snprintf(text, sizeof(text), "cfg.json: %s: changes the "
+			 "parameter count of other models, not of model_type "
+			 "\"mistral\" as memcore counts it", key);
+		fprintf(stderr, "%s\n", err);
+		assert_non_null(strstr(err, text));
+	}
+	/* false is every type's default: not a foreign key */
+	assert_int_equal(parse_hf("{\"model_type\": \"mistral\", \"hidden_"
+		"size\": 4096, \"num_hidden_layers\": 32, \"intermediate_size"
+		"\": 14336, \"num_attention_heads\": 32, \"vocab_size\": 32000,"
+		" \"attention_bias\": false, \"num_experts\": null}"), 0);
+	/* head_dim sizes attention in the Llama family only */
+	assert_int_equal(parse_hf("{\"model_type\": \"gpt2\", \"n_embd\": "
+		"768, \"n_layer\": 12, \"n_head\": 12, \"n_positions\": 1024,"
+		" \"vocab_size\": 50257, \"head_dim\": 64}"), -1);
+	assert_non_null(strstr(err, "cfg.json: head_dim: changes"));
+}
+
+/* Qwen2-MoE's dense layers: mlp_only_layers and decoder_sparse_step. */
+static void test_qwen2_moe_layers(void **state)
+{
+	struct mc_model_shape all, some;
+#define QWEN_MOE(extra) "{\"model_type\": \"qwen2_moe\", \"hidden_size\":" \
+	" 2048, \"num_hidden_layers\": 24, \"intermediate_size\": 5632," \
+	" \"num_attention_heads\": 16, \"vocab_size\": 151936" extra "}"
+	char text[512];
+	/* one layer's sparse MLP less a dense one's, from the tally's parts:
+	 * gate 60 x 2048, 60 experts 3 x 2048 x 1408, shared 3 x 2048 x
+	 * 5632 + its gate 2048; dense 3 x 2048 x 5632 */
+	uint64_t sparse = 60ULL * 2048 + 60ULL * 3 * 2048 * 1408 +
+			  3ULL * 2048 * 5632 + 2048;
+	uint64_t dense = 3ULL * 2048 * 5632;
+
+	/* Qwen2MoeConfig's defaults: 60 experts of 1408, shared 5632 */
+	snprintf(text, sizeof(text), "%s", QWEN_MOE(""));
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json", &all,
+					   err, sizeof(err)), 0);
+	assert_int_equal(all.params, 14315784192ULL);
+	assert_int_equal(all.sparse_layers, 24);
+	/* layers 1, 3, ... sparse at step 2, and 5 and 7 dense as listed */
+	snprintf(text, sizeof(text), "%s", QWEN_MOE(", \"decoder_sparse_step"
+		 "\": 2, \"mlp_only_layers\": [5, 7, 7]"));
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json",
+					   &some, err, sizeof(err)), 0);
+	assert_int_equal(some.sparse_layers, 10);
+	assert_int_equal(all.params - some.params, 14 * (sparse - dense));
+	snprintf(text, sizeof(text), "%s", QWEN_MOE(", \"mlp_only_layers\": "
+		 "[24]"));
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json",
+					   &some, err, sizeof(err)), -1);
+	assert_string_equal(err, "q.json: mlp_only_layers: expected layer "
+			    "indices from 0 to 23");
+}
+
 static void test_hf_errors(void **state)
 {
 	assert_int_equal(parse_hf("{\"model_type\": \"a\\rb\\u007f\"}"), -1);
@@ -206,8 +398,6 @@ static void test_hf_errors(void **state)
 			    "string or '}' expected near ','");
 	assert_int_equal(parse_hf("[]"), -1);
 	assert_non_null(strstr(err, "expected a JSON object"));
-	assert_int_equal(parse_hf("{\"model_type\":\"llama\",\"a\":1,\"a\":2}"),
-			 -1);
 	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
 		"\": 4096, \"num_hidden_layers\": 2, \"intermediate_size\": 8,"
 		" \"num_attention_heads\": 32, \"vocab_size\": 10, "
@@ -459,6 +649,9 @@ int main(void)
 		cmocka_unit_test(test_published_counts),
 		cmocka_unit_test(test_largest_layer),
 		cmocka_unit_test(test_hf_errors),
+		cmocka_unit_test(test_duplicate_keys),
+		cmocka_unit_test(test_foreign_count_keys),
+		cmocka_unit_test(test_qwen2_moe_layers),
 		cmocka_unit_test(test_dsconfig),
 		cmocka_unit_test(test_jobfiles_roundtrip),
 		cmocka_unit_test(test_dsconfig_accelerate_auto),

@@ -2,10 +2,13 @@
  * test_terms.c - the host-RAM terms of mc_terms.h, each against a figure
  * this test derives from its source: the model copies of from_pretrained
  * per rank (4 bytes a parameter in fp32), FSDP's FULL_STATE_DICT (every
- * parameter in fp32, plus Adam's two fp32 moments), DeepSpeed's 16-bit
+ * parameter in the dtype it was built in, plus Adam's two moments in the
+ * same dtype), DeepSpeed's 16-bit
  * gather (2 bytes a parameter), DeepSpeed's activation checkpoints (one
  * layer input of micro-batch x seq x hidden per layer), nvme's pinned
- * buffers; how they combine; cores per rank; shared GPUs; the fix.
+ * buffers; how they combine; cores per rank; shared GPUs; the fix,
+ * including the job's own load and save options where those are what
+ * does not fit.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +79,11 @@ static void test_save(void **state)
 	struct mc_usage all = { .save = MC_SAVE_ALL };
 	struct mc_usage r0o = { .save = MC_SAVE_RANK0, .save_optimizer = true };
 	struct mc_usage ds = { .save_16bit = true };
+	/* Built in bf16 (--model-dtype=bf16): saved in bf16, and Adam's
+	 * moments are zeros_like(param), bf16 too. */
+	struct mc_usage bf = { .save = MC_SAVE_RANK0, .dtype_bytes = 2 };
+	struct mc_usage bfo = { .save = MC_SAVE_RANK0, .dtype_bytes = 2,
+				.save_optimizer = true };
 	/* FSDP FULL_STATE_DICT: every parameter as an fp32 tensor; Adam's
 	 * full optimizer state dict: exp_avg and exp_avg_sq, fp32 each. */
 	uint64_t sd = LLAMA7 * 4, osd = LLAMA7 * (4 + 4);
@@ -86,6 +94,12 @@ static void test_save(void **state)
 		  LLAMA7), 8 * sd, NULL },
 		{ "... rank0, with the optimizer state", mc_terms_save_bytes(
 		  &r0o, 8, LLAMA7), sd + osd, "75.31 GiB" },
+		{ "... rank0, weights built (and saved) in bf16",
+		  mc_terms_save_bytes(&bf, 8, LLAMA7), LLAMA7 * 2,
+		  "12.55 GiB" },
+		{ "... bf16, with Adam's two bf16 moments",
+		  mc_terms_save_bytes(&bfo, 8, LLAMA7), LLAMA7 * (2 + 2 + 2),
+		  "37.65 GiB" },
 		{ "DeepSpeed 16-bit gather on save (rank 0)",
 		  mc_terms_save_bytes(&ds, 8, LLAMA7), LLAMA7 * 2,
 		  "12.55 GiB" },
@@ -139,6 +153,20 @@ static void judge(const struct mc_policy *p, const struct mc_request *r,
 	struct mc_node n = { .ram_bytes = 2048 * GiB, .cores = 96,
 			     .threads_per_core = 1, .gpus = 8 };
 	struct mc_alloc a = { .mem_bytes = mem, .cores = cores,
+			      .mem_source = "--mem" };
+
+	mc_judge(p, r, &a, &n, NULL, NULL, &J);
+	for (size_t i = 0; i < J.e.n; i++)
+		fprintf(stderr, "| %s\n", J.e.line[i]);
+}
+
+/* As judge, on a node of node_ram with 8 GPUs. */
+static void judge_on(const struct mc_policy *p, const struct mc_request *r,
+		     uint64_t node_ram, uint64_t mem)
+{
+	struct mc_node n = { .ram_bytes = node_ram, .cores = 96,
+			     .threads_per_core = 1, .gpus = 8 };
+	struct mc_alloc a = { .mem_bytes = mem, .cores = 96,
 			      .mem_source = "--mem" };
 
 	mc_judge(p, r, &a, &n, NULL, NULL, &J);
@@ -240,6 +268,109 @@ static void test_fix_fewer_workers(void **state)
 			 "the memory and cores given)"));
 }
 
+/*
+ * LlamaFactory#103: LLaMA-65B on 8 x A100 80 GB with 900 GB of RAM, each
+ * rank's from_pretrained building a bf16 copy. The job-side fixes are
+ * offered, each only where the step, judged again with it, fits.
+ */
+#define LLAMA65 65200000000ULL	/* "65.2B" (the LLaMA paper's table) */
+
+static void test_fix_model_load(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 8, .nodes = 1,
+				.dataloader_workers = 2,
+				.gpu_memory_bytes = 80 * GiB,
+				.model_params = LLAMA65 };
+	/* resident without the load: floor 640 + 8 tasks; the load peak
+	 * max(load, 16 workers x 4 GiB) */
+	uint64_t base = 640 * GiB + 8 * GiB;
+	uint64_t rank0 = base + LLAMA65 * 2, meta = base + 64 * GiB;
+	char want[160], opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+
+	mc_policy_defaults(&p);
+	r.use.dtype_bytes = 2;
+	/* 8 copies: 640 + 8 + 8 x 121.44 GiB, beyond the node */
+	judge_on(&p, &r, 900 * GiB, 900 * GiB);
+	assert_int_equal(J.v.ram_needed_bytes, base + 8 * LLAMA65 * 2);
+	assert_true(J.impossible);
+	assert_true(rank0 <= 900 * GiB);
+	assert_true(said("or, in the job: --model-load=rank0 (fits the memory "
+			 "given)"));
+	assert_true(said("FSDP sync_module_states=True"));
+	/* the memory asked holds neither: rank0 with the --mem it needs */
+	judge_on(&p, &r, 900 * GiB, 700 * GiB);
+	snprintf(want, sizeof(want), "or, in the job: --model-load=rank0 with "
+		 "--mem=%lluG", (unsigned long long)((rank0 + GiB - 1) / GiB));
+	assert_true(said(want));
+	/* --json's fix_options: the same, as options */
+	assert_int_equal(mc_verdict_fix_options(&p, &J.v, opt), 2);
+	assert_string_equal(opt[0], "--model-load=rank0");
+	snprintf(want, sizeof(want), "--mem=%lluG",
+		 (unsigned long long)((rank0 + GiB - 1) / GiB));
+	assert_string_equal(opt[1], want);
+	/* a node between the two: rank0 does not fit it, meta does */
+	assert_true(rank0 > 760 * GiB && meta <= 760 * GiB);
+	judge_on(&p, &r, 760 * GiB, 760 * GiB);
+	assert_false(said("--model-load=rank0"));
+	assert_true(said("or, in the job: --model-load=meta (fits the memory "
+			 "given)"));
+	/* below the GPU floor nothing the job does fits: none offered */
+	judge_on(&p, &r, 600 * GiB, 600 * GiB);
+	assert_false(said("in the job"));
+	assert_int_equal(mc_verdict_fix_options(&p, &J.v, opt), 0);
+}
+
+/*
+ * axolotl#1828: a 405B full state dict gathered in host RAM. Built on the
+ * meta device in bf16, saved on rank 0: 405e9 x 2 bytes; a sharded save
+ * is what fits, gathering on rank 0 only would not.
+ */
+static void test_fix_checkpoint_save(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 8, .nodes = 1,
+				.dataloader_workers = 2,
+				.gpu_memory_bytes = 80 * GiB,
+				.model_params = 405000000000ULL };
+	uint64_t resident = 640 * GiB + 8 * GiB + 64 * GiB;
+
+	mc_policy_defaults(&p);
+	r.use.dtype_bytes = 2;
+	r.use.load = MC_LOAD_META;
+	r.use.save = MC_SAVE_RANK0;
+	judge_on(&p, &r, 1024 * GiB, 1024 * GiB);
+	assert_int_equal(J.v.ram_save_bytes, 405000000000ULL * 2);
+	assert_int_equal(J.v.ram_needed_bytes, resident + 810000000000ULL);
+	assert_true(said("(checkpoint: full state dict on rank 0, 16-bit "
+			 "weights, 2 bytes a parameter, as saved)"));
+	assert_true(said("or, in the job: --checkpoint-save=none (fits the "
+			 "memory given)"));
+	assert_true(said("FSDP SHARDED_STATE_DICT"));
+	/* on every rank: rank 0 alone still needs 1466 GiB, not offered */
+	r.use.save = MC_SAVE_ALL;
+	judge_on(&p, &r, 1024 * GiB, 1024 * GiB);
+	assert_false(said("--checkpoint-save=rank0"));
+	assert_true(said("--checkpoint-save=none (fits"));
+	/* a node that holds rank 0's gather: that is the smaller change */
+	judge_on(&p, &r, 1536 * GiB, 1536 * GiB);
+	assert_true(resident + 810000000000ULL <= 1536 * GiB);
+	assert_true(said("or, in the job: --checkpoint-save=rank0 (fits the "
+			 "memory given)"));
+	/* every rank loading too: neither alone fits (the other peak
+	 * stays), the smallest pair does: rank 0 loads 754.37 GiB over the
+	 * 648 floor and tasks, rank 0 gathers 754.37 over 712 resident */
+	r.use.load = MC_LOAD_PER_RANK;
+	judge_on(&p, &r, 1536 * GiB, 1536 * GiB);
+	assert_true(648 * GiB + 810000000000ULL <= 1536 * GiB);
+	assert_true(said("or, in the job: --model-load=rank0 "
+			 "--checkpoint-save=rank0 (fits the memory given)"));
+	/* on 1 TiB only no host copy and a sharded save */
+	judge_on(&p, &r, 1024 * GiB, 1024 * GiB);
+	assert_true(said("or, in the job: --model-load=meta "
+			 "--checkpoint-save=none (fits the memory given)"));
+}
+
 static void test_worker_bounds(void **state)
 {
 	struct mc_policy p;
@@ -271,6 +402,8 @@ int main(void)
 		cmocka_unit_test(test_cores_and_ranks),
 		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_fix_fewer_workers),
+		cmocka_unit_test(test_fix_model_load),
+		cmocka_unit_test(test_fix_checkpoint_save),
 		cmocka_unit_test(test_worker_bounds),
 	};
 
