@@ -148,7 +148,7 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 	d->optimizer_buffer_count = 4;
 	d->param_buffer_count = 5;
 	d->param_buffer_size = 100000000;
-	o = mc_jsonfile_parse(text, len, name, 1, err, errlen);
+	o = mc_jsonfile_parse(text, len, name, true, err, errlen);
 	if (!o)
 		return -1;
 	if (!json_is_object(o)) {

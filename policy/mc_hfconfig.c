@@ -280,7 +280,7 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 	memset(m, 0, sizeof(*m));
 	/* Duplicate keys: the last wins, as in Python's json (see the
 	 * header). */
-	o = mc_jsonfile_parse(text, len, name, 0, err, errlen);
+	o = mc_jsonfile_parse(text, len, name, false, err, errlen);
 	if (!o)
 		return -1;
 	if (!json_is_object(o)) {

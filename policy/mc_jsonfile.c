@@ -18,7 +18,7 @@
 #include "mc_util.h"
 
 json_t *mc_jsonfile_parse(const char *text, size_t len, const char *name,
-			  int reject_dups, char *err, size_t errlen)
+			  bool reject_dups, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	/* Without JSON_REJECT_DUPLICATES jansson keeps the last value of a

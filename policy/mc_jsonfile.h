@@ -12,6 +12,7 @@
 #ifndef MC_JSONFILE_H
 #define MC_JSONFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* ds_config.json and config.json are a few KiB; 1 MiB is far above. */
@@ -40,7 +41,7 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
  */
 struct json_t;
 struct json_t *mc_jsonfile_parse(const char *text, size_t len,
-				 const char *name, int reject_dups, char *err,
+				 const char *name, bool reject_dups, char *err,
 				 size_t errlen);
 
 #endif
