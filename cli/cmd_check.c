@@ -762,6 +762,7 @@ int mc_cmd_check(int argc, char **argv)
 					&jx);
 		if (rc)
 			return rc;
+		ja.job.srun = a.slurm_command == MC_SUBMIT_SRUN;
 		a.gpus_set = true;
 		a.gpus = !mc_slurm_job_has_gpus(&ja.job) ? 0
 			 : ja.job.gpus_per_node ? ja.job.gpus_per_node : 1;

@@ -154,6 +154,8 @@ static void part_defaults(const partition_info_t *pi, const slurm_conf_t *c,
 			 &p->def_mem_per_node_mb);
 		mem_pair(pi->max_mem_per_cpu, &max_cpu, &max_node);
 		job_defaults(pi->job_defaults_list, p);
+		/* OverSubscribe=EXCLUSIVE, as partition_info.c prints it */
+		p->exclusive = (pi->max_share & ~SHARED_FORCE) == 0;
 	}
 	if (c) {
 		mem_pair(c->def_mem_per_cpu, &p->def_mem_per_cpu_mb,

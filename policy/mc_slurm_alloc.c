@@ -250,9 +250,17 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 		j->cpus_per_gpu = count_of(value);
 	} else if (!strcmp(name, "sockets-per-node")) {
 		j->sockets_per_node = count_of(value);
+	} else if (!strcmp(name, "cores-per-socket")) {
+		j->cores_per_socket = count_of(value);
 	} else if (!strcmp(name, "threads-per-core")) {
-		if (count_of(value) == 1)
+		j->threads_per_core = count_of(value);
+		if (j->threads_per_core == 1)
 			j->one_thread_per_core = true;
+	} else if (!strcmp(name, "mincpus")) {
+		j->mincpus = count_of(value);
+	} else if (!strcmp(name, "ntasks-per-gpu") ||
+		   !strcmp(name, "ntasks-per-tres")) {
+		j->ntasks_per_gpu = count_of(value);
 	} else if (!strcmp(name, "hint")) {
 		if (strstr(value, "nomultithread"))
 			j->one_thread_per_core = true;
@@ -292,10 +300,70 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 	return 0;
 }
 
-bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j)
+/* GPUs asked in a GPU form (not derived from --ntasks-per-gpu). */
+static bool gpu_form(const struct mc_slurm_job *j)
 {
 	return j->gpus_per_node || j->gpus_per_task || j->gpus_per_socket ||
 	       j->gpus_total;
+}
+
+/* -N with one count (min = max, or no max). */
+static bool nodes_fixed(const struct mc_slurm_job *j)
+{
+	return j->nodes_min &&
+	       (j->nodes_max == j->nodes_min || !j->nodes_max);
+}
+
+/*
+ * The tasks and GPUs Slurm sets itself after the cli_filter (rules in
+ * the header): what the user wrote in *in, what Slurm makes of it in
+ * *out.
+ */
+static void slurm_sets(const struct mc_slurm_job *in,
+		       struct mc_slurm_job *out)
+{
+	*out = *in;
+	if (nodes_fixed(in) && !in->ntasks) {
+		uint32_t t = in->nodes_min;
+		bool set = false;
+
+		if (in->srun) {
+			if (in->sockets_per_node && in->cores_per_socket &&
+			    in->threads_per_core) {
+				t = mc_mul_sat32(t, in->sockets_per_node);
+				t = mc_mul_sat32(t, in->cores_per_socket);
+				t = mc_mul_sat32(t, in->threads_per_core);
+				set = true;
+			}
+		} else {
+			const uint32_t f[] = { in->sockets_per_node,
+					       in->cores_per_socket,
+					       in->threads_per_core };
+
+			for (int i = 0; i < 3; i++)
+				if (f[i]) {
+					t = mc_mul_sat32(t, f[i]);
+					set = true;
+				}
+		}
+		if (set)
+			out->ntasks = t;
+	}
+	if (in->ntasks_per_gpu && !gpu_form(in)) {
+		if (!out->ntasks && nodes_fixed(in))
+			out->ntasks = mc_mul_sat32(in->nodes_min,
+						   in->ntasks_per_gpu);
+		out->gpus_total = out->ntasks / in->ntasks_per_gpu;
+		out->ntasks_per_gpu = 0;	/* the tasks are given */
+	}
+}
+
+bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j)
+{
+	struct mc_slurm_job s;
+
+	slurm_sets(j, &s);
+	return gpu_form(&s);
 }
 
 static uint32_t div_up32(uint32_t a, uint32_t b)
@@ -367,25 +435,31 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 					     j->gpus_total);
 		}
 	}
+	/* --ntasks-per-gpu with GPUs asked: that many tasks per GPU. */
+	if (j->ntasks_per_gpu && g)
+		t = mc_mul_sat32(g, j->ntasks_per_gpu);
 	*gpus = g;
 	*tasks = t ? t : 1;
 	if (!*asked)
 		*asked = g;
 }
 
-void mc_slurm_alloc(const struct mc_slurm_job *j,
+void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		    const struct mc_slurm_part *p,
 		    const struct mc_node_record *n,
 		    struct mc_slurm_grant *g)
 {
+	struct mc_slurm_job eff, *j = &eff;
 	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
-	uint32_t cpt = j->cpus_per_task, cpg = j->cpus_per_gpu;
-	uint32_t cores, cpus, asked;
+	uint32_t cpt, cpg, cores, cpus, asked;
 	uint64_t cpus64, mem_mb = 0, per_cpu = 0;
 	bool whole = false;
 	const char *src = NULL;
 	char b[32];
 
+	slurm_sets(asked_job, &eff);	/* what Slurm makes of the options */
+	cpt = j->cpus_per_task;
+	cpg = j->cpus_per_gpu;
 	memset(g, 0, sizeof(*g));
 	g->alloc.requested = true;
 	/* "*": a bound of nodes whose type is unknown matches any */
@@ -424,8 +498,10 @@ void mc_slurm_alloc(const struct mc_slurm_job *j,
 	cpus64 = (uint64_t)g->tasks * (cpt ? cpt : 1);
 	if ((uint64_t)asked * cpg > cpus64)
 		cpus64 = (uint64_t)asked * cpg;
+	if (cpus64 < j->mincpus)
+		cpus64 = j->mincpus;
 	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
-	if (j->exclusive == MC_EXCL_NODE) {
+	if (j->exclusive == MC_EXCL_NODE || p->exclusive) {
 		cores = n->cores;
 	} else if (j->one_thread_per_core) {
 		cores = cpus;

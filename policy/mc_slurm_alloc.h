@@ -51,6 +51,17 @@
  *    count) is spread over nodes (Slurm picks as many as it needs): a
  *    node gets at most its own GPUs, so -n16 --gpus-per-task=1 on 8-GPU
  *    nodes is 8 + 8, judged as 8 tasks of one GPU per node.
+ *  - Tasks Slurm sets itself (sbatch/salloc/srun _opt_verify, after the
+ *    cli_filter; gres.c gres_job_state_validate, 22.05 to 26.05):
+ *    -N with a fixed count and no -n gives -N x --sockets-per-node x
+ *    --cores-per-socket x --threads-per-core tasks (sbatch and salloc:
+ *    each that is given; srun: only all three, else x
+ *    --ntasks-per-node); --ntasks-per-gpu=N (--ntasks-per-tres) gives N
+ *    tasks per GPU of a GPU request, and without one the job gets
+ *    -n / N GPUs (-N without -n: -N x N tasks first, so one GPU a node).
+ *  - --mincpus=N: at least N CPUs on each node (cons_tres job_test.c
+ *    pn_min_cpus). A partition with OverSubscribe=EXCLUSIVE gives whole
+ *    nodes, as plain --exclusive does (slurm.conf(5) OverSubscribe).
  *  - A typed request (h100:8 in any GPU form) runs only on nodes whose
  *    Gres type is that type (gres.conf Type=, case-insensitive): the
  *    others are not candidates at all (excluded, not refusals).
@@ -92,8 +103,13 @@ struct mc_slurm_job {
 	uint32_t cpus_per_task;		/* -c */
 	uint32_t cpus_per_gpu;		/* --cpus-per-gpu */
 	uint32_t sockets_per_node;	/* --sockets-per-node */
+	uint32_t cores_per_socket;	/* --cores-per-socket */
+	uint32_t threads_per_core;	/* --threads-per-core */
 	bool one_thread_per_core;	/* --hint=nomultithread,
 					 * --threads-per-core=1 */
+	uint32_t mincpus;		/* --mincpus: CPUs per node, at least */
+	uint32_t ntasks_per_gpu;	/* --ntasks-per-gpu, --ntasks-per-tres */
+	bool srun;			/* srun's rules (else sbatch/salloc) */
 	enum mc_job_mem mem_kind;
 	uint64_t mem_mb;		/* that option's MB; 0: whole node */
 	char mem_opt[MC_JOB_OPT_MAX];	/* "--mem=400G" as written */
@@ -116,6 +132,7 @@ struct mc_slurm_part {
 	uint64_t def_mem_per_cpu_mb, def_mem_per_node_mb, def_mem_per_gpu_mb;
 	uint32_t def_cpu_per_gpu;
 	uint64_t max_mem_per_cpu_mb, max_mem_per_node_mb;
+	bool exclusive;			/* OverSubscribe=EXCLUSIVE */
 };
 
 /*

@@ -15,7 +15,9 @@
 # counted as agreement. Then the job's environment (corpus/env.txt):
 # MEMCORE_* from sbatch's environment under --export, SBATCH_EXPORT and
 # --export-file, whose rules change with the release (NIL from 23.02.3,
-# an --export-file without --export dropped from 26.05).
+# an --export-file without --export dropped from 26.05). And the
+# allocation forms Slurm completes itself after the filter
+# (corpus/alloc.txt).
 # guest: trixie sid
 # guest: why: the option forms differ by Slurm release (--tres-per-task
 #   from 23.02, --gpu-bind/--tres-bind in 26.05); the host runs 22.05's
@@ -27,7 +29,9 @@ CORPUS=$MC_TOP/tests/integration/corpus/forms.txt
 MC_GPU_TYPE=t4
 MC_DEBUG=info
 MC_JOB_TIMEOUT=300
-MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua"
+# excl: the same node, OverSubscribe=EXCLUSIVE (corpus/alloc.txt)
+MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua
+PartitionName=excl Nodes=mc-node1 OverSubscribe=EXCLUSIVE"
 mc_cluster_start
 SLURM_VER=$(sinfo -V | awk '{print $2}')
 
@@ -87,6 +91,23 @@ for ((j = 0; j < N; j++)); do
 	case ${NAMES[j]} in
 	*_fit) want=passed ;; *_short) want=refused ;; env_file) want=$file_want ;; *) continue ;;
 	esac
+	assert_eq "$want" "${SUBMIT[$j]:-skipped}" "${NAMES[j]}: $want at submission (Slurm $SLURM_VER)"
+done
+
+# Allocation forms Slurm completes itself after the filter (--mincpus,
+# --ntasks-per-gpu, implied tasks, OverSubscribe=EXCLUSIVE).
+mc_jobs_idle 30
+mc_corpus_read "$MC_TOP/tests/integration/corpus/alloc.txt"
+assert_eq 10 "$N" "the allocation corpus holds 10 requests"
+mc_corpus_submit
+mc_corpus_launch
+mc_corpus_compare
+mc_log "allocation corpus on Slurm $SLURM_VER: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $BROKEN harness failures"
+assert_eq 0 "$BROKEN" "allocation corpus: every launch ended as ran or refused by memcore"
+assert_eq 0 "$DIS" "allocation corpus: submit and launch agree on all $CASES requests (Slurm $SLURM_VER)"
+assert_eq 10 "$CASES" "allocation corpus: every request judged (none skipped)"
+for ((j = 0; j < N; j++)); do
+	want=passed; [[ ${NAMES[j]} == *_short ]] && want=refused
 	assert_eq "$want" "${SUBMIT[$j]:-skipped}" "${NAMES[j]}: $want at submission (Slurm $SLURM_VER)"
 done
 mc_jobs_idle 30

@@ -293,6 +293,81 @@ static void test_values(void **state)
 	assert_int_equal(j.nodes_max, 4);
 }
 
+/*
+ * What Slurm sets itself after the cli_filter (sbatch/salloc/srun
+ * _opt_verify, gres.c gres_job_state_validate; 22.05 to 26.05), and
+ * --mincpus and OverSubscribe=EXCLUSIVE. The H100 node: 224 CPUs, 112
+ * cores. Each figure by hand from those rules.
+ */
+static void test_set_by_slurm(void **state)
+{
+	static const struct mc_slurm_part none = { 0 }, excl = {
+		.exclusive = true };
+	static const struct tcase c[] = {
+		/* at least 96 CPUs: 48 cores */
+		{ "gpus-per-node=8;mincpus=96;mem=400G", none,
+		  { false, 8, 1, 48, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* below what the tasks take: no change */
+		{ "gpus-per-node=8;mincpus=2;cpus-per-gpu=6;mem=400G", none,
+		  { false, 8, 1, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* 2 tasks per GPU of 8: 16 tasks x 4 CPUs = 32 cores */
+		{ "gpus-per-node=8;ntasks-per-gpu=2;cpus-per-task=4;mem=400G",
+		  none,
+		  { false, 8, 16, 32, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		{ "gpus=8;nodes=1;ntasks-per-tres=1;cpus-per-task=6;mem=400G",
+		  none,
+		  { false, 8, 8, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* -n8 with 2 tasks per GPU: 4 GPUs */
+		{ "nodes=1;ntasks=8;ntasks-per-gpu=2;cpus-per-task=4;mem=400G",
+		  none,
+		  { false, 4, 8, 16, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* -N2 alone: 2 x 3 tasks, 6 / 3 = 2 GPUs, one a node */
+		{ "nodes=2;ntasks-per-gpu=3;mem=400G", none,
+		  { false, 1, 3, 2, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* sbatch: -N1 --cores-per-socket=24: 24 tasks, x 2 CPUs */
+		{ "nodes=1;cores-per-socket=24;cpus-per-task=2;gpus-per-node=8;"
+		  "mem=400G", none,
+		  { false, 8, 24, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		{ "nodes=1;sockets-per-node=2;cores-per-socket=4;"
+		  "threads-per-core=2;gpus-per-node=8;mem=400G", none,
+		  { false, 8, 16, 8, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* a node range: Slurm sets no tasks */
+		{ "nodes=1-2;cores-per-socket=24;gpus-per-node=8;mem=400G", none,
+		  { false, 8, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* -n given: it stays */
+		{ "nodes=1;ntasks=2;cores-per-socket=24;gpus-per-node=8;mem=400G",
+		  none,
+		  { false, 8, 2, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* OverSubscribe=EXCLUSIVE: the whole node's cores */
+		{ "gpus-per-node=8;mem=400G", excl,
+		  { false, 8, 1, 112, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+	};
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	run(c, sizeof(c) / sizeof(c[0]));
+	/* srun: --cores-per-socket sets tasks only with all three given */
+	job_of("nodes=1;cores-per-socket=24;cpus-per-task=2;gpus-per-node=8;"
+	       "mem=400G", &j);
+	j.srun = true;
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_int_equal(g.tasks, 1);
+	assert_int_equal(g.alloc.cores, 1);
+	job_of("nodes=1;sockets-per-node=2;cores-per-socket=4;"
+	       "threads-per-core=2;gpus-per-node=8;mem=400G", &j);
+	j.srun = true;
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_int_equal(g.tasks, 16);
+	/* a GPU job by --ntasks-per-gpu alone */
+	job_of("ntasks=8;ntasks-per-gpu=2", &j);
+	assert_true(mc_slurm_job_has_gpus(&j));
+	job_of("nodes=2;ntasks-per-gpu=2", &j);
+	assert_true(mc_slurm_job_has_gpus(&j));
+	job_of("ntasks-per-gpu=2", &j);
+	assert_false(mc_slurm_job_has_gpus(&j));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_gpus),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_set_by_slurm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
