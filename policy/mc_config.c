@@ -696,6 +696,22 @@ static int check_key_order(struct conf_state *st)
 	return 0;
 }
 
+/*
+ * PrometheusTextfile= names a file slurmstepd writes and reads back as
+ * root: its directory must be one only root can write (mc_dir_root_only:
+ * the rule and why). Checked where the policy is loaded from a file or an
+ * argument, not in mc_config_parse (text only, no file system). A
+ * directory not there yet passes: nothing can be planted in it.
+ */
+static int check_textfile_dir(const struct mc_policy *p, char *why,
+			      size_t whylen)
+{
+	if (!p->prometheus_textfile[0])
+		return 0;
+	return mc_dir_root_only(p->prometheus_textfile, why, whylen) < 0
+		? -1 : 0;
+}
+
 static void state_init(struct conf_state *st, struct mc_config *cfg,
 		       const char *name, char *err, size_t errlen)
 {
@@ -824,6 +840,17 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		mc_config_init(cfg);
 		return -1;
 	}
+	{
+		char why[MC_ERR_MAX];
+
+		if (check_textfile_dir(&cfg->global, why, sizeof(why))) {
+			mc_err(err, errlen, "%s:%u: PrometheusTextfile: %s",
+			       path, st.global_line[key_lookup(
+				       "PrometheusTextfile")], why);
+			mc_config_init(cfg);
+			return -1;
+		}
+	}
 	set_path(cfg, path);
 	return 0;
 fail:
@@ -861,7 +888,9 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 	}
 	/* Parse into a copy of the one policy: cfg is untouched on error. */
 	tmp = cfg->global;
-	if (set_key(&tmp, k, value, why, sizeof(why))) {
+	if (set_key(&tmp, k, value, why, sizeof(why)) ||
+	    (!strcasecmp(mc_keys[k].name, "PrometheusTextfile") &&
+	     check_textfile_dir(&tmp, why, sizeof(why)))) {
 		mc_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
 		return -1;
 	}

@@ -183,14 +183,18 @@ void mc_config_init(struct mc_config *cfg);
  * Load a policy file into cfg (which is reset first).
  * Returns 0, or -1 with err set ("FILE:LINE: KEY=VALUE: reason", or
  * "FILE: reason" for a missing, unreadable or non-regular file) and cfg
- * left at defaults.
+ * left at defaults. Beyond the text, it checks the file system for one
+ * key: a PrometheusTextfile= whose directory others than root can write
+ * is refused ("FILE:LINE: PrometheusTextfile: directory D is writable by
+ * others than root (mode 0777): ...", mc_dir_root_only in mc_util.h).
  */
 int mc_config_load(const char *path, struct mc_config *cfg,
 		   char *err, size_t errlen);
 
 /*
  * Parse a policy from a string (what mc_config_load does after reading);
- * name is used in messages as the file name. Same contract.
+ * name is used in messages as the file name. Same contract, less the
+ * file system check of PrometheusTextfile='s directory.
  */
 int mc_config_parse(const char *text, size_t len, const char *name,
 		    struct mc_config *cfg, char *err, size_t errlen);
@@ -198,6 +202,7 @@ int mc_config_parse(const char *text, size_t len, const char *name,
 /*
  * Set one global key, e.g. from a plugstack argument `mode=warn`.
  * origin names where it came from in messages ("plugstack.conf").
+ * PrometheusTextfile= is checked as in mc_config_load.
  * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
  * error. The argument overrides the whole file: the key is also dropped
  * from every PartitionName line, so `mode=off` turns memcore off everywhere.

@@ -2,6 +2,7 @@
  * mc_metrics.c - memcore's counters in the Prometheus text format
  * (mc_metrics.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +37,21 @@ static const char *const help[MC_M_COUNT] = {
 	[MC_M_CPU_SECONDS] = "CPU time the steps used.",
 };
 
-/* A label value up to its closing quote, unescaping \\ \" \n. */
+/* A label value up to its closing quote, unescaping \\ \" \n (the text
+ * format's only escapes: any other backslash is a damaged line). */
 static const char *label(const char *p, char *out, size_t len)
 {
 	size_t n = 0;
 
-	while (*p && *p != '"') {
+	while (*p && *p != '"' && *p != '\n') {
 		char c = *p++;
 
-		if (c == '\\' && *p) {
+		if (c == '\\') {
 			c = *p++;
 			if (c == 'n')
 				c = '\n';
+			else if (c != '\\' && c != '"')
+				return NULL;
 		}
 		if (n + 1 >= len)
 			return NULL;
@@ -57,16 +61,64 @@ static const char *label(const char *p, char *out, size_t len)
 	return *p == '"' ? p + 1 : NULL;
 }
 
+bool mc_metrics_label_ok(const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t len = strlen(v);
+
+	if (!len || len >= MC_METRICS_LABEL_MAX)
+		return false;
+	while (*s) {
+		unsigned c = *s, need, min, cp;
+
+		if (c < 0x20 || c == 0x7f)
+			return false;
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return false;
+		for (unsigned i = 1; i <= need; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += need + 1;
+	}
+	return true;
+}
+
+static bool is_other(const char *partition)
+{
+	return !strcmp(partition, MC_METRICS_OTHER);
+}
+
+/* The series of (node, partition), made when there is room: a partition
+ * besides the catch-all only while fewer than MC_METRICS_SERIES_MAX - 1
+ * exist, so that the catch-all always has its slot. */
 static struct mc_series *series(struct mc_metrics *m, const char *node,
 				const char *partition)
 {
-	for (size_t i = 0; i < m->n; i++)
+	size_t named = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
 		if (!strcmp(m->s[i].node, node) &&
 		    !strcmp(m->s[i].partition, partition))
 			return &m->s[i];
-	if (m->n == MC_METRICS_SERIES_MAX ||
-	    strlen(node) >= MC_METRICS_LABEL_MAX ||
-	    strlen(partition) >= MC_METRICS_LABEL_MAX)
+		named += !is_other(m->s[i].partition);
+	}
+	if (!mc_metrics_label_ok(node) || !mc_metrics_label_ok(partition) ||
+	    m->n == MC_METRICS_SERIES_MAX ||
+	    (!is_other(partition) && named >= MC_METRICS_SERIES_MAX - 1))
 		return NULL;
 	memset(&m->s[m->n], 0, sizeof(m->s[m->n]));
 	snprintf(m->s[m->n].node, MC_METRICS_LABEL_MAX, "%s", node);
@@ -74,20 +126,25 @@ static struct mc_series *series(struct mc_metrics *m, const char *node,
 	return &m->s[m->n++];
 }
 
-void mc_metrics_parse(const char *text, struct mc_metrics *m)
+size_t mc_metrics_parse(const char *text, const char *node,
+			struct mc_metrics *m)
 {
 	const char *line = text;
+	size_t dropped = 0;
 
 	m->n = 0;
 	while (line && *line) {
 		const char *nl = strchr(line, '\n'), *p = line;
-		char node[MC_METRICS_LABEL_MAX] = "",
+		char lnode[MC_METRICS_LABEL_MAX] = "",
 		     part[MC_METRICS_LABEL_MAX] = "";
-		struct mc_series *s;
+		struct mc_series *s = NULL;
 		int k = -1;
 		char *end;
 		double v;
 
+		line = nl ? nl + 1 : NULL;
+		if (strncmp(p, "memcore_", 8))
+			continue;
 		for (int i = 0; i < MC_M_COUNT; i++) {
 			size_t l = strlen(mc_metric_names[i]);
 
@@ -98,7 +155,7 @@ void mc_metrics_parse(const char *text, struct mc_metrics *m)
 			}
 		}
 		while (k >= 0 && p && *p && *p != '}') {
-			char *dst = !strncmp(p, "node=\"", 6) ? node
+			char *dst = !strncmp(p, "node=\"", 6) ? lnode
 				    : !strncmp(p, "partition=\"", 11) ? part
 				    : NULL;
 
@@ -106,30 +163,44 @@ void mc_metrics_parse(const char *text, struct mc_metrics *m)
 				p = NULL;
 				break;
 			}
-			p = label(p + (dst == node ? 6 : 11), dst,
+			p = label(p + (dst == lnode ? 6 : 11), dst,
 				  MC_METRICS_LABEL_MAX);
 			if (p && *p == ',')
 				p++;
 		}
-		if (k >= 0 && p && *p == '}' && p[1] == ' ') {
+		if (k >= 0 && p && *p == '}' && p[1] == ' ' &&
+		    !strcmp(lnode, node)) {
 			v = strtod(p + 2, &end);
-			if (end != p + 2 && (*end == '\n' || !*end) && v >= 0 &&
-			    (s = series(m, node, part)))
+			if (end != p + 2 && (*end == '\n' || !*end) &&
+			    isfinite(v) && v >= 0)
+				s = series(m, lnode, part);
+			if (s)
 				s->v[k] = v;
 		}
-		line = nl ? nl + 1 : NULL;
+		dropped += !s;
 	}
+	return dropped;
 }
 
 int mc_metrics_add(struct mc_metrics *m, const struct mc_metrics_step *st)
 {
-	struct mc_series *s = series(m, st->node, st->partition);
+	const char *part = st->partition ? st->partition : "";
+	struct mc_series *s = NULL;
+	int rc = 0;
 
+	if (!st->node || !mc_metrics_label_ok(st->node))
+		return -1;
+	if (*part)
+		s = series(m, st->node, part);
+	if (!s) {
+		rc = *part != '\0';
+		s = series(m, st->node, MC_METRICS_OTHER);
+	}
 	if (!s)
 		return -1;
 	for (int i = 0; i < MC_M_COUNT; i++)
 		s->v[i] += st->v[i];
-	return 0;
+	return rc;
 }
 
 /* A label value escaped as the text format wants. */

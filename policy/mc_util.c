@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,6 +86,59 @@ const char *mc_escape(const char *s, size_t max, char *buf, size_t len)
 	}
 	buf[used] = '\0';
 	return buf;
+}
+
+int mc_dir_root_only(const char *path, char *why, size_t whylen)
+{
+	char dir[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 16];
+	const char *slash = strrchr(path, '/');
+	size_t n, end;
+
+	if (path[0] != '/' || !slash ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return mc_err(why, whylen, "expected an absolute path");
+	n = slash == path ? 1 : (size_t)(slash - path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (!realpath(dir, real)) {
+		if (errno == ENOENT)
+			return 1;
+		return mc_err(why, whylen, "directory %s: %s",
+			      mc_escape(dir, 0, q, sizeof(q)),
+			      strerror(errno));
+	}
+	/* "/", then each longer prefix of the resolved path. */
+	n = strlen(real);
+	for (end = 1;;) {
+		char pre[PATH_MAX];
+		const char *next;
+		struct stat st;
+		bool last = end >= n;
+
+		memcpy(pre, real, end);
+		pre[end] = '\0';
+		mc_escape(pre, 0, q, sizeof(q));
+		if (lstat(pre, &st) < 0)
+			return mc_err(why, whylen, "directory %s: %s", q,
+				      strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return mc_err(why, whylen, "%s is not a directory", q);
+		if (st.st_uid != 0)
+			return mc_err(why, whylen, "directory %s is owned by "
+				      "uid %u, not root: its owner could plant "
+				      "or replace the file", q,
+				      (unsigned)st.st_uid);
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    (last || !(st.st_mode & S_ISVTX)))
+			return mc_err(why, whylen, "directory %s is writable by "
+				      "others than root (mode %04o): anyone "
+				      "could plant or replace the file", q,
+				      (unsigned)(st.st_mode & 07777));
+		if (last)
+			return 0;
+		next = strchr(real + end + (end > 1), '/');
+		end = next ? (size_t)(next - real) : n;
+	}
 }
 
 int mc_open_regular(const char *what, const char *path, int flags,

@@ -82,6 +82,22 @@ int mc_open_regular(const char *what, const char *path, int flags,
 		    size_t errlen);
 
 /*
+ * Whether the directory of the file at absolute path `path` is one only
+ * root can write, so that a file root writes there cannot be planted,
+ * replaced or renamed by anyone else: after resolving links (realpath),
+ * the directory and every directory above it must be owned by root and
+ * writable by neither group nor others, except that a directory above
+ * it may be world-writable when root owns it and its sticky bit is set
+ * (/tmp: others cannot rename or remove what root put there). The
+ * directory itself gets no such exception: there anyone could create the
+ * file before root does, or take the name of its temporary file.
+ * Returns 0 safe, 1 the directory does not exist (nothing can be planted
+ * in it; a write there fails later and says so), or -1 with why set
+ * ("directory D is writable by others than root (mode 0777)", ...).
+ */
+int mc_dir_root_only(const char *path, char *why, size_t whylen);
+
+/*
  * Read (out false) or write (out true) exactly len bytes at fd,
  * retrying after EINTR and short transfers. Returns 0, or -1 (errno set;
  * an early end of file reads as -1 with errno 0).

@@ -154,7 +154,8 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp);
 void mc_keep_start(struct mc_plugin *p);
 void mc_keep_wait(struct mc_plugin *p, unsigned ms);
 /* slurmstepd, exit (root): count the step in PrometheusTextfile
- * (mc_textfile.c); never fails, never waits more than 2 s. */
+ * (mc_textfile.c), under a lock only root can open; never fails, never
+ * waits more than 2 s for other steps' updates. */
 void mc_textfile_add(const struct mc_plugin *p);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */

@@ -4,23 +4,34 @@
  * end when memcore.conf names PrometheusTextfile=.
  *
  * Concurrent steps on the node must not lose counts, and node_exporter
- * must never read half a file: under an exclusive flock on the file's
- * directory (no lock file is left behind) the file is read, the step
- * added, and the result written to ".<name>.tmp" (node_exporter reads
- * only *.prom) and renamed over it. A slurmstepd killed meanwhile leaves
- * at most that temporary file, which the next step removes, and the
- * kernel drops its lock. Written as root into a directory others may
- * write: the file is read only when a regular file, opened O_NONBLOCK (a
- * FIFO planted there must not hang slurmstepd), and the temporary file
- * is created anew, O_EXCL|O_NOFOLLOW, so a symlink or FIFO planted under
- * its name is never followed nor opened: the write fails, said in the
- * log. The lock is waited for LOCK_WAIT_MS at most: a
+ * must never read half a file: under an exclusive flock on a lock file
+ * only root can open (memcore-textfile.lock, mode 0600, in the root-only
+ * directory of the node-facts cache and the job records, mc_jobview.h)
+ * the file is read, the step added, and the result written to
+ * ".<name>.tmp" (node_exporter reads only *.prom) and renamed over it.
+ * The lock is not taken on the textfile's directory: anyone who can open
+ * a directory can flock it, and each step would wait for that user. A
+ * slurmstepd killed meanwhile leaves at most the temporary file, which
+ * the next step removes, and the kernel drops its lock. The lock is
+ * waited for LOCK_WAIT_MS at most (only other steps' updates hold it): a
  * step's end is never held up longer; its counts are then lost, said in
  * slurmd's log.
+ *
+ * memcore.conf refuses a textfile directory others can write
+ * (mc_dir_root_only), but a file may have been planted before that or by
+ * hand, so what is read back is believed only when it is a regular file
+ * owned by root that nobody else can write, with one link; otherwise the
+ * counts start afresh and slurmd's log says why. Of a believed file only
+ * this node's series are kept (mc_metrics_parse). The file is read
+ * opened O_NONBLOCK|O_NOFOLLOW (a FIFO or link planted there must not
+ * hang slurmstepd nor be followed), and the temporary file is created
+ * anew, O_EXCL|O_NOFOLLOW, so a link or FIFO planted under its name is
+ * never followed nor opened: the write fails, said in the log.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -30,6 +41,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "mc_jobview.h"
 #include "mc_metrics.h"
 #include "mc_plugin.h"
 #include "mc_util.h"
@@ -37,25 +49,49 @@
 #define LOCK_WAIT_MS 2000
 #define TEXT_MAX (256 * 1024)
 
-static int lock_dir(int dfd)
+#define LOCK_NAME "memcore-textfile.lock"
+
+/* Open and flock the lock file (path): root's alone, or refused. Returns
+ * the descriptor, or -1 with errno set (EPERM: not root's alone). */
+static int lock_file(const char *path)
 {
 	struct timespec ts = { 0, 10000000L };	/* 10 ms */
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+		      O_NOCTTY | O_CLOEXEC, 0600);
 
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 077) || st.st_nlink != 1) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
 	for (int waited = 0; waited < LOCK_WAIT_MS; waited += 10) {
-		if (flock(dfd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
+			break;
 		nanosleep(&ts, NULL);
 	}
-	errno = ETIMEDOUT;
+	if (errno == EWOULDBLOCK || errno == EINTR)
+		errno = ETIMEDOUT;
+	{
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
 	return -1;
 }
 
 /* Read the textfile (name in dfd) into buf, NUL-terminated: a regular
- * file only, never through a symlink, never blocking on a FIFO. Returns
- * 0 (an absent file reads as empty) or -1 with errno set. */
-static int read_prom(int dfd, const char *name, char *buf, size_t len)
+ * file only, never through a symlink, never blocking on a FIFO; its
+ * fstat in *st. Returns 1 read, 0 absent (buf empty) or -1 with errno
+ * set. */
+static int read_prom(int dfd, const char *name, char *buf, size_t len,
+		     struct stat *stp)
 {
 	struct stat st;
 	size_t got = 0;
@@ -89,7 +125,40 @@ static int read_prom(int dfd, const char *name, char *buf, size_t len)
 	}
 	buf[got] = '\0';
 	close(fd);
-	return 0;
+	*stp = st;
+	return 1;
+}
+
+/* Why a textfile read back is not memcore's to believe, or NULL. */
+static const char *untrusted(const struct stat *st, char *buf, size_t len)
+{
+	if (st->st_uid != 0)
+		snprintf(buf, len, "owned by uid %u, not root",
+			 (unsigned)st->st_uid);
+	else if (st->st_mode & 022)
+		snprintf(buf, len, "writable by others than root (mode %04o)",
+			 (unsigned)(st->st_mode & 07777));
+	else if (st->st_nlink != 1)
+		snprintf(buf, len, "%u links to it, not one",
+			 (unsigned)st->st_nlink);
+	else
+		return NULL;
+	return buf;
+}
+
+/* The node label: the node's own name, as slurmd told slurmstepd (its
+ * process environment, which slurmstepd sets from slurmd's config before
+ * any step; the step's environment is the user's to write), else the
+ * host name. */
+static void own_node(char *buf, size_t len)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (gethostname(buf, len) != 0)
+		snprintf(buf, len, "unknown");
+	buf[len - 1] = '\0';
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -113,9 +182,13 @@ void mc_textfile_add(const struct mc_plugin *p)
 	static struct mc_metrics m;
 	const struct mc_after *a = &p->after;
 	struct mc_metrics_step st = { 0 };
-	char dir[PATH_MAX], tmp[NAME_MAX + 1];
-	const char *path = a->textfile, *base, *what = "open its directory";
-	int dfd, fd = -1, len;
+	struct stat fst;
+	char dir[PATH_MAX], lock[PATH_MAX + sizeof(LOCK_NAME) + 1],
+	     tmp[NAME_MAX + 1], node[MC_METRICS_LABEL_MAX], why[96];
+	const char *path = a->textfile, *base, *what = "open its lock file",
+		   *bad;
+	int dfd = -1, lfd = -1, fd = -1, len, rc;
+	size_t dropped;
 
 	if (!*path || !a->judged)
 		return;
@@ -130,8 +203,9 @@ void mc_textfile_add(const struct mc_plugin *p)
 	dir[base - path] = '\0';
 	base++;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", base);
-	st.node = p->step.host;
-	st.partition = p->step.partition;
+	own_node(node, sizeof(node));
+	st.node = node;
+	st.partition = p->step.partition;	/* slurmd's record, or "" */
 	st.v[MC_M_STEPS_JUDGED] = 1;
 	st.v[MC_M_STEPS_REFUSED] = a->refused;
 	if (!a->refused) {
@@ -145,20 +219,48 @@ void mc_textfile_add(const struct mc_plugin *p)
 						(u->wall_usec / 1e6);
 		st.v[MC_M_CPU_SECONDS] = u->cpu_usec / 1e6;
 	}
+	if (mc_jobview_dir(p->ac, p->av, mc_cache_default_path(), lock,
+			   sizeof(lock) - sizeof(LOCK_NAME) - 1) < 0) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	snprintf(lock + strlen(lock), sizeof(LOCK_NAME) + 1, "/%s",
+		 LOCK_NAME);
+	lfd = lock_file(lock);
+	if (lfd < 0) {
+		what = errno == EPERM ? "lock (its lock file is not root's "
+					"alone)" : "lock its lock file";
+		goto fail;
+	}
+	what = "open its directory";
 	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		goto fail;
-	what = "lock its directory";
-	if (lock_dir(dfd) < 0)
-		goto fail;
-	if (read_prom(dfd, base, text, sizeof(text)) < 0) {
+	rc = read_prom(dfd, base, text, sizeof(text), &fst);
+	if (rc < 0) {
 		what = "read it (a regular file)";
 		goto fail;
 	}
-	mc_metrics_parse(text, &m);
-	what = "add a series (too many node and partition pairs)";
-	if (mc_metrics_add(&m, &st) < 0)
+	if (rc > 0 && (bad = untrusted(&fst, why, sizeof(why)))) {
+		slurm_info("memcore: PrometheusTextfile=%s: not adopted (%s): "
+			   "its counts start afresh", path, bad);
+		text[0] = '\0';
+	}
+	dropped = mc_metrics_parse(text, node, &m);
+	if (dropped)
+		slurm_info("memcore: PrometheusTextfile=%s: %zu sample%s not "
+			   "adopted (another node's than %s, or damaged)", path,
+			   dropped, dropped == 1 ? "" : "s", node);
+	what = "add a series (the node name is no label)";
+	rc = mc_metrics_add(&m, &st);
+	if (rc < 0)
 		goto fail;
+	if (rc > 0)
+		slurm_info("memcore: step %s: PrometheusTextfile=%s: counted "
+			   "under partition=\"" MC_METRICS_OTHER "\" (its "
+			   "partition is no label, or %d partitions are "
+			   "counted already)", p->step.step_name, path,
+			   MC_METRICS_SERIES_MAX - 1);
 	what = "format it";
 	len = mc_metrics_format(&m, text, sizeof(text));
 	if (len < 0)
@@ -181,7 +283,8 @@ void mc_textfile_add(const struct mc_plugin *p)
 	what = "rename its temporary file over it";
 	if (renameat(dfd, tmp, dfd, base) < 0)
 		goto fail;
-	close(dfd);	/* and the lock with it */
+	close(dfd);
+	close(lfd);	/* and the lock with it */
 	return;
 fail:
 	slurm_info("memcore: step %s: PrometheusTextfile=%s: cannot %s (%m); "
@@ -193,4 +296,6 @@ fail:
 	}
 	if (dfd >= 0)
 		close(dfd);
+	if (lfd >= 0)
+		close(lfd);
 }

@@ -17,7 +17,10 @@
 #  (e) memcore report after the step, by the job's user, refused to another
 #      user, and what it says of a job slurmctld forgot without accounting;
 #  (f) the PrometheusTextfile: the counts of concurrent steps, refused and
-#      OOM-killed ones, none lost; parsed by promtool check metrics;
+#      OOM-killed ones, none lost; parsed by promtool check metrics; and
+#      user nobody's attacks: flock held on its directory (no count lost,
+#      no wait), forged node and partition labels, a directory others can
+#      write (refused at load, file:line), a planted file (not adopted);
 #  (g) slurmstepd killed with SIGKILL while its sampler runs: nothing of
 #      it is left (process, threads, files) and the next step runs.
 #  (h) slurmstepd's memory and threads flat over 100 samples of a step.
@@ -218,6 +221,117 @@ assert_rc 0 "(f) a FIFO planted as the textfile does not hold the step's end (no
 assert_eq fifo "$(stat -c %F "$PROM")" "(f) ... and is left as it was, not written"
 rm -f "$PROM"
 mv "$PROM.keep" "$PROM"
+
+# --- (f) the textfile under attack by user nobody ----------------------------
+PDIR=${PROM%/*}
+SLOG=$MC_LOG_DIR/slurmd.log
+CONF=$MC_CONF_DIR/memcore.conf
+NOBODY_UID=$(id -u nobody) || mc_die "no user nobody"
+slog_lines() { wc -l <"$SLOG"; }
+slog_since() { tail -n +"$(($1 + 1))" "$SLOG"; }
+judged() { metric memcore_steps_judged_total; }
+# The lock is a file only root can open, not the textfile's directory:
+# nobody holding flock on the directory while steps end costs no count
+# and no wait (slurmd's log says nothing of a lock).
+# (its own process group, so that the lock's holder goes with runuser)
+setsid runuser -u nobody -- flock "$PDIR" sleep 300 &
+holder=$!
+mc_at_exit "kill -- -$holder 2>/dev/null"
+mc_wait_until 10 eval '! flock -n "$PDIR" true'
+assert_eq 0 $? "(f) nobody holds flock on the textfile's directory"
+n0=$(slog_lines) j0=$(judged)
+for i in 1 2 3; do
+	mc_run srun -n1 --gpus=1 --mem=256M true
+	assert_rc 0 "(f) step $i ends while nobody holds the directory's flock"
+done
+mc_wait_until 10 eval '[ "$(judged)" = $((j0 + 3)) ]'
+assert_eq $((j0 + 3)) "$(judged)" "(f) ... and all 3 are counted, none lost to the lock"
+assert_not_contains "$(slog_since "$n0")" "PrometheusTextfile" "(f) ... slurmd's log has no complaint of the textfile (no lock timed out)"
+kill -- -"$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+mc_wait_until 10 flock -n "$PDIR" true
+assert_eq 0 $? "(f) nobody's flock on the directory is gone"
+lock=$MC_WORK/state/d/memcore-textfile.lock
+assert_eq "0 600" "$(stat -c '%u %a' "$lock" 2>&1)" "(f) the lock file is root's, mode 0600, beside the node-facts cache"
+mc_run runuser -u nobody -- flock -n "$lock" true
+assert_ne 0 "$MC_RC" "(f) ... nobody cannot open it to lock it"
+
+# A forged partition label (a preloaded shim rewrites what srun puts in
+# the step's environment with setenv(), invalid UTF-8 and a quote
+# included; srun's node list does not go through setenv() on 22.05, so
+# the node part of the shim is a try): the node label is the node's own
+# name (slurmstepd's SLURMD_NODENAME, from slurmd), the partition slurmd's
+# record; the file keeps parsing.
+SHIMD=$MC_WORK/tmp/shim
+mkdir -p "$SHIMD"
+cat >"$SHIMD/shim.c" <<'EOF_SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+/* srun sets the step's variables with setenv(): forge the labels. */
+int setenv(const char *n, const char *v, int o)
+{
+	static int (*real)(const char *, const char *, int);
+
+	if (!real)
+		real = (int (*)(const char *, const char *, int))
+			dlsym(RTLD_NEXT, "setenv");
+	if (n && (!strcmp(n, "SLURM_STEP_NODELIST") ||
+		  !strcmp(n, "SLURM_NODELIST") ||
+		  !strcmp(n, "SLURMD_NODENAME")))
+		v = "fake\xff\"node";
+	if (n && !strcmp(n, "SLURM_JOB_PARTITION"))
+		v = "forged\xff\"part";
+	return real(n, v, o);
+}
+EOF_SHIM
+gcc -shared -fPIC -o "$SHIMD/shim.so" "$SHIMD/shim.c" -ldl || mc_die "cannot build the shim"
+chmod 0755 "$SHIMD" "$SHIMD/shim.so"
+j0=$(judged)
+mc_run runuser -u nobody -- env LD_PRELOAD="$SHIMD/shim.so" srun --chdir=/tmp -n1 --gpus=1 --mem=256M sh -c 'printf "%s|" "$SLURM_STEP_NODELIST" "$SLURM_JOB_PARTITION"'
+assert_rc 0 "(f) nobody's step with forged labels runs"
+assert_contains "$MC_OUT" $'|forged\xff"part|' "(f) ... the forged partition reached the step's environment"
+mc_wait_until 10 eval '[ "$(judged)" = $((j0 + 1)) ]'
+assert_eq $((j0 + 1)) "$(judged)" "(f) ... counted under node=\"mc-node1\", partition=\"gpu\""
+assert_eq "" "$(grep -a -e fake -e forged "$PROM")" "(f) ... no forged label in the textfile"
+LC_ALL=C grep -aq $'[\x80-\xff]' "$PROM"
+assert_ne 0 $? "(f) ... no byte outside ASCII in it"
+if command -v promtool >/dev/null; then
+	mc_run sh -c "promtool check metrics < '$PROM'"
+	assert_rc 0 "(f) ... promtool still parses it"
+fi
+
+# memcore.conf refuses a textfile directory others can write, naming the
+# file, the line and the key: GPU steps are refused as under any broken
+# key, CPU steps run, the node is not drained; fixed, the next step fits.
+LINE=$(grep -n '^PrometheusTextfile=' "$CONF" | cut -d: -f1)
+chmod 0777 "$PDIR"
+mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M echo gpu-ran
+assert_ne 0 "$MC_RC" "(f) directory mode 0777: a GPU step is refused"
+assert_contains "$MC_ERR" "$CONF:$LINE: PrometheusTextfile: directory $PDIR is writable by others than root (mode 0777)" "(f) ... naming the file, the line, the key and why"
+assert_not_contains "$MC_OUT" gpu-ran "(f) ... its program never ran"
+mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --mem=100M echo cpu-ran
+assert_rc 0 "(f) ... a CPU-only step runs"
+assert_node_idle "(f) ... the node is IDLE, not drained" 20
+assert_eq "" "$(mc_node_field Reason)" "(f) ... no drain reason"
+
+# A file planted while the directory was open (nobody's, a node that is
+# not this one, counts of 1e300) is not adopted once it is closed again:
+# the counts start afresh, the file is root's, slurmd's log says why.
+chmod 1777 "$PDIR"
+rm -f "$PROM"
+runuser -u nobody -- sh -c "printf '%s\n' 'memcore_steps_judged_total{node=\"mc-node1\",partition=\"gpu\"} 1e300' 'memcore_steps_judged_total{node=\"planted-node\",partition=\"gpu\"} 5' >'$PROM'"
+assert_eq "$NOBODY_UID" "$(stat -c %u "$PROM")" "(f) nobody planted the textfile while its directory was open"
+chmod 0755 "$PDIR"
+n0=$(slog_lines)
+mc_run srun -n1 --gpus=1 --mem=256M true
+assert_rc 0 "(f) directory closed again: the next GPU step fits"
+mc_wait_until 10 eval '[ "$(stat -c %u "$PROM")" = 0 ]'
+assert_eq 0 "$(stat -c %u "$PROM")" "(f) ... the textfile is root's again"
+assert_eq 1 "$(judged)" "(f) ... the planted counts not adopted: 1 step judged, not 1e300"
+assert_eq "" "$(grep -a planted-node "$PROM")" "(f) ... nor the planted node's series"
+assert_contains "$(slog_since "$n0")" "memcore: PrometheusTextfile=$PROM: not adopted (owned by uid $NOBODY_UID, not root): its counts start afresh" "(f) ... and slurmd's log says why"
 
 # --- (g) slurmstepd killed with SIGKILL while its sampler runs ---------------
 ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-before"

@@ -18,6 +18,7 @@
 
 #include "mc_config.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
@@ -732,6 +733,97 @@ static void test_prometheus_textfile(void **state)
 			    "/var/lib/a..b/..x.prom");
 }
 
+/* At load, a PrometheusTextfile= whose directory others than root can
+ * write is refused with the file, the line and the key (anyone could
+ * plant the file root reads back, or take its temporary file's name);
+ * one not there yet passes; a root-owned sticky directory above it (as
+ * /tmp) passes, the same as the textfile's own directory does not. */
+static void test_prometheus_textfile_dir(void **state)
+{
+	char top[] = "/tmp/mc-prom-XXXXXX", conf[PATH_MAX], dir[PATH_MAX],
+	     text[PATH_MAX * 2], want[PATH_MAX * 2], why[MC_ERR_MAX],
+	     val[PATH_MAX + 16];
+	bool root = geteuid() == 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(conf, sizeof(conf), "%s/memcore.conf", top);
+	snprintf(dir, sizeof(dir), "%s/prom", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(val, sizeof(val), "%s/memcore.prom", dir);
+	snprintf(text, sizeof(text), "Mode=warn\n# the textfile\n"
+		 "PrometheusTextfile=%s\n", val);
+	mc_test_write_text(conf, text);
+
+	err[0] = '\0';
+	if (root) {
+		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
+				 0);
+		assert_string_equal(err, "");
+	} else {	/* the directory is this user's, not root's */
+		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
+				 -1);
+		assert_non_null(strstr(err, "is owned by uid"));
+	}
+
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
+	if (root) {
+		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile: "
+			 "directory %s is writable by others than root (mode "
+			 "0777): anyone could plant or replace the file",
+			 conf, dir);
+		assert_string_equal(err, want);
+	}
+	assert_string_equal(cfg.global.prometheus_textfile, "");
+	assert_int_equal(cfg.global.mode, MC_MODE_ENFORCE);	/* nothing applied */
+	/* group-writable, and sticky, are refused all the same */
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":3: PrometheusTextfile: directory "));
+	assert_int_equal(chmod(dir, 0775), 0);
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "writable by others than root"));
+	/* as a plugstack argument: the same check, nothing applied */
+	assert_int_equal(mc_config_set(&cfg, "prometheustextfile", val, NULL,
+				       err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "plugstack.conf: prometheustextfile="));
+	assert_non_null(strstr(err, "writable by others than root"));
+	assert_string_equal(cfg.global.prometheus_textfile, "");
+
+	if (root) {
+		/* a sticky, world-writable directory above it: /tmp's way */
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chmod(top, 01777), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), 0);
+		/* ... not sticky: whoever can write it can rename prom */
+		assert_int_equal(chmod(top, 0777), 0);
+		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
+				 -1);
+		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile: "
+			 "directory %s is writable by others than root", conf,
+			 top);
+		assert_int_equal(strncmp(err, want, strlen(want)), 0);
+		assert_int_equal(chmod(top, 0700), 0);
+	}
+	/* a directory not there yet: nothing can be planted in it */
+	snprintf(val, sizeof(val), "%s/none/x.prom", top);
+	snprintf(text, sizeof(text), "PrometheusTextfile=%s\n", val);
+	mc_test_write_text(conf, text);
+	if (root)
+		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
+				 0);
+	assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), 1);
+	/* the text parser alone never looks at the file system */
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(text, sizeof(text), "PrometheusTextfile=%s/x.prom\n", dir);
+	assert_int_equal(parse(text), 0);
+
+	unlink(conf);
+	rmdir(dir);
+	rmdir(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +842,7 @@ int main(void)
 		cmocka_unit_test(test_key_table),
 		cmocka_unit_test(test_plugstack),
 		cmocka_unit_test(test_prometheus_textfile),
+		cmocka_unit_test(test_prometheus_textfile_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

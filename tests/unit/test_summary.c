@@ -460,14 +460,15 @@ static void test_jobrec(void **state)
 			 0);
 }
 
-/* The textfile: counts add up across steps and survive a re-read; labels
- * escaped; damaged lines lose only themselves. */
+/* The textfile: counts add up across steps and survive a re-read; label
+ * values escaped as the text format says (\\ \" \n) and unescaped when
+ * read back; damaged lines lose only themselves. */
 static void test_metrics(void **state)
 {
 	static struct mc_metrics m;
 	static char text[65536];
 	struct mc_metrics_step a = { "gpu07", "gpu", { 0 } },
-			       b = { "gpu07", "de\"bug", { 0 } };
+			       b = { "gpu07", "de\"b\\ug", { 0 } };
 
 	(void)state;
 	a.v[MC_M_STEPS_JUDGED] = 1;
@@ -475,7 +476,7 @@ static void test_metrics(void **state)
 	a.v[MC_M_CPU_SECONDS] = 1.5;
 	b.v[MC_M_STEPS_JUDGED] = 1;
 	b.v[MC_M_STEPS_REFUSED] = 1;
-	mc_metrics_parse("", &m);
+	assert_int_equal(mc_metrics_parse("", "gpu07", &m), 0);
 	assert_int_equal(m.n, 0);
 	assert_int_equal(mc_metrics_add(&m, &a), 0);
 	assert_int_equal(mc_metrics_add(&m, &b), 0);
@@ -484,23 +485,144 @@ static void test_metrics(void **state)
 			       "counter\n"));
 	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
 			       "\"gpu07\",partition=\"gpu\"} 4294967296\n"));
-	assert_non_null(strstr(text, "partition=\"de\\\"bug\"} 1\n"));
-	/* Read back, add the same step again: twice the counts. */
-	mc_metrics_parse(text, &m);
+	assert_non_null(strstr(text, "partition=\"de\\\"b\\\\ug\"} 1\n"));
+	/* Read back, add the same steps again: twice the counts, the
+	 * escaped label unescaped into the same series. */
+	assert_int_equal(mc_metrics_parse(text, "gpu07", &m), 0);
 	assert_int_equal(m.n, 2);
+	assert_string_equal(m.s[1].partition, "de\"b\\ug");
 	assert_int_equal(mc_metrics_add(&m, &a), 0);
+	assert_int_equal(mc_metrics_add(&m, &b), 0);
+	assert_int_equal(m.n, 2);
 	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
 	assert_non_null(strstr(text, "memcore_cpu_seconds_total{node=\"gpu07\","
 			       "partition=\"gpu\"} 3\n"));
 	assert_non_null(strstr(text, "memcore_memory_asked_bytes_total{node="
 			       "\"gpu07\",partition=\"gpu\"} 8589934592\n"));
-	mc_metrics_parse("memcore_steps_judged_total{node=\"x\"} 5\n"
-			 "memcore_steps_judged_total{node=\"y\" 5\n"
-			 "garbage\nmemcore_cpu_seconds_total{node=\"x\"} -1\n",
-			 &m);
+	assert_non_null(strstr(text, "memcore_steps_refused_total{node=\""
+			       "gpu07\",partition=\"de\\\"b\\\\ug\"} 2\n"));
+	/* Damaged lines, an escape the format does not have, values that
+	 * are no count: each loses only itself. */
+	assert_int_equal(mc_metrics_parse(
+		"memcore_steps_judged_total{node=\"x\"} 5\n"
+		"memcore_steps_judged_total{node=\"x\" 5\n"
+		"garbage\n# HELP memcore_x y\n"
+		"memcore_cpu_seconds_total{node=\"x\"} -1\n"
+		"memcore_cpu_seconds_total{node=\"x\"} inf\n"
+		"memcore_cpu_seconds_total{node=\"x\"} nan\n"
+		"memcore_cpu_seconds_total{node=\"x\",partition=\"a\\tb\"} 1\n"
+		"memcore_cpu_seconds_total{node=\"x\",partition=\"a\nb\"} 1\n",
+		"x", &m), 7);
+	assert_int_equal(m.n, 0);	/* a label must not be empty */
+	assert_int_equal(mc_metrics_parse(
+		"memcore_steps_judged_total{node=\"x\",partition=\"p\"} 5\n",
+		"x", &m), 0);
 	assert_int_equal(m.n, 1);
 	assert_true(m.s[0].v[MC_M_STEPS_JUDGED] == 5);
 	assert_int_equal(mc_metrics_format(&m, text, 16), -1);
+}
+
+/* A label value is valid UTF-8 without control bytes, or refused. */
+static void test_metrics_labels(void **state)
+{
+	static const char *const good[] = {
+		"gpu", "a-b_c.d", "de\"bug", "back\\slash", "caf\xc3\xa9",
+		"\xe2\x82\xac", "\xf0\x9f\x9a\x80", "\xef\xbf\xbd",
+	};
+	static const char *const bad[] = {
+		"", "a\nb", "a\tb", "a\x7f", "\x1b[31m",
+		"\xff", "\xc3", "\xc3(", "\xc0\xaf",	/* overlong '/' */
+		"\xe0\x80\xaf", "\xed\xa0\x80",	/* surrogate U+D800 */
+		"\xf4\x90\x80\x80",		/* above U+10FFFF */
+		"\xf8\x88\x80\x80\x80", "\x80",
+		"0123456789012345678901234567890123456789012345678901234567890123",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(mc_metrics_label_ok(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(mc_metrics_label_ok(bad[i]));
+}
+
+/* The series are bounded by the node and the partitions: another node's
+ * series read back is dropped, a partition that is no label or beyond
+ * MC_METRICS_SERIES_MAX - 1 is counted under partition="other", which
+ * always has its slot; what is written parses (no invalid byte). */
+static void test_metrics_bound(void **state)
+{
+	static struct mc_metrics m;
+	static char text[1 << 20];
+	struct mc_metrics_step st = { "n1", NULL, { 0 } };
+	char part[32], want[128];
+
+	(void)state;
+	st.v[MC_M_STEPS_JUDGED] = 1;
+	mc_metrics_parse("", "n1", &m);
+	/* no partition, an invalid one, a control byte: the catch-all */
+	assert_int_equal(mc_metrics_add(&m, &st), 0);
+	st.partition = "\xff\xfe";
+	assert_int_equal(mc_metrics_add(&m, &st), 1);
+	st.partition = "x\ny";
+	assert_int_equal(mc_metrics_add(&m, &st), 1);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.s[0].partition, MC_METRICS_OTHER);
+	assert_true(m.s[0].v[MC_M_STEPS_JUDGED] == 3);
+	/* a node name that is no label is never written */
+	st.node = "n\xff";
+	st.partition = "gpu";
+	assert_int_equal(mc_metrics_add(&m, &st), -1);
+	st.node = "n1";
+	/* 127 partitions, then every new one goes to "other" */
+	for (int i = 1; i < MC_METRICS_SERIES_MAX; i++) {
+		snprintf(part, sizeof(part), "p%d", i);
+		st.partition = part;
+		assert_int_equal(mc_metrics_add(&m, &st), 0);
+	}
+	assert_int_equal(m.n, MC_METRICS_SERIES_MAX);
+	st.partition = "one-too-many";
+	assert_int_equal(mc_metrics_add(&m, &st), 1);
+	st.partition = "p5";
+	assert_int_equal(mc_metrics_add(&m, &st), 0);
+	assert_int_equal(m.n, MC_METRICS_SERIES_MAX);
+	assert_true(m.s[0].v[MC_M_STEPS_JUDGED] == 4);
+	assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+	assert_null(strstr(text, "one-too-many"));
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		assert_true(*c >= 0x20 ? *c < 0x7f : *c == '\n');
+	/* Read back as node n1: everything; as another node: nothing
+	 * (8 metrics x 128 series dropped). */
+	assert_int_equal(mc_metrics_parse(text, "n1", &m), 0);
+	assert_int_equal(m.n, MC_METRICS_SERIES_MAX);
+	assert_int_equal(mc_metrics_parse(text, "n2", &m),
+			 MC_M_COUNT * MC_METRICS_SERIES_MAX);
+	assert_int_equal(m.n, 0);
+	/* A file with a fake node's series and more partitions than the
+	 * bound: only this node's, and the bound holds on reading too. */
+	{
+		size_t n = 0;
+
+		text[0] = '\0';
+		for (int i = 0; i < MC_METRICS_SERIES_MAX + 10; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+				"memcore_steps_judged_total{node=\"n1\","
+				"partition=\"q%d\"} 1\n", i);
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+			"memcore_steps_judged_total{node=\"fake\","
+			"partition=\"q1\"} 1e300\n"
+			"memcore_steps_judged_total{node=\"n1\","
+			"partition=\"" MC_METRICS_OTHER "\"} 2\n");
+		/* 11 partitions past the bound, the fake node's line */
+		assert_int_equal(mc_metrics_parse(text, "n1", &m), 12);
+		assert_int_equal(m.n, MC_METRICS_SERIES_MAX);
+		assert_string_equal(m.s[m.n - 1].partition, MC_METRICS_OTHER);
+		assert_true(m.s[m.n - 1].v[MC_M_STEPS_JUDGED] == 2);
+		assert_true(mc_metrics_format(&m, text, sizeof(text)) > 0);
+		assert_null(strstr(text, "fake"));
+		snprintf(want, sizeof(want), "partition=\"q%d\"",
+			 MC_METRICS_SERIES_MAX - 1);
+		assert_null(strstr(text, want));
+	}
 }
 
 int main(void)
@@ -516,6 +638,8 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_jobrec),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_metrics_labels),
+		cmocka_unit_test(test_metrics_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
