@@ -101,7 +101,10 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 	memcpy(dir, path, n);
 	dir[n] = '\0';
 	if (!realpath(dir, real)) {
-		if (errno == ENOENT)
+		/* Not there yet: nothing can be planted in it. Not ours to
+		 * see (a user's memcore on a login host): slurmstepd, root,
+		 * checks it where it writes. */
+		if (errno == ENOENT || errno == EACCES)
 			return 1;
 		return mc_err(why, whylen, "directory %s: %s",
 			      mc_escape(dir, 0, q, sizeof(q)),

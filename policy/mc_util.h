@@ -92,7 +92,9 @@ int mc_open_regular(const char *what, const char *path, int flags,
  * directory itself gets no such exception: there anyone could create the
  * file before root does, or take the name of its temporary file.
  * Returns 0 safe, 1 the directory does not exist (nothing can be planted
- * in it; a write there fails later and says so), or -1 with why set
+ * in it; a write there fails later and says so) or cannot be seen by this
+ * process (EACCES: a user's memcore on a login host; slurmstepd, root,
+ * checks it where it writes), or -1 with why set
  * ("directory D is writable by others than root (mode 0777)", ...).
  */
 int mc_dir_root_only(const char *path, char *why, size_t whylen);
