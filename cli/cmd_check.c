@@ -85,8 +85,8 @@ static void check_usage(FILE *out)
 "  --ram-per-worker SIZE     RAM per DataLoader worker for this job, within\n"
 "                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
 "  --shards N                a --gres=shard:N step: sized by its share of\n"
-"                            the card (shards per GPU from the node's Gres,\n"
-"                            --shards-per-gpu, or the policy's ShardsPerGpu)\n"
+"                            the card (shards per GPU: --shards-per-gpu, the\n"
+"                            policy's ShardsPerGpu, else the node's Gres)\n"
 "  --shards-per-gpu N        shards of one GPU (instead of the node's Gres)\n"
 "  --mps N                   a --gres=mps:N step: N of the GPU's MPS count\n"
 "                            (the node's Gres mps, else 100 per GPU)\n"
@@ -336,6 +336,12 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	uint64_t cpus = 0, mem = a->mem_bytes;
 
+	/* --gpu-type narrows a partition's nodes as Slurm does: only
+	 * nodes of that type are candidates (a described node, rec NULL,
+	 * is taken as the type asked). */
+	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, why,
+					  why_len))
+		return false;
 	memset(alloc, 0, sizeof(*alloc));
 	alloc->requested = true;
 	alloc->job_cores = a->job_cores;
@@ -583,7 +589,7 @@ int mc_cmd_check(int argc, char **argv)
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
-	bool fixed, user_warn, shard_only = false;
+	bool fixed, user_warn;
 	enum mc_launch launch;
 
 	optind = 1;
@@ -668,7 +674,6 @@ int mc_cmd_check(int argc, char **argv)
 	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
-		shard_only = a.shards != 0;
 		a.gpus = 1;
 		a.gpus_set = true;
 	}
@@ -700,15 +705,6 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus)
 		return not_a_gpu_step(a.common.json);
-	/* What launch does with it: a shard count and no GPU from Slurm is a
-	 * GPU step only where the policy says how many shards a GPU has (the
-	 * count is the job's environment, spank/mc_step.c); elsewhere the
-	 * step runs unchecked, so it is no refusal here either. */
-	if (shard_only && !a.shards_per_gpu && !p.shards_per_gpu)
-		return not_judged(a.common.json, "memcore: --gres=shard without "
-				  "ShardsPerGpu= in memcore.conf: launch runs "
-				  "the step unchecked (its share of a card is "
-				  "unknown), so memcore has nothing to check");
 	/* --partition without slurm.conf: never this host instead. */
 	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
 		return MC_EXIT_USAGE;
@@ -754,13 +750,17 @@ int mc_cmd_check(int argc, char **argv)
 	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
 		measured_where(&a.common, &p, node_source, measured_on,
 			       sizeof(measured_on)), mem_from, sizeof(mem_from));
-	/* A shard or MPS step: its share of the card (the node's Gres
-	 * counts, per shape, when the nodes come from slurmctld). */
+	/* A shard or MPS step: its share of the card, shards per GPU as
+	 * launch counts them (mc_shards_per_gpu): per shape from the nodes'
+	 * Gres when they come from slurmctld; a node described by a
+	 * topology or memcore.conf has no Slurm count, so only
+	 * --shards-per-gpu or ShardsPerGpu= says it. */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
 	req.use.share_count = a.shards ? a.shards : a.mps;
 	req.use.share_per_gpu = a.shards_per_gpu;
 	if (req.use.share_kind && !ctld.n)
-		mc_share_apply(&req, a.shards ? p.shards_per_gpu : 0);
+		mc_share_apply(&req, a.shards ? mc_shards_per_gpu(&p,
+			       facts.slurm_shards, facts.slurm_gpus, NULL) : 0);
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);

@@ -14,8 +14,23 @@
 #include <slurm/spank.h>
 
 #include "mc_cache.h"
+#include "mc_slurm_compat.h"
 #include "mc_plugin.h"
 #include "mc_step.h"
+
+/* A libslurm count as memcore keeps it: 0 for none or unknown. */
+static uint32_t gres_count(const char *name)
+{
+	uint64_t n = mc_gres_system_cnt(name);
+
+	return n == NO_VAL64 || n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+void mc_plugin_slurm_gres(struct mc_node_facts *f)
+{
+	f->slurm_gpus = gres_count("gpu");
+	f->slurm_shards = f->slurm_gpus ? gres_count("shard") : 0;
+}
 
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 					    const struct mc_policy *pol,
@@ -41,6 +56,8 @@ const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 	}
 	if (mc_topology_load(pol->topology_file, &p->facts, err, errlen) < 0)
 		return NULL;
+	/* slurmd passed its gres counts to slurmstepd with the step. */
+	mc_plugin_slurm_gres(&p->facts);
 	slurm_debug("memcore: node facts from hwloc (%s)", want);
 	p->facts_loaded = true;
 	return &p->facts;
