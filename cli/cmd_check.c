@@ -544,8 +544,10 @@ static const char *measured_where(const struct mc_cli_common *c,
 	return buf;
 }
 
-/* The answer for a step launch does not judge: one line, exit 0. */
-static int not_judged(bool json, const char *line)
+/* The answer for a step this command does not judge: one line, exit 0.
+ * launch: what launch does with it ("unchecked"), or NULL where launch
+ * judges it by what only the node knows (JSON null). */
+static int not_judged(bool json, const char *line, const char *launch)
 {
 	if (json) {
 		json_t *o = json_object(), *lines = json_array();
@@ -554,7 +556,8 @@ static int not_judged(bool json, const char *line)
 		json_object_set_new(o, "fits", json_true());
 		json_object_set_new(o, "gpus", json_integer(0));
 		json_object_set_new(o, "fix_options", json_array());
-		json_object_set_new(o, "launch", json_string("unchecked"));
+		json_object_set_new(o, "launch", launch ? json_string(launch)
+				    : json_null());
 		json_object_set_new(o, "explanation", lines);
 		mc_cli_json_print(o);
 	} else {
@@ -567,7 +570,7 @@ static int not_judged(bool json, const char *line)
 static int not_a_gpu_step(bool json)
 {
 	return not_judged(json, "memcore: --gpus=0: not a GPU step; memcore "
-			  "has nothing to check");
+			  "has nothing to check", "unchecked");
 }
 
 int mc_cmd_check(int argc, char **argv)
@@ -758,9 +761,23 @@ int mc_cmd_check(int argc, char **argv)
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
 	req.use.share_count = a.shards ? a.shards : a.mps;
 	req.use.share_per_gpu = a.shards_per_gpu;
-	if (req.use.share_kind && !ctld.n)
+	if (req.use.share_kind && !ctld.n) {
 		mc_share_apply(&req, a.shards ? mc_shards_per_gpu(&p,
 			       facts.slurm_shards, facts.slurm_gpus, NULL) : 0);
+		/* The whole card would be a false refusal of what launch
+		 * sizes by Slurm's count: no answer rather than a wrong one. */
+		if (req.use.share_kind == 1 && !req.use.share_per_gpu &&
+		    strcmp(node_source, "slurmctld")) {
+			mc_ctld_free(&ctld);
+			return not_judged(a.common.json, "memcore: --shards: "
+				"the shards of one GPU are unknown for a node "
+				"described by a topology or memcore.conf (Slurm's "
+				"count is in its node record, not here): not "
+				"judged; launch sizes the step by the node's "
+				"shard count (set ShardsPerGpu= or "
+				"--shards-per-gpu to judge it here)", NULL);
+		}
+	}
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
