@@ -26,10 +26,15 @@ static uint32_t gres_count(const char *name)
 	return n == NO_VAL64 || n > UINT32_MAX ? 0 : (uint32_t)n;
 }
 
+void mc_plugin_slurm_counts(uint32_t *gpus, uint32_t *shards)
+{
+	*gpus = gres_count("gpu");
+	*shards = *gpus ? gres_count("shard") : 0;
+}
+
 void mc_plugin_slurm_gres(struct mc_node_facts *f)
 {
-	f->slurm_gpus = gres_count("gpu");
-	f->slurm_shards = f->slurm_gpus ? gres_count("shard") : 0;
+	mc_plugin_slurm_counts(&f->slurm_gpus, &f->slurm_shards);
 }
 
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,

@@ -129,6 +129,8 @@ const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
  * not configured. Only in slurmd or slurmstepd (mc_nodefacts.c).
  */
 void mc_plugin_slurm_gres(struct mc_node_facts *f);
+/* The same two counts, without facts (a step whose facts cannot load). */
+void mc_plugin_slurm_counts(uint32_t *gpus, uint32_t *shards);
 /* slurmstepd: the step, read on first use (then memcore.conf too,
  * unless the step is one memcore leaves alone); NULL when Slurm's view of
  * it is malformed (p->step_err says why) (mc_stepd.c). */

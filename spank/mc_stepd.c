@@ -86,18 +86,24 @@ const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 		 * only where the node has shards (Slurm's count, or the
 		 * policy's override): elsewhere gres/shard is not there to
 		 * set or clear it, and the job set it on a CPU-only step,
-		 * which memcore leaves alone. Facts that cannot be loaded
-		 * leave it a GPU step: the verdict says why it is unchecked
-		 * (OnError). */
+		 * which memcore leaves alone. The counts come with the
+		 * node's facts, or, where those cannot load, from libslurm
+		 * itself: a CPU-only step never fails over a topology. */
 		if (p->step_rc == 0 && p->step.share_gpu && !p->cfg_err[0]) {
 			struct mc_policy pol;
 			const struct mc_node_facts *f;
 			char err[MC_ERR_MAX];
+			uint32_t gpus, shards;
 
 			mc_config_policy(&p->cfg, p->step.partition, &pol);
 			f = mc_plugin_facts(p, &pol, err, sizeof(err));
-			if (f && !mc_shards_per_gpu(&pol, f->slurm_shards,
-						    f->slurm_gpus, NULL))
+			if (f) {
+				gpus = f->slurm_gpus;
+				shards = f->slurm_shards;
+			} else {
+				mc_plugin_slurm_counts(&gpus, &shards);
+			}
+			if (!mc_shards_per_gpu(&pol, shards, gpus, NULL))
 				p->step.gpus = p->step.shards = 0;
 		}
 	}
