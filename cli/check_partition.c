@@ -177,11 +177,12 @@ static bool judge_shape(const struct mc_policy *p,
 		s->rec->gpu_type, NULL, from, sizeof(from));
 	/* A shard or MPS step: its share of this node's cards. */
 	if (r.use.share_kind && s->rec->gpus) {
-		uint32_t per = (r.use.share_kind == 1 ? s->rec->shards
-				: s->rec->mps) / s->rec->gpus;
+		uint32_t per = r.use.share_kind == 1
+			? mc_shards_per_gpu(p, s->rec->shards, s->rec->gpus,
+					    NULL)
+			: s->rec->mps / s->rec->gpus;
 
-		mc_share_apply(&r, per ? per : r.use.share_kind == 1 ?
-			       p->shards_per_gpu : 0);
+		mc_share_apply(&r, per);
 	}
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;

@@ -45,7 +45,8 @@ static void audit_usage(FILE *out)
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  the node (every GPU node shape) meets the rule and its full-node step\n"
 "     fits\n"
-"  1  it does not (or its GPU memory is unknown)\n"
+"  1  it does not (or its GPU memory is unknown), or ShardsPerGpu= differs\n"
+"     from Slurm's shards per GPU\n"
 "  2  usage or input error (an unusable --cache file, an unknown partition,\n"
 "     --partition or --all without a readable slurm.conf, a host with no\n"
 "     GPUs and no node described)\n"
@@ -112,6 +113,26 @@ static void print_step(const struct mc_node_judgement *nj)
 }
 
 /* Node* keys describe the node instead of the facts read. */
+/*
+ * The shard finding (mc_shards_disagree): ShardsPerGpu= against Slurm's
+ * own count for a node of `shards` gres/shard and `gpus` GPUs, into buf
+ * ("" none). Returns whether there is one.
+ */
+static bool shards_finding(const struct mc_policy *p, uint32_t shards,
+			   uint32_t gpus, char *buf, size_t len)
+{
+	uint32_t per;
+
+	buf[0] = '\0';
+	if (!mc_shards_disagree(p, shards, gpus, &per))
+		return false;
+	snprintf(buf, len, "shards FAIL: ShardsPerGpu=%u in memcore.conf, but "
+		 "Slurm configures %u shards per GPU (Gres shard:%u over %u "
+		 "GPUs): shard steps are sized by ShardsPerGpu=; remove it to "
+		 "follow Slurm", p->shards_per_gpu, per, shards, gpus);
+	return true;
+}
+
 static bool described(const struct mc_policy *p)
 {
 	return p->node_ram_bytes || p->node_cores || p->node_gpus;
@@ -119,7 +140,7 @@ static bool described(const struct mc_policy *p)
 
 static void print_json(const struct mc_node_facts *f,
 		       const struct mc_policy *p, const struct mc_node *node,
-		       const struct mc_node_judgement *nj)
+		       const struct mc_node_judgement *nj, const char *shards)
 {
 	const struct mc_audit *a = &nj->rule;
 	json_t *o = json_object(), *gpus = json_array(), *numa = json_array();
@@ -211,7 +232,9 @@ static void print_json(const struct mc_node_facts *f,
 			    json_boolean(a->cores_rule_ok));
 	json_object_set_new(o, "full_node_step", nj->req.gpus ? step_json(nj)
 			    : json_null());
-	json_object_set_new(o, "ok", json_boolean(nj->ok));
+	json_object_set_new(o, "shards_finding", shards ? json_string(shards)
+			    : json_null());
+	json_object_set_new(o, "ok", json_boolean(nj->ok && !shards));
 	mc_cli_json_print(o);
 }
 
@@ -364,7 +387,8 @@ static int audit_partition(const struct mc_cli_common *c,
 		enum mc_mem_source src;
 		uint64_t m;
 		size_t count = 0;
-		char hosts[1024], d[160], b1[32], b2[32];
+		char hosts[1024], d[160], b1[32], b2[32], shard_line[256];
+		bool finding;
 
 		for (size_t i = 0; i < ctld.n; i++)
 			if (shape_of[i] == k) {
@@ -376,9 +400,15 @@ static int audit_partition(const struct mc_cli_common *c,
 		n_gpu_nodes += count;
 		mc_ctld_hostlist(&ctld, shape_of, k, hosts, sizeof(hosts));
 		audit_shape(p, r, hosts, &nj, &m, &src);
-		ok = ok && nj.ok;
+		finding = shards_finding(p, r->shards, r->gpus, shard_line,
+					 sizeof(shard_line));
+		ok = ok && nj.ok && !finding;
 		if (c->json) {
 			json_t *o = mc_cli_shape_json(hosts, count, r, m, src);
+
+			json_object_set_new(o, "shards_finding", finding ?
+					    json_string(shard_line)
+					    : json_null());
 
 			json_object_set_new(o, "ram_needed_bytes", m ?
 				json_integer((json_int_t)a->ram_needed_bytes)
@@ -391,7 +421,8 @@ static int audit_partition(const struct mc_cli_common *c,
 					    json_boolean(a->cores_rule_ok));
 			json_object_set_new(o, "full_node_step",
 					    step_json(&nj));
-			json_object_set_new(o, "ok", json_boolean(nj.ok));
+			json_object_set_new(o, "ok",
+					    json_boolean(nj.ok && !finding));
 			json_array_append_new(shapes, o);
 			continue;
 		}
@@ -413,6 +444,8 @@ static int audit_partition(const struct mc_cli_common *c,
 		       a->cores_rule_ok ? "ok" : "FAILS", r->cores,
 		       a->cores_rule_ok ? ">=" : "<", a->cores_needed, r->gpus,
 		       a->workers, p->reserved_cores);
+		if (finding)
+			printf("  %s\n", shard_line);
 		print_step(&nj);
 	}
 	if (c->json) {
@@ -489,9 +522,9 @@ int mc_cmd_audit(int argc, char **argv)
 	static struct mc_node_judgement nj;
 	struct mc_cache_header hdr;
 	const char *cache = NULL, *write_cache = NULL;
-	char err[MC_ERR_MAX];
+	char err[MC_ERR_MAX], shard_line[256];
 	int opt;
-	bool all = false;
+	bool all = false, finding;
 
 	optind = 1;
 	opterr = 0;
@@ -571,9 +604,17 @@ int mc_cmd_audit(int argc, char **argv)
 		return mc_cli_no_gpus_here("audit", "there is nothing to "
 					   "audit");
 	audit_facts(&facts, &p, &node, &nj);
-	if (c.json)
-		print_json(&facts, &p, &node, &nj);
-	else
+	/* Slurm's counts are in slurmd's cache (mc_slurmd.c); a topology
+	 * has none, so no finding there. */
+	finding = shards_finding(&p, facts.slurm_shards, facts.slurm_gpus,
+				 shard_line, sizeof(shard_line));
+	if (c.json) {
+		print_json(&facts, &p, &node, &nj,
+			   finding ? shard_line : NULL);
+	} else {
 		print_text(&facts, &p, &node, &nj);
-	return nj.ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+		if (finding)
+			printf("%s\n", shard_line);
+	}
+	return nj.ok && !finding ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

@@ -91,8 +91,8 @@ static void check_usage(FILE *out)
 "  --ram-per-worker SIZE     RAM per DataLoader worker for this job, within\n"
 "                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
 "  --shards N                a --gres=shard:N step: sized by its share of\n"
-"                            the card (shards per GPU from the node's Gres,\n"
-"                            --shards-per-gpu, or the policy's ShardsPerGpu)\n"
+"                            the card (shards per GPU: --shards-per-gpu, the\n"
+"                            policy's ShardsPerGpu, else the node's Gres)\n"
 "  --shards-per-gpu N        shards of one GPU (instead of the node's Gres)\n"
 "  --mps N                   a --gres=mps:N step: N of the GPU's MPS count\n"
 "                            (the node's Gres mps, else 100 per GPU)\n"
@@ -356,6 +356,12 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	uint64_t cpus = 0, mem = a->mem_bytes;
 
+	/* --gpu-type narrows a partition's nodes as Slurm does: only
+	 * nodes of that type are candidates (a described node, rec NULL,
+	 * is taken as the type asked). */
+	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, why,
+					  why_len))
+		return false;
 	memset(alloc, 0, sizeof(*alloc));
 	alloc->requested = true;
 	alloc->job_cores = a->job_cores;
@@ -661,8 +667,10 @@ static const char *measured_where(const struct mc_cli_common *c,
 	return buf;
 }
 
-/* The answer for a step launch does not judge: one line, exit 0. */
-static int not_judged(bool json, const char *line)
+/* The answer for a step this command does not judge: one line, exit 0.
+ * launch: what launch does with it ("unchecked"), or NULL where launch
+ * judges it by what only the node knows (JSON null). */
+static int not_judged(bool json, const char *line, const char *launch)
 {
 	if (json) {
 		json_t *o = json_object(), *lines = json_array();
@@ -671,7 +679,8 @@ static int not_judged(bool json, const char *line)
 		json_object_set_new(o, "fits", json_true());
 		json_object_set_new(o, "gpus", json_integer(0));
 		json_object_set_new(o, "fix_options", json_array());
-		json_object_set_new(o, "launch", json_string("unchecked"));
+		json_object_set_new(o, "launch", launch ? json_string(launch)
+				    : json_null());
 		json_object_set_new(o, "explanation", lines);
 		mc_cli_json_print(o);
 	} else {
@@ -684,7 +693,7 @@ static int not_judged(bool json, const char *line)
 static int not_a_gpu_step(bool json)
 {
 	return not_judged(json, "memcore: --gpus=0: not a GPU step; memcore "
-			  "has nothing to check");
+			  "has nothing to check", "unchecked");
 }
 
 int mc_cmd_check(int argc, char **argv)
@@ -707,7 +716,7 @@ int mc_cmd_check(int argc, char **argv)
 	const char *node_source;
 	int opt, idx, rc;
 	unsigned seen = 0;
-	bool fixed, user_warn, shard_only = false;
+	bool fixed, user_warn;
 	enum mc_launch launch;
 
 	optind = 1;
@@ -798,7 +807,6 @@ int mc_cmd_check(int argc, char **argv)
 	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
 	/* A shard or MPS step shares one card. */
 	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
-		shard_only = a.shards != 0;
 		a.gpus = 1;
 		a.gpus_set = true;
 	}
@@ -830,15 +838,6 @@ int mc_cmd_check(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	if (!a.gpus)
 		return not_a_gpu_step(a.common.json);
-	/* What launch does with it: a shard count and no GPU from Slurm is a
-	 * GPU step only where the policy says how many shards a GPU has (the
-	 * count is the job's environment, spank/mc_step.c); elsewhere the
-	 * step runs unchecked, so it is no refusal here either. */
-	if (shard_only && !a.shards_per_gpu && !p.shards_per_gpu)
-		return not_judged(a.common.json, "memcore: --gres=shard without "
-				  "ShardsPerGpu= in memcore.conf: launch runs "
-				  "the step unchecked (its share of a card is "
-				  "unknown), so memcore has nothing to check");
 	/* --partition without slurm.conf: never this host instead. */
 	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
 		return MC_EXIT_USAGE;
@@ -884,13 +883,31 @@ int mc_cmd_check(int argc, char **argv)
 	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
 		measured_where(&a.common, &p, node_source, measured_on,
 			       sizeof(measured_on)), mem_from, sizeof(mem_from));
-	/* A shard or MPS step: its share of the card (the node's Gres
-	 * counts, per shape, when the nodes come from slurmctld). */
+	/* A shard or MPS step: its share of the card, shards per GPU as
+	 * launch counts them (mc_shards_per_gpu): per shape from the nodes'
+	 * Gres when they come from slurmctld; a node described by a
+	 * topology or memcore.conf has no Slurm count, so only
+	 * --shards-per-gpu or ShardsPerGpu= says it. */
 	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
 	req.use.share_count = a.shards ? a.shards : a.mps;
 	req.use.share_per_gpu = a.shards_per_gpu;
-	if (req.use.share_kind && !ctld.n)
-		mc_share_apply(&req, a.shards ? p.shards_per_gpu : 0);
+	if (req.use.share_kind && !ctld.n) {
+		mc_share_apply(&req, a.shards ? mc_shards_per_gpu(&p,
+			       facts.slurm_shards, facts.slurm_gpus, NULL) : 0);
+		/* The whole card would be a false refusal of what launch
+		 * sizes by Slurm's count: no answer rather than a wrong one. */
+		if (req.use.share_kind == 1 && !req.use.share_per_gpu &&
+		    strcmp(node_source, "slurmctld")) {
+			mc_ctld_free(&ctld);
+			return not_judged(a.common.json, "memcore: --shards: "
+				"the shards of one GPU are unknown for a node "
+				"described by a topology or memcore.conf (Slurm's "
+				"count is in its node record, not here): not "
+				"judged; launch sizes the step by the node's "
+				"shard count (set ShardsPerGpu= or "
+				"--shards-per-gpu to judge it here)", NULL);
+		}
+	}
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);

@@ -10,6 +10,7 @@
 #define MC_SLURM_COMPAT_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <slurm/slurm.h>
@@ -41,6 +42,26 @@ static inline int mc_kill_job_step(uint32_t job_id, uint32_t step_id)
 	return slurm_kill_job_step(job_id, step_id, SIGKILL);
 #endif
 }
+
+/* The count of one GRES on this node, as slurmd (and, from it,
+ * slurmstepd) holds it: libslurm's gres_get_system_cnt, not in the public
+ * headers but exported under the slurm_ alias in every release here;
+ * (name) up to 24.11, (name, case_insensitive) from 25.05 (checked in the
+ * 24.11.5 and 25.05.0 sources). NO_VAL64 when no gres plugin has that
+ * name (gres/shard not in GresTypes). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+extern uint64_t slurm_gres_get_system_cnt(char *name, bool case_insensitive);
+static inline uint64_t mc_gres_system_cnt(const char *name)
+{
+	return slurm_gres_get_system_cnt((char *)name, false);
+}
+#else
+extern uint64_t slurm_gres_get_system_cnt(char *name);
+static inline uint64_t mc_gres_system_cnt(const char *name)
+{
+	return slurm_gres_get_system_cnt((char *)name);
+}
+#endif
 
 /* The job calls of `memcore report`, mc_keep.c and the multi-node kill.
  * Up to 24.11 (Debian 13's) a job is named by its id: slurm_load_job(resp,

@@ -444,6 +444,17 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		*asked = g;
 }
 
+bool mc_slurm_type_excludes(const char *want, const char *have, char *why,
+			    size_t len)
+{
+	/* "*": a bound of nodes whose type is unknown matches any */
+	if (!want || !want[0] || !strcasecmp(want, have) || !strcmp(have, "*"))
+		return false;
+	snprintf(why, len, "its GPUs are %s, the job asks for %s",
+		 have[0] ? have : "untyped", want);
+	return true;
+}
+
 void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		    const struct mc_slurm_part *p,
 		    const struct mc_node_record *n,
@@ -462,13 +473,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	cpg = j->cpus_per_gpu;
 	memset(g, 0, sizeof(*g));
 	g->alloc.requested = true;
-	/* "*": a bound of nodes whose type is unknown matches any */
-	if (j->gpu_type[0] && strcasecmp(j->gpu_type, n->gpu_type) &&
-	    strcmp(n->gpu_type, "*")) {
+	if (mc_slurm_type_excludes(j->gpu_type, n->gpu_type, g->why,
+				   sizeof(g->why))) {
 		g->excluded = true;
-		snprintf(g->why, sizeof(g->why), "its GPUs are %s, the job "
-			 "asks for %s", n->gpu_type[0] ? n->gpu_type
-			 : "untyped", j->gpu_type);
 		return;
 	}
 	gpus_and_tasks(j, n, &g->gpus, &g->tasks, &asked);

@@ -155,6 +155,16 @@ bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j);
  */
 int mc_slurm_mem_mb(const char *s, uint64_t *mb, char *err, size_t errlen);
 
+/*
+ * Whether a job asking for GPU type `want` (--gres=gpu:TYPE:N, --gpus=TYPE:N;
+ * NULL or "" any) can run on a node whose Gres GPU type is `have` (""
+ * untyped; "*" a bound of nodes whose type is unknown, which matches any).
+ * Slurm matches the type by name, case-insensitively. When it cannot, why
+ * receives "its GPUs are a100, the job asks for h100" and it returns true.
+ */
+bool mc_slurm_type_excludes(const char *want, const char *have, char *why,
+			    size_t len);
+
 /* What the job gets on one node. */
 struct mc_slurm_grant {
 	bool excluded;			/* not a candidate (GPU type) */

@@ -33,6 +33,34 @@ uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den)
 	return (uint64_t)(x / den + (x % den != 0));
 }
 
+uint32_t mc_shards_per_gpu(const struct mc_policy *p, uint32_t node_shards,
+			   uint32_t node_gpus, const char **from)
+{
+	if (p && p->shards_per_gpu) {
+		if (from)
+			*from = "ShardsPerGpu";
+		return p->shards_per_gpu;
+	}
+	if (node_gpus && node_shards / node_gpus) {
+		if (from)
+			*from = "Slurm";
+		return node_shards / node_gpus;
+	}
+	if (from)
+		*from = "";
+	return 0;
+}
+
+bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
+			uint32_t node_gpus, uint32_t *slurm_per)
+{
+	uint32_t per = node_gpus ? node_shards / node_gpus : 0;
+
+	if (slurm_per)
+		*slurm_per = per;
+	return p && p->shards_per_gpu && per && per != p->shards_per_gpu;
+}
+
 void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
 {
 	struct mc_usage *u = &r->use;
@@ -46,8 +74,8 @@ void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
 		den = 100;
 	if (!den) {
 		mc_usage_note(u, "gres/shard: shards per GPU unknown here "
-			      "(ShardsPerGpu=, or the node's Gres): sized as "
-			      "the whole card");
+			      "(no shard count in the node's Gres, no "
+			      "ShardsPerGpu=): sized as the whole card");
 		return;
 	}
 	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);

@@ -111,6 +111,32 @@ struct mc_usage {
 uint64_t mc_share_bytes(uint64_t card, uint32_t num, uint32_t den);
 
 /*
+ * Shards (gres/shard) of one GPU on a node, the one rule the plugin, the
+ * memcore command and the audit all use: the policy's ShardsPerGpu= when
+ * set (an override), else Slurm's own configuration of the node,
+ * node_shards (its Gres shard count: slurm.conf Gres=...,shard:N as
+ * slurmd and slurmctld read it) over node_gpus (its GPU count), rounded
+ * down. Slurm's gres/shard gives each GPU count/G and the remainder to
+ * the last GPUs (src/plugins/gres/common/gres_c_s.c _distribute_count),
+ * so the floor is the fewest shards a GPU has: a step's share of that
+ * GPU is its largest (too much RAM asked, never too little). 0: unknown
+ * (no override and no shards configured, or no GPUs). *from (may be
+ * NULL) names the source: "ShardsPerGpu", "Slurm" or "".
+ */
+uint32_t mc_shards_per_gpu(const struct mc_policy *p, uint32_t node_shards,
+			   uint32_t node_gpus, const char **from);
+
+/*
+ * Whether ShardsPerGpu= is set and disagrees with Slurm's own count for
+ * the node (node_shards / node_gpus, as mc_shards_per_gpu; known only
+ * when both are non-zero): an audit finding. *slurm_per (may be NULL)
+ * receives Slurm's per-GPU count (0 unknown). No finding when either
+ * side is unknown.
+ */
+bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
+			uint32_t node_gpus, uint32_t *slurm_per);
+
+/*
  * Size r's GPU (r->gpu_memory_bytes, the card's) by its share when
  * r->use.share_kind is set: per_gpu is the shards (or MPS count) of one
  * GPU (r->use.share_per_gpu wins when set); an MPS count without one is

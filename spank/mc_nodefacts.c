@@ -14,8 +14,28 @@
 #include <slurm/spank.h>
 
 #include "mc_cache.h"
+#include "mc_slurm_compat.h"
 #include "mc_plugin.h"
 #include "mc_step.h"
+
+/* A libslurm count as memcore keeps it: 0 for none or unknown. */
+static uint32_t gres_count(const char *name)
+{
+	uint64_t n = mc_gres_system_cnt(name);
+
+	return n == NO_VAL64 || n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+void mc_plugin_slurm_counts(uint32_t *gpus, uint32_t *shards)
+{
+	*gpus = gres_count("gpu");
+	*shards = *gpus ? gres_count("shard") : 0;
+}
+
+void mc_plugin_slurm_gres(struct mc_node_facts *f)
+{
+	mc_plugin_slurm_counts(&f->slurm_gpus, &f->slurm_shards);
+}
 
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 					    const struct mc_policy *pol,
@@ -41,6 +61,8 @@ const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 	}
 	if (mc_topology_load(pol->topology_file, &p->facts, err, errlen) < 0)
 		return NULL;
+	/* slurmd passed its gres counts to slurmstepd with the step. */
+	mc_plugin_slurm_gres(&p->facts);
 	slurm_debug("memcore: node facts from hwloc (%s)", want);
 	p->facts_loaded = true;
 	return &p->facts;

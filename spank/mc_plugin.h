@@ -120,6 +120,17 @@ int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 					    const struct mc_policy *pol,
 					    char *err, size_t errlen);
+/*
+ * Slurm's own configuration of this node into f->slurm_gpus and
+ * f->slurm_shards: the gpu and shard counts libslurm holds in slurmd
+ * (slurm.conf's Gres= for this node, read before SPANK's slurmd init;
+ * slurmctld schedules by the same line, and drains a node whose gres.conf
+ * Count= is lower) and in slurmstepd (sent by slurmd with the step). 0 for a GRES
+ * not configured. Only in slurmd or slurmstepd (mc_nodefacts.c).
+ */
+void mc_plugin_slurm_gres(struct mc_node_facts *f);
+/* The same two counts, without facts (a step whose facts cannot load). */
+void mc_plugin_slurm_counts(uint32_t *gpus, uint32_t *shards);
 /* slurmstepd: the step, read on first use (then memcore.conf too,
  * unless the step is one memcore leaves alone); NULL when Slurm's view of
  * it is malformed (p->step_err says why) (mc_stepd.c). */

@@ -77,6 +77,7 @@ int mc_slurmd_init(struct mc_plugin *p)
 	char gpus[96], ram[32], need[32], gmem[32], cache[MC_ERR_MAX + 64];
 	const char *policy = p->cfg.path[0] ? p->cfg.path : "(none)";
 	const char *audit;
+	uint32_t per;
 
 	slurm_version(slurm, sizeof(slurm));
 	if (gethostname(host, sizeof(host) - 1) != 0)
@@ -123,6 +124,9 @@ int mc_slurmd_init(struct mc_plugin *p)
 	if (note[0])
 		slurm_info("memcore: GPU memory: %s (GpuMemory= in %s "
 			   "applies)", note, policy);
+	/* Slurm's own GPU and shard counts: the shards per GPU of every
+	 * --gres=shard step here (mc_shards_per_gpu). */
+	mc_plugin_slurm_gres(&facts);
 
 	if (!p->cache_path[0])
 		snprintf(cache, sizeof(cache), "cache off");
@@ -170,6 +174,14 @@ int mc_slurmd_init(struct mc_plugin *p)
 			   "RAM they cannot get", host, ram, need, gmem,
 			   pol.host_ram_per_gpu_ram);
 	}
+	if (mc_shards_disagree(&pol, facts.slurm_shards, facts.slurm_gpus,
+			       &per))
+		slurm_info("memcore: warning: %s: ShardsPerGpu=%u in %s, but "
+			   "Slurm configures %u shards per GPU here (Gres "
+			   "shard:%u over %u GPUs): shard steps are sized by "
+			   "ShardsPerGpu=; remove it to follow Slurm", host,
+			   pol.shards_per_gpu, policy, per, facts.slurm_shards,
+			   facts.slurm_gpus);
 	if (facts.n_gpus && !a.cores_rule_ok)
 		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
 			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "

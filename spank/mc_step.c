@@ -96,7 +96,7 @@ static int read_share(spank_t sp, struct mc_step *s, char *err, size_t len)
 	int rc = mc_step_getenv(sp, "SLURM_SHARDS_ON_NODE", &v, err, len);
 
 	s->shards = s->mps_percent = 0;
-	s->shards_unsure = false;
+	s->share_gpu = false;
 	s->user_err[0] = '\0';
 	/* Slurm writes a count here, or nothing: a value that is not one
 	 * (or too long to read) came from the job's environment. It is the
@@ -120,11 +120,10 @@ static int read_share(spank_t sp, struct mc_step *s, char *err, size_t len)
 	free(v);
 	/* A count with no GPU from Slurm's GPU variables: a --gres=shard
 	 * step, where gres/shard sets it, or a CPU-only step where the job
-	 * set it by hand (a node without gres/shard leaves it alone). Only a
-	 * policy that declares shards (ShardsPerGpu) makes it a GPU step
-	 * (mc_stepd_step). */
+	 * set it by hand (a node without gres/shard leaves it alone). Which
+	 * one is the node's shard count's to say (mc_stepd_step). */
 	if (s->shards && !s->gpus)
-		s->shards_unsure = true;
+		s->share_gpu = true;
 	v = NULL;
 	if (!s->shards) {
 		rc = mc_step_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",

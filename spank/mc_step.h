@@ -47,9 +47,10 @@ struct mc_step {
 	 * or --gres=mps:N (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, the share in
 	 * percent of the card that gres/mps sets). */
 	uint32_t shards;		/* 0: not a shard step */
-	bool shards_unsure;		/* shards, but no GPU from Slurm's GPU
-					 * variables: a shard step only where
-					 * the policy has ShardsPerGpu */
+	bool share_gpu;			/* the step's one GPU is its shards'
+					 * (none from Slurm's GPU variables):
+					 * whether gres/shard gave them is
+					 * mc_shards_per_gpu's (mc_stepd.c) */
 	uint32_t mps_percent;		/* 0: not an MPS step */
 	/* A value only the job's environment can have made (a malformed
 	 * SLURM_SHARDS_ON_NODE on a GPU step): the user's error, refused

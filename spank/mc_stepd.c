@@ -83,15 +83,27 @@ const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 		if (p->step_rc < 0 || !mc_step_ignored(&p->step))
 			trusted_partition(p);
 		/* A shard count without a GPU from Slurm makes a GPU step
-		 * only where the policy has shards: elsewhere gres/shard is
-		 * not there to set or clear it, and the job set it on a
-		 * CPU-only step, which memcore leaves alone. */
-		if (p->step_rc == 0 && p->step.shards_unsure &&
-		    !p->cfg_err[0]) {
+		 * only where the node has shards (Slurm's count, or the
+		 * policy's override): elsewhere gres/shard is not there to
+		 * set or clear it, and the job set it on a CPU-only step,
+		 * which memcore leaves alone. The counts come with the
+		 * node's facts, or, where those cannot load, from libslurm
+		 * itself: a CPU-only step never fails over a topology. */
+		if (p->step_rc == 0 && p->step.share_gpu && !p->cfg_err[0]) {
 			struct mc_policy pol;
+			const struct mc_node_facts *f;
+			char err[MC_ERR_MAX];
+			uint32_t gpus, shards;
 
 			mc_config_policy(&p->cfg, p->step.partition, &pol);
-			if (!pol.shards_per_gpu)
+			f = mc_plugin_facts(p, &pol, err, sizeof(err));
+			if (f) {
+				gpus = f->slurm_gpus;
+				shards = f->slurm_shards;
+			} else {
+				mc_plugin_slurm_counts(&gpus, &shards);
+			}
+			if (!mc_shards_per_gpu(&pol, shards, gpus, NULL))
 				p->step.gpus = p->step.shards = 0;
 		}
 	}
@@ -262,14 +274,20 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	if (s->shards || s->mps_percent) {
 		uint64_t card = req.gpu_memory_bytes;
 		uint32_t num = s->shards ? s->shards : s->mps_percent;
-		uint32_t den = s->shards ? pol.shards_per_gpu : 100;
+		uint32_t den = s->shards ? mc_shards_per_gpu(&pol,
+				facts->slurm_shards, facts->slurm_gpus, NULL)
+				: 100;
 		char a[32];
 
+		/* A step of a GPU from Slurm whose node has no shard count:
+		 * the job set SLURM_SHARDS_ON_NODE itself (gres/shard is not
+		 * configured here), so the share is not Slurm's. */
 		if (!den) {
 			setup_error(p, &pol, s, "a --gres=shard step, but "
-				    "memcore.conf does not say how many shards "
-				    "a GPU has here (ShardsPerGpu=): its share "
-				    "of the card is unknown");
+				    "Slurm configures no shards on this node "
+				    "(no shard in its Gres=) and memcore.conf "
+				    "has no ShardsPerGpu=: its share of the "
+				    "card is unknown");
 			return;
 		}
 		req.gpu_memory_bytes = mc_share_bytes(card, num, den);

@@ -33,8 +33,9 @@
 #define MC_CACHE_MAGIC "MCFACTS"	/* 7 characters and a NUL */
 /* 2: NUMA packages and distances, APU flag, MIG slices;
  * 3: NUMA CPU masks stored parsed;
- * 4: live host RAM from the kernel, hwloc's kept apart. */
-#define MC_CACHE_FORMAT 4u
+ * 4: live host RAM from the kernel, hwloc's kept apart;
+ * 5: Slurm's GPU and shard counts of the node. */
+#define MC_CACHE_FORMAT 5u
 #define MC_CACHE_HOST_MAX 256
 #define MC_CACHE_VERSION_MAX 32
 /* The default cache file: Slurm's default SlurmdSpoolDir plus our name.

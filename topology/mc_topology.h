@@ -116,6 +116,11 @@ struct mc_node_facts {
 	 * so it must know which PUs are siblings. Without Core objects
 	 * (some hwloc 1.x dumps) each PU is its own core. */
 	uint16_t pu_core[MC_MAX_PUS];
+	/* Slurm's own configuration of this node as slurmd read it at its
+	 * start (libslurm's gres counts; spank/mc_slurmd.c): its GPUs and
+	 * its gres/shard count, 0 when unknown or none. Shards per GPU come
+	 * from them (mc_shards_per_gpu()). Never set by hwloc. */
+	uint32_t slurm_gpus, slurm_shards;
 };
 
 /*

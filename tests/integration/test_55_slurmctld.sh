@@ -104,6 +104,24 @@ assert_contains "$first" "not on $NODE1: has 8 GPUs" "16 GPUs: $MC_NODE_NAME has
 assert_contains "$first" "not on $BIG: has 4 GPUs" "16 GPUs: mc-big[1-2] have 4"
 assert_contains "$MC_OUT" "memcore: this step on mc-big[1-2] cannot fit: it asks for 16 GPUs, the node has 4:" "each shape's explanation"
 
+# --- --gpu-type: only the nodes of that type are candidates, as Slurm ------
+# places a typed job (the same rule as --slurm-options' --gres=gpu:TYPE:N).
+check --partition mixed --gpus 4 --mem 450G --gpu-type t4 --json
+assert_rc 1 "--gpu-type t4: 450G fits no t4 node, whatever the a100 nodes have"
+assert_eq "mc-big[1-2]" "$(jf .excluded_nodes)" "--gpu-type t4: the a100 nodes are no candidates"
+assert_eq 1 "$(jf '.shapes | length')" "--gpu-type t4: one shape judged"
+assert_eq t4 "$(jf '.shapes[0].gpu_type')" "--gpu-type t4: ... the t4 one"
+check --partition mixed --gpus 4 --mem 300G --gpu-type A100
+assert_rc 0 "--gpu-type A100 (case-insensitive, as Slurm): fits the a100 nodes"
+assert_eq "memcore: fits on 2 of 2 nodes of partition mixed: $BIG" "$(head -n1 <<<"$MC_OUT")" "--gpu-type a100: only the a100 nodes judged"
+assert_contains "$MC_OUT" "  not candidates: $MC_NODE_NAME (its GPUs are t4, the job asks for A100)" "--gpu-type a100: the t4 node named as no candidate"
+# No node of the type: no candidate, no verdict of memcore's (Slurm refuses
+# a type no node has), never "fits on" nodes of another type.
+check --partition mixed --gpus 4 --gpu-type h100
+assert_rc 0 "--gpu-type h100: no candidate, let through to Slurm"
+assert_not_contains "$MC_OUT" "fits on" "--gpu-type h100: no node judged to fit"
+assert_match "$(head -n1 <<<"$MC_OUT")" "^memcore: no node of partition mixed is a candidate for this job \(.*: its GPUs are (a100|t4), the job asks for h100\): Slurm decides\$" "--gpu-type h100: the nodes excluded by their type"
+
 # --cpus-per-gpu is CPUs (threads): 8 x 4 = 32 CPUs = 16 cores on the
 # 2-thread node; 24 cores needed, so refused, and the fix names the option.
 check --gpus 8 --mem 300G --cpus-per-gpu 4

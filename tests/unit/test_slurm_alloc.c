@@ -251,6 +251,22 @@ static void test_gpus(void **state)
 	run(c, sizeof(c) / sizeof(c[0]));
 }
 
+/* The type rule --gpu-type shares with --slurm-options' --gres types. */
+static void test_type_excludes(void **state)
+{
+	char why[128] = "";
+
+	assert_false(mc_slurm_type_excludes(NULL, "a100", why, sizeof(why)));
+	assert_false(mc_slurm_type_excludes("", "a100", why, sizeof(why)));
+	assert_false(mc_slurm_type_excludes("H100", "h100", why, sizeof(why)));
+	assert_false(mc_slurm_type_excludes("h100", "*", why, sizeof(why)));
+	assert_string_equal(why, "");
+	assert_true(mc_slurm_type_excludes("h100", "a100", why, sizeof(why)));
+	assert_string_equal(why, "its GPUs are a100, the job asks for h100");
+	assert_true(mc_slurm_type_excludes("h100", "", why, sizeof(why)));
+	assert_string_equal(why, "its GPUs are untyped, the job asks for h100");
+}
+
 static void test_values(void **state)
 {
 	struct mc_slurm_job j;
@@ -374,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_gpus),
+		cmocka_unit_test(test_type_excludes),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_set_by_slurm),
 	};

@@ -425,7 +425,7 @@ static void test_shards_from_job(void **state)
 	setenv_fake("SLURM_SHARDS_ON_NODE", "2");
 	assert_int_equal(read_step(&s, err), 0);
 	assert_int_equal(s.shards, 2);
-	assert_true(s.shards_unsure);
+	assert_true(s.share_gpu);
 }
 
 /* mc_step_getenv: found, unset, empty, and a value past the cap. */

@@ -251,6 +251,42 @@ static void test_share(void **state)
 	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
 }
 
+/* Shards per GPU: Slurm's count over the node's GPUs, ShardsPerGpu= an
+ * override; a disagreement is the audit's finding with both numbers. */
+static void test_shards_per_gpu(void **state)
+{
+	struct mc_policy p;
+	const char *from = NULL;
+	uint32_t per = 99;
+
+	mc_policy_defaults(&p);
+	/* gpu:8,shard:64: 8 per GPU, from Slurm */
+	assert_int_equal(mc_shards_per_gpu(&p, 64, 8, &from), 8);
+	assert_string_equal(from, "Slurm");
+	/* shard:10 over 4 GPUs: gres/shard gives 2, 2, 3, 3; the fewest */
+	assert_int_equal(mc_shards_per_gpu(&p, 10, 4, NULL), 2);
+	/* unknown: no shards configured, no GPUs, fewer shards than GPUs */
+	assert_int_equal(mc_shards_per_gpu(&p, 0, 8, &from), 0);
+	assert_string_equal(from, "");
+	assert_int_equal(mc_shards_per_gpu(&p, 64, 0, NULL), 0);
+	assert_int_equal(mc_shards_per_gpu(&p, 3, 4, NULL), 0);
+	assert_false(mc_shards_disagree(&p, 64, 8, &per));
+	assert_int_equal(per, 8);
+	/* ShardsPerGpu=4 wins, and disagrees with Slurm's 8 */
+	p.shards_per_gpu = 4;
+	assert_int_equal(mc_shards_per_gpu(&p, 64, 8, &from), 4);
+	assert_string_equal(from, "ShardsPerGpu");
+	assert_int_equal(mc_shards_per_gpu(&p, 0, 0, NULL), 4);
+	assert_true(mc_shards_disagree(&p, 64, 8, &per));
+	assert_int_equal(per, 8);
+	/* the same number, or Slurm's unknown: no finding */
+	assert_false(mc_shards_disagree(&p, 32, 8, NULL));
+	assert_false(mc_shards_disagree(&p, 0, 8, &per));
+	assert_int_equal(per, 0);
+	assert_false(mc_shards_disagree(&p, 64, 0, NULL));
+	assert_false(mc_shards_disagree(NULL, 64, 8, NULL));
+}
+
 /* Short of RAM only: the fix offers the workers that fit what was given. */
 static void test_fix_fewer_workers(void **state)
 {
@@ -401,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_ddp_model_load),
 		cmocka_unit_test(test_cores_and_ranks),
 		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_shards_per_gpu),
 		cmocka_unit_test(test_fix_fewer_workers),
 		cmocka_unit_test(test_fix_model_load),
 		cmocka_unit_test(test_fix_checkpoint_save),
