@@ -4,8 +4,9 @@
 # step's summary (and the batch step's: 49) is in `memcore report`, either
 # as its own entry or counted in the aggregate that stands for the entries
 # the record's size bound (MC_JOBREC_MAX) pushed out; the aggregate's
-# largest peak is the largest of the steps it counts, as each slurmstepd
-# logged it; and no slurmstepd logged a record it could not keep. 48:
+# largest peak (and its step) and OOM kills are those of the steps it
+# counts, as each slurmstepd logged them; and no slurmstepd logged a
+# record it could not keep. 48:
 # enough 190-byte records to pass the 8 KiB bound.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,16 +23,18 @@ printf 'SampleInterval=200ms\n' >>"$MC_CONF_DIR/memcore.conf"
 d=/tmp/mc_test41_$$
 mkdir -p "$d" && chown nobody "$d"
 mc_at_exit "rm -rf $d"
-# Each step says it runs, waits for the go, then holds 2 MiB more than the
-# step before it for 1 s (peaks that differ, for the aggregate's); the
-# script starts all of them, lets them go at once when all run, and ends
-# as soon as they have ended.
+# Each step holds 1 MiB more than the step before it (peaks that differ,
+# for the aggregate's; 1.2 GiB in all, inside the job's 2G: no OOM kill
+# expected, but the aggregate's count is checked against the steps' own),
+# says it runs, and waits for the go; the script starts all of them, lets
+# them go at once when all run, and ends as soon as they have ended.
 cat >"$d/job.sh" <<EOF
 #!/bin/sh
 for i in \$(seq $N); do
-	srun --overlap -n1 --gpus=1 --mem=256M sh -c 'touch $d/ready.\$SLURM_STEP_ID
+	srun --overlap -n1 --gpus=1 --mem=256M sh -c '$PROGS/mc_hold \$((SLURM_STEP_ID + 2)) 600 >/dev/null & h=\$!
+		touch $d/ready.\$SLURM_STEP_ID
 		while [ ! -e $d/go ]; do sleep 0.05; done
-		exec $PROGS/mc_hold \$((2 * SLURM_STEP_ID + 2)) 1' &
+		kill \$h; wait \$h 2>/dev/null; exit 0' &
 done
 t=0
 while [ \$(ls $d | grep -c '^ready\.') -lt $N ] && [ \$t -lt 600 ]; do sleep 0.1; t=\$((t + 1)); done
@@ -39,7 +42,7 @@ touch $d/go
 wait
 EOF
 chmod 755 "$d/job.sh"
-job=$(runuser -u nobody -- sbatch --parsable -n1 --gpus=1 --mem=1G --chdir="$d" -o "$d/out" "$d/job.sh" </dev/null)
+job=$(runuser -u nobody -- sbatch --parsable -n1 --gpus=1 --mem=2G --chdir="$d" -o "$d/out" "$d/job.sh" </dev/null)
 assert_match "$job" "^[0-9]+$" "a batch job of user nobody is submitted"
 assert_eq COMPLETED "$(mc_wait_job "$job")" "the job with $N steps completes"
 assert_eq "$N" "$(ls "$d" | grep -c '^ready\.')" "all $N steps ran at once"
@@ -58,25 +61,30 @@ assert_eq $((N + 1)) $(($(grep -c . <<<"$shown") + agg)) "all $((N + 1)) summari
 
 # Each step's peak as its slurmstepd logged it, in KiB; the aggregate's is
 # the largest of those not shown.
-declare -A logged
+declare -A logged ooms
+while read -r step kills; do ooms[$step]=$kills; done < <(grep -oE "memcore: job $job\.[0-9a-z]+: after the step: .* oom_kills=[0-9]+" "$MC_LOG_DIR/slurmd.log" |
+	sed -E 's/memcore: job ([^:]+): .*oom_kills=([0-9]+)/\1 \2/')
 while read -r step peak unit; do
 	logged[$step]=$(awk -v v="$peak" -v u="$unit" 'BEGIN { f = u == "GiB" ? 1048576 : u == "MiB" ? 1024 : u == "KiB" ? 1 : 1 / 1024; printf "%d\n", v * f }')
 done < <(grep -oE "memcore: job $job\.[0-9a-z]+: after the step: .* peak_nonreclaimable=[0-9.]+ (B|KiB|MiB|GiB)" "$MC_LOG_DIR/slurmd.log" |
 	sed -E 's/memcore: job ([^:]+): .*peak_nonreclaimable=([0-9.]+) (.*)/\1 \2 \3/')
 assert_eq $((N + 1)) "${#logged[@]}" "every step logged its summary in slurmd's log"
-max=0
+max=0 oom=0
 for s in "${!logged[@]}"; do
 	grep -qx "$s" <<<"$shown" && continue
 	[ "${logged[$s]}" -gt "$max" ] && max=${logged[$s]}
+	oom=$((oom + ${ooms[$s]:-0}))
 done
 assert_ne 0 "$agg" "the record's bound (MC_JOBREC_MAX) pushed older entries into the aggregate"
 if [ "$agg" -gt 0 ]; then
 	akib=$(jq -r '.aggregate.largest_peak_nonreclaimable_bytes / 1024 | floor' <<<"$rep")
 	[ "$max" -gt 0 ] && [ $((akib - max)) -le $((max / 100 + 1)) ] && [ $((max - akib)) -le $((max / 100 + 1)) ]
 	assert_eq 0 $? "the aggregate's largest peak (${akib} KiB) is the largest logged by the steps it counts (${max} KiB)"
-	assert_eq 0 "$(jq -r '.aggregate.oom_kills' <<<"$rep")" "the aggregate counts no OOM kill (none happened)"
+	at=$(jq -r '.aggregate.largest_peak_step' <<<"$rep")
+	assert_eq "$max" "${logged[$at]:-none}" "the aggregate names the step of that peak ($at)"
+	assert_eq "$oom" "$(jq -r '.aggregate.oom_kills' <<<"$rep")" "the aggregate's OOM kills are those the steps it counts logged"
 	mc_run runuser -u nobody -- "$MEMCORE" report "$job"
 	assert_contains "$MC_OUT" "$(grep -c . <<<"$shown") step-node summaries" "the text report counts the entries it shows"
-	assert_match "$MC_OUT" "$agg older step-node summaries are not shown one by one \(the record's bound\): their largest peak non-reclaimable [0-9.]+ [KMG]iB \(step $job\.[0-9a-z]+ on mc-node1\), 0 OOM kills" "the text report says what the aggregate stands for"
+	assert_match "$MC_OUT" "$agg older step-node summaries are not shown one by one \(the record's bound\): their largest peak non-reclaimable [0-9.]+ [KMG]iB \(step $job\.[0-9a-z]+ on mc-node1\), $oom OOM kills?" "the text report says what the aggregate stands for"
 fi
 assert_eq "" "$(grep -E "memcore: job $job\.[0-9a-z]+: (the summary could not be kept|cannot keep the summary)" "$MC_LOG_DIR/slurmd.log")" "no slurmstepd logged a summary it could not keep"
