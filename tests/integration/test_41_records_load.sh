@@ -88,3 +88,20 @@ if [ "$agg" -gt 0 ]; then
 	assert_match "$MC_OUT" "$agg older step-node summaries are not shown one by one \(the record's bound\): their largest peak non-reclaimable [0-9.]+ [KMG]iB \(step $job\.[0-9a-z]+ on mc-node1\), $oom OOM kills?" "the text report says what the aggregate stands for"
 fi
 assert_eq "" "$(grep -E "memcore: job $job\.[0-9a-z]+: (the summary could not be kept|cannot keep the summary)" "$MC_LOG_DIR/slurmd.log")" "no slurmstepd logged a summary it could not keep"
+
+# A record kept by memcore 0.3.0, whose bound left a bare count: read as
+# that many summaries without figures (set by hand, as root, on a job that
+# still runs: slurmctld refuses to change a finished one).
+rec1=$(scontrol show job "$job" | grep -oE "$job\.batch@mc-node1:[^; ]+")
+assert_match "$rec1" "^$job\.batch@mc-node1:a=" "the batch step's record, to copy"
+old=$(mc_sbatch -n1 --mem=100M --wrap "sleep 60")
+mc_wait_until 30 test "$(mc_job_state "$old")" = RUNNING
+mc_run scontrol update job="$old" AdminComment="memcore1:dropped=4;$rec1"
+assert_rc 0 "0.3.0's form set by hand on a running job"
+mc_run "$MEMCORE" report "$old"
+assert_rc 0 "memcore report of it"
+assert_contains "$MC_OUT" "1 step-node summary, and 4 older ones in one aggregate" "the count, with the one record shown"
+assert_contains "$MC_OUT" "4 older step-node summaries are not shown one by one (the record's bound): dropped by memcore 0.3.0, which kept no figures of them" "said to be 0.3.0's, without figures"
+mc_run "$MEMCORE" report "$old" --json
+assert_eq "4 4 null null" "$(jq -r '[.dropped, .aggregate.without_figures, .aggregate.largest_peak_nonreclaimable_bytes, .aggregate.oom_kills] | map(tostring) | join(" ")' <<<"$MC_OUT")" "--json: 4 dropped, all without figures"
+scancel "$old"
