@@ -90,14 +90,13 @@ fi
 assert_eq "" "$(grep -E "memcore: job $job\.[0-9a-z]+: (the summary could not be kept|cannot keep the summary)" "$MC_LOG_DIR/slurmd.log")" "no slurmstepd logged a summary it could not keep"
 
 # A record kept by memcore 0.3.0, whose bound left a bare count: read as
-# that many summaries without figures (set by hand, as root, on a job that
-# still runs: slurmctld refuses to change a finished one).
+# that many summaries without figures (set by hand, as root, on a job held
+# in the queue: slurmctld refuses to change a finished one).
 rec1=$(scontrol show job "$job" | grep -oE "$job\.batch@mc-node1:[^; ]+")
 assert_match "$rec1" "^$job\.batch@mc-node1:a=" "the batch step's record, to copy"
-old=$(mc_sbatch -n1 --mem=100M --wrap "sleep 60")
-mc_wait_until 30 test "$(mc_job_state "$old")" = RUNNING
+old=$(mc_sbatch -n1 --mem=100M --hold --wrap "true")
 mc_run scontrol update job="$old" AdminComment="memcore1:dropped=4;$rec1"
-assert_rc 0 "0.3.0's form set by hand on a running job"
+assert_rc 0 "0.3.0's form set by hand on a held job"
 mc_run "$MEMCORE" report "$old"
 assert_rc 0 "memcore report of it"
 assert_contains "$MC_OUT" "1 step-node summary, and 4 older ones in one aggregate" "the count, with the one record shown"
