@@ -354,13 +354,80 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	return o;
 }
 
+/* "step@host" -> step and host ("" when there is no '@'). */
+static void split_at(const char *at, char *step, size_t sl, char *host,
+		     size_t hl)
+{
+	const char *c = strchr(at, '@');
+
+	snprintf(step, sl, "%.*s", c ? (int)(c - at) : 0, at);
+	snprintf(host, hl, "%s", c ? c + 1 : "");
+}
+
+/* The aggregate that stands for the records the bound pushed out
+ * (mc_jobrec.h): said, with what is known of them. */
+static void agg_text(const struct mc_jobrec_agg *g)
+{
+	char b[32], step[64], host[64];
+	unsigned known = g->steps - g->unknown;
+
+	if (!g->steps)
+		return;
+	if (!known) {
+		printf("  %u older step-node summar%s not shown one by one (the "
+		       "record's bound): dropped by memcore 0.3.0, which kept "
+		       "no figures of them\n", g->steps,
+		       g->steps == 1 ? "y is" : "ies are");
+		return;
+	}
+	split_at(g->peak_at, step, sizeof(step), host, sizeof(host));
+	printf("  %u older step-node summar%s not shown one by one (the "
+	       "record's bound): their largest peak non-reclaimable %s "
+	       "(step %s on %s), %" PRIu64 " OOM kill%s", g->steps,
+	       g->steps == 1 ? "y is" : "ies are",
+	       mc_fmt_bytes(g->peak_bytes, b, sizeof(b)), step, host,
+	       g->oom_kills, g->oom_kills == 1 ? "" : "s");
+	if (g->unknown)
+		printf("; %u of them dropped by memcore 0.3.0, without "
+		       "figures", g->unknown);
+	printf("\n");
+}
+
+static json_t *agg_json(const struct mc_jobrec_agg *g)
+{
+	json_t *o;
+	char step[64], host[64], note[256];
+	unsigned known = g->steps - g->unknown;
+
+	if (!g->steps)
+		return json_null();
+	o = json_object();
+	split_at(g->peak_at, step, sizeof(step), host, sizeof(host));
+	json_object_set_new(o, "steps", json_integer(g->steps));
+	json_object_set_new(o, "without_figures", json_integer(g->unknown));
+	json_object_set_new(o, "largest_peak_nonreclaimable_bytes",
+			    known ? mc_json_u64(g->peak_bytes) : json_null());
+	json_object_set_new(o, "largest_peak_step",
+			    known && step[0] ? json_string(step) : json_null());
+	json_object_set_new(o, "largest_peak_node",
+			    known && host[0] ? json_string(host) : json_null());
+	json_object_set_new(o, "oom_kills",
+			    known ? mc_json_u64(g->oom_kills) : json_null());
+	snprintf(note, sizeof(note), "older step-node summaries that the "
+		 "record's bound (%u bytes of the job's AdminComment) keeps "
+		 "only as this aggregate; without_figures: dropped by memcore "
+		 "0.3.0, which kept only their count", MC_JOBREC_MAX);
+	json_object_set_new(o, "note", json_string(note));
+	return o;
+}
+
 int mc_cmd_report(int argc, char **argv)
 {
 	static struct job_view jv;
 	slurm_conf_t *conf = NULL;
 	const char *recs[RECS_MAX], *cpath;
 	size_t lens[RECS_MAX], n;
-	unsigned dropped;
+	struct mc_jobrec_agg agg;
 	bool json = false;
 	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
@@ -447,7 +514,7 @@ int mc_cmd_report(int argc, char **argv)
 			 "accounting_storage/none) Slurm keeps no step "
 			 "statistics after a step (sstat shows them while it "
 			 "runs)");
-	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &dropped);
+	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
 	if (json) {
 		o = json_object();
 		arr = json_array();
@@ -459,17 +526,22 @@ int mc_cmd_report(int argc, char **argv)
 		json_object_set_new(o, "source", json_string(jv.source));
 		json_object_set_new(o, "accounting",
 				    json_boolean(jv.accounting));
-		json_object_set_new(o, "dropped", json_integer(dropped));
+		json_object_set_new(o, "dropped", json_integer(agg.steps));
+		json_object_set_new(o, "aggregate", agg_json(&agg));
 		json_object_set_new(o, "note", jv.note[0]
 				    ? json_string(jv.note) : json_null());
 	} else {
 		printf("memcore: job %" PRIu32 " (user %s, %s), from %s: %zu "
-		       "step-node summar%s%s\n", jv.job_id,
+		       "step-node summar%s", jv.job_id,
 		       user_name(jv.uid, who, sizeof(who)), jv.state,
-		       jv.source, n, n == 1 ? "y" : "ies",
-		       dropped ? " (older ones dropped to stay in bounds)" : "");
+		       jv.source, n, n == 1 ? "y" : "ies");
+		if (agg.steps)
+			printf(", and %u older one%s in one aggregate",
+			       agg.steps, agg.steps == 1 ? "" : "s");
+		printf("\n");
 		if (jv.note[0])
 			printf("  note: %s\n", jv.note);
+		agg_text(&agg);
 	}
 	for (size_t i = 0; i < n; i++) {
 		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
@@ -511,11 +583,11 @@ int mc_cmd_report(int argc, char **argv)
 	if (json) {
 		json_object_set_new(o, "steps", arr);
 		mc_cli_json_print(o);
-	} else if (!n) {
+	} else if (!n && !agg.steps) {
 		printf("  memcore kept nothing with this job: no GPU step of it "
 		       "ran to its end under memcore's sampler\n");
 	}
 	free(jv.admin_comment);
 	mc_free_ctl_conf(conf);
-	return n ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return n || agg.steps ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }

@@ -1,6 +1,7 @@
 /*
  * mc_jobrec.c - memcore's records in a job's AdminComment (mc_jobrec.h).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +9,112 @@
 #include "mc_jobrec.h"
 
 #define RECS_MAX 256
+/* The aggregate's longest text: "dropped=" and u= at 10 digits, p= and o=
+ * at 20, at= a step@host of sizeof(peak_at). */
+#define AGG_MAX 200
+#define AGG_KEY "dropped="
+
+/* The digits of key in a "k=v,k=v" list of len bytes; false when absent. */
+static bool field_u64(const char *s, size_t len, const char *key,
+		      uint64_t *v)
+{
+	size_t kl = strlen(key);
+	const char *p = s, *end = s + len;
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *stop = comma ? comma : end;
+
+		if ((size_t)(stop - p) > kl && !memcmp(p, key, kl) &&
+		    p[kl] == '=') {
+			*v = strtoull(p + kl + 1, NULL, 10);
+			return true;
+		}
+		p = stop + 1;
+	}
+	return false;
+}
+
+static void agg_parse(const char *s, size_t len, struct mc_jobrec_agg *a)
+{
+	const char *comma = memchr(s, ',', len), *at;
+	uint64_t v;
+
+	memset(a, 0, sizeof(*a));
+	a->steps = (unsigned)strtoul(s + strlen(AGG_KEY), NULL, 10);
+	if (!comma) {	/* 0.3.0's bare count: no figures */
+		a->unknown = a->steps;
+		return;
+	}
+	len -= (size_t)(comma + 1 - s);
+	s = comma + 1;
+	if (field_u64(s, len, "p", &v))
+		a->peak_bytes = v;
+	if (field_u64(s, len, "o", &v))
+		a->oom_kills = v;
+	if (field_u64(s, len, "u", &v))
+		a->unknown = v < a->steps ? (unsigned)v : a->steps;
+	for (at = s; at && at < s + len;) {
+		const char *stop = memchr(at, ',', (size_t)(s + len - at));
+		size_t l = (size_t)((stop ? stop : s + len) - at);
+
+		if (l > 3 && !memcmp(at, "at=", 3) && l - 3 < sizeof(a->peak_at)) {
+			memcpy(a->peak_at, at + 3, l - 3);
+			a->peak_at[l - 3] = '\0';
+		}
+		at = stop ? stop + 1 : NULL;
+	}
+}
+
+/* The aggregate's text (no ';'), its length; 0 when there is none. */
+static size_t agg_text(const struct mc_jobrec_agg *a, char *buf, size_t len)
+{
+	int n;
+
+	if (!a->steps) {
+		buf[0] = '\0';
+		return 0;
+	}
+	n = snprintf(buf, len, AGG_KEY "%u,p=%" PRIu64 ",o=%" PRIu64 "%s%s",
+		     a->steps, a->peak_bytes, a->oom_kills,
+		     a->peak_at[0] ? ",at=" : "", a->peak_at);
+	if (a->unknown && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",u=%u", a->unknown);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* Fold one dropped record into the aggregate. */
+static void agg_add(struct mc_jobrec_agg *a, const char *rec, size_t len)
+{
+	const char *colon = memchr(rec, ':', len);
+	uint64_t p = 0, o = 0;
+	size_t kl;
+
+	a->steps++;
+	if (!colon)
+		return;
+	kl = (size_t)(colon - rec);
+	len -= kl + 1;
+	field_u64(colon + 1, len, "p", &p);
+	field_u64(colon + 1, len, "o", &o);
+	a->oom_kills += o;
+	if ((p > a->peak_bytes || !a->peak_at[0]) && kl < sizeof(a->peak_at)) {
+		a->peak_bytes = p;
+		memcpy(a->peak_at, rec, kl);
+		a->peak_at[kl] = '\0';
+	}
+}
 
 size_t mc_jobrec_split(const char *text, const char **recs, size_t *lens,
-		       size_t max, unsigned *dropped)
+		       size_t max, struct mc_jobrec_agg *agg)
 {
 	const char *p = text ? strstr(text, MC_JOBREC_TAG) : NULL;
+	struct mc_jobrec_agg none;
 	size_t n = 0;
 
-	*dropped = 0;
+	if (!agg)
+		agg = &none;
+	memset(agg, 0, sizeof(*agg));
 	if (!p)
 		return 0;
 	p += strlen(MC_JOBREC_TAG);
@@ -23,8 +122,9 @@ size_t mc_jobrec_split(const char *text, const char **recs, size_t *lens,
 		const char *end = strchr(p, ';');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 
-		if (len > 8 && !strncmp(p, "dropped=", 8))
-			*dropped = (unsigned)strtoul(p + 8, NULL, 10);
+		if (len > strlen(AGG_KEY) &&
+		    !strncmp(p, AGG_KEY, strlen(AGG_KEY)))
+			agg_parse(p, len, agg);
 		else if (len) {
 			recs[n] = p;
 			lens[n++] = len;
@@ -49,9 +149,8 @@ bool mc_jobrec_has(const char *text, const char *rec)
 {
 	const char *recs[RECS_MAX];
 	size_t lens[RECS_MAX], n, rl = strlen(rec);
-	unsigned dropped;
 
-	n = mc_jobrec_split(text, recs, lens, RECS_MAX, &dropped);
+	n = mc_jobrec_split(text, recs, lens, RECS_MAX, NULL);
 	for (size_t i = 0; i < n; i++)
 		if (lens[i] == rl && !memcmp(recs[i], rec, rl))
 			return true;
@@ -63,36 +162,35 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 {
 	const char *recs[RECS_MAX], *tag;
 	size_t lens[RECS_MAX], n, rl = strlen(rec), kl, first = 0, block,
-	       foreign, used;
-	unsigned dropped;
-	char head[32];
+	       foreign, used, hl;
+	struct mc_jobrec_agg agg;
+	char head[AGG_MAX + 1];
 	bool keep[RECS_MAX];
 
 	kl = key_len(rec, rl);
-	if (!kl || strchr(rec, ';') || rl + strlen(MC_JOBREC_TAG) + 16 > max)
+	if (!kl || strchr(rec, ';') ||
+	    rl + strlen(MC_JOBREC_TAG) + AGG_MAX + 2 > max)
 		return -1;
 	if (!cur)
 		cur = "";
-	n = mc_jobrec_split(cur, recs, lens, RECS_MAX - 1, &dropped);
+	n = mc_jobrec_split(cur, recs, lens, RECS_MAX - 1, &agg);
 	/* The same step and node again: the new one replaces it. */
 	for (size_t i = 0; i < n; i++)
 		keep[i] = !(lens[i] >= kl && !memcmp(recs[i], rec, kl));
 	recs[n] = rec;
 	lens[n] = rl;
 	keep[n++] = true;
-	/* Oldest first out until the block fits. */
+	/* Oldest first out, into the aggregate, until the block fits. */
 	for (;;) {
-		block = strlen(MC_JOBREC_TAG);
-		snprintf(head, sizeof(head), "dropped=%u;", dropped);
-		if (dropped)
-			block += strlen(head);
+		hl = agg_text(&agg, head, sizeof(head));
+		block = strlen(MC_JOBREC_TAG) + (hl ? hl + 1 : 0);
 		for (size_t i = first; i < n; i++)
 			if (keep[i])
 				block += lens[i] + 1;
 		if (block <= max + 1 || first + 1 >= n)
 			break;
 		if (keep[first])
-			dropped++;
+			agg_add(&agg, recs[first], lens[first]);
 		first++;
 	}
 	tag = strstr(cur, MC_JOBREC_TAG);
@@ -106,8 +204,11 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 	if (foreign)
 		out[used++] = ' ';
 	used += (size_t)sprintf(out + used, "%s", MC_JOBREC_TAG);
-	if (dropped)
-		used += (size_t)sprintf(out + used, "%s", head);
+	if (hl) {
+		memcpy(out + used, head, hl);
+		used += hl;
+		out[used++] = ';';
+	}
 	for (size_t i = first; i < n; i++) {
 		if (!keep[i])
 			continue;

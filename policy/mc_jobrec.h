@@ -6,27 +6,47 @@
  * shows only to whom it lets read the job (PrivateData=jobs).
  *
  * Layout: whatever another tool put there is kept in front, then
- *     memcore1:REC;REC;...
- * A record for a step and node already there is replaced (a retry), a new
- * one appended; when the block would pass max bytes the oldest records go
- * and "dropped=N" (the first item) counts them. Pure text, no I/O.
+ *     memcore1:[AGG;]REC;REC;...
+ * A record for a step and node already there is replaced (a retry, so a
+ * merge done twice is done once), a new one appended. When the block
+ * would pass max bytes the oldest records go, and the aggregate AGG, the
+ * first item, stands for them:
+ *     dropped=N,p=BYTES,o=K,at=STEP@HOST[,u=U]
+ * N records dropped, the largest peak non-reclaimable among them (p, as
+ * in the record) and which step and node had it (at), the OOM kills among
+ * them (o, summed); u: how many of the N came from a memcore that wrote a
+ * bare "dropped=N" (0.3.0), whose figures are not known. A bare
+ * "dropped=N" reads as N dropped, all N without figures; 0.3.0 itself
+ * reads the new form's N (it took the digits after "dropped="). Pure text,
+ * no I/O.
  */
 #ifndef MC_JOBREC_H
 #define MC_JOBREC_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define MC_JOBREC_TAG "memcore1:"
 /* At most this much of a job's AdminComment is memcore's: about 20
  * step-node records. */
 #define MC_JOBREC_MAX 8192
 
+/* What stands for the records the bound pushed out. */
+struct mc_jobrec_agg {
+	unsigned steps;		/* step-node records dropped, 0 none */
+	unsigned unknown;	/* of them, without figures (0.3.0's) */
+	uint64_t peak_bytes;	/* largest peak non-reclaimable, bytes */
+	uint64_t oom_kills;	/* OOM kills among them, summed */
+	char peak_at[112];	/* "step@host" of that peak, "" none */
+};
+
 /*
  * out = cur (NULL: empty) with rec merged in, memcore's block at most max
- * bytes. Returns 0, or -1 when rec alone is longer than max, has a ';' or
- * no "step@host:" prefix, or out is too small for the foreign text plus
- * the block.
+ * bytes, dropped records folded into the aggregate. Returns 0, or -1 when
+ * rec alone (with a full aggregate) is longer than max, has a ';' or no
+ * "step@host:" prefix, or out is too small for the foreign text plus the
+ * block.
  */
 int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 		    size_t outlen, size_t max);
@@ -36,10 +56,11 @@ bool mc_jobrec_has(const char *text, const char *rec);
 
 /*
  * The records of text, in order: recs[i] points into text, lens[i] long
- * (no NUL). Returns how many (at most max); *dropped the N of
- * "dropped=N" (0 when none). text without memcore's block: 0.
+ * (no NUL). Returns how many (at most max); agg (NULL: not wanted) gets
+ * the aggregate, all zero when there is none. text without memcore's
+ * block: 0.
  */
 size_t mc_jobrec_split(const char *text, const char **recs, size_t *lens,
-		       size_t max, unsigned *dropped);
+		       size_t max, struct mc_jobrec_agg *agg);
 
 #endif

@@ -10,7 +10,8 @@
  *    removes memcore's own cgroup: the sampler stops, the kernel's
  *    counters are read, the summary goes to task 0's stderr (when asked)
  *    and to slurmd's log;
- *    and the record kept with the job starts (mc_keep.c);
+ *    and the record kept with the job is written (mc_keep.c), waited
+ *    for before slurmstepd tells srun that the tasks ended;
  *  - exit: the sampler again, should no task_exit have been the last, the
  *    record's thread is waited for, and the step is counted in the
  *    PrometheusTextfile (mc_textfile.c), refused steps too.
@@ -114,6 +115,19 @@ static void finish(struct mc_plugin *p)
 			      "to end with slurmstepd");
 }
 
+/* One message, so that srun's own lines cannot land inside it. */
+static void say(const struct mc_summary_text *t)
+{
+	char text[MC_SUMMARY_LINES * (MC_SUMMARY_LINE_MAX + 1)];
+	size_t used = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < t->n && used < sizeof(text); i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "%s%s", i ? "\n" : "", t->line[i]);
+	slurm_spank_log("%s", text);
+}
+
 void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 {
 	struct mc_after *a = &p->after;
@@ -131,28 +145,19 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 			    sizeof(line));
 	slurm_info("memcore: %s", line);
 	/* Kept with the job while slurmctld still lets it change: started
-	 * now, while the job runs, waited for only at exit. */
+	 * now, while the job runs, and waited for below, before srun learns
+	 * that the tasks ended (mc_keep.c). */
 	mc_keep_start(p);
-	if (!(p->opts.mode & MC_USER_EXPLAIN) && !a->report &&
-	    !a->usage.oom_kills)
-		return;
-	where[0] = '\0';
-	if (a->usage.oom_kills)
-		mc_tmpfs_where(where, sizeof(where));
-	mc_summary_explain(&a->usage, &a->advice, e->step_name, p->step.host,
-			   where, &t);
-	/* One message, so that srun's own lines cannot land inside it. */
-	{
-		char text[MC_SUMMARY_LINES * (MC_SUMMARY_LINE_MAX + 1)];
-		size_t used = 0;
-
-		text[0] = '\0';
-		for (size_t i = 0; i < t.n && used < sizeof(text); i++)
-			used += (size_t)snprintf(text + used,
-						 sizeof(text) - used, "%s%s",
-						 i ? "\n" : "", t.line[i]);
-		slurm_spank_log("%s", text);
+	if ((p->opts.mode & MC_USER_EXPLAIN) || a->report ||
+	    a->usage.oom_kills) {
+		where[0] = '\0';
+		if (a->usage.oom_kills)
+			mc_tmpfs_where(where, sizeof(where));
+		mc_summary_explain(&a->usage, &a->advice, e->step_name,
+				   p->step.host, where, &t);
+		say(&t);
 	}
+	mc_keep_wait(p, MC_KEEP_TASK_EXIT_WAIT_MS);
 }
 
 void mc_after_exit(struct mc_plugin *p, spank_t sp)
@@ -165,7 +170,12 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp)
 	 * here, before slurmstepd does. */
 	if (a->sampler.started && !a->sampler.stopped)
 		mc_sampler_stop(&a->sampler, &pk, &cpu, &wall);
-	mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS);
+	if (!mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS))
+		slurm_info("memcore: job %s: the summary was still on its way "
+			   "to slurmctld %u ms after the step's end: slurmstepd "
+			   "ends without it; it is in the 'after the step' line "
+			   "above only", p->step.step_name,
+			   MC_KEEP_TASK_EXIT_WAIT_MS + MC_KEEP_EXIT_WAIT_MS);
 	/* Refused steps count too: they end here without a task_exit. */
 	if (a->judged)
 		mc_textfile_add(p);

@@ -20,9 +20,12 @@ struct mc_keeper {
 	pthread_t thread;
 };
 
-/* How long the exit hook waits for it (the last task_exit does not:
- * three slurmctld round trips, 2-10 ms here, would lengthen every step's
- * end as srun sees it). */
+/* How long the last task_exit waits for it: srun learns that the tasks
+ * ended only after that hook (spank/mc_keep.c), so a record in by then
+ * is in before the job can end; a slurmctld slower than this delays each
+ * step's end by this much at most, and the exit hook waits for the rest
+ * (MC_KEEP_EXIT_WAIT_MS, when the job may already have ended). */
+#define MC_KEEP_TASK_EXIT_WAIT_MS 3000
 #define MC_KEEP_EXIT_WAIT_MS 5000
 
 struct mc_after {

@@ -2,6 +2,9 @@
  * mc_jobview.c - slurmd's view of a job, kept root-only (mc_jobview.h).
  * Plain libc: the prolog, slurmstepd and the unit test share it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* F_OFD_SETLK */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mc_jobview.h"
@@ -155,4 +159,77 @@ void mc_jobview_remove(const char *dir, uint32_t job_id)
 
 	if (record_path(dir, job_id, "", path, sizeof(path)) == 0)
 		unlink(path);
+}
+
+#define LOCK_NAME "memcore-keep.lock"
+/* The wait between tries grows to this: 40 waiters polling every
+ * millisecond would cost more CPU than the writes they wait for. */
+#define LOCK_POLL_MAX_MS 16
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+int mc_jobview_lock(const char *dir, uint32_t job_id, unsigned wait_ms,
+		    char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			   .l_start = (off_t)job_id, .l_len = 1 };
+	struct stat st;
+	long until = now_ms() + (long)wait_ms, step = 1;
+	int fd, n;
+
+	n = snprintf(path, sizeof(path), "%s/%s", dir, LOCK_NAME);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 077) || st.st_nlink != 1) {
+		close(fd);
+		snprintf(err, errlen, "%s: not a regular file of root's that "
+			 "only root can open", path);
+		errno = EPERM;
+		return -1;
+	}
+	while (fcntl(fd, F_OFD_SETLK, &l) < 0) {
+		int e = errno;
+
+		if ((e != EAGAIN && e != EACCES && e != EINTR) ||
+		    now_ms() >= until) {
+			close(fd);
+			if (e == EAGAIN || e == EACCES) {
+				snprintf(err, errlen, "%s: job %" PRIu32
+					 "'s lock still held after %u ms",
+					 path, job_id, wait_ms);
+				e = ETIMEDOUT;
+			} else
+				snprintf(err, errlen, "%s: %s", path,
+					 strerror(e));
+			errno = e;
+			return -1;
+		}
+		{
+			struct timespec ts = { 0, step * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+		if (step < LOCK_POLL_MAX_MS)
+			step *= 2;
+	}
+	return fd;
 }

@@ -66,4 +66,22 @@ int mc_jobview_read(const char *dir, uint32_t job_id, char *partition,
 /* Remove job job_id's record from dir (the epilog); none is no error. */
 void mc_jobview_remove(const char *dir, uint32_t job_id);
 
+/*
+ * Serialise what this node's slurmstepds write into job job_id's record
+ * kept with the job (spank/mc_keep.c: read, merge, write at slurmctld,
+ * which has no compare-and-set). The lock: an open-file-description
+ * write lock (F_OFD_SETLK) on byte job_id of <dir>/memcore-keep.lock,
+ * one file for every job, created mode 0600 by root and never removed
+ * (nothing to clean up when no epilog runs); per byte, so jobs do not
+ * wait for each other; held by the returned descriptor (a thread may
+ * hold it) and gone when it is closed or its process ends, however it
+ * ends. The file is believed only when it is a regular file of root's
+ * that only root can open, with one link (a user who could open it could
+ * hold every job's lock). Waits up to wait_ms, trying again after 1, 2, 4 ... 16 ms.
+ * Returns the descriptor (close it to unlock), or -1 with err set
+ * ("PATH: reason"; errno ETIMEDOUT when another holder kept it wait_ms).
+ */
+int mc_jobview_lock(const char *dir, uint32_t job_id, unsigned wait_ms,
+		    char *err, size_t errlen);
+
 #endif

@@ -160,10 +160,13 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp);
 /* slurmstepd, exit: the sampler ends at the latest here (mc_after.c). */
 void mc_after_exit(struct mc_plugin *p, spank_t sp);
 /* slurmstepd, last task_exit (root): the step's summary into the job's
- * AdminComment, from a thread of its own (mc_keep.c); wait for it ms at
- * most (again at exit; a thread still out then ends with slurmstepd). */
+ * AdminComment, from a thread of its own (mc_keep.c), serialised with the
+ * job's other steps on this node and retried until a deadline; wait for
+ * it ms at most: true when it is done (or never started), false when it
+ * is still out (waited for again at exit; a thread still out then ends
+ * with slurmstepd). */
 void mc_keep_start(struct mc_plugin *p);
-void mc_keep_wait(struct mc_plugin *p, unsigned ms);
+bool mc_keep_wait(struct mc_plugin *p, unsigned ms);
 /* slurmstepd, exit (root): count the step in PrometheusTextfile
  * (mc_textfile.c), under a lock only root can open; never fails, never
  * waits more than 2 s for other steps' updates. */

@@ -23,14 +23,11 @@ mib() {
 }
 between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
-# In a batch job (a step of an allocation srun makes itself ends with it).
-# The script goes on for a moment after its step, as training scripts do:
-# a step's record written after its job has ended is refused by
-# slurmctld ("Job has already finished"), and a loaded node's slurmstepd
-# can end its step after the batch script has (seen once with the guest
-# tier beside: memcore(8), AFTER THE STEP; not what this test is about).
+# In a batch job whose script ends right after its step: each node's
+# record is in before srun learns that its tasks ended (memcore(8), AFTER
+# THE STEP), so the job cannot end before the two are kept.
 job=$(mc_sbatch -N2 --gpus-per-node=1 --mem=1G --wrap "srun -N2 -n2 --gpus-per-node=1 --mem=1G \
-	--memcore=explain sh -c '$PROGS/mc_hold \$((100 + 100 * SLURM_NODEID)) 3'; sleep 5")
+	--memcore=explain sh -c '$PROGS/mc_hold \$((100 + 100 * SLURM_NODEID)) 3'")
 assert_eq COMPLETED "$(mc_wait_job "$job")" "a batch job with a 2-node step completes"
 MC_ERR=$(cat "$(mc_job_out "$job")")
 mc_log "output: $MC_ERR"

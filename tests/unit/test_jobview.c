@@ -2,8 +2,12 @@
  * test_jobview.c - slurmd's view of a job kept root-only (mc_jobview.h):
  * the directory from the plugstack arguments, a record written and read
  * back, and the records that are not believed (another's, writable by
- * others, a second link, not a record, too long) reading as none.
+ * others, a second link, not a record, too long) reading as none; the
+ * per-job lock of the records kept with the job.
  */
+#define _GNU_SOURCE	/* F_OFD_SETLK, in mc_jobview.c */
+#include <errno.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -107,12 +111,66 @@ static void test_round_trip(void **state)
 					 sizeof(err)), 0);
 }
 
+static long ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* One holder per job at a time, jobs apart; the file root's only; a file
+ * others could open is not a lock. */
+static void test_lock(void **state)
+{
+	char err[256], p[128];
+	struct stat st;
+	int a, b, c;
+	long t0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	a = mc_jobview_lock(dir, 7, 0, err, sizeof(err));
+	assert_true(a >= 0);
+	snprintf(p, sizeof(p), "%s/memcore-keep.lock", dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_uid, 0);
+	/* The same job: waits, then gives up, saying so. */
+	t0 = ms_now();
+	assert_int_equal(mc_jobview_lock(dir, 7, 40, err, sizeof(err)), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_true(ms_now() - t0 >= 40);
+	assert_non_null(strstr(err, "job 7's lock still held after 40 ms"));
+	/* Another job (byte 4294967294 too): at once. */
+	b = mc_jobview_lock(dir, 8, 0, err, sizeof(err));
+	assert_true(b >= 0);
+	c = mc_jobview_lock(dir, 4294967294u, 0, err, sizeof(err));
+	assert_true(c >= 0);
+	close(c);
+	/* Let go: the next one gets it. */
+	close(a);
+	a = mc_jobview_lock(dir, 7, 0, err, sizeof(err));
+	assert_true(a >= 0);
+	close(a);
+	close(b);
+	/* A lock file others may open is not believed. */
+	assert_int_equal(chmod(p, 0644), 0);
+	assert_int_equal(mc_jobview_lock(dir, 7, 0, err, sizeof(err)), -1);
+	assert_int_equal(errno, EPERM);
+	assert_non_null(strstr(err, "not a regular file of root's that only "
+				   "root can open"));
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dir),
 		cmocka_unit_test_setup_teardown(test_round_trip, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -417,47 +417,122 @@ static void test_parse(void **state)
 }
 
 /* The records in a job's AdminComment: another tool's text kept in front,
- * a step and node replaced, the oldest dropped and counted past the bound. */
+ * a step and node replaced, the oldest folded into the aggregate past the
+ * bound. */
 static void test_jobrec(void **state)
 {
 	char out[1024];
 	const char *recs[8];
 	size_t lens[8];
-	unsigned dropped;
+	struct mc_jobrec_agg agg;
 
 	(void)state;
 	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1", out, sizeof(out),
-					 200), 0);
+					 300), 0);
 	assert_string_equal(out, "memcore1:1.0@n1:a=1");
 	assert_int_equal(mc_jobrec_merge("JS1:abc", "1.0@n1:a=1", out,
-					 sizeof(out), 200), 0);
+					 sizeof(out), 300), 0);
 	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1");
 	assert_int_equal(mc_jobrec_merge("JS1:abc memcore1:1.0@n1:a=1",
-					 "1.0@n2:a=2", out, sizeof(out), 200),
+					 "1.0@n2:a=2", out, sizeof(out), 300),
 			 0);
 	assert_string_equal(out, "JS1:abc memcore1:1.0@n1:a=1;1.0@n2:a=2");
 	assert_true(mc_jobrec_has(out, "1.0@n2:a=2"));
 	assert_false(mc_jobrec_has(out, "1.0@n2:a=3"));
 	/* The same step and node again: replaced, not doubled. */
 	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
-					 "1.0@n1:a=9", out, sizeof(out), 200),
+					 "1.0@n1:a=9", out, sizeof(out), 300),
 			 0);
 	assert_string_equal(out, "memcore1:1.0@n2:a=2;1.0@n1:a=9");
-	/* Bound of 40 bytes: the oldest go, counted. */
-	assert_int_equal(mc_jobrec_merge("memcore1:1.0@n1:a=1;1.0@n2:a=2",
-					 "2.0@n1:a=3", out, sizeof(out), 40),
-			 0);
-	assert_true(strlen(out) <= 40);
-	assert_int_equal(mc_jobrec_split(out, recs, lens, 8, &dropped), 2);
-	assert_int_equal(dropped, 1);
-	assert_memory_equal(recs[1], "2.0@n1:a=3", lens[1]);
 	/* Not a record: refused, out untouched by the caller's use. */
 	assert_int_equal(mc_jobrec_merge(NULL, "no key", out, sizeof(out),
-					 200), -1);
+					 300), -1);
 	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1;x", out,
-					 sizeof(out), 200), -1);
-	assert_int_equal(mc_jobrec_split("JS1:abc", recs, lens, 8, &dropped),
-			 0);
+					 sizeof(out), 300), -1);
+	/* A bound too small for one record beside a full aggregate. */
+	assert_int_equal(mc_jobrec_merge(NULL, "1.0@n1:a=1", out, sizeof(out),
+					 40), -1);
+	assert_int_equal(mc_jobrec_split("JS1:abc", recs, lens, 8, &agg), 0);
+	assert_int_equal(agg.steps, 0);
+}
+
+/* Past the bound, many steps: each record is either kept or counted in
+ * the aggregate, which keeps the largest peak of those it counts (and
+ * where), and their OOM kills; a merge done twice is done once. */
+static void test_jobrec_aggregate(void **state)
+{
+	static char cur[4096], next[4096], rec[64], first[64];
+	const char *recs[64];
+	size_t lens[64], n, max = 320;
+	struct mc_jobrec_agg agg;
+	uint64_t peak[40], want_peak = 0, want_oom = 0;
+	char want_at[32] = "";
+
+	(void)state;
+	snprintf(cur, sizeof(cur), "JS1:abc");
+	for (unsigned i = 0; i < 40; i++) {
+		peak[i] = (uint64_t)((i * 37) % 100) << 20;
+		snprintf(rec, sizeof(rec), "%u.0@n1:a=1,p=%llu,pf=7,o=%u", i,
+			 (unsigned long long)peak[i], i == 3 || i == 5);
+		if (!i)
+			snprintf(first, sizeof(first), "%s", rec);
+		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
+						 max), 0);
+		assert_true(strlen(strstr(next, MC_JOBREC_TAG)) <= max);
+		assert_int_equal(strncmp(next, "JS1:abc memcore1:", 17), 0);
+		/* Again: the same text (a retry after a lost reply). */
+		assert_int_equal(mc_jobrec_merge(next, rec, cur, sizeof(cur),
+						 max), 0);
+		assert_string_equal(cur, next);
+	}
+	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
+	assert_true(n > 3 && n < 40);
+	assert_int_equal(n + agg.steps, 40);
+	assert_int_equal(agg.unknown, 0);
+	/* Those kept are the newest, in order; the rest are the aggregate. */
+	for (size_t i = 0; i < n; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "%zu.0@n1:", 40 - n + i);
+		assert_int_equal(strncmp(recs[i], key, strlen(key)), 0);
+	}
+	for (unsigned i = 0; i < agg.steps; i++) {
+		if (peak[i] > want_peak || !want_at[0]) {
+			want_peak = peak[i];
+			snprintf(want_at, sizeof(want_at), "%u.0@n1", i);
+		}
+		want_oom += i == 3 || i == 5;
+	}
+	assert_int_equal(agg.peak_bytes, want_peak);
+	assert_string_equal(agg.peak_at, want_at);
+	assert_int_equal(agg.oom_kills, want_oom);
+	assert_false(mc_jobrec_has(cur, first));
+	/* pf= is not p=: the peak is the record's own p. */
+	assert_int_equal(mc_jobrec_merge(NULL, "9.0@n1:pf=5,p=3", next,
+					 sizeof(next), max), 0);
+
+	/* 0.3.0's bare count: N dropped without figures, still counted. */
+	assert_int_equal(mc_jobrec_split("memcore1:dropped=4;1.0@n1:a=1",
+					 recs, lens, 64, &agg), 1);
+	assert_int_equal(agg.steps, 4);
+	assert_int_equal(agg.unknown, 4);
+	assert_int_equal(agg.peak_bytes, 0);
+	assert_string_equal(agg.peak_at, "");
+	snprintf(cur, sizeof(cur), "memcore1:dropped=4");
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(rec, sizeof(rec), "%u.0@n2:a=1,p=%u,o=0", i, 100 + i);
+		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
+						 max), 0);
+		snprintf(cur, sizeof(cur), "%s", next);
+	}
+	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
+	assert_int_equal(n + agg.steps, 24);
+	assert_int_equal(agg.unknown, 4);
+	assert_int_equal(agg.peak_bytes, 100 + agg.steps - 4 - 1);
+	assert_non_null(strstr(cur, ",u=4"));
+	/* ... and 0.3.0's reader takes the digits after "dropped=". */
+	assert_int_equal(strtoul(strstr(cur, "dropped=") + 8, NULL, 10),
+			 agg.steps);
 }
 
 /* The textfile: counts add up across steps and survive a re-read; label
@@ -637,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_jobrec),
+		cmocka_unit_test(test_jobrec_aggregate),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_labels),
 		cmocka_unit_test(test_metrics_bound),
