@@ -144,6 +144,12 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 	}
 }
 
+bool mc_st_root_only(const struct stat *st, unsigned deny)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == 0 &&
+	       !(st->st_mode & deny) && st->st_nlink == 1;
+}
+
 int mc_open_regular(const char *what, const char *path, int flags,
 		    off_t max_bytes, struct stat *st, char *err,
 		    size_t errlen)

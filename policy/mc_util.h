@@ -100,6 +100,15 @@ int mc_open_regular(const char *what, const char *path, int flags,
 int mc_dir_root_only(const char *path, char *why, size_t whylen);
 
 /*
+ * Whether st (an fstat of an opened file) is a regular file of root's
+ * with none of the mode bits deny set (022: only root may write it; 077:
+ * only root may open it) and one link (no second name another user could
+ * have made to it): a file root writes, locks or believes in a directory
+ * of root's.
+ */
+bool mc_st_root_only(const struct stat *st, unsigned deny);
+
+/*
  * Read (out false) or write (out true) exactly len bytes at fd,
  * retrying after EINTR and short transfers. Returns 0, or -1 (errno set;
  * an early end of file reads as -1 with errno 0).

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mc_jobview.h"
+#include "mc_util.h"
 
 #define KEY "partition="
 /* A record is one short line; a bigger file is not one of ours. */
@@ -122,8 +123,7 @@ int mc_jobview_read(const char *dir, uint32_t job_id, char *partition,
 	}
 	/* Only root writes it: a file anyone else owns or may write, or a
 	 * second link to it, is not the prolog's. */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 022) || st.st_nlink != 1) {
+	if (fstat(fd, &st) < 0 || !mc_st_root_only(&st, 022)) {
 		close(fd);
 		snprintf(err, errlen, "%s: not a regular file of root's that "
 			 "only root can write", path);
@@ -198,8 +198,7 @@ int mc_jobview_lock(const char *dir, uint32_t job_id, unsigned wait_ms,
 		errno = e;
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 077) || st.st_nlink != 1) {
+	if (fstat(fd, &st) < 0 || !mc_st_root_only(&st, 077)) {
 		close(fd);
 		snprintf(err, errlen, "%s: not a regular file of root's that "
 			 "only root can open", path);

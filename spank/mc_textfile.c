@@ -62,8 +62,7 @@ static int lock_file(const char *path)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 077) || st.st_nlink != 1) {
+	if (fstat(fd, &st) < 0 || !mc_st_root_only(&st, 077)) {
 		close(fd);
 		errno = EPERM;
 		return -1;

@@ -120,9 +120,8 @@ assert_contains "$MC_ERR" "no samples: SampleInterval=0" "(d) SampleInterval=0: 
 # --- (e) memcore report, after the step, by the job's user only ------------
 mc_small_policy
 printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
-# A batch job of user nobody with one GPU step in it (srun inside sbatch:
-# a step of an allocation srun makes itself ends with its job, see
-# memcore(8)); the batch step, on the GPU too, is a second record.
+# A batch job of user nobody with one GPU step in it; the batch step, on
+# the GPU too, is a second record.
 out=/tmp/mc_test37_$$.out
 mc_at_exit "rm -f $out"
 job=$(runuser -u nobody -- sbatch --parsable --gpus=1 --mem=1G --chdir=/tmp -o "$out" \
