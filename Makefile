@@ -102,13 +102,13 @@ $(B)/libmemcore.a: $(ENGINE_OBJ)
 # a sampler thread stuck in a cgroup read keeps its code mapped after
 # slurmstepd's dlclose (spank/mc_sampler.h).
 $(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
-	$(CC) -shared -pthread -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
+	$(CC) -shared -pthread $(LDFLAGS) -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
 	  -Wl,-z,nodelete -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
 
 # Only the command links libslurm (node facts from slurmctld); memcore.so
 # never does: slurmstepd must not load a second copy of Slurm.
 $(CLI): $(CLI_OBJ) $(B)/libmemcore.a
-	$(CC) -pie -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
+	$(CC) -pie $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
 	  -lslurm
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a

@@ -76,3 +76,20 @@ fuzz: $(FUZZ_BIN)
 	    exit 1; }; \
 	  grep -E '^Done|stat::number_of_executed_units' $(B)/fuzz/$$t.log | head -n 1; \
 	done; echo "fuzz: $(FUZZ_TARGETS): no crash in $(FUZZ_SECONDS) s each"
+
+# The plugin under ASan/UBSan inside the real slurmd and slurmstepd: only
+# memcore.so is built again (into $(B)/asan-it, compile and link flags);
+# the command and the test programs there are this tree's plain ones (make
+# sanitize and make valgrind check the command). tests/integration/lib.sh
+# with MC_SANITIZE=1 preloads libasan into slurmd and fails a test on any
+# report (NOTES.md, "Sanitizers"). The tests: those that run the plugin's
+# paths in slurmd and slurmstepd.
+ASAN_IT_B     := $(B)/asan-it
+ASAN_IT_TESTS ?= test_10 test_20 test_26 test_30 test_36 test_37_after test_40 test_70 test_75 test_92
+.PHONY: integration-asan
+integration-asan: $(PLUGIN) $(CLI) $(PROGS)
+	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CFLAGS="-O1 -g $(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" $(ASAN_IT_B)/memcore.so
+	ln -sfn ../memcore $(ASAN_IT_B)/memcore
+	ln -sfn ../progs $(ASAN_IT_B)/progs
+	MC_SANITIZE=1 MEMCORE_BUILD=$(CURDIR)/$(ASAN_IT_B) bash tests/integration/run.sh $(ASAN_IT_TESTS)
