@@ -12,6 +12,9 @@
 #                   Slurm 22.05/24.11/26.05 (tests/vm/README.md);
 #                   make vm-check-trixie: one suite (bookworm, trixie, sid)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/hardening.mk)
+#   make integration-asan  the plugin's integration tests with memcore.so
+#                   under ASan/UBSan in the real slurmd and slurmstepd
+#                   (tests/hardening.mk)
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make bench      memcore's cost per step launch and of check --partition
 #                   at 10,000 nodes, written to BENCHMARKS.md

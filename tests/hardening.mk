@@ -9,6 +9,10 @@
 #                   (--error-exitcode=99: exit 1 is memcore's "refused")
 #                   on every topology in tests/data/, zero errors (check;
 #                   tests/valgrind.sh, MC_JOBS at a time)
+#   make integration-asan  memcore.so with ASan/UBSan loaded by the real
+#                   slurmd and slurmstepd, through the integration tests
+#                   of the plugin's paths (ASAN_IT_TESTS); fails on any
+#                   report (tests/integration/NOTES.md, "Sanitizers")
 #   make fuzz       each libFuzzer target (clang) for FUZZ_SECONDS (60)
 #                   from its seed corpus; fails on any crash. Not part of
 #                   check: a separate CI step, budget 5 x FUZZ_SECONDS + 1 min
