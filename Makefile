@@ -104,9 +104,12 @@ $(B)/libmemcore.a: $(ENGINE_OBJ)
 # The plugin exports only the SPANK symbols (spank/memcore.map). -z nodelete:
 # a sampler thread stuck in a cgroup read keeps its code mapped after
 # slurmstepd's dlclose (spank/mc_sampler.h).
-$(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
-	$(CC) -shared -pthread $(LDFLAGS) -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
-	  -Wl,-z,nodelete -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
+# PLUGIN_EXTRA and PLUGIN_MAP: the ASan build's additions (tests/hardening.mk).
+PLUGIN_EXTRA ?=
+PLUGIN_MAP   ?= spank/memcore.map
+$(PLUGIN): $(SPANK_OBJ) $(PLUGIN_EXTRA) $(B)/libmemcore.a $(PLUGIN_MAP)
+	$(CC) -shared -pthread $(LDFLAGS) -o $@ $(SPANK_OBJ) $(PLUGIN_EXTRA) $(B)/libmemcore.a $(HARDEN_LD) \
+	  -Wl,-z,nodelete -Wl,--version-script=$(PLUGIN_MAP) $(PKG_LIBS)
 
 # Only the command links libslurm (node facts from slurmctld); memcore.so
 # never does: slurmstepd must not load a second copy of Slurm.

@@ -87,13 +87,19 @@ fuzz: $(FUZZ_BIN)
 # sanitize and make valgrind check the command). tests/integration/lib.sh
 # with MC_SANITIZE=1 preloads libasan into slurmd and fails a test on any
 # report (NOTES.md, "Sanitizers"). The tests: those that run the plugin's
-# paths in slurmd and slurmstepd.
+# paths in slurmd and slurmstepd. Not test_30: it fills a step's memory
+# limit with tmpfs pages no kill frees, and on v1 slurmstepd is charged to
+# that cgroup; an ASan slurmstepd takes fresh pages for every allocation
+# (the quarantine) where Slurm's own reuses freed ones, and the OOM killer
+# then ends it instead (NOTES.md).
 ASAN_IT_B     := $(B)/asan-it
-ASAN_IT_TESTS ?= test_10 test_20 test_26 test_30 test_36 test_37_after test_40 test_70 test_75 test_92
+ASAN_IT_TESTS ?= test_10 test_20 test_26 test_36 test_37_after test_40 test_70 test_75 test_92
 .PHONY: integration-asan
 integration-asan: $(PLUGIN) $(CLI) $(PROGS)
 	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CFLAGS="-O1 -g $(SAN_FLAGS)" \
-	  LDFLAGS="-fsanitize=address,undefined" $(ASAN_IT_B)/memcore.so
+	  LDFLAGS="-fsanitize=address,undefined" \
+	  PLUGIN_EXTRA=$(ASAN_IT_B)/tests/asan/memcore_asan.o \
+	  PLUGIN_MAP=tests/asan/memcore-asan.map $(ASAN_IT_B)/memcore.so
 	ln -sfn ../memcore $(ASAN_IT_B)/memcore
 	ln -sfn ../progs $(ASAN_IT_B)/progs
 	MC_SANITIZE=1 MEMCORE_BUILD=$(CURDIR)/$(ASAN_IT_B) bash tests/integration/run.sh $(ASAN_IT_TESTS)

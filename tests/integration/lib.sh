@@ -570,12 +570,16 @@ _mc_san_setup() {
 		"UBSAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:halt_on_error=1:print_stacktrace=1:stack_trace_format=$fmt"
 		"LSAN_OPTIONS=exitcode=0:fast_unwind_on_malloc=0:suppressions=$MC_TOP/tests/lsan-slurm.supp"
 	)
-	# srun, sbatch and salloc load memcore.so too (its options): libasan
-	# comes in as the library's dependency there, which ASan allows only
-	# with verify_asan_link_order=0; it then checks memcore's own code but
-	# not the heap (malloc is not intercepted), and finds no leaks, so LSan
-	# is off there. Preloading it into them instead would put LD_PRELOAD
-	# into every job's environment (srun exports its own).
+	# srun, sbatch and salloc load memcore.so too (its options), and so
+	# does the job prolog/epilog's slurmstepd, which slurmd starts with an
+	# environment of its own: libasan comes in as the library's
+	# dependency there, which ASan allows only with
+	# verify_asan_link_order=0 (the ASan build's own default,
+	# tests/asan/memcore_asan.c); it then checks memcore's own code but
+	# not the heap (malloc is not intercepted), and LSan is off there.
+	# Preloading it into srun instead would put LD_PRELOAD into every
+	# job's environment (srun exports its own). These options send the
+	# clients' reports to the same files.
 	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:halt_on_error=1:log_path=$MC_SAN_DIR/report:log_exe_name=1:stack_trace_format=$fmt"
 	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$MC_SAN_DIR/report:log_exe_name=1:stack_trace_format=$fmt"
 	mc_log "sanitizer: slurmd and slurmstepd with LD_PRELOAD=$lib, reports in $MC_SAN_DIR"
