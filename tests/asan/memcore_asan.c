@@ -21,3 +21,54 @@ const char *__asan_default_options(void)
 {
 	return "verify_asan_link_order=0:detect_leaks=0";
 }
+
+/*
+ * The proof that a daemon's ASan was its first library, not memcore.so's
+ * late dependency: with libasan preloaded, malloc as the process resolves
+ * it is ASan's; brought in by memcore.so it is libc's (the heap is then
+ * not checked). Where the harness set MC_SAN_PROOF_DIR (slurmd, the
+ * slurmstepd it execs, and the test's own srun), memcore.so's load writes
+ * "<exe> preloaded|late" into MC_SAN_PROOF_DIR/<exe>.<pid>; lib.sh's
+ * _mc_san_check reads them. One open, write and close: ASan's own report
+ * file is opened only when there is something to report, since slurmstepd
+ * closes every inherited descriptor at its start and a descriptor ASan
+ * kept open would become another (a report written into slurmd's socket
+ * to slurmctld was seen with verbosity=1).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void *__interceptor_malloc(size_t size) __attribute__((weak));
+
+__attribute__((constructor)) static void mc_asan_proof(void)
+{
+	const char *dir = getenv("MC_SAN_PROOF_DIR");
+	char exe[64] = "?", path[512], line[128];
+	void *m;
+	int fd, n;
+
+	if (!dir)
+		return;
+	fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		exe[strcspn(exe, "\n")] = '\0';
+		close(fd);
+	}
+	m = dlsym(RTLD_DEFAULT, "malloc");
+	snprintf(path, sizeof(path), "%s/%s.%d", dir, exe, (int)getpid());
+	n = snprintf(line, sizeof(line), "%s %s\n", exe,
+		     m && m == (void *)__interceptor_malloc ? "preloaded" : "late");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0)
+		n = 0;
+	close(fd);
+}

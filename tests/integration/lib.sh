@@ -543,11 +543,15 @@ _mc_wait_node_up() {
 # a process whose first library is libasan, so slurmd starts with it in
 # LD_PRELOAD, and every slurmstepd inherits it: slurmd execs slurmstepd with
 # its own environment. Each process that has ASan writes its reports to
-# $MC_SAN_DIR/report.<exe>.<pid> (verbosity=1 writes a few lines at start,
-# so a file per slurmd and slurmstepd proves that ASan was loaded there);
-# the directory is world-writable because a task's process runs memcore's
-# task_init as the job's user. _mc_san_check reads them when the daemons
-# have stopped: any ASan or UBSan error fails the test; a leak fails it only
+# $MC_SAN_DIR/report.<exe>.<pid>, and the ASan build of memcore.so writes
+# at its load whether libasan was preloaded there ($MC_SAN_DIR/proof/,
+# tests/asan/memcore_asan.c): the proof that the heap was checked. No
+# verbosity: slurmstepd closes every inherited descriptor at its start, and
+# a report file ASan had opened early became slurmd's socket to slurmctld
+# (test_92's batch launch was refused: a reply that began "==slurmstepd").
+# The directories are world-writable because a task's process runs
+# memcore's task_init as the job's user. _mc_san_check reads them when the
+# daemons have stopped: any ASan or UBSan error fails the test; a leak fails it only
 # when a frame of its allocation stack is in memcore.so. Slurm's daemons
 # leak at exit by design (their own free-at-exit is a build option), and
 # those stacks name only Slurm; a suppression list of Slurm's functions
@@ -561,12 +565,14 @@ _mc_san_setup() {
 	[ -n "$lib" ] && [ -e "$lib" ] \
 		|| mc_die "MC_SANITIZE=1, but $so does not link libasan (make integration-asan builds one)"
 	MC_SAN_DIR=$MC_WORK/sanitizer
-	mkdir -p "$MC_SAN_DIR" && chmod 1777 "$MC_SAN_DIR" || mc_die "cannot create $MC_SAN_DIR"
+	mkdir -p "$MC_SAN_DIR/proof" && chmod 1777 "$MC_SAN_DIR" "$MC_SAN_DIR/proof" \
+		|| mc_die "cannot create $MC_SAN_DIR"
+	export MC_SAN_PROOF_DIR=$MC_SAN_DIR/proof
 	# every frame with its module, so that a leak's frames in memcore.so are found
 	fmt='"    #%n %p %F %L %m"'
 	MC_SAN_ENV=(
 		"LD_PRELOAD=$lib"
-		"ASAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:verbosity=1:halt_on_error=1:detect_leaks=1:strict_string_checks=1:stack_trace_format=$fmt"
+		"ASAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:halt_on_error=1:detect_leaks=1:strict_string_checks=1:stack_trace_format=$fmt"
 		"UBSAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:halt_on_error=1:print_stacktrace=1:stack_trace_format=$fmt"
 		"LSAN_OPTIONS=exitcode=0:fast_unwind_on_malloc=0:suppressions=$MC_TOP/tests/lsan-slurm.supp"
 	)
@@ -585,12 +591,19 @@ _mc_san_setup() {
 	mc_log "sanitizer: slurmd and slurmstepd with LD_PRELOAD=$lib, reports in $MC_SAN_DIR"
 }
 # _mc_san_check: after the daemons stopped; counts a failure per finding.
-# The processes that had ASan are listed (by name), and a test that ran a
-# step must have had it in slurmstepd.
+# The processes that loaded memcore.so are listed by name and proof, a
+# slurmd or slurmstepd whose libasan was not preloaded fails, and a test
+# that ran a step must have had a preloaded one in slurmstepd.
 _mc_san_check() {
-	local f procs findings=0 leaks_slurm=0 out
+	local f procs findings=0 leaks_slurm=0 out late
 	[ -d "${MC_SAN_DIR:-}" ] || return 0
-	procs=$(find "$MC_SAN_DIR" -name 'report.*' -printf '%f\n' | sed 's/^report\.\(.*\)\.[0-9]*$/\1/' | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s=", " }')
+	procs=$(cat "$MC_SAN_DIR"/proof/* 2>/dev/null | sort | uniq -c | awk '{ printf "%s%s x%s (%s)", s, $2, $1, $3; s=", " }')
+	late=$(grep -l '^slurm[a-z]* late$' "$MC_SAN_DIR"/proof/* 2>/dev/null)
+	if [ -n "$late" ]; then
+		findings=$((findings + 1))
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "sanitizer: a daemon loaded memcore.so without libasan preloaded (its heap was not checked)" $late
+	fi
 	for f in "$MC_SAN_DIR"/report.*; do
 		[ -e "$f" ] || continue
 		# blocks: an ASan/UBSan error is one finding whole; each leak
@@ -617,10 +630,10 @@ _mc_san_check() {
 			_mc_fail "sanitizer: $mine leak(s) with memcore.so frames in $(basename "$f")" "$(printf '%s' "${out%@@*}" | head -n 80)"
 		fi
 	done
-	mc_log "sanitizer: ASan was loaded in: ${procs:-no process}; $leaks_slurm leak record(s) without a memcore.so frame (Slurm's own) ignored"
-	if [[ ${MC_SAN_NEED_STEPD:-1} = 1 && " $procs" != *" slurmstepd x"* ]]; then
+	mc_log "sanitizer: the ASan memcore.so was loaded by: ${procs:-no process}; $leaks_slurm leak record(s) without a memcore.so frame (Slurm's own) ignored"
+	if [[ ${MC_SAN_NEED_STEPD:-1} = 1 && " $procs" != *" slurmstepd x"*" (preloaded)"* ]]; then
 		MC_CHECKS=$((MC_CHECKS + 1))
-		_mc_fail "sanitizer: no slurmstepd ran with ASan (no report.slurmstepd.* in $MC_SAN_DIR)"
+		_mc_fail "sanitizer: no slurmstepd ran memcore.so with libasan preloaded (no proof in $MC_SAN_DIR/proof)"
 	elif [ $findings = 0 ]; then
 		_mc_ok "sanitizer: no ASan/UBSan error and no leak from memcore.so"
 	fi
