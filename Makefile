@@ -12,6 +12,9 @@
 #                   Slurm 22.05/24.11/26.05 (tests/vm/README.md);
 #                   make vm-check-trixie: one suite (bookworm, trixie, sid)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/hardening.mk)
+#   make integration-asan  the plugin's integration tests with memcore.so
+#                   under ASan/UBSan in the real slurmd and slurmstepd
+#                   (tests/hardening.mk)
 #   make demo       a local Slurm with the plugin, a refused and a fitting job
 #   make bench      memcore's cost per step launch and of check --partition
 #                   at 10,000 nodes, written to BENCHMARKS.md
@@ -101,14 +104,17 @@ $(B)/libmemcore.a: $(ENGINE_OBJ)
 # The plugin exports only the SPANK symbols (spank/memcore.map). -z nodelete:
 # a sampler thread stuck in a cgroup read keeps its code mapped after
 # slurmstepd's dlclose (spank/mc_sampler.h).
-$(PLUGIN): $(SPANK_OBJ) $(B)/libmemcore.a spank/memcore.map
-	$(CC) -shared -pthread -o $@ $(SPANK_OBJ) $(B)/libmemcore.a $(HARDEN_LD) \
-	  -Wl,-z,nodelete -Wl,--version-script=spank/memcore.map $(PKG_LIBS)
+# PLUGIN_EXTRA and PLUGIN_MAP: the ASan build's additions (tests/hardening.mk).
+PLUGIN_EXTRA ?=
+PLUGIN_MAP   ?= spank/memcore.map
+$(PLUGIN): $(SPANK_OBJ) $(PLUGIN_EXTRA) $(B)/libmemcore.a $(PLUGIN_MAP)
+	$(CC) -shared -pthread $(LDFLAGS) -o $@ $(SPANK_OBJ) $(PLUGIN_EXTRA) $(B)/libmemcore.a $(HARDEN_LD) \
+	  -Wl,-z,nodelete -Wl,--version-script=$(PLUGIN_MAP) $(PKG_LIBS)
 
 # Only the command links libslurm (node facts from slurmctld); memcore.so
 # never does: slurmstepd must not load a second copy of Slurm.
 $(CLI): $(CLI_OBJ) $(B)/libmemcore.a
-	$(CC) -pie -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
+	$(CC) -pie $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
 	  -lslurm
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a

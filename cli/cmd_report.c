@@ -261,10 +261,10 @@ static int from_ctld(struct job_view *jv)
 		snprintf(jv->source, sizeof(jv->source), "slurmctld");
 		jv->admin_comment = j->admin_comment
 				    ? strdup(j->admin_comment) : NULL;
-		slurm_free_job_info_msg(m);
+		mc_free_job_info_msg(m);
 		return 0;
 	}
-	slurm_free_job_info_msg(m);
+	mc_free_job_info_msg(m);
 	return 1;
 }
 

@@ -91,6 +91,30 @@ static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
 #endif
 
 /*
+ * Free what mc_load_job gave. Slurm 22.05.8's slurm_free_job_info_members
+ * frees every string of a job record but admin_comment (its disassembly
+ * never touches that field; seen under ASan in slurmstepd: each step
+ * whose summary mc_keep.c read back leaked the AdminComment, 17 bytes
+ * more than the text, make integration-asan). memcore frees it first and
+ * clears it, so that a release that frees it too sees NULL (xfree(NULL)
+ * is nothing). slurm_xfree_ptr is libslurm's xfree of a pointer value;
+ * weak, so that a libslurm without it leaks as before instead of failing
+ * to load memcore.
+ */
+extern void slurm_xfree_ptr(void *ptr) __attribute__((weak));
+static inline void mc_free_job_info_msg(job_info_msg_t *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; slurm_xfree_ptr && m->job_array &&
+	     i < m->record_count; i++) {
+		slurm_xfree_ptr(m->job_array[i].admin_comment);
+		m->job_array[i].admin_comment = NULL;
+	}
+	slurm_free_job_info_msg(m);
+}
+
+/*
  * Free what slurm_load_ctl_conf() gave: slurm_free_ctl_conf() up to 24.11
  * (Debian 13's headers have it), slurm_free_conf() in 26.05 (sid's have
  * only that). Both weak, so that whichever this libslurm defines is

@@ -87,7 +87,7 @@ static int current(uint32_t job, char *buf, size_t len, uint32_t *nodes)
 			rc = 0;
 			break;
 		}
-	slurm_free_job_info_msg(m);
+	mc_free_job_info_msg(m);
 	return rc;
 }
 

@@ -97,7 +97,7 @@ void mc_step_het_check(struct mc_step *s)
 			   "slurmctld: the job environment's SLURM_HET_SIZE "
 			   "and SLURM_JOB_ID_HET_GROUP_* are ignored",
 			   s->step_name, s->job_id);
-		slurm_free_job_info_msg(msg);
+		mc_free_job_info_msg(msg);
 		return;
 	}
 	/* The components, in order, from the set itself. */
@@ -112,7 +112,7 @@ void mc_step_het_check(struct mc_step *s)
 		p = *end ? end + 1 : end;
 	}
 	s->n_het = k;
-	slurm_free_job_info_msg(msg);
+	mc_free_job_info_msg(msg);
 }
 
 /*

@@ -8,7 +8,9 @@
 #      which is what the host tier fills;
 #   3. the host tiers in the foreground, in order: unit (cmocka and
 #      tests/cli, tests/pool.sh), sanitize, valgrind, integration (a real
-#      Slurm 22.05 on this host's cgroup v1);
+#      Slurm 22.05 on this host's cgroup v1), integration-asan (the
+#      plugin's integration tests with memcore.so under ASan/UBSan in that
+#      slurmd and slurmstepd);
 #   4. the guest tier's output, whole, once it ends;
 #   5. each tier's time and the ten slowest tests (tests/times.sh), also
 #      when a tier failed. Exit 1 when any tier failed.
@@ -16,7 +18,7 @@
 #   MC_CHECK_SERIAL=1   the guest tier after the host tiers, not beside
 #                       them (to time each alone)
 #   MC_CHECK_TIERS      the host tiers to run (default: unit sanitize
-#                       valgrind integration); VM_SUITES= runs no guest
+#                       valgrind integration integration-asan); VM_SUITES= runs no guest
 #                       (then MEMCORE_VM_ALLOW_SKIP=1 is needed: a check
 #                       without guests is not a whole check)
 # Needs root for the integration and guest tiers (make check is run as root).
@@ -51,7 +53,7 @@ if [ ${#failed[@]} = 0 ] && [ "${MC_CHECK_SERIAL:-0}" != 1 ]; then
 fi
 
 if [ ${#failed[@]} = 0 ]; then
-	for t in ${MC_CHECK_TIERS:-unit sanitize valgrind integration}; do
+	for t in ${MC_CHECK_TIERS:-unit sanitize valgrind integration integration-asan}; do
 		printf '\n== make %s\n' "$t"
 		tier "$t" "${make[@]}" "$t" || failed+=("$t")
 	done

@@ -9,6 +9,10 @@
 #                   (--error-exitcode=99: exit 1 is memcore's "refused")
 #                   on every topology in tests/data/, zero errors (check;
 #                   tests/valgrind.sh, MC_JOBS at a time)
+#   make integration-asan  memcore.so with ASan/UBSan loaded by the real
+#                   slurmd and slurmstepd, through the integration tests
+#                   of the plugin's paths (ASAN_IT_TESTS); fails on any
+#                   report (tests/integration/NOTES.md, "Sanitizers")
 #   make fuzz       each libFuzzer target (clang) for FUZZ_SECONDS (60)
 #                   from its seed corpus; fails on any crash. Not part of
 #                   check: a separate CI step, budget 5 x FUZZ_SECONDS + 1 min
@@ -76,3 +80,26 @@ fuzz: $(FUZZ_BIN)
 	    exit 1; }; \
 	  grep -E '^Done|stat::number_of_executed_units' $(B)/fuzz/$$t.log | head -n 1; \
 	done; echo "fuzz: $(FUZZ_TARGETS): no crash in $(FUZZ_SECONDS) s each"
+
+# The plugin under ASan/UBSan inside the real slurmd and slurmstepd: only
+# memcore.so is built again (into $(B)/asan-it, compile and link flags);
+# the command and the test programs there are this tree's plain ones (make
+# sanitize and make valgrind check the command). tests/integration/lib.sh
+# with MC_SANITIZE=1 preloads libasan into slurmd and fails a test on any
+# report (NOTES.md, "Sanitizers"). The tests: those that run the plugin's
+# paths in slurmd and slurmstepd. Not test_30: it fills a step's memory
+# limit with tmpfs pages no kill frees, and on v1 slurmstepd is charged to
+# that cgroup; an ASan slurmstepd takes fresh pages for every allocation
+# (the quarantine) where Slurm's own reuses freed ones, and the OOM killer
+# then ends it instead (NOTES.md).
+ASAN_IT_B     := $(B)/asan-it
+ASAN_IT_TESTS ?= test_10 test_20 test_26 test_36 test_37_after test_40 test_70 test_75 test_92
+.PHONY: integration-asan
+integration-asan: $(PLUGIN) $(CLI) $(PROGS)
+	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CFLAGS="-O1 -g $(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" \
+	  PLUGIN_EXTRA=$(ASAN_IT_B)/tests/asan/memcore_asan.o \
+	  PLUGIN_MAP=tests/asan/memcore-asan.map $(ASAN_IT_B)/memcore.so
+	ln -sfn ../memcore $(ASAN_IT_B)/memcore
+	ln -sfn ../progs $(ASAN_IT_B)/progs
+	MC_SANITIZE=1 MEMCORE_BUILD=$(CURDIR)/$(ASAN_IT_B) bash tests/integration/run.sh $(ASAN_IT_TESTS)

@@ -53,6 +53,9 @@
 : "${MC_FAIL_FAST:=0}"                 # 1: the first failed assertion ends the test
 : "${MC_PORT_RANGE:=20000-29999}"      # where free ports are looked for
 : "${MC_LOCK_FILE:=/tmp/memcore-test-cluster.lock}"  # one test cluster at a time on this machine
+: "${MC_SANITIZE:=0}"                  # 1: MEMCORE_BUILD's memcore.so is an ASan/UBSan build
+                                       # (make integration-asan): libasan preloaded into slurmd
+                                       # and the slurmstepd it starts, reports checked at the end
 
 MC_FAILURES=0
 MC_CHECKS=0
@@ -430,8 +433,9 @@ EOF
 # Each daemon runs with MC_DAEMON_TAG=$MC_WORK in its environment (inherited
 # by slurmstepd), so the stop can find exactly our processes.
 _mc_spawn() { # NAME CMD...
-	local name=$1; shift
-	env MC_DAEMON_TAG="$MC_WORK" SLURM_CONF="$SLURM_CONF" setsid "$@" \
+	local name=$1 san=(); shift
+	case $name in slurmd*) [ "$MC_SANITIZE" = 1 ] && san=("${MC_SAN_ENV[@]}") ;; esac
+	env MC_DAEMON_TAG="$MC_WORK" SLURM_CONF="$SLURM_CONF" "${san[@]}" setsid "$@" \
 		>>"$MC_LOG_DIR/$name.stdout" 2>&1 </dev/null 9>&- &
 	echo $! > "$MC_WORK/run/$name.spawn.pid"
 }
@@ -533,6 +537,109 @@ _mc_wait_node_up() {
 	done
 }
 
+# ------------------------------------------------------------ sanitizer ----
+# MC_SANITIZE=1 (make integration-asan): memcore.so is built with
+# -fsanitize=address,undefined, Slurm is not. Such a library loads only into
+# a process whose first library is libasan, so slurmd starts with it in
+# LD_PRELOAD, and every slurmstepd inherits it: slurmd execs slurmstepd with
+# its own environment. Each process that has ASan writes its reports to
+# $MC_SAN_DIR/report.<exe>.<pid>, and the ASan build of memcore.so writes
+# at its load whether libasan was preloaded there ($MC_SAN_DIR/proof/,
+# tests/asan/memcore_asan.c): the proof that the heap was checked. No
+# verbosity: slurmstepd closes every inherited descriptor at its start, and
+# a report file ASan had opened early became slurmd's socket to slurmctld
+# (test_92's batch launch was refused: a reply that began "==slurmstepd").
+# The directories are world-writable because a task's process runs
+# memcore's task_init as the job's user. _mc_san_check reads them when the
+# daemons have stopped: any ASan or UBSan error fails the test; a leak fails it only
+# when a frame of its allocation stack is in memcore.so. Slurm's daemons
+# leak at exit by design (their own free-at-exit is a build option), and
+# those stacks name only Slurm; a suppression list of Slurm's functions
+# would also hide memcore's leaks, which are always allocated from under a
+# Slurm frame (the plugin is called by Slurm). LSan's exit code is 0 so that
+# Slurm's own leaks never change a slurmstepd's status (a spank prolog that
+# exits 1 drains the node); the report files are the verdict.
+_mc_san_setup() {
+	local so=$MEMCORE_BUILD/memcore.so lib fmt
+	lib=$(ldd "$so" 2>/dev/null | awk '$1 ~ /^libasan\.so/ { print $3 }')
+	[ -n "$lib" ] && [ -e "$lib" ] \
+		|| mc_die "MC_SANITIZE=1, but $so does not link libasan (make integration-asan builds one)"
+	MC_SAN_DIR=$MC_WORK/sanitizer
+	mkdir -p "$MC_SAN_DIR/proof" && chmod 1777 "$MC_SAN_DIR" "$MC_SAN_DIR/proof" \
+		|| mc_die "cannot create $MC_SAN_DIR"
+	export MC_SAN_PROOF_DIR=$MC_SAN_DIR/proof
+	# every frame with its module, so that a leak's frames in memcore.so are found
+	fmt='"    #%n %p %F %L %m"'
+	MC_SAN_ENV=(
+		"LD_PRELOAD=$lib"
+		"ASAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:halt_on_error=1:detect_leaks=1:strict_string_checks=1:stack_trace_format=$fmt"
+		"UBSAN_OPTIONS=log_path=$MC_SAN_DIR/report:log_exe_name=1:halt_on_error=1:print_stacktrace=1:stack_trace_format=$fmt"
+		"LSAN_OPTIONS=exitcode=0:fast_unwind_on_malloc=0:suppressions=$MC_TOP/tests/lsan-slurm.supp"
+	)
+	# srun, sbatch and salloc load memcore.so too (its options), and so
+	# does the job prolog/epilog's slurmstepd, which slurmd starts with an
+	# environment of its own: libasan comes in as the library's
+	# dependency there, which ASan allows only with
+	# verify_asan_link_order=0 (the ASan build's own default,
+	# tests/asan/memcore_asan.c); it then checks memcore's own code but
+	# not the heap (malloc is not intercepted), and LSan is off there.
+	# Preloading it into srun instead would put LD_PRELOAD into every
+	# job's environment (srun exports its own). These options send the
+	# clients' reports to the same files.
+	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:halt_on_error=1:log_path=$MC_SAN_DIR/report:log_exe_name=1:stack_trace_format=$fmt"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$MC_SAN_DIR/report:log_exe_name=1:stack_trace_format=$fmt"
+	mc_log "sanitizer: slurmd and slurmstepd with LD_PRELOAD=$lib, reports in $MC_SAN_DIR"
+}
+# _mc_san_check: after the daemons stopped; counts a failure per finding.
+# The processes that loaded memcore.so are listed by name and proof, a
+# slurmd or slurmstepd whose libasan was not preloaded fails, and a test
+# that ran a step must have had a preloaded one in slurmstepd.
+_mc_san_check() {
+	local f procs findings=0 leaks_slurm=0 out late
+	[ -d "${MC_SAN_DIR:-}" ] || return 0
+	procs=$(cat "$MC_SAN_DIR"/proof/* 2>/dev/null | sort | uniq -c | awk '{ printf "%s%s x%s (%s)", s, $2, $1, $3; s=", " }')
+	late=$(grep -l '^slurm[a-z]* late$' "$MC_SAN_DIR"/proof/* 2>/dev/null)
+	if [ -n "$late" ]; then
+		findings=$((findings + 1))
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "sanitizer: a daemon loaded memcore.so without libasan preloaded (its heap was not checked)" $late
+	fi
+	for f in "$MC_SAN_DIR"/report.*; do
+		[ -e "$f" ] || continue
+		# blocks: an ASan/UBSan error is one finding whole; each leak
+		# record is memcore's when a frame is in memcore.so
+		out=$(awk -v so=/memcore.so '
+			/ERROR: AddressSanitizer|runtime error:|LeakSanitizer has encountered a fatal error|ERROR: UndefinedBehaviorSanitizer/ { err = 1 }
+			/^(Direct|Indirect) leak of/ { inleak = 1; blk = $0 "\n"; mine = 0; next }
+			inleak && /^$/ { if (mine) { printf "%s\n", blk; nmine++ } else nslurm++; inleak = 0; next }
+			inleak { blk = blk $0 "\n"; if (index($0, so)) mine = 1; next }
+			END {
+				if (inleak) { if (mine) { printf "%s\n", blk; nmine++ } else nslurm++ }
+				printf "@@ %d %d %d\n", err, nmine, nslurm
+			}' "$f")
+		local tally=${out##*@@ } err mine slurm
+		read -r err mine slurm <<<"$tally"
+		leaks_slurm=$((leaks_slurm + slurm))
+		if [ "$err" = 1 ]; then
+			findings=$((findings + 1))
+			MC_CHECKS=$((MC_CHECKS + 1))
+			_mc_fail "sanitizer: an error report in $(basename "$f")" "$(grep -v 'root region\|failed to intercept' "$f" | head -n 80)"
+		elif [ "$mine" -gt 0 ]; then
+			findings=$((findings + 1))
+			MC_CHECKS=$((MC_CHECKS + 1))
+			_mc_fail "sanitizer: $mine leak(s) with memcore.so frames in $(basename "$f")" "$(printf '%s' "${out%@@*}" | head -n 80)"
+		fi
+	done
+	mc_log "sanitizer: the ASan memcore.so was loaded by: ${procs:-no process}; $leaks_slurm leak record(s) without a memcore.so frame (Slurm's own) ignored"
+	if [[ ${MC_SAN_NEED_STEPD:-1} = 1 && " $procs" != *" slurmstepd x"*" (preloaded)"* ]]; then
+		MC_CHECKS=$((MC_CHECKS + 1))
+		_mc_fail "sanitizer: no slurmstepd ran memcore.so with libasan preloaded (no proof in $MC_SAN_DIR/proof)"
+	elif [ $findings = 0 ]; then
+		_mc_ok "sanitizer: no ASan/UBSan error and no leak from memcore.so"
+	fi
+	return 0
+}
+
 # mc_cluster_start: write configs, start munged, slurmctld, slurmd; wait
 # until the node is IDLE (MC_START_TIMEOUT).  Exits the test on failure,
 # after printing the daemons' logs.
@@ -561,6 +668,7 @@ mc_cluster_start() {
 	_mc_pick_ports
 	_mc_write_configs
 	_mc_cgroup_note
+	[ "$MC_SANITIZE" = 1 ] && _mc_san_setup
 	# Say whether the work dir outlives the cluster (mc_cluster_stop):
 	# a path a reader is pointed to must still be there.
 	local kept="removed when the cluster stops, kept if it fails"
@@ -689,6 +797,11 @@ _mc_on_exit() {
 	trap - EXIT INT TERM
 	[ -n "${MC_CHILD:-}" ] && kill -TERM "$MC_CHILD" 2>/dev/null
 	for c in "${MC_AT_EXIT[@]}"; do eval "$c"; done
+	# the daemons write their last reports (leaks) as they exit
+	if [ "$MC_SANITIZE" = 1 ] && [ "$MC_STARTED" = 1 ]; then
+		_mc_stop_daemons
+		_mc_san_check
+	fi
 	{ [ $rc = 0 ] || [ $rc = 77 ]; } && [ $MC_FAILURES -gt 0 ] && rc=1
 	if [ $rc != 0 ] && [ "$MC_STARTED" = 1 ] && [ "${MC_LOGS_DUMPED:-0}" = 0 ]; then
 		mc_dump_logs 30

@@ -23,7 +23,9 @@
 #   MC_WORK_BASE    each test's work dir is MC_WORK_BASE/<test> (the guests
 #                   keep it off the 9p share: unix sockets, big files)
 #   MC_TIMES        append "test<TAB>NAME<TAB>SECONDS" per test to this file
-#                   (make check's slowest-tests table, tests/times.sh)
+#                   (make check's slowest-tests table, tests/times.sh;
+#                   NAME is asan:<test> under MC_SANITIZE=1)
+#   MC_SANITIZE=1   memcore.so is an ASan build (make integration-asan, lib.sh)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -77,7 +79,8 @@ for t in "${tests[@]}"; do
 	timeout -k 15 "$timeout_s" bash "$t" >"$log" 2>&1 </dev/null
 	rc=$?
 	dt=$((SECONDS - t0))
-	[ -n "${MC_TIMES:-}" ] && printf 'test\t%s\t%s\n' "$n" "$dt" >>"$MC_TIMES"
+	# (make check's table: the sanitizer tier's runs apart from the plain ones)
+	[ -n "${MC_TIMES:-}" ] && printf 'test\t%s%s\t%s\n' "$([ "${MC_SANITIZE:-0}" = 1 ] && echo asan:)" "$n" "$dt" >>"$MC_TIMES"
 	if [ $rc = 0 ]; then
 		pass=$((pass + 1))
 		printf 'PASS  %-40s %4ss\n' "$n" "$dt"

@@ -381,8 +381,16 @@ assert_rc 0 "(h) the 12 s step runs"
 read -r _ comm _ r1 r2 _ t1 t2 <<<"$(grep '^STEPD ' <<<"$MC_OUT")"
 assert_eq slurmstepd "$comm" "(h) the task's parent is its slurmstepd"
 mc_log "(h) slurmstepd VmRSS ${r1} KiB after 2 s, ${r2} KiB after 12 s; threads $t1, $t2"
-[ -n "$r2" ] && [ $((r2 - r1)) -le 256 ]
-assert_eq 0 $? "(h) slurmstepd's RSS grew by at most 256 KiB over the sampled 10 s (${r1} -> ${r2} KiB)"
+if [ "$MC_SANITIZE" = 1 ]; then
+	# ASan keeps freed memory out of use (its quarantine, 256 MiB), so
+	# slurmstepd's RSS grows with every allocation in it, Slurm's own
+	# threads' included, even when each is freed (seen: 628 KiB over the
+	# 10 s); a leak is LSan's finding at slurmstepd's exit.
+	mc_log "(h) MC_SANITIZE=1: the RSS bound is not asserted (ASan's quarantine); LSan judges leaks"
+else
+	[ -n "$r2" ] && [ $((r2 - r1)) -le 256 ]
+	assert_eq 0 $? "(h) slurmstepd's RSS grew by at most 256 KiB over the sampled 10 s (${r1} -> ${r2} KiB)"
+fi
 assert_eq "$t1" "$t2" "(h) slurmstepd's thread count is the same (one sampler, not one per sample)"
 n=$(grep -oE "used \([0-9]+ samples" <<<"$MC_ERR" | grep -oE "[0-9]+" | head -n1)
 [ -n "$n" ] && [ "$n" -ge 50 ]
