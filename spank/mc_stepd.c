@@ -280,14 +280,19 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		char a[32];
 
 		/* A step of a GPU from Slurm whose node has no shard count:
-		 * the job set SLURM_SHARDS_ON_NODE itself (gres/shard is not
-		 * configured here), so the share is not Slurm's. */
+		 * gres/shard is not configured here, so Slurm never set
+		 * SLURM_SHARDS_ON_NODE: the job did. That is the user's
+		 * error under every OnError (a set-up error would let
+		 * OnError=allow run the step unchecked on the job's say). */
 		if (!den) {
-			setup_error(p, &pol, s, "a --gres=shard step, but "
-				    "Slurm configures no shards on this node "
-				    "(no shard in its Gres=) and memcore.conf "
-				    "has no ShardsPerGpu=: its share of the "
-				    "card is unknown");
+			snprintf(err, sizeof(err), "memcore: step %s: refused: "
+				 "SLURM_SHARDS_ON_NODE=%u in the job's "
+				 "environment, but this node has no shards (no "
+				 "shard in its Gres=, no ShardsPerGpu=), so "
+				 "Slurm did not set it: the job did: unset it",
+				 s->step_name, s->shards);
+			slurm_info("%s", err);
+			keep(p, -1, false, err);
 			return;
 		}
 		req.gpu_memory_bytes = mc_share_bytes(card, num, den);

@@ -212,6 +212,11 @@ nobody_row 1 "190.04 GiB needed" "${SHIM[@]}" SHIM_PARTITION=$LONG_PART srun "${
 nobody_row 1 "SLURM_SHARDS_ON_NODE=xx in the job's environment" env SLURM_SHARDS_ON_NODE=xx srun "${ONE[@]}" echo shard-ran
 assert_contains "$MC_ERR" "set by the job: unset it" "OnError=allow: the malformed shard count is the job's"
 assert_not_contains "$MC_OUT" "shard-ran" "OnError=allow: the step never ran unchecked"
+# A well-formed count on a GPU step of a node without shards: Slurm never
+# set it, so it is the job's too, not a set-up error OnError=allow runs.
+nobody_row 1 "SLURM_SHARDS_ON_NODE=2 in the job's environment, but this node has no shards" env SLURM_SHARDS_ON_NODE=2 srun "${ONE[@]}" echo shard-ran
+assert_contains "$MC_ERR" "the job did: unset it" "OnError=allow: the hand-set shard count is the job's"
+assert_not_contains "$MC_OUT" "shard-ran" "OnError=allow: ... and the step never ran unchecked"
 policy "AllowUserWarn=no" "PartitionName=lax Mode=off"
 nobody_row 1 "SLURM_SHARDS_ON_NODE=xx in the job's environment" env SLURM_SHARDS_ON_NODE=xx srun "${ONE[@]}" true
 assert_not_contains "$MC_ERR" "administrator" "the default refusal blames nobody's set-up"
