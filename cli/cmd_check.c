@@ -611,6 +611,12 @@ static int read_export_file(const char *path, struct mc_jobenv *e)
 	e->file_lens = lens;
 	e->nfile = mc_jobenv_file_entries(text, (size_t)n, ents, lens,
 					  EXPORT_FILE_ENTRIES);
+	if (e->nfile > EXPORT_FILE_ENTRIES) {
+		fprintf(stderr, "memcore: cannot read the job's options: "
+			"--export-file holds more than %d variables\n",
+			EXPORT_FILE_ENTRIES);
+		return MC_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -631,7 +637,9 @@ static int read_env_defaults(struct mc_opts *opts, const struct check_args *a,
 		.slurm_version = SLURM_VERSION_NUMBER,
 		.get = env_get,
 	};
-	char err[MC_ERR_MAX], buf[4096];
+	/* A value is at most its source: the file, or --export. */
+	static char buf[EXPORT_FILE_MAX + sizeof(x->export_opt)];
+	char err[MC_ERR_MAX];
 
 	if (e.cmd == MC_SUBMIT_SBATCH && x->has_file &&
 	    read_export_file(x->export_file, &e))
@@ -639,10 +647,14 @@ static int read_env_defaults(struct mc_opts *opts, const struct check_args *a,
 	for (int id = 0; id < MC_OPT_COUNT; id++) {
 		const char *name = mc_opt_env((enum mc_opt_id)id);
 
-		if (mc_opts_set_env(opts, (enum mc_opt_id)id,
-				    mc_jobenv_get(&e, name, buf, sizeof(buf)),
-				    err, sizeof(err)) < 0)
-			return mc_cli_usage_error("%s", err);
+		const char *v = mc_jobenv_get(&e, name, buf, sizeof(buf));
+
+		if (mc_opts_set_env(opts, (enum mc_opt_id)id, v, err,
+				    sizeof(err)) < 0)
+			return mc_cli_usage_error("%s%s", err,
+				v && v != getenv(name)
+				? " (as the job's --export or --export-file "
+				  "gives it)" : "");
 	}
 	return 0;
 }

@@ -41,21 +41,26 @@ static const struct count_key {
 	const char *key;
 	unsigned readers;
 	bool only_true;		/* refused only when true */
+	const char *what;	/* what it adds, where no type counts it */
 } count_keys[] = {
-	{ "num_local_experts", FB(F_MIXTRAL), false },
-	{ "num_experts", FB(F_QWEN2_MOE), false },
-	{ "moe_intermediate_size", FB(F_QWEN2_MOE), false },
-	{ "shared_expert_intermediate_size", FB(F_QWEN2_MOE), false },
-	{ "decoder_sparse_step", FB(F_QWEN2_MOE), false },
-	{ "mlp_only_layers", FB(F_QWEN2_MOE), false },
-	{ "n_routed_experts", 0, false },
-	{ "n_shared_experts", 0, false },
-	{ "num_shared_experts", 0, false },
-	{ "moe_layer_freq", 0, false },
-	{ "first_k_dense_replace", 0, false },
-	{ "head_dim", LLAMA_LIKE, false },
-	{ "attention_bias", FB(F_LLAMA), true },
-	{ "mlp_bias", FB(F_LLAMA), true },
+	{ "num_local_experts", FB(F_MIXTRAL), false, NULL },
+	{ "num_experts", FB(F_QWEN2_MOE), false, NULL },
+	{ "moe_intermediate_size", FB(F_QWEN2_MOE), false, NULL },
+	{ "shared_expert_intermediate_size", FB(F_QWEN2_MOE), false, NULL },
+	{ "decoder_sparse_step", FB(F_QWEN2_MOE), false, NULL },
+	{ "mlp_only_layers", FB(F_QWEN2_MOE), false, NULL },
+	{ "n_routed_experts", 0, false, NULL },
+	{ "n_shared_experts", 0, false, NULL },
+	{ "num_shared_experts", 0, false, NULL },
+	{ "moe_layer_freq", 0, false, NULL },
+	{ "first_k_dense_replace", 0, false, NULL },
+	{ "head_dim", LLAMA_LIKE, false, NULL },
+	{ "attention_bias", FB(F_LLAMA), true, NULL },
+	{ "mlp_bias", FB(F_LLAMA), true, NULL },
+	/* GPT-2 as a decoder of an encoder-decoder: a cross-attention and
+	 * its layer norm in every block (modeling_gpt2.py GPT2Block) */
+	{ "add_cross_attention", 0, true, "a cross-attention and its layer "
+	  "norm in every block" },
 };
 
 /* A positive integer key; `alt` is the other spelling (n_embd), or NULL.
@@ -190,6 +195,10 @@ static int foreign_keys(json_t *o, const char *name, enum family f,
 			continue;
 		if (k->only_true && !json_is_true(v))
 			continue;
+		if (k->what)
+			return mc_err(err, errlen, "%s: %s: adds %s, which "
+				      "memcore does not count: give "
+				      "--model-params", name, k->key, k->what);
 		return mc_err(err, errlen, "%s: %s: changes the parameter "
 			      "count of other models, not of model_type "
 			      "\"%s\" as memcore counts it%s: fix model_type, "

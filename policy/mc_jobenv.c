@@ -185,15 +185,18 @@ size_t mc_jobenv_file_entries(const char *text, size_t len,
 {
 	size_t n = 0, at = 0;
 
-	while (at < len && n < max) {
+	while (at < len) {
 		const char *end = memchr(text + at, '\0', len - at);
 		size_t el = end ? (size_t)(end - (text + at)) : len - at;
 
 		if (!el)
 			break;
 		if (memchr(text + at, '=', el)) {
-			entries[n] = text + at;
-			lens[n++] = el;
+			if (n < max) {
+				entries[n] = text + at;
+				lens[n] = el;
+			}
+			n++;
 		}
 		at += el + 1;
 	}

@@ -81,7 +81,8 @@ bool mc_jobenv_login(const struct mc_jobenv *e);
  * entries, as env_array_from_file reads them: reading stops at the first
  * empty entry; a last entry without its NUL counts) into at most max
  * entries, each a pointer into text and its length. An entry without
- * '=' is skipped. Returns how many.
+ * '=' is skipped. Returns how many the text holds: more than max means
+ * the rest were not kept.
  */
 size_t mc_jobenv_file_entries(const char *text, size_t len,
 			      const char **entries, size_t *lens, size_t max);

@@ -2,6 +2,10 @@
  * mc_jobrec.c - memcore's records in a job's AdminComment (mc_jobrec.h).
  */
 #include <inttypes.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,16 @@ static bool field_u64(const char *s, size_t len, const char *key,
 
 		if ((size_t)(stop - p) > kl && !memcmp(p, key, kl) &&
 		    p[kl] == '=') {
-			*v = strtoull(p + kl + 1, NULL, 10);
+			/* digits only (strtoull would take "-1" as the
+			 * largest count), at most UINT64_MAX */
+			const char *d = p + kl + 1;
+
+			if (d >= stop || !isdigit((unsigned char)*d))
+				return false;
+			errno = 0;
+			*v = strtoull(d, NULL, 10);
+			if (errno == ERANGE)
+				*v = UINT64_MAX;
 			return true;
 		}
 		p = stop + 1;
@@ -41,7 +54,13 @@ static void agg_parse(const char *s, size_t len, struct mc_jobrec_agg *a)
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
-	a->steps = (unsigned)strtoul(s + strlen(AGG_KEY), NULL, 10);
+	{
+		const char *d = s + strlen(AGG_KEY);
+		unsigned long long n = isdigit((unsigned char)*d)
+				       ? strtoull(d, NULL, 10) : 0;
+
+		a->steps = n > UINT_MAX ? UINT_MAX : (unsigned)n;
+	}
 	if (!comma) {	/* 0.3.0's bare count: no figures */
 		a->unknown = a->steps;
 		return;
@@ -90,14 +109,16 @@ static void agg_add(struct mc_jobrec_agg *a, const char *rec, size_t len)
 	uint64_t p = 0, o = 0;
 	size_t kl;
 
-	a->steps++;
+	if (a->steps < UINT_MAX)	/* saturates: never back to 0 */
+		a->steps++;
 	if (!colon)
 		return;
 	kl = (size_t)(colon - rec);
 	len -= kl + 1;
 	field_u64(colon + 1, len, "p", &p);
 	field_u64(colon + 1, len, "o", &o);
-	a->oom_kills += o;
+	a->oom_kills = a->oom_kills > UINT64_MAX - o ? UINT64_MAX
+			: a->oom_kills + o;
 	if ((p > a->peak_bytes || !a->peak_at[0]) && kl < sizeof(a->peak_at)) {
 		a->peak_bytes = p;
 		memcpy(a->peak_at, rec, kl);

@@ -88,31 +88,18 @@ const char *mc_escape(const char *s, size_t max, char *buf, size_t len)
 	return buf;
 }
 
-int mc_dir_root_only(const char *path, char *why, size_t whylen)
+/*
+ * The directories of a resolved path (real, no link in it), "/" first:
+ * each root's, and writable by no one else, except a sticky one above
+ * the last (others cannot rename or remove what root put there).
+ * 0, or -1 with why.
+ */
+static int root_chain(const char *real, char *why, size_t whylen)
 {
-	char dir[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 16];
-	const char *slash = strrchr(path, '/');
-	size_t n, end;
+	char q[PATH_MAX + 16];
+	size_t n = strlen(real), end = 1;
 
-	if (path[0] != '/' || !slash ||
-	    (size_t)(slash - path) >= sizeof(dir))
-		return mc_err(why, whylen, "expected an absolute path");
-	n = slash == path ? 1 : (size_t)(slash - path);
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	if (!realpath(dir, real)) {
-		/* Not there yet: nothing can be planted in it. Not ours to
-		 * see (a user's memcore on a login host): slurmstepd, root,
-		 * checks it where it writes. */
-		if (errno == ENOENT || errno == EACCES)
-			return 1;
-		return mc_err(why, whylen, "directory %s: %s",
-			      mc_escape(dir, 0, q, sizeof(q)),
-			      strerror(errno));
-	}
-	/* "/", then each longer prefix of the resolved path. */
-	n = strlen(real);
-	for (end = 1;;) {
+	for (;;) {
 		char pre[PATH_MAX];
 		const char *next;
 		struct stat st;
@@ -142,6 +129,88 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 		next = strchr(real + end + (end > 1), '/');
 		end = next ? (size_t)(next - real) : n;
 	}
+}
+
+/*
+ * Every symbolic link in dir as written is root's: a user's link (in a
+ * sticky /tmp, say) passes the resolved check and can be pointed
+ * elsewhere at any time. 0, or -1 with why.
+ */
+static int root_links(const char *dir, char *why, size_t whylen)
+{
+	char q[PATH_MAX + 16];
+	size_t n = strlen(dir);
+
+	for (size_t end = 1; end <= n; end++) {
+		char pre[PATH_MAX];
+		struct stat st;
+
+		if (end < n && dir[end] != '/')
+			continue;
+		memcpy(pre, dir, end);
+		pre[end] = '\0';
+		if (lstat(pre, &st) < 0)
+			return 0;	/* the rest is not there */
+		if (S_ISLNK(st.st_mode) && st.st_uid != 0)
+			return mc_err(why, whylen, "%s is a symbolic link of "
+				      "uid %u, not root's: its owner could "
+				      "point it elsewhere",
+				      mc_escape(pre, 0, q, sizeof(q)),
+				      (unsigned)st.st_uid);
+	}
+	return 0;
+}
+
+int mc_dir_root_only(const char *path, char *why, size_t whylen)
+{
+	char dir[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 16];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (path[0] != '/' || !slash ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return mc_err(why, whylen, "expected an absolute path");
+	n = slash == path ? 1 : (size_t)(slash - path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (root_links(dir, why, whylen) < 0)
+		return -1;
+	if (realpath(dir, real))
+		return root_chain(real, why, whylen);
+	/* Not ours to see (a user's memcore on a login host): slurmstepd,
+	 * root, checks it where it writes. */
+	if (errno == EACCES)
+		return 1;
+	if (errno != ENOENT)
+		return mc_err(why, whylen, "directory %s: %s",
+			      mc_escape(dir, 0, q, sizeof(q)),
+			      strerror(errno));
+	/* Not there yet: whoever may create it decides what is in it, so
+	 * the nearest directory that is there must be root's alone (a
+	 * sticky /tmp is not: anyone may make a name in it). */
+	while (n > 1) {
+		while (n > 1 && dir[n - 1] != '/')
+			n--;
+		if (n > 1)
+			n--;		/* the '/' before the last name */
+		dir[n] = '\0';
+		if (realpath(dir, real)) {
+			char up[PATH_MAX + 160];
+
+			if (root_chain(real, up, sizeof(up)) < 0)
+				return mc_err(why, whylen, "%s is not there "
+					      "yet, and anyone could make it: "
+					      "%s", mc_escape(path, 0, q,
+					      sizeof(q)), up);
+			return 1;
+		}
+		if (errno == EACCES)
+			return 1;
+		if (errno != ENOENT)
+			break;
+	}
+	return mc_err(why, whylen, "directory %s: %s",
+		      mc_escape(dir, 0, q, sizeof(q)), strerror(errno));
 }
 
 bool mc_st_root_only(const struct stat *st, unsigned deny)

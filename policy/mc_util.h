@@ -91,8 +91,12 @@ int mc_open_regular(const char *what, const char *path, int flags,
  * (/tmp: others cannot rename or remove what root put there). The
  * directory itself gets no such exception: there anyone could create the
  * file before root does, or take the name of its temporary file.
- * Returns 0 safe, 1 the directory does not exist (nothing can be planted
- * in it; a write there fails later and says so) or cannot be seen by this
+ * Every symbolic link in the path as written must be root's (a user's
+ * link passes the resolved check and can be pointed elsewhere). A
+ * directory not there yet is judged by the nearest one that is: it must
+ * be root's alone, sticky or not (anyone may make a name in /tmp).
+ * Returns 0 safe, 1 the directory does not exist (and only root could
+ * make it; a write there fails later and says so) or cannot be seen by this
  * process (EACCES: a user's memcore on a login host; slurmstepd, root,
  * checks it where it writes), or -1 with why set
  * ("directory D is writable by others than root (mode 0777)", ...).

@@ -59,6 +59,20 @@ chk 2 "--export-file unreadable" -- ",\"export-file\":\"$TMP/nosuch\""
 expect_contains "unreadable: said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file $TMP/nosuch: No such file or directory"
 chk 2 "--export-file=5: sbatch's descriptor, not read" -- ',"export-file":"5"'
 expect_contains "descriptor: said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file=5 is a descriptor of sbatch's: the job's variables are judged at launch"
+# Past what memcore keeps: let through (exit 2, not the user's), never a
+# variable silently lost.
+{ for i in $(seq 1100); do printf 'V%d=x\0' "$i"; done; printf '%s=1\0' $W; } >"$TMP/many.nul"
+chk 2 "--export-file of 1101 variables" -- ",\"export-file\":\"$TMP/many.nul\",\"export\":\"ALL\""
+expect_contains "said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file holds more than 1024 variables"
+# A long value is read whole (the plugin would refuse it too).
+long5k=$(printf '0%.0s' $(seq 5000))1
+chk 2 "a 5001-byte MEMCORE_* value through --export is read, not dropped" -- ",\"export\":\"$W=$long5k\""
+# A bad value that came from --export says so.
+chk 2 "a bad value from --export" -- ",\"export\":\"ALL,$W=abc\""
+expect_contains "named as the job's" "$(cat "$TMP/err")" "MEMCORE_DATALOADER_WORKERS=abc: not a number (as the job's --export or --export-file gives it)"
+RC=0; env $W=abc "$MEMCORE" check --config "$TMP/empty.conf" --topology "$G4" --slurm-options "{$JOB}" >/dev/null 2>"$TMP/err" || RC=$?
+expect_eq "a bad value from the shell: exit" "$RC" 2
+case $(cat "$TMP/err") in *"--export"*) fail "a bad value from the shell is not said to come from --export: $(cat "$TMP/err")" ;; esac
 # bad input
 chk 2 "--slurm-command scrontab" -- '' --slurm-command scrontab
 expect_contains "named" "$(cat "$TMP/err")" "memcore: --slurm-command=scrontab: expected sbatch, srun or salloc"

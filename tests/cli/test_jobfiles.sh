@@ -164,6 +164,11 @@ run_mc check --config "$TMP/big.conf" --gpus 8 --model-config "$TMP/mislabelled.
 expect_eq "mislabelled MoE rc" "$RC" 2
 expect_contains "mislabelled MoE: key and file" "$ERR" "mislabelled.json: num_local_experts: changes the parameter count of other models, not of model_type \"mistral\""
 expect_eq "mislabelled MoE: nothing printed" "$OUT" ""
+# GPT-2 as a decoder with cross-attention: more weights than memcore counts
+sed 's/"model_type": "gpt2"/"add_cross_attention": true, "model_type": "gpt2"/' "$M/gpt2.config.json" >"$TMP/gpt2x.json"
+run_mc check --config "$TMP/big.conf" --gpus 8 --model-config "$TMP/gpt2x.json"
+expect_eq "gpt2 with cross-attention rc" "$RC" 2
+expect_contains "gpt2 with cross-attention: named" "$ERR" "gpt2x.json: add_cross_attention: adds a cross-attention and its layer norm in every block, which memcore does not count: give --model-params"
 # a key twice: read as Python reads it; a DeepSpeed config refuses it, as
 # DeepSpeed's own loader does (dict_raise_error_on_duplicate_keys)
 sed 's/"vocab_size": 131072/"vocab_size": 1, "vocab_size": 131072/' "$M/mistral-nemo-base-2407.config.json" >"$TMP/twice.json"

@@ -814,6 +814,35 @@ static void test_prometheus_textfile_dir(void **state)
 		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
 				 0);
 	assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), 1);
+	if (root) {
+		/* ... judged by the nearest that is: under a directory
+		 * anyone may write (sticky too), anyone could make it,
+		 * theirs, and refuse every GPU step */
+		assert_int_equal(chmod(top, 01777), 0);
+		snprintf(val, sizeof(val), "%s/none/deeper/x.prom", top);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), -1);
+		snprintf(want, sizeof(want), "%s is not there yet, and anyone "
+			 "could make it: directory %s is writable by others "
+			 "than root (mode 1777)", val, top);
+		assert_int_equal(strncmp(why, want, strlen(want)), 0);
+		/* a user's symbolic link to root's own directory: its owner
+		 * could point it elsewhere after the check */
+		char link[600];
+
+		snprintf(link, sizeof(link), "%s/lnk", top);
+		assert_int_equal(symlink(dir, link), 0);
+		assert_int_equal(chmod(dir, 0755), 0);
+		snprintf(val, sizeof(val), "%s/x.prom", link);
+		assert_int_equal(lchown(link, 65534, 65534), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "is a symbolic link of uid 65534, "
+				       "not root's"));
+		/* root's own link there: the resolved path decides */
+		assert_int_equal(lchown(link, 0, 0), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), 0);
+		unlink(link);
+		assert_int_equal(chmod(top, 0700), 0);
+	}
 	/* the text parser alone never looks at the file system */
 	assert_int_equal(chmod(dir, 0777), 0);
 	snprintf(text, sizeof(text), "PrometheusTextfile=%s/x.prom\n", dir);

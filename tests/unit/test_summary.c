@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +460,26 @@ static void test_jobrec(void **state)
 /* Past the bound, many steps: each record is either kept or counted in
  * the aggregate, which keeps the largest peak of those it counts (and
  * where), and their OOM kills; a merge done twice is done once. */
+/* The aggregate as a record holds it, hostile: a sign is no count, and
+ * counts saturate instead of wrapping back to nothing. */
+static void test_jobrec_aggregate_bounds(void **state)
+{
+	const char *recs[8];
+	size_t lens[8];
+	struct mc_jobrec_agg agg;
+
+	(void)state;
+	mc_jobrec_split(MC_JOBREC_TAG "dropped=-1,p=-1,o=-1,at=0@h", recs, lens,
+			8, &agg);
+	assert_int_equal(agg.steps, 0);
+	assert_true(agg.peak_bytes == 0);
+	assert_true(agg.oom_kills == 0);
+	mc_jobrec_split(MC_JOBREC_TAG "dropped=99999999999,p=1,o="
+			"99999999999999999999999,at=0@h", recs, lens, 8, &agg);
+	assert_int_equal(agg.steps, UINT_MAX);
+	assert_true(agg.oom_kills == UINT64_MAX);
+}
+
 static void test_jobrec_aggregate(void **state)
 {
 	static char cur[4096], next[4096], rec[64], first[64];
@@ -713,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_jobrec),
 		cmocka_unit_test(test_jobrec_aggregate),
+		cmocka_unit_test(test_jobrec_aggregate_bounds),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_labels),
 		cmocka_unit_test(test_metrics_bound),
