@@ -16,7 +16,11 @@
 # Slurm release and later. The job's environment: a tag env=NAME=VALUE
 # (one per variable) is set in sbatch's environment on both sides, and a
 # tag file=NAME=VALUE writes an --export-file (NUL-separated, as sbatch
-# reads it) whose path replaces @FILE@ in the options. A case the running sbatch does not know (its
+# reads it) whose path replaces @FILE@ in the options. A tag nosrun runs
+# the batch step alone (memcore judges it with the job's GPUs): from
+# 24.05 an srun inside a job of --ntasks-per-gpu and -c dies of
+# "SLURM_TRES_PER_TASK is mutually exclusive with --ntasks-per-gpu"
+# (snakemake-executor-plugin-slurm#342, Slurm 24.05.3; seen on 24.11.5). A case the running sbatch does not know (its
 # min= is newer, or sbatch says "unrecognized option") is skipped with the
 # Slurm version: never counted, never agreement.
 
@@ -82,7 +86,7 @@ mc_corpus_submit() {
 # job running `srun true` (sbatch without the filter), all submitted at
 # once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|broken(STATE)), LAUNCH_WHY
 mc_corpus_launch() {
-	local i o e p w tg part node out id key targets end busy stuck st srun_bin
+	local i o e p w tg part node out id key targets end busy stuck st srun_bin wrap
 	# Absolute paths: a job whose --export leaves no PATH still runs its step.
 	srun_bin=$(command -v srun)
 	for ((i = 0; i < N; i++)); do
@@ -94,8 +98,10 @@ mc_corpus_launch() {
 			mapfile -t p < <(_mc_corpus_part_opt "$part")
 			w=(); [ -n "$node" ] && w=(-w "$node")
 			out=$MC_JOB_DIR/case$i-${node:-any}.out
+			wrap="$srun_bin /bin/true && echo ran on \$(/bin/hostname)"
+			[[ " ${TAGS[i]} " == *" nosrun "* ]] && wrap='echo ran on $(/bin/hostname)'
 			id=$(cd "$MC_JOB_DIR" && SLURM_CONF=$NOFILTER "${e[@]}" timeout 60 sbatch --parsable "${p[@]}" "${w[@]}" \
-				"${o[@]}" -J "c$i" -o "$out" --wrap "$srun_bin /bin/true && echo ran on \$(/bin/hostname)" 2>"$out.sbatch")
+				"${o[@]}" -J "c$i" -o "$out" --wrap "$wrap" 2>"$out.sbatch")
 			key="$i ${node:-any}"
 			if [ -n "$id" ]; then LAUNCH_JOB[$key]=${id%%;*}
 			else LAUNCH[$key]=unplaceable; LAUNCH_WHY[$key]=$(head -n1 "$out.sbatch"); fi

@@ -44,7 +44,10 @@ assert_rc 0 "audit of slurmd's cache without ShardsPerGpu=: no finding"
 assert_not_contains "$MC_OUT" "shards FAIL" "... and no shard line"
 
 # --- at launch: sized by 2/8 of the card -----------------------------------
-mc_run srun -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --memcore=explain bash -c 'echo shards=$SLURM_SHARDS_ON_NODE; cat /sys/fs/cgroup/memory$(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup)/memory.limit_in_bytes'
+# The step's memory limit as the task sees it: v1, its memory cgroup's
+# limit_in_bytes; v2, the smallest memory.max from its cgroup up.
+LIMIT_CMD='if [ -f /sys/fs/cgroup/cgroup.controllers ]; then d=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup); m=max; while [ "$d" != /sys/fs/cgroup ]; do v=$(cat "$d/memory.max" 2>/dev/null); if [ -n "$v" ] && [ "$v" != max ] && { [ "$m" = max ] || [ "$v" -lt "$m" ]; }; then m=$v; fi; d=${d%/*}; done; echo "$m"; else cat /sys/fs/cgroup/memory$(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup)/memory.limit_in_bytes; fi'
+mc_run srun -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --memcore=explain bash -c "echo shards=\$SLURM_SHARDS_ON_NODE; $LIMIT_CMD"
 assert_rc 0 "a shard:2 step with --mem=9G runs (a whole card would need 19.76 GiB)"
 assert_contains "$MC_OUT" "shards=2" "... Slurm gave it SLURM_SHARDS_ON_NODE=2"
 assert_contains "$MC_ERR" "gres/shard (SLURM_SHARDS_ON_NODE): 2/8 of a 14.76 GiB GPU" "the share from Slurm's 64 shards over 8 GPUs, no ShardsPerGpu="
