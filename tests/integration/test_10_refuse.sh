@@ -136,6 +136,10 @@ assert_eq 0 "$RC" "CPU-only step with CUDA_VISIBLE_DEVICES=0,1 runs"
 assert_not_contains "$ERR" "memcore" "CPU-only step: nothing from memcore"
 
 # --- bad option values: refused by sbatch and srun, nothing queued ---------
+# The jobs before end first (a completing one is still in squeue: seen
+# under the ASan build, whose slurmstepd ends more slowly).
+mc_jobs_idle 30
+assert_eq 0 $? "the earlier jobs are over before the bad values"
 for bad in -1 abc "" 99999999999; do
 	mc_run srun -N1 -n1 --gpus=1 "--dataloader-workers=$bad" true
 	assert_ne 0 "$MC_RC" "srun --dataloader-workers='$bad' refused"
