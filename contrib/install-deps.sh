@@ -53,7 +53,10 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "memcore: the Debian packages for '$target' are installed (${#pkgs[@]} checked)"
+	exit 0
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "memcore: missing Debian packages for '$target': ${missing[*]}; run as root or: apt-get install ${missing[*]}" >&2
 	exit 1

@@ -44,4 +44,17 @@ expect_contains "check: debhelper (test_60_deb)" "$APT" "debhelper"
 expect_contains "check: libhwloc-plugins (make sanitize)" "$APT" "libhwloc-plugins"
 deps bogus
 expect_eq "unknown target rc" "$RC" 2
+# Nothing missing: no apt-get, and one line that says so.
+printf '#!/bin/sh\necho "install ok installed"\n' >"$TMP/bin/dpkg-query"
+deps demo
+expect_eq "demo, all there: rc" "$RC" 0
+expect_eq "demo, all there: apt-get not run" "$APT" ""
+expect_contains "demo, all there: says so" "$(cat "$TMP/out")" \
+	"memcore: the Debian packages for 'demo' are installed"
+# The README's list for make demo is the script's (build + cluster).
+eval "$(sed -n '/^build=(/,/)$/p; /^cluster=(/,/)$/p' "$SCRIPT")"
+readme=$(sed -n '/^when missing; `make demo`:/,/to run the cluster/p' "$TOP/README.md" | tr '`\n' '  ' | tr -s ' ')
+for p in "${build[@]}" "${cluster[@]}"; do
+	case " $readme " in *" $p "*) ;; *) fail "README's make demo list lacks $p" ;; esac
+done
 finish

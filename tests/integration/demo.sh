@@ -129,3 +129,12 @@ show timeout 60 srun -n2 --gpus-per-task=1 --mem=1G --memcore=explain bash -c '
 echo "srun exit status: $?"
 keep_logs part2
 say "done; stopping the local Slurm and removing its work dir $MC_WORK (configuration, logs and job output kept in $KEEP)"
+# What to try next: the same engine without Slurm, on a real server's
+# layout (README "Where memcore check gets the node").
+cat <<EOF
+
+Next, without Slurm: would 8 GPUs with 4 DataLoader workers each and --mem=64G
+fit an AWS g4dn.metal (8 x T4)? memcore check answers as the plugin would:
+  $MEMCORE_BUILD/memcore check --topology $MC_TOP/tests/data/aws-g4dn-metal-2xxeon8259cl-8xt4.xml --gpus 8 --dataloader-workers 4 --mem 64G
+More: memcore check --help, memcore plan --help, man docs/memcore.8
+EOF
