@@ -585,16 +585,21 @@ static int read_export_file(const char *path, struct mc_jobenv *e)
 	static char text[EXPORT_FILE_MAX];
 	static const char *ents[EXPORT_FILE_ENTRIES];
 	static size_t lens[EXPORT_FILE_ENTRIES];
-	char err[MC_ERR_MAX], *end;
-	long fd = strtol(path, &end, 10);
+	char err[MC_ERR_MAX], q[256], *end;
+	/* sbatch's own test, env_array_from_file (Slurm 22.05 to 26.05):
+	 * (int)strtol, 3 up to _SC_OPEN_MAX; anything else is a file name
+	 * (sbatch also opens it when that descriptor is not open in it,
+	 * which only sbatch can know: judged at launch). */
+	int fd = (int)strtol(path, &end, 10);
 	ssize_t n;
 	int f;
 
 	e->export_file = true;
-	if (*path && !*end && fd >= 3) {
+	if (*path && !*end && fd >= 3 && fd <= sysconf(_SC_OPEN_MAX)) {
 		fprintf(stderr, "memcore: cannot read the job's options: "
 			"--export-file=%s is a descriptor of sbatch's: the "
-			"job's variables are judged at launch\n", path);
+			"job's variables are judged at launch\n",
+			mc_escape(path, 0, q, sizeof(q)));
 		return MC_EXIT_USAGE;
 	}
 	f = mc_open_regular("--export-file", path, 0, EXPORT_FILE_MAX - 1,

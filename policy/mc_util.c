@@ -224,6 +224,7 @@ int mc_open_regular(const char *what, const char *path, int flags,
 		    size_t errlen)
 {
 	const char *sp = what ? " " : "";
+	char q[PATH_MAX + 64];	/* the path, quoted: it may be a user's */
 	struct stat sb;
 	int fd, e;
 
@@ -233,7 +234,8 @@ int mc_open_regular(const char *what, const char *path, int flags,
 		  ((flags & MC_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0));
 	if (fd < 0 || fstat(fd, &sb)) {
 		e = errno;
-		mc_err(err, errlen, "%s%s%s: %s", what, sp, path, strerror(e));
+		mc_err(err, errlen, "%s%s%s: %s", what, sp,
+		       mc_escape(path, 0, q, sizeof(q)), strerror(e));
 		if (fd >= 0)
 			close(fd);
 		errno = e;
@@ -242,8 +244,8 @@ int mc_open_regular(const char *what, const char *path, int flags,
 	if (!S_ISREG(sb.st_mode)) {
 		bool dir = S_ISDIR(sb.st_mode);
 
-		mc_err(err, errlen, "%s%s%s: %s", what, sp, path,
-		       dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
+		mc_err(err, errlen, "%s%s%s: %s", what, sp,
+		       mc_escape(path, 0, q, sizeof(q)), dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
 		       : dir && (flags & MC_OPEN_SAY_EISDIR) ? strerror(EISDIR)
 		       : "not a regular file");
 		close(fd);
@@ -252,7 +254,7 @@ int mc_open_regular(const char *what, const char *path, int flags,
 	}
 	if (max_bytes && sb.st_size > max_bytes) {
 		mc_err(err, errlen, "%s%s%s: larger than %lld bytes", what, sp,
-		       path, (long long)max_bytes);
+		       mc_escape(path, 0, q, sizeof(q)), (long long)max_bytes);
 		close(fd);
 		errno = EFBIG;
 		return -1;

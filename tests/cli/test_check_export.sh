@@ -59,6 +59,14 @@ chk 2 "--export-file unreadable" -- ",\"export-file\":\"$TMP/nosuch\""
 expect_contains "unreadable: said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file $TMP/nosuch: No such file or directory"
 chk 2 "--export-file=5: sbatch's descriptor, not read" -- ',"export-file":"5"'
 expect_contains "descriptor: said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file=5 is a descriptor of sbatch's: the job's variables are judged at launch"
+# A number past any descriptor is a file name, as sbatch takes it
+# (env_array_from_file: 3 to _SC_OPEN_MAX), never called a descriptor.
+chk 2 "--export-file=99999999999: a file name" -- ',"export-file":"99999999999"'
+expect_contains "a file name: said" "$(cat "$TMP/err")" "memcore: cannot read the job's options: --export-file 99999999999: No such file or directory"
+# A control character in the name is quoted, not printed raw.
+chk 2 "--export-file with a newline" -- ",\"export-file\":\"$TMP/a\\nb\""
+expect_contains "the newline quoted" "$(cat "$TMP/err")" "--export-file $TMP/a\\nb: No such file or directory"
+expect_eq "on one line" "$(wc -l <"$TMP/err")" 1
 # Past what memcore keeps: let through (exit 2, not the user's), never a
 # variable silently lost.
 { for i in $(seq 1100); do printf 'V%d=x\0' "$i"; done; printf '%s=1\0' $W; } >"$TMP/many.nul"
