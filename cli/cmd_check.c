@@ -90,6 +90,8 @@ static void check_usage(FILE *out)
 "  --model-parallel N        model-parallel degree (partition_activations)\n"
 "  --ram-per-worker SIZE     RAM per DataLoader worker for this job, within\n"
 "                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
+"  --dataset PATH[,PATH...]  the job's dataset: checked as a list here; its\n"
+"                            filesystem is judged at launch (memcore(8))\n"
 "  --shards N                a --gres=shard:N step: sized by its share of\n"
 "                            the card (shards per GPU: --shards-per-gpu, the\n"
 "                            policy's ShardsPerGpu, else the node's Gres)\n"
@@ -200,6 +202,7 @@ static const struct option check_options[] = {
 	  OPT_USER + MC_OPT_MODEL_PARALLEL },
 	{ "ram-per-worker", required_argument, NULL,
 	  OPT_USER + MC_OPT_RAM_PER_WORKER },
+	{ "dataset", required_argument, NULL, OPT_USER + MC_OPT_DATASET },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "shards-per-gpu", required_argument, NULL, OPT_SHARDS_PER_GPU },
 	{ "mps", required_argument, NULL, OPT_MPS },

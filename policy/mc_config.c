@@ -26,6 +26,7 @@ const char *const mc_mode_words[] = { "enforce", "warn", "off", NULL };
 const char *const mc_bind_words[] = { "numa", "none", NULL };
 const char *const mc_on_error_words[] = { "refuse", "allow", NULL };
 const char *const mc_unified_words[] = { "auto", "yes", "no", NULL };
+const char *const mc_netds_words[] = { "note", "ignore", "refuse", NULL };
 
 /* A policy file larger than this is not a policy file. */
 #define MC_CONF_SIZE_MAX (1 << 20)
@@ -77,6 +78,8 @@ const struct mc_key mc_keys[] = {
 	{ "SampleInterval",       MC_KEY_DURATION, F(sample_interval_ms), MC_SAMPLE_INTERVAL_MIN_MS, 3600000, false, NULL, true },
 	{ "Report",               MC_KEY_BOOL,  F(report),                0, 0, false, NULL,                true },
 	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, prom_suffix,         false },
+	{ "NetworkDataset",       MC_KEY_WORD,  F(network_dataset),       0, 0, false, mc_netds_words,      true },
+	{ "LocalScratch",         MC_KEY_PATH,  F(local_scratch),         0, 0, false, NULL,                true },
 };
 
 #undef F
@@ -90,7 +93,8 @@ _Static_assert(K_COUNT <= 64, "set_mask has 64 bits");
 _Static_assert(sizeof(enum mc_mode) == sizeof(int) &&
 	       sizeof(enum mc_bind) == sizeof(int) &&
 	       sizeof(enum mc_on_error) == sizeof(int) &&
-	       sizeof(enum mc_unified) == sizeof(int), "enums are ints");
+	       sizeof(enum mc_unified) == sizeof(int) &&
+	       sizeof(enum mc_netds) == sizeof(int), "enums are ints");
 
 void mc_policy_defaults(struct mc_policy *p)
 {
@@ -122,6 +126,8 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->sample_interval_ms = MC_SAMPLE_INTERVAL_DEFAULT_MS;
 	p->report = 0;
 	p->prometheus_textfile[0] = '\0';
+	p->network_dataset = MC_NETDS_NOTE;	/* refuse is a site's choice */
+	p->local_scratch[0] = '\0';
 }
 
 void mc_config_init(struct mc_config *cfg)

@@ -47,12 +47,15 @@ enum mc_bind { MC_BIND_NUMA = 0, MC_BIND_NONE };
 enum mc_on_error { MC_ON_ERROR_REFUSE = 0, MC_ON_ERROR_ALLOW };
 /* UnifiedMemory=: whether the GPUs share host RAM (APUs, see mc_facts.h). */
 enum mc_unified { MC_UNIFIED_AUTO = 0, MC_UNIFIED_YES, MC_UNIFIED_NO };
+/* NetworkDataset=: what a dataset on a network filesystem gets (mc_dataset.h). */
+enum mc_netds { MC_NETDS_NOTE = 0, MC_NETDS_IGNORE, MC_NETDS_REFUSE };
 
 /* Word lists for mc_parse_word(), indexed by the enums above. */
 extern const char *const mc_mode_words[];	/* enforce warn off */
 extern const char *const mc_bind_words[];	/* numa none */
 extern const char *const mc_on_error_words[];	/* refuse allow */
 extern const char *const mc_unified_words[];	/* auto yes no */
+extern const char *const mc_netds_words[];	/* note ignore refuse */
 
 /* One GpuTypeMemory= entry: the memory of one GPU of a Slurm GRES type. */
 struct mc_gpu_type_memory {
@@ -110,6 +113,10 @@ struct mc_policy {
 	uint32_t sample_interval_ms;	/* SampleInterval=1s */
 	int report;			/* Report=no */
 	char prometheus_textfile[256];	/* PrometheusTextfile= */
+	/* The data path (mc_dataset.h): what a dataset on a network
+	 * filesystem gets, and the node-local scratch to stage it to. */
+	enum mc_netds network_dataset;	/* NetworkDataset=note */
+	char local_scratch[PATH_MAX];	/* LocalScratch= ("" none) */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */

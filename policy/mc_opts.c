@@ -74,6 +74,10 @@ static const struct {
 		"SIZE", "host RAM each DataLoader worker holds (default: the "
 		"policy's RamPerWorker, within its MinRamPerWorker and "
 		"MaxRamPerWorker)" },
+	[MC_OPT_DATASET] = { "dataset", "MEMCORE_DATASET", "PATH[,PATH...]",
+		"the job's dataset: memcore says when it lies on a network "
+		"filesystem and how to stage it to local scratch (read as "
+		"you, at submission)" },
 };
 
 const char *mc_opt_name(enum mc_opt_id id)
@@ -268,6 +272,20 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		}
 		break;
 	}
+	case MC_OPT_DATASET:
+		if (!value || !*value || value[strlen(value) - 1] == ',' ||
+		    value[0] == ',' || strstr(value, ",,")) {
+			snprintf(why, sizeof(why), "expected PATH[,PATH...] "
+				 "(no empty path)");
+		} else if (strlen(value) >= MC_OPT_PATH_MAX) {
+			snprintf(why, sizeof(why), "%zu characters (at most "
+				 "%d)", strlen(value), MC_OPT_PATH_MAX - 1);
+		} else {
+			memset(n.dataset, 0, MC_OPT_PATH_MAX);
+			memcpy(n.dataset, value, strlen(value));
+			rc = 0;
+		}
+		break;
 	case MC_OPT_MODEL_DTYPE:
 		rc = mc_parse_word(value, mc_dtype_words, &n.model_dtype, why,
 				   sizeof(why));

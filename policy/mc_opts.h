@@ -42,6 +42,7 @@ enum mc_opt_id {
 	MC_OPT_MICRO_BATCH,		/* --micro-batch=N */
 	MC_OPT_MODEL_PARALLEL,		/* --model-parallel=N */
 	MC_OPT_RAM_PER_WORKER,		/* --ram-per-worker=SIZE */
+	MC_OPT_DATASET,			/* --dataset=PATH[,PATH...] */
 	MC_OPT_COUNT
 };
 
@@ -79,6 +80,7 @@ struct mc_opts {
 	int cpu_checkpointing;		/* 1 yes, 0 no */
 	uint32_t seq_len, micro_batch, model_parallel;
 	uint64_t ram_per_worker_bytes;
+	char dataset[MC_OPT_PATH_MAX];	/* as given ("" none) */
 };
 
 /* The option's name without dashes ("dataloader-workers"), its

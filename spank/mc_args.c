@@ -7,6 +7,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_dataset.h"
 #include "mc_jobfiles.h"
 #include "mc_plugin.h"
 #include "mc_step.h"
@@ -107,6 +108,37 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 	return 0;
 }
 
+/*
+ * The dataset's filesystem and size, looked at here as the job's user
+ * (mc_dataset.h), bounded; the figures travel in MEMCORE_DATASET_FACTS.
+ * Nothing named: the variable is removed, so that an srun inside a batch
+ * job never carries the batch script's figures for another dataset.
+ */
+static int mc_plugin_dataset(struct mc_plugin *p, spank_t sp, char *err,
+			     size_t errlen)
+{
+	static struct mc_dataset d;
+	static char val[MC_DATASET_PATHS_MAX * (3 * MC_DATASET_PATH_MAX + 96)];
+
+	if (mc_dataset_paths(p->opts.set[MC_OPT_DATASET] ? p->opts.dataset
+			     : NULL, getenv("HF_DATASETS_CACHE"),
+			     getenv("HF_HOME"), &d, err, errlen) < 0)
+		return -1;
+	if (!d.n) {
+		spank_unsetenv(sp, MC_DATASET_ENV);
+		unsetenv(MC_DATASET_ENV);
+		return 0;
+	}
+	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS);
+	mc_dataset_format(&d, val, sizeof(val));
+	if (spank_setenv(sp, MC_DATASET_ENV, val, 1) != ESPANK_SUCCESS &&
+	    setenv(MC_DATASET_ENV, val, 1) != 0) {
+		snprintf(err, errlen, "cannot set %s", MC_DATASET_ENV);
+		return -1;
+	}
+	return 0;
+}
+
 int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 			size_t errlen)
 {
@@ -118,6 +150,8 @@ int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 	if (mc_jobfiles_load(&p->opts, &f, err, errlen) < 0)
 		return -1;
 	if (mc_jobfiles_check(&f, &p->opts, err, errlen) < 0)
+		return -1;
+	if (mc_plugin_dataset(p, sp, err, errlen) < 0)
 		return -1;
 	if (!f.has_ds && !f.has_model)
 		return 0;

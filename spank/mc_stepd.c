@@ -24,6 +24,9 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include <sys/statvfs.h>
+
+#include "mc_dataset.h"
 #include "mc_facts.h"
 #include "mc_jobfiles.h"
 #include "mc_jobview.h"
@@ -191,6 +194,51 @@ static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 	return 0;
 }
 
+/*
+ * The dataset's note (mc_dataset.h): the figures srun/sbatch measured as
+ * the user, from the job's environment, against the policy's LocalScratch,
+ * whose free space slurmstepd reads itself (the administrator's path).
+ * Appends its lines to text; returns true when NetworkDataset=refuse
+ * refuses the step. A malformed variable is said in slurmd's log and
+ * noted nowhere else: the step is judged as without a dataset.
+ */
+static bool dataset_note(spank_t sp, const struct mc_step *s,
+			 const struct mc_policy *pol, char *text, size_t len,
+			 size_t *used)
+{
+	static struct mc_dataset d;
+	char lines[8][200], err[MC_ERR_MAX];
+	uint64_t free_bytes = UINT64_MAX;
+	struct statvfs sv;
+	char *v = NULL;
+	bool refuse = false;
+	size_t n;
+	int rc;
+
+	if (pol->network_dataset == MC_NETDS_IGNORE)
+		return false;
+	rc = mc_step_getenv(sp, MC_DATASET_ENV, &v, err, sizeof(err));
+	if (rc <= 0)
+		return false;
+	rc = mc_dataset_parse(v, &d, err, sizeof(err));
+	free(v);
+	if (rc < 0) {
+		slurm_info("memcore: step %s: %s", s->step_name, err);
+		return false;
+	}
+	if (pol->local_scratch[0] && statvfs(pol->local_scratch, &sv) == 0)
+		free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	n = mc_dataset_note(&d, pol->network_dataset, pol->local_scratch,
+			    free_bytes, s->job_id, lines, 8, &refuse);
+	for (size_t i = 0; i < n; i++)
+		mc_appendf(text, len, used, "%s%s", *used ? "\n" : "",
+			   lines[i]);
+	if (n)
+		slurm_info("memcore: job %s: dataset on a network filesystem"
+			   "%s", s->step_name, refuse ? ": refused" : "");
+	return refuse;
+}
+
 static void verdict(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *facts;
@@ -355,7 +403,12 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			mc_appendf(text, sizeof(text), &used, "%s%s",
 				   i ? "\n" : "", j.e.line[i]);
 	}
-	outcome = j.v.fits ? "fits" : refuse ? "refused" : "warned";
+	if (dataset_note(sp, s, &pol, text, sizeof(text), &used) &&
+	    !refuse && mc_launch_outcome(&pol, user_warn, false) ==
+	    MC_LAUNCH_REFUSED)
+		refuse = true;
+	outcome = j.v.fits && !refuse ? "fits" : refuse ? "refused"
+					  : "warned";
 	{
 		/* What the summary at the step's end compares with. */
 		struct mc_used *u = &p->after.usage;

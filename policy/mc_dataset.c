@@ -1,0 +1,410 @@
+/*
+ * mc_dataset.c - the job's dataset paths, their filesystem and size, and
+ * the policy's note (see mc_dataset.h).
+ */
+#include "mc_dataset.h"
+
+#include <errno.h>
+#include <fts.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+
+#include "mc_parse.h"
+#include "mc_util.h"
+
+static const char *const from_words[] = { "--dataset", "HF_DATASETS_CACHE",
+					  "HF_HOME" };
+
+const char *mc_fs_network_name(uint32_t magic)
+{
+	switch (magic) {
+	case MC_FS_LUSTRE: return "Lustre";
+	case MC_FS_GPFS: return "GPFS (Spectrum Scale)";
+	case MC_FS_BEEGFS: return "BeeGFS";
+	case MC_FS_NFS: return "NFS";
+	case MC_FS_CEPH: return "CephFS";
+	case MC_FS_CIFS: case MC_FS_SMB2: case MC_FS_SMB: return "SMB/CIFS";
+	default: return NULL;
+	}
+}
+
+static int add_path(struct mc_dataset *d, const char *s, size_t l,
+		    enum mc_dataset_from from, char *err, size_t errlen)
+{
+	if (!l) {
+		snprintf(err, errlen, "--dataset: an empty path in the list "
+			 "(expected PATH[,PATH...])");
+		return -1;
+	}
+	if (l >= MC_DATASET_PATH_MAX) {
+		snprintf(err, errlen, "%s: a path of %zu characters (at most "
+			 "%d)", from_words[from], l, MC_DATASET_PATH_MAX - 1);
+		return -1;
+	}
+	if (d->n == MC_DATASET_PATHS_MAX) {
+		snprintf(err, errlen, "--dataset: more than %d paths",
+			 MC_DATASET_PATHS_MAX);
+		return -1;
+	}
+	memcpy(d->p[d->n].path, s, l);
+	d->p[d->n].path[l] = '\0';
+	d->p[d->n].from = from;
+	d->n++;
+	return 0;
+}
+
+int mc_dataset_paths(const char *option, const char *hf_datasets_cache,
+		     const char *hf_home, struct mc_dataset *d, char *err,
+		     size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	for (const char *p = option; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (add_path(d, p, l, MC_DS_OPTION, err, errlen) < 0)
+			return -1;
+		if (!e)
+			break;
+		p = e + 1;
+		if (!*p)
+			return add_path(d, p, 0, MC_DS_OPTION, err, errlen);
+	}
+	if (hf_datasets_cache && *hf_datasets_cache)
+		return add_path(d, hf_datasets_cache,
+				strlen(hf_datasets_cache),
+				MC_DS_HF_DATASETS_CACHE, err, errlen);
+	if (hf_home && *hf_home) {
+		char buf[MC_DATASET_PATH_MAX + 16];
+		int l = snprintf(buf, sizeof(buf), "%s/datasets", hf_home);
+
+		return add_path(d, buf, (size_t)l, MC_DS_HF_HOME, err, errlen);
+	}
+	return 0;
+}
+
+static uint64_t ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000 +
+	       (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
+		     uint32_t max_ms)
+{
+	struct timespec t0;
+	uint64_t seen = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < d->n; i++) {
+		struct mc_dataset_path *p = &d->p[i];
+		char *argv[2] = { p->path, NULL };
+		char abs[PATH_MAX];
+		struct statfs sf;
+		FTS *fts;
+		FTSENT *e;
+
+		p->err = 0;
+		p->bytes = p->files = 0;
+		p->partial = false;
+		/* The user's own stat: EACCES is the kernel's answer for a
+		 * path the user may not read. */
+		if (statfs(p->path, &sf) < 0) {
+			p->err = errno;
+			continue;
+		}
+		p->fs_magic = (uint32_t)sf.f_type;
+		if (realpath(p->path, abs) && strlen(abs) < sizeof(p->path))
+			snprintf(p->path, sizeof(p->path), "%s", abs);
+		fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR,
+			       NULL);
+		if (!fts) {
+			p->err = errno;
+			continue;
+		}
+		while ((e = fts_read(fts))) {
+			if (seen++ >= max_entries ||
+			    ((seen & 255) == 0 && ms_since(&t0) > max_ms)) {
+				p->partial = true;
+				break;
+			}
+			if (e->fts_info == FTS_F) {
+				p->files++;
+				p->bytes += (uint64_t)e->fts_statp->st_size;
+			} else if (e->fts_info == FTS_DNR && e->fts_level == 0) {
+				p->err = e->fts_errno;
+			}
+		}
+		fts_close(fts);
+	}
+	return 0;
+}
+
+/* Percent-encode what the list's syntax uses, and every control byte. */
+static int put_path(char *buf, size_t len, size_t *used, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= 0x20 || c >= 0x7f || c == '%' || c == ',' ||
+		    c == ';' || c == '=') {
+			if (mc_appendf(buf, len, used, "%%%02X", c) < 0)
+				return -1;
+		} else if (mc_appendf(buf, len, used, "%c", c) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *mc_dataset_format(const struct mc_dataset *d, char *buf,
+			      size_t len)
+{
+	size_t used = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < d->n; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+
+		if (mc_appendf(buf, len, &used, "%sfs=%x,bytes=%" PRIu64
+			       ",files=%" PRIu64 ",partial=%d,err=%d,from=%d,"
+			       "path=", i ? ";" : "", p->fs_magic, p->bytes,
+			       p->files, p->partial ? 1 : 0, p->err,
+			       (int)p->from) < 0 ||
+		    put_path(buf, len, &used, p->path) < 0) {
+			buf[0] = '\0';
+			return buf;
+		}
+	}
+	return buf;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static int parse_u64(const char *s, size_t l, int base, uint64_t max,
+		     uint64_t *out)
+{
+	char buf[32], *end;
+	unsigned long long v;
+
+	if (!l || l >= sizeof(buf) || s[0] == '-' || s[0] == '+')
+		return -1;
+	memcpy(buf, s, l);
+	buf[l] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, base);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_entry(const char *s, size_t l, struct mc_dataset_path *p,
+		       char *why, size_t whylen)
+{
+	static const char *const keys[] = { "fs=", "bytes=", "files=",
+					    "partial=", "err=", "from=",
+					    "path=" };
+	const char *q = s, *end = s + l;
+
+	memset(p, 0, sizeof(*p));
+	for (int k = 0; k < 7; k++) {
+		size_t kl = strlen(keys[k]);
+		const char *e;
+		uint64_t v;
+
+		if ((size_t)(end - q) < kl || strncmp(q, keys[k], kl)) {
+			snprintf(why, whylen, "expected %.*s", (int)kl - 1,
+				 keys[k]);
+			return -1;
+		}
+		q += kl;
+		if (k == 6)
+			break;
+		e = memchr(q, ',', (size_t)(end - q));
+		if (!e || parse_u64(q, (size_t)(e - q), k == 0 ? 16 : 10,
+				    k == 0 ? UINT32_MAX : k == 3 ? 1
+				    : k == 4 ? 4095 : k == 5 ? 2 : UINT64_MAX,
+				    &v) < 0) {
+			snprintf(why, whylen, "%.*s: a bad value",
+				 (int)kl - 1, keys[k]);
+			return -1;
+		}
+		switch (k) {
+		case 0: p->fs_magic = (uint32_t)v; break;
+		case 1: p->bytes = v; break;
+		case 2: p->files = v; break;
+		case 3: p->partial = v != 0; break;
+		case 4: p->err = (int)v; break;
+		case 5: p->from = (enum mc_dataset_from)v; break;
+		}
+		q = e + 1;
+	}
+	{
+		size_t n = 0;
+
+		while (q < end) {
+			char c = *q++;
+
+			if (c == '%') {
+				int hi, lo;
+
+				if (end - q < 2 || (hi = hexval(q[0])) < 0 ||
+				    (lo = hexval(q[1])) < 0 || !(hi | lo)) {
+					snprintf(why, whylen, "path: a bad %% "
+						 "escape");
+					return -1;
+				}
+				c = (char)(hi * 16 + lo);
+				q += 2;
+			} else if ((unsigned char)c <= 0x20 ||
+				   (unsigned char)c >= 0x7f || c == ',' ||
+				   c == '=') {
+				snprintf(why, whylen, "path: an unescaped "
+					 "character");
+				return -1;
+			}
+			if (n + 1 >= sizeof(p->path)) {
+				snprintf(why, whylen, "path: too long");
+				return -1;
+			}
+			p->path[n++] = c;
+		}
+		if (!n) {
+			snprintf(why, whylen, "path: empty");
+			return -1;
+		}
+		p->path[n] = '\0';
+	}
+	return 0;
+}
+
+int mc_dataset_parse(const char *s, struct mc_dataset *d, char *err,
+		     size_t errlen)
+{
+	char why[MC_ERR_MAX];
+
+	memset(d, 0, sizeof(*d));
+	if (!s || !*s)
+		return 0;
+	for (const char *p = s;;) {
+		const char *e = strchr(p, ';');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (d->n == MC_DATASET_PATHS_MAX) {
+			snprintf(err, errlen, "%s: more than %d paths",
+				 MC_DATASET_ENV, MC_DATASET_PATHS_MAX);
+			return -1;
+		}
+		if (parse_entry(p, l, &d->p[d->n], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: entry %zu: %s",
+				 MC_DATASET_ENV, d->n + 1, why);
+			memset(d, 0, sizeof(*d));
+			return -1;
+		}
+		d->n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+uint64_t mc_dataset_network_bytes(const struct mc_dataset *d)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (!d->p[i].err && mc_fs_network_name(d->p[i].fs_magic))
+			b += d->p[i].bytes;
+	return b;
+}
+
+size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
+		       const char *scratch, uint64_t scratch_free,
+		       uint32_t job_id, char (*lines)[200], size_t max,
+		       bool *refuse)
+{
+	uint64_t need = mc_dataset_network_bytes(d);
+	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], cmd[512];
+	bool any = false, fits;
+	size_t n = 0, used = 0;
+
+	*refuse = false;
+	if (policy == MC_NETDS_IGNORE)
+		return 0;
+	for (size_t i = 0; i < d->n; i++)
+		any |= !d->p[i].err && mc_fs_network_name(d->p[i].fs_magic);
+	if (!any)
+		return 0;
+	snprintf(dest, sizeof(dest), "%s/job_%u", scratch && *scratch ?
+		 scratch : "LOCAL_SCRATCH", job_id);
+	cmd[0] = '\0';
+	for (size_t i = 0; i < d->n && n < max; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+		const char *fs = p->err ? NULL : mc_fs_network_name(p->fs_magic);
+
+		if (!fs)
+			continue;
+		snprintf(lines[n++], 200, "memcore: dataset %s (%s) is on %s: "
+			 "%s%s in %" PRIu64 " files", p->path,
+			 from_words[p->from], fs, p->partial ? "at least " : "",
+			 mc_fmt_bytes(p->bytes, a, sizeof(a)), p->files);
+		mc_appendf(cmd, sizeof(cmd), &used, "%s ", p->path);
+	}
+	if (n < max)
+		snprintf(lines[n++], 200, "memcore:   shuffled reads from a "
+			 "network filesystem are slow: 94.2 s per GiB on "
+			 "Lustre vs 0.78 s on local NVMe (Open Book)");
+	fits = scratch && *scratch && scratch_free != UINT64_MAX &&
+	       scratch_free >= need;
+	if (n < max) {
+		if (!scratch || !*scratch)
+			snprintf(lines[n++], 200, "memcore:   no local scratch "
+				 "is named (LocalScratch=): ask your "
+				 "administrator where to stage %s",
+				 mc_fmt_bytes(need, a, sizeof(a)));
+		else if (scratch_free == UINT64_MAX)
+			snprintf(lines[n++], 200, "memcore:   local scratch "
+				 "%s: its free space is unknown, the dataset is "
+				 "%s", scratch, mc_fmt_bytes(need, a, sizeof(a)));
+		else
+			snprintf(lines[n++], 200, "memcore:   local scratch "
+				 "%s: %s free, the dataset is %s (%s)", scratch,
+				 mc_fmt_bytes(scratch_free, a, sizeof(a)),
+				 mc_fmt_bytes(need, b, sizeof(b)),
+				 fits ? "it fits" : "too small to stage it");
+	}
+	if (n < max && (fits || !scratch || !*scratch))
+		snprintf(lines[n++], 200, "memcore:   stage it first: "
+			 "memcore stage %s%s", cmd, dest);
+	if (policy == MC_NETDS_REFUSE && fits) {
+		*refuse = true;
+		if (n < max)
+			snprintf(lines[n++], 200, "memcore: refused "
+				 "(NetworkDataset=refuse): the dataset fits "
+				 "on local scratch; stage it and read it from "
+				 "%s", dest);
+	}
+	return n;
+}

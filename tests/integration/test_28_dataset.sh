@@ -1,0 +1,59 @@
+#!/bin/bash
+# The data path at launch on a real Slurm (--dataset, mc_dataset.h):
+#  - a dataset on local disk gets no note, with NetworkDataset=note or
+#    refuse, through srun and sbatch, and the step runs;
+#  - a dataset only root can read, named by the user nobody: the step runs,
+#    gets no note, and no file in it is read (atime set back stays put);
+#  - a bad --dataset is refused by srun before anything is queued;
+#  - the HF_HOME layout is looked at when set.
+# No network filesystem on this host (no nfsd module in its kernel): the
+# note's text on NFS/Lustre is the unit test's (tests/unit/test_dataset.c).
+# About 20 s.
+. "$(dirname "$0")/lib.sh"
+
+MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
+MC_REAL_MEMORY=20000 MC_GPUS=2
+mc_cluster_start
+# memcore.conf after the start (the start makes a fresh work dir)
+mc_small_policy
+CONF=$MC_CONF_DIR/memcore.conf
+echo "LocalScratch=/tmp" >>"$CONF"
+mc_restart_slurmd
+
+D=$(mktemp -d /tmp/mc-ds.XXXXXX)
+chmod 0755 "$D"
+mc_at_exit "rm -rf '$D'"
+mkdir -p "$D/ds" "$D/hf/datasets" "$D/secret"
+for i in 1 2 3; do head -c 1M /dev/zero >"$D/ds/shard$i.arrow"; done
+chmod -R a+rX "$D/ds" "$D/hf"
+head -c 1M /dev/zero >"$D/secret/data.arrow"
+chmod 0700 "$D/secret"
+chmod 0600 "$D/secret/data.arrow"
+touch -a -d '3 days ago' "$D/secret/data.arrow"
+AT0=$(stat -c %X "$D/secret/data.arrow")
+
+mc_run srun -n1 --gpus=1 --mem=256M --memcore=explain --dataset="$D/ds" echo local-ran
+assert_rc 0 "a step with a dataset on local disk runs"
+assert_contains "$MC_OUT" "local-ran" "... its program ran"
+assert_not_contains "$MC_ERR" "is on " "... and gets no network-filesystem note"
+
+echo "NetworkDataset=refuse" >>"$CONF"
+mc_run srun -n1 --gpus=1 --mem=256M --dataset="$D/ds" echo refuse-ran
+assert_rc 0 "NetworkDataset=refuse: a local dataset is not refused"
+jid=$(mc_sbatch -n1 --gpus=1 --mem=256M --dataset="$D/ds" --wrap "echo batch-ran")
+mc_wait_job "$jid" >/dev/null
+assert_eq COMPLETED "$(mc_job_state "$jid")" "sbatch --dataset on local disk: the batch step runs"
+
+mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M --memcore=explain --dataset="$D/secret" echo nobody-ran
+assert_rc 0 "as nobody: a dataset only root can read does not stop the step"
+assert_not_contains "$MC_ERR" "is on " "... no note for a path the user cannot read"
+assert_eq "$AT0" "$(stat -c %X "$D/secret/data.arrow")" "the root-only file was never read (atime unchanged)"
+
+mc_run srun -n1 --gpus=1 --mem=256M --dataset="$D/ds,,x" true
+assert_ne 0 "$MC_RC" "an empty path in --dataset is refused"
+assert_contains "$MC_ERR" "--dataset=$D/ds,,x: expected PATH[,PATH...] (no empty path)" "... by srun, naming the value"
+
+mc_run env HF_HOME="$D/hf" srun -n1 --gpus=1 --mem=256M bash -c 'echo "facts=$MEMCORE_DATASET_FACTS"'
+assert_rc 0 "HF_HOME set: the step runs"
+assert_contains "$MC_OUT" "from=2,path=$D/hf/datasets" "... and its datasets cache was looked at"
+assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued"

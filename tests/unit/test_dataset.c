@@ -1,0 +1,222 @@
+/*
+ * test_dataset.c - the data path (mc_dataset.h): the paths a job names and
+ * the libraries' cache, the walk's figures and bounds, the figures'
+ * round trip through the job's environment, the policy's note and refusal.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mc_dataset.h"
+#include "mc_opts.h"
+
+static void test_paths(void **state)
+{
+	struct mc_dataset d;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(mc_dataset_paths("/a,/b", NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.p[1].path, "/b");
+	assert_int_equal(mc_dataset_paths(NULL, NULL, "/home/u/hf", &d, err,
+					  sizeof(err)), 0);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.p[0].path, "/home/u/hf/datasets");
+	assert_int_equal(d.p[0].from, MC_DS_HF_HOME);
+	/* HF_DATASETS_CACHE wins over HF_HOME's layout, as in datasets */
+	assert_int_equal(mc_dataset_paths("/x", "/c", "/h", &d, err,
+					  sizeof(err)), 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.p[1].path, "/c");
+	assert_int_equal(mc_dataset_paths("/a,", NULL, NULL, &d, err,
+					  sizeof(err)), -1);
+	assert_non_null(strstr(err, "empty path"));
+	assert_int_equal(mc_dataset_paths("/1,/2,/3,/4,/5,/6,/7,/8,/9", NULL,
+					  NULL, &d, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "more than 8"));
+}
+
+static void test_option(void **state)
+{
+	struct mc_opts o;
+	char err[512];
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET, "/d1,/d2", false,
+				     err, sizeof(err)), 0);
+	assert_string_equal(o.dataset, "/d1,/d2");
+	assert_int_equal(mc_opt_lookup("dataset"), MC_OPT_DATASET);
+	assert_string_equal(mc_opt_env(MC_OPT_DATASET), "MEMCORE_DATASET");
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET, "/a,,/b", false,
+				     err, sizeof(err)), -1);
+	assert_string_equal(err, "--dataset=/a,,/b: expected PATH[,PATH...] "
+			    "(no empty path)");
+}
+
+static void test_fs_names(void **state)
+{
+	(void)state;
+	assert_string_equal(mc_fs_network_name(0x0BD00BD0), "Lustre");
+	assert_string_equal(mc_fs_network_name(0x6969), "NFS");
+	assert_string_equal(mc_fs_network_name(0x19830326), "BeeGFS");
+	assert_string_equal(mc_fs_network_name(0x00C36400), "CephFS");
+	assert_non_null(strstr(mc_fs_network_name(0x47504653), "GPFS"));
+	assert_string_equal(mc_fs_network_name(0xFF534D42), "SMB/CIFS");
+	assert_null(mc_fs_network_name(0xEF53));	/* ext4 */
+	assert_null(mc_fs_network_name(0x01021994));	/* tmpfs */
+}
+
+/* A tree of a few files, a symbolic link out of it, walked as we are. */
+static void test_probe(void **state)
+{
+	char dir[] = "/tmp/mc_ds_XXXXXX", f[128];
+	struct mc_dataset d;
+	char err[512];
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/sub", dir);
+	assert_int_equal(mkdir(f, 0700), 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(f, sizeof(f), "%s/sub/f%d", dir, i);
+		fd = open(f, O_WRONLY | O_CREAT, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, 1000 * (i + 1)), 0);
+		close(fd);
+	}
+	snprintf(f, sizeof(f), "%s/link", dir);
+	assert_int_equal(symlink("/usr", f), 0);	/* never followed */
+	assert_int_equal(mc_dataset_paths(dir, NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	mc_dataset_probe(&d, 1000, 2000);
+	assert_int_equal(d.p[0].err, 0);
+	assert_int_equal(d.p[0].files, 5);
+	assert_int_equal(d.p[0].bytes, 15000);
+	assert_false(d.p[0].partial);
+	assert_non_null(mc_fs_network_name(d.p[0].fs_magic) ? NULL : "local");
+	/* the entry bound: "at least" */
+	mc_dataset_probe(&d, 3, 2000);
+	assert_true(d.p[0].partial);
+	assert_true(d.p[0].files < 5);
+	/* a path that is not there keeps its errno */
+	assert_int_equal(mc_dataset_paths("/nonexistent/mc", NULL, NULL, &d,
+					  err, sizeof(err)), 0);
+	mc_dataset_probe(&d, 1000, 2000);
+	assert_int_equal(d.p[0].err, 2);	/* ENOENT */
+	snprintf(f, sizeof(f), "rm -rf '%s'", dir);
+	assert_int_equal(system(f), 0);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct mc_dataset d, e;
+	char buf[8192], err[512];
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.n = 2;
+	snprintf(d.p[0].path, sizeof(d.p[0].path), "/nfs/a b,c;d=e%%f\nx");
+	d.p[0].fs_magic = MC_FS_NFS;
+	d.p[0].bytes = 314572800;
+	d.p[0].files = 400;
+	d.p[0].partial = true;
+	snprintf(d.p[1].path, sizeof(d.p[1].path), "/h/datasets");
+	d.p[1].from = MC_DS_HF_HOME;
+	d.p[1].err = 13;
+	mc_dataset_format(&d, buf, sizeof(buf));
+	assert_null(strchr(buf, '\n'));
+	assert_int_equal(mc_dataset_parse(buf, &e, err, sizeof(err)), 0);
+	assert_memory_equal(&d, &e, sizeof(d));
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
+					  "err=0,from=0,path=", &e, err,
+					  sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_DATASET_FACTS: entry 1: path: "
+			    "empty");
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=-1,files=1,partial=0,"
+					  "err=0,from=0,path=/x", &e, err,
+					  sizeof(err)), -1);
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
+					  "err=0,from=7,path=/x", &e, err,
+					  sizeof(err)), -1);
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
+					  "err=0,from=0,path=/x%00", &e, err,
+					  sizeof(err)), -1);
+}
+
+static void test_note(void **state)
+{
+	struct mc_dataset d;
+	char lines[8][200];
+	bool refuse;
+	size_t n;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.n = 1;
+	snprintf(d.p[0].path, sizeof(d.p[0].path), "/nfs/ds");
+	d.p[0].fs_magic = MC_FS_NFS;
+	d.p[0].bytes = (uint64_t)300 << 20;
+	d.p[0].files = 400;
+	n = mc_dataset_note(&d, MC_NETDS_NOTE, "/scratch", (uint64_t)10 << 30,
+			    77, lines, 8, &refuse);
+	assert_int_equal(n, 4);
+	assert_false(refuse);
+	assert_string_equal(lines[0], "memcore: dataset /nfs/ds (--dataset) "
+			    "is on NFS: 300 MiB in 400 files");
+	assert_non_null(strstr(lines[1], "94.2 s"));
+	assert_string_equal(lines[2], "memcore:   local scratch /scratch: "
+			    "10 GiB free, the dataset is 300 MiB (it fits)");
+	assert_string_equal(lines[3], "memcore:   stage it first: memcore "
+			    "stage /nfs/ds /scratch/job_77");
+	n = mc_dataset_note(&d, MC_NETDS_REFUSE, "/scratch",
+			    (uint64_t)10 << 30, 77, lines, 8, &refuse);
+	assert_true(refuse);
+	assert_non_null(strstr(lines[n - 1], "NetworkDataset=refuse"));
+	/* scratch too small: no refusal, no staging command */
+	n = mc_dataset_note(&d, MC_NETDS_REFUSE, "/scratch", 1 << 20, 77,
+			    lines, 8, &refuse);
+	assert_false(refuse);
+	assert_int_equal(n, 3);
+	assert_non_null(strstr(lines[2], "too small"));
+	/* ignore, and a local dataset: nothing */
+	assert_int_equal(mc_dataset_note(&d, MC_NETDS_IGNORE, "/scratch",
+					 (uint64_t)10 << 30, 77, lines, 8,
+					 &refuse), 0);
+	d.p[0].fs_magic = 0xEF53;
+	assert_int_equal(mc_dataset_note(&d, MC_NETDS_REFUSE, "/scratch",
+					 (uint64_t)10 << 30, 77, lines, 8,
+					 &refuse), 0);
+	assert_false(refuse);
+	/* a path the user could not read is not judged */
+	d.p[0].fs_magic = MC_FS_LUSTRE;
+	d.p[0].err = 13;
+	assert_int_equal(mc_dataset_note(&d, MC_NETDS_NOTE, "/scratch",
+					 (uint64_t)10 << 30, 77, lines, 8,
+					 &refuse), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_option),
+		cmocka_unit_test(test_fs_names),
+		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_note),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
