@@ -123,9 +123,16 @@ mc_corpus_launch() {
 		[ $((SECONDS - busy)) -ge 20 ] && break
 		sleep 0.5
 	done
-	stuck=$(squeue -h -o '%j %i %T %r' 2>/dev/null)
-	assert_eq "" "$stuck" "every launch job ended (none pending with nothing running)"
-	[ -z "$stuck" ] || scancel $(squeue -h -o %i) 2>/dev/null
+	# Still pending with nothing running for 20 s: Slurm will not start
+	# it (e.g. behind a job it holds, on 22.05 "Nodes required for job
+	# are DOWN, DRAINED or reserved"): held too, its reason printed.
+	stuck=$(squeue -h -t R,CG,CF -o '%j %i %T %r' 2>/dev/null)
+	assert_eq "" "$stuck" "no launch job still running after the wait"
+	while read -r id why; do
+		[ -n "$id" ] || continue
+		LAUNCH_HELD[$id]="still pending: $why"; mc_log "launch job $id still pending: $why"
+	done < <(squeue -h -t PD -o '%i %r' 2>/dev/null)
+	[ -z "$(squeue -h -o %i)" ] || scancel $(squeue -h -o %i) 2>/dev/null
 	for key in "${!LAUNCH_JOB[@]}"; do
 		id=${LAUNCH_JOB[$key]} i=${key% *} node=${key#* }
 		out=$MC_JOB_DIR/case$i-$node.out
