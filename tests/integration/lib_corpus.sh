@@ -120,7 +120,16 @@ mc_corpus_launch() {
 			LAUNCH_HELD[$id]=$why; scancel "$id" 2>/dev/null
 		done < <(squeue -h -t PD -o '%i %r' 2>/dev/null | grep -E ' (MaxMemPerLimit|JobHeldAdmin|PartitionConfig|[A-Za-z]*Limit)$')
 		[ -n "$(squeue -h -t R,CG,CF -o %i 2>/dev/null)" ] && busy=$SECONDS
-		[ $((SECONDS - busy)) -ge 20 ] && break
+		# Nothing has run for 20 s: the first pending job (the one
+		# the others wait behind, "Priority") will not start (on 22.05
+		# e.g. --hint=nomultithread, "Nodes required for job are
+		# DOWN, DRAINED or reserved"): held, cancelled; the rest go on.
+		if [ $((SECONDS - busy)) -ge 20 ]; then
+			read -r id why < <(squeue -h -t PD -S -p,i -o '%i %r' 2>/dev/null)
+			[ -n "${id:-}" ] || break
+			LAUNCH_HELD[$id]="never started: $why"; scancel "$id" 2>/dev/null
+			mc_log "launch job $id never started: $why"; busy=$SECONDS
+		fi
 		sleep 0.5
 	done
 	# Still pending with nothing running for 20 s: Slurm will not start
