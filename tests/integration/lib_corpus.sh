@@ -84,7 +84,7 @@ mc_corpus_submit() {
 
 # The launch side: every case the submit side judged, each target, a batch
 # job running `srun true` (sbatch without the filter), all submitted at
-# once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|broken(STATE)), LAUNCH_WHY
+# once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|held(REASON)|broken(STATE)), LAUNCH_WHY
 mc_corpus_launch() {
 	local i o e p w tg part node out id key targets end busy stuck st srun_bin wrap
 	# Absolute paths: a job whose --export leaves no PATH still runs its step.
@@ -109,20 +109,47 @@ mc_corpus_launch() {
 	done
 	# Until the queue is empty; a job still pending when nothing has run
 	# for 20 s will never start (e.g. resources no node has): a harness failure.
+	# A job Slurm keeps pending for good (a partition limit such as
+	# MaxMemPerNode: MaxMemPerLimit; 22.05's "sync loop not progressing"
+	# hold: JobHeldAdmin) never starts: cancelled at once, its reason
+	# kept (-> LAUNCH "held(REASON)": no launch ran it).
 	end=$((SECONDS + ${MC_CORPUS_WAIT:-300})) busy=$SECONDS
+	declare -gA LAUNCH_HELD=()
 	while [ -n "$(squeue -h -t PD,R,CG,CF -o %i 2>/dev/null)" ] && [ $SECONDS -lt $end ]; do
+		while read -r id why; do
+			LAUNCH_HELD[$id]=$why; scancel "$id" 2>/dev/null
+		done < <(squeue -h -t PD -o '%i %r' 2>/dev/null | grep -E ' (MaxMemPerLimit|JobHeldAdmin|PartitionConfig|[A-Za-z]*Limit)$')
 		[ -n "$(squeue -h -t R,CG,CF -o %i 2>/dev/null)" ] && busy=$SECONDS
-		[ $((SECONDS - busy)) -ge 20 ] && break
+		# Nothing has run for 20 s: the first pending job (the one
+		# the others wait behind, "Priority") will not start (on 22.05
+		# e.g. --hint=nomultithread, "Nodes required for job are
+		# DOWN, DRAINED or reserved"): held, cancelled; the rest go on.
+		if [ $((SECONDS - busy)) -ge 20 ]; then
+			read -r id why < <(squeue -h -t PD -S -p,i -o '%i %r' 2>/dev/null)
+			[ -n "${id:-}" ] || break
+			LAUNCH_HELD[$id]="never started: $why"; scancel "$id" 2>/dev/null
+			mc_log "launch job $id never started: $why"; busy=$SECONDS
+		fi
 		sleep 0.5
 	done
-	stuck=$(squeue -h -o '%j %i %T %r' 2>/dev/null)
-	assert_eq "" "$stuck" "every launch job ended (none pending with nothing running)"
-	[ -z "$stuck" ] || scancel $(squeue -h -o %i) 2>/dev/null
+	# Still pending with nothing running for 20 s: Slurm will not start
+	# it (e.g. behind a job it holds, on 22.05 "Nodes required for job
+	# are DOWN, DRAINED or reserved"): held too, its reason printed.
+	stuck=$(squeue -h -t R,CG,CF -o '%j %i %T %r' 2>/dev/null)
+	assert_eq "" "$stuck" "no launch job still running after the wait"
+	while read -r id why; do
+		[ -n "$id" ] || continue
+		LAUNCH_HELD[$id]="still pending: $why"; mc_log "launch job $id still pending: $why"
+	done < <(squeue -h -t PD -o '%i %r' 2>/dev/null)
+	[ -z "$(squeue -h -o %i)" ] || scancel $(squeue -h -o %i) 2>/dev/null
 	for key in "${!LAUNCH_JOB[@]}"; do
 		id=${LAUNCH_JOB[$key]} i=${key% *} node=${key#* }
 		out=$MC_JOB_DIR/case$i-$node.out
 		st=$(mc_job_state "$id")
-		if [ "$st" = COMPLETED ] && grep -q '^ran on ' "$out"; then LAUNCH[$key]=ran
+		if [ -n "${LAUNCH_HELD[$id]:-}" ]; then
+			LAUNCH[$key]="held(${LAUNCH_HELD[$id]})"
+			LAUNCH_WHY[$key]="Slurm kept it pending: ${LAUNCH_HELD[$id]}"
+		elif [ "$st" = COMPLETED ] && grep -q '^ran on ' "$out"; then LAUNCH[$key]=ran
 		elif [ "$st" = FAILED ] && grep -q 'memcore: ' "$out"; then
 			LAUNCH[$key]=refused; LAUNCH_WHY[$key]=$(grep -m1 'memcore: ' "$out")
 		else LAUNCH[$key]="broken($st)"; LAUNCH_WHY[$key]=$(head -c 300 "$out" 2>/dev/null | tr '\n' ' ')
