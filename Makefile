@@ -78,7 +78,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 PLUGIN := $(B)/memcore.so
 CLI    := $(B)/memcore
 
-.PHONY: all check unit unit-bins integration demo install uninstall clean deps bench progs vm-check version
+.PHONY: all check unit unit-bins corpus-gen integration demo install uninstall clean deps bench progs vm-check version
 
 all: $(PLUGIN) $(CLI)
 
@@ -155,6 +155,13 @@ check:
 	MC_MAKE="make --no-print-directory WERROR=-Werror" bash tests/check.sh
 
 unit-bins: $(UNIT_BIN)
+
+# The generated submit-vs-launch corpus (tests/integration/corpus/table.txt
+# expanded by gen_corpus.awk; test_61 on three slurmd, test_62's
+# version-dependent rows): prints every disagreement. Not in make check
+# yet (it fails: tests/integration/NOTES.md).
+corpus-gen: all $(PROGS)
+	MC_CORPUS_GEN=1 MC_TEST_TIMEOUT=$${MC_TEST_TIMEOUT:-900} MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/integration/run.sh test_61 test_62
 
 # The guest tier (tests/vm): each Debian suite's Slurm in a QEMU guest with
 # cgroup v2, the suites side by side (MEMCORE_VM_JOBS). A guest that cannot
