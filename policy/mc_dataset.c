@@ -99,7 +99,7 @@ static uint64_t ms_since(const struct timespec *t0)
 }
 
 int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
-		     uint32_t max_ms)
+		     uint32_t max_ms, bool local)
 {
 	struct timespec t0;
 	uint64_t seen = 0;
@@ -125,6 +125,8 @@ int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
 		p->fs_magic = (uint32_t)sf.f_type;
 		if (realpath(p->path, abs) && strlen(abs) < sizeof(p->path))
 			snprintf(p->path, sizeof(p->path), "%s", abs);
+		if (!local && !mc_fs_network_name(p->fs_magic))
+			continue;
 		fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR,
 			       NULL);
 		if (!fts) {

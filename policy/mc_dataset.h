@@ -86,10 +86,14 @@ int mc_dataset_paths(const char *option, const char *hf_datasets_cache,
  * follow symbolic links nor leave the path's filesystem, at most
  * max_entries entries and max_ms milliseconds over all paths. A path that
  * cannot be read keeps its errno in err (EACCES: not readable by you);
- * that is no error of the call. Always returns 0.
+ * that is no error of the call. With local false a path on a filesystem
+ * that is not a network one (mc_fs_network_name NULL) is not walked:
+ * nothing is said of it, and a Hugging Face cache under HF_HOME on local
+ * disk can hold hundreds of thousands of files, which every srun would
+ * otherwise walk for up to max_ms. Always returns 0.
  */
 int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
-		     uint32_t max_ms);
+		     uint32_t max_ms, bool local);
 
 /* The figures as MEMCORE_DATASET_FACTS' value: one entry per path,
  * "fs=6969,bytes=N,files=N,partial=0,err=0,from=0,path=%2Fnfs..." joined

@@ -129,7 +129,8 @@ static int mc_plugin_dataset(struct mc_plugin *p, spank_t sp, char *err,
 		unsetenv(MC_DATASET_ENV);
 		return 0;
 	}
-	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS);
+	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS,
+			 false);
 	mc_dataset_format(&d, val, sizeof(val));
 	if (spank_setenv(sp, MC_DATASET_ENV, val, 1) != ESPANK_SUCCESS &&
 	    setenv(MC_DATASET_ENV, val, 1) != 0) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -78,6 +79,14 @@ static void test_fs_names(void **state)
 }
 
 /* A tree of a few files, a symbolic link out of it, walked as we are. */
+/* The filesystem type of path, as statfs says it. */
+static long sf_magic(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 ? (long)sf.f_type : -1;
+}
+
 static void test_probe(void **state)
 {
 	char dir[] = "/tmp/mc_ds_XXXXXX", f[128];
@@ -100,20 +109,26 @@ static void test_probe(void **state)
 	assert_int_equal(symlink("/usr", f), 0);	/* never followed */
 	assert_int_equal(mc_dataset_paths(dir, NULL, NULL, &d, err,
 					  sizeof(err)), 0);
-	mc_dataset_probe(&d, 1000, 2000);
+	mc_dataset_probe(&d, 1000, 2000, true);
 	assert_int_equal(d.p[0].err, 0);
 	assert_int_equal(d.p[0].files, 5);
 	assert_int_equal(d.p[0].bytes, 15000);
 	assert_false(d.p[0].partial);
 	assert_non_null(mc_fs_network_name(d.p[0].fs_magic) ? NULL : "local");
+	/* local disk, as srun probes it: its filesystem, no walk */
+	mc_dataset_probe(&d, 1000, 2000, false);
+	assert_int_equal(d.p[0].err, 0);
+	assert_int_equal(d.p[0].files, 0);
+	assert_int_equal(d.p[0].bytes, 0);
+	assert_int_equal(d.p[0].fs_magic, (uint32_t)sf_magic(dir));
 	/* the entry bound: "at least" */
-	mc_dataset_probe(&d, 3, 2000);
+	mc_dataset_probe(&d, 3, 2000, true);
 	assert_true(d.p[0].partial);
 	assert_true(d.p[0].files < 5);
 	/* a path that is not there keeps its errno */
 	assert_int_equal(mc_dataset_paths("/nonexistent/mc", NULL, NULL, &d,
 					  err, sizeof(err)), 0);
-	mc_dataset_probe(&d, 1000, 2000);
+	mc_dataset_probe(&d, 1000, 2000, true);
 	assert_int_equal(d.p[0].err, 2);	/* ENOENT */
 	snprintf(f, sizeof(f), "rm -rf '%s'", dir);
 	assert_int_equal(system(f), 0);
