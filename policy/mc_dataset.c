@@ -399,7 +399,7 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 	}
 	if (n < max && (fits || !scratch || !*scratch))
 		snprintf(lines[n++], 200, "memcore:   stage it first: "
-			 "memcore stage %s%s", cmd, dest);
+			 "mkdir -p %s && cp -a %s%s/", dest, cmd, dest);
 	if (policy == MC_NETDS_REFUSE && fits) {
 		*refuse = true;
 		if (n < max)

@@ -10,7 +10,7 @@
  * mmap in shuffled order - ordinary training - took 0.78 s on local NVMe
  * and 94.2 s on Lustre, about 50 times the sequential read (1.87 s on
  * Lustre, 0.14 s on NVMe). A dataset on a network filesystem belongs on
- * node-local scratch before training (memcore stage).
+ * node-local scratch before training.
  *
  * Where the paths are read: as the job's user only, in srun, sbatch and
  * salloc and in memcore check (the model of mc_jobfiles.h): the kernel
