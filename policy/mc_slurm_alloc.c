@@ -507,6 +507,19 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		cpus64 = (uint64_t)asked * cpg;
 	if (cpus64 < j->mincpus)
 		cpus64 = j->mincpus;
+	/* --mem per node under MaxMemPerCPU: Slurm 22.05 raises the
+	 * job's CPUs a node to the memory over the limit, rounded up
+	 * (src/slurmctld/job_mgr.c _valid_pn_min_mem, "Setting job's
+	 * pn_min_cpus to %u due to memory limit"), so --mem=200G with
+	 * MaxMemPerCPU=2000 gets 103 CPUs, not the 48 its GPUs ask. */
+	if (j->mem_kind == MC_JOB_MEM_NODE && j->mem_mb &&
+	    p->max_mem_per_cpu_mb) {
+		uint64_t need = (j->mem_mb + p->max_mem_per_cpu_mb - 1) /
+				p->max_mem_per_cpu_mb;
+
+		if (cpus64 < need)
+			cpus64 = need;
+	}
 	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
 	if (j->exclusive == MC_EXCL_NODE || p->exclusive) {
 		cores = n->cores;

@@ -28,10 +28,12 @@
  *  - MaxMemPerCPU (slurm.conf(5): "that job's count of CPUs per task
  *    will try to automatically increase"): a per-CPU figure above it
  *    raises CPUs per task to ceil(mem / max) x, the figure per CPU falls
- *    to match. MaxMemPerNode: not modelled. Slurm 22.05.8 queues a job
- *    above it (sbatch exits 0) and keeps it pending for good, reason
- *    MaxMemPerLimit (seen by test_61_corpus_gen); the submission
- *    lets it through.
+ *    to match. --mem per node above it raises the CPUs a node to
+ *    ceil(mem / max) (22.05 src/slurmctld/job_mgr.c _valid_pn_min_mem,
+ *    pn_min_cpus). MaxMemPerNode: not modelled. Slurm 22.05.8 queues a
+ *    job above it (sbatch exits 0) and keeps it pending for good, reason
+ *    MaxMemPerLimit (seen by test_61_corpus_gen); the submission lets
+ *    it through.
  *  - CPUs per node: --exclusive (plain; sbatch(1) "allocated all CPUs and
  *    GRES on all nodes ... but is only allocated as much memory as it
  *    requested") all the node's CPUs; --exclusive=user/mcs (and =topo,

@@ -97,6 +97,7 @@ static void test_memory(void **state)
 	const struct mc_slurm_part cpu_def = { .def_mem_per_cpu_mb = 4096 };
 	const struct mc_slurm_part node_def = { .def_mem_per_node_mb = 512000 };
 	const struct mc_slurm_part maxcpu = { .max_mem_per_cpu_mb = 8192 };
+	const struct mc_slurm_part maxcpu2000 = { .max_mem_per_cpu_mb = 2000 };
 	const struct tcase c[] = {
 		/* --mem per node, as the user wrote it */
 		{ "gpus=8;mem=400G;cpus-per-gpu=6", none,
@@ -143,6 +144,17 @@ static void test_memory(void **state)
 		{ "gpus=1;mem-per-cpu=32G", maxcpu,
 		  { false, 1, 1, 2, 32 * GiB, "--mem-per-cpu=32G",
 		    MC_MEM_PER_CPU } },
+		/* MaxMemPerCPU=2000 with --mem=200G per node: Slurm raises
+		 * the node's CPUs to 204800/2000 = 103, 52 whole cores
+		 * (the corpus' dlw5 row ran on a 40-core node that memcore
+		 * said needed 24 cores for 48 CPUs) */
+		{ "gpus-per-node=4;cpus-per-gpu=12;mem=200G", maxcpu2000,
+		  { false, 4, 1, 52, 200 * GiB, "--mem=200G",
+		    MC_MEM_PER_NODE } },
+		/* under the limit: the CPUs asked stand (24 cores) */
+		{ "gpus-per-node=4;cpus-per-gpu=12;mem=90G", maxcpu2000,
+		  { false, 4, 1, 24, 90 * GiB, "--mem=90G",
+		    MC_MEM_PER_NODE } },
 	};
 
 	(void)state;
