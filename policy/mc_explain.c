@@ -789,6 +789,16 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		explain_node_limit(p, v, lead, "cores", out);
 		return;
 	}
+	/* Under MaxMemPerNode no --mem holds what the rules need. */
+	if (v->alloc_mem_over_limit && !v->fix_mem_bytes) {
+		add_line(out, "  fix: memcore needs %s a node for it, more than "
+			 "MaxMemPerNode=%llu: fewer GPUs a node or another "
+			 "partition", mc_fmt_bytes(v->ram_needed_bytes, a,
+						   sizeof(a)),
+			 (unsigned long long)(v->alloc.mem_limit_bytes >> 20));
+		explain_job_fix(p, v, out);
+		return;
+	}
 
 	/* The smallest change at the asked w, in the user's forms. */
 	n_opt = fix_options_for(v, v->fix_mem_bytes,
@@ -798,7 +808,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 	/* And for cores the fewest-worker way out: the largest w that the
 	 * allocated cores hold, with the --mem it then needs. */
 	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
-	    !v->alloc_cores_over_node) {
+	    !v->alloc_cores_over_node && !v->alloc_mem_over_limit) {
 		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
 					false);
 		/* Short of RAM only: the most workers that fit the memory
@@ -898,6 +908,16 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 		       v->req.dataloader_workers, v->node_cores_needed,
 		       v->node_cores);
 		break;
+	case MC_MISFIT_MEM_OVER_LIMIT:
+		/* slurmctld job_mgr.c _valid_pn_min_mem from
+		 * job_limits_check: pending, reason MaxMemPerLimit. */
+		sb_add(s, " would never start: it asks for %s a node, above "
+		       "the partition's MaxMemPerNode=%llu, and Slurm keeps "
+		       "it pending (reason MaxMemPerLimit)", mc_fmt_bytes(
+		       v->alloc.mem_limit_asked_bytes, a, sizeof(a)),
+		       (unsigned long long)(v->alloc.mem_limit_bytes >> 20));
+		sb_add(s, ":");
+		break;
 	case MC_MISFIT_RAM:
 	case MC_MISFIT_CORES:
 		sb_add(s, " needs more than it was given:");
@@ -944,6 +964,14 @@ const char *mc_verdict_reason(const struct mc_verdict *v, char *buf,
 		snprintf(buf, buflen, "has %u cores, needs %u", v->node_cores,
 			 v->node_cores_needed > v->cores_needed
 			 ? v->node_cores_needed : v->cores_needed);
+		break;
+	case MC_MISFIT_MEM_OVER_LIMIT:
+		/* MaxMemPerNode in slurm.conf's own unit, MB: a rounded
+		 * "176G" would be above the ceiling. */
+		snprintf(buf, buflen, "asks for %s, above MaxMemPerNode=%llu",
+			 mc_fmt_bytes(v->alloc.mem_limit_asked_bytes, a,
+				      sizeof(a)),
+			 (unsigned long long)(v->alloc.mem_limit_bytes >> 20));
 		break;
 	case MC_MISFIT_RAM:
 		snprintf(buf, buflen, "needs %s",

@@ -362,6 +362,8 @@ enum mc_misfit mc_verdict_why(const struct mc_verdict *v)
 		return MC_MISFIT_NODE_CORES;
 	if (v->node_cores_short)
 		return MC_MISFIT_NODE_CORES_RULE;
+	if (v->alloc_mem_over_limit)
+		return MC_MISFIT_MEM_OVER_LIMIT;
 	if (v->ram_short)
 		return MC_MISFIT_RAM;
 	return MC_MISFIT_CORES;
@@ -435,6 +437,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 			alloc->mem_bytes > node->ram_bytes;
 		v->alloc_cores_over_node = node->cores &&
 			alloc->cores > node->cores;
+		v->alloc_mem_over_limit = alloc->mem_limit_bytes &&
+			alloc->mem_limit_asked_bytes > alloc->mem_limit_bytes;
 	}
 	/* The audit's RAM rule for the node's own GPUs (at this step's M);
 	 * an APU's one memory pool meets it by construction. */
@@ -450,7 +454,8 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->fits = !v->ram_short && !v->cores_short && !v->node_cores_short &&
 		!v->node_ram_short && !v->node_gpus_short &&
 		!v->node_shares_short &&
-		!v->alloc_mem_over_node && !v->alloc_cores_over_node;
+		!v->alloc_mem_over_node && !v->alloc_cores_over_node &&
+		!v->alloc_mem_over_limit;
 	if (mc_verdict_impossible(v))
 		v->max_gpus = largest_g(p, r, node);
 
@@ -460,9 +465,14 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 						   workers_cap(p), false,
 						   false);
 
-	if ((v->ram_short || v->alloc_mem_over_node) && !v->node_ram_short &&
+	if ((v->ram_short || v->alloc_mem_over_node ||
+	     v->alloc_mem_over_limit) && !v->node_ram_short &&
 	    !v->node_gpus_short)
 		v->fix_mem_bytes = v->ram_needed_bytes;
+	/* Under MaxMemPerNode no memory request holds more than it. */
+	if (v->alloc_mem_over_limit &&
+	    v->fix_mem_bytes > alloc->mem_limit_bytes)
+		v->fix_mem_bytes = 0;
 	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
 	if ((v->cores_short || v->alloc_cores_over_node) &&
 	    !v->node_cores_short && !v->node_gpus_short)

@@ -103,6 +103,14 @@ struct mc_alloc {
 	 * topology.
 	 */
 	bool requested;
+	/*
+	 * The partition's MaxMemPerNode (bytes; 0 none) and the job's
+	 * memory a node as slurmctld compares it with that ceiling (not
+	 * always the allocation: mc_slurm_alloc.h). Above it Slurm keeps
+	 * the job pending for good. Only a requested allocation has them.
+	 */
+	uint64_t mem_limit_bytes;
+	uint64_t mem_limit_asked_bytes;
 };
 
 /* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */
@@ -213,6 +221,10 @@ struct mc_verdict {
 	bool node_shares_short;
 	bool alloc_mem_over_node;	/* asked memory > node RAM */
 	bool alloc_cores_over_node;	/* asked cores > node cores */
+	/* The job's memory a node, as Slurm compares it, is above the
+	 * partition's MaxMemPerNode (alloc.mem_limit_*): Slurm would keep
+	 * it pending for good (reason MaxMemPerLimit). */
+	bool alloc_mem_over_limit;
 	/* The node breaks the site's RAM rule (node RAM below its GPUs'
 	 * memory x HostRamPerGpuRam, as memcore audit says) and the step's
 	 * RAM does not fit the node: no request on this node fixes it. */
@@ -273,6 +285,7 @@ enum mc_misfit {
 	MC_MISFIT_NODE_RAM,		/* needed RAM beyond the node's */
 	MC_MISFIT_NODE_CORES,		/* step cores beyond the node's */
 	MC_MISFIT_NODE_CORES_RULE,	/* node cores < G(w+1) + Reserved */
+	MC_MISFIT_MEM_OVER_LIMIT,	/* above the partition's MaxMemPerNode */
 	MC_MISFIT_RAM,			/* the allocation's memory is short */
 	MC_MISFIT_CORES,		/* the allocation's cores are short */
 };

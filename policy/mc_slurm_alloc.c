@@ -455,6 +455,64 @@ bool mc_slurm_type_excludes(const char *want, const char *have, char *why,
 	return true;
 }
 
+/*
+ * The CPUs a node that slurmctld multiplies a per-CPU figure by to compare
+ * it with MaxMemPerNode: from the request, not the allocation (22.05
+ * job_mgr.c _valid_pn_min_mem): the node's CPUs for a whole-node job,
+ * else max(--ntasks-per-node or 1, ceil(-n / -N max)) x -c, at least
+ * --mincpus.
+ */
+static uint64_t limit_cpus(const struct mc_slurm_job *j,
+			   const struct mc_slurm_part *p,
+			   const struct mc_node_record *n, uint32_t tpc)
+{
+	uint32_t max_nodes = j->nodes_max > j->nodes_min ? j->nodes_max
+			   : j->nodes_min;
+	uint64_t c;
+
+	if (j->exclusive == MC_EXCL_NODE || p->exclusive)
+		return (uint64_t)n->cores * tpc;
+	c = j->ntasks_per_node ? j->ntasks_per_node : 1;
+	if (j->ntasks && max_nodes && div_up32(j->ntasks, max_nodes) > c)
+		c = div_up32(j->ntasks, max_nodes);
+	if (j->cpus_per_task)
+		c *= j->cpus_per_task;
+	return c < j->mincpus ? j->mincpus : c;
+}
+
+/*
+ * The job's memory a node as slurmctld compares it with MaxMemPerNode
+ * (job_limits_check -> _valid_pn_min_mem, 22.05): --mem's figure; a per-CPU
+ * figure (--mem-per-cpu, else the partition's DefMemPerCPU) x limit_cpus();
+ * DefMemPerNode for a job without --mem; and for --mem=0, --mem-per-gpu,
+ * DefMemPerGPU and no memory at all (pn_min_memory 0) the node's memory
+ * (Slurm takes the partition's largest node, _mem_per_node_part: this
+ * node here). In MB.
+ */
+static uint64_t limit_asked_mb(const struct mc_slurm_job *j,
+			       const struct mc_slurm_part *p,
+			       const struct mc_node_record *n, uint32_t tpc)
+{
+	uint64_t node_mb = n->ram_bytes / MB;
+
+	switch (j->mem_kind) {
+	case MC_JOB_MEM_NODE:
+		return j->mem_mb ? j->mem_mb : node_mb;
+	case MC_JOB_MEM_CPU:
+		return j->mem_mb ? mc_mul_sat64(j->mem_mb,
+						limit_cpus(j, p, n, tpc))
+				 : node_mb;
+	case MC_JOB_MEM_GPU:
+		return node_mb;
+	case MC_JOB_MEM_NONE:
+		break;
+	}
+	if (p->def_mem_per_cpu_mb)
+		return mc_mul_sat64(p->def_mem_per_cpu_mb,
+				    limit_cpus(j, p, n, tpc));
+	return p->def_mem_per_node_mb ? p->def_mem_per_node_mb : node_mb;
+}
+
 void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		    const struct mc_slurm_part *p,
 		    const struct mc_node_record *n,
@@ -587,4 +645,10 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	g->alloc.mem_bytes = whole ? n->ram_bytes
 				   : mc_mul_sat64(mem_mb, MB);
 	g->alloc.mem_source = g->mem_source;
+	if (p->max_mem_per_node_mb) {
+		g->alloc.mem_limit_bytes = mc_mul_sat64(p->max_mem_per_node_mb,
+							MB);
+		g->alloc.mem_limit_asked_bytes = mc_mul_sat64(
+			limit_asked_mb(j, p, n, tpc), MB);
+	}
 }

@@ -30,10 +30,20 @@
  *    raises CPUs per task to ceil(mem / max) x, the figure per CPU falls
  *    to match. --mem per node above it raises the CPUs a node to
  *    ceil(mem / max) (22.05 src/slurmctld/job_mgr.c _valid_pn_min_mem,
- *    pn_min_cpus). MaxMemPerNode: not modelled. Slurm 22.05.8 queues a
- *    job above it (sbatch exits 0) and keeps it pending for good, reason
- *    MaxMemPerLimit (seen by test_61_corpus_gen); the submission lets
- *    it through.
+ *    pn_min_cpus). MaxMemPerNode: Slurm 22.05.8 queues a job above it
+ *    (sbatch exits 0) and keeps it pending for good, reason
+ *    MaxMemPerLimit (job_mgr.c job_limits_check -> _valid_pn_min_mem;
+ *    seen by test_61_corpus_gen). The figure it compares is the
+ *    request's: --mem; a per-CPU one x the CPUs the request names (the
+ *    node's for a whole-node job, else max(--ntasks-per-node or 1,
+ *    ceil(-n / -N)) x -c, at least --mincpus); DefMemPerCPU/DefMemPerNode
+ *    without --mem; and the node's memory for --mem=0, --mem-per-gpu and
+ *    no memory at all (even with DefMemPerGPU), so -n2 -c24
+ *    --mem-per-cpu=4G (96G compared, 192G allocated) runs under
+ *    MaxMemPerNode=180000 and a job without --mem there never does
+ *    (both seen on 22.05.8). The grant carries both figures
+ *    (alloc.mem_limit_*): the judgement refuses with the reason and the
+ *    --mem that fits under the ceiling.
  *  - CPUs per node: --exclusive (plain; sbatch(1) "allocated all CPUs and
  *    GRES on all nodes ... but is only allocated as much memory as it
  *    requested") all the node's CPUs; --exclusive=user/mcs (and =topo,

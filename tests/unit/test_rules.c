@@ -16,6 +16,7 @@
 #include "mc_rules.h"
 
 #define GiB ((uint64_t)1 << 30)
+#define MiB ((uint64_t)1 << 20)
 
 /* t5-3b, DeepSpeed's documentation example. */
 #define T5_3B 2851598336ULL
@@ -743,6 +744,71 @@ static void test_verdict_impossible(void **state)
 }
 
 /*
+ * Above the partition's MaxMemPerNode Slurm keeps the job pending for
+ * good (reason MaxMemPerLimit): a requested allocation over it does not
+ * fit whatever the rules say, and the fix is the --mem the rules need
+ * when that is under the ceiling; when it is not, no --mem fixes it.
+ * One 80 GiB GPU at w=2, asking 200G under MaxMemPerNode=180000.
+ */
+static void test_verdict_mem_limit(void **state)
+{
+	struct mc_policy p;
+	struct mc_request r = req(1, 80 * GiB, 2);
+	struct mc_node n = node(2048 * GiB, 128, 8);
+	struct mc_alloc a = alloc(200 * GiB, 32, "--mem=200G");
+	struct mc_verdict v;
+	struct mc_explanation e;
+	char why[96];
+	uint64_t need;
+
+	(void)state;
+	policy(&p);
+	a.requested = true;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	need = v.ram_needed_bytes;
+	assert_true(v.fits);
+	/* the same step under MaxMemPerNode=180000 (175.78 GiB) */
+	a.mem_limit_bytes = 180000 * MiB;
+	a.mem_limit_asked_bytes = 200 * GiB;
+	assert_true(need <= a.mem_limit_bytes);
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_true(v.alloc_mem_over_limit);
+	assert_false(v.ram_short);
+	assert_false(mc_verdict_impossible(&v));
+	assert_int_equal(mc_verdict_why(&v), MC_MISFIT_MEM_OVER_LIMIT);
+	assert_int_equal(v.fix_mem_bytes, need);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_string_equal(e.line[0], "memcore: this step would never start: "
+			    "it asks for 200 GiB a node, above the partition's "
+			    "MaxMemPerNode=180000, and Slurm keeps it pending "
+			    "(reason MaxMemPerLimit):");
+	assert_explains(&e, "  fix: --mem=88G");
+	assert_not_explains(&e, "--dataloader-workers");
+	assert_not_explains(&e, "fewer GPUs a node");
+	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
+			    "asks for 200 GiB, above MaxMemPerNode=180000");
+	/* at the ceiling: fits */
+	a.mem_limit_asked_bytes = a.mem_limit_bytes;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.alloc_mem_over_limit);
+	/* the rules need more than the ceiling: no --mem fixes it */
+	a.mem_limit_bytes = need - GiB;
+	a.mem_limit_asked_bytes = 200 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	assert_int_equal(v.fix_mem_bytes, 0);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: memcore needs 88 GiB a node for it, more "
+			"than MaxMemPerNode=89088: fewer GPUs a node or another "
+			"partition");
+	/* at launch (not requested) the ceiling is not the judge's */
+	a.requested = false;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_true(v.fits);
+}
+
+/*
  * Where only fewer workers fit the node (its cores rule: 8 GPUs x (5 + 1)
  * + 4 = 52 cores of 48), fix_options carries the explanation's fix, not
  * nothing: --dataloader-workers=4, and what 4 workers then need beyond
@@ -1079,6 +1145,7 @@ int main(void)
 		cmocka_unit_test(test_zero_tables),
 		cmocka_unit_test(test_unified_memory),
 		cmocka_unit_test(test_zero3_model_load),
+		cmocka_unit_test(test_verdict_mem_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

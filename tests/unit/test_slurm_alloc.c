@@ -396,6 +396,76 @@ static void test_set_by_slurm(void **state)
 	assert_false(mc_slurm_job_has_gpus(&j));
 }
 
+/*
+ * MaxMemPerNode: the figure slurmctld compares (22.05 job_mgr.c
+ * _valid_pn_min_mem, the request's, not the allocation's), worked out by
+ * hand from that function on the H100 node (224 CPUs, 2048 GiB). The rows
+ * marked "seen" were run on Slurm 22.05.8 under MaxMemPerNode=180000 on a
+ * 96-CPU node: -n2 -c24 --mem-per-cpu=4G compares 96G and runs (192G
+ * allocated); --exclusive --mem-per-cpu=2G, --mem-per-gpu, --mem=0 and no
+ * memory at all stay pending (MaxMemPerLimit).
+ */
+static void test_max_mem_per_node(void **state)
+{
+	const struct mc_slurm_part mmn = { .max_mem_per_node_mb = 180000 };
+	const struct mc_slurm_part mmn_dmc = { .max_mem_per_node_mb = 180000,
+					       .def_mem_per_cpu_mb = 4000 };
+	const struct mc_slurm_part mmn_dmn = { .max_mem_per_node_mb = 180000,
+					       .def_mem_per_node_mb = 100000 };
+	const struct mc_slurm_part mmn_excl = { .max_mem_per_node_mb = 180000,
+						.exclusive = true };
+	const struct {
+		const char *opts;
+		const struct mc_slurm_part *part;
+		uint64_t asked_mb;
+	} c[] = {
+		{ "gpus-per-node=8;mem=200G", &mmn, 204800 },
+		{ "gpus-per-node=8;mem=150G", &mmn, 153600 },
+		/* seen: --mem=0, --mem-per-gpu, nothing: the node's memory */
+		{ "gpus-per-node=8;mem=0?", &mmn, 2048 * 1024 },
+		{ "gpus-per-node=2;mem-per-gpu=10G", &mmn, 2048 * 1024 },
+		{ "gpus-per-node=8", &mmn, 2048 * 1024 },
+		/* seen: -n2 -c24 without -N: 1 x 24 CPUs x 4G */
+		{ "gpus=1;ntasks=2;cpus-per-task=24;mem-per-cpu=4G", &mmn,
+		  24 * 4096 },
+		/* -N2 -n8 -c4: ceil(8 / 2) x 4 = 16 CPUs */
+		{ "nodes=2;ntasks=8;cpus-per-task=4;gpus-per-node=4;"
+		  "mem-per-cpu=4G", &mmn, 16 * 4096 },
+		/* --ntasks-per-node=6 -c2, --mincpus=20 above it */
+		{ "ntasks-per-node=6;cpus-per-task=2;gpus-per-node=4;"
+		  "mincpus=20;mem-per-cpu=1G", &mmn, 20 * 1024 },
+		/* seen: --exclusive: all the node's CPUs */
+		{ "exclusive=exclusive;gpus-per-node=8;mem-per-cpu=2G", &mmn,
+		  224 * 2048 },
+		{ "gpus-per-node=8;mem-per-cpu=1G", &mmn_excl, 224 * 1024 },
+		/* the partition's defaults without --mem */
+		{ "gpus-per-node=8;cpus-per-task=10", &mmn_dmc, 10 * 4000 },
+		{ "gpus-per-node=8", &mmn_dmn, 100000 },
+	};
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, c[i].part, &H100, &g);
+		assert_false(g.excluded);
+		if (g.alloc.mem_limit_bytes != 180000 * MiB ||
+		    g.alloc.mem_limit_asked_bytes != c[i].asked_mb * MiB)
+			fail_msg("%s: limit %llu MiB asked %llu MiB; want 180000 "
+				 "%llu", c[i].opts, (unsigned long long)
+				 (g.alloc.mem_limit_bytes / MiB),
+				 (unsigned long long)
+				 (g.alloc.mem_limit_asked_bytes / MiB),
+				 (unsigned long long)c[i].asked_mb);
+	}
+	/* no ceiling: nothing to compare */
+	job_of("gpus-per-node=8;mem=200G", &j);
+	mc_slurm_alloc(&j, &(const struct mc_slurm_part){ 0 }, &H100, &g);
+	assert_int_equal(g.alloc.mem_limit_bytes, 0);
+	assert_int_equal(g.alloc.mem_limit_asked_bytes, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_type_excludes),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_set_by_slurm),
+		cmocka_unit_test(test_max_mem_per_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
