@@ -118,7 +118,9 @@ struct shape_verdict {
 	bool excluded;				/* no candidate for the job */
 	bool bound;				/* the unjudged nodes' bound */
 	bool gpus_fixed;
-	char why[128];
+	bool unsure;			/* fits, maybe not what Slurm gives */
+	char unsure_why[320];
+	char why[200];			/* why excluded, else placement */
 	struct mc_judgement j;
 };
 
@@ -194,7 +196,42 @@ static bool judge_shape(const struct mc_policy *p,
 		return false;
 	}
 	mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
+	s->unsure = mc_cli_cores_unsure(p, &r, &alloc, &node, s->hosts, &s->j,
+					s->unsure_why,
+					sizeof(s->unsure_why));
 	return true;
+}
+
+bool mc_cli_cores_unsure(const struct mc_policy *p,
+			 const struct mc_request *r, const struct mc_alloc *a,
+			 const struct mc_node *n, const char *host,
+			 const struct mc_judgement *j, char *line, size_t len)
+{
+	struct mc_alloc fewest = *a;
+	struct mc_judgement *lo;
+	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
+	uint32_t g = r->gpus ? r->gpus : 1;
+	bool unsure;
+
+	if (!j->v.fits || !a->cores_fewest || a->cores_fewest >= a->cores)
+		return false;
+	lo = malloc(sizeof(*lo));	/* an explanation: kilobytes */
+	if (!lo)
+		return true;		/* no false refusal */
+	fewest.cores = a->cores_fewest;
+	mc_judge(p, r, &fewest, n, NULL, host, lo);
+	unsure = !lo->v.fits;
+	free(lo);
+	if (unsure)
+		snprintf(line, len, "memcore: the cores of this job on %s "
+			 "cannot be judged: Slurm decides them as it "
+			 "allocates (--ntasks-per-gpu with -c and no -n: %u to "
+			 "%u cores; it needs %u); the launch judges "
+			 "(--cpus-per-gpu=%u makes it certain)",
+			 host && host[0] ? host : "this node",
+			 a->cores_fewest, a->cores, j->v.cores_needed,
+			 (j->v.cores_needed + g - 1) / g * tpc);
+	return unsure;
 }
 
 /* Is every shape refused for the same impossible reason? */
@@ -476,7 +513,8 @@ int mc_check_partition(const struct mc_policy *p,
 	for (size_t k = 0; k < n_cand; k++)
 		if (sv[k].j.v.fits) {
 			n_fit += sv[k].count;
-			if (rep == SIZE_MAX)
+			if (rep == SIZE_MAX || (sv[rep].unsure &&
+						!sv[k].unsure))
 				rep = k;
 		}
 
@@ -494,6 +532,11 @@ int mc_check_partition(const struct mc_policy *p,
 			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
 			 : "nodes", nodes->partition, nodes->unjudged,
 			 nodes->unjudged_why);
+	} else if (rep != SIZE_MAX && sv[rep].unsure) {
+		/* Every shape that fits fits only the most cores Slurm may
+		 * give: never a refusal on a guess (the launch judges). */
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "%s", sv[rep].unsure_why);
 	} else if (!n_cand) {
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "memcore: no node of "
@@ -583,6 +626,13 @@ int mc_check_partition(const struct mc_policy *p,
 			json_array_append_new(lines,
 					      json_string(sv[k].j.e.line[i]));
 	}
+	/* Where Slurm's placement decides, what was judged and why (the
+	 * same for every shape: its first). */
+	for (size_t k = 0; k < n_cand; k++)
+		if (sv[k].why[0]) {
+			json_array_append_new(lines, json_string(sv[k].why));
+			break;
+		}
 	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
 		char more[96];
 

@@ -177,6 +177,20 @@ int mc_check_partition(const struct mc_policy *p,
 		       const void *args, bool user_warn, bool json, bool print);
 
 /*
+ * Whether a step that fits allocation a (judgement j) might not fit what
+ * Slurm actually gives: a->cores_fewest set (Slurm decides the cores when
+ * it allocates, mc_slurm_alloc.h) and the step does not fit those. Then
+ * line receives the let-through line ("memcore: the cores of this job on
+ * HOST cannot be judged: Slurm decides them as it allocates ...") and
+ * it returns true.
+ */
+bool mc_cli_cores_unsure(const struct mc_policy *p,
+			 const struct mc_request *r, const struct mc_alloc *a,
+			 const struct mc_node *n, const char *host,
+			 const struct mc_judgement *j, char *line,
+			 size_t len);
+
+/*
  * What launch would do (mc_launch_outcome) in check's JSON: "launch"
  * (runs, warned, refused, unchecked) and "launch_line", the line the
  * plugin ends its explanation with (null: none).

@@ -448,6 +448,8 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	*alloc = g.alloc;
 	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
 	alloc->mem_source = mem_source;
+	/* A candidate: why carries the placement line, if any. */
+	snprintf(why, why_len, "%s", g.placement);
 	return true;
 }
 
@@ -738,6 +740,8 @@ int mc_cmd_check(int argc, char **argv)
 	unsigned seen = 0;
 	bool fixed, user_warn;
 	enum mc_launch launch;
+	char unsure_why[320];
+	bool unsure;
 
 	optind = 1;
 	opterr = 0;
@@ -962,6 +966,7 @@ int mc_cmd_check(int argc, char **argv)
 		mc_ctld_free(&ctld);
 		return rc;
 	}
+	err[0] = '\0';
 	if (a.slurm_options)
 		job_alloc(&ja, NULL, NULL, &node, &req, &alloc, mem_source,
 			  sizeof(mem_source), err, sizeof(err), &fixed);
@@ -969,6 +974,8 @@ int mc_cmd_check(int argc, char **argv)
 		check_alloc(&a, NULL, NULL, &node, &req, &alloc, mem_source,
 			    sizeof(mem_source), err, sizeof(err), &fixed);
 	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
+	unsure = mc_cli_cores_unsure(&p, &req, &alloc, &node, NULL, &j,
+				     unsure_why, sizeof(unsure_why));
 	launch = mc_launch_outcome(&p, user_warn, j.v.fits);
 	if (a.common.json) {
 		json_t *o = mc_cli_verdict_json(&p, node_source, &j.v, &j.e);
@@ -976,11 +983,21 @@ int mc_cmd_check(int argc, char **argv)
 		if (a.common.partition)
 			json_object_set_new(o, "partition",
 					    json_string(a.common.partition));
+		if (err[0])
+			json_object_set_new(o, "placement",
+					    json_string(err + 2));
+		if (unsure)
+			json_object_set_new(o, "let_through",
+					    json_string(unsure_why));
 		mc_cli_launch_json(o, &p, user_warn, launch);
 		mc_cli_json_print(o);
 	} else {
 		for (size_t i = 0; i < j.e.n; i++)
 			puts(j.e.line[i]);
+		if (err[0])
+			puts(err);
+		if (unsure)
+			puts(unsure_why);
 		if (mc_launch_line(&p, user_warn, launch))
 			puts(mc_launch_line(&p, user_warn, launch));
 	}

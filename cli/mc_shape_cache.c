@@ -19,7 +19,9 @@
 #include "mc_util.h"
 
 #define SHAPE_MAGIC "MCSHAPE"	/* 7 characters and a NUL */
-#define SHAPE_FORMAT 2u	/* 2: revalidated by partitions + config */
+/* 2: revalidated by partitions + config; 3: the partition's first
+ * node's memory (mc_slurm_part.first_node_mem_mb) */
+#define SHAPE_FORMAT 3u
 #define SHAPE_KEY_MAX 1024
 #define SHAPE_PATH_MAX 4096
 /* Files a directory keeps (one per slurm.conf file and partition): more,

@@ -359,6 +359,7 @@ int mc_ctld_load(const char *partition, bool all, bool fresh,
 	node_info_msg_t *nm = NULL;
 	slurm_conf_t *cc = NULL;
 	size_t bad = 0;
+	uint64_t first_mem_mb = 0;
 	bool cut_names = false;
 	const partition_info_t *pi = NULL;
 	mc_hostlist_t hl = NULL;
@@ -412,12 +413,17 @@ int mc_ctld_load(const char *partition, bool all, bool fresh,
 
 		if (!ni->name || (hl && slurm_hostlist_find(hl, ni->name) < 0))
 			continue;
+		/* The partition's first node in slurmctld's order: its
+		 * memory is what a job of 0 MB a node is taken to ask. */
+		if (!first_mem_mb && ni->real_memory > ni->mem_spec_limit)
+			first_mem_mb = ni->real_memory - ni->mem_spec_limit;
 		if (record_of(ni, &out->node[out->n], &cut_names))
 			out->n++;
 		else
 			bad++;
 	}
 	part_defaults(pi, cc, &out->part);
+	out->part.first_node_mem_mb = first_mem_mb;
 	if (pi) {
 		hidden_nodes(pi->nodes, out, bad, cut_names);
 		hidden_bound(pi->tres_fmt_str, out);

@@ -111,6 +111,11 @@ struct mc_alloc {
 	 */
 	uint64_t mem_limit_bytes;
 	uint64_t mem_limit_asked_bytes;
+	/* A requested allocation whose cores Slurm decides only when it
+	 * allocates (--ntasks-per-gpu with -c, mc_slurm_alloc.h): it may
+	 * give as few as these (0: cores is what it gives). A step that
+	 * fits cores but not these cannot be judged before the launch. */
+	uint32_t cores_fewest;
 };
 
 /* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */

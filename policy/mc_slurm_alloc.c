@@ -377,6 +377,28 @@ static uint32_t min32(uint32_t a, uint32_t b)
 }
 
 /* GPUs and tasks of the job on node n. */
+/*
+ * --gpus=N over -N: Slurm does not split the total evenly (cons_tres gives
+ * each node at least one and fills nodes as it finds them: 22.05.8 put
+ * 8 GPUs over -N2 as 7 + 1 and 12 as 8 + 4), so a node may get all but
+ * one a node for the others, at most its own, and at least the even
+ * share (a node with fewer cannot take part: judged as short). -N1: all
+ * of them. The most on node n.
+ */
+static uint32_t total_worst(const struct mc_slurm_job *j,
+			    const struct mc_node_record *n)
+{
+	uint32_t fewest = j->nodes_min ? j->nodes_min : 1;
+	uint32_t most = j->nodes_max > fewest ? j->nodes_max : fewest;
+	uint32_t even = div_up32(j->gpus_total, most);
+	uint32_t w = j->gpus_total > fewest - 1 ? j->gpus_total - (fewest - 1)
+						: 1;
+
+	if (most > 1 && n->gpus && w > n->gpus)
+		w = n->gpus;
+	return w < even ? even : w;
+}
+
 static void gpus_and_tasks(const struct mc_slurm_job *j,
 			   const struct mc_node_record *n, uint32_t *gpus,
 			   uint32_t *tasks, uint32_t *asked)
@@ -425,7 +447,8 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 		g = mc_mul_sat32(j->gpus_per_task, t);
 	} else if (j->gpus_total) {
 		if (nodes) {
-			g = div_up32(j->gpus_total, nodes);
+			/* every placement: judged at the most on a node */
+			g = total_worst(j, n);
 		} else {
 			/* spread: at most the node's own */
 			g = n->gpus ? min32(j->gpus_total, n->gpus)
@@ -485,15 +508,16 @@ static uint64_t limit_cpus(const struct mc_slurm_job *j,
  * (job_limits_check -> _valid_pn_min_mem, 22.05): --mem's figure; a per-CPU
  * figure (--mem-per-cpu, else the partition's DefMemPerCPU) x limit_cpus();
  * DefMemPerNode for a job without --mem; and for --mem=0, --mem-per-gpu,
- * DefMemPerGPU and no memory at all (pn_min_memory 0) the node's memory
- * (Slurm takes the partition's largest node, _mem_per_node_part: this
- * node here). In MB.
+ * DefMemPerGPU and no memory at all (pn_min_memory 0) the partition's
+ * first node's memory (_mem_per_node_part; p->first_node_mem_mb, else
+ * this node's). In MB.
  */
 static uint64_t limit_asked_mb(const struct mc_slurm_job *j,
 			       const struct mc_slurm_part *p,
 			       const struct mc_node_record *n, uint32_t tpc)
 {
-	uint64_t node_mb = n->ram_bytes / MB;
+	uint64_t node_mb = p->first_node_mem_mb ? p->first_node_mem_mb
+						: n->ram_bytes / MB;
 
 	switch (j->mem_kind) {
 	case MC_JOB_MEM_NODE:
@@ -521,8 +545,8 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	struct mc_slurm_job eff, *j = &eff;
 	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
 	uint32_t cpt, cpg, cores, cpus, asked;
-	uint64_t cpus64, mem_mb = 0, per_cpu = 0;
-	bool whole = false;
+	uint64_t cpus64, low, mem_mb = 0, per_cpu = 0, node_cpus_min = 0;
+	bool whole = false, fewest = false;
 	const char *src = NULL;
 	char b[32];
 
@@ -537,9 +561,25 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		return;
 	}
 	gpus_and_tasks(j, n, &g->gpus, &g->tasks, &asked);
+	/* A total over several nodes depends on the node's own GPUs (the
+	 * most it may get): only -N1 fixes it. */
 	g->gpus_fixed = j->gpus_per_node ||
 		(j->gpus_per_task && (j->ntasks_per_node || j->nodes_min)) ||
-		(j->gpus_total && j->nodes_min);
+		(j->gpus_total && j->nodes_min == 1 && j->nodes_max <= 1);
+	if (j->gpus_total && j->nodes_min && !j->gpus_per_node &&
+	    !j->gpus_per_socket && !j->gpus_per_task) {
+		uint32_t most = j->nodes_max > j->nodes_min ? j->nodes_max
+			      : j->nodes_min;
+		uint32_t even = div_up32(j->gpus_total, most);
+
+		if (g->gpus > even)
+			snprintf(g->placement, sizeof(g->placement),
+				 "  placement: Slurm may put up to %u of the "
+				 "%u GPUs on one node (--gpus over -N is not "
+				 "split evenly), so this is judged at %u; "
+				 "--gpus-per-node=%u splits them evenly",
+				 g->gpus, j->gpus_total, g->gpus, even);
+	}
 
 	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
 	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)
@@ -560,27 +600,60 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	/* CPUs: all of them with plain --exclusive; else as asked. */
 	if (!cpt && !cpg && g->gpus)
 		cpg = p->def_cpu_per_gpu;
+	/*
+	 * --ntasks-per-gpu and -c without -n or --ntasks-per-node: the
+	 * tasks come from the GPUs (gres.c gres_job_state_validate), but
+	 * sbatch sized min_cpus from its own one task a node (slurm_opt.c
+	 * slurm_opt_create_job_desc: ntasks x cpus_per_task, 22.05 to
+	 * 26.05) and select/cons_tres job_test.c takes the most of that,
+	 * one CPU a task and cpus_per_gres, so Slurm may give as few as
+	 * max(tasks, -c), and it does not say when: 22.05.8 on a 96-CPU
+	 * node gave --gpus-per-node=4 --ntasks-per-gpu=1 -c3 12 CPUs (all
+	 * tasks x -c), -c4 4, -c12 12, with --ntasks-per-gpu=2 -c6 48, and
+	 * --gpus-per-node=8 --ntasks-per-gpu=1 -c6 48. The grant is tasks
+	 * x -c and cores_fewest the fewest: the judgement lets a job
+	 * through that fits only the most (mc_rules.h).
+	 */
+	fewest = j->ntasks_per_gpu && !j->ntasks && !j->ntasks_per_node &&
+		 cpt > 1 && g->gpus;
 	cpus64 = (uint64_t)g->tasks * (cpt ? cpt : 1);
+	low = g->tasks > cpt ? g->tasks : cpt;
 	if ((uint64_t)asked * cpg > cpus64)
 		cpus64 = (uint64_t)asked * cpg;
+	if ((uint64_t)asked * cpg > low)
+		low = (uint64_t)asked * cpg;
 	if (cpus64 < j->mincpus)
 		cpus64 = j->mincpus;
-	/* --mem per node under MaxMemPerCPU: Slurm 22.05 raises the
-	 * job's CPUs a node to the memory over the limit, rounded up
+	if (low < j->mincpus)
+		low = j->mincpus;
+	/* Memory a node under MaxMemPerCPU: Slurm 22.05 raises the job's
+	 * CPUs a node to the memory over the limit, rounded up
 	 * (src/slurmctld/job_mgr.c _valid_pn_min_mem, "Setting job's
 	 * pn_min_cpus to %u due to memory limit"), so --mem=200G with
-	 * MaxMemPerCPU=2000 gets 103 CPUs, not the 48 its GPUs ask. */
-	if (j->mem_kind == MC_JOB_MEM_NODE && j->mem_mb &&
-	    p->max_mem_per_cpu_mb) {
-		uint64_t need = (j->mem_mb + p->max_mem_per_cpu_mb - 1) /
+	 * MaxMemPerCPU=2000 gets 103 CPUs, not the 48 its GPUs ask. The
+	 * figure is the one it compares (limit_asked_mb): for --mem=0,
+	 * --mem-per-cpu=0 and --mem-per-gpu the partition's first node's
+	 * memory, so a node with fewer CPUs than that takes is no place
+	 * for the job ("Requested node configuration is not available",
+	 * seen on 22.05.8), --exclusive included. */
+	if (p->max_mem_per_cpu_mb && (j->mem_kind == MC_JOB_MEM_NODE ||
+	    j->mem_kind == MC_JOB_MEM_GPU ||
+	    (j->mem_kind == MC_JOB_MEM_CPU && !j->mem_mb))) {
+		uint64_t need = (limit_asked_mb(j, p, n, tpc) +
+				 p->max_mem_per_cpu_mb - 1) /
 				p->max_mem_per_cpu_mb;
 
 		if (cpus64 < need)
 			cpus64 = need;
+		if (low < need)
+			low = need;
+		node_cpus_min = need;
 	}
 	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
 	if (j->exclusive == MC_EXCL_NODE || p->exclusive) {
 		cores = n->cores;
+		if ((uint64_t)cores * tpc < node_cpus_min)
+			cores = div_up32(cpus, tpc);
 	} else if (j->one_thread_per_core) {
 		cores = cpus;
 	} else {
@@ -591,6 +664,13 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	g->cpus = j->one_thread_per_core ? cores : mc_mul_sat32(cores, tpc);
 	g->alloc.cores = cores;
 	g->alloc.tasks = g->tasks;
+	if (fewest && !(j->exclusive == MC_EXCL_NODE || p->exclusive)) {
+		uint32_t lc = j->one_thread_per_core ? (uint32_t)low
+			    : div_up32((uint32_t)low, tpc);
+
+		if (lc < cores)
+			g->alloc.cores_fewest = lc;
+	}
 	if (j->cpus_per_task && !j->cpus_per_gpu)
 		g->alloc.cpu_form = MC_CPUS_PER_TASK;
 

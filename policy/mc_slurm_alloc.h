@@ -62,7 +62,10 @@
  *    sockets; at most the node's GPUs: 22.05 gives a node whose gres.conf
  *    binds no GPU to a socket its GPUs); --gpus-per-task=N and --tres-per-task=gres/gpu:N (N x the
  *    node's tasks); --tres-per-node=gres/gpu:N (N); --gpus=N with -N:
- *    ceil(N / nodes) (-N min-max: max, the fewest a node). Without -N a total (--gpus, or -n with a per-task
+ *    every placement Slurm may choose, judged at its worst: all but one
+ *    a node for the others (-N min-max: min), at most the node's own
+ *    (22.05.8 split 8 over -N2 as 7 + 1, 12 as 8 + 4), with a
+ *    placement line naming --gpus-per-node for the even split. Without -N a total (--gpus, or -n with a per-task
  *    count) is spread over nodes (Slurm picks as many as it needs): a
  *    node gets at most its own GPUs, so -n16 --gpus-per-task=1 on 8-GPU
  *    nodes is 8 + 8, judged as 8 tasks of one GPU per node.
@@ -74,6 +77,11 @@
  *    --ntasks-per-node); --ntasks-per-gpu=N (--ntasks-per-tres) gives N
  *    tasks per GPU of a GPU request, and without one the job gets
  *    -n / N GPUs (-N without -n: -N x N tasks first, so one GPU a node).
+ *    With -c but no -n nor --ntasks-per-node, Slurm may give as few as
+ *    max(tasks, -c) CPUs a node (sbatch's min_cpus is its own one task
+ *    x -c; cons_tres job_test.c: 22.05.8 gave --gpus-per-node=4
+ *    --ntasks-per-gpu=1 -c12 12 CPUs): judged at that fewest, the fix
+ *    in --cpus-per-gpu.
  *  - --mincpus=N: at least N CPUs on each node (cons_tres job_test.c
  *    pn_min_cpus). A partition with OverSubscribe=EXCLUSIVE gives whole
  *    nodes, as plain --exclusive does (slurm.conf(5) OverSubscribe).
@@ -147,6 +155,11 @@ struct mc_slurm_part {
 	uint64_t def_mem_per_cpu_mb, def_mem_per_node_mb, def_mem_per_gpu_mb;
 	uint32_t def_cpu_per_gpu;
 	uint64_t max_mem_per_cpu_mb, max_mem_per_node_mb;
+	/* What slurmctld takes for a job whose memory a node is 0 (--mem=0,
+	 * --mem-per-gpu, none) when it checks MaxMemPerNode/MaxMemPerCPU:
+	 * the partition's first node's RealMemory less MemSpecLimit
+	 * (job_mgr.c _mem_per_node_part); 0 unknown: the node judged. */
+	uint64_t first_node_mem_mb;
 	bool exclusive;			/* OverSubscribe=EXCLUSIVE */
 };
 
@@ -193,6 +206,9 @@ struct mc_slurm_grant {
 	bool gpus_fixed;
 	struct mc_alloc alloc;		/* for mc_judge(); requested */
 	char mem_source[96];		/* alloc.mem_source points here */
+	/* Where Slurm's placement decides and the grant is its worst
+	 * (--gpus over -N): an explanation line, else "". */
+	char placement[200];
 };
 
 /*

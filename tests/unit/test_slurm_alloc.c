@@ -98,6 +98,8 @@ static void test_memory(void **state)
 	const struct mc_slurm_part node_def = { .def_mem_per_node_mb = 512000 };
 	const struct mc_slurm_part maxcpu = { .max_mem_per_cpu_mb = 8192 };
 	const struct mc_slurm_part maxcpu2000 = { .max_mem_per_cpu_mb = 2000 };
+	const struct mc_slurm_part maxcpu_n1 = { .max_mem_per_cpu_mb = 2000,
+						 .first_node_mem_mb = 386000 };
 	const struct tcase c[] = {
 		/* --mem per node, as the user wrote it */
 		{ "gpus=8;mem=400G;cpus-per-gpu=6", none,
@@ -154,6 +156,27 @@ static void test_memory(void **state)
 		/* under the limit: the CPUs asked stand (24 cores) */
 		{ "gpus-per-node=4;cpus-per-gpu=12;mem=90G", maxcpu2000,
 		  { false, 4, 1, 24, 90 * GiB, "--mem=90G",
+		    MC_MEM_PER_NODE } },
+		/* --mem-per-gpu and --mem-per-cpu=0 are compared as the
+		 * partition's first node's memory, 386000 MB: 193 CPUs,
+		 * 97 cores (22.05.8 found no node of 96 CPUs for them) */
+		{ "gpus-per-node=8;cpus-per-gpu=6;mem-per-gpu=24G", maxcpu_n1,
+		  { false, 8, 1, 97, 192 * GiB, "--mem-per-gpu=24G",
+		    MC_MEM_PER_GPU } },
+		{ "gpus-per-node=4;cpus-per-gpu=12;mem-per-cpu=0?", maxcpu_n1,
+		  { false, 4, 1, 97, 2048 * GiB, "--mem-per-cpu=0: the whole "
+		    "node", MC_MEM_PER_CPU } },
+		/* unknown first node: this node's 2048 GiB, 1049 CPUs */
+		{ "gpus-per-node=8;cpus-per-gpu=6;mem-per-gpu=24G", maxcpu2000,
+		  { false, 8, 1, 525, 192 * GiB, "--mem-per-gpu=24G",
+		    MC_MEM_PER_GPU } },
+		/* --exclusive is all the node's CPUs, more when the memory
+		 * takes more: 2048 GiB / 2000 MB = 1049 CPUs */
+		{ "gpus-per-node=8;exclusive=exclusive;mem=0?", maxcpu2000,
+		  { false, 8, 1, 525, 2048 * GiB, "--mem=0: the whole node",
+		    MC_MEM_PER_NODE } },
+		{ "gpus-per-node=8;exclusive=exclusive;mem=200G", maxcpu2000,
+		  { false, 8, 1, 112, 200 * GiB, "--mem=200G",
 		    MC_MEM_PER_NODE } },
 	};
 
@@ -227,9 +250,22 @@ static void test_gpus(void **state)
 		/* --gpus=16 without -N: at most the node's 8 */
 		{ "gpus=16;ntasks=2;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
-		/* -N1-4: Slurm may take up to 4 nodes, 4 GPUs each */
+		/* -N1-4: Slurm may put the node's own 8 on one node (and
+		 * does: two nodes of 8): every placement, judged at its
+		 * worst */
 		{ "nodes=1-4;gpus=16;mem=1T", none,
-		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N1: all of them, more than the node has (short) */
+		{ "nodes=1;gpus=16;mem=1T", none,
+		  { false, 16, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N2 --gpus=24 on 8-GPU nodes: at least the even 12 */
+		{ "nodes=2;gpus=24;mem=1T", none,
+		  { false, 12, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		/* -N2 --gpus=8: all but one on a node (22.05.8: 7 + 1) */
+		{ "nodes=2;gpus=8;mem=1T", none,
+		  { false, 7, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		{ "nodes=3;gpus=4;mem=1T", none,
+		  { false, 2, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "nodes=2;gpus=16;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		/* tres forms (24.11 sbatch) */
@@ -338,10 +374,15 @@ static void test_set_by_slurm(void **state)
 		/* below what the tasks take: no change */
 		{ "gpus-per-node=8;mincpus=2;cpus-per-gpu=6;mem=400G", none,
 		  { false, 8, 1, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
-		/* 2 tasks per GPU of 8: 16 tasks x 4 CPUs = 32 cores */
+		/* 2 tasks per GPU of 8: 16 tasks x 4 CPUs = 32 cores (and
+		 * as few as max(16 tasks, 4) = 8: test_cores_fewest) */
 		{ "gpus-per-node=8;ntasks-per-gpu=2;cpus-per-task=4;mem=400G",
 		  none,
 		  { false, 8, 16, 32, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
+		/* -n given: sbatch's min_cpus is -n x -c */
+		{ "nodes=1;ntasks=4;gpus-per-node=4;ntasks-per-gpu=1;"
+		  "cpus-per-task=12;mem=400G", none,
+		  { false, 4, 4, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
 		{ "gpus=8;nodes=1;ntasks-per-tres=1;cpus-per-task=6;mem=400G",
 		  none,
 		  { false, 8, 8, 24, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
@@ -394,6 +435,78 @@ static void test_set_by_slurm(void **state)
 	assert_true(mc_slurm_job_has_gpus(&j));
 	job_of("ntasks-per-gpu=2", &j);
 	assert_false(mc_slurm_job_has_gpus(&j));
+}
+
+/* The placement line: only where the worst is not the even split. */
+static void test_placement_line(void **state)
+{
+	const struct mc_slurm_part none = { 0 };
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	job_of("nodes=2;gpus=8;mem=120G", &j);
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_string_equal(g.placement, "  placement: Slurm may put up to 7 "
+			    "of the 8 GPUs on one node (--gpus over -N is not "
+			    "split evenly), so this is judged at 7; "
+			    "--gpus-per-node=4 splits them evenly");
+	assert_false(g.gpus_fixed);
+	job_of("nodes=2;gpus=16;mem=120G", &j);	/* 8 + 8: no choice */
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_string_equal(g.placement, "");
+	job_of("nodes=2;gpus-per-node=4;mem=120G", &j);
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_string_equal(g.placement, "");
+	job_of("nodes=1;gpus=8;mem=120G", &j);
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_string_equal(g.placement, "");
+	assert_true(g.gpus_fixed);
+}
+
+/*
+ * --ntasks-per-gpu with -c and neither -n nor --ntasks-per-node: the grant
+ * is tasks x -c, and Slurm may give as few as max(tasks, -c) CPUs a node
+ * (sbatch's min_cpus; 22.05.8 gave -N1 --gpus-per-node=4
+ * --ntasks-per-gpu=1 -c12 12 CPUs). Whole cores on the H100 (2 threads).
+ */
+static void test_cores_fewest(void **state)
+{
+	const struct mc_slurm_part none = { 0 };
+	const struct {
+		const char *opts;
+		uint32_t cores, fewest;
+	} c[] = {
+		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1;cpus-per-task=12",
+		  24, 6 },
+		{ "gpus-per-node=8;ntasks-per-gpu=2;cpus-per-task=4", 32, 8 },
+		/* --cpus-per-gpu is honoured: 4 x 8 = 32 CPUs at least */
+		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1;cpus-per-task=12;"
+		  "cpus-per-gpu=8", 24, 16 },
+		/* -n given (sbatch's min_cpus is -n x -c), one CPU a task,
+		 * --ntasks-per-node: what is asked is given */
+		{ "nodes=1;ntasks=4;gpus-per-node=4;ntasks-per-gpu=1;"
+		  "cpus-per-task=12", 24, 0 },
+		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1", 2, 0 },
+		{ "nodes=1;ntasks-per-node=4;gpus-per-node=4;ntasks-per-gpu=1;"
+		  "cpus-per-task=12", 24, 0 },
+		/* --exclusive: the whole node either way */
+		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1;cpus-per-task=12;"
+		  "exclusive=exclusive", 112, 0 },
+	};
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &H100, &g);
+		if (g.alloc.cores != c[i].cores ||
+		    g.alloc.cores_fewest != c[i].fewest)
+			fail_msg("%s: cores %u fewest %u; want %u %u",
+				 c[i].opts, g.alloc.cores, g.alloc.cores_fewest,
+				 c[i].cores, c[i].fewest);
+	}
 }
 
 /*
@@ -476,6 +589,8 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_set_by_slurm),
 		cmocka_unit_test(test_max_mem_per_node),
+		cmocka_unit_test(test_cores_fewest),
+		cmocka_unit_test(test_placement_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
