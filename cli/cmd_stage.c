@@ -44,7 +44,8 @@ static void stage_usage(FILE *out)
 "  --progress-interval SECS  without a terminal on stderr: a progress line\n"
 "                            every SECS seconds (default 10; 0: after each\n"
 "                            file); on a terminal, a progress bar\n"
-"  -q, --quiet               no progress, no summary (errors only)\n"
+"  -q, --quiet               no progress, no summary, no line for a\n"
+"                            skipped type (errors only)\n"
 "The summary (files copied, skipped, bytes, seconds, MB/s) is printed on\n"
 "stdout, progress on stderr.\n"
 "\n"
@@ -239,8 +240,8 @@ static int space_check(const struct mc_stage_plan *plan, const char *dest)
 		return 0;
 	fprintf(stderr, "memcore: stage: not enough space on %s: need %s "
 		"(%" PRIu64 " bytes in %zu files, in %" PRIu64 "-byte "
-		"blocks), free %s (%" PRIu64 " bytes), %zu of %" PRIu64
-		" inodes needed; nothing was copied\n",
+		"blocks), free %s (%" PRIu64 " bytes); inodes: %zu needed, %"
+		PRIu64 " free; nothing was copied\n",
 		mc_escape(dest, 0, q, sizeof(q)), mc_fmt_bytes(need, x,
 		sizeof(x)), need, plan->copy_files, frag,
 		mc_fmt_bytes(avail, y, sizeof(y)), avail,
