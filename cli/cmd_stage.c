@@ -82,8 +82,9 @@ struct monitor {
 	struct timespec t0;
 	double interval;
 	bool tty, quiet;
-	_Atomic bool done;
-	pthread_mutex_t lock;	/* stderr lines */
+	bool done;		/* under lock; wake says it */
+	pthread_mutex_t lock;	/* stderr lines, done */
+	pthread_cond_t wake;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -189,21 +190,33 @@ static void line_per_file(void *arg)
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* The bar 5 times a second, or a line every interval seconds. */
+/* The bar 5 times a second, or a line every interval seconds, until
+ * the copy says it is done. */
 static void *monitor_thread(void *arg)
 {
 	struct monitor *m = arg;
 	double step = m->tty ? 0.2 : m->interval, next = step;
 
+	pthread_mutex_lock(&m->lock);
 	while (!m->done) {
-		nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
-		if (m->done || since(&m->t0) < next)
+		double wait = next - since(&m->t0);
+		struct timespec at;
+
+		if (wait <= 0) {
+			progress_line(m, false);
+			next += step;
 			continue;
-		next += step;
-		pthread_mutex_lock(&m->lock);
-		progress_line(m, false);
-		pthread_mutex_unlock(&m->lock);
+		}
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_sec += (time_t)wait;
+		at.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+		if (at.tv_nsec >= 1000000000L) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->wake, &m->lock, &at);
 	}
+	pthread_mutex_unlock(&m->lock);
 	return NULL;
 }
 
@@ -324,6 +337,7 @@ static int copy_all(const struct mc_stage_plan *plan,
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.wake, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &m.t0);
 	if (!o->quiet && !m.tty && o->interval == 0) {
 		pr.on_file = line_per_file;
@@ -332,11 +346,15 @@ static int copy_all(const struct mc_stage_plan *plan,
 	watching = !o->quiet && (m.tty || o->interval > 0) &&
 		   pthread_create(&tid, NULL, monitor_thread, &m) == 0;
 	rc = mc_stage_run(plan, o->jobs, &pr, err, sizeof(err));
+	pthread_mutex_lock(&m.lock);
 	m.done = true;
+	pthread_cond_signal(&m.wake);
+	pthread_mutex_unlock(&m.lock);
 	if (watching)
 		pthread_join(tid, NULL);
 	if (!o->quiet && m.tty)
 		progress_line(&m, true);
+	pthread_cond_destroy(&m.wake);
 	pthread_mutex_destroy(&m.lock);
 	if (rc < 0) {
 		fprintf(stderr, "memcore: stage: %s; %zu files copied before, "
