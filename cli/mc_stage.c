@@ -352,9 +352,11 @@ static int copy_file(const struct mc_stage_entry *e,
 	struct stat st;
 	int in, out = -1, rc = 0;
 
-	in = open(e->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0 || fstat(in, &st) != 0) {
-		rc = errno;
+	/* O_NONBLOCK: a FIFO swapped in since the walk does not hang us. */
+	in = open(e->src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = in < 0 || !S_ISREG(st.st_mode) ? (in < 0 ? errno : EINVAL)
+						     : errno;
 		if (in >= 0)
 			close(in);
 		return path_error(err, errlen, e->src, rc);
