@@ -7,7 +7,8 @@
 #  - a bad --dataset is refused by srun before anything is queued;
 #  - the HF_HOME layout is looked at when set;
 #  - the note's staging command is `memcore stage PATH... SCRATCH/job_J`
-#    (figures of an NFS path handed to the step in MEMCORE_DATASET_FACTS);
+#    (figures of an NFS path handed to a batch step in
+#    MEMCORE_DATASET_FACTS by an sbatch without the plugin);
 #  - the job epilog removes LocalScratch/job_J (a tree with a symlink out
 #    of it: the target survives) and leaves a job_J that is a symlink,
 #    with its target.
@@ -66,16 +67,19 @@ mc_run env HF_HOME="$D/hf" srun -n1 --gpus=1 --mem=256M bash -c 'echo "facts=$ME
 assert_rc 0 "HF_HOME set: the step runs"
 assert_contains "$MC_OUT" "from=2,path=$D/hf/datasets" "... and its datasets cache was looked at"
 
-# The note on a network filesystem: no NFS here, so the figures srun would
-# have measured on one are handed to the step (srun drops its own variable
-# only when it measured nothing, not an --export value).
+# The note on a network filesystem: no NFS here, so the figures srun or
+# sbatch would have measured on one are handed to a batch step in
+# MEMCORE_DATASET_FACTS by an sbatch without the plugin (which would drop
+# a variable it did not set itself).
 FACTS="fs=6969,bytes=3145728,files=3,partial=0,err=0,from=0,path=$D/ds"
 sed -i '/^NetworkDataset=/d' "$CONF"
-mc_run srun -n1 --gpus=1 --mem=256M --memcore=explain --export=ALL,MEMCORE_DATASET_FACTS="$FACTS" bash -c 'echo "job=$SLURM_JOB_ID"'
-assert_rc 0 "a step with NFS figures runs (NetworkDataset=note)"
-njob=$(sed -n 's/^job=//p' <<<"$MC_OUT")
-assert_contains "$MC_ERR" "memcore: dataset $D/ds (--dataset) is on NFS: 3 MiB in 3 files" "... the note names the dataset"
-assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
+BARE=$MC_WORK/etc-bare
+mkdir -p "$BARE" && : >"$BARE/plugstack.conf"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$BARE/plugstack.conf|" "$MC_CONF_DIR/slurm.conf" >"$BARE/slurm.conf"
+njob=$(SLURM_CONF=$BARE/slurm.conf MEMCORE_DATASET_FACTS=$FACTS mc_sbatch -n1 --gpus=1 --mem=256M --wrap "echo nfs-ran")
+assert_eq COMPLETED "$(mc_wait_job "$njob")" "a batch step with NFS figures runs (NetworkDataset=note)"
+assert_file_contains "$(mc_job_out "$njob")" "memcore: dataset $D/ds (--dataset) is on NFS: 3 MiB in 3 files" "... the note names the dataset"
+assert_file_contains "$(mc_job_out "$njob")" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
 
 # The epilog: job_J with files, a nested directory and a symlink out of
 # it goes at the job's end; the symlink's target stays.
