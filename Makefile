@@ -114,7 +114,7 @@ $(PLUGIN): $(SPANK_OBJ) $(PLUGIN_EXTRA) $(B)/libmemcore.a $(PLUGIN_MAP)
 # Only the command links libslurm (node facts from slurmctld); memcore.so
 # never does: slurmstepd must not load a second copy of Slurm.
 $(CLI): $(CLI_OBJ) $(B)/libmemcore.a
-	$(CC) -pie $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
+	$(CC) -pie -pthread $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmemcore.a $(HARDEN_LD) $(PKG_LIBS) \
 	  -lslurm
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmemcore.a

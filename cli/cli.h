@@ -216,5 +216,6 @@ int mc_cmd_plan(int argc, char **argv);
 int mc_cmd_usage(int argc, char **argv);
 int mc_cmd_keys(int argc, char **argv);
 int mc_cmd_report(int argc, char **argv);
+int mc_cmd_stage(int argc, char **argv);
 
 #endif

@@ -29,6 +29,8 @@ static void usage(FILE *out)
 "  report  what each step of a job used on each node, what to ask next\n"
 "          time, Slurm's MaxRSS beside it (after the job, its user or an\n"
 "          admin)\n"
+"  stage   copy a dataset to node-local scratch: in parallel, resumable,\n"
+"          after checking it fits\n"
 "\n"
 "Run 'memcore <command> --help' for its options and exit status; see\n"
 "memcore(8). Every command exits 2 on a usage error.\n");
@@ -88,6 +90,8 @@ int main(int argc, char **argv)
 		return mc_cmd_keys(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return mc_cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stage"))
+		return mc_cmd_stage(argc - 1, argv + 1);
 	char q[256];
 
 	mc_cli_usage_error("unknown command '%s'",

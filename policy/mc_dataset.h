@@ -116,7 +116,8 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d);
  * "memcore: ..."), at most max lines of linelen, for the network paths
  * of d. scratch is the policy's LocalScratch ("" none), scratch_free its
  * free bytes (UINT64_MAX unknown), job_id names the staging directory
- * (scratch/job_J). *refuse is set when NetworkDataset=refuse and the
+ * (scratch/job_J: "memcore stage PATH... scratch/job_J", which the job
+ * epilog removes, mc_scratch.h). *refuse is set when NetworkDataset=refuse and the
  * scratch can hold the network part. Returns the lines written (0: no
  * dataset on a network filesystem, or NetworkDataset=ignore).
  */

@@ -141,7 +141,8 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp);
 /* Job prolog (root, slurmd's environment): keep slurmd's view of the job
  * for its steps (mc_jobview.h). Never fails (mc_prolog.c). */
 void mc_prolog_job(spank_t sp, int ac, char **av);
-/* Job epilog (root): remove that record. Never fails (mc_prolog.c). */
+/* Job epilog (root): remove that record, and LocalScratch=/job_J
+ * (mc_scratch.h). Never fails (mc_prolog.c). */
 void mc_prolog_job_end(spank_t sp, int ac, char **av);
 /* slurmd start: node facts cache, audit, the start line. -1 only for a
  * broken policy, which stops slurmd when memcore is `required`

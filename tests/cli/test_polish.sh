@@ -82,7 +82,7 @@ expect_eq "MEMCORE_RAM_PER_WORKER=0.5G" "$ERR" \
 # 3. Every command's --help has an exit status block, the same codes and
 # words as memcore(8) EXIT STATUS, and each code is what the command returns.
 man_exit=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$TOP/docs/memcore.8")
-for cmd in check audit plan usage report keys; do
+for cmd in check audit plan usage report keys stage; do
 	help=$("$MEMCORE" "$cmd" --help)
 	block=$(sed -n '/^Exit status (memcore(8) EXIT STATUS):$/,$p' <<<"$help" | tail -n +2)
 	[ -n "$block" ] || { fail "memcore $cmd --help: no exit status block"; continue; }
@@ -103,7 +103,7 @@ for cmd in check audit plan usage report keys; do
 	echo "$cmd" "$codes" >>"$TMP/codes"
 done
 expect_eq "codes per command" "$(tr '\n' ' ' <"$TMP/codes")" \
-	"check 0123 audit 0123 plan 012 usage 02 report 0123 keys 02 "
+	"check 0123 audit 0123 plan 012 usage 02 report 0123 keys 02 stage 012 "
 # ... each one what the command really returns
 dead_slurm_conf "$TMP/dead-slurm.conf"
 rc_of() { run_mc "$@"; echo "$RC"; }
@@ -132,6 +132,9 @@ expect_eq "report 2" "$(rc_of report notajob)" 2
 expect_eq "report 3" "$(SLURM_CONF=$TMP/dead-slurm.conf rc_of report 1)" 3
 expect_eq "keys 0" "$(rc_of keys)" 0
 expect_eq "keys 2" "$(rc_of keys extra)" 2
+mkdir -p "$TMP/stage-src"
+expect_eq "stage 0" "$(rc_of stage --quiet "$TMP/stage-src" "$TMP/stage-dst")" 0
+expect_eq "stage 2" "$(rc_of stage "$TMP/stage-none" "$TMP/stage-dst")" 2
 
 # 4. A broken job file names the option (or its variable), the file, and
 # where: jansson's line and column; a bad value names its key.

@@ -5,7 +5,13 @@
 #  - a dataset only root can read, named by the user nobody: the step runs,
 #    gets no note, and no file in it is read (atime set back stays put);
 #  - a bad --dataset is refused by srun before anything is queued;
-#  - the HF_HOME layout is looked at when set.
+#  - the HF_HOME layout is looked at when set;
+#  - the note's staging command is `memcore stage PATH... SCRATCH/job_J`
+#    (figures of an NFS path handed to a batch step in
+#    MEMCORE_DATASET_FACTS by an sbatch without the plugin);
+#  - the job epilog removes LocalScratch/job_J (a tree with a symlink out
+#    of it: the target survives) and leaves a job_J that is a symlink,
+#    with its target.
 # No network filesystem on this host (no nfsd module in its kernel): the
 # note's text on NFS/Lustre is the unit test's (tests/unit/test_dataset.c).
 # About 20 s.
@@ -17,7 +23,11 @@ mc_cluster_start
 # memcore.conf after the start (the start makes a fresh work dir)
 mc_small_policy
 CONF=$MC_CONF_DIR/memcore.conf
-echo "LocalScratch=/tmp" >>"$CONF"
+# A scratch of the test's own: the epilog removes job_J under it.
+SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX)
+chmod 1777 "$SCR"
+mc_at_exit "rm -rf '$SCR'"
+echo "LocalScratch=$SCR" >>"$CONF"
 mc_restart_slurmd
 
 D=$(mktemp -d /tmp/mc-ds.XXXXXX)
@@ -56,4 +66,38 @@ assert_contains "$MC_ERR" "--dataset=$D/ds,,x: expected PATH[,PATH...] (no empty
 mc_run env HF_HOME="$D/hf" srun -n1 --gpus=1 --mem=256M bash -c 'echo "facts=$MEMCORE_DATASET_FACTS"'
 assert_rc 0 "HF_HOME set: the step runs"
 assert_contains "$MC_OUT" "from=2,path=$D/hf/datasets" "... and its datasets cache was looked at"
+
+# The note on a network filesystem: no NFS here, so the figures srun or
+# sbatch would have measured on one are handed to a batch step in
+# MEMCORE_DATASET_FACTS by an sbatch without the plugin (which would drop
+# a variable it did not set itself).
+FACTS="fs=6969,bytes=3145728,files=3,partial=0,err=0,from=0,path=$D/ds"
+sed -i '/^NetworkDataset=/d' "$CONF"
+BARE=$MC_WORK/etc-bare
+mkdir -p "$BARE" && : >"$BARE/plugstack.conf"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$BARE/plugstack.conf|" "$MC_CONF_DIR/slurm.conf" >"$BARE/slurm.conf"
+njob=$(SLURM_CONF=$BARE/slurm.conf MEMCORE_DATASET_FACTS=$FACTS mc_sbatch -n1 --gpus=1 --mem=256M --wrap "echo nfs-ran")
+assert_eq COMPLETED "$(mc_wait_job "$njob")" "a batch step with NFS figures runs (NetworkDataset=note)"
+assert_file_contains "$(mc_job_out "$njob")" "memcore: dataset $D/ds (--dataset) is on NFS: 3 MiB in 3 files" "... the note names the dataset"
+assert_file_contains "$(mc_job_out "$njob")" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
+
+# The epilog: job_J with files, a nested directory and a symlink out of
+# it goes at the job's end; the symlink's target stays.
+mkdir -p "$D/keep" && echo kept >"$D/keep/file"
+jid=$(mc_sbatch -n1 --gpus=1 --mem=256M --wrap "S=$SCR/job_\$SLURM_JOB_ID; mkdir -p \$S/sub && echo x >\$S/x && echo y >\$S/sub/y && ln -s $D/keep \$S/sub/out")
+assert_eq COMPLETED "$(mc_wait_job "$jid")" "a job that fills LocalScratch/job_J completes"
+mc_wait_until 20 test ! -e "$SCR/job_$jid"
+assert_eq "" "$(ls -A "$SCR")" "the epilog removed $SCR/job_$jid (nothing else under LocalScratch)"
+assert_eq kept "$(cat "$D/keep/file")" "... without following the symlink out of it"
+mc_wait_until 10 grep -q "memcore: job $jid: removed $SCR/job_$jid (5 entries)" "$MC_LOG_DIR/slurmd.log"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $jid: removed $SCR/job_$jid (5 entries)" "... said in slurmd's log (debug), with the entries counted"
+# A job_J that is a symlink (any user can make one) is not followed.
+jid=$(mc_sbatch -n1 --gpus=1 --mem=256M --wrap "ln -s $D/keep $SCR/job_\$SLURM_JOB_ID")
+assert_eq COMPLETED "$(mc_wait_job "$jid")" "a job that makes LocalScratch/job_J a symlink completes"
+mc_wait_until 20 grep -q "memcore: job $jid: staging directory not removed" "$MC_LOG_DIR/slurmd.log"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $jid: staging directory not removed at the job's end: $SCR/job_$jid: is a symlink, not a directory: left as it is" "the symlink job_J is said in slurmd's log"
+assert_eq "$D/keep" "$(readlink "$SCR/job_$jid")" "... and left as it is"
+assert_eq kept "$(cat "$D/keep/file")" "... its target untouched"
+assert_node_idle "the node stays up (the epilog did not fail)"
+rm -f "$SCR/job_$jid"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued"

@@ -193,8 +193,9 @@ static void test_note(void **state)
 	assert_non_null(strstr(lines[1], "94.2 s"));
 	assert_string_equal(lines[2], "memcore:   local scratch /scratch: "
 			    "10 GiB free, the dataset is 300 MiB (it fits)");
-	assert_string_equal(lines[3], "memcore:   stage it first: mkdir -p "
-			    "/scratch/job_77 && cp -a /nfs/ds /scratch/job_77/");
+	assert_string_equal(lines[3], "memcore:   stage it first: memcore "
+			    "stage /nfs/ds /scratch/job_77 (removed at the "
+			    "job's end)");
 	n = mc_dataset_note(&d, MC_NETDS_REFUSE, "/scratch",
 			    (uint64_t)10 << 30, 77, lines, 8, &refuse);
 	assert_true(refuse);

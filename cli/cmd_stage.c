@@ -1,0 +1,398 @@
+/*
+ * memcore stage - copy a dataset (files and directory trees) to node-local
+ * scratch in parallel, resumably, after checking that it fits: what the
+ * launch note on a dataset on a network filesystem tells the user to run
+ * (mc_dataset.h). The copy itself is mc_stage.c; here are the options, the
+ * free-space check, the progress and the summary.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mc_parse.h"
+#include "mc_stage.h"
+#include "mc_util.h"
+
+static void stage_usage(FILE *out)
+{
+	fprintf(out,
+"usage: memcore stage [options] SRC [SRC...] DEST\n"
+"\n"
+"Copy each SRC (a file or a directory tree) into the directory DEST (made\n"
+"if missing) as DEST/NAME, NAME being SRC's last component: a dataset from\n"
+"a network filesystem to node-local scratch. Directories, regular files\n"
+"and symlinks (made again as symlinks, never followed below SRC) are\n"
+"copied with their permission bits and mtimes; other types are skipped,\n"
+"with a line naming each. A file already at DEST with the same size and\n"
+"mtime is skipped, so a rerun resumes; each file is written under a\n"
+"temporary name and renamed into place once complete. Nothing is written\n"
+"when the bytes still to copy do not fit in DEST's free space.\n"
+"  -j, --jobs N              files copied at once (default: the online\n"
+"                            CPUs, at most 8; 1..256)\n"
+"  --progress-interval SECS  without a terminal on stderr: a progress line\n"
+"                            every SECS seconds (default 10; 0: after each\n"
+"                            file); on a terminal, a progress bar\n"
+"  -q, --quiet               no progress, no summary, no line for a\n"
+"                            skipped type (errors only)\n"
+"The summary (files copied, skipped, bytes, seconds, MB/s) is printed on\n"
+"stdout, progress on stderr.\n"
+"\n"
+"Exit status (memcore(8) EXIT STATUS):\n"
+"  0  everything was copied (or was there already)\n"
+"  1  the copy failed (not enough free space on DEST, checked before\n"
+"     anything is written; a write error; interrupted by a signal)\n"
+"  2  usage or input error (a SRC that cannot be read, DEST not a\n"
+"     directory, something of another type in the way under DEST);\n"
+"     nothing was written\n");
+}
+
+enum { OPT_INTERVAL = 256 };
+
+static const struct option stage_options[] = {
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "progress-interval", required_argument, NULL, OPT_INTERVAL },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct stage_opts {
+	unsigned jobs;
+	double interval;	/* seconds; 0: a line per file */
+	bool quiet;
+};
+
+/* Watched by the progress thread and the per-file callback. */
+struct monitor {
+	struct mc_stage_progress *pr;
+	uint64_t total_bytes;
+	size_t total_files;
+	struct timespec t0;
+	double interval;
+	bool tty, quiet;
+	bool done;		/* under lock; wake says it */
+	pthread_mutex_t lock;	/* stderr lines, done */
+	pthread_cond_t wake;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int parse_opts(int argc, char **argv, struct stage_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	char *end;
+	int opt;
+
+	o->jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
+	o->interval = 10;
+	o->quiet = false;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:hqj:", stage_options, NULL))
+	       != -1) {
+		unsigned long j;
+
+		switch (opt) {
+		case 'h':
+			stage_usage(stdout);
+			return -1;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'j':
+			errno = 0;
+			j = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || j < 1 || j > 256)
+				return mc_cli_usage_error("stage: --jobs=%s: "
+					"expected a whole number 1..256",
+					optarg);
+			o->jobs = (unsigned)j;
+			break;
+		case OPT_INTERVAL:
+			errno = 0;
+			o->interval = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !isfinite(o->interval) || o->interval < 0 ||
+			    o->interval > 86400)
+				return mc_cli_usage_error("stage: "
+					"--progress-interval=%s: expected "
+					"seconds 0..86400", optarg);
+			break;
+		default:
+			return mc_cli_option_error("stage", opt, argv);
+		}
+	}
+	if (argc - optind < 2)
+		return mc_cli_usage_error("stage: expected SRC [SRC...] DEST "
+					  "(see memcore stage --help)");
+	return 0;
+}
+
+/* One line of progress: "memcore: stage: 1.50 MiB of 3 MiB (50%), ..."
+ * or, on a terminal, the bar redrawn in place. Caller holds m->lock. */
+static void progress_line(struct monitor *m, bool final)
+{
+	uint64_t b = m->pr->bytes;
+	size_t f = m->pr->files;
+	double s = since(&m->t0), pct = m->total_bytes
+		? 100.0 * (double)b / (double)m->total_bytes : 100.0;
+	char x[32], y[32], bar[31];
+
+	mc_fmt_bytes(b, x, sizeof(x));
+	mc_fmt_bytes(m->total_bytes, y, sizeof(y));
+	if (!m->tty) {
+		fprintf(stderr, "memcore: stage: %s of %s (%.0f%%), %zu of %zu "
+			"files, %.1f MB/s, %.1f s\n", x, y, pct, f,
+			m->total_files, s > 0 ? (double)b / 1e6 / s : 0.0, s);
+		return;
+	}
+	for (int i = 0; i < 30; i++)
+		bar[i] = i < (int)(pct * 30 / 100) ? '#' : '.';
+	bar[30] = '\0';
+	fprintf(stderr, "\r\033[K[%s] %3.0f%% %s/%s  %zu/%zu files  "
+		"%.1f MB/s%s", bar, pct, x, y, f, m->total_files,
+		s > 0 ? (double)b / 1e6 / s : 0.0, final ? "\n" : "");
+}
+
+/* After each file (--progress-interval=0 without a terminal). */
+static void line_per_file(void *arg)
+{
+	struct monitor *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	progress_line(m, false);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The bar 5 times a second, or a line every interval seconds, until
+ * the copy says it is done. */
+static void *monitor_thread(void *arg)
+{
+	struct monitor *m = arg;
+	double step = m->tty ? 0.2 : m->interval, next = step;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->done) {
+		double wait = next - since(&m->t0);
+		struct timespec at;
+
+		if (wait <= 0) {
+			progress_line(m, false);
+			next += step;
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_sec += (time_t)wait;
+		at.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+		if (at.tv_nsec >= 1000000000L) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->wake, &m->lock, &at);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/*
+ * The bytes the plan still writes, each file rounded up to DEST's
+ * fragment size, against statvfs's f_bavail (what an unprivileged writer
+ * may use) of DEST or, when DEST is still to be made, of its nearest
+ * existing parent. Returns 0, or MC_EXIT_REFUSED with the figures said.
+ */
+static int space_check(const struct mc_stage_plan *plan, const char *dest)
+{
+	char at[PATH_MAX], x[32], y[32], q[2 * PATH_MAX];
+	uint64_t need = 0, avail, frag;
+	struct statvfs sv;
+	char *slash;
+
+	snprintf(at, sizeof(at), "%s", dest);
+	while (statvfs(at, &sv) != 0) {
+		/* Unknown free space: the copy says ENOSPC if it comes. */
+		if (errno != ENOENT || !(slash = strrchr(at, '/')))
+			return 0;
+		if (slash == at)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	frag = sv.f_frsize ? sv.f_frsize : 4096;
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->e[i].kind == MC_STAGE_FILE && !plan->e[i].skip)
+			need += (plan->e[i].size + frag - 1) / frag * frag;
+	avail = (uint64_t)sv.f_bavail * frag;
+	if (need <= avail && (!sv.f_files ||
+	    plan->copy_files + plan->new_dirs <= sv.f_favail))
+		return 0;
+	fprintf(stderr, "memcore: stage: not enough space on %s: need %s "
+		"(%" PRIu64 " bytes in %zu files, in %" PRIu64 "-byte "
+		"blocks), free %s (%" PRIu64 " bytes); inodes: %zu needed, %"
+		PRIu64 " free; nothing was copied\n",
+		mc_escape(dest, 0, q, sizeof(q)), mc_fmt_bytes(need, x,
+		sizeof(x)), need, plan->copy_files, frag,
+		mc_fmt_bytes(avail, y, sizeof(y)), avail,
+		plan->copy_files + plan->new_dirs, (uint64_t)sv.f_favail);
+	return MC_EXIT_REFUSED;
+}
+
+/* mkdir -p DEST (its own mode: 0777 less the umask). */
+static int make_dest(const char *dest)
+{
+	char p[PATH_MAX], q[2 * PATH_MAX];
+	size_t l = strlen(dest);
+
+	if (l >= sizeof(p))
+		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
+					  q, sizeof(q)), strerror(ENAMETOOLONG));
+	memcpy(p, dest, l + 1);
+	for (size_t i = 1; i <= l; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "memcore: stage: %s: %s\n",
+				mc_escape(p, 0, q, sizeof(q)), strerror(errno));
+			return MC_EXIT_REFUSED;
+		}
+		p[i] = dest[i];
+	}
+	return 0;
+}
+
+/* DEST: a directory, or nothing yet. */
+static int check_dest(const char *dest)
+{
+	char q[2 * PATH_MAX];
+	struct stat st;
+
+	if (stat(dest, &st) == 0 && !S_ISDIR(st.st_mode))
+		return mc_cli_usage_error("stage: %s: not a directory (DEST "
+			"is the directory the SRCs are copied into)",
+			mc_escape(dest, 0, q, sizeof(q)));
+	if (stat(dest, &st) != 0 && errno != ENOENT)
+		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
+			q, sizeof(q)), strerror(errno));
+	return 0;
+}
+
+static void summary(const struct mc_stage_plan *plan,
+		    const struct monitor *m, const char *dest)
+{
+	double s = since(&m->t0);
+	uint64_t b = m->pr->bytes;
+	char x[32], q[2 * PATH_MAX];
+
+	printf("memcore: stage: %zu files copied, %zu skipped (already "
+	       "there), %s (%" PRIu64 " bytes) in %.2f s, %.1f MB/s, to %s\n",
+	       (size_t)m->pr->files, plan->skip_files, mc_fmt_bytes(b, x,
+	       sizeof(x)), b, s, s > 0 ? (double)b / 1e6 / s : 0.0,
+	       mc_escape(dest, 0, q, sizeof(q)));
+}
+
+/* The copy with its progress; signals stop it (a rerun resumes). */
+static int copy_all(const struct mc_stage_plan *plan,
+		    const struct stage_opts *o, const char *dest)
+{
+	struct mc_stage_progress pr = { .stop = &stop_signal };
+	struct monitor m = { .pr = &pr, .total_bytes = plan->copy_bytes,
+			     .total_files = plan->copy_files,
+			     .interval = o->interval, .quiet = o->quiet,
+			     .tty = isatty(STDERR_FILENO) };
+	struct sigaction sa = { .sa_handler = on_signal,
+				.sa_flags = SA_RESTART };
+	char err[2 * PATH_MAX + 128];
+	pthread_t tid;
+	bool watching;
+	int rc;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.wake, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &m.t0);
+	if (!o->quiet && !m.tty && o->interval == 0) {
+		pr.on_file = line_per_file;
+		pr.arg = &m;
+	}
+	watching = !o->quiet && (m.tty || o->interval > 0) &&
+		   pthread_create(&tid, NULL, monitor_thread, &m) == 0;
+	rc = mc_stage_run(plan, o->jobs, &pr, err, sizeof(err));
+	pthread_mutex_lock(&m.lock);
+	m.done = true;
+	pthread_cond_signal(&m.wake);
+	pthread_mutex_unlock(&m.lock);
+	if (watching)
+		pthread_join(tid, NULL);
+	if (!o->quiet && m.tty)
+		progress_line(&m, true);
+	pthread_cond_destroy(&m.wake);
+	pthread_mutex_destroy(&m.lock);
+	if (rc < 0) {
+		fprintf(stderr, "memcore: stage: %s; %zu files copied before, "
+			"a rerun resumes\n", err, (size_t)pr.files);
+		return MC_EXIT_REFUSED;
+	}
+	if (!o->quiet)
+		summary(plan, &m, dest);
+	return 0;
+}
+
+int mc_cmd_stage(int argc, char **argv)
+{
+	struct stage_opts o;
+	struct mc_stage_plan plan;
+	char err[2 * PATH_MAX + 128];
+	const char *dest;
+	int rc;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	dest = argv[argc - 1];
+	if ((rc = check_dest(dest)) != 0)
+		return rc;
+	mc_stage_plan_init(&plan, dest);
+	for (int i = optind; i < argc - 1; i++)
+		if (mc_stage_plan_src(&plan, argv[i], dest, o.quiet, err,
+				      sizeof(err)) < 0) {
+			mc_stage_plan_free(&plan);
+			return mc_cli_usage_error("stage: %s; nothing was "
+						  "copied", err);
+		}
+	rc = space_check(&plan, dest);
+	if (!rc)
+		rc = make_dest(dest);
+	if (!rc)
+		rc = copy_all(&plan, &o, dest);
+	mc_stage_plan_free(&plan);
+	return rc;
+}
