@@ -342,6 +342,80 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d)
 	return b;
 }
 
+int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
+			       char *err, size_t errlen)
+{
+	static const char fix[] = "give its size in RAM: "
+				  "--dataset-in-memory=SIZE";
+	uint64_t sum = 0;
+	size_t named = 0;
+	char a[32];
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+
+		if (p->from != MC_DS_OPTION)
+			continue;
+		named++;
+		if (p->err) {
+			snprintf(err, errlen, "--dataset-in-memory: the size of "
+				 "%s (--dataset) is unknown: it cannot be read "
+				 "(%s); %s", p->path, strerror(p->err), fix);
+			return -1;
+		}
+		if (p->partial) {
+			snprintf(err, errlen, "--dataset-in-memory: the size of "
+				 "%s (--dataset) is unknown: the walk stopped "
+				 "at its bounds after %" PRIu64 " files (at "
+				 "least %s); %s", p->path, p->files,
+				 mc_fmt_bytes(p->bytes, a, sizeof(a)), fix);
+			return -1;
+		}
+		sum = mc_add_sat64(sum, p->bytes);
+	}
+	if (!named) {
+		snprintf(err, errlen, "--dataset-in-memory without SIZE "
+			 "measures the --dataset paths, and none is given: add "
+			 "--dataset=PATH, or %s", fix);
+		return -1;
+	}
+	if (!sum) {
+		snprintf(err, errlen, "--dataset-in-memory: the --dataset "
+			 "paths measured 0 bytes (no files, or not measured "
+			 "where they were read); %s", fix);
+		return -1;
+	}
+	*bytes = sum;
+	return 0;
+}
+
+const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
+				 bool network_only, const char *scratch,
+				 const char *job, char *buf, size_t len)
+{
+	char paths[512];
+	size_t used = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = paths[0] = '\0';
+	for (size_t i = 0; i < d->n; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+
+		if (p->err || (network_only ? !mc_fs_network_name(p->fs_magic)
+					    : p->from != MC_DS_OPTION))
+			continue;
+		mc_appendf(paths, sizeof(paths), &used, "%s ", p->path);
+	}
+	if (paths[0] && snprintf(buf, len, "mkdir -p %s/job_%s && cp -a "
+				 "%s%s/job_%s/", scratch && *scratch ? scratch
+				 : "LOCAL_SCRATCH", job, paths, scratch &&
+				 *scratch ? scratch : "LOCAL_SCRATCH", job)
+	    >= (int)len)
+		buf[0] = '\0';
+	return buf;
+}
+
 size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		       const char *scratch, uint64_t scratch_free,
 		       uint32_t job_id, char (*lines)[200], size_t max,
