@@ -106,6 +106,11 @@ const char *mc_opt_help(enum mc_opt_id id)
 	return table[id].help;
 }
 
+bool mc_opt_value_optional(enum mc_opt_id id)
+{
+	return id == MC_OPT_DATASET_IN_MEMORY;
+}
+
 int mc_opt_lookup(const char *name)
 {
 	for (int i = 0; name && i < MC_OPT_COUNT; i++)

@@ -96,6 +96,10 @@ const char *mc_opt_env(enum mc_opt_id id);
 const char *mc_opt_arginfo(enum mc_opt_id id);
 const char *mc_opt_help(enum mc_opt_id id);
 
+/* Whether the option's value may be left out (--dataset-in-memory): a
+ * SPANK option with has_arg 2, getopt's optional_argument ("--name=V"). */
+bool mc_opt_value_optional(enum mc_opt_id id);
+
 /* The option whose name (without dashes) is `name`, or -1. */
 int mc_opt_lookup(const char *name);
 

@@ -62,7 +62,10 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 			.name = (char *)mc_opt_name(i),
 			.arginfo = (char *)mc_opt_arginfo(i),
 			.usage = p->option_help[i],
-			.has_arg = 1,
+			/* 2: an optional value, "--dataset-in-memory" or
+			 * "--dataset-in-memory=SIZE" (Slurm hands it to
+			 * getopt_long as optional_argument). */
+			.has_arg = mc_opt_value_optional(i) ? 2 : 1,
 			.val = i,
 			.cb = option_cb,
 		};
