@@ -393,7 +393,7 @@ const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
 				 bool network_only, const char *scratch,
 				 const char *job, char *buf, size_t len)
 {
-	char paths[512];
+	char paths[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 1];
 	size_t used = 0;
 
 	if (!len)
@@ -422,9 +422,11 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		       bool *refuse)
 {
 	uint64_t need = mc_dataset_network_bytes(d);
-	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], cmd[512];
+	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], job[16];
+	char cmd[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 2 *
+		 (MC_DATASET_PATH_MAX + 32) + 32];
 	bool any = false, fits;
-	size_t n = 0, used = 0;
+	size_t n = 0;
 
 	*refuse = false;
 	if (policy == MC_NETDS_IGNORE)
@@ -435,7 +437,9 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		return 0;
 	snprintf(dest, sizeof(dest), "%s/job_%u", scratch && *scratch ?
 		 scratch : "LOCAL_SCRATCH", job_id);
-	cmd[0] = '\0';
+	/* The command --dataset-in-memory's fix prints too. */
+	snprintf(job, sizeof(job), "%u", job_id);
+	mc_dataset_stage_cmd(d, true, scratch, job, cmd, sizeof(cmd));
 	for (size_t i = 0; i < d->n && n < max; i++) {
 		const struct mc_dataset_path *p = &d->p[i];
 		const char *fs = p->err ? NULL : mc_fs_network_name(p->fs_magic);
@@ -446,7 +450,6 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 			 "%s%s in %" PRIu64 " files", p->path,
 			 from_words[p->from], fs, p->partial ? "at least " : "",
 			 mc_fmt_bytes(p->bytes, a, sizeof(a)), p->files);
-		mc_appendf(cmd, sizeof(cmd), &used, "%s ", p->path);
 	}
 	if (n < max)
 		snprintf(lines[n++], 200, "memcore:   shuffled reads from a "
@@ -472,8 +475,8 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 				 fits ? "it fits" : "too small to stage it");
 	}
 	if (n < max && (fits || !scratch || !*scratch))
-		snprintf(lines[n++], 200, "memcore:   stage it first: "
-			 "mkdir -p %s && cp -a %s%s/", dest, cmd, dest);
+		snprintf(lines[n++], 200, "memcore:   stage it first: %s",
+			 cmd);
 	if (policy == MC_NETDS_REFUSE && fits) {
 		*refuse = true;
 		if (n < max)
