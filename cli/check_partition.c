@@ -62,6 +62,14 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 	 * site script that reads it gets the figure, not null. */
 	json_object_set_new(o, "ram_offload_bytes",
 			    json_integer((json_int_t)v->ram_zero_bytes));
+	/* --dataset-in-memory's term, only with the option: the output of
+	 * a job without it stays as it was. */
+	if (v->req.use.dataset_bytes) {
+		json_object_set_new(o, "dataset_in_memory_bytes", json_integer(
+				    (json_int_t)v->req.use.dataset_bytes));
+		json_object_set_new(o, "ram_dataset_bytes", json_integer(
+				    (json_int_t)v->ram_dataset_bytes));
+	}
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
 	json_object_set_new(o, "node_ram_bytes",

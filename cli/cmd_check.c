@@ -13,6 +13,7 @@
 #include <slurm/slurm_version.h>
 
 #include "cli.h"
+#include "mc_dataset.h"
 #include "mc_util.h"
 #include "mc_facts.h"
 #include "mc_jobenv.h"
@@ -92,6 +93,10 @@ static void check_usage(FILE *out)
 "                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
 "  --dataset PATH[,PATH...]  the job's dataset: checked as a list here; its\n"
 "                            filesystem is judged at launch (memcore(8))\n"
+"  --dataset-in-memory[=SIZE]  the dataset held in RAM (datasets\n"
+"                            keep_in_memory=True, Python lists): tasks x\n"
+"                            SIZE x (workers + 1) more host RAM; without\n"
+"                            SIZE the --dataset paths' size, measured here\n"
 "  --shards N                a --gres=shard:N step: sized by its share of\n"
 "                            the card (shards per GPU: --shards-per-gpu, the\n"
 "                            policy's ShardsPerGpu, else the node's Gres)\n"
@@ -203,6 +208,8 @@ static const struct option check_options[] = {
 	{ "ram-per-worker", required_argument, NULL,
 	  OPT_USER + MC_OPT_RAM_PER_WORKER },
 	{ "dataset", required_argument, NULL, OPT_USER + MC_OPT_DATASET },
+	{ "dataset-in-memory", optional_argument, NULL,
+	  OPT_USER + MC_OPT_DATASET_IN_MEMORY },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "shards-per-gpu", required_argument, NULL, OPT_SHARDS_PER_GPU },
 	{ "mps", required_argument, NULL, OPT_MPS },
@@ -718,6 +725,35 @@ static int not_a_gpu_step(bool json)
 			  "has nothing to check", "unchecked");
 }
 
+/*
+ * --dataset-in-memory: the --dataset paths looked at here, as the user who
+ * runs this, as srun and sbatch look at them (mc_dataset.h): without SIZE
+ * their measured size, walked on local filesystems too; the command that
+ * stages them for the explanation's fix (the job's id is the job's own:
+ * $SLURM_JOB_ID). Returns 0, or -1 with err saying to give SIZE.
+ */
+static int check_dataset_in_memory(const struct mc_opts *o,
+				   const struct mc_policy *p,
+				   struct mc_request *req, char *err,
+				   size_t errlen)
+{
+	static struct mc_dataset d;
+	static char stage[1024];
+	bool measure = mc_opts_dataset_measured(o);
+
+	if (mc_dataset_paths(o->set[MC_OPT_DATASET] ? o->dataset : NULL,
+			     NULL, NULL, &d, err, errlen) < 0)
+		return -1;
+	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS,
+			 measure);
+	if (measure && mc_dataset_in_memory_bytes(&d, &req->use.dataset_bytes,
+						  err, errlen) < 0)
+		return -1;
+	req->use.dataset_stage = mc_dataset_stage_cmd(&d, false,
+		p->local_scratch, "$SLURM_JOB_ID", stage, sizeof(stage));
+	return 0;
+}
+
 int mc_cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .nodes = 1 };
@@ -931,6 +967,11 @@ int mc_cmd_check(int argc, char **argv)
 				"shard count (set ShardsPerGpu= or "
 				"--shards-per-gpu to judge it here)", NULL);
 		}
+	}
+	if (a.opts.set[MC_OPT_DATASET_IN_MEMORY] &&
+	    check_dataset_in_memory(&a.opts, &p, &req, err, sizeof(err)) < 0) {
+		mc_ctld_free(&ctld);
+		return mc_cli_usage_error("%s", err);
 	}
 	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);

@@ -342,15 +342,91 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d)
 	return b;
 }
 
+int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
+			       char *err, size_t errlen)
+{
+	static const char fix[] = "give its size in RAM: "
+				  "--dataset-in-memory=SIZE";
+	uint64_t sum = 0;
+	size_t named = 0;
+	char a[32];
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+
+		if (p->from != MC_DS_OPTION)
+			continue;
+		named++;
+		if (p->err) {
+			snprintf(err, errlen, "--dataset-in-memory: the size of "
+				 "%s (--dataset) is unknown: it cannot be read "
+				 "(%s); %s", p->path, strerror(p->err), fix);
+			return -1;
+		}
+		if (p->partial) {
+			snprintf(err, errlen, "--dataset-in-memory: the size of "
+				 "%s (--dataset) is unknown: the walk stopped "
+				 "at its bounds after %" PRIu64 " files (at "
+				 "least %s); %s", p->path, p->files,
+				 mc_fmt_bytes(p->bytes, a, sizeof(a)), fix);
+			return -1;
+		}
+		sum = mc_add_sat64(sum, p->bytes);
+	}
+	if (!named) {
+		snprintf(err, errlen, "--dataset-in-memory without SIZE "
+			 "measures the --dataset paths, and none is given: add "
+			 "--dataset=PATH, or %s", fix);
+		return -1;
+	}
+	if (!sum) {
+		snprintf(err, errlen, "--dataset-in-memory: the --dataset "
+			 "paths measured 0 bytes (no files, or not measured "
+			 "where they were read); %s", fix);
+		return -1;
+	}
+	*bytes = sum;
+	return 0;
+}
+
+const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
+				 bool network_only, const char *scratch,
+				 const char *job, char *buf, size_t len)
+{
+	char paths[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 1];
+	size_t used = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = paths[0] = '\0';
+	for (size_t i = 0; i < d->n; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+
+		if (p->err || (network_only ? !mc_fs_network_name(p->fs_magic)
+					    : p->from != MC_DS_OPTION))
+			continue;
+		mc_appendf(paths, sizeof(paths), &used, "%s ", p->path);
+	}
+	/* memcore stage: parallel, resumable, checks the space first; the
+	 * plugin's epilog removes SCRATCH/job_J (mc_scratch.h). */
+	if (paths[0] && snprintf(buf, len, "memcore stage %s%s/job_%s",
+				 paths, scratch && *scratch ? scratch
+				 : "LOCAL_SCRATCH", job) >= (int)len)
+		buf[0] = '\0';
+	return buf;
+}
+
 size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		       const char *scratch, uint64_t scratch_free,
 		       uint32_t job_id, char (*lines)[200], size_t max,
 		       bool *refuse)
 {
 	uint64_t need = mc_dataset_network_bytes(d);
-	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], cmd[512];
+	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], job[16];
+	char cmd[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 2 *
+		 (MC_DATASET_PATH_MAX + 32) + 32];
 	bool any = false, fits;
-	size_t n = 0, used = 0;
+	size_t n = 0;
 
 	*refuse = false;
 	if (policy == MC_NETDS_IGNORE)
@@ -361,7 +437,9 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		return 0;
 	snprintf(dest, sizeof(dest), "%s/job_%u", scratch && *scratch ?
 		 scratch : "LOCAL_SCRATCH", job_id);
-	cmd[0] = '\0';
+	/* The command --dataset-in-memory's fix prints too. */
+	snprintf(job, sizeof(job), "%u", job_id);
+	mc_dataset_stage_cmd(d, true, scratch, job, cmd, sizeof(cmd));
 	for (size_t i = 0; i < d->n && n < max; i++) {
 		const struct mc_dataset_path *p = &d->p[i];
 		const char *fs = p->err ? NULL : mc_fs_network_name(p->fs_magic);
@@ -372,7 +450,6 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 			 "%s%s in %" PRIu64 " files", p->path,
 			 from_words[p->from], fs, p->partial ? "at least " : "",
 			 mc_fmt_bytes(p->bytes, a, sizeof(a)), p->files);
-		mc_appendf(cmd, sizeof(cmd), &used, "%s ", p->path);
 	}
 	if (n < max)
 		snprintf(lines[n++], 200, "memcore:   shuffled reads from a "
@@ -398,9 +475,9 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 				 fits ? "it fits" : "too small to stage it");
 	}
 	if (n < max && (fits || !scratch || !*scratch))
-		snprintf(lines[n++], 200, "memcore:   stage it first: "
-			 "memcore stage %s%s%s", cmd, dest, scratch &&
-			 *scratch ? " (removed at the job's end)" : "");
+		snprintf(lines[n++], 200, "memcore:   stage it first: %s%s",
+			 cmd, scratch && *scratch ?
+			 " (removed at the job's end)" : "");
 	if (policy == MC_NETDS_REFUSE && fits) {
 		*refuse = true;
 		if (n < max)

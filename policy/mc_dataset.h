@@ -126,4 +126,29 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		       uint32_t job_id, char (*lines)[200], size_t max,
 		       bool *refuse);
 
+/*
+ * The size of one copy of the job's --dataset in RAM for
+ * --dataset-in-memory without SIZE: the files of the --dataset paths
+ * (from MC_DS_OPTION; the Hugging Face caches hold every dataset the user
+ * downloaded, not this one), as measured. The files' size on disk is what
+ * an Arrow dataset takes in RAM; a compressed one (Parquet, JPEG) takes
+ * more, which only the user can say (SIZE). Returns 0 with *bytes, or -1
+ * with err saying why the size is unknown and to pass SIZE: no --dataset
+ * path, a path that cannot be read, a walk stopped at its bounds, or
+ * nothing measured (0 bytes: no file, or a path that was not walked).
+ */
+int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
+			       char *err, size_t errlen);
+
+/*
+ * The command that stages the paths to local scratch, as the note says
+ * it: "memcore stage P1 P2 DEST", DEST = scratch/job_<job>
+ * (scratch "" or NULL: LOCAL_SCRATCH). The readable paths on a network
+ * filesystem with network_only, else the --dataset paths. Returns buf;
+ * "" when there is no such path or it does not fit.
+ */
+const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
+				 bool network_only, const char *scratch,
+				 const char *job, char *buf, size_t len);
+
 #endif

@@ -402,6 +402,38 @@ static void sb_tasks(struct sbuf *s, const char *sep,
 	       mc_fmt_bytes(p->ram_per_task_bytes, a, sizeof(a)));
 }
 
+/*
+ * --dataset-in-memory's line, "dataset in RAM  3 tasks x 20 GiB x (4
+ * workers + 1) = 300 GiB", and, when the step does not fit or the copies
+ * are a quarter of its RAM or more, what holds the dataset once: mapping
+ * it from local scratch (Open Book, CPU memory: keep_in_memory=False).
+ */
+static void explain_dataset(const struct mc_verdict *v, uint32_t ranks,
+			    struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	bool per_gpu = r->use.ranks && r->use.ranks < ranks;
+	uint32_t w = r->dataloader_workers;
+	char a[32], b[32];
+
+	add_line(out, INDENT "dataset in RAM  %u %s x %s x (%u %s + 1) = %s: "
+		 "a copy in each task and each DataLoader worker", ranks,
+		 per_gpu ? plural(ranks, "GPU process", "GPU processes")
+		 : plural(ranks, "task", "tasks"),
+		 mc_fmt_bytes(r->use.dataset_bytes, a, sizeof(a)), w,
+		 plural(w, "worker", "workers"),
+		 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
+	if (v->fits && v->ram_dataset_bytes < v->ram_needed_bytes / 4)
+		return;
+	add_line(out, INDENT "instead: stage the dataset to local scratch and "
+		 "map it (keep_in_memory=False): one page-cache copy the "
+		 "kernel can reclaim, not %s of copies",
+		 mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
+	if (r->use.dataset_stage && *r->use.dataset_stage)
+		add_line(out, INDENT "stage it first: %s",
+			 r->use.dataset_stage);
+}
+
 static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			struct mc_explanation *out)
 {
@@ -413,6 +445,9 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
 	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
 		    v->ram_act_bytes || v->ram_nvme_bytes;
+	/* The ranks' own dataset copies: there in the load peak too. */
+	uint64_t ds_tasks = v->ram_dataset_bytes
+			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
 
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
@@ -436,13 +471,21 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1
 					  : ranks;
 
+			char c[32];
+
 			add_line(out, INDENT "loading %s = %u %s x %s (model "
-				 "built in host RAM, %s)",
-				 mc_fmt_bytes(v->ram_load_bytes, a, sizeof(a)),
+				 "built in host RAM, %s)%s%s%s",
+				 mc_fmt_bytes(mc_add_sat64(v->ram_load_bytes,
+							   ds_tasks), a,
+					      sizeof(a)),
 				 copies, plural(copies, "copy", "copies"),
 				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
 					      sizeof(b)),
-				 dtype_name(r->use.dtype_bytes));
+				 dtype_name(r->use.dtype_bytes),
+				 ds_tasks ? " + " : "",
+				 ds_tasks ? mc_fmt_bytes(ds_tasks, c, sizeof(c))
+				 : "", ds_tasks ? " the tasks' dataset copies"
+				 : "");
 		}
 		s.len = 0;
 		s.b[0] = '\0';
@@ -451,7 +494,9 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 				 v->ram_workers_bytes, v->ram_zero_bytes),
 				 mc_add_sat64(v->ram_act_bytes,
 					   v->ram_nvme_bytes)),
-				 v->ram_save_bytes), a, sizeof(a)));
+				 mc_add_sat64(v->ram_save_bytes,
+					      v->ram_dataset_bytes)), a,
+			       sizeof(a)));
 		sep = " ";
 	}
 	if (v->ram_workers_bytes) {
@@ -489,8 +534,15 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
+	if (v->ram_dataset_bytes) {
+		sb_add(&s, "%s%s dataset in RAM", sep,
+		       mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
+		sep = " + ";
+	}
 	if (!peak || strcmp(sep, " "))
 		add_line(out, "%s", s.b);
+	if (v->ram_dataset_bytes)
+		explain_dataset(v, ranks, out);
 	if (v->ram_act_bytes)
 		add_line(out, INDENT "(activations: %u ranks x %u layers x "
 			 "micro-batch %u x seq %u x hidden %u x %u bytes%s)",

@@ -78,6 +78,12 @@ static const struct {
 		"the job's dataset: memcore says when it lies on a network "
 		"filesystem and how to stage it to local scratch (read as "
 		"you, at submission)" },
+	[MC_OPT_DATASET_IN_MEMORY] = { "dataset-in-memory",
+		"MEMCORE_DATASET_IN_MEMORY", "SIZE",
+		"the dataset is held in RAM (datasets keep_in_memory=True, "
+		"Python lists): a copy in every task and DataLoader worker, "
+		"tasks x SIZE x (workers + 1); without =SIZE (or =yes) the "
+		"--dataset paths' measured size" },
 };
 
 const char *mc_opt_name(enum mc_opt_id id)
@@ -98,6 +104,11 @@ const char *mc_opt_arginfo(enum mc_opt_id id)
 const char *mc_opt_help(enum mc_opt_id id)
 {
 	return table[id].help;
+}
+
+bool mc_opt_value_optional(enum mc_opt_id id)
+{
+	return id == MC_OPT_DATASET_IN_MEMORY;
 }
 
 int mc_opt_lookup(const char *name)
@@ -286,6 +297,25 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 			rc = 0;
 		}
 		break;
+	case MC_OPT_DATASET_IN_MEMORY:
+		/* No SIZE: the option alone (srun passes slurmstepd ""), or
+		 * "yes", which a variable can say. */
+		if (!value || !*value || !strcmp(value, "yes")) {
+			n.dataset_in_memory_bytes = 0;
+			rc = 0;
+			break;
+		}
+		rc = mc_parse_size(value, (uint64_t)1 << 20,
+				   &n.dataset_in_memory_bytes, why,
+				   sizeof(why));
+		if (!rc && (n.dataset_in_memory_bytes < ((uint64_t)1 << 20) ||
+			    n.dataset_in_memory_bytes > ((uint64_t)1 << 50))) {
+			snprintf(why, sizeof(why), "expected a size from 1M "
+				 "to 1024T, or no value for the --dataset "
+				 "paths' measured size");
+			rc = -1;
+		}
+		break;
 	case MC_OPT_MODEL_DTYPE:
 		rc = mc_parse_word(value, mc_dtype_words, &n.model_dtype, why,
 				   sizeof(why));
@@ -392,6 +422,13 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->use.micro_batch = o->micro_batch;
 	r->use.model_parallel = o->model_parallel;
 	r->use.ram_per_worker_bytes = o->ram_per_worker_bytes;
+	r->use.dataset_bytes = o->set[MC_OPT_DATASET_IN_MEMORY]
+			       ? o->dataset_in_memory_bytes : 0;
+}
+
+bool mc_opts_dataset_measured(const struct mc_opts *o)
+{
+	return o->set[MC_OPT_DATASET_IN_MEMORY] && !o->dataset_in_memory_bytes;
 }
 
 const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,

@@ -2,7 +2,8 @@
  * mc_opts.h - the user's memcore options, the same under sbatch, salloc and
  * srun and for `memcore check`: --dataloader-workers, --model-params,
  * --zero-stage, --offload, --largest-layer-params, --zero-init,
- * --memcore=explain|warn, each with an environment default
+ * --memcore=explain|warn, the job's files, its other uses of host RAM and
+ * its dataset (--dataset, --dataset-in-memory[=SIZE]), each with an environment default
  * (MEMCORE_DATALOADER_WORKERS, MEMCORE_MODEL_PARAMS, MEMCORE_ZERO_STAGE,
  * MEMCORE_OFFLOAD, MEMCORE_LARGEST_LAYER_PARAMS, MEMCORE_ZERO_INIT,
  * MEMCORE_MODE). An option on the command line wins over its variable.
@@ -43,6 +44,7 @@ enum mc_opt_id {
 	MC_OPT_MODEL_PARALLEL,		/* --model-parallel=N */
 	MC_OPT_RAM_PER_WORKER,		/* --ram-per-worker=SIZE */
 	MC_OPT_DATASET,			/* --dataset=PATH[,PATH...] */
+	MC_OPT_DATASET_IN_MEMORY,	/* --dataset-in-memory[=SIZE] */
 	MC_OPT_COUNT
 };
 
@@ -81,6 +83,9 @@ struct mc_opts {
 	uint32_t seq_len, micro_batch, model_parallel;
 	uint64_t ram_per_worker_bytes;
 	char dataset[MC_OPT_PATH_MAX];	/* as given ("" none) */
+	/* --dataset-in-memory's SIZE, one copy in RAM; 0 with the option
+	 * set: the --dataset paths' measured size (mc_opts_dataset_measured) */
+	uint64_t dataset_in_memory_bytes;
 };
 
 /* The option's name without dashes ("dataloader-workers"), its
@@ -90,6 +95,10 @@ const char *mc_opt_name(enum mc_opt_id id);
 const char *mc_opt_env(enum mc_opt_id id);
 const char *mc_opt_arginfo(enum mc_opt_id id);
 const char *mc_opt_help(enum mc_opt_id id);
+
+/* Whether the option's value may be left out (--dataset-in-memory): a
+ * SPANK option with has_arg 2, getopt's optional_argument ("--name=V"). */
+bool mc_opt_value_optional(enum mc_opt_id id);
 
 /* The option whose name (without dashes) is `name`, or -1. */
 int mc_opt_lookup(const char *name);
@@ -149,6 +158,14 @@ const char *mc_opts_workers_list(const struct mc_opts *o, uint32_t fallback,
  * the environment)").
  */
 int mc_opts_check(const struct mc_opts *o, char *err, size_t errlen);
+
+/*
+ * --dataset-in-memory without SIZE (the option alone, "--dataset-in-
+ * memory=", or MEMCORE_DATASET_IN_MEMORY=yes): the caller measures the
+ * --dataset paths (mc_dataset_in_memory_bytes) and sets the request's
+ * use.dataset_bytes; mc_opts_request leaves it 0.
+ */
+bool mc_opts_dataset_measured(const struct mc_opts *o);
 
 /* Whether the options name a job file (--deepspeed-config,
  * --model-config): then mc_jobfiles_check() checks them together with the

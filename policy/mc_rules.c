@@ -249,11 +249,16 @@ static uint64_t tasks_term(const struct mc_policy *p,
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r)
 {
-	/* Peaks and resident terms as they coexist (mc_terms.h). */
+	/* Peaks and resident terms as they coexist (mc_terms.h): the
+	 * ranks' dataset copies are there during the load peak too. */
 	return mc_terms_combine(gpu_term(p, r), tasks_term(p, r),
-		mc_terms_load_bytes(&r->use, r->gpus, r->model_params,
-				    r->zero_stage),
-		workers_term(p, r, r->dataloader_workers),
+		mc_add_sat64(mc_terms_load_bytes(&r->use, r->gpus,
+						 r->model_params,
+						 r->zero_stage),
+			     mc_terms_dataset_task_bytes(&r->use, r->gpus)),
+		mc_add_sat64(workers_term(p, r, r->dataloader_workers),
+			     mc_terms_dataset_bytes(&r->use, r->gpus,
+						    r->dataloader_workers)),
 		mc_zero_ram_bytes(p, r), mc_terms_act_bytes(&r->use, r->gpus),
 		mc_terms_nvme_bytes(&r->use, r->gpus),
 		mc_terms_save_bytes(&r->use, r->gpus, r->model_params));
@@ -416,6 +421,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
 	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
 	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
+	v->ram_dataset_bytes = mc_terms_dataset_bytes(&r->use, g, w);
 	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
 	v->node_ram_short = node->ram_bytes &&

@@ -177,7 +177,8 @@ bool mc_zero_init(const struct mc_policy *p, const struct mc_request *r);
 int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		     char *err, size_t errlen);
 
-/* The whole step RAM: floor + workers + ZeRO + g * RamPerTask. */
+/* The whole step RAM: floor + workers + ZeRO + g * RamPerTask and the
+ * job's other terms, as they combine (mc_terms.h). */
 uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 			     const struct mc_request *r);
 
@@ -191,6 +192,8 @@ struct mc_verdict {
 	 * activation offload, nvme offload's pinned buffers. */
 	uint64_t ram_load_bytes, ram_save_bytes, ram_act_bytes,
 		 ram_nvme_bytes;
+	/* --dataset-in-memory: ranks x S x (w + 1) (mc_terms.h). */
+	uint64_t ram_dataset_bytes;
 	bool ram_short;			/* needed > allocated */
 	bool node_ram_short;		/* needed > node RAM: no --mem fits */
 	/* cores */
@@ -328,7 +331,7 @@ size_t mc_verdict_fix_options(const struct mc_policy *p,
 			      const struct mc_verdict *v,
 			      char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX]);
 
-#define MC_EXPLAIN_LINES 28
+#define MC_EXPLAIN_LINES 32
 #define MC_EXPLAIN_LINE_MAX 200
 
 /* The explanation, one line each, without trailing newlines. */

@@ -164,6 +164,20 @@ uint64_t mc_terms_nvme_bytes(const struct mc_usage *u, uint32_t gpus)
 	return mul(u->nvme_pinned_bytes, gpus ? mc_terms_ranks(u, gpus) : 0);
 }
 
+uint64_t mc_terms_dataset_task_bytes(const struct mc_usage *u,
+				     uint32_t gpus)
+{
+	return gpus ? mul(u->dataset_bytes, mc_terms_ranks(u, gpus)) : 0;
+}
+
+uint64_t mc_terms_dataset_bytes(const struct mc_usage *u, uint32_t gpus,
+				uint32_t workers)
+{
+	/* One copy in the rank and one in each of its workers. */
+	return mul(mc_terms_dataset_task_bytes(u, gpus),
+		   (uint64_t)workers + 1);
+}
+
 uint32_t mc_terms_offload_cores(const struct mc_policy *p, bool offloaded)
 {
 	return offloaded ? p->offload_cores_per_gpu : 0;

@@ -44,13 +44,26 @@
  *          Resident.
  *  workers g x w x RamPerWorker, or the job's --ram-per-worker within
  *          [MinRamPerWorker, MaxRamPerWorker]. Resident.
+ *  dataset a dataset held in RAM (--dataset-in-memory[=SIZE]): Hugging
+ *          Face datasets with keep_in_memory=True, or samples loaded into
+ *          Python lists. The Open Book's CPU-memory chapter: it removes
+ *          the page faults of a memory-mapped dataset, but every
+ *          DataLoader worker process then carries the dataset too (the
+ *          fork's copy-on-write pages are copied as Python's reference
+ *          counts touch them), and so does each task: ranks x S x (w + 1)
+ *          for S the dataset's size in RAM, counted per rank as the
+ *          workers are. The ranks' own copies (ranks x S) are loaded
+ *          before or after the model and so coexist with the load peak;
+ *          the workers' (ranks x w x S) exist once they fork. Resident.
  *
  * They combine as they coexist: the load peak comes before the DataLoader
  * workers fork and before DeepSpeed offloads anything, and its host copy
  * is gone once the model is on the GPUs; the save peak comes during
  * training, with everything resident still there. So
  *     needed = GPU floor + ranks x RamPerTask
- *              + max(load, workers + ZeRO + act + nvme + save).
+ *              + max(load + ranks x S,
+ *                    workers + dataset + ZeRO + act + nvme + save)
+ * (S = 0 without --dataset-in-memory: the terms as before it).
  * Units: bytes (uint64_t), saturating; parameters as counts.
  */
 #ifndef MC_TERMS_H
@@ -92,6 +105,12 @@ struct mc_usage {
 	uint32_t act_bytes;		/* 0 = 4 */
 	uint64_t nvme_pinned_bytes;	/* per rank */
 	uint64_t ram_per_worker_bytes;	/* 0: the policy's RamPerWorker */
+	/* --dataset-in-memory: the size of one copy of the dataset in RAM
+	 * (0: none), and the command that stages the job's --dataset to
+	 * local scratch for the explanation's fix (NULL: no path known; the
+	 * caller keeps the text while the request is judged). */
+	uint64_t dataset_bytes;
+	const char *dataset_stage;
 	/* A shared GPU asked for at submission: --gres=shard:N or mps:N
 	 * (share_kind 1 shard, 2 mps), and the count per GPU when known. */
 	uint32_t share_kind, share_count, share_per_gpu;
@@ -173,6 +192,16 @@ uint32_t mc_terms_save_param_bytes(const struct mc_usage *u);
 uint64_t mc_terms_act_bytes(const struct mc_usage *u, uint32_t gpus);
 /* nvme offload's pinned buffers (bytes, all ranks of the node). */
 uint64_t mc_terms_nvme_bytes(const struct mc_usage *u, uint32_t gpus);
+
+/* The dataset held in RAM (bytes, all ranks of the node): ranks x S x
+ * (w + 1), w the DataLoader workers per rank; 0 without one or without
+ * GPUs. Saturating. */
+uint64_t mc_terms_dataset_bytes(const struct mc_usage *u, uint32_t gpus,
+				uint32_t workers);
+/* Its ranks' own copies, ranks x S: the part that coexists with the
+ * model's load peak (above). */
+uint64_t mc_terms_dataset_task_bytes(const struct mc_usage *u,
+				     uint32_t gpus);
 
 /*
  * Extra cores per rank for an optimizer step on the CPU

@@ -62,7 +62,10 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 			.name = (char *)mc_opt_name(i),
 			.arginfo = (char *)mc_opt_arginfo(i),
 			.usage = p->option_help[i],
-			.has_arg = 1,
+			/* 2: an optional value, "--dataset-in-memory" or
+			 * "--dataset-in-memory=SIZE" (Slurm hands it to
+			 * getopt_long as optional_argument). */
+			.has_arg = mc_opt_value_optional(i) ? 2 : 1,
 			.val = i,
 			.cb = option_cb,
 		};
@@ -113,12 +116,17 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
  * (mc_dataset.h), bounded; the figures travel in MEMCORE_DATASET_FACTS.
  * Nothing named: the variable is removed, so that an srun inside a batch
  * job never carries the batch script's figures for another dataset.
+ * --dataset-in-memory without SIZE walks local paths too (the user asked
+ * for their size), and a size that stays unknown stops the submission
+ * here, saying to give SIZE.
  */
 static int mc_plugin_dataset(struct mc_plugin *p, spank_t sp, char *err,
 			     size_t errlen)
 {
 	static struct mc_dataset d;
 	static char val[MC_DATASET_PATHS_MAX * (3 * MC_DATASET_PATH_MAX + 96)];
+	bool measure = mc_opts_dataset_measured(&p->opts);
+	uint64_t bytes;
 
 	if (mc_dataset_paths(p->opts.set[MC_OPT_DATASET] ? p->opts.dataset
 			     : NULL, getenv("HF_DATASETS_CACHE"),
@@ -127,10 +135,14 @@ static int mc_plugin_dataset(struct mc_plugin *p, spank_t sp, char *err,
 	if (!d.n) {
 		spank_unsetenv(sp, MC_DATASET_ENV);
 		unsetenv(MC_DATASET_ENV);
-		return 0;
+		return measure ? mc_dataset_in_memory_bytes(&d, &bytes, err,
+							    errlen) : 0;
 	}
 	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS,
-			 false);
+			 measure);
+	if (measure && mc_dataset_in_memory_bytes(&d, &bytes, err,
+						  errlen) < 0)
+		return -1;
 	mc_dataset_format(&d, val, sizeof(val));
 	if (spank_setenv(sp, MC_DATASET_ENV, val, 1) != ESPANK_SUCCESS &&
 	    setenv(MC_DATASET_ENV, val, 1) != 0) {

@@ -195,6 +195,58 @@ static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 }
 
 /*
+ * --dataset-in-memory (mc_terms.h): without SIZE, the --dataset paths'
+ * size as srun/sbatch measured it as the user (MEMCORE_DATASET_FACTS);
+ * with a --dataset path, the command that stages it to the policy's
+ * LocalScratch, for the explanation's fix. Returns 0, or -1 with err when
+ * the size is unknown here (the figures did not reach the step, or do not
+ * say it): the user is told to give SIZE.
+ */
+static int dataset_in_memory(struct mc_plugin *p, spank_t sp,
+			     const struct mc_step *s,
+			     const struct mc_policy *pol,
+			     struct mc_request *req, char *err, size_t errlen)
+{
+	static struct mc_dataset d;
+	static char stage[1024];
+	char job[16], why[MC_ERR_MAX];
+	bool measure = mc_opts_dataset_measured(&p->opts);
+	char *v = NULL;
+	int rc;
+
+	if (!p->opts.set[MC_OPT_DATASET_IN_MEMORY])
+		return 0;
+	memset(&d, 0, sizeof(d));
+	rc = mc_step_getenv(sp, MC_DATASET_ENV, &v, why, sizeof(why));
+	if (rc > 0) {
+		rc = mc_dataset_parse(v, &d, why, sizeof(why));
+		free(v);
+	} else if (rc == 0 && p->opts.set[MC_OPT_DATASET]) {
+		snprintf(why, sizeof(why), "%s is not in the job's "
+			 "environment; was it dropped, e.g. by --export=NONE?",
+			 MC_DATASET_ENV);
+		rc = -1;
+	}
+	if (rc < 0) {
+		if (!measure)
+			return 0;	/* SIZE given: judged without a stage
+					 * command */
+		snprintf(err, errlen, "--dataset-in-memory: the dataset's "
+			 "measured size did not reach the step (%s): give its "
+			 "size in RAM: --dataset-in-memory=SIZE", why);
+		return -1;
+	}
+	if (measure && mc_dataset_in_memory_bytes(&d, &req->use.dataset_bytes,
+						  err, errlen) < 0)
+		return -1;
+	snprintf(job, sizeof(job), "%u", s->job_id);
+	mc_dataset_stage_cmd(&d, false, pol->local_scratch, job, stage,
+			     sizeof(stage));
+	req->use.dataset_stage = stage;
+	return 0;
+}
+
+/*
  * The dataset's note (mc_dataset.h): the figures srun/sbatch measured as
  * the user, from the job's environment, against the policy's LocalScratch,
  * whose free space slurmstepd reads itself (the administrator's path).
@@ -304,7 +356,8 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	req.gpus = s->gpus;
 	req.nodes = s->nodes;
 	mc_opts_request(&p->opts, &pol, &req);
-	if (job_files(p, sp, s, &pol, &req, why, sizeof(why)) < 0) {
+	if (job_files(p, sp, s, &pol, &req, why, sizeof(why)) < 0 ||
+	    dataset_in_memory(p, sp, s, &pol, &req, why, sizeof(why)) < 0) {
 		snprintf(err, sizeof(err), "memcore: step %s: %s",
 			 s->step_name, why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);

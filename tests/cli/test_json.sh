@@ -9,7 +9,22 @@
 MAN=$TOP/docs/memcore.8
 T4=$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml
 
-documented=$(awk '/^\.SH/ { k = ($0 == ".SH JSON OUTPUT") } /^\.PP/ { k = 0 } k && p && /^\.B [a-z_]+$/ { print $2 } { p = ($0 == ".TP") }' "$MAN" | sort)
+# A key documented as "only with --OPTION" is in the output exactly when
+# that option is given (keys of an option the job did not use are left
+# out, so that the output without it stays as it was).
+keys_doc() { # all | optional | plain
+	awk -v want="$1" '/^\.SH/ { k = ($0 == ".SH JSON OUTPUT") } /^\.PP/ { k = 0 }
+		key != "" { opt = ($0 ~ /^only with /); if (want == "all" || (want == "optional") == opt) print key; key = "" }
+		k && p && /^\.B [a-z_]+$/ { key = $2 } { p = ($0 == ".TP") }' "$MAN" | sort
+}
+documented=$(keys_doc plain)
+optional=$(keys_doc optional)
+expect_eq "memcore(8) JSON OUTPUT: the --dataset-in-memory keys are optional" \
+	"$(echo $optional)" "dataset_in_memory_bytes ram_dataset_bytes"
+run_mc check --gpus 2 --dataset-in-memory=1G --topology "$T4" --config "$TMP/empty.conf" --json
+got=$(jq -r 'keys[]' <<<"$OUT" | sort)
+expect_eq "check --dataset-in-memory --json: its keys and the documented ones" \
+	"$(comm -3 <(keys_doc all) <(printf '%s\n' "$got"))" ""
 expect_eq "memcore(8) JSON OUTPUT lists keys" "$([ "$(wc -l <<<"$documented")" -ge 20 ] && echo yes)" yes
 for args in "--gpus 8 --mem 100G" "--gpus 8 --mem 400G --model-params 3B --zero-stage 2 --offload optimizer" "--gpus 1"; do
 	# shellcheck disable=SC2086

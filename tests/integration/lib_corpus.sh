@@ -183,10 +183,12 @@ mc_corpus_compare() {
 		fi
 		# Let through because some node of the partition cannot be
 		# judged (issue 17 item 3: never a refusal on the others'
-		# account): the specified answer, counted and printed apart.
+		# account), or because Slurm decides the job's cores only as
+		# it allocates (--ntasks-per-gpu with -c, no -n): the
+		# specified answer, counted and printed apart.
 		if [[ ${SUBMIT_WHY[$i]:-} == *"cannot be judged"* ]]; then
 			LETS=$((LETS + 1))
-			printf 'LET THROUGH (nodes that cannot be judged): %s\n    submit: %s\n' "$line" "${SUBMIT_WHY[$i]}" >&2
+			printf 'LET THROUGH (cannot be judged at submission): %s\n    submit: %s\n' "$line" "${SUBMIT_WHY[$i]}" >&2
 			continue
 		fi
 		DIS=$((DIS + 1)); printf 'DISAGREE: %s\n' "$line" >&2

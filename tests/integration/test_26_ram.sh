@@ -10,6 +10,8 @@
 #    set three days back, stays put: relatime would move it on any read);
 #  - a --gres=shard:2 step sized by its share of the card (2/8), at launch
 #    and by memcore check, and running;
+#  - --dataset-in-memory: a dataset held in RAM, its size measured by srun,
+#    refused with its line (a copy in the task and in each worker);
 #  - 16 ranks on 2 GPUs: RamPerTask for each of the 16, one binding
 #    message for the step.
 # guest: trixie sid
@@ -160,6 +162,20 @@ assert_contains "$MC_ERR" "$NEED needed" "... with the same $NEED"
 mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
 assert_rc 0 "cli_filter: ... and passes with $FIX"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued by --test-only"
+
+# --- --dataset-in-memory: a copy in the task and in each worker ----------
+# Its size measured by srun as the user (a local path, walked because the
+# option asks for it; 10 GiB sparse): 1 T4 floor + 2 workers x 4 GiB +
+# 1 task + 1 task x 10 GiB x (2 workers + 1) > 40G, which fits without it.
+mkdir -p "$D/ds"
+truncate -s 10G "$D/ds/data-00000-of-00001.arrow"
+DNEED=$(awk 'BEGIN { printf "%.2f GiB", (15843721216 + 9 * 2^30 + 30 * 2^30) / 2^30 }')
+mc_run srun -n1 --gpus=1 --cpus-per-gpu=6 --mem=40G --dataset="$D/ds" --dataset-in-memory true
+assert_ne 0 "$MC_RC" "--dataset-in-memory: a 10 GiB dataset in RAM with 2 workers, short of RAM: refused"
+assert_contains "$MC_ERR" "dataset in RAM  1 task x 10 GiB x (2 workers + 1) = 30 GiB" "the line with its formula, the size measured by srun"
+assert_contains "$MC_ERR" "$DNEED needed" "needed = floor + workers + task + the dataset's copies = $DNEED"
+assert_contains "$MC_ERR" "map it (keep_in_memory=False)" "... and the fix"
+assert_contains "$MC_ERR" "stage it first: memcore stage " "... with the staging command"
 
 # --- 16 ranks on 2 GPUs: per process, one binding message -----------------
 policy "Bind=numa"

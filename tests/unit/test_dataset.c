@@ -223,6 +223,66 @@ static void test_note(void **state)
 					 &refuse), 0);
 }
 
+/* --dataset-in-memory without SIZE: the --dataset paths' measured size,
+ * or why it is unknown (never a silent 0); the staging command. */
+static void test_in_memory(void **state)
+{
+	char dir[] = "/tmp/mc_ds_XXXXXX", f[128], err[512], cmd[512];
+	struct mc_dataset d;
+	uint64_t b = 0;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/a.arrow", dir);
+	fd = open(f, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 3 << 20), 0);	/* sparse */
+	close(fd);
+	/* The HF cache is not this dataset: only --dataset counts. */
+	assert_int_equal(mc_dataset_paths(NULL, dir, NULL, &d, err,
+					  sizeof(err)), 0);
+	mc_dataset_probe(&d, 1000, 2000, true);
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "--dataset-in-memory=SIZE"));
+	assert_non_null(strstr(err, "none is given"));
+	assert_int_equal(mc_dataset_paths(dir, NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	/* local, not walked (srun's plain probe): 0 measured, an error */
+	mc_dataset_probe(&d, 1000, 2000, false);
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "measured 0 bytes"));
+	mc_dataset_probe(&d, 1000, 2000, true);
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 0);
+	assert_int_equal(b, 3 << 20);
+	/* the walk's bound: the size is unknown, not "at least" */
+	mc_dataset_probe(&d, 1, 2000, true);
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "the walk stopped"));
+	/* the staging command names the --dataset paths */
+	mc_dataset_probe(&d, 1000, 2000, true);
+	mc_dataset_stage_cmd(&d, false, "/scratch", "42", cmd, sizeof(cmd));
+	snprintf(f, sizeof(f), "memcore stage %s /scratch/job_42",
+		 d.p[0].path);
+	assert_string_equal(cmd, f);
+	mc_dataset_stage_cmd(&d, true, "/scratch", "42", cmd, sizeof(cmd));
+	assert_string_equal(cmd, "");	/* not on a network filesystem */
+	/* unreadable */
+	assert_int_equal(mc_dataset_paths("/nonexistent/mc", NULL, NULL, &d,
+					  err, sizeof(err)), 0);
+	mc_dataset_probe(&d, 1000, 2000, true);
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "cannot be read"));
+	snprintf(f, sizeof(f), "%s/a.arrow", dir);
+	unlink(f);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_note),
+		cmocka_unit_test(test_in_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -294,6 +294,70 @@ static void test_workers_list(void **state)
 			       "MaxDataloaderWorkers=8"));
 }
 
+/* --dataset-in-memory[=SIZE]: SIZE as --mem takes it, or none. */
+static void test_dataset_in_memory(void **state)
+{
+	struct mc_opts o = { 0 };
+	struct mc_policy p;
+	struct mc_request r = { .gpus = 2 };
+	static const char *const bad[][2] = {
+		{ "abc", "--dataset-in-memory=abc: not a number" },
+		{ "0", "--dataset-in-memory=0: expected a size from 1M to "
+		       "1024T, or no value for the --dataset paths' measured "
+		       "size" },
+		{ "-5G", "--dataset-in-memory=-5G: negative value not "
+			 "allowed" },
+		{ "99999999999999999999", "--dataset-in-memory="
+		  "99999999999999999999: too large" },
+		{ "2000T", "--dataset-in-memory=2000T: expected a size from "
+			   "1M to 1024T, or no value for the --dataset paths' "
+			   "measured size" },
+	};
+
+	(void)state;
+	mc_policy_defaults(&p);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY,
+					     bad[i][0], false, err,
+					     sizeof(err)), -1);
+		assert_string_equal(err, bad[i][1]);
+		assert_false(o.set[MC_OPT_DATASET_IN_MEMORY]);
+	}
+	assert_int_equal(mc_opts_set_env(&o, MC_OPT_DATASET_IN_MEMORY, "x1",
+					 err, sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_DATASET_IN_MEMORY=x1: not a number");
+	/* the option alone, as srun and slurmstepd get it */
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY, NULL, false,
+				     err, sizeof(err)), 0);
+	assert_true(mc_opts_dataset_measured(&o));
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(r.use.dataset_bytes, 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY, "", false,
+				     err, sizeof(err)), 0);
+	assert_true(mc_opts_dataset_measured(&o));
+	memset(&o, 0, sizeof(o));
+	/* a bare number is MiB, as --mem */
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY, "20480",
+				     false, err, sizeof(err)), 0);
+	assert_false(mc_opts_dataset_measured(&o));
+	mc_opts_request(&o, &p, &r);
+	assert_int_equal(r.use.dataset_bytes, 20ULL << 30);
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY, "21G",
+				     false, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "given twice with different values"));
+	/* the variable's "yes": measured; an option wins over it */
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mc_opts_set_env(&o, MC_OPT_DATASET_IN_MEMORY, "yes",
+					 err, sizeof(err)), 0);
+	assert_true(mc_opts_dataset_measured(&o));
+	assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY, "4G",
+				     false, err, sizeof(err)), 0);
+	assert_int_equal(o.dataset_in_memory_bytes, 4ULL << 30);
+	assert_int_equal(mc_opt_lookup("dataset-in-memory"),
+			 MC_OPT_DATASET_IN_MEMORY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_workers_list),
+		cmocka_unit_test(test_dataset_in_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,8 @@
  * same dtype), DeepSpeed's 16-bit
  * gather (2 bytes a parameter), DeepSpeed's activation checkpoints (one
  * layer input of micro-batch x seq x hidden per layer), nvme's pinned
- * buffers; how they combine; cores per rank; shared GPUs; the fix,
+ * buffers; a dataset held in RAM (one copy per task and per DataLoader
+ * worker); how they combine; cores per rank; shared GPUs; the fix,
  * including the job's own load and save options where those are what
  * does not fit.
  */
@@ -427,6 +428,119 @@ static void test_worker_bounds(void **state)
 	assert_non_null(strstr(err, "--model-config"));
 }
 
+/*
+ * --dataset-in-memory: one copy of the dataset in each task and in each of
+ * its DataLoader workers (Open Book, CPU memory: keep_in_memory=True).
+ * The figures are written here from that sentence, not from the code:
+ * copies = tasks + tasks x workers.
+ */
+static uint64_t copies_of(uint64_t size, uint64_t tasks, uint64_t workers)
+{
+	return size * (tasks + tasks * workers);
+}
+
+static void test_dataset_in_memory(void **state)
+{
+	struct mc_policy p;
+	static const struct {
+		uint32_t gpus, ranks, workers;
+		uint64_t size;
+	} rows[] = {
+		{ 3, 0, 4, 20 * GiB },		/* the 300 GiB */
+		{ 8, 0, 2, 5 * GiB },
+		{ 1, 0, 0, 1 << 20 },		/* no worker: the task's own */
+		{ 2, 16, 1, 3 * GiB },		/* 16 ranks on 2 GPUs (MPS) */
+		{ 4, 0, 10, 7 * GiB + 12345 },	/* 8+2 loaders: 10 */
+	};
+
+	(void)state;
+	mc_policy_defaults(&p);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_request r = { .gpus = rows[i].gpus, .nodes = 1,
+					.dataloader_workers = rows[i].workers,
+					.gpu_memory_bytes = 80 * GiB };
+		uint64_t tasks = rows[i].ranks > rows[i].gpus ? rows[i].ranks
+							      : rows[i].gpus;
+		uint64_t base, want = copies_of(rows[i].size, tasks,
+						rows[i].workers);
+		char w[32];
+
+		r.use.ranks = rows[i].ranks;
+		base = mc_ram_needed_bytes(&p, &r);
+		r.use.dataset_bytes = rows[i].size;
+		fprintf(stderr, "  %u GPUs %llu tasks w=%u %s: %s\n",
+			rows[i].gpus, (unsigned long long)tasks,
+			rows[i].workers, gib(rows[i].size),
+			mc_fmt_bytes(want, w, sizeof(w)));
+		assert_int_equal(mc_terms_dataset_bytes(&r.use, r.gpus,
+							rows[i].workers), want);
+		assert_int_equal(mc_terms_dataset_task_bytes(&r.use, r.gpus),
+				 rows[i].size * tasks);
+		/* Without a model load, added whole to the need. */
+		assert_int_equal(mc_ram_needed_bytes(&p, &r), base + want);
+	}
+	/* 3 x 20 GiB x (4 + 1) = 300 GiB, the line the user reads. */
+	{
+		struct mc_request r = { .gpus = 3, .nodes = 1,
+					.dataloader_workers = 4,
+					.gpu_memory_bytes = 80 * GiB };
+
+		r.use.dataset_bytes = 20 * GiB;
+		judge(&p, &r, 400 * GiB, 15);
+		assert_int_equal(J.v.ram_dataset_bytes, 300 * GiB);
+		/* 240 floor + 3 x 4 workers x 4 GiB + 3 tasks + 300 */
+		assert_int_equal(J.v.ram_needed_bytes, 240 * GiB + 48 * GiB +
+				 3 * GiB + 300 * GiB);
+		assert_false(J.v.fits);
+		assert_true(said("+ 300 GiB dataset in RAM"));
+		assert_true(said("dataset in RAM  3 tasks x 20 GiB x "
+				 "(4 workers + 1) = 300 GiB"));
+		assert_true(said("stage the dataset to local scratch and map "
+				 "it (keep_in_memory=False)"));
+		assert_false(said("stage it first:"));
+		r.use.dataset_stage = "memcore stage /d /scratch/job_7";
+		judge(&p, &r, 400 * GiB, 15);
+		assert_true(said("stage it first: memcore stage /d "
+				 "/scratch/job_7"));
+		/* The fix: fewer workers hold fewer copies. 1 worker: 240
+		 * floor + 3 x 4 workers' + 3 tasks + 3 x 20 x 2 = 375 GiB. */
+		assert_int_equal(J.v.max_dataloader_workers, 1);
+		assert_true(said("--dataloader-workers=1"));
+		/* A small dataset on a step that fits: no advice. */
+		r.use.dataset_bytes = 1 * GiB;
+		judge(&p, &r, 400 * GiB, 15);
+		assert_true(J.v.fits);
+		assert_true(said("= 15 GiB: a copy in each task"));
+		assert_false(said("keep_in_memory=False"));
+	}
+	/* With a model load: the tasks' copies are in the load peak, the
+	 * workers' only in training. 2 x 80 floor + 2 tasks
+	 * + max(2 x 7B x 4 + 2 x 10 GiB, 2 x 2 x 4 GiB + 2 x 10 x 3). */
+	{
+		struct mc_request r = { .gpus = 2, .nodes = 1,
+					.dataloader_workers = 2,
+					.gpu_memory_bytes = 80 * GiB,
+					.model_params = LLAMA7 };
+		uint64_t load = 2 * LLAMA7 * 4 + 20 * GiB;
+		uint64_t train = 16 * GiB + 60 * GiB;
+
+		r.use.dataset_bytes = 10 * GiB;
+		judge(&p, &r, 1024 * GiB, 6);
+		assert_int_equal(J.v.ram_needed_bytes, 160 * GiB + 2 * GiB +
+				 (load > train ? load : train));
+		assert_true(said("+ 20 GiB the tasks' dataset copies"));
+		assert_true(said("training 76 GiB = 4 workers x 4 GiB + 60 GiB "
+				 "dataset in RAM"));
+	}
+	/* Saturating, never wrapping. */
+	{
+		struct mc_usage u = { .dataset_bytes = (uint64_t)1 << 50 };
+
+		assert_int_equal(mc_terms_dataset_bytes(&u, 1 << 20, 1 << 10),
+				 UINT64_MAX);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_fix_model_load),
 		cmocka_unit_test(test_fix_checkpoint_save),
 		cmocka_unit_test(test_worker_bounds),
+		cmocka_unit_test(test_dataset_in_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
