@@ -376,7 +376,6 @@ static uint32_t min32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* GPUs and tasks of the job on node n. */
 /*
  * --gpus=N over -N: Slurm does not split the total evenly (cons_tres gives
  * each node at least one and fills nodes as it finds them: 22.05.8 put
@@ -399,6 +398,7 @@ static uint32_t total_worst(const struct mc_slurm_job *j,
 	return w < even ? even : w;
 }
 
+/* GPUs and tasks of the job on node n. */
 static void gpus_and_tasks(const struct mc_slurm_job *j,
 			   const struct mc_node_record *n, uint32_t *gpus,
 			   uint32_t *tasks, uint32_t *asked)
@@ -665,8 +665,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	g->alloc.cores = cores;
 	g->alloc.tasks = g->tasks;
 	if (fewest && !(j->exclusive == MC_EXCL_NODE || p->exclusive)) {
-		uint32_t lc = j->one_thread_per_core ? (uint32_t)low
-			    : div_up32((uint32_t)low, tpc);
+		uint32_t l32 = low > UINT32_MAX ? UINT32_MAX : (uint32_t)low;
+		uint32_t lc = j->one_thread_per_core ? l32
+			    : div_up32(l32, tpc);
 
 		if (lc < cores)
 			g->alloc.cores_fewest = lc;
