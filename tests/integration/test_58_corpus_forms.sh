@@ -29,9 +29,11 @@ CORPUS=$MC_TOP/tests/integration/corpus/forms.txt
 MC_GPU_TYPE=t4
 MC_DEBUG=info
 MC_JOB_TIMEOUT=300
-# excl: the same node, OverSubscribe=EXCLUSIVE (corpus/alloc.txt)
+# excl: the same node, OverSubscribe=EXCLUSIVE; mmn: MaxMemPerNode
+# (corpus/alloc.txt)
 MC_SLURM_CONF_LINES="CliFilterPlugins=cli_filter/lua
-PartitionName=excl Nodes=mc-node1 OverSubscribe=EXCLUSIVE"
+PartitionName=excl Nodes=mc-node1 OverSubscribe=EXCLUSIVE
+PartitionName=mmn Nodes=mc-node1 MaxMemPerNode=180000"
 mc_cluster_start
 SLURM_VER=$(sinfo -V | awk '{print $2}')
 
@@ -95,17 +97,17 @@ for ((j = 0; j < N; j++)); do
 done
 
 # Allocation forms Slurm completes itself after the filter (--mincpus,
-# --ntasks-per-gpu, implied tasks, OverSubscribe=EXCLUSIVE).
+# --ntasks-per-gpu, implied tasks, OverSubscribe=EXCLUSIVE, MaxMemPerNode).
 mc_jobs_idle 30
 mc_corpus_read "$MC_TOP/tests/integration/corpus/alloc.txt"
-assert_eq 10 "$N" "the allocation corpus holds 10 requests"
+assert_eq 14 "$N" "the allocation corpus holds 14 requests"
 mc_corpus_submit
 mc_corpus_launch
 mc_corpus_compare
 mc_log "allocation corpus on Slurm $SLURM_VER: $CASES requests run, ${#SKIPPED[@]} skipped, $DIS disagreements, $BROKEN harness failures"
 assert_eq 0 "$BROKEN" "allocation corpus: every launch ended as ran or refused by memcore"
 assert_eq 0 "$DIS" "allocation corpus: submit and launch agree on all $CASES requests (Slurm $SLURM_VER)"
-assert_eq 10 "$CASES" "allocation corpus: every request judged (none skipped)"
+assert_eq 14 "$CASES" "allocation corpus: every request judged (none skipped)"
 for ((j = 0; j < N; j++)); do
 	want=passed; [[ ${NAMES[j]} == *_short ]] && want=refused
 	assert_eq "$want" "${SUBMIT[$j]:-skipped}" "${NAMES[j]}: $want at submission (Slurm $SLURM_VER)"
