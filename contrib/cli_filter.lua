@@ -43,7 +43,10 @@ Gres type. A job is refused here only when it fits no node of its
 partition; "fits on some nodes" lets it through (Slurm may place it on one
 of them, and the launch check judges the node it got), and so does a
 partition with nodes memcore cannot judge (powered-down cloud nodes that
-slurmctld hides without PrivateData=cloud): sbatch -v says why.
+slurmctld hides without PrivateData=cloud): sbatch -v says why. Each of
+the job's Slurm options that memcore does not model at submission
+(--core-spec, --nodelist, ...: memcore(8), "Slurm's options and settings
+at submission") is judged at launch, and sbatch -v says that too.
 memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
 partition line still take precedence (sites without slurmctld access from
 the login host). When slurmctld does not answer (`memcore check` exit 3),
