@@ -429,11 +429,18 @@ static json_t *shape_json(const struct mc_policy *p,
 	return o;
 }
 
+void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n)
+{
+	for (size_t i = 0; n && i < n->n; i++)
+		json_array_append_new(lines, json_string(n->line[i]));
+}
+
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool user_warn, bool json, bool print)
+		       const void *args, bool user_warn, bool json, bool print,
+		       const struct mc_cli_notes *notes)
 {
 	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
 	struct shape_verdict *sv = NULL;
@@ -559,6 +566,7 @@ int mc_check_partition(const struct mc_policy *p,
 		last = mc_launch_line(p, user_warn, launch);
 
 		json_array_append_new(lines, json_string(let_why));
+		mc_cli_notes_append(lines, notes);
 		if (!print) {
 			/* the answer only */
 		} else if (json) {
@@ -587,7 +595,9 @@ int mc_check_partition(const struct mc_policy *p,
 			mc_cli_launch_json(o, p, user_warn, launch);
 			mc_cli_json_print(o);
 		} else {
-			puts(let_why);
+			for (size_t i = 0; i < json_array_size(lines); i++)
+				puts(json_string_value(json_array_get(lines,
+								      i)));
 			if (last)
 				puts(last);
 		}
@@ -648,6 +658,7 @@ int mc_check_partition(const struct mc_policy *p,
 			 "see --json)", n_cand - SHAPES_EXPLAINED);
 		json_array_append_new(lines, json_string(more));
 	}
+	mc_cli_notes_append(lines, notes);
 	if (rep == SIZE_MAX)
 		rep = 0;
 	launch = mc_launch_outcome(p, user_warn, n_fit >= n_need ||

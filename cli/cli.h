@@ -157,6 +157,23 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
 				char *why, size_t why_len, bool *gpus_fixed);
 
 /*
+ * Lines about the job's request that change no verdict, appended to the
+ * explanation (text and JSON "explanation"), before the launch line:
+ * memcore check --slurm-options gives one for each of the job's Slurm
+ * options not modelled at submission (mc_slurm_let_through), "memcore:
+ * --core-spec is not modelled at submission: REASON (the launch check
+ * judges it)"; contrib/cli_filter.lua shows them at sbatch -v.
+ */
+#define MC_CLI_NOTES_MAX 32
+struct mc_cli_notes {
+	size_t n;
+	char line[MC_CLI_NOTES_MAX][MC_EXPLAIN_LINE_MAX];
+};
+
+/* Append n's lines to the JSON array lines (n NULL: none). */
+void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);
+
+/*
  * Judge req against every node shape of a partition from slurmctld (GPU
  * memory per shape: gpu_memory_override when not 0, else GpuTypeMemory=,
  * else GpuMemory=) and print which nodes it fits:
@@ -168,13 +185,15 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
  * --memcore=warn). Returns MC_EXIT_REFUSED when launch would refuse it
  * (no node fits and no warning may run it), else MC_EXIT_FITS. With
  * print false nothing is printed (the answer only: a refusal from cached
- * nodes is confirmed with a fresh load before it is said).
+ * nodes is confirmed with a fresh load before it is said). notes: lines
+ * added to the explanation before the launch line (NULL: none).
  */
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool user_warn, bool json, bool print);
+		       const void *args, bool user_warn, bool json, bool print,
+		       const struct mc_cli_notes *notes);
 
 /*
  * Whether a step that fits allocation a (judgement j) might not fit what

@@ -497,10 +497,13 @@ static bool keep_export(const char *key, const char *s, struct job_export *x,
  * slurm.json_cli_options() gives them: "spank:NAME" keys are memcore's
  * own options (as the plugin's), the rest Slurm's, "export" and
  * "export-file" into x; memcore's variables (MEMCORE_*) fill what the
- * options leave unset, as in the plugin (read_env_defaults).
+ * options leave unset, as in the plugin (read_env_defaults). Each of
+ * Slurm's options that memcore does not model at submission
+ * (mc_slurm_let_through) gives notes a line: never silently ignored.
  */
 static int read_slurm_options(const char *text, struct mc_opts *opts,
-			      struct mc_slurm_job *job, struct job_export *x)
+			      struct mc_slurm_job *job, struct job_export *x,
+			      struct mc_cli_notes *notes)
 {
 	json_error_t jerr;
 	/* A key twice: Slurm's table holds each option once, so a second
@@ -562,6 +565,14 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 				rc = mc_cli_usage_error("%s", err);
 				break;
 			}
+		} else if (mc_slurm_let_through(key)) {
+			/* one line each; Slurm's table holds each once */
+			if (notes->n < MC_CLI_NOTES_MAX)
+				snprintf(notes->line[notes->n++],
+					 sizeof(notes->line[0]), "memcore: "
+					 "--%s is not modelled at submission: "
+					 "%s (the launch check judges it)", key,
+					 mc_slurm_let_through(key));
 		} else if (mc_slurm_job_set(job, key, s, err, sizeof(err)) < 0) {
 			/* sbatch took it: memcore misreads it, so it judges
 			 * nothing (exit 2 without a user's "--" message). */
@@ -699,12 +710,14 @@ static const char *measured_where(const struct mc_cli_common *c,
 /* The answer for a step this command does not judge: one line, exit 0.
  * launch: what launch does with it ("unchecked"), or NULL where launch
  * judges it by what only the node knows (JSON null). */
-static int not_judged(bool json, const char *line, const char *launch)
+static int not_judged(bool json, const char *line, const char *launch,
+		      const struct mc_cli_notes *notes)
 {
 	if (json) {
 		json_t *o = json_object(), *lines = json_array();
 
 		json_array_append_new(lines, json_string(line));
+		mc_cli_notes_append(lines, notes);
 		json_object_set_new(o, "fits", json_true());
 		json_object_set_new(o, "gpus", json_integer(0));
 		json_object_set_new(o, "fix_options", json_array());
@@ -714,6 +727,8 @@ static int not_judged(bool json, const char *line, const char *launch)
 		mc_cli_json_print(o);
 	} else {
 		puts(line);
+		for (size_t i = 0; notes && i < notes->n; i++)
+			puts(notes->line[i]);
 	}
 	return MC_EXIT_FITS;
 }
@@ -722,7 +737,7 @@ static int not_judged(bool json, const char *line, const char *launch)
 static int not_a_gpu_step(bool json)
 {
 	return not_judged(json, "memcore: --gpus=0: not a GPU step; memcore "
-			  "has nothing to check", "unchecked");
+			  "has nothing to check", "unchecked", NULL);
 }
 
 /*
@@ -759,6 +774,7 @@ int mc_cmd_check(int argc, char **argv)
 	struct check_args a = { .nodes = 1 };
 	static struct job_export jx;	/* the job's --export, --export-file */
 	static struct job_args ja;
+	static struct mc_cli_notes notes;	/* Slurm options let through */
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	struct mc_ctld_nodes ctld = { .n = 0 };
@@ -828,7 +844,7 @@ int mc_cmd_check(int argc, char **argv)
 				"--cores, --gpu-type, --ntasks-per-node or "
 				"--job-cores with it");
 		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job,
-					&jx);
+					&jx, &notes);
 		if (rc)
 			return rc;
 		ja.job.srun = a.slurm_command == MC_SUBMIT_SRUN;
@@ -965,7 +981,8 @@ int mc_cmd_check(int argc, char **argv)
 				"count is in its node record, not here): not "
 				"judged; launch sizes the step by the node's "
 				"shard count (set ShardsPerGpu= or "
-				"--shards-per-gpu to judge it here)", NULL);
+				"--shards-per-gpu to judge it here)", NULL,
+				&notes);
 		}
 	}
 	if (a.opts.set[MC_OPT_DATASET_IN_MEMORY] &&
@@ -994,7 +1011,7 @@ int mc_cmd_check(int argc, char **argv)
 		 */
 		if (ctld.from_cache &&
 		    mc_check_partition(&p, &ctld, &req, gm, fn, args,
-				       user_warn, a.common.json, false)
+				       user_warn, a.common.json, false, &notes)
 		    != MC_EXIT_FITS) {
 			mc_ctld_free(&ctld);
 			rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, true,
@@ -1003,7 +1020,7 @@ int mc_cmd_check(int argc, char **argv)
 				return rc;
 		}
 		rc = mc_check_partition(&p, &ctld, &req, gm, fn, args,
-					user_warn, a.common.json, true);
+					user_warn, a.common.json, true, &notes);
 		mc_ctld_free(&ctld);
 		return rc;
 	}
@@ -1030,6 +1047,7 @@ int mc_cmd_check(int argc, char **argv)
 		if (unsure)
 			json_object_set_new(o, "let_through",
 					    json_string(unsure_why));
+		mc_cli_notes_append(json_object_get(o, "explanation"), &notes);
 		mc_cli_launch_json(o, &p, user_warn, launch);
 		mc_cli_json_print(o);
 	} else {
@@ -1039,6 +1057,8 @@ int mc_cmd_check(int argc, char **argv)
 			puts(err);
 		if (unsure)
 			puts(unsure_why);
+		for (size_t i = 0; i < notes.n; i++)
+			puts(notes.line[i]);
 		if (mc_launch_line(&p, user_warn, launch))
 			puts(mc_launch_line(&p, user_warn, launch));
 	}

@@ -43,7 +43,10 @@ Gres type. A job is refused here only when it fits no node of its
 partition; "fits on some nodes" lets it through (Slurm may place it on one
 of them, and the launch check judges the node it got), and so does a
 partition with nodes memcore cannot judge (powered-down cloud nodes that
-slurmctld hides without PrivateData=cloud): sbatch -v says why.
+slurmctld hides without PrivateData=cloud): sbatch -v says why. Each of
+the job's Slurm options that memcore does not model at submission
+(--core-spec, --nodelist, ...: memcore(8), "Slurm's options and settings
+at submission") is judged at launch, and sbatch -v says that too.
 memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
 partition line still take precedence (sites without slurmctld access from
 the login host). When slurmctld does not answer (`memcore check` exit 3),
@@ -204,6 +207,20 @@ local function say(lines)
 	for _, l in ipairs(lines) do io.stderr:write(l, "\n") end
 end
 
+-- memcore check's lines for the job's Slurm options it does not model at
+-- submission ("memcore: --core-spec is not modelled at submission: ..."),
+-- at sbatch -v for a job that is queued (a refused or warned job shows
+-- them with the rest of its explanation). Once, not per partition.
+local function say_not_modelled(v, said)
+	if said.done then return end
+	said.done = true
+	for _, l in ipairs(v.explanation or {}) do
+		if l:match("^memcore: %-%-[%w%-]+ is not modelled at submission: ") then
+			slurm.log_verbose("%s", l)
+		end
+	end
+end
+
 -- The check for one job component. Returns slurm.SUCCESS or slurm.ERROR.
 function memcore_pre_submit(options, pack_offset)
 	-- a step inside an allocation is not queued: the launch check has it
@@ -233,6 +250,7 @@ function memcore_pre_submit(options, pack_offset)
 	end
 
 	local refused, warned = nil, nil
+	local said = {}
 	for _, part in ipairs(parts) do
 		local v, why, rc = run_check(job, part or nil, options.type)
 		if v == nil then
@@ -256,9 +274,13 @@ function memcore_pre_submit(options, pack_offset)
 		end
 		if v.let_through then
 			slurm.log_verbose("%s", v.let_through)
+			say_not_modelled(v, said)
 			return slurm.SUCCESS
 		end
-		if v.fits then return slurm.SUCCESS end
+		if v.fits then
+			say_not_modelled(v, said)
+			return slurm.SUCCESS
+		end
 		-- what launch would do (memcore check's "launch", the plugin's
 		-- own decision): a job it would run with a warning is queued
 		if v.launch == "warned" then

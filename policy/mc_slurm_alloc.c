@@ -300,6 +300,72 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 	return 0;
 }
 
+/*
+ * Slurm's options that change a job's CPUs, tasks, memory, GPUs or nodes
+ * and that memcore does not model at submission (the let-through option
+ * rows of tests/integration/corpus/slurm_alloc.tsv, names and reasons
+ * word for word; tests/cli/test_alloc_table.sh holds the two together).
+ */
+static const struct {
+	const char *name, *why;
+} let_through[] = {
+	{ "ntasks-per-core",
+	  "the most tasks a core, which can take more nodes" },
+	{ "ntasks-per-socket",
+	  "the most tasks a socket, which can take more nodes" },
+	{ "extra-node-info",
+	  "-B sockets:cores:threads selects nodes and their CPUs" },
+	{ "core-spec",
+	  "cores withheld for the system on each node" },
+	{ "thread-spec",
+	  "threads withheld for the system on each node" },
+	{ "overcommit",
+	  "fewer CPUs than tasks" },
+	{ "oversubscribe",
+	  "CPUs shared with other jobs" },
+	{ "distribution",
+	  "task placement over nodes and sockets" },
+	{ "spread-job",
+	  "the job spread over as many nodes as it can" },
+	{ "use-min-nodes",
+	  "the fewest nodes of a -N range" },
+	{ "contiguous",
+	  "contiguous nodes only" },
+	{ "nodelist",
+	  "which nodes, every node of the partition being judged" },
+	{ "exclude",
+	  "which nodes, every node of the partition being judged" },
+	{ "nodefile",
+	  "which nodes, every node of the partition being judged" },
+	{ "constraint",
+	  "node features, every node of the partition being judged" },
+	{ "gres-flags",
+	  "GPU-to-core binding such as enforce-binding" },
+	{ "gpu-bind",
+	  "the binding of tasks to GPUs" },
+	{ "cpu-bind",
+	  "the binding of tasks to CPUs" },
+	{ "mem-bind",
+	  "the binding of tasks to memory" },
+	{ "whole",
+	  "an srun step given its job's whole nodes" },
+	{ "exact",
+	  "an srun step given exactly the CPUs it asks" },
+	{ "overlap",
+	  "an srun step sharing its job's resources" },
+};
+
+const char *mc_slurm_let_through(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(let_through) / sizeof(let_through[0]);
+	     i++)
+		if (!strcmp(name, let_through[i].name))
+			return let_through[i].why;
+	return NULL;
+}
+
 /* GPUs asked in a GPU form (not derived from --ntasks-per-gpu). */
 static bool gpu_form(const struct mc_slurm_job *j)
 {

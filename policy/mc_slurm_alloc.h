@@ -173,6 +173,18 @@ struct mc_slurm_part {
 int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 		     const char *value, char *err, size_t errlen);
 
+/*
+ * Why Slurm's option `name` (as mc_slurm_job_set takes it: "core-spec",
+ * "nodelist") is not modelled at submission ("cores withheld for the
+ * system on each node"), or NULL for an option that is modelled or does
+ * not change what Slurm allocates. The job is judged without that option
+ * and the launch check judges it; memcore check says so in a line
+ * (memcore(8), "Slurm's options and settings at submission"). The names
+ * and reasons are the let-through option rows of
+ * tests/integration/corpus/slurm_alloc.tsv.
+ */
+const char *mc_slurm_let_through(const char *name);
+
 /* Whether the job asks for GPUs at all (any form). */
 bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j);
 
