@@ -235,7 +235,7 @@ bool mc_cli_cores_unsure(const struct mc_policy *p,
 			 "cannot be judged: Slurm decides them as it "
 			 "allocates (--ntasks-per-gpu with -c and no -n: %u to "
 			 "%u cores; it needs %u); the launch judges "
-			 "(--cpus-per-gpu=%u makes it certain)",
+			 "(--cpus-per-gpu=%u instead of -c makes it certain)",
 			 host && host[0] ? host : "this node",
 			 a->cores_fewest, a->cores, j->v.cores_needed,
 			 (j->v.cores_needed + g - 1) / g * tpc);

@@ -445,6 +445,11 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 			alloc->cores > node->cores;
 		v->alloc_mem_over_limit = alloc->mem_limit_bytes &&
 			alloc->mem_limit_asked_bytes > alloc->mem_limit_bytes;
+		/* slurmctld compares a per-GPU figure as the node's memory
+		 * (mc_slurm_alloc.h): under the ceiling only --mem fits. */
+		if (v->alloc_mem_over_limit &&
+		    v->alloc.mem_form == MC_MEM_PER_GPU)
+			v->alloc.mem_form = MC_MEM_PER_NODE;
 	}
 	/* The audit's RAM rule for the node's own GPUs (at this step's M);
 	 * an APU's one memory pool meets it by construction. */

@@ -637,14 +637,24 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		uint32_t most = j->nodes_max > j->nodes_min ? j->nodes_max
 			      : j->nodes_min;
 		uint32_t even = div_up32(j->gpus_total, most);
+		int len = 0;
 
 		if (g->gpus > even)
-			snprintf(g->placement, sizeof(g->placement),
-				 "  placement: Slurm may put up to %u of the "
-				 "%u GPUs on one node (--gpus over -N is not "
-				 "split evenly), so this is judged at %u; "
-				 "--gpus-per-node=%u splits them evenly",
-				 g->gpus, j->gpus_total, g->gpus, even);
+			len = snprintf(g->placement, sizeof(g->placement),
+				       "  placement: Slurm may put up to %u of "
+				       "the %u GPUs on one node (--gpus over -N "
+				       "is not split evenly), so this is judged "
+				       "at %u", g->gpus, j->gpus_total,
+				       g->gpus);
+		/* The even split exists only for a fixed -N dividing it. */
+		if (len > 0 && (size_t)len < sizeof(g->placement))
+			snprintf(g->placement + len,
+				 sizeof(g->placement) - (size_t)len,
+				 most == j->nodes_min &&
+				 j->gpus_total % most == 0 ?
+				 "; --gpus-per-node=%u splits them evenly" :
+				 "; --gpus-per-node with a fixed -N gives every "
+				 "node the same", j->gpus_total / most);
 	}
 
 	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
@@ -738,7 +748,9 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		if (lc < cores)
 			g->alloc.cores_fewest = lc;
 	}
-	if (j->cpus_per_task && !j->cpus_per_gpu)
+	/* Where -c leaves the CPUs to Slurm, the fix asks per GPU, which
+	 * Slurm honours (cpus_per_gres). */
+	if (j->cpus_per_task && !j->cpus_per_gpu && !g->alloc.cores_fewest)
 		g->alloc.cpu_form = MC_CPUS_PER_TASK;
 
 	/* Memory, in Slurm's order. */

@@ -788,6 +788,16 @@ static void test_verdict_mem_limit(void **state)
 	assert_not_explains(&e, "fewer GPUs a node");
 	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
 			    "asks for 200 GiB, above MaxMemPerNode=180000");
+	/* --mem-per-gpu is compared as the node's memory: the fix is --mem
+	 * (--mem-per-gpu=88G would be refused the same way) */
+	a.mem_form = MC_MEM_PER_GPU;
+	a.mem_limit_asked_bytes = 2048 * GiB;
+	mc_verdict_compute(&p, &r, &n, &a, &v);
+	assert_false(v.fits);
+	mc_verdict_explain(&p, &v, NULL, NULL, &e);
+	assert_explains(&e, "  fix: --mem=88G");
+	assert_not_explains(&e, "--mem-per-gpu");
+	a.mem_form = MC_MEM_PER_NODE;
 	/* at the ceiling: fits */
 	a.mem_limit_asked_bytes = a.mem_limit_bytes;
 	mc_verdict_compute(&p, &r, &n, &a, &v);

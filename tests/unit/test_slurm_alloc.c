@@ -452,6 +452,18 @@ static void test_placement_line(void **state)
 			    "split evenly), so this is judged at 7; "
 			    "--gpus-per-node=4 splits them evenly");
 	assert_false(g.gpus_fixed);
+	/* 7 over -N2 has no even split; a range none either */
+	job_of("nodes=2;gpus=7;mem=120G", &j);
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_string_equal(g.placement, "  placement: Slurm may put up to 6 "
+			    "of the 7 GPUs on one node (--gpus over -N is not "
+			    "split evenly), so this is judged at 6; "
+			    "--gpus-per-node with a fixed -N gives every node "
+			    "the same");
+	job_of("nodes=2-4;gpus=8;mem=120G", &j);
+	mc_slurm_alloc(&j, &none, &H100, &g);
+	assert_int_equal(g.gpus, 7);
+	assert_non_null(strstr(g.placement, "with a fixed -N gives"));
 	job_of("nodes=2;gpus=16;mem=120G", &j);	/* 8 + 8: no choice */
 	mc_slurm_alloc(&j, &none, &H100, &g);
 	assert_string_equal(g.placement, "");
