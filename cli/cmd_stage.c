@@ -292,6 +292,10 @@ static int check_dest(const char *dest)
 	char q[2 * PATH_MAX];
 	struct stat st;
 
+	/* DEST/NAME would be /NAME. */
+	if (!*dest)
+		return mc_cli_usage_error("stage: DEST is empty (name the "
+			"directory the SRCs are copied into)");
 	if (stat(dest, &st) == 0 && !S_ISDIR(st.st_mode))
 		return mc_cli_usage_error("stage: %s: not a directory (DEST "
 			"is the directory the SRCs are copied into)",
