@@ -224,7 +224,7 @@ static void *monitor_thread(void *arg)
  * The bytes the plan still writes, each file rounded up to DEST's
  * fragment size, against statvfs's f_bavail (what an unprivileged writer
  * may use) of DEST or, when DEST is still to be made, of its nearest
- * existing parent. Returns 0, or MC_EXIT_REFUSED with the figures said.
+ * existing parent (".", for a relative DEST). Returns 0, or MC_EXIT_REFUSED with the figures said.
  */
 static int space_check(const struct mc_stage_plan *plan, const char *dest)
 {
@@ -236,9 +236,13 @@ static int space_check(const struct mc_stage_plan *plan, const char *dest)
 	snprintf(at, sizeof(at), "%s", dest);
 	while (statvfs(at, &sv) != 0) {
 		/* Unknown free space: the copy says ENOSPC if it comes. */
-		if (errno != ENOENT || !(slash = strrchr(at, '/')))
+		if (errno != ENOENT || !strcmp(at, "."))
 			return 0;
-		if (slash == at)
+		/* A relative DEST's first component: the working
+		 * directory's filesystem. */
+		if (!(slash = strrchr(at, '/')))
+			snprintf(at, sizeof(at), ".");
+		else if (slash == at)
 			slash[1] = '\0';
 		else
 			*slash = '\0';

@@ -14,4 +14,20 @@ expect_eq "empty DEST: rc" "$(cat "$TMP/rc1")" 2
 expect_contains "empty DEST: the message" "$(cat "$TMP/err1")" "memcore: stage: DEST is empty"
 if [ -e "/$name" ]; then fail "empty DEST: /$name was written"; rm -rf "/${name:?}"; fi
 
+# 2. A relative DEST still to be made ("new/job_2" from inside a 1 MiB
+# tmpfs): its free space is the working directory's, checked before
+# anything is written, as for an absolute DEST.
+mkdir -p "$TMP/big"
+for f in a b; do head -c 600000 /dev/zero >"$TMP/big/$f"; done
+if [ "$(id -u)" = 0 ] && mkdir "$TMP/small" && mount -t tmpfs -o size=1m tmpfs "$TMP/small" 2>/dev/null; then
+	trap 'umount "$TMP/small" 2>/dev/null; rm -rf "$TMP"' EXIT
+	(cd "$TMP/small" && run_mc stage -q "$TMP/big" new/job_2; echo "$RC" >"$TMP/rc2"; printf '%s' "$ERR" >"$TMP/err2")
+	expect_eq "relative DEST, too small: rc" "$(cat "$TMP/rc2")" 1
+	expect_contains "relative DEST: the space check's line" "$(cat "$TMP/err2")" "memcore: stage: not enough space on new/job_2: need"
+	expect_eq "relative DEST: nothing written" "$(find "$TMP/small" -mindepth 1 | wc -l)" 0
+	umount "$TMP/small"
+else
+	echo "skip: the tmpfs case needs root and mount"
+fi
+
 finish
