@@ -30,4 +30,14 @@ else
 	echo "skip: the tmpfs case needs root and mount"
 fi
 
+# 3. --progress-interval=1e-9: each line takes longer than the interval;
+# the copy still ends (the monitor once held its lock for good, and SIGTERM
+# could not stop it). Progress goes to /dev/null: a hang would fill a file.
+mkdir -p "$TMP/p"
+for i in $(seq 1 20); do head -c 100000 /dev/zero >"$TMP/p/f$i"; done
+rc=0
+timeout -s KILL 20 "$MEMCORE" stage -j 1 --progress-interval=1e-9 "$TMP/p" "$TMP/p-out" >/dev/null 2>&1 || rc=$?
+expect_eq "--progress-interval=1e-9: rc (137: killed, a hang)" "$rc" 0
+expect_eq "--progress-interval=1e-9: all copied" "$(find "$TMP/p-out/p" -type f | wc -l)" 20
+
 finish
