@@ -148,21 +148,30 @@ static const char *type_word(mode_t m)
 static int walk(struct mc_stage_plan *plan, const char *src,
 		const char *dst, bool quiet, char *err, size_t errlen);
 
+/* "memcore: stage: skipped SRC: WHY". Out of line: its escape buffer is
+ * not on the stack of each level of the walk. */
+static __attribute__((noinline)) void say_skipped(const char *src,
+						  const char *why,
+						  const char *what)
+{
+	char q[2 * PATH_MAX];
+
+	fprintf(stderr, "memcore: stage: skipped %s: %s%s\n",
+		mc_escape(src, 0, q, sizeof(q)), why, what);
+}
+
 /* One entry of the walk: listed, judged, and walked when a directory. */
 static int plan_one(struct mc_stage_plan *plan, const char *src,
 		    const char *dst, const struct stat *st, bool quiet,
 		    char *err, size_t errlen)
 {
-	char q[2 * PATH_MAX];
 	struct mc_stage_entry *e;
 	enum mc_stage_kind kind;
 
 	if (S_ISDIR(st->st_mode) && plan->dest_known &&
 	    st->st_dev == plan->dest_dev && st->st_ino == plan->dest_ino) {
 		if (!quiet)
-			fprintf(stderr, "memcore: stage: skipped %s: it is "
-				"DEST itself\n", mc_escape(src, 0, q,
-							   sizeof(q)));
+			say_skipped(src, "it is DEST itself", "");
 		return 0;
 	}
 	if (S_ISDIR(st->st_mode))
@@ -174,10 +183,9 @@ static int plan_one(struct mc_stage_plan *plan, const char *src,
 	else {
 		plan->others++;
 		if (!quiet)
-			fprintf(stderr, "memcore: stage: skipped %s: %s (only "
-				"files, directories and symlinks are staged)\n",
-				mc_escape(src, 0, q, sizeof(q)),
-				type_word(st->st_mode));
+			say_skipped(src, type_word(st->st_mode), " (only "
+				    "files, directories and symlinks are "
+				    "staged)");
 		return 0;
 	}
 	e = add(plan, src, dst, kind, st);
@@ -190,29 +198,35 @@ static int plan_one(struct mc_stage_plan *plan, const char *src,
 }
 
 /* The entries of directory src, never through a symlink (O_NOFOLLOW,
- * lstat), each with its path under dst. */
+ * lstat), each with its path under dst. Recursive, one level a
+ * directory: the path buffers are on the heap, not 8 KiB of stack a
+ * level (a tree 1000 deep is within PATH_MAX). */
 static int walk(struct mc_stage_plan *plan, const char *src,
 		const char *dst, bool quiet, char *err, size_t errlen)
 {
-	char s[PATH_MAX], d[PATH_MAX];
+	char *s = malloc(2 * PATH_MAX), *d = s + PATH_MAX;
+	const size_t len = PATH_MAX;
 	struct dirent *de;
 	struct stat st;
 	int fd, rc = 0;
 	DIR *dir;
 
+	if (!s)
+		return path_error(err, errlen, src, ENOMEM);
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(dir = fdopendir(fd))) {
 		rc = errno;
 		if (fd >= 0)
 			close(fd);
+		free(s);
 		return path_error(err, errlen, src, rc);
 	}
 	for (errno = 0; rc == 0 && (de = readdir(dir)); errno = 0) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if ((size_t)snprintf(s, sizeof(s), "%s/%s", src, de->d_name)
-		    >= sizeof(s) || (size_t)snprintf(d, sizeof(d), "%s/%s",
-		    dst, de->d_name) >= sizeof(d))
+		if ((size_t)snprintf(s, len, "%s/%s", src, de->d_name)
+		    >= len || (size_t)snprintf(d, len, "%s/%s",
+		    dst, de->d_name) >= len)
 			rc = path_error(err, errlen, s, ENAMETOOLONG);
 		else if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			rc = path_error(err, errlen, s, errno);
@@ -222,6 +236,7 @@ static int walk(struct mc_stage_plan *plan, const char *src,
 	if (rc == 0 && errno)
 		rc = path_error(err, errlen, src, errno);
 	closedir(dir);
+	free(s);
 	return rc;
 }
 

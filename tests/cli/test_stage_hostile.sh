@@ -40,4 +40,13 @@ timeout -s KILL 20 "$MEMCORE" stage -j 1 --progress-interval=1e-9 "$TMP/p" "$TMP
 expect_eq "--progress-interval=1e-9: rc (137: killed, a hang)" "$rc" 0
 expect_eq "--progress-interval=1e-9: all copied" "$(find "$TMP/p-out/p" -type f | wc -l)" 20
 
+# 4. A tree 1000 directories deep (a path of 2,000 bytes, within
+# PATH_MAX): staged whole, no crash (8 KiB of path buffers a level once
+# ran past an 8 MiB stack).
+mkdir -p "$TMP/deep" && (cd "$TMP/deep" && for i in $(seq 1 1000); do mkdir a && cd a || exit; done; echo x >f)
+rc=0
+(ulimit -s 8192 -n 1024; "$MEMCORE" stage -q "$TMP/deep" "$TMP/deep-out" >/dev/null 2>"$TMP/err4") || rc=$?
+expect_eq "1000 levels deep: rc" "$rc" 0
+expect_eq "1000 levels deep: the bottom file" "$(find "$TMP/deep-out" -name f -type f | wc -l)" 1
+
 finish
