@@ -260,7 +260,8 @@ static const char *src_name(const char *arg, const char *real, char *buf,
 int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,
 		      const char *dest, bool quiet, char *err, size_t errlen)
 {
-	char real[PATH_MAX], name[PATH_MAX], dst[PATH_MAX], q[2 * PATH_MAX];
+	char real[PATH_MAX], name[PATH_MAX], dst[PATH_MAX], q[2 * PATH_MAX],
+	     q2[2 * PATH_MAX];
 	const char *b;
 	struct stat st;
 
@@ -282,7 +283,8 @@ int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,
 		if (!strcmp(plan->e[i].dst, dst)) {
 			snprintf(err, errlen, "%s: another SRC goes to %s "
 				 "too; stage them apart", mc_escape(src, 0, q,
-				 sizeof(q)), plan->e[i].dst);
+				 sizeof(q)), mc_escape(plan->e[i].dst, 0, q2,
+				 sizeof(q2)));
 			return -1;
 		}
 	return plan_one(plan, real, dst, &st, quiet, err, errlen);

@@ -49,4 +49,12 @@ rc=0
 expect_eq "1000 levels deep: rc" "$rc" 0
 expect_eq "1000 levels deep: the bottom file" "$(find "$TMP/deep-out" -name f -type f | wc -l)" 1
 
+# 5. Two SRCs with one name that holds a newline: one error line, both
+# paths escaped (as every other path memcore prints).
+mkdir -p "$TMP/x1/q"$'\n'"q" "$TMP/x2/q"$'\n'"q"
+run_mc stage "$TMP/x1/q"$'\n'"q" "$TMP/x2/q"$'\n'"q" "$TMP/x-out"
+expect_eq "two SRCs, one name: rc" "$RC" 2
+expect_eq "two SRCs, one name: one line" "$(printf '%s\n' "$ERR" | wc -l)" 1
+expect_contains "two SRCs, one name: DEST/NAME escaped" "$ERR" "another SRC goes to $TMP/x-out/q\\nq too"
+
 finish
