@@ -366,7 +366,7 @@ static int copy_file(const struct mc_stage_entry *e,
 		     size_t errlen)
 {
 	char tmp[PATH_MAX];
-	struct stat st;
+	struct stat st, now;
 	int in, out = -1, rc = 0;
 
 	/* O_NONBLOCK: a FIFO swapped in since the walk does not hang us. */
@@ -388,6 +388,21 @@ static int copy_file(const struct mc_stage_entry *e,
 		return path_error(err, errlen, e->dst, rc);
 	}
 	rc = copy_data(in, out, pr, buf);
+	/* Written to while copied: the copy is no state of the source (and
+	 * would carry the mtime read before): not renamed into place. */
+	if (!rc && (fstat(in, &now) != 0 || now.st_size != st.st_size ||
+		    now.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+		    now.st_mtim.tv_nsec != st.st_mtim.tv_nsec)) {
+		char q[2 * PATH_MAX];
+
+		snprintf(err, errlen, "%s: changed while it was copied "
+			 "(size or mtime); stage it again once it is still",
+			 mc_escape(e->src, 0, q, sizeof(q)));
+		close(out);
+		close(in);
+		unlink(tmp);
+		return -1;
+	}
 	if (!rc && fchmod(out, e->mode) != 0)
 		rc = errno;
 	/* The mtime of what was read: the next run's skip rule. */

@@ -57,4 +57,21 @@ expect_eq "two SRCs, one name: rc" "$RC" 2
 expect_eq "two SRCs, one name: one line" "$(printf '%s\n' "$ERR" | wc -l)" 1
 expect_contains "two SRCs, one name: DEST/NAME escaped" "$ERR" "another SRC goes to $TMP/x-out/q\\nq too"
 
+# 6. A file appended to while it is copied: the copy matches no state of
+# the source, so it is not renamed into place (exit 1, the file named);
+# a rerun once it is still copies it whole.
+mkdir -p "$TMP/g"
+head -c 200000000 /dev/zero >"$TMP/g/grow"
+( while [ ! -e "$TMP/g-stop" ]; do printf x >>"$TMP/g/grow"; done ) &
+writer=$!
+run_mc stage -q -j 1 "$TMP/g" "$TMP/g-out"
+: >"$TMP/g-stop"; wait "$writer"
+expect_eq "file growing while copied: rc" "$RC" 1
+expect_contains "file growing: named" "$ERR" "memcore: stage: $TMP/g/grow: changed while it was copied"
+[ -e "$TMP/g-out/g/grow" ] && fail "file growing: a copy under its final name"
+run_mc stage -q "$TMP/g" "$TMP/g-out"
+expect_eq "file growing, rerun when still: rc" "$RC" 0
+cmp -s "$TMP/g/grow" "$TMP/g-out/g/grow" || fail "file growing: the rerun's copy differs"
+rm -rf "$TMP/g" "$TMP/g-out"
+
 finish
