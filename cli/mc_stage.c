@@ -230,6 +230,11 @@ static int walk(struct mc_stage_plan *plan, const char *src,
 			rc = path_error(err, errlen, s, ENAMETOOLONG);
 		else if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			rc = path_error(err, errlen, s, errno);
+		/* A file its user cannot read is an input error found now,
+		 * as an unreadable directory is, not a copy failed halfway. */
+		else if (S_ISREG(st.st_mode) && faccessat(fd, de->d_name, R_OK,
+							  AT_EACCESS) != 0)
+			rc = path_error(err, errlen, s, errno);
 		else
 			rc = plan_one(plan, s, d, &st, quiet, err, errlen);
 	}

@@ -79,7 +79,7 @@ void mc_stage_plan_init(struct mc_stage_plan *plan, const char *dest);
 /*
  * Add SRC (a file, directory or symlink) to plan, to go to
  * DEST/basename(SRC), and walk it. Returns 0, or -1 with err = "PATH:
- * strerror" for what cannot be read (a missing SRC, an unreadable
+ * strerror" for what cannot be read (a missing SRC, an unreadable file or
  * directory) or "PATH: why" for a destination of another type in the
  * way. Left-out types are printed to stderr ("memcore: stage: skipped
  * PATH: a FIFO ...") unless quiet.

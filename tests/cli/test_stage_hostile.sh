@@ -74,4 +74,21 @@ expect_eq "file growing, rerun when still: rc" "$RC" 0
 cmp -s "$TMP/g/grow" "$TMP/g-out/g/grow" || fail "file growing: the rerun's copy differs"
 rm -rf "$TMP/g" "$TMP/g-out"
 
+# 7. A file below SRC its user cannot read: an input error found by the
+# walk, like an unreadable directory (exit 2, nothing written), not a copy
+# failed halfway (exit 1 with the files before it copied).
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+	mkdir -p "$TMP/u/src/sub" "$TMP/u/out"
+	echo a >"$TMP/u/src/a"; echo b >"$TMP/u/src/sub/b"
+	chmod 000 "$TMP/u/src/sub/b"
+	chown -R nobody "$TMP/u"; chmod 755 "$TMP"
+	rc=0
+	runuser -u nobody -- "$MEMCORE" stage "$TMP/u/src" "$TMP/u/out" >/dev/null 2>"$TMP/err7" || rc=$?
+	expect_eq "unreadable file below SRC: rc" "$rc" 2
+	expect_contains "unreadable file: named" "$(cat "$TMP/err7")" "memcore: stage: $TMP/u/src/sub/b: Permission denied; nothing was copied"
+	expect_eq "unreadable file: nothing written" "$(find "$TMP/u/out" -mindepth 1 | wc -l)" 0
+else
+	echo "skip: the unreadable-file case needs root and runuser"
+fi
+
 finish
