@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,10 @@ struct monitor {
 	struct timespec t0;
 	double interval;
 	bool tty, quiet;
-	bool done;		/* under lock; wake says it */
+	/* Set before the lock is taken, read by the monitor each round:
+	 * a monitor behind schedule never waits, so never lets go of the
+	 * lock (an interval shorter than a line takes to print). */
+	_Atomic bool done;
 	pthread_mutex_t lock;	/* stderr lines, done */
 	pthread_cond_t wake;
 };
@@ -198,13 +202,17 @@ static void *monitor_thread(void *arg)
 	double step = m->tty ? 0.2 : m->interval, next = step;
 
 	pthread_mutex_lock(&m->lock);
-	while (!m->done) {
+	while (!atomic_load(&m->done)) {
 		double wait = next - since(&m->t0);
 		struct timespec at;
 
 		if (wait <= 0) {
 			progress_line(m, false);
+			/* Ticks missed while behind are dropped, not
+			 * printed in a burst. */
 			next += step;
+			if (next <= since(&m->t0))
+				next = since(&m->t0) + step;
 			continue;
 		}
 		clock_gettime(CLOCK_REALTIME, &at);
@@ -224,7 +232,7 @@ static void *monitor_thread(void *arg)
  * The bytes the plan still writes, each file rounded up to DEST's
  * fragment size, against statvfs's f_bavail (what an unprivileged writer
  * may use) of DEST or, when DEST is still to be made, of its nearest
- * existing parent. Returns 0, or MC_EXIT_REFUSED with the figures said.
+ * existing parent (".", for a relative DEST). Returns 0, or MC_EXIT_REFUSED with the figures said.
  */
 static int space_check(const struct mc_stage_plan *plan, const char *dest)
 {
@@ -236,9 +244,13 @@ static int space_check(const struct mc_stage_plan *plan, const char *dest)
 	snprintf(at, sizeof(at), "%s", dest);
 	while (statvfs(at, &sv) != 0) {
 		/* Unknown free space: the copy says ENOSPC if it comes. */
-		if (errno != ENOENT || !(slash = strrchr(at, '/')))
+		if (errno != ENOENT || !strcmp(at, "."))
 			return 0;
-		if (slash == at)
+		/* A relative DEST's first component: the working
+		 * directory's filesystem. */
+		if (!(slash = strrchr(at, '/')))
+			snprintf(at, sizeof(at), ".");
+		else if (slash == at)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
@@ -292,6 +304,10 @@ static int check_dest(const char *dest)
 	char q[2 * PATH_MAX];
 	struct stat st;
 
+	/* DEST/NAME would be /NAME. */
+	if (!*dest)
+		return mc_cli_usage_error("stage: DEST is empty (name the "
+			"directory the SRCs are copied into)");
 	if (stat(dest, &st) == 0 && !S_ISDIR(st.st_mode))
 		return mc_cli_usage_error("stage: %s: not a directory (DEST "
 			"is the directory the SRCs are copied into)",
@@ -346,8 +362,8 @@ static int copy_all(const struct mc_stage_plan *plan,
 	watching = !o->quiet && (m.tty || o->interval > 0) &&
 		   pthread_create(&tid, NULL, monitor_thread, &m) == 0;
 	rc = mc_stage_run(plan, o->jobs, &pr, err, sizeof(err));
+	atomic_store(&m.done, true);
 	pthread_mutex_lock(&m.lock);
-	m.done = true;
 	pthread_cond_signal(&m.wake);
 	pthread_mutex_unlock(&m.lock);
 	if (watching)

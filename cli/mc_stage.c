@@ -148,21 +148,30 @@ static const char *type_word(mode_t m)
 static int walk(struct mc_stage_plan *plan, const char *src,
 		const char *dst, bool quiet, char *err, size_t errlen);
 
+/* "memcore: stage: skipped SRC: WHY". Out of line: its escape buffer is
+ * not on the stack of each level of the walk. */
+static __attribute__((noinline)) void say_skipped(const char *src,
+						  const char *why,
+						  const char *what)
+{
+	char q[2 * PATH_MAX];
+
+	fprintf(stderr, "memcore: stage: skipped %s: %s%s\n",
+		mc_escape(src, 0, q, sizeof(q)), why, what);
+}
+
 /* One entry of the walk: listed, judged, and walked when a directory. */
 static int plan_one(struct mc_stage_plan *plan, const char *src,
 		    const char *dst, const struct stat *st, bool quiet,
 		    char *err, size_t errlen)
 {
-	char q[2 * PATH_MAX];
 	struct mc_stage_entry *e;
 	enum mc_stage_kind kind;
 
 	if (S_ISDIR(st->st_mode) && plan->dest_known &&
 	    st->st_dev == plan->dest_dev && st->st_ino == plan->dest_ino) {
 		if (!quiet)
-			fprintf(stderr, "memcore: stage: skipped %s: it is "
-				"DEST itself\n", mc_escape(src, 0, q,
-							   sizeof(q)));
+			say_skipped(src, "it is DEST itself", "");
 		return 0;
 	}
 	if (S_ISDIR(st->st_mode))
@@ -174,10 +183,9 @@ static int plan_one(struct mc_stage_plan *plan, const char *src,
 	else {
 		plan->others++;
 		if (!quiet)
-			fprintf(stderr, "memcore: stage: skipped %s: %s (only "
-				"files, directories and symlinks are staged)\n",
-				mc_escape(src, 0, q, sizeof(q)),
-				type_word(st->st_mode));
+			say_skipped(src, type_word(st->st_mode), " (only "
+				    "files, directories and symlinks are "
+				    "staged)");
 		return 0;
 	}
 	e = add(plan, src, dst, kind, st);
@@ -190,31 +198,42 @@ static int plan_one(struct mc_stage_plan *plan, const char *src,
 }
 
 /* The entries of directory src, never through a symlink (O_NOFOLLOW,
- * lstat), each with its path under dst. */
+ * lstat), each with its path under dst. Recursive, one level a
+ * directory: the path buffers are on the heap, not 8 KiB of stack a
+ * level (a tree 1000 deep is within PATH_MAX). */
 static int walk(struct mc_stage_plan *plan, const char *src,
 		const char *dst, bool quiet, char *err, size_t errlen)
 {
-	char s[PATH_MAX], d[PATH_MAX];
+	char *s = malloc(2 * PATH_MAX), *d = s + PATH_MAX;
+	const size_t len = PATH_MAX;
 	struct dirent *de;
 	struct stat st;
 	int fd, rc = 0;
 	DIR *dir;
 
+	if (!s)
+		return path_error(err, errlen, src, ENOMEM);
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(dir = fdopendir(fd))) {
 		rc = errno;
 		if (fd >= 0)
 			close(fd);
+		free(s);
 		return path_error(err, errlen, src, rc);
 	}
 	for (errno = 0; rc == 0 && (de = readdir(dir)); errno = 0) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if ((size_t)snprintf(s, sizeof(s), "%s/%s", src, de->d_name)
-		    >= sizeof(s) || (size_t)snprintf(d, sizeof(d), "%s/%s",
-		    dst, de->d_name) >= sizeof(d))
+		if ((size_t)snprintf(s, len, "%s/%s", src, de->d_name)
+		    >= len || (size_t)snprintf(d, len, "%s/%s",
+		    dst, de->d_name) >= len)
 			rc = path_error(err, errlen, s, ENAMETOOLONG);
 		else if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			rc = path_error(err, errlen, s, errno);
+		/* A file its user cannot read is an input error found now,
+		 * as an unreadable directory is, not a copy failed halfway. */
+		else if (S_ISREG(st.st_mode) && faccessat(fd, de->d_name, R_OK,
+							  AT_EACCESS) != 0)
 			rc = path_error(err, errlen, s, errno);
 		else
 			rc = plan_one(plan, s, d, &st, quiet, err, errlen);
@@ -222,6 +241,7 @@ static int walk(struct mc_stage_plan *plan, const char *src,
 	if (rc == 0 && errno)
 		rc = path_error(err, errlen, src, errno);
 	closedir(dir);
+	free(s);
 	return rc;
 }
 
@@ -245,7 +265,8 @@ static const char *src_name(const char *arg, const char *real, char *buf,
 int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,
 		      const char *dest, bool quiet, char *err, size_t errlen)
 {
-	char real[PATH_MAX], name[PATH_MAX], dst[PATH_MAX], q[2 * PATH_MAX];
+	char real[PATH_MAX], name[PATH_MAX], dst[PATH_MAX], q[2 * PATH_MAX],
+	     q2[2 * PATH_MAX];
 	const char *b;
 	struct stat st;
 
@@ -267,7 +288,8 @@ int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,
 		if (!strcmp(plan->e[i].dst, dst)) {
 			snprintf(err, errlen, "%s: another SRC goes to %s "
 				 "too; stage them apart", mc_escape(src, 0, q,
-				 sizeof(q)), plan->e[i].dst);
+				 sizeof(q)), mc_escape(plan->e[i].dst, 0, q2,
+				 sizeof(q2)));
 			return -1;
 		}
 	return plan_one(plan, real, dst, &st, quiet, err, errlen);
@@ -349,7 +371,7 @@ static int copy_file(const struct mc_stage_entry *e,
 		     size_t errlen)
 {
 	char tmp[PATH_MAX];
-	struct stat st;
+	struct stat st, now;
 	int in, out = -1, rc = 0;
 
 	/* O_NONBLOCK: a FIFO swapped in since the walk does not hang us. */
@@ -371,6 +393,21 @@ static int copy_file(const struct mc_stage_entry *e,
 		return path_error(err, errlen, e->dst, rc);
 	}
 	rc = copy_data(in, out, pr, buf);
+	/* Written to while copied: the copy is no state of the source (and
+	 * would carry the mtime read before): not renamed into place. */
+	if (!rc && (fstat(in, &now) != 0 || now.st_size != st.st_size ||
+		    now.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+		    now.st_mtim.tv_nsec != st.st_mtim.tv_nsec)) {
+		char q[2 * PATH_MAX];
+
+		snprintf(err, errlen, "%s: changed while it was copied "
+			 "(size or mtime); stage it again once it is still",
+			 mc_escape(e->src, 0, q, sizeof(q)));
+		close(out);
+		close(in);
+		unlink(tmp);
+		return -1;
+	}
 	if (!rc && fchmod(out, e->mode) != 0)
 		rc = errno;
 	/* The mtime of what was read: the next run's skip rule. */

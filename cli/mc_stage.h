@@ -17,7 +17,9 @@
  * (.memcore-stage.PID.N, made with O_EXCL) and renamed over the real name
  * only once its data, mode and mtime are in place: an interrupted stage
  * never leaves a half file under the real name (a killed one can leave a
- * temporary file, which a rerun does not reuse). Data is copied with
+ * temporary file, which a rerun does not reuse). A file whose size or
+ * mtime changed while it was copied is not renamed either (an error
+ * naming it): the copy is no state of the source. Data is copied with
  * copy_file_range(2), else read/write where the kernel or the filesystems
  * cannot (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, or no progress).
  */
@@ -77,7 +79,7 @@ void mc_stage_plan_init(struct mc_stage_plan *plan, const char *dest);
 /*
  * Add SRC (a file, directory or symlink) to plan, to go to
  * DEST/basename(SRC), and walk it. Returns 0, or -1 with err = "PATH:
- * strerror" for what cannot be read (a missing SRC, an unreadable
+ * strerror" for what cannot be read (a missing SRC, an unreadable file or
  * directory) or "PATH: why" for a destination of another type in the
  * way. Left-out types are printed to stderr ("memcore: stage: skipped
  * PATH: a FIFO ...") unless quiet.
