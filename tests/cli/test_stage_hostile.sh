@@ -64,6 +64,12 @@ mkdir -p "$TMP/g"
 head -c 200000000 /dev/zero >"$TMP/g/grow"
 ( while [ ! -e "$TMP/g-stop" ]; do printf x >>"$TMP/g/grow"; done ) &
 writer=$!
+# The writer has started before the copy does (else a fast copy could end
+# before the first append and the case would pass or fail by chance).
+for ((w = 0; w < 500; w++)); do
+	[ "$(stat -c %s "$TMP/g/grow")" -gt 200000000 ] && break
+	sleep 0.01
+done
 run_mc stage -q -j 1 "$TMP/g" "$TMP/g-out"
 : >"$TMP/g-stop"; wait "$writer"
 expect_eq "file growing while copied: rc" "$RC" 1
