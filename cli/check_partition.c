@@ -447,6 +447,7 @@ int mc_check_partition(const struct mc_policy *p,
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
 	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
 	bool let_through = false;
+	const char *placement = NULL;	/* sv[].why: "  placement: ..." */
 	enum mc_launch launch;
 	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
@@ -575,6 +576,7 @@ int mc_check_partition(const struct mc_policy *p,
 			json_object_set_new(o, "fits", json_true());
 			json_object_set_new(o, "let_through",
 					    json_string(let_why));
+			json_object_set_new(o, "placement", json_null());
 			json_object_set_new(o, "node_source",
 					    json_string("slurmctld"));
 			json_object_set_new(o, "mode", json_string(
@@ -646,10 +648,10 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	/* Where Slurm's placement decides, what was judged and why (the
 	 * same for every shape: its first). */
-	for (size_t k = 0; k < n_cand; k++)
+	for (size_t k = 0; k < n_cand && !placement; k++)
 		if (sv[k].why[0]) {
-			json_array_append_new(lines, json_string(sv[k].why));
-			break;
+			placement = sv[k].why;
+			json_array_append_new(lines, json_string(placement));
 		}
 	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
 		char more[96];
@@ -677,6 +679,8 @@ int mc_check_partition(const struct mc_policy *p,
 							    let_through));
 		json_object_set_new(o, "let_through", let_through ?
 				    json_string(let_why) : json_null());
+		json_object_set_new(o, "placement", placement ?
+				    json_string(placement + 2) : json_null());
 		json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
 				    json_string(nodes->unjudged) : json_null());
 		json_object_set_new(o, "excluded_nodes", n_excluded ?
