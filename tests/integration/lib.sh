@@ -706,11 +706,26 @@ mc_cluster_start() {
 }
 
 # mc_restart_slurmd: restart slurmd (e.g. after mc_set_plugstack), wait for IDLE.
+# mc_restart_slurmd [TIMEOUT]: slurmd stopped and started again, then IDLE
+# awaited (TIMEOUT s, default 30; doubled under MC_SANITIZE). A step whose
+# srun has returned may still be ending in its slurmstepd (COMPLETING: the
+# ASan build's leak check at exit, under the guest tier's load, took long
+# enough in CI that the new slurmd found it "apparently running" and the
+# node was not IDLE in 30 s), so the node is let settle first; on failure
+# the node's state and reason and our slurmstepd processes are printed.
 mc_restart_slurmd() {
-	local p; p=$(_mc_pid_of slurmd) && _mc_kill_wait TERM "$p"
+	local p t=${1:-30}
+	[ "$MC_SANITIZE" = 1 ] && t=$((t * 2))
+	mc_node_state_settled "$t" >/dev/null
+	p=$(_mc_pid_of slurmd) && _mc_kill_wait TERM "$p"
 	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
 	sleep 1
-	mc_wait_node_state IDLE "${1:-30}" || { mc_dump_logs; return 1; }
+	mc_wait_node_state IDLE "$t" && return 0
+	mc_log "after the restart: State=$(mc_node_field State) Reason=$(mc_node_field Reason); slurmstepd:"
+	ps -o pid=,etimes=,stat=,args= -p "$(_mc_tagged_pids | tr ' \n' ',,' | sed 's/,*$//')" 2>/dev/null \
+		| grep slurmstepd >&2
+	mc_dump_logs
+	return 1
 }
 
 _mc_stop_daemons() {
