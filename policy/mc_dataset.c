@@ -393,7 +393,8 @@ const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
 				 bool network_only, const char *scratch,
 				 const char *job, char *buf, size_t len)
 {
-	char paths[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 1];
+	char paths[MC_DATASET_PATHS_MAX * (4 * MC_DATASET_PATH_MAX + 3) + 1];
+	char w[4 * MC_DATASET_PATH_MAX + 3], dest[4 * MC_DATASET_PATH_MAX + 48];
 	size_t used = 0;
 
 	if (!len)
@@ -405,13 +406,20 @@ const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
 		if (p->err || (network_only ? !mc_fs_network_name(p->fs_magic)
 					    : p->from != MC_DS_OPTION))
 			continue;
-		mc_appendf(paths, sizeof(paths), &used, "%s ", p->path);
+		/* Quoted: the user pastes it, and a path may hold a blank,
+		 * a $ or a quote. */
+		mc_appendf(paths, sizeof(paths), &used, "%s ",
+			   mc_shell_word(p->path, w, sizeof(w)));
 	}
+	/* job is memcore's own text, a number or "$SLURM_JOB_ID" for the
+	 * shell to expand: outside the quotes. */
+	snprintf(dest, sizeof(dest), "%s/job_%s",
+		 mc_shell_word(scratch && *scratch ? scratch : "LOCAL_SCRATCH",
+			       w, sizeof(w)), job);
 	/* memcore stage: parallel, resumable, checks the space first; the
 	 * plugin's epilog removes SCRATCH/job_J (mc_scratch.h). */
-	if (paths[0] && snprintf(buf, len, "memcore stage %s%s/job_%s",
-				 paths, scratch && *scratch ? scratch
-				 : "LOCAL_SCRATCH", job) >= (int)len)
+	if (paths[0] && snprintf(buf, len, "memcore stage %s%s", paths,
+				 dest) >= (int)len)
 		buf[0] = '\0';
 	return buf;
 }
@@ -423,8 +431,7 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 {
 	uint64_t need = mc_dataset_network_bytes(d);
 	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], job[16];
-	char cmd[MC_DATASET_PATHS_MAX * (MC_DATASET_PATH_MAX + 1) + 2 *
-		 (MC_DATASET_PATH_MAX + 32) + 32];
+	char cmd[MC_DATASET_STAGE_CMD_MAX];
 	bool any = false, fits;
 	size_t n = 0;
 

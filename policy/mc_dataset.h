@@ -143,10 +143,15 @@ int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
 /*
  * The command that stages the paths to local scratch, as the note says
  * it: "memcore stage P1 P2 DEST", DEST = scratch/job_<job>
- * (scratch "" or NULL: LOCAL_SCRATCH). The readable paths on a network
+ * (scratch "" or NULL: LOCAL_SCRATCH), the paths and scratch quoted for
+ * the shell where they need it (mc_shell_word), job as given (a number,
+ * or "$SLURM_JOB_ID" for the shell to expand). The readable paths on a network
  * filesystem with network_only, else the --dataset paths. Returns buf;
- * "" when there is no such path or it does not fit.
+ * "" when there is no such path or it does not fit
+ * (MC_DATASET_STAGE_CMD_MAX always fits).
  */
+#define MC_DATASET_STAGE_CMD_MAX \
+	(16 + (MC_DATASET_PATHS_MAX + 1) * (4 * MC_DATASET_PATH_MAX + 48))
 const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
 				 bool network_only, const char *scratch,
 				 const char *job, char *buf, size_t len);

@@ -88,6 +88,54 @@ const char *mc_escape(const char *s, size_t max, char *buf, size_t len)
 	return buf;
 }
 
+const char *mc_shell_word(const char *s, char *buf, size_t len)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				   "_@%+=:,./-";
+	size_t used = 0;
+	char e[5];
+
+	if (!len)
+		return buf;
+	s = s ? s : "";
+	if (*s && strspn(s, safe) == strlen(s)) {
+		if (strlen(s) >= len)
+			s = "";
+		memcpy(buf, s, strlen(s) + 1);
+		return buf;
+	}
+	buf[used++] = '\'';
+	for (; *s; s++) {
+		const char *w = e;
+		size_t n;
+
+		if (*s == '\'') {
+			w = "'\\''";
+			n = 4;
+		} else if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+			n = escape1((unsigned char)*s, e);
+		} else {
+			/* a backslash is itself inside single quotes */
+			e[0] = *s;
+			n = 1;
+		}
+		if (used + n + 2 > len) {
+			buf[0] = '\0';
+			return buf;
+		}
+		memcpy(buf + used, w, n);
+		used += n;
+	}
+	if (used + 2 > len) {
+		buf[0] = '\0';
+		return buf;
+	}
+	buf[used++] = '\'';
+	buf[used] = '\0';
+	return buf;
+}
+
 /*
  * The directories of a resolved path (real, no link in it), "/" first:
  * each root's, and writable by no one else, except a sticky one above

@@ -40,6 +40,18 @@ bool mc_has_ctrl(const char *s);
  */
 const char *mc_escape(const char *s, size_t max, char *buf, size_t len);
 
+/*
+ * s as one word of a POSIX shell command line, for a command memcore
+ * prints for the user to paste (the staging command): s itself when it
+ * holds only [A-Za-z0-9_@%+=:,./-] and is not empty, else s in single
+ * quotes with each ' written '\'' (a path with a blank or a $ then pastes
+ * as one argument, its text unexpanded). A control byte is written as
+ * mc_escape writes it (\n, \xNN), so the command stays on one line; such
+ * a word no longer names the path, which no command line could hold.
+ * Returns buf, or "" when the quoted word does not fit in len bytes.
+ */
+const char *mc_shell_word(const char *s, char *buf, size_t len);
+
 /* a * b, or the type's maximum when the product does not fit: a figure
  * that cannot be had reads as "too much", never as a small wrapped one. */
 static inline uint32_t mc_mul_sat32(uint32_t a, uint32_t b)

@@ -271,6 +271,12 @@ static void test_in_memory(void **state)
 	assert_string_equal(cmd, f);
 	mc_dataset_stage_cmd(&d, true, "/scratch", "42", cmd, sizeof(cmd));
 	assert_string_equal(cmd, "");	/* not on a network filesystem */
+	/* a path with a blank and a quote is one word of the command */
+	snprintf(d.p[0].path, sizeof(d.p[0].path), "/data/it's mine");
+	mc_dataset_stage_cmd(&d, false, "/local scratch", "42", cmd,
+			     sizeof(cmd));
+	assert_string_equal(cmd, "memcore stage '/data/it'\\''s mine' "
+			    "'/local scratch'/job_42");
 	/* unreadable */
 	assert_int_equal(mc_dataset_paths("/nonexistent/mc", NULL, NULL, &d,
 					  err, sizeof(err)), 0);

@@ -76,6 +76,53 @@ static void test_escape(void **state)
 	assert_string_equal(mc_escape("abc", 0, b, 1), "");
 }
 
+/* What sh makes of word: the one argument it parses, read back through
+ * printf %s (the shell itself is the reference, not our own rules). */
+static void sh_parse(const char *word, char *out, size_t len)
+{
+	char cmd[512];
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "set -- %s; [ $# = 1 ] && printf %%s \"$1\"",
+		 word);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	pclose(f);
+}
+
+static void test_shell_word(void **state)
+{
+	static const char *const paths[] = {
+		"/lustre/ds/train", "/data/my dataset", "/d/it's",
+		"/d/$HOME/`id`", "/d/a\\b", "/d/*.arrow", "/d/a;rm -rf x",
+		"/d/\"q\"", "-x", "/d/a\tb",
+	};
+	char b[128], back[128];
+
+	(void)state;
+	/* safe text stays as it is */
+	assert_string_equal(mc_shell_word("/scratch/job_42", b, sizeof(b)),
+			    "/scratch/job_42");
+	assert_string_equal(mc_shell_word("", b, sizeof(b)), "''");
+	assert_string_equal(mc_shell_word("a b", b, sizeof(b)), "'a b'");
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (mc_has_ctrl(paths[i]))
+			continue;
+		mc_shell_word(paths[i], b, sizeof(b));
+		sh_parse(b, back, sizeof(back));
+		assert_string_equal(back, paths[i]);
+	}
+	/* a control byte: escaped, the word stays on one line */
+	mc_shell_word("/d/a\nb", b, sizeof(b));
+	assert_string_equal(b, "'/d/a\\nb'");
+	/* does not fit: "", never a word cut open */
+	assert_string_equal(mc_shell_word("/d/it's here", b, 8), "");
+	assert_string_equal(mc_shell_word("/long/safe/path", b, 8), "");
+}
+
 static void test_open_regular(void **state)
 {
 	char dir[] = "/tmp/mc_util_XXXXXX", path[64], err[256], want[128];
@@ -187,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_appendf),
 		cmocka_unit_test(test_mul_sat),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_shell_word),
 		cmocka_unit_test(test_open_regular),
 		cmocka_unit_test(test_json_dumps),
 	};
