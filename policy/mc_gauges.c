@@ -76,7 +76,7 @@ static int put_esc(char *buf, size_t len, size_t *used, const char *v)
 int mc_gauges_labels(const struct mc_gauge_ids *ids, char *out, size_t len)
 {
 	const char *part = *ids->partition ? ids->partition : MC_METRICS_OTHER;
-	const char *const name[] = { "job", "step", "user", "node",
+	const char *const name[] = { "jobid", "step", "user", "node",
 				     "partition" };
 	const char *const val[] = { ids->job, ids->step, ids->user, ids->node,
 				    part };

@@ -4,8 +4,11 @@
  * cluster counters (mc_metrics.h) while the step runs (spank/mc_gauges.c
  * writes and removes it). Pure.
  *
- * Names follow mc_metrics.h: memcore_step_ prefix, bytes. Labels job,
- * step, user, node, partition; the series are bounded by the steps running
+ * Names follow mc_metrics.h: memcore_step_ prefix, bytes. Labels jobid,
+ * step, user, node, partition (jobid, not job: Prometheus gives every
+ * series its scrape job's name as label job, and would rename a job label
+ * of node_exporter's to exported_job unless the scrape had honor_labels);
+ * the series are bounded by the steps running
  * now, since each step's file is removed at its end. Label values come
  * only from what slurmstepd trusts (Slurm's job and step ids, the job's
  * uid resolved by the node's name service, slurmd's node name and
@@ -52,7 +55,7 @@ struct mc_gauge_ids {
 };
 
 /*
- * Print the label set `{job="..",step="..",user="..",node="..",
+ * Print the label set `{jobid="..",step="..",user="..",node="..",
  * partition=".."}` into out (len bytes), values escaped (\\ \" \n). A
  * partition "" is printed as MC_METRICS_OTHER, as the counters do.
  * Returns the length, or -1 when a value is no valid label

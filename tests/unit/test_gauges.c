@@ -69,7 +69,7 @@ static void test_labels(void **state)
 	char long_name[MC_METRICS_LABEL_MAX + 1];
 
 	esc(u, sizeof(u), ids.user);
-	snprintf(want, sizeof(want), "{job=\"%s\",step=\"%s\",user=\"%s\","
+	snprintf(want, sizeof(want), "{jobid=\"%s\",step=\"%s\",user=\"%s\","
 		 "node=\"%s\",partition=\"%s\"}", ids.job, ids.step, u,
 		 ids.node, MC_METRICS_OTHER);
 	assert_int_equal(mc_gauges_labels(&ids, got, sizeof(got)),
@@ -107,7 +107,7 @@ static void test_labels(void **state)
 
 static void test_format(void **state)
 {
-	const char *labels = "{job=\"7\",step=\"batch\",user=\"bob\","
+	const char *labels = "{jobid=\"7\",step=\"batch\",user=\"bob\","
 			     "node=\"n1\",partition=\"gpu\"}";
 	uint64_t v[MC_G_COUNT] = { 104857600, 536870912, 4294967296ULL,
 				   171798692 };
@@ -262,7 +262,7 @@ static void test_write(void **state)
 	assert_int_equal(mc_gaugefile_write(&g, 300, 400, true), 0);
 	assert_int_equal(g.writes, 2);
 	slurp(g.name, got, sizeof(got));
-	assert_non_null(strstr(got, "_nonreclaimable_bytes{job=\"9\",step=\"0\","
+	assert_non_null(strstr(got, "_nonreclaimable_bytes{jobid=\"9\",step=\"0\","
 			       "user=\"bob\",node=\"n1\",partition=\"gpu\"} "
 			       "300\n"));
 	/* A symlink planted as the temporary file: the link goes, its
