@@ -3,7 +3,9 @@
  * mc_gauges.c) against text printed here independently with stdio, and
  * the file (spank/mc_gaugefile.c, built in: it links no Slurm) in a
  * temporary directory: written whole, never through a planted link,
- * removed, and the stale files of dead slurmstepds cleaned.
+ * removed, and the stale files of dead slurmstepds cleaned; and the
+ * sampler thread (spank/mc_sampler.c) writing it through its hook from a
+ * fixture cgroup, until the hook is taken off.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -24,7 +26,9 @@
 
 #include "mc_gauges.h"
 #include "mc_metrics.h"
+#include "mc_test_files.h"
 #include "../../spank/mc_gaugefile.c"
+#include "../../spank/mc_sampler.c"
 
 /* Escape v as the text format wants, with stdio. */
 static void esc(char *out, size_t len, const char *v)
@@ -373,6 +377,73 @@ static void test_clean(void **state)
 	assert_int_equal(mc_gaugefile_clean(dfd, "a_b", self), 0);
 }
 
+static void on_sample(void *arg, const struct mc_sample *smp)
+{
+	mc_gaugefile_write(arg, smp->non_reclaimable_bytes, smp->file_bytes,
+			   false);
+}
+
+static void cgroup_of(const char *cg, uint64_t anon, uint64_t file)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "anon %llu\nshmem 0\nactive_file %llu\n"
+		 "inactive_file 0\n", (unsigned long long)anon,
+		 (unsigned long long)file);
+	mc_test_put(cg, "memory.stat", buf);
+	snprintf(buf, sizeof(buf), "%llu\n",
+		 (unsigned long long)(anon + file));
+	mc_test_put(cg, "memory.current", buf);
+}
+
+/* The sampler's hook writes the file from its thread, each sample's
+ * figures; none once the hook is off and the sampler stopped. */
+static void test_sampler_hook(void **state)
+{
+	static struct mc_gaugefile g;
+	struct mc_sampler s;
+	struct mc_peak pk;
+	uint64_t cpu, wall;
+	char cg[128], err[512], got[MC_GAUGES_TEXT_MAX], want[64];
+	uint64_t written;
+
+	snprintf(cg, sizeof(cg), "%s/cg", dir);
+	assert_int_equal(mkdir(cg, 0700), 0);
+	cgroup_of(cg, 100 << 20, 7 << 20);
+	setup_file(&g, (long)getpid());
+	g.every_ms = 0;		/* every sample */
+	assert_int_equal(mc_sampler_start(&s, cg, 2, 100, err, sizeof(err)),
+			 0);
+	mc_sampler_set_hook(&s, on_sample, &g);
+	for (int i = 0; i < 50 && !there(g.name); i++)
+		usleep(20000);
+	assert_true(there(g.name));
+	slurp(g.name, got, sizeof(got));
+	snprintf(want, sizeof(want), "} %llu\n", 100ULL << 20);
+	assert_non_null(strstr(got, want));	/* non-reclaimable */
+	snprintf(want, sizeof(want), "} %llu\n", 7ULL << 20);
+	assert_non_null(strstr(got, want));	/* page cache */
+	cgroup_of(cg, 300 << 20, 1 << 20);
+	usleep(400000);
+	slurp(g.name, got, sizeof(got));
+	snprintf(want, sizeof(want), "} %llu\n", 300ULL << 20);
+	assert_non_null(strstr(got, want));
+	mc_sampler_set_hook(&s, NULL, NULL);
+	mc_sampler_stop(&s, &pk, &cpu, &wall);
+	assert_true(s.joined);
+	written = g.writes;
+	assert_true(written >= 3);
+	assert_int_equal(g.failures, 0);
+	usleep(300000);
+	assert_int_equal(g.writes, written);
+	assert_int_equal(mc_gaugefile_remove(&g), 0);
+	assert_false(there(g.name));
+	/* Not started: setting a hook does nothing. */
+	memset(&s, 0, sizeof(s));
+	mc_sampler_set_hook(&s, on_sample, &g);
+	assert_null(s.hook);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_name),
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampler_hook, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
