@@ -108,6 +108,10 @@ REFUSED=$(job_named mc-dash-refused) OOM=$(job_named mc-dash-oom)
 ctr() { sed -n "s/^$1{node=\"$MC_NODE_NAME\",partition=\"\([^\"]*\)\"} //p" "$PROMDIR/memcore.prom" 2>/dev/null; }
 mc_wait_until 10 eval '[ "$(ctr memcore_steps_judged_total)" = 2 ]' ||
 	mc_die "the two steps are not in $PROMDIR/memcore.prom"
+# The partition label the counters got (slurmd's record, else "other"):
+# the gauges must carry the same.
+PART=$(sed -n "s/^memcore_steps_judged_total{node=\"$MC_NODE_NAME\",partition=\"\([^\"]*\)\"} .*/\1/p" "$PROMDIR/memcore.prom")
+[ -n "$PART" ] || mc_die "no partition label in $PROMDIR/memcore.prom"
 
 # --- (a) two jobs' steps at once ---------------------------------------------
 HOLD=45
@@ -117,7 +121,10 @@ mc_at_exit 'rm -f "$MC_WORK/tmp/a.bin" "$MC_WORK/tmp/b.bin"'
 timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=${A_MEM}M -J mc-dash-a \
 	"$PROGS/mc_hold" $A_MIB $HOLD "$MC_WORK/tmp/a.bin" $A_FILE >"$MC_WORK/tmp/a.out" 2>&1 </dev/null &
 A_PID=$!
-timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=${B_MEM}M -J mc-dash-b \
+# B's user tries to name its own node and partition: labels come from
+# slurmstepd's own knowledge, never the job's environment.
+SLURMD_NODENAME=forged-node SLURM_JOB_PARTITION=forged-part \
+	timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=${B_MEM}M -J mc-dash-b \
 	"$PROGS/mc_hold" $B_MIB $HOLD "$MC_WORK/tmp/b.bin" 0 >"$MC_WORK/tmp/b.out" 2>&1 </dev/null &
 B_PID=$!
 mc_at_exit 'kill "$A_PID" "$B_PID" 2>/dev/null'
@@ -192,8 +199,8 @@ check_panels() {
 		# The per-job panels show that job's step alone, labelled from
 		# what slurmstepd knows (never the job's environment).
 		if [[ $expr == *"jobid=\"$job\""* ]] && [ "$n" -gt 0 ]; then
-			labels=$(jq -r '.data.result[] | .metric | "\(.jobid) \(.step) \(.user) \(.node)"' <<<"$res" | sort -u)
-			assert_eq "$job 0 $ME $MC_NODE_NAME" "$labels" "($phase) panel '$title' ($ref): jobid, step, user, node of job $job's step"
+			labels=$(jq -r '.data.result[] | .metric | "\(.jobid) \(.step) \(.user) \(.node) \(.partition)"' <<<"$res" | sort -u)
+			assert_eq "$job 0 $ME $MC_NODE_NAME $PART" "$labels" "($phase) panel '$title' ($ref): jobid, step, user, node, partition of job $job's step"
 		fi
 		if [ "$ref" = running ] && [ "$phase" = run ]; then
 			assert_eq "$(printf '%s\n' "$A" "$B" | sort)" "$(jq -r '.data.result[].metric.jobid' <<<"$res" | sort)" "(run) panel '$title': the running steps of both jobs"
