@@ -114,18 +114,23 @@ PART=$(sed -n "s/^memcore_steps_judged_total{node=\"$MC_NODE_NAME\",partition=\"
 [ -n "$PART" ] || mc_die "no partition label in $PROMDIR/memcore.prom"
 
 # --- (a) two jobs' steps at once ---------------------------------------------
-HOLD=45
+# Each holds its memory until the test has looked (the release file),
+# however long that takes on a loaded machine, then ends with rc 0.
 A_MIB=200 A_FILE=128 A_MEM=1024 B_MIB=100 B_MEM=512
-rm -f "$MC_WORK/tmp/a.bin"* "$MC_WORK/tmp/b.bin"*
-mc_at_exit 'rm -f "$MC_WORK/tmp/a.bin" "$MC_WORK/tmp/b.bin"'
+REL=$MC_WORK/tmp/release
+rm -f "$MC_WORK/tmp/a.bin"* "$MC_WORK/tmp/b.bin"* "$REL"
+mc_at_exit 'touch "$REL"; rm -f "$MC_WORK/tmp/a.bin" "$MC_WORK/tmp/b.bin"'
+hold() { # ANON_MIB FILE FILE_MIB: the step's command
+	echo "$PROGS/mc_hold $1 600 $2 $3 & p=\$!; while [ ! -e $REL ]; do sleep 0.2; done; kill \$p; wait \$p; exit 0"
+}
 timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=${A_MEM}M -J mc-dash-a \
-	"$PROGS/mc_hold" $A_MIB $HOLD "$MC_WORK/tmp/a.bin" $A_FILE >"$MC_WORK/tmp/a.out" 2>&1 </dev/null &
+	sh -c "$(hold $A_MIB "$MC_WORK/tmp/a.bin" $A_FILE)" >"$MC_WORK/tmp/a.out" 2>&1 </dev/null &
 A_PID=$!
 # B's user tries to name its own node and partition: labels come from
 # slurmstepd's own knowledge, never the job's environment.
 SLURMD_NODENAME=forged-node SLURM_JOB_PARTITION=forged-part \
 	timeout -k 5 "$MC_CMD_TIMEOUT" srun -n1 --gpus=1 --mem=${B_MEM}M -J mc-dash-b \
-	"$PROGS/mc_hold" $B_MIB $HOLD "$MC_WORK/tmp/b.bin" 0 >"$MC_WORK/tmp/b.out" 2>&1 </dev/null &
+	sh -c "$(hold $B_MIB "$MC_WORK/tmp/b.bin" 0)" >"$MC_WORK/tmp/b.out" 2>&1 </dev/null &
 B_PID=$!
 mc_at_exit 'kill "$A_PID" "$B_PID" 2>/dev/null'
 mc_wait_until 30 eval '[ -e "$MC_WORK/tmp/a.bin.ready" ] && [ -e "$MC_WORK/tmp/b.bin.ready" ]' ||
@@ -234,12 +239,12 @@ SHOT=$MEMCORE_BUILD/logs/test_46_dashboard.console.png
 mkdir -p "${SHOT%/*}"
 chrome() { timeout -k 5 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
 	--user-data-dir="$MC_WORK/chromium" --virtual-time-budget=8000 --window-size=1200,1300 "$@" 2>>"$MC_LOG_DIR/chromium.txt"; }
-url="$API/consoles/memcore.html?job=$A&range=2m"
+url="$API/consoles/memcore.html?job=$A&range=1m"
 chrome --screenshot="$SHOT" "$url" >/dev/null
-chrome --screenshot="$MC_WORK/tmp/none.png" "$API/consoles/memcore.html?job=1&range=2m" >/dev/null
+chrome --screenshot="$MC_WORK/tmp/none.png" "$API/consoles/memcore.html?job=1&range=1m" >/dev/null
 assert_file "$SHOT" "(b) Chromium took a screenshot of the console ($SHOT)"
 chrome --dump-dom "$url" >"$MC_WORK/tmp/dom-a.html"
-chrome --dump-dom "$API/consoles/memcore.html?job=1&range=2m" >"$MC_WORK/tmp/dom-none.html"
+chrome --dump-dom "$API/consoles/memcore.html?job=1&range=1m" >"$MC_WORK/tmp/dom-none.html"
 # drawn DOM GRAPH-ID: the graph's div holds a line of at least two points.
 drawn() {
 	"$PY" - "$1" "$2" <<'EOF'
@@ -285,6 +290,7 @@ assert_eq 0 $? "(b) the screenshot has the job's lines drawn: $colour coloured p
 assert_eq 0 $? "(b) ... and text and axes: $dark dark pixels (not an empty page)"
 
 # --- (c) the steps end ---------------------------------------------------------
+touch "$REL"
 for p in "$A_PID" "$B_PID"; do
 	wait "$p"
 	assert_eq 0 $? "(c) the step of pid $p ran to its end"
