@@ -149,16 +149,17 @@ int mc_gaugefile_write(struct mc_gaugefile *g, uint64_t nonreclaimable,
 
 int mc_gaugefile_remove(struct mc_gaugefile *g)
 {
-	int rc = 0;
+	int e = 0;
 
 	if (!g->on)
 		return 0;
 	if (unlinkat(g->dfd, g->name, 0) < 0 && errno != ENOENT)
-		rc = -1;
-	if (unlinkat(g->dfd, g->tmp, 0) < 0 && errno != ENOENT)
-		rc = -1;
+		e = errno;
+	if (unlinkat(g->dfd, g->tmp, 0) < 0 && errno != ENOENT && !e)
+		e = errno;
 	g->written = false;
-	return rc;
+	errno = e;
+	return e ? -1 : 0;
 }
 
 /* Whether pid is a running slurmstepd (of this node). */
