@@ -213,6 +213,9 @@ check_panels() {
 		CHECKED+=("$expr")
 	done < <(jq -r '.panels[] | .title as $t | .targets[]? | [.refId, $t, .expr] | @tsv' "$GRAFANA")
 }
+# node_exporter took every file whole: the steps' files and the counters
+# share no family, and the steps' families agree on HELP and TYPE.
+assert_eq 0 "$(q node_textfile_scrape_error | jq -r '.data.result[0].value[1]')" "(a) node_exporter read every textfile without error"
 CHECKED=()
 check_panels "$A" run
 check_panels "$B" run
