@@ -191,7 +191,12 @@ $(B)/bench/cg_probe: tests/bench/cg_probe.c $(B)/libmemcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libmemcore.a $(PKG_LIBS)
 
-bench: all $(B)/bench/bench_load $(B)/bench/cg_probe
+# What a running step's live gauges cost its sampler thread, per write.
+$(B)/bench/bench_gauges: tests/bench/bench_gauges.c $(B)/spank/mc_gaugefile.o $(B)/libmemcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/spank/mc_gaugefile.o $(B)/libmemcore.a
+
+bench: all $(B)/bench/bench_load $(B)/bench/cg_probe $(B)/bench/bench_gauges
 	MEMCORE_BUILD=$(CURDIR)/$(B) bash tests/bench/run.sh
 
 # Debian 12 packages (root; no-op when present): every target's, or

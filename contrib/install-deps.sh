@@ -33,7 +33,8 @@ cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
 tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
 	groff-base clang libclang-rt-14-dev valgrind strace
 	debhelper dpkg-dev fakeroot libhwloc-plugins
-	slurmdbd mariadb-server prometheus)
+	slurmdbd mariadb-server prometheus prometheus-node-exporter chromium
+	python3-pil)
 deb=(debhelper dpkg-dev fakeroot)
 vm=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs xz-utils
 	debian-archive-keyring curl)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mc_gaugefile.h"
 #include "mc_sampler.h"
 #include "mc_summary.h"
 
@@ -45,6 +46,7 @@ struct mc_after {
 	uint32_t exited;		/* tasks seen at task_exit */
 	bool summarized;		/* usage/advice complete */
 	struct mc_keeper keeper;
+	struct mc_gaugefile gauges;	/* the live gauges (mc_gauges.c) */
 };
 
 #endif

@@ -172,6 +172,12 @@ bool mc_keep_wait(struct mc_plugin *p, unsigned ms);
  * (mc_textfile.c), under a lock only root can open; never fails, never
  * waits more than 2 s for other steps' updates. */
 void mc_textfile_add(const struct mc_plugin *p);
+/* slurmstepd (root): the running step's live gauges beside the
+ * PrometheusTextfile (mc_gauges.c): start once its sampler runs (first
+ * task_post_fork), stop once the sampler stopped (the file is removed).
+ * Never fail; each is safe to call again. */
+void mc_gauges_start(struct mc_plugin *p);
+void mc_gauges_stop(struct mc_plugin *p);
 /* Record the step's GPUs and the user's --cpu-bind for task_init; never
  * fails (mc_bind.c). */
 void mc_bind_task_init_privileged(struct mc_plugin *p, spank_t sp);

@@ -19,6 +19,31 @@ static uint64_t tv_us(const struct timeval *t)
 	return (uint64_t)t->tv_sec * 1000000ULL + (uint64_t)t->tv_usec;
 }
 
+static void call_hook(struct mc_sampler *s, const struct mc_sample *smp)
+{
+	void (*hook)(void *, const struct mc_sample *);
+	void *arg;
+
+	pthread_mutex_lock(&s->mu);
+	hook = s->hook;
+	arg = s->hook_arg;
+	pthread_mutex_unlock(&s->mu);
+	if (hook)
+		hook(arg, smp);
+}
+
+void mc_sampler_set_hook(struct mc_sampler *s,
+			 void (*hook)(void *arg, const struct mc_sample *smp),
+			 void *arg)
+{
+	if (!s->started)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->hook = hook;
+	s->hook_arg = arg;
+	pthread_mutex_unlock(&s->mu);
+}
+
 static void *run(void *arg)
 {
 	struct mc_sampler *s = arg;
@@ -32,6 +57,8 @@ static void *run(void *arg)
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		ok = s->read(&s->src, &smp) == 0;	/* no lock held */
+		if (ok)
+			call_hook(s, &smp);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		pthread_mutex_lock(&s->mu);
 		s->own_cpu_ns += ts_ns(&c1) - ts_ns(&c0);

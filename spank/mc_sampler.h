@@ -53,6 +53,9 @@ struct mc_sampler {
 	struct rusage children_start;	/* v1: CPU of the reaped tasks */
 	/* mc_sample_read; tests give one that hangs (mc_sampler_start_with) */
 	int (*read)(struct mc_sample_src *src, struct mc_sample *out);
+	/* mc_sampler_set_hook's, guarded by mu */
+	void (*hook)(void *arg, const struct mc_sample *smp);
+	void *hook_arg;
 };
 
 /*
@@ -69,6 +72,16 @@ int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 			  uint32_t interval_ms,
 			  int (*read)(struct mc_sample_src *, struct mc_sample *),
 			  char *err, size_t errlen);
+
+/*
+ * Have the thread call hook(arg, sample) after each sample it read, with
+ * no lock held and in its CPU time; NULL: no more calls (one already
+ * under way may still finish). The hook obeys the thread's rules above:
+ * no allocation, no stdio, no lock. Call after mc_sampler_start.
+ */
+void mc_sampler_set_hook(struct mc_sampler *s,
+			 void (*hook)(void *arg, const struct mc_sample *smp),
+			 void *arg);
 
 /*
  * Stop the thread (waiting MC_SAMPLER_JOIN_MS at most) and give its

@@ -37,6 +37,15 @@ mkdir -p "$RAW"
 echo "bench: loads and verdicts (bench_load)" >&2
 "$B/bench/bench_load" "$RAW/loads.txt" "$top/tests/data" "$H200" >"$RAW/loads.out" || exit 1
 val() { sed -n "s/^$1=//p" "$RAW/loads.out"; }
+# A running step's live gauges file, rewritten: on disk (/var/tmp, as a
+# node_exporter textfile directory usually is) and on tmpfs (/dev/shm).
+echo "bench: live gauges file writes (bench_gauges)" >&2
+"$B/bench/bench_gauges" "$RAW/gauges_disk.txt" >"$RAW/gauges_disk.out" || exit 1
+gshm=$(mktemp -d /dev/shm/mc-bench-gauges.XXXXXX) || exit 1
+"$B/bench/bench_gauges" "$RAW/gauges_tmpfs.txt" "$gshm" >"$RAW/gauges_tmpfs.out" || exit 1
+rmdir "$gshm"
+gval() { sed -n "s/^$2=//p" "$RAW/gauges_$1.out"; }
+gfs=$(df -T /var/tmp | awk 'NR == 2 {print $2}')
 
 # -- 1b. the kernel's price of moving a process into a memory cgroup --------
 # What memcore's own cgroup costs a task is mostly one write to
@@ -309,6 +318,7 @@ limits and removes the step's own memcore_<job>_<step> cgroup, and the job's mem
 | topology_live_load_us (hwloc live, this machine) | $(val topology_live_load_us_this) | - |
 | verdict_us (verdict + binding plan, slowest topology's median) | $(val verdict_us_max) | <= 10 |
 | sample_cpu_us (one sample of a step's memory cgroup, CPU time: SampleInterval=1s costs this per second) | $(val sample_cpu_us) | <= 50 |
+| gauge_write_cpu_us (one rewrite of a running step's live gauges file, CPU time; at most one a second per step, on top of that second's sample) | $(gval disk gauge_write_cpu_us) on $gfs (/var/tmp; $(gval disk gauge_write_wall_us) µs wall), $(gval tmpfs gauge_write_cpu_us) on tmpfs ($(gval tmpfs gauge_write_wall_us) µs wall) | - |
 | slurmd_rss_growth_kib over $NRSS launches with memcore (own), beyond slurmd's own growth | $growth (noise band +-$noise) | 0 beyond noise |
 
 slurmd's VmRSS grew $raw_growth KiB over $NRSS launches with memcore and
@@ -392,6 +402,13 @@ $(awk -v g="$growth" -v n="$noise" 'BEGIN {exit !(g <= n)}' && echo "- slurmd_rs
   bench_load's own memory cgroup (memory.stat and the usage file, cpu.stat
   on v2: what slurmstepd's sampler thread reads each SampleInterval),
   CPU time of the thread per sample, median of 20 rounds of 500.
+- **Live gauges** (tests/bench/bench_gauges.c, no Slurm):
+  mc_gaugefile_write() of a step's gauges file, forced (format, create
+  the temporary file O_EXCL, write, rename over the file: what the sampler
+  thread does at most once a second), CPU time of the thread and wall time
+  per write, median of 20 rounds of 200, in /var/tmp and in /dev/shm. On
+  ext4 the rename over an existing file flushes the new file's data
+  (auto_da_alloc): the wall time, spent in the sampler thread only.
 - **Verdict**: 2000 times per topology: node summary, the step's GPU memory,
   mc_verdict_compute() and mc_plan_compute() (binding plan, topology/mc_plan.h)
   for an 8-GPU step (all GPUs where the node has fewer), from loaded facts;

@@ -359,10 +359,16 @@ kill -9 "$task" 2>/dev/null	# its task, which nobody reaps now
 kill -TERM "$srun_pid" 2>/dev/null
 wait "$srun_pid" 2>/dev/null
 ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-after"
-assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(cat "$MC_WORK/tmp/prom-after")" "(g) no file left beside the textfile"
+# Its live gauges file stays until the next step on the node starts or
+# ends (the slurmstepd its name holds is gone); nothing else is left.
+gfile=memcore_step_mc-node1_${stepd}_${gjob}_0.prom
+assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(grep -vxF "$gfile" "$MC_WORK/tmp/prom-after")" "(g) no file left beside the textfile but the killed step's live gauges"
+assert_eq "$gfile" "$(grep -xF "$gfile" "$MC_WORK/tmp/prom-after")" "(g) ... its gauges file, named by its slurmstepd's pid $stepd"
 mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
 assert_rc 0 "(g) the next step runs (Slurm keeps the killed one's job until it times out; memcore holds nothing)"
 assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples?" "(g) ... sampled, summarised"
+mc_wait_until 10 eval '[ "$(ls -A "${PROM%/*}")" = "$(cat "$MC_WORK/tmp/prom-before")" ]'
+assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(ls -A "${PROM%/*}")" "(g) ... and the killed step's gauges file is removed by it"
 [ -n "$gjob" ] && scancel "$gjob"
 
 # --- (h) slurmstepd's memory stays flat while its sampler runs --------------
