@@ -1,0 +1,285 @@
+/*
+ * test_timeline.c - a step's memory over time (policy/mc_timeline.h): the
+ * bounded series against a plain reference computed here (each point the
+ * maximum of a run of per_point samples, per_point the smallest power of
+ * two that fits the step in MC_TIMELINE_POINTS), the record's text and
+ * its reading back, and texts that are not one; the chart drawn from it
+ * (cli/report_plot.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mc_timeline.h"
+
+#define MIB (1024ULL * 1024)
+#define GIB (1024ULL * MIB)
+
+/* A fixed pseudo-random series: the same on every run. */
+static uint64_t rnd_state;
+static uint64_t rnd(void)
+{
+	rnd_state = rnd_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return rnd_state >> 17;
+}
+
+struct ref {
+	uint64_t n, per_point, points;
+	uint64_t nr[MC_TIMELINE_POINTS], file[MC_TIMELINE_POINTS];
+	uint64_t cpu[MC_TIMELINE_POINTS];
+	int64_t oom;
+};
+
+/* Feed n samples every interval_ms into tl, and the reference: samples
+ * kept whole, maxima taken afterwards. */
+static void feed(struct mc_timeline *tl, struct ref *r, uint64_t n,
+		 uint32_t interval_ms, uint64_t oom_at)
+{
+	uint64_t *nr = calloc(n, 8), *file = calloc(n, 8), *cpu = calloc(n, 8);
+	uint64_t cpu_total = 0, t;
+
+	assert_non_null(nr);
+	assert_non_null(file);
+	assert_non_null(cpu);
+	mc_timeline_init(tl, interval_ms);
+	memset(r, 0, sizeof(*r));
+	r->oom = -1;
+	for (uint64_t k = 0; k < n; k++) {
+		/* cores busy between this sample and the last: 0 to 8 */
+		uint64_t busy_milli = rnd() % 8001;
+
+		t = 1000000ULL + k * interval_ms * 1000ULL;
+		nr[k] = (rnd() % (64 * GIB)) & ~4095ULL;
+		file[k] = rnd() % (8 * GIB);
+		if (k) {
+			cpu_total += busy_milli * interval_ms; /* usec */
+			cpu[k] = busy_milli;
+		}
+		mc_timeline_add(tl, t, nr[k], file[k], true, cpu_total,
+				k >= oom_at ? 1 : 0);
+	}
+	r->n = n;
+	r->per_point = 1;
+	while (r->per_point * MC_TIMELINE_POINTS < n)
+		r->per_point *= 2;
+	r->points = (n + r->per_point - 1) / r->per_point;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t j = k / r->per_point;
+
+		if (nr[k] > r->nr[j])
+			r->nr[j] = nr[k];
+		if (file[k] > r->file[j])
+			r->file[j] = file[k];
+		if (cpu[k] > r->cpu[j])
+			r->cpu[j] = cpu[k];
+	}
+	if (oom_at && oom_at < n)
+		r->oom = (int64_t)(oom_at / r->per_point);
+	free(nr);
+	free(file);
+	free(cpu);
+}
+
+/* Whatever the step's length, the points are the maxima of equal runs of
+ * samples, at most MC_TIMELINE_POINTS of them, and the OOM kill is in the
+ * point that holds the sample that first saw it. */
+static void test_series(void **state)
+{
+	static const uint64_t lens[] = { 1, 2, 119, 120, 121, 240, 241, 480,
+					 1000, 36000 };
+	struct mc_timeline tl;
+	struct ref r;
+
+	(void)state;
+	rnd_state = 42;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint64_t n = lens[i];
+
+		feed(&tl, &r, n, 1000, n > 3 ? n * 3 / 4 : 0);
+		assert_true(tl.n <= MC_TIMELINE_POINTS);
+		assert_int_equal(tl.n, r.points);
+		assert_int_equal(tl.per_point, r.per_point);
+		assert_int_equal(mc_timeline_point_ms(&tl),
+				 r.per_point * 1000);
+		for (uint32_t j = 0; j < tl.n; j++) {
+			assert_int_equal(tl.nr_bytes[j], r.nr[j]);
+			assert_int_equal(tl.file_bytes[j], r.file[j]);
+			/* integer division of the rate: within a milli */
+			assert_true(tl.cpu_milli[j] <= r.cpu[j] &&
+				    tl.cpu_milli[j] + 1 >= r.cpu[j]);
+		}
+		assert_int_equal(tl.oom_point, r.oom);
+		assert_true(tl.has_cpu);
+	}
+	/* Past 120 samples, 60 to 120 points. */
+	for (uint64_t n = 121; n < 2000; n += 37) {
+		feed(&tl, &r, n, 1000, 0);
+		assert_true(tl.n > 60 && tl.n <= 120);
+	}
+}
+
+/* The OOM count before the first sample is the base; a step with kills
+ * that no sample saw gets its kill at the last point, once. */
+static void test_oom(void **state)
+{
+	struct mc_timeline tl;
+
+	(void)state;
+	mc_timeline_init(&tl, 500);
+	mc_timeline_add(&tl, 0, 1 * MIB, 0, false, 0, 3);
+	mc_timeline_add(&tl, 500000, 2 * MIB, 0, false, 0, 3);
+	assert_int_equal(tl.oom_point, -1);
+	mc_timeline_add(&tl, 1000000, 3 * MIB, 0, false, 0, 4);
+	mc_timeline_add(&tl, 1500000, 1 * MIB, 0, false, 0, 5);
+	assert_int_equal(tl.oom_point, 2);
+	assert_false(tl.has_cpu);
+	mc_timeline_oom_at_end(&tl);
+	assert_int_equal(tl.oom_point, 2);
+
+	mc_timeline_init(&tl, 500);
+	mc_timeline_oom_at_end(&tl);
+	assert_int_equal(tl.oom_point, -1);	/* no points */
+	for (int k = 0; k < 5; k++)
+		mc_timeline_add(&tl, (uint64_t)k * 500000, MIB, 0, false, 0,
+				0);
+	mc_timeline_oom_at_end(&tl);
+	assert_int_equal(tl.oom_point, 4);
+}
+
+static bool text_clean(const char *s)
+{
+	return !strpbrk(s, ",;=:@ \n");
+}
+
+/* Written and read back: every value at or above what was fed (levels
+ * round up) by less than a level of the step's largest, the largest at
+ * the scale (its MiB, rounded up), the OOM point and the point's length
+ * kept; none of the record's separators in the text. */
+static void test_encode_decode(void **state)
+{
+	static const uint64_t lens[] = { 1, 7, 120, 121, 5000 };
+	char buf[MC_TIMELINE_TEXT_MAX];
+	struct mc_timeline tl, back;
+	struct ref r;
+
+	(void)state;
+	rnd_state = 7;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint64_t scale = 0, cscale = 0;
+		int len;
+
+		feed(&tl, &r, lens[i], 2000, lens[i] / 2);
+		len = mc_timeline_encode(&tl, buf, sizeof(buf));
+		assert_true(len > 0);
+		assert_int_equal((size_t)len, strlen(buf));
+		assert_true(text_clean(buf));
+		assert_int_equal(mc_timeline_decode(buf, (size_t)len, &back),
+				 0);
+		assert_int_equal(back.n, tl.n);
+		assert_int_equal(mc_timeline_point_ms(&back),
+				 mc_timeline_point_ms(&tl));
+		assert_int_equal(back.oom_point, tl.oom_point);
+		for (uint32_t j = 0; j < tl.n; j++) {
+			scale = tl.nr_bytes[j] > scale ? tl.nr_bytes[j] : scale;
+			scale = tl.file_bytes[j] > scale ? tl.file_bytes[j]
+							 : scale;
+			cscale = tl.cpu_milli[j] > cscale ? tl.cpu_milli[j]
+							  : cscale;
+		}
+		scale = (scale + MIB - 1) / MIB * MIB;
+		assert_int_equal(back.has_cpu, cscale > 0);
+		for (uint32_t j = 0; j < tl.n; j++) {
+			assert_true(back.nr_bytes[j] >= tl.nr_bytes[j]);
+			assert_true(back.nr_bytes[j] - tl.nr_bytes[j] <=
+				    scale / MC_TIMELINE_LEVELS + 1);
+			assert_true(back.file_bytes[j] >= tl.file_bytes[j]);
+			assert_true(back.file_bytes[j] - tl.file_bytes[j] <=
+				    scale / MC_TIMELINE_LEVELS + 1);
+			assert_true(back.cpu_milli[j] >= tl.cpu_milli[j]);
+			assert_true(back.cpu_milli[j] - tl.cpu_milli[j] <=
+				    cscale / MC_TIMELINE_LEVELS + 1);
+			if (tl.nr_bytes[j])
+				assert_true(back.nr_bytes[j] > 0);
+		}
+		/* 3 characters a point after a short head */
+		assert_true((size_t)len <= 64 + 3 * tl.n);
+	}
+	/* The full 120 points fit the ~380 bytes the record allows. */
+	assert_true(strlen(buf) <= 64 + 3 * MC_TIMELINE_POINTS);
+	/* Too small a buffer: -1 and "". */
+	assert_int_equal(mc_timeline_encode(&tl, buf, 20), -1);
+	assert_string_equal(buf, "");
+}
+
+/* A small series by hand: 3 points of 1 s, 4 GiB the largest. */
+static void test_decode_by_hand(void **state)
+{
+	struct mc_timeline tl;
+	char buf[MC_TIMELINE_TEXT_MAX];
+	int len;
+
+	(void)state;
+	mc_timeline_init(&tl, 1000);
+	mc_timeline_add(&tl, 0, 1 * GIB, 0, false, 0, 0);
+	mc_timeline_add(&tl, 1000000, 2 * GIB, 1 * GIB, false, 0, 0);
+	mc_timeline_add(&tl, 2000000, 4 * GIB, 0, false, 0, 1);
+	len = mc_timeline_encode(&tl, buf, sizeof(buf));
+	/* 4096 MiB the scale; 1 GiB is level 16 (15.75 up), 2 GiB 32
+	 * (31.5 up), 4 GiB 63; no CPU: level 0 ("A"). */
+	assert_string_equal(buf, "1000~4096~0~2~QAAgQA_AA");
+	assert_int_equal(len, (int)strlen(buf));
+}
+
+/* Not a timeline: refused with the series left empty, never read past
+ * the text's length. */
+static void test_decode_bad(void **state)
+{
+	static const char *bad[] = {
+		"", "~", "1000", "1000~4096~0~x", "1000~4096~0~x~A",
+		"1000~4096~0~x~AAAA", "0~4096~0~x~AAA", "1000~4096~0~3~AAA",
+		"1000~4096~0~y~AAA", "1000~4096~0~x~A,A", "1000~-1~0~x~AAA",
+		"99999999999~1~0~x~AAA", "1000~99999999999999999~0~x~AAA",
+		"1000~4096~99999999999~x~AAA",
+		"1000~99999999999999999999999~0~x~AAA", "x~1~0~x~AAA",
+		"1000~4096~0~x~AA=",
+	};
+	struct mc_timeline tl;
+	char big[MC_TIMELINE_TEXT_MAX + 16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(mc_timeline_decode(bad[i], strlen(bad[i]),
+						    &tl), -1);
+		assert_int_equal(tl.n, 0);
+		assert_int_equal(tl.oom_point, -1);
+	}
+	/* 121 points: more than any timeline holds. */
+	snprintf(big, sizeof(big), "1000~1~0~x~");
+	for (int i = 0; i < 121; i++)
+		strcat(big, "AAA");
+	assert_int_equal(mc_timeline_decode(big, strlen(big), &tl), -1);
+	/* Only the given length is read: a valid text followed by junk. */
+	assert_int_equal(mc_timeline_decode("1000~1~0~0~_AA,zz", 14, &tl), 0);
+	assert_int_equal(tl.n, 1);
+	assert_int_equal(tl.nr_bytes[0], MIB);
+	assert_int_equal(tl.oom_point, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_decode_by_hand),
+		cmocka_unit_test(test_decode_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
