@@ -16,6 +16,9 @@
 
 #include <cmocka.h>
 
+#include "mc_jobrec.h"
+#include "mc_plot.h"
+#include "mc_summary.h"
 #include "mc_timeline.h"
 
 #define MIB (1024ULL * 1024)
@@ -271,6 +274,273 @@ static void test_decode_bad(void **state)
 	assert_int_equal(tl.oom_point, 0);
 }
 
+/* The chart's lines, rendered at width. */
+struct chart {
+	char *text;
+	char *line[64];
+	int n;
+};
+
+static void render(struct chart *c, const struct mc_plot_in *in,
+		   unsigned width)
+{
+	size_t len;
+	FILE *f = open_memstream(&c->text, &len);
+	char *save = NULL, *l;
+
+	assert_non_null(f);
+	c->n = mc_plot_text(f, in, width);
+	fclose(f);
+	assert_true(c->n > MC_PLOT_ROWS && c->n < 64);
+	c->n = 0;
+	for (l = strtok_r(c->text, "\n", &save); l && c->n < 64;
+	     l = strtok_r(NULL, "\n", &save))
+		c->line[c->n++] = l;
+}
+
+/* The plot rows (top first): the lines whose column 9 is '|'. */
+static int plot_rows(const struct chart *c, char **rows)
+{
+	int k = 0;
+
+	for (int i = 0; i < c->n; i++)
+		if (strlen(c->line[i]) > 9 && c->line[i][9] == '|')
+			rows[k++] = c->line[i];
+	return k;
+}
+
+static int count_in_column(char **rows, int nrows, size_t col, char ch)
+{
+	int k = 0;
+
+	for (int r = 0; r < nrows; r++)
+		if (strlen(rows[r]) > col && rows[r][col] == ch)
+			k++;
+	return k;
+}
+
+/* A step that climbs by 64 MiB a second to its 2 GiB limit and is killed
+ * there, drawn at 80 and at 40 columns: no line wider than asked, the
+ * limit's row all '=' until the climb reaches it, the bars growing, the
+ * OOM marker on the time axis where the kill was (as a share of the
+ * step's length), named in the legend. */
+static void test_plot_oom(void **state)
+{
+	static const unsigned widths[] = { 80, 40 };
+	const uint64_t limit = 2 * GIB, rule = 1536 * MIB;
+	struct mc_timeline tl, back;
+	char buf[MC_TIMELINE_TEXT_MAX];
+	struct mc_plot_in in = { .step = "42.0", .host = "node7",
+				 .limit_bytes = limit,
+				 .limit_option = "--mem=2G",
+				 .rule_bytes = rule };
+	uint64_t k, n = 0;
+
+	(void)state;
+	mc_timeline_init(&tl, 1000);
+	for (k = 0; (k + 1) * 64 * MIB <= limit; k++, n++)
+		mc_timeline_add(&tl, k * 1000000, (k + 1) * 64 * MIB, 8 * MIB,
+				false, 0, 0);
+	mc_timeline_add(&tl, k * 1000000, 0, 0, false, 0, 1);	/* killed */
+	n++;
+	assert_true(mc_timeline_encode(&tl, buf, sizeof(buf)) > 0);
+	assert_int_equal(mc_timeline_decode(buf, strlen(buf), &back), 0);
+	in.tl = &back;
+	for (size_t w = 0; w < 2; w++) {
+		struct chart c;
+		char *rows[MC_PLOT_ROWS + 1], *axis = NULL;
+		unsigned cols = widths[w] - MC_PLOT_LABEL_COLS;
+		/* the limit is the chart's top: its row is the top row; the
+		 * rule's, 12 x 1.5/2 = 9 rows up, the 4th from the top */
+		int nrows, lim_row = 0, rule_row = MC_PLOT_ROWS - 9;
+		double want;
+		char *x;
+		int prev = 0;
+
+		render(&c, &in, widths[w]);
+		for (int i = 0; i < c.n; i++)
+			assert_true(strlen(c.line[i]) <= widths[w]);
+		nrows = plot_rows(&c, rows);
+		assert_int_equal(nrows, MC_PLOT_ROWS);
+		assert_non_null(strstr(rows[lim_row], "2 GiB |"));
+		assert_non_null(strstr(rows[rule_row], "1.5 GiB |"));
+		/* the first half of the step: far below the limit */
+		assert_int_equal(rows[lim_row][10], '=');
+		assert_int_equal(rows[rule_row][10], '-');
+		/* bars grow (non-reclaimable) until the kill */
+		for (size_t col = 10; col < 10 + cols * 9 / 10; col++) {
+			int h = count_in_column(rows, nrows, col, '#');
+
+			assert_true(h >= prev);
+			prev = h;
+		}
+		assert_true(prev >= MC_PLOT_ROWS - 2);
+		/* the OOM marker on the axis, where the kill was in time */
+		for (int i = 0; i < c.n; i++)
+			if (!strncmp(c.line[i], "       0 +", 10))
+				axis = c.line[i];
+		assert_non_null(axis);
+		x = strchr(axis, 'X');
+		assert_non_null(x);
+		assert_null(strchr(x + 1, 'X'));
+		want = 10 + (double)(n - 1) / n * cols;
+		assert_true((double)(x - axis) >= want - 2 &&
+			    (double)(x - axis) <= want + 2);
+		/* ... and at the top of its column */
+		assert_int_equal(count_in_column(rows, nrows,
+						 (size_t)(x - axis), 'X'), 1);
+		{
+			bool named = false;
+
+			for (int i = 0; i < c.n; i++)
+				named |= !strncmp(c.line[i], "  X OOM kill", 12);
+			assert_true(named);
+		}
+		free(c.text);
+	}
+}
+
+/* A step that holds a fifth of its 10 GiB for a minute: every bar in the
+ * two or three rows at the bottom (a fifth of 12 rows, rounded), the
+ * limit's row untouched, no OOM marker. */
+static void test_plot_fifth(void **state)
+{
+	struct mc_timeline tl;
+	struct mc_plot_in in = { .step = "43.0", .host = "node7",
+				 .limit_bytes = 10 * GIB, .tl = &tl };
+	struct chart c;
+	char *rows[MC_PLOT_ROWS + 1];
+	int nrows;
+
+	(void)state;
+	mc_timeline_init(&tl, 1000);
+	for (uint64_t k = 0; k < 60; k++)
+		mc_timeline_add(&tl, k * 1000000, 2 * GIB - 100 * MIB,
+				100 * MIB, false, 0, 0);
+	render(&c, &in, 80);
+	nrows = plot_rows(&c, rows);
+	assert_int_equal(nrows, MC_PLOT_ROWS);
+	for (int r = 0; r < nrows; r++) {
+		bool bar = strpbrk(rows[r] + 10, "#:") != NULL;
+
+		/* row r from the top: the bottom 12/5 = 2.4 rows */
+		assert_int_equal(bar, r >= MC_PLOT_ROWS - 2);
+	}
+	for (size_t col = 10; col < 80; col++)
+		assert_int_equal(rows[0][col], '=');
+	assert_null(strchr(c.text, 'X'));
+	/* the time axis says its unit */
+	{
+		bool unit = false;
+
+		for (int i = 0; i < c.n; i++)
+			unit |= strstr(c.line[i], " 30 s ") != NULL;
+		assert_true(unit);
+	}
+	free(c.text);
+}
+
+/* The records' bound: timelines go before records, the oldest first; the
+ * value left says so ("cut"); a record's figures read back the same. */
+static void test_jobrec_cut(void **state)
+{
+	static char cur[4 * MC_JOBREC_MAX], next[4 * MC_JOBREC_MAX];
+	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
+	const char *recs[64];
+	size_t lens[64], n;
+	struct mc_jobrec_agg agg;
+	struct mc_timeline tl;
+	struct mc_used u, v;
+	struct mc_advice a;
+	int cuts = 0, last_cut = -1;
+
+	(void)state;
+	memset(&u, 0, sizeof(u));
+	u.asked_bytes = 8 * GIB;
+	u.sample_interval_ms = 1000;
+	mc_timeline_init(&tl, 1000);
+	rnd_state = 3;
+	for (int k = 0; k < 960; k++)	/* 120 points of 8 samples */
+		mc_timeline_add(&tl, (uint64_t)k * 1000000, rnd() % (8 * GIB),
+				rnd() % GIB, false, 0, 0);
+	assert_true(mc_timeline_encode(&tl, u.timeline,
+				       sizeof(u.timeline)) > 300);
+	cur[0] = '\0';
+	for (int s = 0; s < 20; s++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "9.%d", s);
+		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
+		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
+						   sizeof(rec)), 0);
+		assert_true(strlen(rec) <= MC_SUMMARY_RECORD_MAX);
+		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
+						 MC_JOBREC_MAX), 0);
+		strcpy(cur, next);
+		assert_true(strlen(cur) <= MC_JOBREC_MAX);
+	}
+	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
+	/* 20 records of ~550 bytes do not fit 8192 with their timelines
+	 * but do without: all kept, the oldest cut, the newest whole */
+	assert_int_equal(n, 20);
+	assert_int_equal(agg.steps, 0);
+	for (size_t i = 0; i < n; i++) {
+		char r[MC_SUMMARY_RECORD_MAX + 1];
+
+		assert_true(lens[i] < sizeof(r));
+		memcpy(r, recs[i], lens[i]);
+		r[lens[i]] = '\0';
+		assert_int_equal(mc_summary_record_parse(r, &v, &a, step,
+							 sizeof(step), host,
+							 sizeof(host)), 0);
+		assert_int_equal(v.peak.nr_bytes, (i + 1) * GIB);
+		assert_int_equal(v.asked_bytes, 8 * GIB);
+		if (!strcmp(v.timeline, MC_JOBREC_CUT)) {
+			cuts++;
+			last_cut = (int)i;
+		} else {
+			assert_string_equal(v.timeline, u.timeline);
+		}
+	}
+	assert_true(cuts > 0 && cuts < 20);
+	assert_int_equal(last_cut, cuts - 1);	/* the oldest ones */
+}
+
+/* Records without "s" (before timelines) still read; an "s" that is not
+ * a timeline reads, and decoding it fails without harm. */
+static void test_record_timeline(void **state)
+{
+	struct mc_used u, v;
+	struct mc_advice a;
+	struct mc_timeline tl;
+	char step[48], host[64], rec[MC_SUMMARY_RECORD_MAX + 1];
+
+	(void)state;
+	assert_int_equal(mc_summary_record_parse("1.0@n:a=1024,p=512,t=1", &v,
+						 &a, step, sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_string_equal(v.timeline, "");
+	assert_int_equal(v.peak.nr_bytes, 512);
+	assert_int_equal(mc_summary_record_parse("1.0@n:a=1024,s=zz~,p=512",
+						 &v, &a, step, sizeof(step),
+						 host, sizeof(host)), 0);
+	assert_string_equal(v.timeline, "zz~");
+	assert_int_equal(v.peak.nr_bytes, 512);
+	assert_int_equal(mc_timeline_decode(v.timeline, strlen(v.timeline),
+					    &tl), -1);
+	memset(&u, 0, sizeof(u));
+	snprintf(u.timeline, sizeof(u.timeline), "1000~1~0~x~_AA");
+	u.asked_bytes = 77;
+	assert_int_equal(mc_summary_record(&u, &a, "2.0", "n", rec,
+					   sizeof(rec)), 0);
+	assert_non_null(strstr(rec, ",s=1000~1~0~x~_AA"));
+	assert_int_equal(mc_summary_record_parse(rec, &v, &a, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_string_equal(v.timeline, u.timeline);
+	assert_int_equal(v.asked_bytes, 77);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +549,10 @@ int main(void)
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_decode_by_hand),
 		cmocka_unit_test(test_decode_bad),
+		cmocka_unit_test(test_plot_oom),
+		cmocka_unit_test(test_plot_fifth),
+		cmocka_unit_test(test_jobrec_cut),
+		cmocka_unit_test(test_record_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
