@@ -87,7 +87,7 @@ static void report_usage(FILE *out)
 "  0  something to show\n"
 "  1  nothing to show (or the job is not yours)\n"
 "  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
-"     parse, not a job id)\n"
+"     parse, not a job id, an --svg FILE that cannot be written)\n"
 "  3  slurmctld could not be reached\n");
 }
 
