@@ -385,6 +385,9 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 			mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
 	}
 	if (in->rule_bytes) {
+		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n", SVG_L, Y(in->rule_bytes), SVG_L + SVG_PW,
+			Y(in->rule_bytes));
 		fprintf(out, "<path class=\"rule\" d=\"M %d %.1f L %d %.1f\"/>"
 			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">the rule's "
 			"figure %s</text>\n", SVG_L, Y(in->rule_bytes),
@@ -393,6 +396,9 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 			mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
 	}
 	if (in->limit_bytes) {
+		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n", SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
+			Y(in->limit_bytes));
 		fprintf(out, "<path class=\"limit\" d=\"M %d %.1f L %d %.1f\"/>"
 			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">asked %s",
 			SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
@@ -409,10 +415,12 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 	if (tl->oom_point >= 0) {
 		double x = SVG_L + (tl->oom_point + 0.5) * xs;
 
-		fprintf(out, "<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n"
+		fprintf(out, "<path class=\"halo\" d=\"M %.1f %d L %.1f %d\"/>\n"
+			"<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n"
 			"<text class=\"oomt\" x=\"%.1f\" y=\"%d\">OOM kill"
 			"</text>\n", x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
-			x - 4, y0 + SVG_T + 14);
+			x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
+			x - 6, y0 + SVG_T + SVG_PH - 10);
 	}
 	/* legend */
 	fprintf(out, "<rect class=\"nr\" x=\"%d\" y=\"%d\" width=\"14\" "
@@ -436,7 +444,8 @@ int mc_plot_svg(FILE *out, const struct mc_plot_in *in, size_t n)
 		"font-family=\"sans-serif\" font-size=\"12\">\n"
 		"<title>memcore: memory over time</title>\n"
 		"<style>\n"
-		".nr { fill: #555555; stroke: #222222; stroke-width: 0.5 }\n"
+		".nr { fill: #6e6e6e; stroke: #222222; stroke-width: 0.5 }\n"
+		".halo { stroke: #ffffff; stroke-width: 3.5 }\n"
 		".cache { fill: #cfcfcf; stroke: #888888; stroke-width: 0.5 }\n"
 		".axis { fill: none; stroke: #000000; stroke-width: 1 }\n"
 		".limit { stroke: #000000; stroke-width: 2 }\n"
@@ -446,8 +455,10 @@ int mc_plot_svg(FILE *out, const struct mc_plot_in *in, size_t n)
 		"stroke-dasharray: 2 3 }\n"
 		".yl { text-anchor: end }\n"
 		".xl { text-anchor: middle }\n"
-		".ll { text-anchor: end; font-weight: bold }\n"
-		".oomt { text-anchor: end; font-weight: bold }\n"
+		".ll { text-anchor: end; font-weight: bold; stroke: #ffffff; "
+		"stroke-width: 3; paint-order: stroke }\n"
+		".oomt { text-anchor: end; font-weight: bold; stroke: #ffffff; "
+		"stroke-width: 3; paint-order: stroke }\n"
 		"</style>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
 		SVG_W, h, SVG_W, h);
