@@ -376,11 +376,15 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 			SVG_L - 6, Y(v) + 4,
 			mc_plot_fmt_bytes(v, a, sizeof(a)));
 	}
-	for (int k = 0; k <= 6; k++) {
-		uint64_t t = total_ms * (uint64_t)k / 6;
+	/* round times, 100 px apart or more */
+	for (uint64_t t = 0, tick = tick_ms(total_ms, SVG_PW / 10);
+	     t <= total_ms; t += tick) {
+		double x = SVG_L + (double)SVG_PW * (double)t /
+			   (double)total_ms;
 
-		fprintf(out, "<text class=\"xl\" x=\"%.1f\" y=\"%u\">%s</text>"
-			"\n", SVG_L + (double)SVG_PW * k / 6,
+		fprintf(out, "<path class=\"axis\" d=\"M %.1f %d L %.1f %d\"/>"
+			"\n<text class=\"xl\" x=\"%.1f\" y=\"%u\">%s</text>\n",
+			x, y0 + SVG_T + SVG_PH, x, y0 + SVG_T + SVG_PH + 4, x,
 			y0 + SVG_T + SVG_PH + 18,
 			mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
 	}
