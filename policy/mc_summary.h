@@ -91,7 +91,6 @@ struct mc_used {
 	char timeline[MC_TIMELINE_TEXT_MAX];
 };
 
-
 /* How much above the peak the advice asks, in percent: a second run of
  * the same job differs a little (allocator, batch order). */
 #define MC_SUMMARY_HEADROOM_PCT 20
