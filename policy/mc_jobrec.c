@@ -187,6 +187,19 @@ static bool timeline_at(const char *rec, size_t len, size_t *at, size_t *vl)
 	return false;
 }
 
+/* Is kept (kl bytes) rec (rl bytes) with its timeline cut for the bound? */
+static bool is_cut_form(const char *kept, size_t kl, const char *rec,
+			size_t rl)
+{
+	size_t at, vl, cl = strlen(MC_JOBREC_CUT), tail;
+
+	if (!timeline_at(rec, rl, &at, &vl) || kl != rl - vl + cl)
+		return false;
+	tail = rl - at - vl;
+	return !memcmp(kept, rec, at) && !memcmp(kept + at, MC_JOBREC_CUT, cl) &&
+	       !memcmp(kept + at + cl, rec + at + vl, tail);
+}
+
 bool mc_jobrec_has(const char *text, const char *rec)
 {
 	const char *recs[RECS_MAX];
@@ -194,7 +207,8 @@ bool mc_jobrec_has(const char *text, const char *rec)
 
 	n = mc_jobrec_split(text, recs, lens, RECS_MAX, NULL);
 	for (size_t i = 0; i < n; i++)
-		if (lens[i] == rl && !memcmp(recs[i], rec, rl))
+		if ((lens[i] == rl && !memcmp(recs[i], rec, rl)) ||
+		    is_cut_form(recs[i], lens[i], rec, rl))
 			return true;
 	return false;
 }

@@ -57,7 +57,8 @@ struct mc_jobrec_agg {
 int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 		    size_t outlen, size_t max);
 
-/* Does text hold rec exactly (as one of its records)? */
+/* Does text hold rec (as one of its records), exactly or with its timeline
+ * cut for the bound (a merge that kept it and its figures)? */
 bool mc_jobrec_has(const char *text, const char *rec);
 
 /*

@@ -478,6 +478,54 @@ static void test_jobrec_cut(void **state)
 						 MC_JOBREC_MAX), 0);
 		strcpy(cur, next);
 		assert_true(strlen(cur) <= MC_JOBREC_MAX);
+		/* the writer finds its record there, timeline cut or not
+		 * (slurmstepd's check that its write was not undone) */
+		assert_true(mc_jobrec_has(cur, rec));
+	}
+	/* ... every record written, the oldest with its timeline cut */
+	for (int s = 0; s < 20; s++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "9.%d", s);
+		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
+		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
+						   sizeof(rec)), 0);
+		assert_true(mc_jobrec_has(cur, rec));
+		/* another figure is another record */
+		u.peak.nr_bytes++;
+		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
+						   sizeof(rec)), 0);
+		assert_false(mc_jobrec_has(cur, rec));
+	}
+	/* 60 more: records go too, into the aggregate; the new one is still
+	 * found each time */
+	for (int s = 20; s < 80; s++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "9.%d", s);
+		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
+						   sizeof(rec)), 0);
+		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
+						 MC_JOBREC_MAX), 0);
+		strcpy(cur, next);
+		assert_true(strlen(cur) <= MC_JOBREC_MAX);
+		assert_true(mc_jobrec_has(cur, rec));
+	}
+	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
+	assert_true(agg.steps > 0);
+	assert_int_equal(agg.steps + n, 80);
+	/* back to the 20 first, read below */
+	cur[0] = '\0';
+	for (int s = 0; s < 20; s++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "9.%d", s);
+		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
+		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
+						   sizeof(rec)), 0);
+		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
+						 MC_JOBREC_MAX), 0);
+		strcpy(cur, next);
 	}
 	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
 	/* 20 records of ~550 bytes do not fit 8192 with their timelines
