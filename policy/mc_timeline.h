@@ -10,8 +10,8 @@
  * Bounded at any length of step: when the points are full, pairs are
  * merged (the maximum of each pair) and each point then stands for twice
  * as many samples: past MC_TIMELINE_POINTS samples a step has 60 to 120
- * points (a 10-hour step at SampleInterval=1s: 71 points of 512 s), a
- * 2-minute step one point per sample.
+ * points (a 10-hour step at SampleInterval=1s: 71 points of 512 s); a
+ * step of at most MC_TIMELINE_POINTS samples has one point per sample.
  *
  * Kept as 6 bits a value (64 levels of the step's own largest value):
  * 3 characters a point, at most ~380 bytes a record, so that the records
