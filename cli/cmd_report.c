@@ -80,7 +80,7 @@ static void report_usage(FILE *out)
 "  --plot        under each step and node, its memory over time as a text\n"
 "                chart, as wide as the terminal: non-reclaimable '#', page\n"
 "                cache ':' above it, the limit asked '=', the rule's figure\n"
-"                '-', the OOM kill 'X'\n"
+"                '-', the OOM kill 'X'; on cgroup v2 the cores busy below\n"
 "  --svg FILE    the same charts as one SVG picture, written to FILE\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"

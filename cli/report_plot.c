@@ -115,6 +115,7 @@ static void plot_in(struct mc_plot_in *in, const struct mc_used *u,
 			   ? mc_summary_mem_option(u, u->asked_bytes, opt,
 						   optlen) : NULL;
 	in->rule_bytes = u->rule_bytes;
+	in->cores = u->cores_allocated;
 }
 
 void mc_report_svg_add(struct mc_report_svg *s, const struct mc_used *u,

@@ -271,8 +271,35 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 		line(out, width, buf);
 		lines += 2;
 	}
+	/* Cores busy (v2), a digit a column: tenths of the allocation. */
+	if (tl->has_cpu && in->cores) {
+		char row[MC_PLOT_MAX_WIDTH + 1];
+
+		for (unsigned c = 0; c < cols; c++) {
+			uint32_t p0, p1, busy = 0;
+			uint64_t tenths;
+
+			points_of(tl->n, c, cols, &p0, &p1);
+			for (uint32_t i = p0; i < p1; i++)
+				if (tl->cpu_milli[i] > busy)
+					busy = tl->cpu_milli[i];
+			tenths = (uint64_t)busy * 10 / (in->cores * 1000ULL);
+			row[c] = !tenths ? '.' : tenths > 9 ? '9'
+					 : (char)('0' + tenths);
+		}
+		row[cols] = '\0';
+		snprintf(buf, sizeof(buf), "%*s  %s", MC_PLOT_LABEL_COLS - 2,
+			 "cores", row);
+		line(out, width, buf);
+		lines++;
+	}
 	snprintf(buf, sizeof(buf), "  # non-reclaimable  : page cache");
 	lines += say(out, width, buf);
+	if (tl->has_cpu && in->cores) {
+		snprintf(buf, sizeof(buf), "  cores busy: tenths of the %" PRIu32
+			 " allocated, 0 to 9, '.' under a tenth", in->cores);
+		lines += say(out, width, buf);
+	}
 	if (in->limit_bytes) {
 		snprintf(buf, sizeof(buf), "  = asked %s%s%s%s",
 			 mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)),

@@ -8,7 +8,9 @@
  * with the page cache stacked on it (':'), their sum being the cgroup's
  * usage; the limit the step asked ('=' line) and the rule's figure ('-'
  * line); the first OOM kill ('X' at the top of its column and on the time
- * axis); a memory axis in MiB/GiB and a time axis with its unit. Readable
+ * axis); a memory axis in MiB/GiB and a time axis with its unit; under it,
+ * where the timeline has CPU figures (cgroup v2), the cores busy, a digit
+ * a column (tenths of the allocation, '.' under one). Readable
  * without colour: each thing has its own character (SVG: its own fill or
  * dash and a text label).
  */
@@ -36,18 +38,20 @@ struct mc_plot_in {
 	uint64_t limit_bytes;		/* asked, 0: none drawn */
 	const char *limit_option;	/* "--mem=8G", NULL: not named */
 	uint64_t rule_bytes;		/* the rule's figure, 0: none drawn */
+	uint32_t cores;			/* allocated; 0: no cores busy row */
 };
 
 /*
  * The text chart, every line at most width columns (clamped to
  * MC_PLOT_MIN_WIDTH..MC_PLOT_MAX_WIDTH), plain ASCII. Lines: a title, the
  * MC_PLOT_ROWS rows of the plot (top first), the time axis, its labels,
- * the legend. Returns the number of lines written.
+ * the cores busy (with CPU figures and cores), the legend. Returns the
+ * number of lines written.
  */
 int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width);
 
 /* The SVG of n steps (one panel each, one above the other), a standalone
- * document. Returns 0, or -1 when out reported an error. */
+ * document: the memory chart of mc_plot_text (not the cores busy). Returns 0, or -1 when out reported an error. */
 int mc_plot_svg(FILE *out, const struct mc_plot_in *in, size_t n);
 
 /* A time in ms for an axis: "45 s", "1.5 min", "2 h" (unit from

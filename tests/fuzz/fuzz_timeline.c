@@ -17,7 +17,7 @@
 static void draw(const struct mc_timeline *tl, uint64_t limit, uint64_t rule)
 {
 	static const unsigned widths[] = { 40, 80, 400 };
-	struct mc_plot_in in = { "1.0", "n1", tl, limit, "--mem=1G", rule };
+	struct mc_plot_in in = { "1.0", "n1", tl, limit, "--mem=1G", rule, 4 };
 	char *text = NULL;
 	size_t len = 0;
 

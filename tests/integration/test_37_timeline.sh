@@ -155,8 +155,10 @@ for j in "$ja" "$jb"; do
 	assert_eq 0 $? "(d) job $j: the series' largest non-reclaimable ($smax) against the record's peak ($peak, at the kill: $atkill)"
 	t1=$(jq '.timeline.points[1].t_ms - .timeline.points[0].t_ms' <<<"$st")
 	assert_eq "$(jq '.timeline.point_ms' <<<"$st")" "$t1" "(d) job $j: t_ms a point_ms apart"
-	# cores busy: v2's cpu.stat, per point; v1 has none (null)
+	# cores busy: v2's cpu.stat, per point (and the chart's row of
+	# digits); v1 has none (null)
 	if [ "$(mc_cgroup_version)" = 2 ]; then
+		assert_match "$(cat "$MC_WORK"/timeline-*.txt)" "   cores  [.0-9]{70}" "(d) --plot has the cores busy, a digit a column"
 		busy=$(jq '[.timeline.points[].cores_busy] | max' <<<"$st")
 		awk -v b="$busy" 'BEGIN { exit !(b > 0 && b <= 1.5) }'
 		assert_eq 0 $? "(d) job $j: cores busy up to $busy (a number, one core at most and noise)"

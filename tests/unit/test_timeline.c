@@ -440,6 +440,50 @@ static void test_plot_fifth(void **state)
 	free(c.text);
 }
 
+/* With CPU figures (v2) and the cores allocated: a row of digits, tenths
+ * of the allocation busy, under the time axis; none without either. */
+static void test_plot_cores(void **state)
+{
+	struct mc_timeline tl;
+	struct mc_plot_in in = { .step = "44.0", .host = "node7",
+				 .limit_bytes = GIB, .tl = &tl, .cores = 2 };
+	struct chart c;
+	char *row = NULL;
+
+	(void)state;
+	mc_timeline_init(&tl, 1000);
+	/* 30 s at 0.5 cores, then 30 s at 1.5 (of 2: 2 and 7 tenths) */
+	for (uint64_t k = 0; k <= 60; k++)
+		mc_timeline_add(&tl, k * 1000000, 100 * MIB, 0, true,
+				k <= 30 ? k * 500000 : 15000000 +
+				(k - 30) * 1500000, 0);
+	for (size_t w = 0; w < 2; w++) {
+		unsigned width = w ? 40 : 80, cols = width - 10;
+
+		render(&c, &in, width);
+		row = NULL;
+		for (int i = 0; i < c.n; i++) {
+			assert_true(strlen(c.line[i]) <= width);
+			if (!strncmp(c.line[i], "   cores ", 9))
+				row = c.line[i];
+		}
+		assert_non_null(row);
+		assert_int_equal(strlen(row), width);
+		/* the first sample has no rate yet: at 80 columns the first
+		 * column is its alone */
+		if (width == 80)
+			assert_int_equal(row[10], '.');
+		assert_int_equal(row[10 + cols / 4], '2');
+		assert_int_equal(row[10 + cols * 3 / 4], '7');
+		free(c.text);
+	}
+	in.cores = 0;
+	render(&c, &in, 80);
+	for (int i = 0; i < c.n; i++)
+		assert_true(strncmp(c.line[i], "   cores ", 9));
+	free(c.text);
+}
+
 /* The records' bound: timelines go before records, the oldest first; the
  * value left says so ("cut"); a record's figures read back the same. */
 static void test_jobrec_cut(void **state)
@@ -599,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_decode_bad),
 		cmocka_unit_test(test_plot_oom),
 		cmocka_unit_test(test_plot_fifth),
+		cmocka_unit_test(test_plot_cores),
 		cmocka_unit_test(test_jobrec_cut),
 		cmocka_unit_test(test_record_timeline),
 	};
