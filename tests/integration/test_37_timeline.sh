@@ -147,8 +147,9 @@ for j in "$ja" "$jb"; do
 	scale=$(( (smax > fmax ? smax : fmax) ))
 	if [ "$atkill" = true ]; then
 		# the kill's peak is the kernel's (capped at the limit), which
-		# a sample may not have caught: the series is below it
-		[ "$smax" -le "$peak" ] && [ "$smax" -ge $((peak * 7 / 10)) ]
+		# a sample may not have caught: the series is not above it but
+		# for its rounding up
+		[ "$smax" -le $((peak + scale / 63 + 1048576)) ] && [ "$smax" -ge $((peak * 7 / 10)) ]
 	else
 		[ "$smax" -ge "$peak" ] && [ "$smax" -le $((peak + scale / 63 + 1048576)) ]
 	fi
