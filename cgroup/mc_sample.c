@@ -30,7 +30,7 @@ int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
 					 : "memory.current";
 
 	src->version = version;
-	src->stat_fd = src->usage_fd = src->cpu_fd = -1;
+	src->stat_fd = src->usage_fd = src->cpu_fd = src->oom_fd = -1;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -50,6 +50,8 @@ int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
 	}
 	if (version == 2)
 		src->cpu_fd = open_in(dfd, "cpu.stat");
+	src->oom_fd = open_in(dfd, version == 1 ? "memory.oom_control"
+						: "memory.events");
 	close(dfd);
 	return 0;
 fail:
@@ -60,7 +62,8 @@ fail:
 
 void mc_sample_close(struct mc_sample_src *src)
 {
-	int *fds[] = { &src->stat_fd, &src->usage_fd, &src->cpu_fd };
+	int *fds[] = { &src->stat_fd, &src->usage_fd, &src->cpu_fd,
+		       &src->oom_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0) {
@@ -163,6 +166,11 @@ int mc_sample_read(struct mc_sample_src *src, struct mc_sample *out)
 		       mc_sample_parse_cpu_stat(src->buf, &out->cpu_usec) == 0;
 	if (!out->has_cpu)
 		out->cpu_usec = 0;
+	out->has_oom = src->oom_fd >= 0 && reread(src, src->oom_fd) > 0 &&
+		       mc_memstat_parse_oom_kill(src->buf,
+						 &out->oom_kills) == 0;
+	if (!out->has_oom)
+		out->oom_kills = 0;
 	return 0;
 }
 

@@ -34,6 +34,10 @@ struct mc_sample {
 	uint64_t non_reclaimable_bytes;	/* usage - file, never below 0 */
 	uint64_t cpu_usec;
 	bool has_cpu;
+	/* OOM kills so far: the oom_kill line of v2 memory.events
+	 * (hierarchical) or v1 memory.oom_control (this cgroup's own) */
+	uint64_t oom_kills;
+	bool has_oom;
 };
 
 /* The kernel's counters at the step's end. */
@@ -51,20 +55,21 @@ struct mc_sample_end {
 struct mc_sample_src {
 	int version;			/* 1 or 2 */
 	int stat_fd, usage_fd, cpu_fd;	/* -1 when not open */
+	int oom_fd;			/* -1 when not open */
 	char buf[8192];			/* memory.stat is ~1.5 KiB on 6.x */
 };
 
 /*
  * Open dir's files for sampling (version 1 or 2, as mc_memstat_version).
  * Returns 0, or -1 with err set ("DIR/FILE: reason") and nothing left
- * open. cpu.stat is optional.
+ * open. cpu.stat and the OOM kill count's file are optional.
  */
 int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
 		   char *err, size_t errlen);
 
 /*
- * One sample into out. No allocation, a fixed number of system calls (3 on
- * v2, 2 on v1). Returns 0, or -1 (errno set) when a read failed or
+ * One sample into out. No allocation, a fixed number of system calls (4 on
+ * v2, 3 on v1). Returns 0, or -1 (errno set) when a read failed or
  * memory.stat lacked a needed field: a sample is then skipped, not
  * guessed.
  */

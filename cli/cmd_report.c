@@ -36,6 +36,7 @@
 #include "mc_slurmctld.h"
 #include "mc_summary.h"
 #include "mc_util.h"
+#include "report_plot.h"
 
 /* libslurm's list types by what its functions return: `List` up to 23.x,
  * `list_t *` later; neither name is needed. */
@@ -65,7 +66,7 @@ static const char *state_name(uint32_t state)
 static void report_usage(FILE *out)
 {
 	fprintf(out,
-"usage: memcore report JOBID [--json]\n"
+"usage: memcore report JOBID [--json] [--plot] [--svg FILE]\n"
 "\n"
 "What each step of the job used on each node, as memcore measured it in\n"
 "slurmstepd: asked, the rule's figure, the peak non-reclaimable memory with\n"
@@ -74,18 +75,26 @@ static void report_usage(FILE *out)
 "accounting (slurmdbd) has it. Read from the job's AdminComment, which\n"
 "slurmctld keeps until MinJobAge after the job ends and slurmdbd after\n"
 "that. Only the job's user, root and SlurmUser may read it.\n"
-"  --json  machine-readable output\n"
+"  --json        machine-readable output, with each step's timeline (the\n"
+"                series of its memory over time)\n"
+"  --plot        under each step and node, its memory over time as a text\n"
+"                chart, as wide as the terminal: non-reclaimable '#', page\n"
+"                cache ':' above it, the limit asked '=', the rule's figure\n"
+"                '-', the OOM kill 'X'; on cgroup v2 the cores busy below\n"
+"  --svg FILE    the same charts as one SVG picture, written to FILE\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  something to show\n"
 "  1  nothing to show (or the job is not yours)\n"
 "  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
-"     parse, not a job id)\n"
+"     parse, not a job id, an --svg FILE that cannot be written)\n"
 "  3  slurmctld could not be reached\n");
 }
 
 static const struct option report_options[] = {
 	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
+	{ "plot", no_argument, NULL, 'p' },
+	{ "svg", required_argument, NULL, 's' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -294,6 +303,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 {
 	json_t *o = json_object(), *next = json_object();
 	char opt[64];
+	const char *why;
 
 #define SETI(k, v) json_object_set_new(o, k, mc_json_u64(v))
 	json_object_set_new(o, "step", json_string(step));
@@ -350,6 +360,9 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	json_object_set_new(o, "next", next);
 	json_object_set_new(o, "next_withheld", a->too_few
 			    ? json_string("too few samples") : json_null());
+	json_object_set_new(o, "timeline", mc_report_timeline_json(u, &why));
+	json_object_set_new(o, "timeline_note",
+			    why ? json_string(why) : json_null());
 #undef SETI
 	return o;
 }
@@ -421,6 +434,53 @@ static json_t *agg_json(const struct mc_jobrec_agg *g)
 	return o;
 }
 
+/* Can path be written (made, when it is not there)? 0, or -1 with errno
+ * set. */
+static int report_svg_check(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+
+	if (!*path) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (access(path, F_OK) == 0)
+		return access(path, W_OK);
+	if (errno != ENOENT)
+		return -1;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	return access(dir, W_OK | X_OK);
+}
+
+/* The SVG of svg's steps into path (svg freed). 0, or -1 said. */
+static int report_svg_write(const char *path, struct mc_report_svg *svg)
+{
+	FILE *f;
+	int rc;
+
+	if (!svg) {
+		fprintf(stderr, "memcore: report: --svg %s: out of memory\n",
+			path);
+		return -1;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "memcore: report: --svg %s: %s\n", path,
+			strerror(errno));
+		free(svg);
+		return -1;
+	}
+	rc = mc_report_svg_write(svg, f);
+	if (fclose(f) != 0 || rc < 0) {
+		fprintf(stderr, "memcore: report: --svg %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int mc_cmd_report(int argc, char **argv)
 {
 	static struct job_view jv;
@@ -428,7 +488,9 @@ int mc_cmd_report(int argc, char **argv)
 	const char *recs[RECS_MAX], *cpath;
 	size_t lens[RECS_MAX], n;
 	struct mc_jobrec_agg agg;
-	bool json = false;
+	bool json = false, plot = false;
+	const char *svg_path = NULL;
+	struct mc_report_svg *svg = NULL;
 	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
 	int opt, rc;
@@ -438,6 +500,10 @@ int mc_cmd_report(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", report_options, NULL)) != -1) {
 		if (opt == MC_CLI_OPT_JSON)
 			json = true;
+		else if (opt == 'p')
+			plot = true;
+		else if (opt == 's')
+			svg_path = optarg;
 		else if (opt == 'h') {
 			report_usage(stdout);
 			return 0;
@@ -458,6 +524,10 @@ int mc_cmd_report(int argc, char **argv)
 					  mc_escape(argv[optind], 64, q,
 						    sizeof(q)), MC_JOB_ID_MAX);
 	}
+	/* A FILE that cannot be written is said before Slurm is asked. */
+	if (svg_path && report_svg_check(svg_path) < 0)
+		return mc_cli_usage_error("report: --svg %s: %s", svg_path,
+					  strerror(errno));
 	cpath = mc_ctld_conf();
 	if (!cpath)
 		return mc_cli_usage_error("report: no readable slurm.conf "
@@ -559,6 +629,8 @@ int mc_cmd_report(int argc, char **argv)
 					    host, sizeof(host)) < 0)
 			continue;
 		rss = rss_of(&jv, step);
+		if (svg || (svg_path && (svg = mc_report_svg_new())))
+			mc_report_svg_add(svg, &u, step, host);
 		if (json) {
 			json_array_append_new(arr, record_json(&u, &a, step,
 							       host, rss));
@@ -579,6 +651,24 @@ int mc_cmd_report(int argc, char **argv)
 			printf("  Slurm MaxRSS not available%s\n",
 			       jv.accounting ? " (slurmdbd has no statistics "
 			       "for this step)" : " (no accounting)");
+		if (plot) {
+			mc_report_plot(&u, step, host, mc_report_width());
+		} else {
+			/* cut or unreadable: said without --plot too */
+			struct mc_timeline tl;
+			const char *why = u.timeline[0]
+					  ? mc_report_timeline(&u, &tl) : NULL;
+
+			if (why)
+				printf("  %s\n", why);
+		}
+	}
+	if (svg_path && !svg)
+		svg = mc_report_svg_new();
+	if (svg_path && report_svg_write(svg_path, svg) < 0) {
+		free(jv.admin_comment);
+		mc_free_ctl_conf(conf);
+		return MC_EXIT_USAGE;
 	}
 	if (json) {
 		json_object_set_new(o, "steps", arr);

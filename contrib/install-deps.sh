@@ -27,6 +27,8 @@ cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
 # slurmdbd, mariadb-server: test_38 starts Slurm accounting of its own
 # (memcore report after slurmctld forgot the job, Slurm's MaxRSS);
 # prometheus: its promtool parses memcore's node_exporter textfile.
+# tmux, libxml2-utils: test_37_timeline draws memcore report --plot in an
+# 80-column terminal and checks the --svg with xmllint.
 # libhwloc-plugins: what libhwloc15 recommends, as nodes have it; without
 # it hwloc parses XML with its built-in reader, which leaks on the
 # malformed topologies the tests feed it (make sanitize fails).
@@ -34,7 +36,7 @@ tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
 	groff-base clang libclang-rt-14-dev valgrind strace
 	debhelper dpkg-dev fakeroot libhwloc-plugins
 	slurmdbd mariadb-server prometheus prometheus-node-exporter chromium
-	python3-pil)
+	python3-pil tmux libxml2-utils)
 deb=(debhelper dpkg-dev fakeroot)
 vm=(qemu-system-x86 mmdebstrap busybox-static kmod cpio e2fsprogs xz-utils
 	debian-archive-keyring curl)

@@ -166,6 +166,40 @@ static size_t key_len(const char *rec, size_t len)
 							: 0;
 }
 
+/* Where the value of a record's "s" (its timeline) is, and how long; false
+ * when it has none or only MC_JOBREC_CUT already. */
+static bool timeline_at(const char *rec, size_t len, size_t *at, size_t *vl)
+{
+	const char *colon = memchr(rec, ':', len), *end = rec + len, *p;
+
+	for (p = colon ? colon + 1 : end; p < end;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *stop = comma ? comma : end;
+
+		if (stop - p >= 2 && p[0] == 's' && p[1] == '=') {
+			*at = (size_t)(p + 2 - rec);
+			*vl = (size_t)(stop - p - 2);
+			return !(*vl == strlen(MC_JOBREC_CUT) &&
+				 !memcmp(p + 2, MC_JOBREC_CUT, *vl));
+		}
+		p = stop + 1;
+	}
+	return false;
+}
+
+/* Is kept (kl bytes) rec (rl bytes) with its timeline cut for the bound? */
+static bool is_cut_form(const char *kept, size_t kl, const char *rec,
+			size_t rl)
+{
+	size_t at, vl, cl = strlen(MC_JOBREC_CUT), tail;
+
+	if (!timeline_at(rec, rl, &at, &vl) || kl != rl - vl + cl)
+		return false;
+	tail = rl - at - vl;
+	return !memcmp(kept, rec, at) && !memcmp(kept + at, MC_JOBREC_CUT, cl) &&
+	       !memcmp(kept + at + cl, rec + at + vl, tail);
+}
+
 bool mc_jobrec_has(const char *text, const char *rec)
 {
 	const char *recs[RECS_MAX];
@@ -173,7 +207,8 @@ bool mc_jobrec_has(const char *text, const char *rec)
 
 	n = mc_jobrec_split(text, recs, lens, RECS_MAX, NULL);
 	for (size_t i = 0; i < n; i++)
-		if (lens[i] == rl && !memcmp(recs[i], rec, rl))
+		if ((lens[i] == rl && !memcmp(recs[i], rec, rl)) ||
+		    is_cut_form(recs[i], lens[i], rec, rl))
 			return true;
 	return false;
 }
@@ -186,7 +221,8 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 	       foreign, used, hl;
 	struct mc_jobrec_agg agg;
 	char head[AGG_MAX + 1];
-	bool keep[RECS_MAX];
+	bool keep[RECS_MAX], cut[RECS_MAX];
+	size_t cut_at[RECS_MAX], cut_vl[RECS_MAX];
 
 	kl = key_len(rec, rl);
 	if (!kl || strchr(rec, ';') ||
@@ -201,15 +237,30 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 	recs[n] = rec;
 	lens[n] = rl;
 	keep[n++] = true;
-	/* Oldest first out, into the aggregate, until the block fits. */
+	memset(cut, 0, sizeof(cut));
+	/* Timelines out first, the oldest record's first; then the oldest
+	 * records, into the aggregate, until the block fits. */
 	for (;;) {
+		size_t i;
+
 		hl = agg_text(&agg, head, sizeof(head));
 		block = strlen(MC_JOBREC_TAG) + (hl ? hl + 1 : 0);
-		for (size_t i = first; i < n; i++)
+		for (i = first; i < n; i++)
 			if (keep[i])
-				block += lens[i] + 1;
+				block += lens[i] + 1 - (cut[i] ? cut_vl[i] -
+					 strlen(MC_JOBREC_CUT) : 0);
 		if (block <= max + 1 || first + 1 >= n)
 			break;
+		for (i = first; i < n; i++)
+			if (keep[i] && !cut[i] &&
+			    timeline_at(recs[i], lens[i], &cut_at[i],
+					&cut_vl[i]) &&
+			    cut_vl[i] > strlen(MC_JOBREC_CUT))
+				break;
+		if (i < n) {
+			cut[i] = true;
+			continue;
+		}
 		if (keep[first])
 			agg_add(&agg, recs[first], lens[first]);
 		first++;
@@ -233,8 +284,18 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 	for (size_t i = first; i < n; i++) {
 		if (!keep[i])
 			continue;
-		memcpy(out + used, recs[i], lens[i]);
-		used += lens[i];
+		if (cut[i]) {
+			size_t tail = cut_at[i] + cut_vl[i];
+
+			memcpy(out + used, recs[i], cut_at[i]);
+			used += cut_at[i];
+			used += (size_t)sprintf(out + used, MC_JOBREC_CUT);
+			memcpy(out + used, recs[i] + tail, lens[i] - tail);
+			used += lens[i] - tail;
+		} else {
+			memcpy(out + used, recs[i], lens[i]);
+			used += lens[i];
+		}
 		out[used++] = ';';
 	}
 	out[used - 1] = '\0';	/* no ';' after the last */

@@ -9,8 +9,11 @@
  *     memcore1:[AGG;]REC;REC;...
  * A record for a step and node already there is replaced (a retry, so a
  * merge done twice is done once), a new one appended. When the block
- * would pass max bytes the oldest records go, and the aggregate AGG, the
- * first item, stands for them:
+ * would pass max bytes the records' timelines go first (the value of
+ * their "s", mc_timeline.h, replaced by MC_JOBREC_CUT, so that the report
+ * can say it was cut), the oldest record's first and the new one's last;
+ * when that is not enough, the oldest records go, and the aggregate AGG,
+ * the first item, stands for them:
  *     dropped=N,p=BYTES,o=K,at=STEP@HOST[,u=U]
  * N records dropped, the largest peak non-reclaimable among them (p, as
  * in the record) and which step and node had it (at), the OOM kills among
@@ -28,9 +31,12 @@
 #include <stdint.h>
 
 #define MC_JOBREC_TAG "memcore1:"
-/* At most this much of a job's AdminComment is memcore's: about 20
- * step-node records. */
+/* At most this much of a job's AdminComment is memcore's: about 10
+ * step-node records with their timelines, about 25 without. */
 #define MC_JOBREC_MAX 8192
+/* A record's "s" once its timeline was dropped for the bound. */
+#define MC_JOBREC_CUT "cut"
+
 
 /* What stands for the records the bound pushed out. */
 struct mc_jobrec_agg {
@@ -51,7 +57,8 @@ struct mc_jobrec_agg {
 int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 		    size_t outlen, size_t max);
 
-/* Does text hold rec exactly (as one of its records)? */
+/* Does text hold rec (as one of its records), exactly or with its timeline
+ * cut for the bound (a merge that kept it and its figures)? */
 bool mc_jobrec_has(const char *text, const char *rec);
 
 /*

@@ -354,6 +354,12 @@ int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
 			return -1;
 		used += (size_t)n;
 	}
+	if (u->timeline[0]) {
+		n = snprintf(buf + used, len - used, ",s=%s", u->timeline);
+		if (n < 0 || (size_t)n >= len - used || strpbrk(u->timeline,
+								",;"))
+			return -1;
+	}
 	(void)a;	/* the advice is recomputed from the figures */
 	return 0;
 }
@@ -383,6 +389,17 @@ int mc_summary_record_parse(const char *rec, struct mc_used *u,
 		if (!eq)
 			return -1;
 		kl = (size_t)(eq - p);
+		if (kl == 1 && *p == 's') {	/* the timeline: text */
+			size_t vl = strcspn(eq + 1, ",");
+
+			snprintf(u->timeline, sizeof(u->timeline), "%.*s",
+				 (int)vl, eq + 1);
+			if (vl >= sizeof(u->timeline))
+				snprintf(u->timeline, sizeof(u->timeline),
+					 "!");
+			p = eq[1 + vl] ? eq + 2 + vl : eq + 1 + vl;
+			continue;
+		}
 		v = strtoull(eq + 1, &e, 10);
 		if (e == eq + 1 || (*e && *e != ','))
 			return -1;

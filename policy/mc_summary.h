@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "mc_rules.h"
+#include "mc_timeline.h"
 
 /* The running maxima of the samples. All bytes. */
 struct mc_peak {
@@ -83,6 +84,11 @@ struct mc_used {
 	/* How it was measured: SampleInterval (0: not sampled) and the
 	 * cgroup version (the kernel peak's file), for the report. */
 	uint32_t sample_interval_ms, cgroup_version;
+	/* The samples over time as mc_timeline_encode wrote them, "" none
+	 * (sampling off, or an older memcore's record), MC_JOBREC_CUT
+	 * (mc_jobrec.h) when the job's records passed MC_JOBREC_MAX and it
+	 * was dropped. */
+	char timeline[MC_TIMELINE_TEXT_MAX];
 };
 
 /* How much above the peak the advice asks, in percent: a second run of
@@ -156,8 +162,13 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
  * the one the step printed; a record without "t" reads as 1 thread per
  * core. Unknown keys (a newer memcore's) are skipped. Parse fills u (and a's fields
  * that were stored) and step/host; returns 0, or -1 when rec is not one.
+ * The timeline, when there is one, is the last field, "s=" and
+ * u->timeline's text (no ',' in it); its value is not checked here (the
+ * report decodes it and says when it cannot): a value longer than any
+ * timeline reads as "!" (unreadable). A memcore without timelines
+ * (0.3.0) reads a record with "s" as not one: it took numbers only.
  */
-#define MC_SUMMARY_RECORD_MAX 400
+#define MC_SUMMARY_RECORD_MAX (400 + 3 + MC_TIMELINE_TEXT_MAX)
 int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
 		      const char *step, const char *host, char *buf,
 		      size_t len);

@@ -84,6 +84,12 @@ void mc_timeline_add(struct mc_timeline *tl, uint64_t t_usec, uint64_t nr,
 	tl->prev_cpu_usec = cpu_usec;
 }
 
+void mc_timeline_oom_at_end(struct mc_timeline *tl)
+{
+	if (tl->n && tl->oom_point < 0)
+		tl->oom_point = (int32_t)(tl->n - 1);
+}
+
 uint64_t mc_timeline_point_ms(const struct mc_timeline *tl)
 {
 	return (uint64_t)tl->per_point * tl->interval_ms;

@@ -9,9 +9,9 @@
  *
  * Bounded at any length of step: when the points are full, pairs are
  * merged (the maximum of each pair) and each point then stands for twice
- * as many samples, so a 10-hour step at SampleInterval=1s ends with
- * 100 to 120 points of 5 to 10 minutes each, a 2-minute step with one
- * point per second.
+ * as many samples: past MC_TIMELINE_POINTS samples a step has 60 to 120
+ * points (a 10-hour step at SampleInterval=1s: 71 points of 512 s); a
+ * step of at most MC_TIMELINE_POINTS samples has one point per sample.
  *
  * Kept as 6 bits a value (64 levels of the step's own largest value):
  * 3 characters a point, at most ~380 bytes a record, so that the records
@@ -61,6 +61,14 @@ void mc_timeline_add(struct mc_timeline *tl, uint64_t t_usec, uint64_t nr,
 		     uint64_t file, bool has_cpu, uint64_t cpu_usec,
 		     uint64_t oom_kills);
 
+/*
+ * The step ended with OOM kills that no sample saw (the kill came after
+ * the last sample, or v1 counted it in a task's cgroup below the one
+ * sampled): the first kill is taken to be at the last point. No change
+ * when a sample saw one or there are no points.
+ */
+void mc_timeline_oom_at_end(struct mc_timeline *tl);
+
 /* How long one full point lasts, in ms (per_point x interval_ms). */
 uint64_t mc_timeline_point_ms(const struct mc_timeline *tl);
 
@@ -71,6 +79,8 @@ uint64_t mc_timeline_point_ms(const struct mc_timeline *tl);
  * figures), OOM the point of the first OOM kill or "x", DATA 3 characters
  * a point (non-reclaimable, page cache, cores busy) of the base64url
  * alphabet, each a level 0..63 of its scale. No ',' ';' '=' ':' in it.
+ * A step whose cores were never busy reads back as one without CPU
+ * figures (CPUMILLI 0).
  * Returns the length, or -1 when len is too small (buf then "").
  */
 int mc_timeline_encode(const struct mc_timeline *tl, char *buf, size_t len);

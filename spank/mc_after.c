@@ -100,6 +100,15 @@ static void finish(struct mc_plugin *p)
 						    sizeof(err)) == 0
 				    ? m.shmem_bytes : 0);
 	}
+	if (a->sampler.started) {
+		struct mc_timeline tl;
+
+		mc_sampler_timeline(&a->sampler, &tl);
+		if (a->usage.oom_kills)
+			mc_timeline_oom_at_end(&tl);
+		mc_timeline_encode(&tl, a->usage.timeline,
+				   sizeof(a->usage.timeline));
+	}
 	a->usage.sample_interval_ms = a->sampler.started
 				      ? a->sample_interval_ms : 0;
 	a->usage.cgroup_version = (uint32_t)e->version;

@@ -65,6 +65,11 @@ static void *run(void *arg)
 		if (ok) {
 			mc_peak_add(&s->peak, smp.usage_bytes, smp.anon_bytes,
 				    smp.shmem_bytes, smp.file_bytes);
+			/* at its deadline: the points keep the interval */
+			mc_timeline_add(&s->timeline, ts_ns(&next) / 1000,
+					smp.non_reclaimable_bytes,
+					smp.file_bytes, smp.has_cpu,
+					smp.cpu_usec, smp.oom_kills);
 			if (smp.has_cpu) {
 				if (!s->has_cpu)
 					s->cpu_first_usec = smp.cpu_usec;
@@ -113,6 +118,7 @@ int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 	if (mc_sample_open(&s->src, dir, version, err, errlen) < 0)
 		return -1;
 	s->interval_ms = interval_ms;
+	mc_timeline_init(&s->timeline, interval_ms);
 	s->read = read;
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);
 	getrusage(RUSAGE_CHILDREN, &s->children_start);
@@ -166,10 +172,18 @@ void mc_sampler_stop(struct mc_sampler *s, struct mc_peak *peak,
 			struct mc_sample last;
 
 			s->joined = true;
-			/* The CPU time up to the end, not the last sample. */
-			if (s->has_cpu && s->read(&s->src, &last) == 0 &&
-			    last.has_cpu)
-				s->cpu_last_usec = last.cpu_usec;
+			/* The CPU time up to the end, not the last sample;
+			 * the timeline's last point sees an OOM kill that
+			 * ended the step. */
+			if (s->read(&s->src, &last) == 0) {
+				if (s->has_cpu && last.has_cpu)
+					s->cpu_last_usec = last.cpu_usec;
+				mc_timeline_add(&s->timeline,
+						ts_ns(&now) / 1000,
+						last.non_reclaimable_bytes,
+						last.file_bytes, last.has_cpu,
+						last.cpu_usec, last.oom_kills);
+			}
 			mc_sample_close(&s->src);
 		} else {
 			/* Stuck in a read: left to end with slurmstepd. Its
@@ -190,5 +204,16 @@ void mc_sampler_stop(struct mc_sampler *s, struct mc_peak *peak,
 			    tv_us(&s->children_start.ru_utime) -
 			    tv_us(&s->children_start.ru_stime);
 	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+void mc_sampler_timeline(struct mc_sampler *s, struct mc_timeline *out)
+{
+	if (!s->started) {
+		mc_timeline_init(out, s->interval_ms);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	*out = s->timeline;
 	pthread_mutex_unlock(&s->mu);
 }

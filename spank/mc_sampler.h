@@ -29,6 +29,7 @@
 
 #include "mc_sample.h"
 #include "mc_summary.h"
+#include "mc_timeline.h"
 
 #define MC_SAMPLER_JOIN_MS 200
 #define MC_SAMPLER_STACK (64 * 1024)
@@ -44,6 +45,7 @@ struct mc_sampler {
 	uint32_t interval_ms;
 	struct mc_sample_src src;	/* only the thread reads it */
 	struct mc_peak peak;
+	struct mc_timeline timeline;	/* the samples over time, bounded */
 	bool has_cpu;			/* v2 cpu.stat */
 	uint64_t cpu_first_usec, cpu_last_usec;
 	uint64_t own_cpu_ns;		/* the thread's CPU on its samples */
@@ -91,5 +93,12 @@ void mc_sampler_set_hook(struct mc_sampler *s,
  */
 void mc_sampler_stop(struct mc_sampler *s, struct mc_peak *peak,
 		     uint64_t *cpu_usec, uint64_t *wall_usec);
+
+/*
+ * The step's samples over time (mc_timeline.h) into out, with the one
+ * mc_sampler_stop took at the end: call it after mc_sampler_stop. Empty
+ * (no points) when never started.
+ */
+void mc_sampler_timeline(struct mc_sampler *s, struct mc_timeline *out);
 
 #endif

@@ -23,7 +23,7 @@
 
 CLANG        ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := config opts parse list jobfiles memstat metrics
+FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline
 # What the targets parse: pure C, no Slurm, no hwloc.
 FUZZ_SRC     := $(POLICY_SRC) cgroup/mc_memstat.c
 FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz

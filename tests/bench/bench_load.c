@@ -21,6 +21,8 @@
 #include "mc_cache.h"
 #include "mc_cgroup.h"
 #include "mc_sample.h"
+#include "mc_summary.h"
+#include "mc_timeline.h"
 #include "mc_config.h"
 #include "mc_facts.h"
 #include "mc_plan.h"
@@ -165,35 +167,75 @@ static double bench_verdict(const char *file, const struct mc_policy *pol,
 }
 
 /*
- * The sampler's price (spank/mc_sampler.c): one mc_sample_read() of this
- * process's own memory cgroup (the files a step's sampler reads), CPU time
- * of this thread per sample, in 20 rounds of 500 samples; the median
- * round. No Slurm needed: the same kernel files as in a step.
+ * The sampler's price (spank/mc_sampler.c): what its thread does each
+ * SampleInterval, one mc_sample_read() of this process's own memory
+ * cgroup (the files a step's sampler reads) with the sample added to the
+ * peaks and the timeline, CPU time of this thread per sample, in 20
+ * rounds of 500 samples; the median round. No Slurm needed: the same
+ * kernel files as in a step.
  */
 static double bench_sample(void)
 {
 	static struct mc_sample_src src;
+	static struct mc_timeline tl;
+	struct mc_peak pk = { 0 };
 	struct mc_cgroup cg;
 	struct mc_sample smp;
 	char err[512];
 	double per[20];
+	uint64_t t = 0;
 
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
 	    mc_sample_open(&src, cg.dir, cg.version, err, sizeof(err)) < 0)
 		die("the sampler's cgroup files", err);
+	mc_timeline_init(&tl, 1000);
 	for (int r = 0; r < 20; r++) {
 		struct timespec a, b;
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-		for (int i = 0; i < 500; i++)
+		for (int i = 0; i < 500; i++) {
 			if (mc_sample_read(&src, &smp) < 0)
 				die(cg.dir, "mc_sample_read failed");
+			mc_peak_add(&pk, smp.usage_bytes, smp.anon_bytes,
+				    smp.shmem_bytes, smp.file_bytes);
+			mc_timeline_add(&tl, t += 1000000,
+					smp.non_reclaimable_bytes,
+					smp.file_bytes, smp.has_cpu,
+					smp.cpu_usec, smp.oom_kills);
+		}
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 		per[r] = ((b.tv_sec - a.tv_sec) * 1e6 +
 			  (b.tv_nsec - a.tv_nsec) / 1e3) / 500;
 	}
 	mc_sample_close(&src);
 	record("sample_cpu_us", per, 20);
+	return median(per, 20);
+}
+
+/*
+ * The timeline's share of a sample: mc_timeline_add() alone, ns per call,
+ * over a 10-hour step at 1 s (36,000 samples, its pairs merged 9 times),
+ * 20 rounds; the median round.
+ */
+static double bench_timeline(void)
+{
+	static struct mc_timeline tl;
+	double per[20];
+
+	for (int r = 0; r < 20; r++) {
+		struct timespec a, b;
+
+		mc_timeline_init(&tl, 1000);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		for (uint64_t i = 0; i < 36000; i++)
+			mc_timeline_add(&tl, i * 1000000, (i * 7919) << 12,
+					(i * 104729) << 10, true, i * 900000,
+					i > 30000);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		per[r] = ((b.tv_sec - a.tv_sec) * 1e9 +
+			  (b.tv_nsec - a.tv_nsec)) / 36000;
+	}
+	record("timeline_add_ns", per, 20);
 	return median(per, 20);
 }
 
@@ -256,6 +298,7 @@ int main(int argc, char **argv)
 	qsort(all, n_topos, sizeof(all[0]), cmp_double);
 	printf("verdict_us_max=%.2f\n", n_topos ? all[n_topos - 1] : 0.0);
 	printf("sample_cpu_us=%.2f\n", bench_sample());
+	printf("timeline_add_ns=%.1f\n", bench_timeline());
 	fclose(raw);
 	return 0;
 }

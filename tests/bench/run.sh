@@ -317,7 +317,8 @@ limits and removes the step's own memcore_<job>_<step> cgroup, and the job's mem
 | topology_xml_load_us (hwloc XML, H200 / this machine) | $(val topology_xml_load_us_h200) / $(val topology_xml_load_us_this) | - |
 | topology_live_load_us (hwloc live, this machine) | $(val topology_live_load_us_this) | - |
 | verdict_us (verdict + binding plan, slowest topology's median) | $(val verdict_us_max) | <= 10 |
-| sample_cpu_us (one sample of a step's memory cgroup, CPU time: SampleInterval=1s costs this per second) | $(val sample_cpu_us) | <= 50 |
+| sample_cpu_us (one sample of a step's memory cgroup, with its peaks and timeline, CPU time: SampleInterval=1s costs this per second) | $(val sample_cpu_us) | <= 50 |
+| timeline_add_ns (the timeline's share of a sample: one point of a 10-hour step's series) | $(val timeline_add_ns) | - |
 | gauge_write_cpu_us (one rewrite of a running step's live gauges file, CPU time; at most one a second per step, on top of that second's sample) | $(gval disk gauge_write_cpu_us) on $gfs (/var/tmp; $(gval disk gauge_write_wall_us) µs wall), $(gval tmpfs gauge_write_cpu_us) on tmpfs ($(gval tmpfs gauge_write_wall_us) µs wall) | - |
 | slurmd_rss_growth_kib over $NRSS launches with memcore (own), beyond slurmd's own growth | $growth (noise band +-$noise) | 0 beyond noise |
 
@@ -399,9 +400,12 @@ $(awk -v g="$growth" -v n="$noise" 'BEGIN {exit !(g <= n)}' && echo "- slurmd_rs
   mc_topology_load() of the live machine (with PCI discovery, as slurmd
   does). Medians in µs.
 - **Sampler** (tests/bench/bench_load.c, no Slurm): mc_sample_read() of
-  bench_load's own memory cgroup (memory.stat and the usage file, cpu.stat
-  on v2: what slurmstepd's sampler thread reads each SampleInterval),
-  CPU time of the thread per sample, median of 20 rounds of 500.
+  bench_load's own memory cgroup (memory.stat, the usage file and the OOM
+  kill count, cpu.stat on v2: what slurmstepd's sampler thread reads each
+  SampleInterval) with the sample added to the peaks and the timeline,
+  CPU time of the thread per sample, median of 20 rounds of 500;
+  timeline_add_ns: mc_timeline_add() alone over a 10-hour step at 1 s
+  (36,000 samples), median of 20 rounds.
 - **Live gauges** (tests/bench/bench_gauges.c, no Slurm):
   mc_gaugefile_write() of a step's gauges file, forced (format, create
   the temporary file O_EXCL, write, rename over the file: what the sampler

@@ -198,6 +198,10 @@ case "$ERR" in *s3cret*) fail "shadow.conf: the line is printed: $ERR" ;; esac
 for id in 4294967297 4294967295 0 ' 5' +5 5x ''; do
 	row 2 "memcore: report: '$id' is not a job id (1 to 4294967294, digits only)" report "$id"
 done
+# --svg FILE that cannot be written: said before Slurm is asked.
+row 2 "memcore: report: --svg $TMP/no-such-dir/x.svg: No such file or directory" report 5 --svg "$TMP/no-such-dir/x.svg"
+row 2 "memcore: report: --svg $TMP/empty.conf/x.svg: Not a directory" report 5 --svg "$TMP/empty.conf/x.svg"
+row 2 "memcore: report: --svg : No such file or directory" report 5 --svg ''
 # An unparsable slurm.conf: memcore says so (exit 2), where libslurm's
 # parser would end the process with exit 1 and an empty --json.
 printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=n1 CPUs=abc\n' >"$TMP/bad-slurm.conf"

@@ -61,6 +61,19 @@ assert_eq 0 $? "MaxRSS (${rss} MiB) counts the mapped file, memcore's peak (${nr
 mc_run "$MEMCORE" report "$job" --json
 assert_eq "$sacct_rss" "$(jq -r ".steps[] | select(.step == \"$job.0\") | .slurm_max_rss_bytes" <<<"$MC_OUT")" "--json: slurm_max_rss_bytes"
 assert_eq "slurmdbd" "$(jq -r '.source' <<<"$MC_OUT")" "--json: the source"
+# The step's timeline came through slurmdbd with its record: its points
+# (3 s held at 500 ms), the largest at the record's peak (the series'
+# values round up, by a 63rd of the step's largest at most).
+st=$(jq -c ".steps[] | select(.step == \"$job.0\")" <<<"$MC_OUT")
+n=$(jq '.timeline.points | length' <<<"$st")
+peak=$(jq '.peak_nonreclaimable_bytes' <<<"$st")
+smax=$(jq '[.timeline.points[].nonreclaimable_bytes, .timeline.points[].page_cache_bytes] | max' <<<"$st")
+snr=$(jq '[.timeline.points[].nonreclaimable_bytes] | max' <<<"$st")
+[ "$n" -ge 6 ] && [ "$snr" -ge "$peak" ] && [ "$snr" -le $((peak + smax / 63 + 1048576)) ]
+assert_eq 0 $? "--json from slurmdbd: the timeline, $n points, largest non-reclaimable $snr against the peak $peak"
+mc_run runuser -u nobody -- "$MEMCORE" report "$job" --plot
+assert_match "$MC_OUT" "step $job\.0 on mc-node1: memory over [0-9.]+ s" "--plot from slurmdbd draws the step"
+assert_match "$MC_OUT" "2 GiB \|=+" "... under its limit's row"
 mc_run runuser -u daemon -- "$MEMCORE" report "$job"
 assert_eq 1 "$MC_RC" "another user is refused"
 assert_not_contains "$MC_OUT" "non-reclaimable" "... and shown nothing"

@@ -87,6 +87,49 @@ static void test_samples(void **state)
 	assert_int_equal(pk.nr_bytes, 1024 * MIB);
 }
 
+/* The timeline: a point per sample (a short step), the one taken at the
+ * stop among them, the spike where it was, and the OOM kill in the first
+ * point whose sample counted it (memory.events). */
+static void test_timeline(void **state)
+{
+	struct mc_sampler s;
+	struct mc_timeline tl;
+	struct mc_peak pk;
+	uint64_t cpu, wall, before;
+	char err[512];
+	int32_t first_big = -1;
+
+	(void)state;
+	stat_of(10 * MIB, 5 * MIB);
+	mc_test_put(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\n"
+		    "oom_kill 0\n");
+	assert_int_equal(mc_sampler_start(&s, dir, 2, 100, err, sizeof(err)),
+			 0);
+	sleep_ms(250);
+	stat_of(1024 * MIB, 300 * MIB);
+	sleep_ms(400);
+	pthread_mutex_lock(&s.mu);
+	before = s.peak.samples;
+	pthread_mutex_unlock(&s.mu);
+	mc_test_put(dir, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\n"
+		    "oom_kill 1\n");
+	stat_of(1 * MIB, 0);
+	sleep_ms(250);
+	mc_sampler_stop(&s, &pk, &cpu, &wall);
+	mc_sampler_timeline(&s, &tl);
+	assert_int_equal(tl.per_point, 1);
+	assert_int_equal(tl.n, pk.samples + 1);	/* and the one at the stop */
+	assert_int_equal(tl.nr_bytes[0], 10 * MIB);
+	assert_int_equal(tl.file_bytes[0], 5 * MIB);
+	for (uint32_t i = 0; i < tl.n; i++)
+		if (tl.nr_bytes[i] == 1024 * MIB && first_big < 0)
+			first_big = (int32_t)i;
+	assert_true(first_big >= 1);
+	assert_int_equal(tl.nr_bytes[tl.n - 1], 1 * MIB);
+	assert_true(tl.oom_point > first_big);
+	assert_true((uint64_t)tl.oom_point >= before);
+}
+
 static int hung_reads;
 
 /* A read that never comes back in time, after one good sample. */
@@ -143,6 +186,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_stuck_read),
 		cmocka_unit_test(test_no_cgroup),
 	};
