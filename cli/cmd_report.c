@@ -293,7 +293,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 			   const struct step_rss *rss)
 {
 	json_t *o = json_object(), *next = json_object();
-	char opt[64];
+	char opt[64], note[400];
 
 #define SETI(k, v) json_object_set_new(o, k, mc_json_u64(v))
 	json_object_set_new(o, "step", json_string(step));
@@ -328,6 +328,33 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	SETI("oom_kills", u->oom_kills);
 	SETI("max_events", u->max_events);
 	SETI("high_events", u->high_events);
+	/* The page cache squeeze: null where not measured, and why. */
+	json_object_set_new(o, "refault_file_bytes",
+			    u->squeeze & MC_SQUEEZE_REFAULT
+			    ? mc_json_u64(u->refault_file_bytes) : json_null());
+	json_object_set_new(o, "memory_stall_usec",
+			    u->squeeze & MC_SQUEEZE_STALL
+			    ? mc_json_u64(u->stall_usec) : json_null());
+	json_object_set_new(o, "squeeze_unavailable",
+			    mc_summary_squeeze_note(u, note, sizeof(note))
+			    ? json_string(note) : json_null());
+	json_object_set_new(o, "page_cache_squeezed",
+			    json_boolean(a->refault_large || a->stall_large));
+	if (a->refault_large || a->stall_large) {
+		json_t *fix = json_object();
+
+		json_object_set_new(fix, "mem_option",
+				    json_string(mc_summary_mem_option(
+					u, a->squeeze_mem_bytes, opt,
+					sizeof(opt))));
+		json_object_set_new(fix, "mem_bytes",
+				    mc_json_u64(a->squeeze_mem_bytes));
+		json_object_set_new(fix, "stage",
+				    json_string("memcore stage SRC DEST"));
+		json_object_set_new(o, "squeeze_fix", fix);
+	} else {
+		json_object_set_new(o, "squeeze_fix", json_null());
+	}
 	json_object_set_new(o, "slurm_max_rss_bytes",
 			    rss ? json_integer((json_int_t)rss->max_rss_bytes)
 				: json_null());
