@@ -343,11 +343,12 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 		     a->refault_large ? " (more than the most it could keep)"
 				      : "",
 		     a->stall_large ? ", and the step waited on memory" : "");
-		LINE("  fix          %s (next time's memory + the largest page "
-		     "cache %s + the %s read again: an upper bound) keeps them "
-		     "in memory; or stage them to node-local disk first "
-		     "(memcore stage SRC DEST, memcore(8) STAGE), where reading "
-		     "them again is cheap", sq,
+		LINE("  fix          %s rather than next time's figure, which "
+		     "counts no page cache: that plus the largest page cache "
+		     "(%s) and what was read again (%s), an upper bound; or "
+		     "stage the files to node-local disk first (memcore stage "
+		     "SRC DEST, memcore(8) STAGE), where reading them again is "
+		     "cheap", sq,
 		     mc_fmt_bytes(pk->max_file_bytes, mf, sizeof(mf)),
 		     mc_fmt_bytes(u->refault_file_bytes, rb, sizeof(rb)));
 	}
