@@ -110,6 +110,11 @@ assert_eq 0 $? "(a) --json: refault_file_bytes (${jrf} MiB) as the text (${rf} M
 assert_eq 0 $(($(jq -r '.refault_file_bytes' <<<"$st") % $(getconf PAGESIZE))) "(a) --json: refault_file_bytes is whole pages"
 assert_eq true "$(jq -r '.page_cache_squeezed' <<<"$st")" "(a) --json: page_cache_squeezed"
 assert_eq "--mem=${fix}M" "$(jq -r '.squeeze_fix.mem_option' <<<"$st")" "(a) --json: the fix's option"
+for k in refault_file_bytes memory_stall_usec squeeze_unavailable page_cache_squeezed squeeze_fix; do
+	assert_eq true "$(jq "has(\"$k\")" <<<"$st")" "(a) --json has $k"
+	grep -qE "^\.BR? $k( ,)?$" "$MC_TOP/docs/memcore.8"
+	assert_eq 0 $? "(a) ... and memcore(8) JSON OUTPUT lists it"
+done
 if [ $V2 = 1 ]; then
 	jst=$(jq -r '.memory_stall_usec' <<<"$st")
 	[ "$jst" -gt 0 ] 2>/dev/null
