@@ -448,6 +448,34 @@ static json_t *agg_json(const struct mc_jobrec_agg *g)
 	return o;
 }
 
+/* The distinct reasons the records' squeeze figures are missing
+ * (mc_summary_squeeze_note): the text says each once. */
+#define SQUEEZE_NOTES 4
+static void squeeze_notes(const char **recs, const size_t *lens, size_t n,
+			  char (*notes)[400], size_t *n_notes)
+{
+	for (size_t i = 0; i < n; i++) {
+		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64],
+		     note[400];
+		struct mc_used u;
+		struct mc_advice a;
+		size_t k;
+
+		if (lens[i] >= sizeof(rec))
+			continue;
+		memcpy(rec, recs[i], lens[i]);
+		rec[lens[i]] = '\0';
+		if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step),
+					    host, sizeof(host)) < 0 ||
+		    !mc_summary_squeeze_note(&u, note, sizeof(note)))
+			continue;
+		for (k = 0; k < *n_notes && strcmp(notes[k], note); k++)
+			;
+		if (k == *n_notes && *n_notes < SQUEEZE_NOTES)
+			snprintf(notes[(*n_notes)++], 400, "%s", note);
+	}
+}
+
 int mc_cmd_report(int argc, char **argv)
 {
 	static struct job_view jv;
@@ -455,6 +483,8 @@ int mc_cmd_report(int argc, char **argv)
 	const char *recs[RECS_MAX], *cpath;
 	size_t lens[RECS_MAX], n;
 	struct mc_jobrec_agg agg;
+	static char notes[SQUEEZE_NOTES][400];
+	size_t n_notes = 0;
 	bool json = false;
 	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
@@ -542,6 +572,8 @@ int mc_cmd_report(int argc, char **argv)
 			 "statistics after a step (sstat shows them while it "
 			 "runs)");
 	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
+	if (!json)
+		squeeze_notes(recs, lens, n, notes, &n_notes);
 	if (json) {
 		o = json_object();
 		arr = json_array();
@@ -568,6 +600,9 @@ int mc_cmd_report(int argc, char **argv)
 		printf("\n");
 		if (jv.note[0])
 			printf("  note: %s\n", jv.note);
+		/* Why a squeeze figure is missing: once, not per step. */
+		for (size_t i = 0; i < n_notes; i++)
+			printf("  note: %s\n", notes[i]);
 		agg_text(&agg);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -591,7 +626,7 @@ int mc_cmd_report(int argc, char **argv)
 							       host, rss));
 			continue;
 		}
-		mc_summary_explain(&u, &a, step, host, NULL, &t);
+		mc_summary_explain_brief(&u, &a, step, host, &t);
 		for (size_t l = 0; l < t.n; l++)
 			printf("%s\n", l ? t.line[l]
 				 : t.line[l] + strlen("memcore: "));

@@ -240,9 +240,29 @@ const char *mc_summary_squeeze_note(const struct mc_used *u, char *buf,
 	return buf;
 }
 
+static void explain(const struct mc_used *u, const struct mc_advice *a,
+		    const char *step, const char *host,
+		    const char *tmpfs_where, bool notes,
+		    struct mc_summary_text *t);
+
 void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t)
+{
+	explain(u, a, step, host, tmpfs_where, true, t);
+}
+
+void mc_summary_explain_brief(const struct mc_used *u,
+			      const struct mc_advice *a, const char *step,
+			      const char *host, struct mc_summary_text *t)
+{
+	explain(u, a, step, host, NULL, false, t);
+}
+
+static void explain(const struct mc_used *u, const struct mc_advice *a,
+		    const char *step, const char *host,
+		    const char *tmpfs_where, bool notes,
+		    struct mc_summary_text *t)
 {
 	char asked[32], opt[48], rule[32], nr[32], fc[32], an[32], sh[32],
 	     msh[32], kp[32], wall[32], next[48], fp[32];
@@ -291,9 +311,14 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 					      sizeof(kp)), kernel_peak_name);
 	if (u->squeeze & MC_SQUEEZE_MEASURED) {
 		char rf[160], st[160];
+		bool r = u->squeeze & MC_SQUEEZE_REFAULT,
+		     s = u->squeeze & MC_SQUEEZE_STALL;
 
 		squeeze_figures(u, rf, sizeof(rf), st, sizeof(st));
-		LINE("  page cache   %s; %s", rf, st);
+		if (notes || (r && s))
+			LINE("  page cache   %s; %s", rf, st);
+		else if (r || s)
+			LINE("  page cache   %s", r ? rf : st);
 	}
 	LINE("  CPU cores    %" PRIu32 " allocated, the rule's figure %"
 	     PRIu32 "; %.2f busy on average (CPU time / wall time)",

@@ -186,6 +186,14 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t);
 
+/* mc_summary_explain for one of many steps (memcore report): the page
+ * cache line leaves out why a figure is missing (the caller says that
+ * once, from mc_summary_squeeze_note) and is left out when neither
+ * figure was measured. */
+void mc_summary_explain_brief(const struct mc_used *u,
+			      const struct mc_advice *a, const char *step,
+			      const char *host, struct mc_summary_text *t);
+
 /*
  * What of the page cache squeeze was not measured, and why, in the
  * summary's words ("memory stall time not available on cgroup v1 (...)",

@@ -99,7 +99,13 @@ assert_match "$(grep "job $JOB\.0: after the step" "$MC_LOG_DIR/slurmd.log")" "r
 # memcore report: the same figures, kept with the job.
 mc_run "$MEMCORE" report "$JOB"
 assert_rc 0 "(a) memcore report $JOB"
-assert_contains "$MC_OUT" "${line#  }" "(a) the report shows the step's page cache line"
+if [ $V2 = 1 ]; then
+	assert_contains "$MC_OUT" "${line#  }" "(a) the report shows the step's page cache line"
+else
+	assert_contains "$MC_OUT" "${line%%; memory stall time not available*}" "(a) the report shows the step's refaults"
+	assert_eq 1 "$(grep -c "memory stall time not available on cgroup v1" <<<"$MC_OUT")" "(a) ... and says once that v1 has no stall time"
+	assert_contains "$MC_OUT" "  note: memory stall time not available on cgroup v1" "(a) ... in a note"
+fi
 assert_contains "$MC_OUT" "  squeezed     the limit left too little page cache" "(a) ... and the squeeze"
 mc_run "$MEMCORE" report "$JOB" --json
 st=$(jq -c ".steps[] | select(.step == \"$JOB.0\")" <<<"$MC_OUT")
@@ -132,14 +138,15 @@ line=$(grep -E "^  page cache   " <<<"$ERR")
 rf=$(mib "$line" "read again after the kernel evicted it")
 between "$rf" 0 8
 assert_eq 0 $? "(b) nothing to speak of read again (${rf} MiB)"
-mf=$(mib_after "$line" "the largest page cache")
-between "$mf" $((FILE_MIB * 95 / 100)) $((FILE_MIB + 16))
-assert_eq 0 $? "(b) the whole file stayed cached (${mf} MiB)"
 assert_not_contains "$ERR" "squeezed " "(b) no squeeze said"
 assert_not_contains "$ERR" "  fix          " "(b) no fix"
 mc_run "$MEMCORE" report "$JOB" --json
 st=$(jq -c ".steps[] | select(.step == \"$JOB.0\")" <<<"$MC_OUT")
 mc_log "(b) report --json: $st"
+# The kernel's exact peak (a sample can miss the end of a fast pass).
+kp=$(jq -r '.kernel_peak_bytes / 1048576 | floor' <<<"$st")
+[ -n "$kp" ] && [ "$kp" -ge $FILE_MIB ]
+assert_eq 0 $? "(b) the whole file was cached at once (kernel peak ${kp} MiB >= $FILE_MIB MiB)"
 assert_eq false "$(jq -r '.page_cache_squeezed' <<<"$st")" "(b) --json: not squeezed"
 assert_eq null "$(jq -r '.squeeze_fix' <<<"$st")" "(b) --json: no fix"
 if [ $V2 = 1 ]; then

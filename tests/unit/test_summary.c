@@ -649,6 +649,49 @@ static void test_squeeze_advice(void **state)
 	assert_null(mc_summary_squeeze_note(&v, buf, sizeof(buf)));
 }
 
+/* The report's brief form: the reasons left to its one note. */
+static void test_squeeze_brief(void **state)
+{
+	struct mc_used u = usage8();
+	struct mc_advice a;
+	struct mc_summary_text full, brief;
+	size_t pc = 0;
+
+	(void)state;
+	peak_enough(&u.peak, 800 * GIB, 750 * GIB, 0, 50 * GIB);
+	u.sample_interval_ms = 1000;
+	u.refault_file_bytes = 3 * MIB;
+	u.stall_usec = 1500000;
+	/* Both measured: the same lines. */
+	u.cgroup_version = 2;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT | MC_SQUEEZE_STALL;
+	mc_summary_advise(&u, &a);
+	mc_summary_explain(&u, &a, "1.0", "n1", NULL, &full);
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	assert_int_equal(full.n, brief.n);
+	for (size_t i = 0; i < full.n; i++)
+		assert_string_equal(full.line[i], brief.line[i]);
+	/* v1: the refaults alone, the reason left out. */
+	u.cgroup_version = 1;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT;
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	for (size_t i = 0; i < brief.n; i++)
+		if (!strncmp(brief.line[i], "  page cache   ", 15)) {
+			pc++;
+			assert_string_equal(brief.line[i], "  page cache   3 MiB "
+				"read again after the kernel evicted it "
+				"(workingset_refault_file; the largest page "
+				"cache 50 GiB)");
+		}
+	assert_int_equal(pc, 1);
+	/* Nothing measured: no line. */
+	u.cgroup_version = 2;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_PSI_OFF;
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	for (size_t i = 0; i < brief.n; i++)
+		assert_null(strstr(brief.line[i], "page cache   "));
+}
+
 /* The record keeps the squeeze; one without its keys (an older memcore's)
  * parses, as not measured; the largest figures fit the record's bound. */
 static void test_squeeze_record(void **state)
@@ -1017,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_squeeze_parse),
 		cmocka_unit_test(test_squeeze_read),
 		cmocka_unit_test(test_squeeze_advice),
+		cmocka_unit_test(test_squeeze_brief),
 		cmocka_unit_test(test_squeeze_record),
 		cmocka_unit_test(test_jobrec),
 		cmocka_unit_test(test_jobrec_aggregate),
