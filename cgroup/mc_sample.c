@@ -256,23 +256,20 @@ static int pressure_total(const char *text, const char *word, uint64_t *usec)
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
 		if (n > wl && !strncmp(p, word, wl) && p[wl] == ' ') {
-			const char *t = p + wl;
-
 			/* The key after a space, within this line. */
-			while ((t = strstr(t, " total=")) &&
-			       (size_t)(t - p) < n) {
-				char *end;
-				unsigned long long v;
+			const char *t = strstr(p + wl, " total=");
+			char *end;
+			unsigned long long v;
 
-				errno = 0;
-				v = strtoull(t + 7, &end, 10);
-				if (errno || end == t + 7 ||
-				    (*end && *end != '\n' && *end != ' '))
-					return -1;
-				*usec = v;
-				return 0;
-			}
-			return -1;
+			if (!t || (size_t)(t - p) >= n)
+				return -1;
+			errno = 0;
+			v = strtoull(t + 7, &end, 10);
+			if (errno || end == t + 7 ||
+			    (*end && *end != '\n' && *end != ' '))
+				return -1;
+			*usec = v;
+			return 0;
 		}
 		p = nl ? nl + 1 : NULL;
 	}
