@@ -110,12 +110,12 @@ struct mc_used {
  *    ever let it keep, so its files went round the page cache, evicted
  *    and read again, not once by chance;
  *  - or stalled on memory (PSI "some") MC_SQUEEZE_STALL_PCT of its wall
- *    time or more: a tenth of the run spent waiting for reclaim and
- *    re-reads is a tenth of the GPU time lost, more than the 20% headroom
- *    the memory advice adds would cost to remove (kernel Documentation/
- *    accounting/psi.rst: "some" is the share of time in which at least one
- *    task waited on memory; no fixed threshold is given there, 10% is the
- *    figure at which the loss is worth a change of request).
+ *    time or more: "some" is the share of time in which at least one task
+ *    waited on memory (kernel Documentation/accounting/psi.rst), and in a
+ *    training step the main process waiting is the GPUs waiting. The
+ *    kernel gives no threshold; a tenth of the GPU time lost is worth a
+ *    change of request, where a few percent is within how much one run's
+ *    input time differs from the next.
  */
 #define MC_SQUEEZE_REFAULT_MIN_BYTES ((uint64_t)64 << 20)
 #define MC_SQUEEZE_STALL_PCT 10
@@ -197,9 +197,9 @@ void mc_summary_explain_brief(const struct mc_used *u,
 /*
  * What of the page cache squeeze was not measured, and why, in the
  * summary's words ("memory stall time not available on cgroup v1 (...)",
- * two such joined by "; "), into buf; NULL when both figures were
- * measured, and for a record of a memcore that did not look ("not
- * measured: ..."): the report's JSON gives it beside its nulls.
+ * two such joined by "; "; "not measured: ..." for a record of a
+ * memcore that did not look), into buf; NULL when both figures were
+ * measured. The report's JSON gives it beside its nulls.
  */
 const char *mc_summary_squeeze_note(const struct mc_used *u, char *buf,
 				    size_t len);
