@@ -104,8 +104,8 @@ enum mc_psi_state {
 	MC_PSI_READ = 0,	/* some_usec holds the figure */
 	MC_PSI_V1,		/* cgroup v1: no memory.pressure */
 	MC_PSI_OFF,		/* the kernel has PSI off: no /proc/pressure
-				 * (CONFIG_PSI_DEFAULT_DISABLED without psi=1,
-				 * or psi=0), so no cgroup file either */
+				 * (psi=0, or CONFIG_PSI_DEFAULT_DISABLED
+				 * without psi=1), so no cgroup file either */
 	MC_PSI_UNREADABLE,	/* PSI is on but this cgroup's file is not
 				 * readable (cgroup.pressure 0, ...) */
 };

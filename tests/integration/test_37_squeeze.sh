@@ -38,7 +38,8 @@ MEMCORE=$MEMCORE_BUILD/memcore
 FILE_MIB=256 TIGHT_MIB=128 PASSES=2
 V2=0 PSI=0
 [ -r /sys/fs/cgroup/cgroup.controllers ] && ! grep -q '^[0-9]*:memory:' /proc/self/cgroup && V2=1
-# A kernel with PSI off (Debian's, unless booted with psi=1) has no
+# A kernel with PSI off (psi=0, or built with CONFIG_PSI_DEFAULT_DISABLED
+# and booted without psi=1) has no
 # /proc/pressure: on v2 the summary then says so instead of a stall time.
 cat /proc/pressure/memory >/dev/null 2>&1 && PSI=1
 mc_log "cgroup v$((V2 + 1)), PSI $([ $PSI = 1 ] && echo on || echo off)"
