@@ -102,7 +102,7 @@ fix=$(grep -oE "  fix          --mem=[0-9]+M rather than next time's figure" <<<
 assert_eq 0 $? "(a) the fix asks --mem=${fix:-?}M: at least the page cache held (${mf} MiB) and read again (${rf} MiB)"
 assert_contains "$ERR" "memcore stage SRC DEST" "(a) ... or staging the files"
 mc_wait_until 10 grep -qE "memcore: job $JOB\.0: after the step: .* squeezed=yes" "$MC_LOG_DIR/slurmd.log"
-assert_match "$(grep "job $JOB\.0: after the step" "$MC_LOG_DIR/slurmd.log")" "refault_file=[0-9.]+ MiB memory_stall=$([ $V2 = 1 ] && echo '[0-9.]+ s' || echo none) squeezed=yes" "(a) slurmd's line has the figures"
+assert_match "$(grep "job $JOB\.0: after the step" "$MC_LOG_DIR/slurmd.log")" "refault_file=[0-9.]+ MiB memory_stall=$([ $V2 = 1 ] && [ $PSI = 1 ] && echo '[0-9.]+ s' || echo none) squeezed=yes" "(a) slurmd's line has the figures"
 
 # memcore report: the same figures, kept with the job.
 mc_run "$MEMCORE" report "$JOB"
