@@ -215,3 +215,122 @@ int mc_sample_end_read(const char *dir, int version,
 	err[0] = '\0';
 	return 0;
 }
+
+/* The number after "key " on a line of its own in text; 0, or -1. */
+static int line_value(const char *text, const char *key, uint64_t *v)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			char *end;
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(p + kl + 1, &end, 10);
+			if (errno || end == p + kl + 1 ||
+			    (*end && *end != '\n'))
+				return -1;
+			*v = n;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+int mc_sample_parse_refault(const char *memstat, int version,
+			    uint64_t *pages)
+{
+	/* v1: the total includes the step's children (task_T), as the
+	 * other v1 figures are taken (mc_memstat_parse). */
+	if (version == 1 &&
+	    line_value(memstat, "total_workingset_refault_file", pages) == 0)
+		return 0;
+	return line_value(memstat, "workingset_refault_file", pages);
+}
+
+/* "total=N" on the line of text that starts with word ("some", "full"). */
+static int pressure_total(const char *text, const char *word, uint64_t *usec)
+{
+	size_t wl = strlen(word);
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > wl && !strncmp(p, word, wl) && p[wl] == ' ') {
+			/* The key after a space, within this line. */
+			const char *t = strstr(p + wl, " total=");
+			char *end;
+			unsigned long long v;
+
+			if (!t || (size_t)(t - p) >= n)
+				return -1;
+			errno = 0;
+			v = strtoull(t + 7, &end, 10);
+			if (errno || end == t + 7 ||
+			    (*end && *end != '\n' && *end != ' '))
+				return -1;
+			*usec = v;
+			return 0;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+int mc_sample_parse_pressure(const char *text, uint64_t *some_usec,
+			     uint64_t *full_usec)
+{
+	uint64_t some, full = 0;
+
+	if (pressure_total(text, "some", &some) < 0)
+		return -1;
+	if (pressure_total(text, "full", &full) < 0)
+		full = 0;
+	*some_usec = some;
+	*full_usec = full;
+	return 0;
+}
+
+void mc_sample_squeeze_read(const char *dir, int version,
+			    struct mc_squeeze *out)
+{
+	char buf[8192];
+	int dfd, e;
+
+	memset(out, 0, sizeof(*out));
+	out->psi = version == 1 ? MC_PSI_V1 : MC_PSI_UNREADABLE;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (mc_read_at(dfd, "memory.stat", buf, sizeof(buf)) > 0 &&
+	    mc_sample_parse_refault(buf, version,
+				    &out->refault_file_pages) == 0)
+		out->has_refault = true;
+	if (version == 2) {
+		errno = 0;
+		if (mc_read_at(dfd, "memory.pressure", buf, sizeof(buf)) > 0) {
+			if (mc_sample_parse_pressure(buf, &out->some_usec,
+						     &out->full_usec) == 0)
+				out->psi = MC_PSI_READ;
+		} else {
+			/* A kernel with PSI off hides the cgroup files (or
+			 * answers EOPNOTSUPP) and makes no /proc/pressure;
+			 * PSI on there but this file unreadable is this
+			 * cgroup's (cgroup.pressure 0). */
+			e = errno;
+			if (e == ENOENT || e == EOPNOTSUPP)
+				out->psi = mc_read_at(AT_FDCWD,
+						      "/proc/pressure/memory",
+						      buf, sizeof(buf)) > 0
+					   ? MC_PSI_UNREADABLE : MC_PSI_OFF;
+		}
+	}
+	close(dfd);
+}

@@ -17,6 +17,9 @@
  *    hierarchy (0, has_cpu false: the caller counts its children instead).
  * The kernel's own cumulative counters (peak, OOM kills, v2 high/max
  * events) need no sampling: mc_sample_end reads them once at the end.
+ * Nor do the counters of a page cache squeezed by the limit
+ * (mc_sample_squeeze_read): read at the step's first task and at its end,
+ * from the caller's thread, never the sampler's.
  */
 #ifndef MC_SAMPLE_H
 #define MC_SAMPLE_H
@@ -85,6 +88,66 @@ void mc_sample_close(struct mc_sample_src *src);
  */
 int mc_sample_end_read(const char *dir, int version,
 		       struct mc_sample_end *out, char *err, size_t errlen);
+
+/*
+ * Page cache squeezed by the limit: the kernel's cumulative counters of one
+ * cgroup, whose differences between the step's first task and its end are
+ * the step's figures.
+ *  - refault_file_pages: memory.stat workingset_refault_file (v2), the
+ *    hierarchical total_workingset_refault_file on v1 (printed there by
+ *    newer kernels only: has_refault false when absent). A count of pages:
+ *    "Number of refaults of previously evicted file pages" (kernel
+ *    Documentation/admin-guide/cgroup-v2.rst, memory.stat; mm/memcontrol.c
+ *    prints the WORKINGSET_* items with a unit of 1, not PAGE_SIZE, on v1
+ *    and v2 alike), so bytes = pages x the page size.
+ *  - some_usec: memory.pressure "some ... total=USEC", the microseconds in
+ *    which at least one task of the cgroup waited on memory (reclaim, a
+ *    refault of a page it had been using) (Documentation/accounting/
+ *    psi.rst). v2 only: v1 keeps no pressure per cgroup.
+ */
+enum mc_psi_state {
+	MC_PSI_READ = 0,	/* some_usec holds the figure */
+	MC_PSI_V1,		/* cgroup v1: no memory.pressure */
+	MC_PSI_OFF,		/* the kernel has PSI off: no /proc/pressure
+				 * (psi=0, or CONFIG_PSI_DEFAULT_DISABLED
+				 * without psi=1), so no cgroup file either */
+	MC_PSI_UNREADABLE,	/* PSI is on but this cgroup's file is not
+				 * readable (cgroup.pressure 0, ...) */
+};
+
+struct mc_squeeze {
+	bool has_refault;
+	uint64_t refault_file_pages;
+	enum mc_psi_state psi;
+	uint64_t some_usec, full_usec;
+};
+
+/*
+ * The counters of the memory cgroup dir (version 1 or 2) into out; what
+ * cannot be read is said by has_refault and psi. Reads two or three small
+ * files into stack buffers: for slurmstepd's hooks, not the sampler
+ * thread (which it would not harm, but it has no use for them).
+ */
+void mc_sample_squeeze_read(const char *dir, int version,
+			    struct mc_squeeze *out);
+
+/*
+ * The refault counter of memory.stat text: v2 "workingset_refault_file N",
+ * v1 "total_workingset_refault_file N" (the local line when the total is
+ * absent). Pages. 0, or -1 when the text has none.
+ */
+int mc_sample_parse_refault(const char *memstat, int version,
+			    uint64_t *pages);
+
+/*
+ * The totals of memory.pressure text ("some avg10=0.00 avg60=0.00
+ * avg300=0.00 total=123\nfull avg10=... total=45\n"), microseconds.
+ * "full" is absent from some files (the kernel's /proc/pressure/cpu
+ * before 5.13): full left 0 then. 0, or -1 when "some ... total=" is not
+ * there.
+ */
+int mc_sample_parse_pressure(const char *text, uint64_t *some_usec,
+			     uint64_t *full_usec);
 
 /* Parse the usage_usec line of v2 cpu.stat text; 0, or -1 when absent. */
 int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec);

@@ -302,7 +302,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 			   const struct step_rss *rss)
 {
 	json_t *o = json_object(), *next = json_object();
-	char opt[64];
+	char opt[64], note[400];
 	const char *why;
 
 #define SETI(k, v) json_object_set_new(o, k, mc_json_u64(v))
@@ -338,6 +338,33 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	SETI("oom_kills", u->oom_kills);
 	SETI("max_events", u->max_events);
 	SETI("high_events", u->high_events);
+	/* The page cache squeeze: null where not measured, and why. */
+	json_object_set_new(o, "refault_file_bytes",
+			    u->squeeze & MC_SQUEEZE_REFAULT
+			    ? mc_json_u64(u->refault_file_bytes) : json_null());
+	json_object_set_new(o, "memory_stall_usec",
+			    u->squeeze & MC_SQUEEZE_STALL
+			    ? mc_json_u64(u->stall_usec) : json_null());
+	json_object_set_new(o, "squeeze_unavailable",
+			    mc_summary_squeeze_note(u, note, sizeof(note))
+			    ? json_string(note) : json_null());
+	json_object_set_new(o, "page_cache_squeezed",
+			    json_boolean(a->refault_large || a->stall_large));
+	if (a->refault_large || a->stall_large) {
+		json_t *fix = json_object();
+
+		json_object_set_new(fix, "mem_option",
+				    json_string(mc_summary_mem_option(
+					u, a->squeeze_mem_bytes, opt,
+					sizeof(opt))));
+		json_object_set_new(fix, "mem_bytes",
+				    mc_json_u64(a->squeeze_mem_bytes));
+		json_object_set_new(fix, "stage",
+				    json_string("memcore stage SRC DEST"));
+		json_object_set_new(o, "squeeze_fix", fix);
+	} else {
+		json_object_set_new(o, "squeeze_fix", json_null());
+	}
 	json_object_set_new(o, "slurm_max_rss_bytes",
 			    rss ? json_integer((json_int_t)rss->max_rss_bytes)
 				: json_null());
@@ -481,6 +508,34 @@ static int report_svg_write(const char *path, struct mc_report_svg *svg)
 	return 0;
 }
 
+/* The distinct reasons the records' squeeze figures are missing
+ * (mc_summary_squeeze_note): the text says each once. */
+#define SQUEEZE_NOTES 4
+static void squeeze_notes(const char **recs, const size_t *lens, size_t n,
+			  char (*notes)[400], size_t *n_notes)
+{
+	for (size_t i = 0; i < n; i++) {
+		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64],
+		     note[400];
+		struct mc_used u;
+		struct mc_advice a;
+		size_t k;
+
+		if (lens[i] >= sizeof(rec))
+			continue;
+		memcpy(rec, recs[i], lens[i]);
+		rec[lens[i]] = '\0';
+		if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step),
+					    host, sizeof(host)) < 0 ||
+		    !mc_summary_squeeze_note(&u, note, sizeof(note)))
+			continue;
+		for (k = 0; k < *n_notes && strcmp(notes[k], note); k++)
+			;
+		if (k == *n_notes && *n_notes < SQUEEZE_NOTES)
+			snprintf(notes[(*n_notes)++], 400, "%s", note);
+	}
+}
+
 int mc_cmd_report(int argc, char **argv)
 {
 	static struct job_view jv;
@@ -491,6 +546,8 @@ int mc_cmd_report(int argc, char **argv)
 	bool json = false, plot = false;
 	const char *svg_path = NULL;
 	struct mc_report_svg *svg = NULL;
+	static char notes[SQUEEZE_NOTES][400];
+	size_t n_notes = 0;
 	char who[64], err[MC_ERR_MAX];
 	uid_t me = getuid();
 	int opt, rc;
@@ -585,6 +642,8 @@ int mc_cmd_report(int argc, char **argv)
 			 "statistics after a step (sstat shows them while it "
 			 "runs)");
 	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
+	if (!json)
+		squeeze_notes(recs, lens, n, notes, &n_notes);
 	if (json) {
 		o = json_object();
 		arr = json_array();
@@ -611,6 +670,9 @@ int mc_cmd_report(int argc, char **argv)
 		printf("\n");
 		if (jv.note[0])
 			printf("  note: %s\n", jv.note);
+		/* Why a squeeze figure is missing: once, not per step. */
+		for (size_t i = 0; i < n_notes; i++)
+			printf("  note: %s\n", notes[i]);
 		agg_text(&agg);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -636,7 +698,7 @@ int mc_cmd_report(int argc, char **argv)
 							       host, rss));
 			continue;
 		}
-		mc_summary_explain(&u, &a, step, host, NULL, &t);
+		mc_summary_explain_brief(&u, &a, step, host, &t);
 		for (size_t l = 0; l < t.n; l++)
 			printf("%s\n", l ? t.line[l]
 				 : t.line[l] + strlen("memcore: "));

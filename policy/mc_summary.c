@@ -62,6 +62,22 @@ static uint64_t round_up_mib(uint64_t b)
 	return (b + MIB - 1) / MIB * MIB;
 }
 
+/* Page cache squeezed by the limit (mc_summary.h, MC_SQUEEZE_*). */
+static void squeeze(const struct mc_used *u, struct mc_advice *a)
+{
+	if (u->squeeze & MC_SQUEEZE_REFAULT)
+		a->refault_large =
+			u->refault_file_bytes >= MC_SQUEEZE_REFAULT_MIN_BYTES &&
+			u->refault_file_bytes >= u->peak.max_file_bytes;
+	if ((u->squeeze & MC_SQUEEZE_STALL) && u->wall_usec)
+		a->stall_large = u->stall_usec * 100 >=
+				 u->wall_usec * MC_SQUEEZE_STALL_PCT;
+	if (a->refault_large || a->stall_large)
+		a->squeeze_mem_bytes = round_up_mib(a->mem_bytes +
+						    u->peak.max_file_bytes +
+						    u->refault_file_bytes);
+}
+
 void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 {
 	uint32_t w = u->workers, nw = w, base;
@@ -138,6 +154,7 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 	a->mem_from_peak_bytes = round_up_mib(from_peak);
 	a->mem_is_rule = rule >= a->mem_from_peak_bytes;
 	a->mem_bytes = a->mem_is_rule ? rule : a->mem_from_peak_bytes;
+	squeeze(u, a);
 }
 
 const char *mc_summary_mem_option(const struct mc_used *u, uint64_t bytes,
@@ -171,9 +188,81 @@ static const char *fmt_duration(uint64_t usec, char *buf, size_t len)
 	return buf;
 }
 
+/* The squeeze's two figures for people, or why each is not there. */
+static void squeeze_figures(const struct mc_used *u, char *rf, size_t rfl,
+			    char *st, size_t stl)
+{
+	char b[32], c[32], w[32];
+
+	if (u->squeeze & MC_SQUEEZE_REFAULT)
+		snprintf(rf, rfl, "%s read again after the kernel evicted it "
+			 "(workingset_refault_file; the largest page cache %s)",
+			 mc_fmt_bytes(u->refault_file_bytes, b, sizeof(b)),
+			 mc_fmt_bytes(u->peak.max_file_bytes, c, sizeof(c)));
+	else
+		snprintf(rf, rfl, "file data read again not available (the "
+			 "kernel's memory.stat has no workingset_refault_file)");
+	if (u->squeeze & MC_SQUEEZE_STALL)
+		snprintf(st, stl, "%s stalled on memory (memory.pressure "
+			 "some, %.1f%% of the wall time)",
+			 fmt_duration(u->stall_usec, w, sizeof(w)),
+			 u->wall_usec ? 100.0 * (double)u->stall_usec /
+					(double)u->wall_usec : 0.0);
+	else if (u->cgroup_version == 1)
+		snprintf(st, stl, "memory stall time not available on cgroup "
+			 "v1 (the kernel keeps it per cgroup on v2 only)");
+	else if (u->squeeze & MC_SQUEEZE_PSI_OFF)
+		snprintf(st, stl, "memory stall time not available: the kernel "
+			 "has PSI off (psi=1 on its command line)");
+	else
+		snprintf(st, stl, "memory stall time not available: the "
+			 "step's memory.pressure could not be read");
+}
+
+const char *mc_summary_squeeze_note(const struct mc_used *u, char *buf,
+				    size_t len)
+{
+	char rf[160], st[160];
+	bool r = u->squeeze & MC_SQUEEZE_REFAULT,
+	     t = u->squeeze & MC_SQUEEZE_STALL;
+
+	if (!(u->squeeze & MC_SQUEEZE_MEASURED)) {
+		snprintf(buf, len, "not measured: the record was kept by a "
+			 "memcore that did not read workingset_refault_file "
+			 "and memory.pressure");
+		return buf;
+	}
+	if (r && t)
+		return NULL;
+	squeeze_figures(u, rf, sizeof(rf), st, sizeof(st));
+	snprintf(buf, len, "%s%s%s", r ? "" : rf, !r && !t ? "; " : "",
+		 t ? "" : st);
+	return buf;
+}
+
+static void explain(const struct mc_used *u, const struct mc_advice *a,
+		    const char *step, const char *host,
+		    const char *tmpfs_where, bool notes,
+		    struct mc_summary_text *t);
+
 void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t)
+{
+	explain(u, a, step, host, tmpfs_where, true, t);
+}
+
+void mc_summary_explain_brief(const struct mc_used *u,
+			      const struct mc_advice *a, const char *step,
+			      const char *host, struct mc_summary_text *t)
+{
+	explain(u, a, step, host, NULL, false, t);
+}
+
+static void explain(const struct mc_used *u, const struct mc_advice *a,
+		    const char *step, const char *host,
+		    const char *tmpfs_where, bool notes,
+		    struct mc_summary_text *t)
 {
 	char asked[32], opt[48], rule[32], nr[32], fc[32], an[32], sh[32],
 	     msh[32], kp[32], wall[32], next[48], fp[32];
@@ -220,6 +309,17 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 		     "Slurm's MaxRSS it counts page cache the kernel can "
 		     "reclaim)", mc_fmt_bytes(u->kernel_peak_bytes, kp,
 					      sizeof(kp)), kernel_peak_name);
+	if (u->squeeze & MC_SQUEEZE_MEASURED) {
+		char rf[160], st[160];
+		bool r = u->squeeze & MC_SQUEEZE_REFAULT,
+		     s = u->squeeze & MC_SQUEEZE_STALL;
+
+		squeeze_figures(u, rf, sizeof(rf), st, sizeof(st));
+		if (notes || (r && s))
+			LINE("  page cache   %s; %s", rf, st);
+		else if (r || s)
+			LINE("  page cache   %s", r ? rf : st);
+	}
 	LINE("  CPU cores    %" PRIu32 " allocated, the rule's figure %"
 	     PRIu32 "; %.2f busy on average (CPU time / wall time)",
 	     u->cores_allocated, u->rule_cores, a->busy_milli / 1000.0);
@@ -258,6 +358,25 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 	else
 		LINE("               (the peak plus %d%%, above the rule's "
 		     "figure)", MC_SUMMARY_HEADROOM_PCT);
+	if (a->refault_large || a->stall_large) {
+		char sq[48], mf[32], rb[32];
+
+		mc_summary_mem_option(u, a->squeeze_mem_bytes, sq, sizeof(sq));
+		LINE("  squeezed     the limit left too little page cache for "
+		     "the files the step reads: the kernel evicted them and "
+		     "read them again%s%s",
+		     a->refault_large ? " (more than the most it could keep)"
+				      : "",
+		     a->stall_large ? ", and the step waited on memory" : "");
+		LINE("  fix          %s rather than next time's figure, which "
+		     "counts no page cache: that plus the largest page cache "
+		     "(%s) and what was read again (%s), an upper bound; or "
+		     "stage the files to node-local disk first (memcore stage "
+		     "SRC DEST, memcore(8) STAGE), where reading them again is "
+		     "cheap", sq,
+		     mc_fmt_bytes(pk->max_file_bytes, mf, sizeof(mf)),
+		     mc_fmt_bytes(u->refault_file_bytes, rb, sizeof(rb)));
+	}
 #undef LINE
 }
 
@@ -265,7 +384,7 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 			 const char *step, char *buf, size_t len)
 {
 	char asked[32], rule[32], nr[32], fc[32], msh[32], kp[32], next[48],
-	     next_all[128];
+	     next_all[128], rf[32], st[32];
 
 	mc_summary_mem_option(u, a->mem_bytes, next, sizeof(next));
 	if (a->too_few)
@@ -274,10 +393,18 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 		snprintf(next_all, sizeof(next_all), "%s --cpus-per-gpu=%"
 			 PRIu32 " --dataloader-workers=%" PRIu32, next,
 			 a->cpus_per_gpu, a->workers);
+	/* The squeeze's figures, "none" where not measured. */
+	snprintf(rf, sizeof(rf), "none");
+	snprintf(st, sizeof(st), "none");
+	if (u->squeeze & MC_SQUEEZE_REFAULT)
+		mc_fmt_bytes(u->refault_file_bytes, rf, sizeof(rf));
+	if (u->squeeze & MC_SQUEEZE_STALL)
+		snprintf(st, sizeof(st), "%.1f s", (double)u->stall_usec / 1e6);
 	snprintf(buf, len, "job %s: after the step: asked=%s rule=%s "
 		 "samples=%" PRIu64 " peak_nonreclaimable=%s "
 		 "page_cache_at_peak=%s max_shmem=%s kernel_peak=%s cores=%"
-		 PRIu32 " busy=%.2f oom_kills=%" PRIu64 " next=%s",
+		 PRIu32 " busy=%.2f oom_kills=%" PRIu64 " refault_file=%s "
+		 "memory_stall=%s squeezed=%s next=%s",
 		 step, mc_fmt_bytes(u->asked_bytes, asked, sizeof(asked)),
 		 mc_fmt_bytes(u->rule_bytes, rule, sizeof(rule)),
 		 u->peak.samples,
@@ -287,6 +414,7 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 		 u->kernel_peak_bytes ? mc_fmt_bytes(u->kernel_peak_bytes, kp,
 						     sizeof(kp)) : "none",
 		 u->cores_allocated, a->busy_milli / 1000.0, u->oom_kills,
+		 rf, st, a->refault_large || a->stall_large ? "yes" : "no",
 		 next_all);
 }
 
@@ -315,6 +443,10 @@ static const struct rec_field rec_fields[] = {
 	/* Added in 0.3.0: a record without it (an older memcore's) reads
 	 * as 0, one thread per core, which is what it meant then. */
 	U32("t", threads_per_core),
+	/* The page cache squeeze: a record without them reads as not
+	 * measured (squeeze 0), as an older memcore's is. */
+	U64("rf", refault_file_bytes), U64("st", stall_usec),
+	U32("sq", squeeze),
 };
 #undef U64
 #undef U32

@@ -84,12 +84,47 @@ struct mc_used {
 	/* How it was measured: SampleInterval (0: not sampled) and the
 	 * cgroup version (the kernel peak's file), for the report. */
 	uint32_t sample_interval_ms, cgroup_version;
+	/* Page cache squeezed by the limit, over the step (first task to
+	 * its end; cgroup/mc_sample.h mc_sample_squeeze_read): file data
+	 * read again after the kernel evicted it, in bytes, and the time at
+	 * least one task waited on memory (PSI "some"), in us. Each counts
+	 * only where squeeze says it was measured (MC_SQUEEZE_*); a record
+	 * of a memcore that did not measure them has squeeze 0. */
+	uint64_t refault_file_bytes;
+	uint64_t stall_usec;
+	uint32_t squeeze;
 	/* The samples over time as mc_timeline_encode wrote them, "" none
 	 * (sampling off, or an older memcore's record), MC_JOBREC_CUT
 	 * (mc_jobrec.h) when the job's records passed MC_JOBREC_MAX and it
 	 * was dropped. */
 	char timeline[MC_TIMELINE_TEXT_MAX];
 };
+
+/* mc_used.squeeze: what was measured, and why not. */
+#define MC_SQUEEZE_MEASURED 1u	/* this memcore looked (0: an older one) */
+#define MC_SQUEEZE_REFAULT 2u	/* refault_file_bytes is a measurement */
+#define MC_SQUEEZE_STALL 4u	/* stall_usec is a measurement */
+#define MC_SQUEEZE_PSI_OFF 8u	/* no stall figure: the kernel has PSI off
+				 * (else, on v2: memory.pressure unreadable;
+				 * on v1 there is none per cgroup) */
+
+/*
+ * When a squeeze is worth a fix:
+ *  - refaulted file data at least MC_SQUEEZE_REFAULT_MIN_BYTES (below it,
+ *    a few libraries and logs read again: noise) and at least the largest
+ *    page cache the step held: it read back more file data than its limit
+ *    ever let it keep, so its files went round the page cache, evicted
+ *    and read again, not once by chance;
+ *  - or stalled on memory (PSI "some") MC_SQUEEZE_STALL_PCT of its wall
+ *    time or more: "some" is the share of time in which at least one task
+ *    waited on memory (kernel Documentation/accounting/psi.rst), and in a
+ *    training step the main process waiting is the GPUs waiting. The
+ *    kernel gives no threshold; a tenth of the GPU time lost is worth a
+ *    change of request, where a few percent is within how much one run's
+ *    input time differs from the next.
+ */
+#define MC_SQUEEZE_REFAULT_MIN_BYTES ((uint64_t)64 << 20)
+#define MC_SQUEEZE_STALL_PCT 10
 
 /* How much above the peak the advice asks, in percent: a second run of
  * the same job differs a little (allocator, batch order). */
@@ -119,6 +154,13 @@ struct mc_advice {
 	/* Too few samples (MC_SUMMARY_MIN_SAMPLES): no advice; the fields
 	 * above repeat what was asked. */
 	bool too_few;
+	/* Page cache squeezed by the limit (MC_SQUEEZE_REFAULT_MIN_BYTES,
+	 * MC_SQUEEZE_STALL_PCT), and the memory that holds the step's files:
+	 * mem_bytes + the largest page cache + the refaulted bytes, rounded
+	 * up to MiB (an upper bound: a file read n times is refaulted up to
+	 * n - 1 times). 0 when not squeezed. */
+	bool refault_large, stall_large;
+	uint64_t squeeze_mem_bytes;
 };
 
 /* Compute the advice; never below the rule's figure for the advised
@@ -134,7 +176,7 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a);
 const char *mc_summary_mem_option(const struct mc_used *u, uint64_t bytes,
 				  char *buf, size_t len);
 
-#define MC_SUMMARY_LINES 8
+#define MC_SUMMARY_LINES 11
 #define MC_SUMMARY_LINE_MAX 320
 
 /* The summary for the user, line by line (first line names step, node). */
@@ -150,6 +192,24 @@ void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t);
 
+/* mc_summary_explain for one of many steps (memcore report): the page
+ * cache line leaves out why a figure is missing (the caller says that
+ * once, from mc_summary_squeeze_note) and is left out when neither
+ * figure was measured. */
+void mc_summary_explain_brief(const struct mc_used *u,
+			      const struct mc_advice *a, const char *step,
+			      const char *host, struct mc_summary_text *t);
+
+/*
+ * What of the page cache squeeze was not measured, and why, in the
+ * summary's words ("memory stall time not available on cgroup v1 (...)",
+ * two such joined by "; "; "not measured: ..." for a record of a
+ * memcore that did not look), into buf; NULL when both figures were
+ * measured. The report's JSON gives it beside its nulls.
+ */
+const char *mc_summary_squeeze_note(const struct mc_used *u, char *buf,
+				    size_t len);
+
 /* The one slurmd log line (without the "memcore: " prefix), key=value. */
 void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 			 const char *step, char *buf, size_t len);
@@ -157,6 +217,8 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
 /*
  * The compact record kept with the job (mc_summary_record / _parse): one
  * step on one node, as "step@host:k=v,k=v" with byte counts in bytes,
+ * the page cache squeeze as "rf" (bytes), "st" (us) and "sq" (flags;
+ * a record without them reads as not measured),
  * MC_SUMMARY_RECORD_MAX bytes at most. It keeps threads_per_core ("t"),
  * so that the --cpus-per-gpu advice rebuilt from it (memcore report) is
  * the one the step printed; a record without "t" reads as 1 thread per
@@ -168,7 +230,7 @@ void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,
  * timeline reads as "!" (unreadable). A memcore without timelines
  * (0.3.0) reads a record with "s" as not one: it took numbers only.
  */
-#define MC_SUMMARY_RECORD_MAX (400 + 3 + MC_TIMELINE_TEXT_MAX)
+#define MC_SUMMARY_RECORD_MAX (440 + 3 + MC_TIMELINE_TEXT_MAX)
 int mc_summary_record(const struct mc_used *u, const struct mc_advice *a,
 		      const char *step, const char *host, char *buf,
 		      size_t len);

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -41,6 +42,10 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 	a->clock_started = true;
 	clock_gettime(CLOCK_MONOTONIC, &a->t_start);
 	getrusage(RUSAGE_CHILDREN, &a->children_start);
+	/* Cumulative counters: the step's share is what they gain from
+	 * here (memcore's own cgroup is new, Slurm's step cgroup has held
+	 * slurmstepd since before the tasks). */
+	mc_sample_squeeze_read(e->scope, e->version, &a->squeeze_start);
 	if (!a->sample_interval_ms)
 		return;
 	if (mc_sampler_start(&a->sampler, e->scope, e->version,
@@ -48,6 +53,33 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 		slurm_info("memcore: job %s: the step runs unsampled: %s",
 			   e->step_name, err);
 	mc_gauges_start(p);	/* the live gauges, from the sampler */
+}
+
+/* The page cache squeeze over the step: the counters' gains since the
+ * first task, each only where it was read at both ends (mc_sample.h). */
+static void squeeze_end(struct mc_after *a, const struct mc_enforce *e)
+{
+	const struct mc_squeeze *s0 = &a->squeeze_start;
+	struct mc_squeeze s1;
+	struct mc_used *u = &a->usage;
+	long page = sysconf(_SC_PAGESIZE);
+
+	mc_sample_squeeze_read(e->scope, e->version, &s1);
+	u->squeeze = MC_SQUEEZE_MEASURED;
+	if (s0->has_refault && s1.has_refault && page > 0 &&
+	    s1.refault_file_pages >= s0->refault_file_pages) {
+		u->squeeze |= MC_SQUEEZE_REFAULT;
+		u->refault_file_bytes = (s1.refault_file_pages -
+					 s0->refault_file_pages) *
+					(uint64_t)page;
+	}
+	if (s0->psi == MC_PSI_READ && s1.psi == MC_PSI_READ &&
+	    s1.some_usec >= s0->some_usec) {
+		u->squeeze |= MC_SQUEEZE_STALL;
+		u->stall_usec = s1.some_usec - s0->some_usec;
+	} else if (s0->psi == MC_PSI_OFF || s1.psi == MC_PSI_OFF) {
+		u->squeeze |= MC_SQUEEZE_PSI_OFF;
+	}
 }
 
 /* Stop the sampler, read the kernel's counters: usage and advice done. */
@@ -92,6 +124,8 @@ static void finish(struct mc_plugin *p)
 		a->usage.high_events = end.high_events;
 		a->usage.max_events = end.max_events;
 	}
+	if (e->scope[0] && a->clock_started)
+		squeeze_end(a, e);
 	if (a->usage.oom_kills) {
 		struct mc_memstat m;
 

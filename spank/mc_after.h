@@ -43,6 +43,7 @@ struct mc_after {
 	bool clock_started;		/* at the first task_post_fork */
 	struct timespec t_start;	/* CLOCK_MONOTONIC */
 	struct rusage children_start;	/* slurmstepd's reaped tasks */
+	struct mc_squeeze squeeze_start;	/* the counters then */
 	uint32_t exited;		/* tasks seen at task_exit */
 	bool summarized;		/* usage/advice complete */
 	struct mc_keeper keeper;

@@ -5,6 +5,7 @@
  * fixture trees of tests/data/cgroup and on files that change between
  * reads.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -417,6 +418,330 @@ static void test_parse(void **state)
 	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\n", &us), -1);
 }
 
+/* The counters of a squeezed page cache as the kernel prints them: the
+ * refault line of memory.stat (v2; v1's hierarchical total first) and the
+ * totals of memory.pressure (Documentation/accounting/psi.rst's format). */
+static void test_squeeze_parse(void **state)
+{
+	uint64_t pages = 7, some = 7, full = 7;
+
+	(void)state;
+	/* A 6.1 memory.stat, trimmed: the anon line must not be taken. */
+	assert_int_equal(mc_sample_parse_refault(
+		"anon 1\nworkingset_refault_anon 11\n"
+		"workingset_refault_file 57344\nworkingset_activate_file 3\n",
+		2, &pages), 0);
+	assert_int_equal(pages, 57344);
+	/* v1: total_ (the step's children included), wherever it is. */
+	assert_int_equal(mc_sample_parse_refault(
+		"workingset_refault_file 684\ncache 1\n"
+		"total_workingset_refault_file 101353\n", 1, &pages), 0);
+	assert_int_equal(pages, 101353);
+	/* v1 without the total: the local line. */
+	assert_int_equal(mc_sample_parse_refault(
+		"workingset_refault_file 684\n", 1, &pages), 0);
+	assert_int_equal(pages, 684);
+	/* Older kernels print none: said, not 0. */
+	pages = 7;
+	assert_int_equal(mc_sample_parse_refault("cache 1\nrss 2\n", 1,
+						 &pages), -1);
+	assert_int_equal(pages, 7);
+	assert_int_equal(mc_sample_parse_refault("workingset_refault 9\n", 2,
+						 &pages), -1);
+	assert_int_equal(mc_sample_parse_refault(
+		"workingset_refault_file x\n", 2, &pages), -1);
+
+	assert_int_equal(mc_sample_parse_pressure(
+		"some avg10=12.50 avg60=3.10 avg300=0.70 total=4211337\n"
+		"full avg10=10.00 avg60=2.00 avg300=0.50 total=3900001\n",
+		&some, &full), 0);
+	assert_int_equal(some, 4211337);
+	assert_int_equal(full, 3900001);
+	/* "full" missing: some still read, full 0. */
+	assert_int_equal(mc_sample_parse_pressure(
+		"some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551\n",
+		&some, &full), 0);
+	assert_int_equal(some, 18446744073709551ULL);
+	assert_int_equal(full, 0);
+	/* Order does not matter; the "some" line's own total is taken. */
+	assert_int_equal(mc_sample_parse_pressure(
+		"full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"
+		"some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n",
+		&some, &full), 0);
+	assert_int_equal(some, 9);
+	assert_int_equal(full, 5);
+	some = 7;
+	assert_int_equal(mc_sample_parse_pressure("", &some, &full), -1);
+	assert_int_equal(mc_sample_parse_pressure(
+		"some avg10=0.00 avg60=0.00 avg300=0.00\n"
+		"full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n",
+		&some, &full), -1);
+	assert_int_equal(mc_sample_parse_pressure(
+		"somewhere total=3\n", &some, &full), -1);
+	assert_int_equal(some, 7);
+}
+
+/* Read from a cgroup's files: what is there, and why what is not. */
+static void test_squeeze_read(void **state)
+{
+	char dir[] = "/tmp/mc_test_squeeze.XXXXXX", cmd[4200], buf[64];
+	struct mc_squeeze q;
+	int fd;
+	bool psi_on;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	mc_test_put(dir, "memory.stat", "anon 1\nworkingset_refault_file 25\n");
+	mc_test_put(dir, "memory.pressure",
+		    "some avg10=0.00 avg60=0.00 avg300=0.00 total=1500000\n"
+		    "full avg10=0.00 avg60=0.00 avg300=0.00 total=900000\n");
+	mc_sample_squeeze_read(dir, 2, &q);
+	assert_true(q.has_refault);
+	assert_int_equal(q.refault_file_pages, 25);
+	assert_int_equal(q.psi, MC_PSI_READ);
+	assert_int_equal(q.some_usec, 1500000);
+	assert_int_equal(q.full_usec, 900000);
+	/* v1: no pressure per cgroup, whatever files are there. */
+	mc_sample_squeeze_read(dir, 1, &q);
+	assert_int_equal(q.psi, MC_PSI_V1);
+	assert_true(q.has_refault);
+	/* No memory.pressure: the kernel has PSI off when it has no
+	 * /proc/pressure either (read here, as the code does not). */
+	snprintf(cmd, sizeof(cmd), "%s/memory.pressure", dir);
+	assert_int_equal(unlink(cmd), 0);
+	fd = open("/proc/pressure/memory", O_RDONLY);
+	psi_on = fd >= 0 && read(fd, buf, sizeof(buf)) > 0;
+	if (fd >= 0)
+		close(fd);
+	mc_sample_squeeze_read(dir, 2, &q);
+	assert_int_equal(q.psi, psi_on ? MC_PSI_UNREADABLE : MC_PSI_OFF);
+	/* A kernel without the refault line. */
+	mc_test_put(dir, "memory.stat", "anon 1\n");
+	mc_sample_squeeze_read(dir, 2, &q);
+	assert_false(q.has_refault);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	/* No cgroup at all: nothing read, nothing made up. */
+	mc_sample_squeeze_read("/nonexistent/cg", 2, &q);
+	assert_false(q.has_refault);
+	assert_int_not_equal(q.psi, MC_PSI_READ);
+}
+
+/* A step that reads a 100 GiB dataset on a 60 GiB limit: the thresholds
+ * (64 MiB and the largest page cache; 10% of the wall time) and the
+ * memory that would hold its files, against figures computed here. */
+static void test_squeeze_advice(void **state)
+{
+	struct mc_used u = usage8(), v;
+	struct mc_advice a;
+	struct mc_summary_text t;
+	char buf[1024], opt[48];
+	bool fig = false, sq = false, fix = false;
+	uint64_t want;
+
+	(void)state;
+	u.asked_bytes = 900 * GIB;
+	peak_enough(&u.peak, 800 * GIB, 750 * GIB, 0, 50 * GIB);
+	u.cgroup_version = 2;
+	u.sample_interval_ms = 1000;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT | MC_SQUEEZE_STALL;
+	/* Refaulted just under the largest page cache, stalled just under
+	 * 10% of 1000 s: not squeezed. */
+	u.refault_file_bytes = 50 * GIB - 1;
+	u.stall_usec = 100000000ULL - 1;
+	mc_summary_advise(&u, &a);
+	assert_false(a.refault_large);
+	assert_false(a.stall_large);
+	assert_int_equal(a.squeeze_mem_bytes, 0);
+	mc_summary_explain(&u, &a, "12.0", "gpu07", NULL, &t);
+	for (size_t i = 0; i < t.n; i++) {
+		assert_null(strstr(t.line[i], "squeezed"));
+		if (strstr(t.line[i], "  page cache   50.00 GiB read again after "
+			   "the kernel evicted it (workingset_refault_file; the "
+			   "largest page cache 50 GiB); 100.0 s stalled on memory "
+			   "(memory.pressure some, 10.0% of the wall time)"))
+			fig = true;
+	}
+	assert_true(fig);
+	/* At the largest page cache: squeezed; the fix holds the advice,
+	 * the page cache and what was read again. */
+	u.refault_file_bytes = 50 * GIB;
+	mc_summary_advise(&u, &a);
+	assert_true(a.refault_large);
+	assert_false(a.stall_large);
+	/* 750 GiB non-reclaimable + 20% = 900 GiB, above the rule's 704. */
+	assert_int_equal(a.mem_bytes, 900 * GIB);
+	want = 900 * GIB + 50 * GIB + 50 * GIB;
+	assert_int_equal(a.squeeze_mem_bytes, want);
+	mc_summary_explain(&u, &a, "12.0", "gpu07", NULL, &t);
+	assert_true(t.n <= MC_SUMMARY_LINES);
+	mc_summary_mem_option(&u, want, opt, sizeof(opt));
+	assert_string_equal(opt, "--mem=1000G");
+	for (size_t i = 0; i < t.n; i++) {
+		if (strstr(t.line[i], "  squeezed     the limit left too "
+			   "little page cache"))
+			sq = true;
+		/* Whole: the longest line, not cut at MC_SUMMARY_LINE_MAX. */
+		if (strstr(t.line[i], "  fix          --mem=1000G rather than "
+			   "next time's figure, which counts no page cache: "
+			   "that plus the largest page cache (50 GiB) and what "
+			   "was read again (50 GiB), an upper bound; ") &&
+		    strstr(t.line[i], "where reading them again is cheap"))
+			fix = true;
+	}
+	assert_true(sq);
+	assert_true(fix);
+	/* The stall alone is enough; small refaults are noise even when the
+	 * page cache was smaller still. */
+	u.refault_file_bytes = MC_SQUEEZE_REFAULT_MIN_BYTES - 1;
+	u.peak = (struct mc_peak){ 0 };
+	peak_enough(&u.peak, 800 * GIB, 750 * GIB, 0, MIB);
+	u.stall_usec = 100000000ULL;
+	mc_summary_advise(&u, &a);
+	assert_false(a.refault_large);
+	assert_true(a.stall_large);
+	mc_summary_log_line(&u, &a, "12.0", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "refault_file=64.00 MiB memory_stall=100.0 s "
+			       "squeezed=yes"));
+	/* Figures not measured never count, whatever they hold. */
+	v = u;
+	v.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_PSI_OFF;
+	v.refault_file_bytes = 500 * GIB;
+	mc_summary_advise(&v, &a);
+	assert_false(a.refault_large || a.stall_large);
+	mc_summary_log_line(&v, &a, "12.0", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "refault_file=none memory_stall=none "
+			       "squeezed=no"));
+	mc_summary_explain(&v, &a, "12.0", "gpu07", NULL, &t);
+	fig = false;
+	for (size_t i = 0; i < t.n; i++)
+		if (strstr(t.line[i], "  page cache   file data read again not "
+			   "available (") &&
+		    strstr(t.line[i], "memory stall time not available: the "
+			   "kernel has PSI off (psi=1 on its command line)"))
+			fig = true;
+	assert_true(fig);
+	assert_non_null(mc_summary_squeeze_note(&v, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "; memory stall time not available"));
+	/* v1: the refaults, and the stall said to be v2's only. */
+	v.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT;
+	v.cgroup_version = 1;
+	assert_non_null(mc_summary_squeeze_note(&v, buf, sizeof(buf)));
+	assert_string_equal(buf, "memory stall time not available on cgroup "
+			    "v1 (the kernel keeps it per cgroup on v2 only)");
+	/* A step with too few samples: no advice, no squeeze either. */
+	v = u;
+	v.wall_usec = MC_SUMMARY_MIN_WALL_USEC - 1;
+	v.stall_usec = v.wall_usec;
+	mc_summary_advise(&v, &a);
+	assert_true(a.too_few);
+	assert_false(a.stall_large);
+	/* An older memcore's record: no line, the note says why. */
+	v = u;
+	v.squeeze = 0;
+	mc_summary_advise(&v, &a);
+	mc_summary_explain(&v, &a, "12.0", "gpu07", NULL, &t);
+	for (size_t i = 0; i < t.n; i++)
+		assert_null(strstr(t.line[i], "page cache  "));
+	assert_non_null(mc_summary_squeeze_note(&v, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "not measured"));
+	v.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT | MC_SQUEEZE_STALL;
+	assert_null(mc_summary_squeeze_note(&v, buf, sizeof(buf)));
+}
+
+/* The report's brief form: the reasons left to its one note. */
+static void test_squeeze_brief(void **state)
+{
+	struct mc_used u = usage8();
+	struct mc_advice a;
+	struct mc_summary_text full, brief;
+	size_t pc = 0;
+
+	(void)state;
+	peak_enough(&u.peak, 800 * GIB, 750 * GIB, 0, 50 * GIB);
+	u.sample_interval_ms = 1000;
+	u.refault_file_bytes = 3 * MIB;
+	u.stall_usec = 1500000;
+	/* Both measured: the same lines. */
+	u.cgroup_version = 2;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT | MC_SQUEEZE_STALL;
+	mc_summary_advise(&u, &a);
+	mc_summary_explain(&u, &a, "1.0", "n1", NULL, &full);
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	assert_int_equal(full.n, brief.n);
+	for (size_t i = 0; i < full.n; i++)
+		assert_string_equal(full.line[i], brief.line[i]);
+	/* v1: the refaults alone, the reason left out. */
+	u.cgroup_version = 1;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT;
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	for (size_t i = 0; i < brief.n; i++)
+		if (!strncmp(brief.line[i], "  page cache   ", 15)) {
+			pc++;
+			assert_string_equal(brief.line[i], "  page cache   3 MiB "
+				"read again after the kernel evicted it "
+				"(workingset_refault_file; the largest page "
+				"cache 50 GiB)");
+		}
+	assert_int_equal(pc, 1);
+	/* Nothing measured: no line. */
+	u.cgroup_version = 2;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_PSI_OFF;
+	mc_summary_explain_brief(&u, &a, "1.0", "n1", &brief);
+	for (size_t i = 0; i < brief.n; i++)
+		assert_null(strstr(brief.line[i], "page cache   "));
+}
+
+/* The record keeps the squeeze; one without its keys (an older memcore's)
+ * parses, as not measured; the largest figures fit the record's bound. */
+static void test_squeeze_record(void **state)
+{
+	struct mc_used u = usage8(), v;
+	struct mc_advice a, b;
+	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64], *p;
+
+	(void)state;
+	u.refault_file_bytes = 123 * GIB + 4096;
+	u.stall_usec = 4211337;
+	u.squeeze = MC_SQUEEZE_MEASURED | MC_SQUEEZE_REFAULT | MC_SQUEEZE_STALL;
+	peak_enough(&u.peak, 800 * GIB, 750 * GIB, 0, 50 * GIB);
+	mc_summary_advise(&u, &a);
+	assert_int_equal(mc_summary_record(&u, &a, "12.0", "gpu07", rec,
+					   sizeof(rec)), 0);
+	assert_non_null(strstr(rec, ",rf=132070248448,st=4211337,sq=7"));
+	assert_int_equal(mc_summary_record_parse(rec, &v, &b, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_memory_equal(&u, &v, sizeof(u));
+	assert_int_equal(a.refault_large, b.refault_large);
+	assert_int_equal(a.squeeze_mem_bytes, b.squeeze_mem_bytes);
+	/* Without them: as an older memcore kept it. */
+	p = strstr(rec, ",rf=");
+	*p = '\0';
+	assert_int_equal(mc_summary_record_parse(rec, &v, &b, step,
+						 sizeof(step), host,
+						 sizeof(host)), 0);
+	assert_int_equal(v.squeeze, 0);
+	assert_int_equal(v.refault_file_bytes, 0);
+	assert_false(b.refault_large || b.stall_large);
+	/* A long step of a large node still fits: 8 TiB figures, 30 days
+	 * of 256 busy cores sampled every 100 ms, 1 PiB read again, stalled
+	 * the whole time, the largest ids. */
+	u.asked_bytes = u.rule_bytes = u.kernel_peak_bytes = 8192 * GIB;
+	u.peak.nr_bytes = u.peak.file_at_nr_bytes = u.peak.anon_at_nr_bytes =
+		u.peak.shmem_at_nr_bytes = u.peak.max_shmem_bytes =
+		u.peak.max_file_bytes = u.peak.max_usage_bytes = 8192 * GIB;
+	u.wall_usec = u.stall_usec = 30ULL * 86400 * 1000000;
+	u.peak.samples = u.wall_usec / 100000;
+	u.cpu_usec = 256 * u.wall_usec;
+	u.oom_kills = u.high_events = u.max_events = 4294967295ULL;
+	u.refault_file_bytes = 1024 * 1024 * GIB;
+	assert_int_equal(mc_summary_record(&u, &a, "4294967294.4294967294",
+					   "a-long-node-name-0123456789",
+					   rec, sizeof(rec)), 0);
+	assert_true(strlen(rec) <= MC_SUMMARY_RECORD_MAX);
+}
+
 /* The records in a job's AdminComment: another tool's text kept in front,
  * a step and node replaced, the oldest folded into the aggregate past the
  * bound. */
@@ -732,6 +1057,11 @@ int main(void)
 		cmocka_unit_test(test_record_threads),
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_squeeze_parse),
+		cmocka_unit_test(test_squeeze_read),
+		cmocka_unit_test(test_squeeze_advice),
+		cmocka_unit_test(test_squeeze_brief),
+		cmocka_unit_test(test_squeeze_record),
 		cmocka_unit_test(test_jobrec),
 		cmocka_unit_test(test_jobrec_aggregate),
 		cmocka_unit_test(test_jobrec_aggregate_bounds),

@@ -33,10 +33,14 @@ IO=$(mktemp -d "${TMPDIR:-/var/tmp}/memcore-vm-io.XXXXXX")
 trap 'rm -rf "$IO"' EXIT
 printf '%s\n' "$*" > "$IO/cmd.sh"
 cp "$VM_HERE/guest/boot.sh" "$IO/boot.sh"
+# psi=1: memory.pressure exists only with PSI on (test_37_squeeze reads
+# the step's stall time there). Bookworm's 6.1 has it on by default (a
+# guest booted without psi=1 has /proc/pressure), but a kernel built with
+# CONFIG_PSI_DEFAULT_DISABLED has it off unless told: said, not assumed.
 args=(-nodefaults -no-user-config -nographic -no-reboot -accel tcg -cpu max
 	-m "$mem" -smp "$cpus" -serial stdio
 	-kernel "$kernel/vmlinux" -initrd "$kernel/initramfs.cpio.gz"
-	-append "console=ttyS0 panic=-1 quiet loglevel=1"
+	-append "console=ttyS0 panic=-1 quiet loglevel=1 psi=1"
 	-virtfs "local,path=$IO,mount_tag=io,security_model=none,id=io"
 	-snapshot -drive "file=$rootfs/root.ext4,format=raw,if=virtio,cache=unsafe")
 if [ -n "$scratch" ]; then
