@@ -331,7 +331,7 @@ mc_at_exit() { MC_AT_EXIT+=("$1"); }
 # that server too.
 mc_nfs_usable() {
 	local b
-	for b in rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs4; do
+	for b in rpc.nfsd rpc.mountd exportfs mount.nfs4; do
 		command -v "$b" >/dev/null || { echo "no $b (nfs-kernel-server, nfs-common)"; return 1; }
 	done
 	{ modprobe -q nfsd && modprobe -q nfsv4; } 2>/dev/null ||
@@ -347,9 +347,10 @@ mc_nfs_usable() {
 # mounted at MNT (made) with NFSv4 over loopback (statfs NFS_SUPER_MAGIC;
 # the server checks the caller's uid on every access). no_root_squash:
 # root may read everything there, so only reading as the job's user keeps
-# a root-only path unread. rpcbind (when none runs), rpc.mountd and the
-# nfsd threads are the test's, stopped at exit with the mount. The v4 grace
-# period (opens wait while it lasts) is cut to its least, 10 s. Needs
+# a root-only path unread. NFSv4 only: no rpcbind, no lockd, mountd only
+# answering the kernel's export upcalls. rpc.mountd and the nfsd threads
+# are the test's, stopped at exit with the mount. The v4 grace period
+# (opens wait while it lasts) is cut to its least, 10 s. Needs
 # mc_nfs_usable.
 mc_nfs_mount() {
 	local e=$1 m=$2 t0=$SECONDS
@@ -363,16 +364,11 @@ mc_nfs_mount() {
 	# written before nfsd starts (EBUSY after)
 	echo 10 >/proc/fs/nfsd/nfsv4gracetime && echo 10 >/proc/fs/nfsd/nfsv4leasetime ||
 		mc_die "cannot set nfsd's v4 grace and lease times"
-	if ! pgrep -x rpcbind >/dev/null; then
-		mkdir -p /run/rpcbind
-		rpcbind -w || mc_die "rpcbind did not start"
-		MC_NFS_PIDS=$(pgrep -x rpcbind)
-	fi
 	exportfs -o rw,sync,no_subtree_check,no_root_squash "127.0.0.1:$e" || mc_die "exportfs of $e failed"
-	rpc.mountd || mc_die "rpc.mountd did not start"
-	MC_NFS_PIDS="$MC_NFS_PIDS $(pgrep -x rpc.mountd)"
-	rpc.nfsd 2 || mc_die "rpc.nfsd did not start"
-	mount -t nfs4 "127.0.0.1:$e" "$m" ||
+	rpc.mountd -N 2 -N 3 || mc_die "rpc.mountd did not start"
+	MC_NFS_PIDS=$(pgrep -x rpc.mountd)
+	rpc.nfsd -N 3 2 || mc_die "rpc.nfsd did not start"
+	mount -t nfs4 -o sec=sys "127.0.0.1:$e" "$m" ||
 		mc_die "cannot mount 127.0.0.1:$e on $m (NFSv4 over loopback): $(dmesg | grep -iE 'nfs|rpc' | tail -n 5)"
 	MC_NFS_MOUNTED=1
 	mc_log "NFS: 127.0.0.1:$e on $m ($(awk -v m="$m" '$2 == m {print $3 " " $4}' /proc/mounts)), $((SECONDS - t0)) s"

@@ -1,26 +1,26 @@
 #!/bin/bash
 # guest: bookworm
 # The data path at launch on a real network filesystem (issue 27; test_28
-# has the rest with the NFS figures handed in): NFSv4 over loopback, the
+# has the rest, with NFS figures handed in): NFSv4 over loopback, the
 # kernel's nfsd serving a directory of the guest's disk, on the real Slurm,
 # the jobs the user nobody's, LocalScratch a tmpfs of its own:
-#  - NetworkDataset=note: a GPU step with --dataset on the mount gets the
-#    note: "is on NFS", the size and count of its files (summed here with
-#    find on the server's side), LocalScratch's free space (df) and the
-#    exact `memcore stage` command with the step's job id. A second path in
-#    the list that only root can read (0700, root's; no_root_squash: root
-#    could) is read as the user: EACCES in MEMCORE_DATASET_FACTS, in no
-#    line of the note, not in the size; its directory was never listed
-#    (atime kept on the server; root's own listing at the end moves it, so
-#    that check can fail);
-#  - the same step with the dataset on local disk gets no note (its figures
-#    say ext4's magic, as stat -f does);
-#  - NetworkDataset=refuse: srun exits 1, its stderr has the staging command
-#    and the refusal, with the job id of the refused step's job;
-#  - a batch job runs the staging command its own note gave, as given, as
-#    the user: the files arrive in LocalScratch/job_J (checksums against
-#    the server's files), and the epilog removes job_J at the job's end.
-# About 30 s in the bookworm guest.
+#  - NetworkDataset=refuse: a GPU step with --dataset on the mount is
+#    refused: srun exits 1, its stderr has the note: "is on NFS", the size
+#    and count of its files (summed here with find on the server's side),
+#    LocalScratch's free space (df) and the exact `memcore stage` command,
+#    with the job id of the refused step's job, then the refusal;
+#  - NetworkDataset=note: the same step with its dataset on local disk
+#    runs and gets no note (its figures name the filesystem stat -f does);
+#    a batch job with the dataset on NFS gets the note and runs. A second
+#    path in its list that only root can read (0700, root's;
+#    no_root_squash: root could) is read as the user: EACCES in
+#    MEMCORE_DATASET_FACTS, in no line of the note, not in the size, its
+#    directory never listed (atime kept on the server; root's own listing
+#    at the end moves it, so that check can fail). The job runs the
+#    staging command of its own note, as given, as the user: the files
+#    arrive in LocalScratch/job_J (checksums against the server's), and
+#    the epilog removes job_J at the job's end.
+# About 60 s in the bookworm guest (three jobs, 7-15 s each under TCG).
 # guest: why: a real NFS mount over loopback: the host kernel has no nfs module
 . "$(dirname "$0")/lib.sh"
 
@@ -78,51 +78,41 @@ cp -a "$EXP/ds" "$MC_WORK/local-ds"
 U=$MC_WORK/user
 mkdir -p "$U" && chown nobody: "$U"
 
-# --- NetworkDataset=note (the default)
+# --- NetworkDataset=refuse: the step is refused, with the note's lines.
+echo "NetworkDataset=refuse" >>"$CONF"
 FREE=$(df -B1 --output=avail "$LS" | tail -n 1); FREE=${FREE// /}
-mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M --dataset="$NFS/ds,$NFS/secret" \
-	bash -c 'echo "job=$SLURM_JOB_ID"; echo "facts=$MEMCORE_DATASET_FACTS"'
-assert_rc 0 "a GPU step with --dataset on NFS runs (NetworkDataset=note)"
-J=$(sed -n 's/^job=//p' <<<"$MC_OUT")
-mc_log "the note (job $J):"; printf '%s\n' "$MC_ERR" | grep '^memcore:' >&2
+mc_run runuser -u nobody -- srun --chdir=/tmp -J mc-nfs-refused -n1 --gpus=1 --mem=256M --dataset="$NFS/ds" echo must-not-run
+assert_eq 1 "$MC_RC" "NetworkDataset=refuse: a GPU step with its dataset on NFS is refused (srun exits 1)"
+assert_not_contains "$MC_OUT" must-not-run "... its program never ran"
+RJ=$(grep -o "$LS/job_[0-9]*" <<<"$MC_ERR" | head -n 1); RJ=${RJ##*_}
+assert_eq mc-nfs-refused "$(mc_job_field "${RJ:-0}" JobName)" "the job_J in its lines is the refused step's job ($RJ)"
+mc_log "srun's stderr (job $RJ):"; printf '%s\n' "$MC_ERR" | grep '^memcore:' >&2
 assert_contains "$MC_ERR" "memcore: dataset $NFS/ds (--dataset) is on NFS: $(fmt_bytes "$BYTES") in $FILES files" \
-	"the note names the dataset, NFS, its size ($BYTES bytes, find) and its files"
+	"... its stderr names the dataset, NFS, its size ($BYTES bytes, find) and its files"
 assert_contains "$MC_ERR" "memcore:   local scratch $LS: $(fmt_bytes "$FREE") free, the dataset is $(fmt_bytes "$BYTES") (it fits)" \
 	"... LocalScratch's free space ($FREE bytes, df)"
-assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$J (removed at the job's end)" \
-	"... and the staging command into LocalScratch/job_$J"
-assert_contains "$MC_OUT" "facts=fs=6969,bytes=$BYTES,files=$FILES,partial=0,err=0,from=0,path=$NFS/ds;" \
-	"the figures srun measured as the user on NFS"
-assert_contains "$MC_OUT" "fs=6969,bytes=0,files=0,partial=0,err=13,from=0,path=$NFS/secret" \
-	"the root-only path on NFS: EACCES, read as the user (root could read it: no_root_squash)"
-assert_not_contains "$MC_ERR" "$NFS/secret" "... and in no line of the note"
-assert_eq "$AT0" "$(stat -c %X "$EXP/secret")" "... its directory never listed (atime on the server unchanged)"
+assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (removed at the job's end)" \
+	"... the staging command"
+assert_contains "$MC_ERR" "memcore: refused (NetworkDataset=refuse): the dataset fits on local scratch; stage it and read it from $LS/job_$RJ" \
+	"... and the refusal"
+sed -i '/^NetworkDataset=/d' "$CONF"
 
-# --- the same on local disk
+# --- NetworkDataset=note (the default): the same step with the dataset
+# on local disk gets no note.
 mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M --dataset="$MC_WORK/local-ds" \
 	bash -c 'echo "facts=$MEMCORE_DATASET_FACTS"'
-assert_rc 0 "the same step with the dataset on local disk runs"
+assert_rc 0 "NetworkDataset=note: the same step with its dataset on local disk runs"
 assert_contains "$MC_OUT" "facts=fs=$(stat -f -c %t "$MC_WORK/local-ds"),bytes=0,files=0,partial=0,err=0,from=0,path=$MC_WORK/local-ds" \
 	"... its filesystem is $(stat -f -c %T "$MC_WORK/local-ds") (stat -f), not walked"
 assert_not_contains "$MC_ERR" "memcore: dataset" "... and it gets no note"
 assert_not_contains "$MC_ERR" "memcore stage" "... nor a staging command"
 
-# --- NetworkDataset=refuse
-echo "NetworkDataset=refuse" >>"$CONF"
-mc_run runuser -u nobody -- srun --chdir=/tmp -J mc-nfs-refused -n1 --gpus=1 --mem=256M --dataset="$NFS/ds" echo must-not-run
-assert_eq 1 "$MC_RC" "NetworkDataset=refuse: the step on NFS is refused (srun exits 1)"
-assert_not_contains "$MC_OUT" must-not-run "... its program never ran"
-RJ=$(grep -o "$LS/job_[0-9]*" <<<"$MC_ERR" | head -n 1); RJ=${RJ##*_}
-assert_eq mc-nfs-refused "$(mc_job_field "${RJ:-0}" JobName)" "the job_J in its lines is the refused step's job ($RJ)"
-assert_contains "$MC_ERR" "memcore: dataset $NFS/ds (--dataset) is on NFS: $(fmt_bytes "$BYTES") in $FILES files" "... its stderr names the dataset"
-assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (removed at the job's end)" "... the staging command"
-assert_contains "$MC_ERR" "memcore: refused (NetworkDataset=refuse): the dataset fits on local scratch; stage it and read it from $LS/job_$RJ" "... and the refusal"
-sed -i '/^NetworkDataset=/d' "$CONF"
-
-# --- the staging command of the batch job's own note, run as given
-cat >"$U/stage.sh" <<'EOF'
+# A batch job runs the staging command its own note gave, as given, a
+# root-only path in its list.
+cat >"$U/stage.sh" <<'EOS'
 #!/bin/bash
 # $1: this job's output file (the note is in it before this runs); $2: memcore's directory
+echo "facts=$MEMCORE_DATASET_FACTS"
 cmd=$(sed -n "s/^memcore:   stage it first: \(memcore stage .*\) (removed at the job's end)\$/\1/p" "$1")
 echo "cmd=$cmd"
 [ -n "$cmd" ] || exit 3
@@ -132,15 +122,27 @@ dest=${cmd##* }
 echo "entries=$(find "$dest" | wc -l)"
 echo "owners=$(find "$dest" -printf '%u\n' | sort -u | tr '\n' ' ')"
 (cd "$dest/ds" && find . -type f -exec md5sum {} + | sort -k2) | sed 's/^/sum /'
-EOF
+EOS
 chmod 0755 "$U/stage.sh"
+FREE=$(df -B1 --output=avail "$LS" | tail -n 1); FREE=${FREE// /}
 SJ=$(cd "$U" && runuser -u nobody -- sbatch --parsable -n1 --gpus=1 --mem=256M -o "$U/stage-%j.out" \
-	--dataset="$NFS/ds" --wrap "$U/stage.sh $U/stage-\$SLURM_JOB_ID.out $MEMCORE_BUILD")
+	--dataset="$NFS/ds,$NFS/secret" --wrap "$U/stage.sh $U/stage-\$SLURM_JOB_ID.out $MEMCORE_BUILD")
 assert_match "$SJ" '^[0-9]+$' "a batch job with --dataset on NFS is submitted as nobody"
-assert_eq COMPLETED "$(mc_wait_job "$SJ")" "the batch job that stages its dataset completes"
+assert_eq COMPLETED "$(mc_wait_job "$SJ")" "... a batch job with its dataset on NFS runs and completes"
 OUT=$(cat "$U/stage-$SJ.out" 2>/dev/null)
 mc_log "batch job $SJ's output:"; printf '%s\n' "$OUT" | grep -v '^sum ' >&2
-assert_contains "$OUT" "cmd=memcore stage $NFS/ds $LS/job_$SJ" "its note gave the staging command into $LS/job_$SJ"
+NOTE=$(grep '^memcore:' <<<"$OUT" | grep -v '^memcore: stage: ')
+assert_contains "$NOTE" "memcore: dataset $NFS/ds (--dataset) is on NFS: $(fmt_bytes "$BYTES") in $FILES files" \
+	"its note names the dataset, NFS, its size and its files"
+assert_contains "$NOTE" "memcore:   local scratch $LS: $(fmt_bytes "$FREE") free, the dataset is $(fmt_bytes "$BYTES") (it fits)" \
+	"... LocalScratch's free space ($FREE bytes, df)"
+assert_contains "$OUT" "cmd=memcore stage $NFS/ds $LS/job_$SJ" "... and the staging command into $LS/job_$SJ"
+assert_contains "$OUT" "facts=fs=6969,bytes=$BYTES,files=$FILES,partial=0,err=0,from=0,path=$NFS/ds;" \
+	"the figures sbatch measured as the user on NFS"
+assert_contains "$OUT" "fs=6969,bytes=0,files=0,partial=0,err=13,from=0,path=$NFS/secret" \
+	"the root-only path on NFS: EACCES, read as the user (root could read it: no_root_squash)"
+assert_not_contains "$NOTE" "$NFS/secret" "... in no line of the note nor in the staging command"
+assert_eq "$AT0" "$(stat -c %X "$EXP/secret")" "... its directory never listed (atime on the server unchanged)"
 assert_contains "$OUT" "memcore: stage: $FILES files copied, 0 skipped (already there), $(fmt_bytes "$BYTES") ($BYTES bytes)" \
 	"memcore stage copied every file from NFS, as the user"
 assert_eq "$SUMS" "$(sed -n 's/^sum //p' <<<"$OUT")" "the staged files are the server's (md5sum)"
