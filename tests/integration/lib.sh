@@ -331,11 +331,11 @@ mc_at_exit() { MC_AT_EXIT+=("$1"); }
 # that server too.
 mc_nfs_usable() {
 	local b
+	{ modprobe -q nfsd && modprobe -q nfsv4; } 2>/dev/null ||
+		{ echo "no nfsd or nfsv4 kernel module (kernel $(uname -r))"; return 1; }
 	for b in rpc.nfsd rpc.mountd exportfs mount.nfs4; do
 		command -v "$b" >/dev/null || { echo "no $b (nfs-kernel-server, nfs-common)"; return 1; }
 	done
-	{ modprobe -q nfsd && modprobe -q nfsv4; } 2>/dev/null ||
-		{ echo "no nfsd or nfsv4 kernel module (kernel $(uname -r))"; return 1; }
 	if pgrep -x nfsd >/dev/null || pgrep -x rpc.mountd >/dev/null; then
 		echo "an NFS server runs here already (nfsd threads or rpc.mountd): not touched"
 		return 1
@@ -375,7 +375,8 @@ mc_nfs_mount() {
 }
 _mc_nfs_stop() {
 	local p
-	[ "${MC_NFS_MOUNTED:-0}" = 1 ] && { umount "$MC_NFS_MNT" 2>/dev/null || umount -l "$MC_NFS_MNT"; }
+	# (a server that stopped answering: a plain umount could wait on it)
+	[ "${MC_NFS_MOUNTED:-0}" = 1 ] && { timeout 20 umount "$MC_NFS_MNT" 2>/dev/null || umount -f -l "$MC_NFS_MNT"; }
 	MC_NFS_MOUNTED=0
 	pgrep -x nfsd >/dev/null && rpc.nfsd 0
 	exportfs -u "127.0.0.1:$MC_NFS_EXPORT" 2>/dev/null

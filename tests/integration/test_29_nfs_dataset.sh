@@ -19,8 +19,11 @@
 #    at the end moves it, so that check can fail). The job runs the
 #    staging command of its own note, as given, as the user: the files
 #    arrive in LocalScratch/job_J (checksums against the server's), and
-#    the epilog removes job_J at the job's end.
-# About 60 s in the bookworm guest (three jobs, 7-15 s each under TCG).
+#    the epilog removes job_J at the job's end;
+#  - the server stopped (a hard mount: statfs there waits for ever): srun
+#    gives up on the path after the walk's bound + 1 s and the step runs,
+#    no note, the path's figures ETIMEDOUT (it hung srun before).
+# About 45-60 s in the bookworm guest (four jobs, 7-15 s each under TCG).
 # guest: why: a real NFS mount over loopback: the host kernel has no nfs module
 . "$(dirname "$0")/lib.sh"
 
@@ -157,4 +160,18 @@ assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $SJ: removed $LS/job
 # The atime check above can fail: root's listing over NFS moves it.
 ls "$NFS/secret" >/dev/null
 assert_ne "$AT0" "$(stat -c %X "$EXP/secret")" "(control) root's listing of the root-only directory over NFS moves its atime"
+
+# --- The server gone (a hard mount: every statfs there waits for ever):
+# srun waits MC_DATASET_WALK_MS + MC_DATASET_ANSWER_MS for it, then the
+# step runs without a note, the path's figures ETIMEDOUT.
+rpc.nfsd 0
+t0=$SECONDS
+mc_run timeout 60 runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M --dataset="$NFS/ds" \
+	bash -c 'echo "facts=$MEMCORE_DATASET_FACTS"'
+assert_rc 0 "the NFS server gone: a step with --dataset there still runs ($((SECONDS - t0)) s; srun did not hang in statfs)"
+assert_contains "$MC_OUT" "facts=fs=0,bytes=0,files=0,partial=0,err=110,from=0,path=$NFS/ds" \
+	"... the path unanswered: ETIMEDOUT in its figures"
+assert_not_contains "$MC_ERR" "memcore: dataset" "... and no note"
+# (the server is not coming back: detach the mount, abort what waits on it)
+umount -f -l "$NFS" && MC_NFS_MOUNTED=0
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued"
