@@ -288,6 +288,7 @@ static void test_in_memory(void **state)
 /* A statfs that never answers for a path ending in "/hung" (a hard NFS
  * mount whose server is gone), until the test writes to the pipe. */
 static int hung_pipe[2] = { -1, -1 };
+static int hung_answered;	/* calls that returned, atomic */
 
 static int statfs_hung(const char *path, struct statfs *sf)
 {
@@ -296,7 +297,8 @@ static int statfs_hung(const char *path, struct statfs *sf)
 
 	if (l >= 5 && !strcmp(path + l - 5, "/hung")) {
 		if (read(hung_pipe[0], &c, 1) < 0)
-			return -1;
+			c = 0;
+		__atomic_add_fetch(&hung_answered, 1, __ATOMIC_SEQ_CST);
 		errno = EIO;
 		return -1;
 	}
@@ -363,9 +365,11 @@ static void test_probe_hung(void **state)
 	assert_int_equal(d.p[1].err, ETIMEDOUT);
 	assert_int_equal(d.p[1].files, 0);
 	/* the filesystem answers at last: the two threads end on their own
-	 * and free what they shared with the probes */
+	 * and free what they shared with the probes (the pipe is closed
+	 * only once neither reads it) */
 	assert_int_equal(write(hung_pipe[1], "xx", 2), 2);
-	usleep(200000);
+	while (__atomic_load_n(&hung_answered, __ATOMIC_SEQ_CST) < 2)
+		usleep(1000);
 	/* an answer in time is no timeout: the same probe, nothing hung */
 	assert_int_equal(mc_dataset_paths(dir, NULL, NULL, &d, err,
 					  sizeof(err)), 0);
