@@ -375,8 +375,9 @@ mc_nfs_mount() {
 }
 _mc_nfs_stop() {
 	local p
-	# (a server that stopped answering: a plain umount could wait on it)
-	[ "${MC_NFS_MOUNTED:-0}" = 1 ] && { timeout 20 umount "$MC_NFS_MNT" 2>/dev/null || umount -f -l "$MC_NFS_MNT"; }
+	# (a server that stopped answering: a plain umount could wait on it;
+	# -i -c: no umount.nfs helper, no realpath, both of which touch it)
+	[ "${MC_NFS_MOUNTED:-0}" = 1 ] && { timeout 20 umount "$MC_NFS_MNT" 2>/dev/null || umount -i -c -f -l "$MC_NFS_MNT"; }
 	MC_NFS_MOUNTED=0
 	pgrep -x nfsd >/dev/null && rpc.nfsd 0
 	exportfs -u "127.0.0.1:$MC_NFS_EXPORT" 2>/dev/null
