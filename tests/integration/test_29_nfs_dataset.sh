@@ -23,7 +23,8 @@
 #  - the server stopped (a hard mount: statfs there waits for ever): srun
 #    gives up on the path after the walk's bound + 1 s and the step runs,
 #    no note, the path's figures ETIMEDOUT (it hung srun before).
-# About 45-60 s in the bookworm guest (four jobs, 7-15 s each under TCG).
+# About 30 s in the bookworm guest alone (four jobs; 80-115 s when the
+# host was loaded by other guests and builds).
 # guest: why: a real NFS mount over loopback: the host kernel has no nfs module
 . "$(dirname "$0")/lib.sh"
 
