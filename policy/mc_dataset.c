@@ -8,6 +8,8 @@
 #include <fts.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,57 +100,223 @@ static uint64_t ms_since(const struct timespec *t0)
 	       (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
-int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
-		     uint32_t max_ms, bool local)
+/* Where the probe of one path stands, as the caller sees it at its
+ * deadline. */
+enum { PS_ASKED = 0, PS_WALKING, PS_DONE };
+
+/*
+ * Shared by the caller and the thread that does the I/O: the figures are
+ * published here under mu as they come. The caller stops waiting at its
+ * deadline; the thread may stay blocked in the filesystem long after, so
+ * the last of the two to let go frees it.
+ */
+struct probe_ctx {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs;
+	bool finished;
+	bool abandoned;
+	uint64_t max_entries;
+	uint32_t max_ms;
+	bool local;
+	mc_dataset_statfs_fn fs;
+	struct mc_dataset d;
+	unsigned char state[MC_DATASET_PATHS_MAX];
+};
+
+/* Publish one path's figures; returns true when the caller has given up
+ * on the probe (no use going on). */
+static bool publish(struct probe_ctx *c, size_t i,
+		    const struct mc_dataset_path *p, unsigned char state)
+{
+	bool abandoned;
+
+	pthread_mutex_lock(&c->mu);
+	c->d.p[i] = *p;
+	c->state[i] = state;
+	abandoned = c->abandoned;
+	pthread_mutex_unlock(&c->mu);
+	return abandoned;
+}
+
+static void probe_run(struct probe_ctx *c)
 {
 	struct timespec t0;
 	uint64_t seen = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (size_t i = 0; i < d->n; i++) {
-		struct mc_dataset_path *p = &d->p[i];
-		char *argv[2] = { p->path, NULL };
+	for (size_t i = 0; i < c->d.n; i++) {
+		struct mc_dataset_path p;
+		char *argv[2] = { p.path, NULL };
 		char abs[PATH_MAX];
 		struct statfs sf;
 		FTS *fts;
 		FTSENT *e;
 
-		p->err = 0;
-		p->bytes = p->files = 0;
-		p->partial = false;
+		pthread_mutex_lock(&c->mu);
+		p = c->d.p[i];
+		pthread_mutex_unlock(&c->mu);
 		/* The user's own stat: EACCES is the kernel's answer for a
 		 * path the user may not read. */
-		if (statfs(p->path, &sf) < 0) {
-			p->err = errno;
+		if (c->fs(p.path, &sf) < 0) {
+			p.err = errno;
+			if (publish(c, i, &p, PS_DONE))
+				return;
 			continue;
 		}
-		p->fs_magic = (uint32_t)sf.f_type;
-		if (realpath(p->path, abs) && strlen(abs) < sizeof(p->path))
-			snprintf(p->path, sizeof(p->path), "%s", abs);
-		if (!local && !mc_fs_network_name(p->fs_magic))
+		p.fs_magic = (uint32_t)sf.f_type;
+		if (realpath(p.path, abs) && strlen(abs) < sizeof(p.path))
+			snprintf(p.path, sizeof(p.path), "%s", abs);
+		if (!c->local && !mc_fs_network_name(p.fs_magic)) {
+			if (publish(c, i, &p, PS_DONE))
+				return;
 			continue;
+		}
+		if (publish(c, i, &p, PS_WALKING))
+			return;
 		fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR,
 			       NULL);
 		if (!fts) {
-			p->err = errno;
+			p.err = errno;
+			if (publish(c, i, &p, PS_DONE))
+				return;
 			continue;
 		}
 		while ((e = fts_read(fts))) {
-			if (seen++ >= max_entries ||
-			    ((seen & 255) == 0 && ms_since(&t0) > max_ms)) {
-				p->partial = true;
+			if (seen++ >= c->max_entries ||
+			    ((seen & 255) == 0 && ms_since(&t0) > c->max_ms)) {
+				p.partial = true;
 				break;
 			}
 			if (e->fts_info == FTS_F) {
-				p->files++;
-				p->bytes += (uint64_t)e->fts_statp->st_size;
+				p.files++;
+				p.bytes += (uint64_t)e->fts_statp->st_size;
 			} else if (e->fts_info == FTS_DNR && e->fts_level == 0) {
-				p->err = e->fts_errno;
+				p.err = e->fts_errno;
 			}
+			/* What the caller takes at its deadline. */
+			if ((seen & 255) == 0 &&
+			    publish(c, i, &p, PS_WALKING))
+				break;
 		}
 		fts_close(fts);
+		if (publish(c, i, &p, PS_DONE))
+			return;
 	}
+}
+
+static void probe_release(struct probe_ctx *c)
+{
+	int left;
+
+	pthread_mutex_lock(&c->mu);
+	left = --c->refs;
+	pthread_mutex_unlock(&c->mu);
+	if (left)
+		return;
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static void *probe_thread(void *arg)
+{
+	struct probe_ctx *c = arg;
+
+	probe_run(c);
+	pthread_mutex_lock(&c->mu);
+	c->finished = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	probe_release(c);
+	return NULL;
+}
+
+int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
+			  uint32_t max_ms, bool local,
+			  mc_dataset_statfs_fn fs)
+{
+	struct probe_ctx *c;
+	pthread_condattr_t ca;
+	pthread_attr_t ta;
+	pthread_t t;
+	sigset_t all, old;
+	struct timespec dl;
+	uint64_t wait_ms = (uint64_t)max_ms + MC_DATASET_ANSWER_MS;
+	int rc;
+
+	for (size_t i = 0; i < d->n; i++) {
+		d->p[i].err = 0;
+		d->p[i].fs_magic = 0;
+		d->p[i].bytes = d->p[i].files = 0;
+		d->p[i].partial = false;
+	}
+	if (!d->n)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		for (size_t i = 0; i < d->n; i++)
+			d->p[i].err = ENOMEM;
+		return 0;
+	}
+	c->d = *d;
+	c->max_entries = max_entries;
+	c->max_ms = max_ms;
+	c->local = local;
+	c->fs = fs;
+	c->refs = 2;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&ta);
+	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+	/* The caller's signal handlers (srun's) run in its own thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &ta, probe_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&ta);
+	if (rc) {
+		/* No thread: the probe as it is, in this one. */
+		c->refs = 1;
+		probe_run(c);
+		*d = c->d;
+		probe_release(c);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += (time_t)(wait_ms / 1000);
+	dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	dl.tv_sec += dl.tv_nsec / 1000000000L;
+	dl.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&c->mu);
+	while (!c->finished &&
+	       pthread_cond_timedwait(&c->cv, &c->mu, &dl) != ETIMEDOUT)
+		;
+	*d = c->d;
+	if (!c->finished) {
+		/* A filesystem that did not answer (a hard NFS mount whose
+		 * server is gone waits for ever): what it had answered, the
+		 * rest unknown. */
+		c->abandoned = true;
+		for (size_t i = 0; i < d->n; i++) {
+			if (c->state[i] == PS_ASKED)
+				d->p[i].err = ETIMEDOUT;
+			else if (c->state[i] == PS_WALKING)
+				d->p[i].partial = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	probe_release(c);
 	return 0;
+}
+
+int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
+		     uint32_t max_ms, bool local)
+{
+	return mc_dataset_probe_with(d, max_entries, max_ms, local, statfs);
 }
 
 /* Percent-encode what the list's syntax uses, and every control byte. */

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/vfs.h>
 
 #include "mc_config.h"
 
@@ -36,6 +37,9 @@
 /* The walk's bounds: a tree larger than this is reported as "at least". */
 #define MC_DATASET_WALK_ENTRIES 200000
 #define MC_DATASET_WALK_MS 2000
+/* How much longer than the walk's bound the probe waits for a filesystem
+ * that does not answer at all. */
+#define MC_DATASET_ANSWER_MS 1000
 
 /* statfs f_type values (linux/magic.h and the filesystems' own sources). */
 #define MC_FS_LUSTRE 0x0BD00BD0u
@@ -90,10 +94,22 @@ int mc_dataset_paths(const char *option, const char *hf_datasets_cache,
  * that is not a network one (mc_fs_network_name NULL) is not walked:
  * nothing is said of it, and a Hugging Face cache under HF_HOME on local
  * disk can hold hundreds of thousands of files, which every srun would
- * otherwise walk for up to max_ms. Always returns 0.
+ * otherwise walk for up to max_ms. The I/O runs in a thread of its own,
+ * waited for max_ms + MC_DATASET_ANSWER_MS at most: a filesystem that does
+ * not answer (statfs on a hard NFS mount whose server is gone waits for
+ * ever, and srun with it) leaves the paths it had not answered for with
+ * err ETIMEDOUT, a walk it stopped answering in partial, and the thread
+ * blocked in it until it answers or the process exits. Always returns 0.
  */
 int mc_dataset_probe(struct mc_dataset *d, uint64_t max_entries,
 		     uint32_t max_ms, bool local);
+
+/* mc_dataset_probe with another statfs (tests: one that never answers, as
+ * a hard NFS mount whose server is gone). */
+typedef int (*mc_dataset_statfs_fn)(const char *path, struct statfs *sf);
+int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
+			  uint32_t max_ms, bool local,
+			  mc_dataset_statfs_fn fs);
 
 /* The figures as MEMCORE_DATASET_FACTS' value: one entry per path,
  * "fs=6969,bytes=N,files=N,partial=0,err=0,from=0,path=%2Fnfs..." joined

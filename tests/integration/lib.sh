@@ -322,6 +322,71 @@ EOF
 }
 # mc_at_exit CMD: run CMD (eval'd) at exit, before the cluster stops.
 mc_at_exit() { MC_AT_EXIT+=("$1"); }
+
+# ------------------------------------------------------------------ NFS ----
+# mc_nfs_usable: rc 0 when this machine can serve NFS to itself over
+# loopback (the guests of tests/vm can; this project's host kernel has no
+# nfs module); else rc 1 with why on stdout. A machine where an NFS server
+# already runs is not touched: the test's `rpc.nfsd 0` at exit would stop
+# that server too.
+mc_nfs_usable() {
+	local b
+	{ modprobe -q nfsd && modprobe -q nfsv4; } 2>/dev/null ||
+		{ echo "no nfsd or nfsv4 kernel module (kernel $(uname -r))"; return 1; }
+	for b in rpc.nfsd rpc.mountd exportfs mount.nfs4; do
+		command -v "$b" >/dev/null || { echo "no $b (nfs-kernel-server, nfs-common)"; return 1; }
+	done
+	if pgrep -x nfsd >/dev/null || pgrep -x rpc.mountd >/dev/null; then
+		echo "an NFS server runs here already (nfsd threads or rpc.mountd): not touched"
+		return 1
+	fi
+	return 0
+}
+# mc_nfs_mount EXPORT MNT: a real network filesystem for the test: the
+# directory EXPORT (made) exported to 127.0.0.1 by the kernel's nfsd and
+# mounted at MNT (made) with NFSv4 over loopback (statfs NFS_SUPER_MAGIC;
+# the server checks the caller's uid on every access). no_root_squash:
+# root may read everything there, so only reading as the job's user keeps
+# a root-only path unread. NFSv4 only: no rpcbind, no lockd, mountd only
+# answering the kernel's export upcalls. rpc.mountd and the nfsd threads
+# are the test's, stopped at exit with the mount. The v4 grace period
+# (opens wait while it lasts) is cut to its least, 10 s. Needs
+# mc_nfs_usable.
+mc_nfs_mount() {
+	local e=$1 m=$2 t0=$SECONDS
+	mkdir -p "$e" "$m"
+	MC_NFS_EXPORT=$e MC_NFS_MNT=$m MC_NFS_PIDS=
+	mc_at_exit _mc_nfs_stop
+	if ! grep -qs '^nfsd /proc/fs/nfsd ' /proc/mounts; then
+		mount -t nfsd nfsd /proc/fs/nfsd || mc_die "cannot mount the nfsd filesystem"
+		MC_NFS_FS=1
+	fi
+	# written before nfsd starts (EBUSY after)
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime && echo 10 >/proc/fs/nfsd/nfsv4leasetime ||
+		mc_die "cannot set nfsd's v4 grace and lease times"
+	exportfs -o rw,sync,no_subtree_check,no_root_squash "127.0.0.1:$e" || mc_die "exportfs of $e failed"
+	rpc.mountd -N 2 -N 3 || mc_die "rpc.mountd did not start"
+	MC_NFS_PIDS=$(pgrep -x rpc.mountd)
+	rpc.nfsd -N 3 2 || mc_die "rpc.nfsd did not start"
+	mount -t nfs4 -o sec=sys "127.0.0.1:$e" "$m" ||
+		mc_die "cannot mount 127.0.0.1:$e on $m (NFSv4 over loopback): $(dmesg | grep -iE 'nfs|rpc' | tail -n 5)"
+	MC_NFS_MOUNTED=1
+	mc_log "NFS: 127.0.0.1:$e on $m ($(awk -v m="$m" '$2 == m {print $3 " " $4}' /proc/mounts)), $((SECONDS - t0)) s"
+}
+_mc_nfs_stop() {
+	local p
+	# (a server that stopped answering: a plain umount could wait on it;
+	# -i -c: no umount.nfs helper, no realpath, both of which touch it)
+	[ "${MC_NFS_MOUNTED:-0}" = 1 ] && { timeout 20 umount "$MC_NFS_MNT" 2>/dev/null || umount -i -c -f -l "$MC_NFS_MNT"; }
+	MC_NFS_MOUNTED=0
+	pgrep -x nfsd >/dev/null && rpc.nfsd 0
+	exportfs -u "127.0.0.1:$MC_NFS_EXPORT" 2>/dev/null
+	for p in $MC_NFS_PIDS; do kill "$p" 2>/dev/null; done
+	MC_NFS_PIDS=
+	[ "${MC_NFS_FS:-0}" = 1 ] && umount /proc/fs/nfsd 2>/dev/null
+	MC_NFS_FS=0
+	return 0
+}
 # mc_dump_logs [LINES]: tail of every daemon log, to stderr.
 mc_dump_logs() {
 	local f

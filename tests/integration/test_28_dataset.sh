@@ -13,7 +13,9 @@
 #    of it: the target survives) and leaves a job_J that is a symlink,
 #    with its target.
 # No network filesystem on this host (no nfsd module in its kernel): the
-# note's text on NFS/Lustre is the unit test's (tests/unit/test_dataset.c).
+# note's text on NFS/Lustre is the unit test's (tests/unit/test_dataset.c),
+# and test_29_nfs_dataset shows it all on a real NFS mount in the bookworm
+# guest (tests/vm).
 # About 20 s.
 . "$(dirname "$0")/lib.sh"
 

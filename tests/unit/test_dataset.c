@@ -3,6 +3,7 @@
  * the libraries' cache, the walk's figures and bounds, the figures'
  * round trip through the job's environment, the policy's note and refusal.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -289,6 +291,103 @@ static void test_in_memory(void **state)
 	rmdir(dir);
 }
 
+/* A statfs that never answers for a path ending in "/hung" (a hard NFS
+ * mount whose server is gone), until the test writes to the pipe. */
+static int hung_pipe[2] = { -1, -1 };
+static int hung_answered;	/* calls that returned, atomic */
+
+static int statfs_hung(const char *path, struct statfs *sf)
+{
+	size_t l = strlen(path);
+	char c;
+
+	if (l >= 5 && !strcmp(path + l - 5, "/hung")) {
+		if (read(hung_pipe[0], &c, 1) < 0)
+			c = 0;
+		__atomic_add_fetch(&hung_answered, 1, __ATOMIC_SEQ_CST);
+		errno = EIO;
+		return -1;
+	}
+	return statfs(path, sf);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void test_probe_hung(void **state)
+{
+	char dir[] = "/tmp/mc_ds_XXXXXX", f[128], list[256], err[512];
+	char lines[8][200];
+	struct mc_dataset d;
+	uint64_t t0, waited, b;
+	bool refuse;
+	int fd;
+
+	(void)state;
+	assert_int_equal(pipe(hung_pipe), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/a.arrow", dir);
+	fd = open(f, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	/* the first path answers, the second never does */
+	snprintf(list, sizeof(list), "%s,/mc/nfs/hung", dir);
+	assert_int_equal(mc_dataset_paths(list, NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	t0 = now_ms();
+	mc_dataset_probe_with(&d, 1000, 100, true, statfs_hung);
+	waited = now_ms() - t0;
+	/* returned at its deadline, the walk's bound + MC_DATASET_ANSWER_MS */
+	assert_true(waited >= 100 + MC_DATASET_ANSWER_MS - 10);
+	assert_true(waited < 100 + MC_DATASET_ANSWER_MS + 1000);
+	assert_int_equal(d.p[0].err, 0);
+	assert_int_equal(d.p[0].files, 1);
+	assert_int_equal(d.p[0].bytes, 4096);
+	assert_int_equal(d.p[1].err, ETIMEDOUT);
+	assert_string_equal(d.p[1].path, "/mc/nfs/hung");
+	/* it travels as an unreadable path: no note, the size unknown */
+	d.p[0].fs_magic = MC_FS_NFS;	/* as if the first were on NFS */
+	assert_int_equal(mc_dataset_note(&d, MC_NETDS_NOTE, "/scratch",
+					 (uint64_t)10 << 30, 7, lines, 8,
+					 &refuse), 4);
+	for (int i = 0; i < 4; i++)
+		assert_null(strstr(lines[i], "hung"));
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "/mc/nfs/hung (--dataset) is unknown: "
+			       "it cannot be read"));
+	/* hung first: the paths after it are never asked, unknown too */
+	snprintf(list, sizeof(list), "/mc/nfs/hung,%s", dir);
+	assert_int_equal(mc_dataset_paths(list, NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	mc_dataset_probe_with(&d, 1000, 100, true, statfs_hung);
+	assert_int_equal(d.p[0].err, ETIMEDOUT);
+	assert_int_equal(d.p[1].err, ETIMEDOUT);
+	assert_int_equal(d.p[1].files, 0);
+	/* the filesystem answers at last: the two threads end on their own
+	 * and free what they shared with the probes (the pipe is closed
+	 * only once neither reads it) */
+	assert_int_equal(write(hung_pipe[1], "xx", 2), 2);
+	while (__atomic_load_n(&hung_answered, __ATOMIC_SEQ_CST) < 2)
+		usleep(1000);
+	/* an answer in time is no timeout: the same probe, nothing hung */
+	assert_int_equal(mc_dataset_paths(dir, NULL, NULL, &d, err,
+					  sizeof(err)), 0);
+	mc_dataset_probe_with(&d, 1000, 100, true, statfs_hung);
+	assert_int_equal(d.p[0].err, 0);
+	assert_int_equal(d.p[0].files, 1);
+	close(hung_pipe[0]);
+	close(hung_pipe[1]);
+	unlink(f);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_option),
 		cmocka_unit_test(test_fs_names),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_probe_hung),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_in_memory),

@@ -5,7 +5,8 @@
 # unpacked with dpkg-deb -x (never installed here), its bzImage decompressed
 # to an ELF vmlinux (QEMU boots it through PVH: ~5 s less of XZ under TCG),
 # and a busybox initramfs built with the modules the guest needs (virtio,
-# 9p, ext4) and an /init that switch_roots into the root filesystem image.
+# 9p, ext4, loaded at boot; NFS, for the test that mounts it) and an /init
+# that switch_roots into the root filesystem image.
 #
 # Cache: $MEMCORE_VM_CACHE/kernel/<package>_<version>-<harness hash>/
 set -euo pipefail
@@ -53,6 +54,20 @@ done | awk '!seen[$0]++' | while read -r p; do
 	rel=${p#"$T"/root/}
 	mkdir -p "$I/$(dirname "$rel")"; cp "$p" "$I/$rel"; echo "/$rel" >> "$I/modules.list"
 done
+# The NFS client and server (test_29_nfs_dataset: a real network filesystem
+# over loopback): not loaded at boot; guest/init copies lib/modules into
+# the root filesystem, where the test modprobes them (modules.dep made here
+# for the modules above and these).
+for m in nfsd nfsv4 nfsv3; do
+	modprobe -d "$T/root" -S "$KV" --show-depends "$m" | awk '$1=="insmod"{print $2}'
+done | awk '!seen[$0]++' | while read -r p; do
+	rel=${p#"$T"/root/}
+	[ -e "$I/$rel" ] || { mkdir -p "$I/$(dirname "$rel")"; cp "$p" "$I/$rel"; }
+done
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -e "$T/root/lib/modules/$KV/$f" ] && cp "$T/root/lib/modules/$KV/$f" "$I/lib/modules/$KV/"
+done
+depmod -b "$I" "$KV"
 cp "$VM_HERE/guest/init" "$I/init"
 chmod 0755 "$I/init"
 (cd "$I" && find . | cpio -o -H newc --quiet | gzip -1) > "$T/initramfs.cpio.gz"
