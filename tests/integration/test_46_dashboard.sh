@@ -220,10 +220,14 @@ CHECKED=()
 check_panels "$A" run
 check_panels "$B" run
 # The dashboard's $job variable lists the jobs whose steps ran (with
-# gauges) in the dashboard's time range: A, B and the OOM-killed one, not
-# the refused one, which never ran.
+# gauges) in the dashboard's time range: A and B, which held their memory
+# over many scrapes, never the refused one, which never ran. The
+# OOM-killed one is offered only when a scrape caught its file before the
+# kill (under a loaded machine it may not: CI saw it missing), so it may
+# be there but nothing else may.
 jobs=$(curl -sfG "$API/api/v1/label/jobid/values" --data-urlencode "match[]=$(jq -r '.templating.list[] | select(.name == "job") | .query.query' "$GRAFANA" | sed -n 's/^label_values(\(.*\), *jobid)$/\1/p')" | jq -r '.data[]' | sort | tr '\n' ' ')
-assert_eq "$(printf '%s\n' "$A" "$B" "$OOM" | sort | tr '\n' ' ')" "$jobs" "(a) the \$job variable offers jobs $A, $B and $OOM, not $REFUSED (refused)"
+assert_eq "$(printf '%s\n' "$A" "$B" | sort | tr '\n' ' ')" "$(tr ' ' '\n' <<<"$jobs" | grep -vx "$OOM" | grep . | sort | tr '\n' ' ')" \
+	"(a) the \$job variable offers jobs $A and $B (and $OOM when a scrape caught it), not $REFUSED (refused)"
 
 # --- (b) the console page -----------------------------------------------------
 # Its queries: q('...') in the page, and the table's query "...".
