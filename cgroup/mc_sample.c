@@ -86,20 +86,23 @@ static ssize_t reread(struct mc_sample_src *src, int fd)
 	return n;
 }
 
-int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec)
+/* The number after "key " on a line of its own in text; 0, or -1. */
+static int line_value(const char *text, const char *key, uint64_t *v)
 {
+	size_t kl = strlen(key);
 	const char *p = text;
 
 	while (p && *p) {
-		if (!strncmp(p, "usage_usec ", 11)) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
 			char *end;
-			unsigned long long v;
+			unsigned long long n;
 
 			errno = 0;
-			v = strtoull(p + 11, &end, 10);
-			if (errno || end == p + 11)
+			n = strtoull(p + kl + 1, &end, 10);
+			if (errno || end == p + kl + 1 ||
+			    (*end && *end != '\n'))
 				return -1;
-			*usec = v;
+			*v = n;
 			return 0;
 		}
 		p = strchr(p, '\n');
@@ -107,6 +110,11 @@ int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec)
 			p++;
 	}
 	return -1;
+}
+
+int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec)
+{
+	return line_value(text, "usage_usec", usec);
 }
 
 void mc_sample_parse_events(const char *text, uint64_t *high, uint64_t *max)
@@ -214,32 +222,6 @@ int mc_sample_end_read(const char *dir, int version,
 		out->oom_kills = 0;
 	err[0] = '\0';
 	return 0;
-}
-
-/* The number after "key " on a line of its own in text; 0, or -1. */
-static int line_value(const char *text, const char *key, uint64_t *v)
-{
-	size_t kl = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ') {
-			char *end;
-			unsigned long long n;
-
-			errno = 0;
-			n = strtoull(p + kl + 1, &end, 10);
-			if (errno || end == p + kl + 1 ||
-			    (*end && *end != '\n'))
-				return -1;
-			*v = n;
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -1;
 }
 
 int mc_sample_parse_refault(const char *memstat, int version,

@@ -2,7 +2,7 @@
  * memcore report JOBID - what each step of an ended (or running) job used
  * on each node, against what it asked and what the rule needs, with what to
  * ask next time and Slurm's own MaxRSS beside memcore's non-reclaimable
- * peak (issue 19 item 3).
+ * peak.
  *
  * Where it comes from: the records slurmstepd kept in the job's
  * AdminComment (spank/mc_keep.c, policy/mc_jobrec.h), read from slurmctld

@@ -107,7 +107,7 @@ struct mc_policy {
 	/* Shards (gres/shard) per GPU on the partition's nodes, for the
 	 * share of a --gres=shard:N step at launch; 0 unknown. */
 	uint32_t shards_per_gpu;	/* ShardsPerGpu=0 */
-	/* After the step (issue 19): how often slurmstepd samples the step's
+	/* After the step: how often slurmstepd samples the step's
 	 * memory cgroup (0 = off), whether every step prints its summary,
 	 * and the node_exporter textfile of the cluster view ("" = none). */
 	uint32_t sample_interval_ms;	/* SampleInterval=1s */

@@ -1,5 +1,5 @@
 /*
- * mc_jobrec.h - memcore's records kept with a job (issue 19 item 3): one
+ * mc_jobrec.h - memcore's records kept with a job: one
  * per step and node (mc_summary_record), in the job's AdminComment, which
  * only root and SlurmUser can set, slurmctld keeps while it knows the job
  * and slurmdbd keeps after it (sacct -o AdminComment), and which Slurm

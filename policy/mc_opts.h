@@ -31,7 +31,7 @@ enum mc_opt_id {
 	MC_OPT_MODE,
 	MC_OPT_LARGEST_LAYER,
 	MC_OPT_ZERO_INIT,
-	/* issue 18: the job's own files and its other uses of host RAM */
+	/* the job's own files and its other uses of host RAM */
 	MC_OPT_DS_CONFIG,		/* --deepspeed-config=ds_config.json */
 	MC_OPT_MODEL_CONFIG,		/* --model-config=config.json */
 	MC_OPT_MODEL_DTYPE,		/* --model-dtype=fp32|bf16|fp16 */

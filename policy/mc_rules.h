@@ -341,8 +341,8 @@ struct mc_explanation {
 };
 
 /*
- * Explain a verdict the way the user sees it (DESIGN.md "What the user sees
- * when a step does not fit"); the first line starts with "memcore: " and
+ * Explain a verdict the way the user sees it (memcore(8), WHAT A USER
+ * SEES); the first line starts with "memcore: " and
  * names the step and host when given (either may be NULL):
  *   memcore: step 1234.0 on gpu07 needs more than it was given:
  *     GPUs          8 x 80 GiB (this node)     (r->gpu_memory_source)

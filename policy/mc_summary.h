@@ -1,6 +1,6 @@
 /*
  * mc_summary.h - what a step used against what it was judged to need, and
- * what to ask next time (issue 19). Pure: the sampler (spank/mc_sampler.c)
+ * what to ask next time. Pure: the sampler (spank/mc_sampler.c)
  * feeds it readings of the step's memory cgroup (cgroup/mc_sample.h) and
  * the verdict's figures; it prints nothing and reads no file.
  *

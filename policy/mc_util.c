@@ -351,8 +351,11 @@ int mc_io_all(int fd, void *buf, size_t len, bool out)
 		n = out ? write(fd, p, len) : read(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == 0 && out)
+				errno = EIO;
 			return -1;
+		}
 		p += n;
 		len -= (size_t)n;
 	}

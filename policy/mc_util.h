@@ -127,9 +127,17 @@ bool mc_st_root_only(const struct stat *st, unsigned deny);
 /*
  * Read (out false) or write (out true) exactly len bytes at fd,
  * retrying after EINTR and short transfers. Returns 0, or -1 (errno set;
- * an early end of file reads as -1 with errno 0).
+ * an early end of file reads as -1 with errno 0, a write that wrote
+ * nothing as -1 with EIO). No allocation, no stdio: the sampler thread
+ * writes the live gauges with it.
  */
 int mc_io_all(int fd, void *buf, size_t len, bool out);
+
+/* mc_io_all's write of len bytes of buf, which it does not change. */
+static inline int mc_write_all(int fd, const void *buf, size_t len)
+{
+	return mc_io_all(fd, (void *)buf, len, true);
+}
 
 /*
  * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mc_gaugefile.h"
+#include "mc_util.h"
 
 static bool name_chars_ok(const char *s)
 {
@@ -56,24 +57,6 @@ int mc_gaugefile_name(char *name, const char *node, long pid, uint32_t job,
 	    !cat(name, &n, ".prom") || n + 5 > NAME_MAX) {
 		name[0] = '\0';
 		return -1;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
 	}
 	return 0;
 }
@@ -128,7 +111,7 @@ int mc_gaugefile_write(struct mc_gaugefile *g, uint64_t nonreclaimable,
 	}
 	if (fd < 0)
 		return failed(g, "create its temporary file");
-	if (write_all(fd, g->text, (size_t)len) < 0) {
+	if (mc_write_all(fd, g->text, (size_t)len) < 0) {
 		e = errno;
 		close(fd);
 		unlinkat(g->dfd, g->tmp, 0);

@@ -26,20 +26,6 @@
 #include "mc_metrics.h"
 #include "mc_plugin.h"
 
-/* The node label and name part, as mc_textfile.c takes it: slurmd's
- * NodeName from slurmstepd's own environment (never the step's), else the
- * host name. */
-static void own_node(char *buf, size_t len)
-{
-	const char *env = getenv("SLURMD_NODENAME");
-
-	if (env && *env)
-		snprintf(buf, len, "%s", env);
-	else if (gethostname(buf, len) != 0)
-		snprintf(buf, len, "unknown");
-	buf[len - 1] = '\0';
-}
-
 /* The job's user's name from the node's name service, else its uid. */
 static void user_name(uint32_t uid, char *buf, size_t len)
 {
@@ -77,7 +63,7 @@ void mc_gauges_start(struct mc_plugin *p)
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
 	step++;
-	own_node(node, sizeof(node));
+	mc_textfile_node(node, sizeof(node));
 	user_name(p->step.uid, user, sizeof(user));
 	snprintf(job, sizeof(job), "%" PRIu32, p->step.job_id);
 	ids.job = job;
@@ -133,7 +119,7 @@ void mc_gauges_stop(struct mc_plugin *p)
 			   "not %s (%s)", p->step.step_name, g->name,
 			   g->failures, g->failures + g->writes,
 			   g->first_what, strerror(g->first_errno));
-	own_node(node, sizeof(node));
+	mc_textfile_node(node, sizeof(node));
 	mc_gaugefile_clean(g->dfd, node, (long)getpid());
 	/* A thread left behind keeps its directory: never a reused fd. */
 	if (!a->sampler.started || a->sampler.joined) {

@@ -1,5 +1,5 @@
 /*
- * mc_keep.c - keep the step's summary with the job (issue 19 item 3): at
+ * mc_keep.c - keep the step's summary with the job: at
  * slurmstepd's end (root), memcore's record for this step and node goes
  * into the job's AdminComment (policy/mc_jobrec.h), where Slurm keeps it
  * with the job (slurmctld, then slurmdbd with accounting) and shows it only

@@ -172,6 +172,12 @@ bool mc_keep_wait(struct mc_plugin *p, unsigned ms);
  * (mc_textfile.c), under a lock only root can open; never fails, never
  * waits more than 2 s for other steps' updates. */
 void mc_textfile_add(const struct mc_plugin *p);
+/* The node label of the textfile and the live gauges: the node's own
+ * name as slurmd told slurmstepd (its process environment, which
+ * slurmstepd sets from slurmd's config before any step; the step's
+ * environment is the user's to write), else the host name, else
+ * "unknown". Always terminated (len > 0). */
+void mc_textfile_node(char *buf, size_t len);
 /* slurmstepd (root): the running step's live gauges beside the
  * PrometheusTextfile (mc_gauges.c): start once its sampler runs (first
  * task_post_fork), stop once the sampler stopped (the file is removed).

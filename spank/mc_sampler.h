@@ -1,6 +1,6 @@
 /*
  * mc_sampler.h - one thread per step in slurmstepd that samples the step's
- * memory cgroup every SampleInterval (issue 19).
+ * memory cgroup every SampleInterval.
  *
  * Why a thread and why it is safe there:
  *  - it is started in slurmstepd at the first task_post_fork, once the

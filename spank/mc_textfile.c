@@ -145,11 +145,7 @@ static const char *untrusted(const struct stat *st, char *buf, size_t len)
 	return buf;
 }
 
-/* The node label: the node's own name, as slurmd told slurmstepd (its
- * process environment, which slurmstepd sets from slurmd's config before
- * any step; the step's environment is the user's to write), else the
- * host name. */
-static void own_node(char *buf, size_t len)
+void mc_textfile_node(char *buf, size_t len)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 
@@ -158,21 +154,6 @@ static void own_node(char *buf, size_t len)
 	else if (gethostname(buf, len) != 0)
 		snprintf(buf, len, "unknown");
 	buf[len - 1] = '\0';
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 void mc_textfile_add(const struct mc_plugin *p)
@@ -202,7 +183,7 @@ void mc_textfile_add(const struct mc_plugin *p)
 	dir[base - path] = '\0';
 	base++;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", base);
-	own_node(node, sizeof(node));
+	mc_textfile_node(node, sizeof(node));
 	st.node = node;
 	st.partition = p->step.partition;	/* slurmd's record, or "" */
 	st.v[MC_M_STEPS_JUDGED] = 1;
@@ -275,7 +256,7 @@ void mc_textfile_add(const struct mc_plugin *p)
 	if (fd < 0)
 		goto fail;
 	what = "write its temporary file";
-	if (write_all(fd, text, (size_t)len) < 0 || fsync(fd) < 0)
+	if (mc_write_all(fd, text, (size_t)len) < 0 || fsync(fd) < 0)
 		goto fail;
 	close(fd);
 	fd = -1;
