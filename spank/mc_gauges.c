@@ -121,11 +121,8 @@ void mc_gauges_stop(struct mc_plugin *p)
 			   g->first_what, strerror(g->first_errno));
 	mc_textfile_node(node, sizeof(node));
 	mc_gaugefile_clean(g->dfd, node, (long)getpid());
+	g->on = false;
 	/* A thread left behind keeps its directory: never a reused fd. */
-	if (!a->sampler.started || a->sampler.joined) {
-		g->on = false;
+	if (!a->sampler.started || a->sampler.joined)
 		close(g->dfd);
-	} else {
-		g->on = false;
-	}
 }
