@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "cli.h"
 #include "mc_util.h"
 #include "mc_gpumem.h"
 #include "mc_jsonout.h"
-#include "mc_util.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
 {
@@ -221,4 +221,21 @@ void mc_cli_json_print(json_t *o)
 	fputc('\n', stdout);
 	free(text);
 	json_decref(w);
+}
+
+unsigned mc_cli_term_width(int fd)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	if (c && *c) {
+		char *end;
+		unsigned long v = strtoul(c, &end, 10);
+
+		if (!*end && v > 0 && v < 10000)
+			return (unsigned)v;
+	}
+	return 80;
 }

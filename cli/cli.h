@@ -218,6 +218,10 @@ void mc_cli_launch_json(json_t *o, const struct mc_policy *p, bool user_warn,
 			enum mc_launch launch);
 
 /* "memcore: <what>" on stderr, then MC_EXIT_USAGE. */
+/* The width in columns of the terminal on fd (TIOCGWINSZ), else
+ * $COLUMNS (1-9999), else 80. */
+unsigned mc_cli_term_width(int fd);
+
 int mc_cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 

@@ -714,7 +714,7 @@ int mc_cmd_report(int argc, char **argv)
 			       jv.accounting ? " (slurmdbd has no statistics "
 			       "for this step)" : " (no accounting)");
 		if (plot) {
-			mc_report_plot(&u, step, host, mc_report_width());
+			mc_report_plot(&u, step, host, mc_cli_term_width(STDOUT_FILENO));
 		} else {
 			/* cut or unreadable: said without --plot too */
 			struct mc_timeline tl;

@@ -166,7 +166,8 @@ static void progress_line(struct monitor *m, bool final)
 	size_t f = m->pr->files;
 	double s = since(&m->t0), pct = m->total_bytes
 		? 100.0 * (double)b / (double)m->total_bytes : 100.0;
-	char x[32], y[32], bar[31];
+	char x[32], y[32], bar[21], line[160];
+	unsigned cols;
 
 	mc_fmt_bytes(b, x, sizeof(x));
 	mc_fmt_bytes(m->total_bytes, y, sizeof(y));
@@ -176,12 +177,18 @@ static void progress_line(struct monitor *m, bool final)
 			m->total_files, s > 0 ? (double)b / 1e6 / s : 0.0, s);
 		return;
 	}
-	for (int i = 0; i < 30; i++)
-		bar[i] = i < (int)(pct * 30 / 100) ? '#' : '.';
-	bar[30] = '\0';
-	fprintf(stderr, "\r\033[K[%s] %3.0f%% %s/%s  %zu/%zu files  "
-		"%.1f MB/s%s", bar, pct, x, y, f, m->total_files,
-		s > 0 ? (double)b / 1e6 / s : 0.0, final ? "\n" : "");
+	for (int i = 0; i < 20; i++)
+		bar[i] = i < (int)(pct * 20 / 100) ? '#' : '.';
+	bar[20] = '\0';
+	snprintf(line, sizeof(line), "[%s] %3.0f%% %s/%s  %zu/%zu files  "
+		 "%.1f MB/s", bar, pct, x, y, f, m->total_files,
+		 s > 0 ? (double)b / 1e6 / s : 0.0);
+	/* One row less than the terminal is wide: a line that wrapped is
+	 * not redrawn in place by "\r" (the row above keeps the old one). */
+	cols = mc_cli_term_width(STDERR_FILENO);
+	if (cols > 1 && strlen(line) > cols - 1)
+		line[cols - 1] = '\0';
+	fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
 }
 
 /* After each file (--progress-interval=0 without a terminal). */
@@ -370,6 +377,14 @@ static int copy_all(const struct mc_stage_plan *plan,
 		pthread_join(tid, NULL);
 	if (!o->quiet && m.tty)
 		progress_line(&m, true);
+	if (!o->quiet && pr.stale_files) {
+		char x[32];
+
+		fprintf(stderr, "memcore: stage: removed %zu temporary files "
+			"(%s) that an interrupted stage left\n",
+			pr.stale_files, mc_fmt_bytes(pr.stale_bytes, x,
+			sizeof(x)));
+	}
 	pthread_cond_destroy(&m.wake);
 	pthread_mutex_destroy(&m.lock);
 	if (rc < 0) {

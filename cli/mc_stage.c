@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,10 +455,48 @@ static int copy_link(const struct mc_stage_entry *e, char *err,
 	return 0;
 }
 
+/* Whether name is a temporary file of a stage whose process is gone
+ * (tmp_name's ".memcore-stage.PID.N", PID not a live process here). */
+static bool stale_tmp(const char *name)
+{
+	long pid;
+	unsigned long seq;
+	int end = 0;
+
+	if (sscanf(name, ".memcore-stage.%ld.%lu%n", &pid, &seq, &end) != 2
+	    || name[end] || pid <= 0 || pid == (long)getpid())
+		return false;
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* The temporary files a killed stage left in dir (one that existed
+ * before this run), removed: a rerun's copy is whole without them. */
+static void sweep_dir(const char *dir, struct mc_stage_progress *pr)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, ".memcore-stage.", 15) ||
+		    !stale_tmp(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    S_ISDIR(st.st_mode) ||
+		    unlinkat(dirfd(d), de->d_name, 0) != 0)
+			continue;
+		pr->stale_files++;
+		if (S_ISREG(st.st_mode))
+			pr->stale_bytes += (uint64_t)st.st_size;
+	}
+	closedir(d);
+}
+
 /* Directories first, in walk order (parents first), writable by the
  * caller while the copy runs; their own modes come last. */
-static int make_dirs(const struct mc_stage_plan *plan, char *err,
-		     size_t errlen)
+static int make_dirs(const struct mc_stage_plan *plan,
+		     struct mc_stage_progress *pr, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mc_stage_entry *e = &plan->e[i];
@@ -467,6 +507,8 @@ static int make_dirs(const struct mc_stage_plan *plan, char *err,
 			return path_error(err, errlen, e->dst, errno);
 		if (chmod(e->dst, e->mode | 0700) != 0)
 			return path_error(err, errlen, e->dst, errno);
+		if (e->skip)
+			sweep_dir(e->dst, pr);
 	}
 	return 0;
 }
@@ -539,7 +581,7 @@ int mc_stage_run(const struct mc_stage_plan *plan, unsigned jobs,
 	pthread_t tid[256];
 	unsigned started = 0;
 
-	if (make_dirs(plan, err, errlen) < 0)
+	if (make_dirs(plan, pr, err, errlen) < 0)
 		return -1;
 	pthread_mutex_init(&r.lock, NULL);
 	if (jobs > 256)

@@ -16,8 +16,10 @@
  * Each file is written to a temporary name in its own directory
  * (.memcore-stage.PID.N, made with O_EXCL) and renamed over the real name
  * only once its data, mode and mtime are in place: an interrupted stage
- * never leaves a half file under the real name (a killed one can leave a
- * temporary file, which a rerun does not reuse). A file whose size or
+ * never leaves a half file under the real name. A killed one leaves its
+ * temporary file; a rerun removes those of stages whose process is gone
+ * (the PID in the name not alive on this node) from the directories it
+ * finds already there, before it copies. A file whose size or
  * mtime changed while it was copied is not renamed either (an error
  * naming it): the copy is no state of the source. Data is copied with
  * copy_file_range(2), else read/write where the kernel or the filesystems
@@ -66,6 +68,8 @@ struct mc_stage_progress {
 	_Atomic uint64_t bytes;		/* data bytes written so far */
 	_Atomic size_t files;		/* files and symlinks done */
 	_Atomic bool failed;		/* a copy failed: no new file taken */
+	size_t stale_files;		/* temporary files of a killed stage */
+	uint64_t stale_bytes;		/* removed, and their bytes */
 	volatile sig_atomic_t *stop;	/* set by a signal: stop now */
 	/* Called after each file, from the thread that copied it. */
 	void (*on_file)(void *arg);

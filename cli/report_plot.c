@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "mc_jobrec.h"
@@ -36,23 +35,6 @@ const char *mc_report_timeline(const struct mc_used *u,
 		return "timeline unreadable: the record's \"s\" is not a "
 		       "timeline memcore can read";
 	return NULL;
-}
-
-unsigned mc_report_width(void)
-{
-	struct winsize ws;
-	const char *c = getenv("COLUMNS");
-
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
-		return ws.ws_col;
-	if (c && *c) {
-		char *end;
-		unsigned long v = strtoul(c, &end, 10);
-
-		if (!*end && v > 0 && v < 10000)
-			return (unsigned)v;
-	}
-	return 80;
 }
 
 json_t *mc_report_timeline_json(const struct mc_used *u, const char **why)

@@ -23,9 +23,6 @@
 const char *mc_report_timeline(const struct mc_used *u,
 			       struct mc_timeline *tl);
 
-/* The terminal's width: stdout's (TIOCGWINSZ), else $COLUMNS, else 80. */
-unsigned mc_report_width(void);
-
 /*
  * The record's series for --json: {"point_ms", "points": [{"t_ms",
  * "nonreclaimable_bytes", "page_cache_bytes", "cores_busy"}], "oom_point",

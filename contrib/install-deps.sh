@@ -5,7 +5,7 @@
 #
 #   build  compile memcore.so and the memcore command (make, make install)
 #   demo   build + a local Slurm and munge (make demo)
-#   check  demo + test tools: cmocka, jq, lua, clang, valgrind..., and the
+#   check  demo + test tools: cmocka, jq, lua, clang-19, valgrind..., and the
 #          guest tier's QEMU, mmdebstrap, busybox (make check)
 #   vm     build + the guest tier's tools alone (make vm-check)
 #   bench  demo + the benchmark's tools (make bench)
@@ -29,11 +29,14 @@ cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
 # prometheus: its promtool parses memcore's node_exporter textfile.
 # tmux, libxml2-utils: test_37_timeline draws memcore report --plot in an
 # 80-column terminal and checks the --svg with xmllint.
+# clang-19, libclang-rt-19-dev: make fuzz (libFuzzer) and make
+# integration-asan (an ASan runtime that locks its allocator around fork:
+# tests/integration/NOTES.md, "Sanitizers").
 # libhwloc-plugins: what libhwloc15 recommends, as nodes have it; without
 # it hwloc parses XML with its built-in reader, which leaks on the
 # malformed topologies the tests feed it (make sanitize fails).
 tests=(libcmocka-dev slurm-wlm-basic-plugins liblua5.1-0 lua5.1 jq man-db
-	groff-base clang libclang-rt-14-dev valgrind strace
+	groff-base clang-19 libclang-rt-19-dev valgrind strace
 	debhelper dpkg-dev fakeroot libhwloc-plugins
 	slurmdbd mariadb-server prometheus prometheus-node-exporter chromium
 	python3-pil tmux libxml2-utils)

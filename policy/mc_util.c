@@ -273,17 +273,22 @@ int mc_open_regular(const char *what, const char *path, int flags,
 {
 	const char *sp = what ? " " : "";
 	char q[PATH_MAX + 64];	/* the path, quoted: it may be a user's */
+	/* A long path is cut, not the reason after it: 128 bytes are
+	 * left for WHAT and the longest reason. */
+	size_t qlen = errlen > 192 ? errlen - 128 : errlen / 2 + 1;
 	struct stat sb;
 	int fd, e;
 
 	if (!what)
 		what = "";
+	if (qlen > sizeof(q))
+		qlen = sizeof(q);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
 		  ((flags & MC_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0));
 	if (fd < 0 || fstat(fd, &sb)) {
 		e = errno;
 		mc_err(err, errlen, "%s%s%s: %s", what, sp,
-		       mc_escape(path, 0, q, sizeof(q)), strerror(e));
+		       mc_escape(path, 0, q, qlen), strerror(e));
 		if (fd >= 0)
 			close(fd);
 		errno = e;
@@ -293,7 +298,7 @@ int mc_open_regular(const char *what, const char *path, int flags,
 		bool dir = S_ISDIR(sb.st_mode);
 
 		mc_err(err, errlen, "%s%s%s: %s", what, sp,
-		       mc_escape(path, 0, q, sizeof(q)), dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
+		       mc_escape(path, 0, q, qlen), dir && (flags & MC_OPEN_SAY_DIR) ? "is a directory"
 		       : dir && (flags & MC_OPEN_SAY_EISDIR) ? strerror(EISDIR)
 		       : "not a regular file");
 		close(fd);
@@ -302,7 +307,7 @@ int mc_open_regular(const char *what, const char *path, int flags,
 	}
 	if (max_bytes && sb.st_size > max_bytes) {
 		mc_err(err, errlen, "%s%s%s: larger than %lld bytes", what, sp,
-		       mc_escape(path, 0, q, sizeof(q)), (long long)max_bytes);
+		       mc_escape(path, 0, q, qlen), (long long)max_bytes);
 		close(fd);
 		errno = EFBIG;
 		return -1;

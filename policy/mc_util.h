@@ -87,7 +87,8 @@ static inline uint64_t mc_mul_sat64(uint64_t a, uint64_t b)
  * refused. Returns the descriptor (its fstat in *st, which may be NULL),
  * or -1 with errno set and err = "[WHAT ]PATH: <strerror>", "... not a
  * regular file" (a directory too, unless a MC_OPEN_SAY_* flag words it)
- * or "... larger than N bytes"; what (e.g. "topology") may be NULL.
+ * or "... larger than N bytes"; what (e.g. "topology") may be NULL. A
+ * path too long for errlen is cut ("...") so that the reason still fits.
  */
 int mc_open_regular(const char *what, const char *path, int flags,
 		    off_t max_bytes, struct stat *st, char *err,

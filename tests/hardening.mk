@@ -13,7 +13,7 @@
 #                   slurmd and slurmstepd, through the integration tests
 #                   of the plugin's paths (ASAN_IT_TESTS); fails on any
 #                   report (tests/integration/NOTES.md, "Sanitizers")
-#   make fuzz       each libFuzzer target (clang) for FUZZ_SECONDS (60)
+#   make fuzz       each libFuzzer target (clang-19) for FUZZ_SECONDS (60)
 #                   from its seed corpus; fails on any crash. Not part of
 #                   check: a separate CI step, budget 5 x FUZZ_SECONDS + 1 min
 #
@@ -21,7 +21,7 @@
 # into tests/fuzz/corpus/<target>/ (and fix the bug): make sanitize then
 # replays it on every check.
 
-CLANG        ?= clang
+CLANG        ?= clang-19
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline
 # What the targets parse: pure C, no Slurm, no hwloc.
@@ -92,12 +92,24 @@ fuzz: $(FUZZ_BIN)
 # that cgroup; an ASan slurmstepd takes fresh pages for every allocation
 # (the quarantine) where Slurm's own reuses freed ones, and the OOM killer
 # then ends it instead (NOTES.md).
+#
+# The compiler there is clang-19 with its shared ASan runtime, not gcc's
+# libasan: slurmstepd forks each task while its other threads call malloc,
+# and only a runtime that takes its allocator's locks around fork (LLVM 18
+# and later: pthread_atfork; gcc 12's libasan and LLVM 14's do not) keeps
+# the child from inheriting a lock held by a thread it does not have (a
+# task stuck before exec in __sanitizer::FutexWait, seen under load).
 ASAN_IT_B     := $(B)/asan-it
+ASAN_IT_CC    ?= clang-19
+ASAN_IT_RT    := $(shell $(ASAN_IT_CC) -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
+ASAN_IT_FLAGS := $(SAN_FLAGS) -shared-libasan -Wno-unknown-warning-option
 ASAN_IT_TESTS ?= test_10 test_20 test_26 test_36 test_37_after test_40 test_70 test_75 test_92
 .PHONY: integration-asan
 integration-asan: $(PLUGIN) $(CLI) $(PROGS)
-	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CFLAGS="-O1 -g $(SAN_FLAGS)" \
-	  LDFLAGS="-fsanitize=address,undefined" \
+	@command -v $(ASAN_IT_CC) >/dev/null || { echo "memcore: make integration-asan needs $(ASAN_IT_CC) (contrib/install-deps.sh check)"; exit 1; }
+	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CC=$(ASAN_IT_CC) \
+	  CFLAGS="-O1 -g $(ASAN_IT_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined -shared-libasan -Wl,-rpath,$(dir $(ASAN_IT_RT))" \
 	  PLUGIN_EXTRA=$(ASAN_IT_B)/tests/asan/memcore_asan.o \
 	  PLUGIN_MAP=tests/asan/memcore-asan.map $(ASAN_IT_B)/memcore.so
 	ln -sfn ../memcore $(ASAN_IT_B)/memcore

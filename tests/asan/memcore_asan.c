@@ -4,7 +4,8 @@
  *
  * slurmd starts the job prolog and epilog (`slurmstepd spank prolog`)
  * with an environment of its own making, without the LD_PRELOAD of
- * libasan and the ASAN_OPTIONS the test gave slurmd. libasan then comes in
+ * the ASan runtime and the ASAN_OPTIONS the test gave slurmd. The runtime
+ * then comes in
  * as memcore.so's dependency, and refuses to run unless it is the first
  * library ("ASan runtime does not come first"): the epilog fails and the
  * node drains. The runtime asks the program for default options at its
@@ -24,9 +25,9 @@ const char *__asan_default_options(void)
 
 /*
  * The proof that a daemon's ASan was its first library, not memcore.so's
- * late dependency: with libasan preloaded, malloc as the process resolves
- * it is ASan's; brought in by memcore.so it is libc's (the heap is then
- * not checked). Where the harness set MC_SAN_PROOF_DIR (slurmd, the
+ * late dependency: with the ASan runtime preloaded, malloc as the process
+ * resolves it lies in that runtime (dladdr names it); brought in by
+ * memcore.so it is libc's (the heap is then not checked). Where the harness set MC_SAN_PROOF_DIR (slurmd, the
  * slurmstepd it execs, and the test's own srun), memcore.so's load writes
  * "<exe> preloaded|late" into MC_SAN_PROOF_DIR/<exe>.<pid>; lib.sh's
  * _mc_san_check reads them. One open, write and close: ASan's own report
@@ -43,12 +44,11 @@ const char *__asan_default_options(void)
 #include <string.h>
 #include <unistd.h>
 
-void *__interceptor_malloc(size_t size) __attribute__((weak));
-
 __attribute__((constructor)) static void mc_asan_proof(void)
 {
 	const char *dir = getenv("MC_SAN_PROOF_DIR");
 	char exe[64] = "?", path[512], line[128];
+	Dl_info where;
 	void *m;
 	int fd, n;
 
@@ -64,7 +64,8 @@ __attribute__((constructor)) static void mc_asan_proof(void)
 	m = dlsym(RTLD_DEFAULT, "malloc");
 	snprintf(path, sizeof(path), "%s/%s.%d", dir, exe, (int)getpid());
 	n = snprintf(line, sizeof(line), "%s %s\n", exe,
-		     m && m == (void *)__interceptor_malloc ? "preloaded" : "late");
+		     m && dladdr(m, &where) && where.dli_fname &&
+		     strstr(where.dli_fname, "asan") ? "preloaded" : "late");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;

@@ -54,7 +54,7 @@
 : "${MC_PORT_RANGE:=20000-29999}"      # where free ports are looked for
 : "${MC_LOCK_FILE:=/tmp/memcore-test-cluster.lock}"  # one test cluster at a time on this machine
 : "${MC_SANITIZE:=0}"                  # 1: MEMCORE_BUILD's memcore.so is an ASan/UBSan build
-                                       # (make integration-asan): libasan preloaded into slurmd
+                                       # (make integration-asan): the ASan runtime preloaded into slurmd
                                        # and the slurmstepd it starts, reports checked at the end
 
 MC_FAILURES=0
@@ -605,11 +605,11 @@ _mc_wait_node_up() {
 # ------------------------------------------------------------ sanitizer ----
 # MC_SANITIZE=1 (make integration-asan): memcore.so is built with
 # -fsanitize=address,undefined, Slurm is not. Such a library loads only into
-# a process whose first library is libasan, so slurmd starts with it in
+# a process whose first library is the ASan runtime (clang-19's), so slurmd starts with it in
 # LD_PRELOAD, and every slurmstepd inherits it: slurmd execs slurmstepd with
 # its own environment. Each process that has ASan writes its reports to
 # $MC_SAN_DIR/report.<exe>.<pid>, and the ASan build of memcore.so writes
-# at its load whether libasan was preloaded there ($MC_SAN_DIR/proof/,
+# at its load whether the runtime was preloaded there ($MC_SAN_DIR/proof/,
 # tests/asan/memcore_asan.c): the proof that the heap was checked. No
 # verbosity: slurmstepd closes every inherited descriptor at its start, and
 # a report file ASan had opened early became slurmd's socket to slurmctld
@@ -626,9 +626,9 @@ _mc_wait_node_up() {
 # exits 1 drains the node); the report files are the verdict.
 _mc_san_setup() {
 	local so=$MEMCORE_BUILD/memcore.so lib fmt
-	lib=$(ldd "$so" 2>/dev/null | awk '$1 ~ /^libasan\.so/ { print $3 }')
+	lib=$(ldd "$so" 2>/dev/null | awk '$1 ~ /^(libasan\.so|libclang_rt\.asan)/ { print $3 }')
 	[ -n "$lib" ] && [ -e "$lib" ] \
-		|| mc_die "MC_SANITIZE=1, but $so does not link libasan (make integration-asan builds one)"
+		|| mc_die "MC_SANITIZE=1, but $so does not link an ASan runtime (make integration-asan builds one)"
 	MC_SAN_DIR=$MC_WORK/sanitizer
 	mkdir -p "$MC_SAN_DIR/proof" && chmod 1777 "$MC_SAN_DIR" "$MC_SAN_DIR/proof" \
 		|| mc_die "cannot create $MC_SAN_DIR"
@@ -643,7 +643,7 @@ _mc_san_setup() {
 	)
 	# srun, sbatch and salloc load memcore.so too (its options), and so
 	# does the job prolog/epilog's slurmstepd, which slurmd starts with an
-	# environment of its own: libasan comes in as the library's
+	# environment of its own: the runtime comes in as the library's
 	# dependency there, which ASan allows only with
 	# verify_asan_link_order=0 (the ASan build's own default,
 	# tests/asan/memcore_asan.c); it then checks memcore's own code but
@@ -657,7 +657,7 @@ _mc_san_setup() {
 }
 # _mc_san_check: after the daemons stopped; counts a failure per finding.
 # The processes that loaded memcore.so are listed by name and proof, a
-# slurmd or slurmstepd whose libasan was not preloaded fails, and a test
+# slurmd or slurmstepd whose runtime was not preloaded fails, and a test
 # that ran a step must have had a preloaded one in slurmstepd.
 _mc_san_check() {
 	local f procs findings=0 leaks_slurm=0 out late

@@ -9,6 +9,8 @@
 #  - the note's staging command is `memcore stage PATH... SCRATCH/job_J`
 #    (figures of an NFS path handed to a batch step in
 #    MEMCORE_DATASET_FACTS by an sbatch without the plugin);
+#  - memcore stage in a batch job: a plain progress line per file in the
+#    job's output, the summary, and the staged job_J removed at the end;
 #  - the job epilog removes LocalScratch/job_J (a tree with a symlink out
 #    of it: the target survives) and leaves a job_J that is a symlink,
 #    with its target.
@@ -82,6 +84,26 @@ njob=$(SLURM_CONF=$BARE/slurm.conf MEMCORE_DATASET_FACTS=$FACTS mc_sbatch -n1 --
 assert_eq COMPLETED "$(mc_wait_job "$njob")" "a batch step with NFS figures runs (NetworkDataset=note)"
 assert_file_contains "$(mc_job_out "$njob")" "memcore: dataset $D/ds (--dataset) is on NFS: 3 MiB in 3 files" "... the note names the dataset"
 assert_file_contains "$(mc_job_out "$njob")" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
+
+# memcore stage in a batch job: plain progress lines in the job's output
+# (no terminal; --progress-interval=0, a line per file), the summary, and
+# LocalScratch/job_J gone at the job's end with every entry counted.
+mkdir -p "$D/many/a" "$D/many/b"
+for i in $(seq 1 20); do head -c 65536 /dev/urandom >"$D/many/a/f$i"; head -c 1000 /dev/urandom >"$D/many/b/g$i"; done
+jid=$(mc_sbatch -n1 --gpus=1 --mem=256M -o "$MC_JOB_DIR/stage-%j.out" \
+	--wrap "$MEMCORE_BUILD/memcore stage --progress-interval=0 $D/many $SCR/job_\$SLURM_JOB_ID && find $SCR/job_\$SLURM_JOB_ID | wc -l | sed 's/^/entries=/'")
+assert_eq COMPLETED "$(mc_wait_job "$jid")" "a batch job that runs memcore stage completes"
+out=$(cat "$MC_JOB_DIR/stage-$jid.out")
+assert_eq 40 "$(grep -c '^memcore: stage: .* of .* (.*%), [0-9]* of 40 files, .* MB/s, .* s$' <<<"$out")" \
+	"... its output has a plain progress line per file (no terminal)"
+assert_contains "$(grep ' of 40 files' <<<"$out" | tail -n 1)" "(100%), 40 of 40 files" "... the last at 100%"
+assert_contains "$out" "memcore: stage: 40 files copied, 0 skipped (already there), 1.27 MiB ($((20 * 65536 + 20 * 1000)) bytes)" "... and the summary"
+entries=$(sed -n 's/^entries=//p' <<<"$out")
+mc_wait_until 20 test ! -e "$SCR/job_$jid"
+assert_eq "" "$(ls -A "$SCR")" "the epilog removed the staged $SCR/job_$jid"
+mc_wait_until 10 grep -q "memcore: job $jid: removed $SCR/job_$jid" "$MC_LOG_DIR/slurmd.log"
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $jid: removed $SCR/job_$jid ($entries entries)" \
+	"... every entry counted ($entries, find in the job)"
 
 # The epilog: job_J with files, a nested directory and a symlink out of
 # it goes at the job's end; the symlink's target stays.
