@@ -332,9 +332,10 @@ static void summary(const struct mc_stage_plan *plan,
 	uint64_t b = m->pr->bytes;
 	char x[32], q[2 * PATH_MAX];
 
-	printf("memcore: stage: %zu files copied, %zu skipped (already "
+	printf("memcore: stage: %zu file%s copied, %zu skipped (already "
 	       "there), %s (%" PRIu64 " bytes) in %.2f s, %.1f MB/s, to %s\n",
-	       (size_t)m->pr->files, plan->skip_files, mc_fmt_bytes(b, x,
+	       (size_t)m->pr->files, m->pr->files == 1 ? "" : "s",
+	       plan->skip_files, mc_fmt_bytes(b, x,
 	       sizeof(x)), b, s, s > 0 ? (double)b / 1e6 / s : 0.0,
 	       mc_escape(dest, 0, q, sizeof(q)));
 }

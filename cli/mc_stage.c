@@ -34,6 +34,54 @@ static int path_error(char *err, size_t errlen, const char *path, int e)
 	return -1;
 }
 
+/*
+ * DEST's absolute path with every symlink resolved, whether or not it
+ * exists yet: its deepest existing ancestor through realpath(3), the
+ * components still to be made appended ("." dropped, ".." taking one
+ * off). Returns a malloc'd string, or NULL when no ancestor resolves.
+ */
+static char *dest_resolved(const char *dest)
+{
+	char pre[PATH_MAX], real[PATH_MAX], out[PATH_MAX];
+	size_t cut = strlen(dest), o;
+	const char *t;
+
+	if (cut >= sizeof(pre))
+		return NULL;
+	for (;;) {
+		/* dest[0..cut) with its trailing slashes; "" is "." */
+		snprintf(pre, sizeof(pre), "%.*s", (int)cut, dest);
+		if (realpath(*pre ? pre : ".", real))
+			break;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return NULL;
+		while (cut > 0 && dest[cut - 1] == '/')
+			cut--;
+		while (cut > 0 && dest[cut - 1] != '/')
+			cut--;
+		if (cut == 0 && dest[0] == '/')
+			return NULL;
+	}
+	o = (size_t)snprintf(out, sizeof(out), "%s", real);
+	for (t = dest + cut; *t;) {
+		size_t n = strcspn(t, "/");
+
+		if (n == 2 && !strncmp(t, "..", 2)) {
+			while (o > 1 && out[o - 1] != '/')
+				o--;
+			o = o > 1 ? o - 1 : 1;
+			out[o] = 0;
+		} else if (n && !(n == 1 && *t == '.')) {
+			if (o + 1 + n >= sizeof(out))
+				return NULL;
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%.*s",
+					      o > 1 ? "/" : "", (int)n, t);
+		}
+		t += n + (t[n] == '/');
+	}
+	return strdup(out);
+}
+
 void mc_stage_plan_init(struct mc_stage_plan *plan, const char *dest)
 {
 	struct stat st;
@@ -44,6 +92,7 @@ void mc_stage_plan_init(struct mc_stage_plan *plan, const char *dest)
 		plan->dest_dev = st.st_dev;
 		plan->dest_ino = st.st_ino;
 	}
+	plan->dest_real = dest_resolved(dest);
 }
 
 void mc_stage_plan_free(struct mc_stage_plan *plan)
@@ -53,6 +102,7 @@ void mc_stage_plan_free(struct mc_stage_plan *plan)
 		free(plan->e[i].dst);
 	}
 	free(plan->e);
+	free(plan->dest_real);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -274,14 +324,32 @@ int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,
 
 	/* SRC itself is the user's word: followed, and read from its
 	 * resolved path so that nothing below it is. */
-	if (stat(src, &st) != 0 || !realpath(src, real))
-		return path_error(err, errlen, src, errno);
+	if (stat(src, &st) != 0 || !realpath(src, real)) {
+		snprintf(err, errlen, "SRC %s: %s", mc_escape(src, 0, q,
+			 sizeof(q)), strerror(errno));
+		return -1;
+	}
 	b = src_name(src, real, name, sizeof(name));
 	if (!*b) {
 		snprintf(err, errlen, "%s: has no name to stage it under "
 			 "(the root directory); name a directory below it",
 			 mc_escape(src, 0, q, sizeof(q)));
 		return -1;
+	}
+	/* A copy into itself: DEST/NAME/... would sit inside SRC, the
+	 * stage writing into the dataset it reads. */
+	if (S_ISDIR(st.st_mode) && plan->dest_real) {
+		size_t rl = strlen(real);
+
+		if (!strncmp(plan->dest_real, real, rl) &&
+		    (plan->dest_real[rl] == '/' || !plan->dest_real[rl])) {
+			snprintf(err, errlen, "DEST %s is %s SRC %s; stage to "
+				 "a directory outside it", mc_escape(dest, 0, q,
+				 sizeof(q)), plan->dest_real[rl] ? "inside" :
+				 "the same directory as", mc_escape(src, 0, q2,
+				 sizeof(q2)));
+			return -1;
+		}
 	}
 	if ((size_t)snprintf(dst, sizeof(dst), "%s/%s", dest, b) >=
 	    sizeof(dst))

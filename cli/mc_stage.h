@@ -61,6 +61,7 @@ struct mc_stage_plan {
 	bool dest_known;	/* DEST exists: its dev/ino below */
 	dev_t dest_dev;
 	ino_t dest_ino;
+	char *dest_real;	/* DEST resolved, made or not (NULL: none) */
 };
 
 /* What the copy threads share with whoever watches them. */
@@ -76,16 +77,18 @@ struct mc_stage_progress {
 	void *arg;
 };
 
-/* Reset plan to empty, DEST's identity taken when it exists (so that a
- * DEST inside a SRC is not copied into itself). */
+/* Reset plan to empty, DEST's identity taken when it exists and its
+ * resolved path whether or not it does (so that a DEST inside a SRC is
+ * refused, never copied into itself). */
 void mc_stage_plan_init(struct mc_stage_plan *plan, const char *dest);
 
 /*
  * Add SRC (a file, directory or symlink) to plan, to go to
  * DEST/basename(SRC), and walk it. Returns 0, or -1 with err = "PATH:
  * strerror" for what cannot be read (a missing SRC, an unreadable file or
- * directory) or "PATH: why" for a destination of another type in the
- * way. Left-out types are printed to stderr ("memcore: stage: skipped
+ * directory), "PATH: why" for a destination of another type in the
+ * way, or "DEST ... is inside SRC ..." for a directory SRC that holds
+ * DEST (or is it), symlinks resolved. Left-out types are printed to stderr ("memcore: stage: skipped
  * PATH: a FIFO ...") unless quiet.
  */
 int mc_stage_plan_src(struct mc_stage_plan *plan, const char *src,

@@ -63,7 +63,7 @@ expect_eq "rerun: the same inodes (nothing rewritten)" "$(find "$D" -printf '%p 
 printf 'more' >>"$S/sub/deeper/tiny"
 run_mc stage --progress-interval=0 "$S" "$D"
 expect_eq "changed file rc" "$RC" 0
-expect_contains "changed file: one copied" "$OUT" "memcore: stage: 1 files copied, $((NFILES - 1)) skipped (already there), 5 B (5 bytes)"
+expect_contains "changed file: one copied" "$OUT" "memcore: stage: 1 file copied, $((NFILES - 1)) skipped (already there), 5 B (5 bytes)"
 cmp -s "$S/sub/deeper/tiny" "$D/ds/sub/deeper/tiny" || fail "the changed file: bytes differ (cmp)"
 # ... and the same size with another mtime is copied too
 touch -d '2022-02-02' "$S/empty"
@@ -75,8 +75,21 @@ expect_eq "mtime changed: copied again" "$(stat -c %y "$D/ds/empty")" "$(stat -c
 # 4. Bad input: nothing is written.
 run_mc stage "$TMP/nope" "$S" "$TMP/d2"
 expect_eq "missing SRC rc" "$RC" 2
-expect_eq "missing SRC message" "$ERR" "memcore: stage: $TMP/nope: No such file or directory; nothing was copied"
+expect_eq "missing SRC message" "$ERR" "memcore: stage: SRC $TMP/nope: No such file or directory; nothing was copied"
 [ -e "$TMP/d2" ] && fail "missing SRC: DEST was made"
+# DEST inside SRC (made or not, through a symlink too) or SRC itself: the
+# stage would write into the dataset it reads.
+before=$(find "$S" | sort | md5sum)
+ln -s "$S" "$TMP/s-link"
+for d in "$S/sub/new" "$S/sub" "$TMP/s-link/new/../x" "$S/."; do
+	run_mc stage "$S" "$d"
+	expect_eq "DEST $d inside SRC: rc" "$RC" 2
+	expect_contains "DEST $d inside SRC: the message" "$ERR" "memcore: stage: DEST $d is "
+	expect_contains "DEST $d inside SRC: the fix" "$ERR" "SRC $S; stage to a directory outside it; nothing was copied"
+done
+expect_contains "DEST = SRC: said so" "$ERR" "is the same directory as SRC"
+expect_eq "DEST inside SRC: SRC untouched" "$(find "$S" | sort | md5sum)" "$before"
+rm "$TMP/s-link"
 run_mc stage "$S" "$S/shard0.arrow"
 expect_eq "DEST a file rc" "$RC" 2
 expect_contains "DEST a file message" "$ERR" "memcore: stage: $S/shard0.arrow: not a directory"
