@@ -435,6 +435,42 @@ void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n)
 		json_array_append_new(lines, json_string(n->line[i]));
 }
 
+/*
+ * Whether Slurm may start the job on a node of this verdict: not when it
+ * asks more GPUs, shares, memory or cores than the node has (Slurm never
+ * gives it such a node; the launch never sees it there).
+ */
+static bool placeable(const struct mc_verdict *v)
+{
+	return !v->node_gpus_short && !v->node_shares_short &&
+	       !v->alloc_mem_over_node && !v->alloc_cores_over_node;
+}
+
+/*
+ * The candidates Slurm may start the job on that it does not fit: their
+ * node count, their hosts joined with "," into hosts (a Slurm hostlist),
+ * and the first of them in *first.
+ */
+static size_t doubt_nodes(const struct shape_verdict *sv, size_t n_cand,
+			  char *hosts, size_t len, size_t *first)
+{
+	size_t n = 0, used = 0;
+
+	hosts[0] = '\0';
+	for (size_t k = 0; k < n_cand; k++) {
+		if (sv[k].j.v.fits || !placeable(&sv[k].j.v))
+			continue;
+		if (!n)
+			*first = k;
+		n += sv[k].count;
+		if (used < len)
+			used += (size_t)snprintf(hosts + used, len - used,
+						 "%s%s", used ? "," : "",
+						 sv[k].hosts);
+	}
+	return n;
+}
+
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_request *req,
@@ -446,6 +482,8 @@ int mc_check_partition(const struct mc_policy *p,
 	struct shape_verdict *sv = NULL;
 	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
 	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
+	size_t n_doubt = 0, first_doubt = 0;
+	char doubt[1024];	/* the candidates it does not fit */
 	bool let_through = false;
 	const char *placement = NULL;	/* sv[].why: "  placement: ..." */
 	enum mc_launch launch;
@@ -553,12 +591,42 @@ int mc_check_partition(const struct mc_policy *p,
 		 * give: never a refusal on a guess (the launch judges). */
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "%s", sv[rep].unsure_why);
+	} else if (!nodes->n && !nodes->n_unjudged) {
+		let_through = true;
+		snprintf(let_why, sizeof(let_why), "memcore: the job's "
+			 "--nodelist/--exclude leave no node of partition %s: "
+			 "Slurm decides", nodes->partition);
 	} else if (!n_cand) {
 		let_through = true;
 		snprintf(let_why, sizeof(let_why), "memcore: no node of "
 			 "partition %s is a candidate for this job (%s: %s): "
 			 "Slurm decides", nodes->partition, sv[0].hosts,
 			 sv[0].why);
+	}
+	/*
+	 * Slurm starts the job on any candidate it can place it on, not on
+	 * one memcore picks: a job that fits some of them and not others
+	 * would queue and then be refused at launch on the others. So it is
+	 * refused here, with the fix that keeps it off them (or sizes it
+	 * for them), unless the job picks its nodes in a way memcore does
+	 * not model (--constraint): then the fitting ones may be all it can
+	 * get, and it is let through.
+	 */
+	if (n_cand && n_fit >= n_need && !let_through &&
+	    (n_doubt = doubt_nodes(sv, n_cand, doubt, sizeof(doubt),
+				   &first_doubt))) {
+		if (nodes->pick_unmodelled[0]) {
+			let_through = true;
+			snprintf(let_why, sizeof(let_why), "memcore: it does "
+				 "not fit %s; the job's %s decides whether "
+				 "Slurm may give it one (not modelled at "
+				 "submission): let through, the launch check "
+				 "judges the node it gets", doubt,
+				 nodes->pick_unmodelled);
+			n_doubt = 0;
+		}
+	} else {
+		n_doubt = 0;
 	}
 	if (!n_cand) {
 		const char *last;
@@ -577,6 +645,7 @@ int mc_check_partition(const struct mc_policy *p,
 			json_object_set_new(o, "let_through",
 					    json_string(let_why));
 			json_object_set_new(o, "placement", json_null());
+			json_object_set_new(o, "doubt_nodes", json_null());
 			json_object_set_new(o, "node_source",
 					    json_string("slurmctld"));
 			json_object_set_new(o, "mode", json_string(
@@ -622,6 +691,16 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	if (let_through)
 		json_array_append_new(lines, json_string(let_why));
+	if (n_doubt) {
+		char d[MC_EXPLAIN_LINE_MAX * 2];
+
+		snprintf(d, sizeof(d), "memcore: Slurm may start the job on "
+			 "any of these nodes, and the launch refuses it on %s: "
+			 "keep it off %s (--exclude=%s) or size it for %s as "
+			 "below", doubt, n_doubt == 1 ? "that node" :
+			 "those nodes", doubt, n_doubt == 1 ? "it" : "them");
+		json_array_append_new(lines, json_string(d));
+	}
 	if (n_need > 1 && n_fit) {
 		char need[160];
 
@@ -637,7 +716,11 @@ int mc_check_partition(const struct mc_policy *p,
 		json_array_append_new(lines, json_string(need));
 	}
 	gpu_memory_lines(sv, n_cand, lines);
-	/* The plan on the first fitting shape; or why each one refuses. */
+	/* The figures of the first node it does not fit, when that
+	 * refuses it; else the plan on the first fitting shape; or why
+	 * each one refuses. */
+	if (n_doubt)
+		rep = first_doubt;
 	for (size_t k = 0; k < n_cand; k++) {
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
@@ -663,8 +746,8 @@ int mc_check_partition(const struct mc_policy *p,
 	mc_cli_notes_append(lines, notes);
 	if (rep == SIZE_MAX)
 		rep = 0;
-	launch = mc_launch_outcome(p, user_warn, n_fit >= n_need ||
-				   let_through);
+	launch = mc_launch_outcome(p, user_warn, (n_fit >= n_need &&
+				   !n_doubt) || let_through);
 
 	if (!print) {
 		/* the answer only */
@@ -675,8 +758,11 @@ int mc_check_partition(const struct mc_policy *p,
 
 		for (size_t k = 0; k < n_cand; k++)
 			json_array_append_new(shapes, shape_json(p, &sv[k]));
-		json_object_set_new(o, "fits", json_boolean(n_fit >= n_need ||
-							    let_through));
+		json_object_set_new(o, "fits", json_boolean(
+				    (n_fit >= n_need && !n_doubt) ||
+				    let_through));
+		json_object_set_new(o, "doubt_nodes", n_doubt ?
+				    json_string(doubt) : json_null());
 		json_object_set_new(o, "let_through", let_through ?
 				    json_string(let_why) : json_null());
 		json_object_set_new(o, "placement", placement ?

@@ -181,9 +181,14 @@ void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);
  *   not on gpu[13-16] (...): needs 704 GiB
  * then the explanation for a fitting shape, or for each shape when none
  * fits ("memcore: no node of partition gpu has 8 GPUs: ..." when none can).
- * The explanation ends with what launch would do (mc_launch_line; user_warn:
- * --memcore=warn). Returns MC_EXIT_REFUSED when launch would refuse it
- * (no node fits and no warning may run it), else MC_EXIT_FITS. With
+ * Slurm, not memcore, picks the node: a step that fits some nodes and not
+ * others Slurm may give it (placeable: enough GPUs, memory and cores
+ * asked) is refused too, with a line naming those (--exclude=HOSTS) and
+ * their explanation, unless nodes->pick_unmodelled says the job picks its
+ * nodes in a way not modelled (let through). The explanation ends with
+ * what launch would do (mc_launch_line; user_warn: --memcore=warn).
+ * Returns MC_EXIT_REFUSED when launch would refuse it (on some node Slurm
+ * may give it, and no warning may run it), else MC_EXIT_FITS. With
  * print false nothing is printed (the answer only: a refusal from cached
  * nodes is confirmed with a fresh load before it is said). notes: lines
  * added to the explanation before the launch line (NULL: none).

@@ -18,6 +18,7 @@
 #include "mc_facts.h"
 #include "mc_jobenv.h"
 #include "mc_jobfiles.h"
+#include "mc_node_pick.h"
 #include "mc_judge.h"
 #include "mc_opts.h"
 #include "mc_parse.h"
@@ -60,7 +61,9 @@ static void check_usage(FILE *out)
 "                            the policy's GpuMemory)\n"
 "  --gpu-type TYPE           the GPU type asked for (--gres=gpu:TYPE:N); an\n"
 "                            NVIDIA MIG profile (1g.10gb, a100_3g.40gb) sizes\n"
-"                            the RAM floor per slice (unless --gpu-memory)\n"
+"                            the RAM floor per slice (unless --gpu-memory)\n""  --nodelist HOSTS          with --partition: only these nodes (sbatch -w,\n"
+"                            a Slurm hostlist such as gpu[01-04])\n"
+"  --exclude HOSTS           with --partition: not these nodes (sbatch -x)\n"
 "  --model-params SIZE       model parameters (7B, 70B, 6.7e9), for DeepSpeed\n"
 "                            ZeRO's host RAM\n"
 "  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
@@ -143,8 +146,8 @@ static void check_usage(FILE *out)
 "MEMCORE_MODE=warn (\"memcore: Mode=warn: the step runs anyway\").\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
-"  0  the step would run: it fits (from slurmctld: some node of the\n"
-"     partition fits it), or runs with a warning (Mode=warn, or\n"
+"  0  the step would run: it fits (from slurmctld: every node of the\n"
+"     partition Slurm may start it on), or runs with a warning (Mode=warn, or\n"
 "     MEMCORE_MODE=warn where AllowUserWarn=yes), or Mode=off\n"
 "  1  launch would refuse it (the explanation says what to change)\n"
 "  2  usage or input error (a bad option, variable, policy or job file, an\n"
@@ -160,6 +163,7 @@ enum {
 	OPT_MEM_PER_GPU, OPT_MEM_PER_CPU, OPT_CPUS, OPT_CPUS_PER_GPU,
 	OPT_CPUS_PER_TASK, OPT_TASKS, OPT_GPU_TYPE, OPT_SLURM_OPTIONS,
 	OPT_SHARDS, OPT_SHARDS_PER_GPU, OPT_MPS, OPT_SLURM_COMMAND,
+	OPT_NODELIST, OPT_EXCLUDE,
 	/* The user's options, parsed by policy/mc_opts.c as the plugin's. */
 	OPT_USER = 0x2000,
 };
@@ -180,6 +184,8 @@ static const struct option check_options[] = {
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "gpu-memory", required_argument, NULL, OPT_GPU_MEMORY },
 	{ "gpu-type", required_argument, NULL, OPT_GPU_TYPE },
+	{ "nodelist", required_argument, NULL, OPT_NODELIST },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "slurm-options", required_argument, NULL, OPT_SLURM_OPTIONS },
 	{ "slurm-command", required_argument, NULL, OPT_SLURM_COMMAND },
 	{ "model-params", required_argument, NULL, OPT_USER + MC_OPT_PARAMS },
@@ -234,6 +240,7 @@ struct check_args {
 	int cpus_opt;
 	const char *mem_arg;
 	const char *slurm_options;	/* --slurm-options JSON */
+	const char *nodelist, *exclude;	/* Slurm hostlists, as -w, -x */
 	enum mc_submit_cmd slurm_command;	/* --slurm-command */
 	bool slurm_command_set;
 };
@@ -311,6 +318,12 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_SLURM_OPTIONS:
 		a->slurm_options = v;
 		break;
+	case OPT_NODELIST:
+		a->nodelist = v;
+		break;
+	case OPT_EXCLUDE:
+		a->exclude = v;
+		break;
 	case OPT_SLURM_COMMAND:
 		rc = mc_submit_cmd_parse(v, &a->slurm_command);
 		if (rc < 0)
@@ -335,6 +348,11 @@ static int parse_value(int opt, const char *name, const char *v,
 	return rc;
 }
 
+static bool same_text(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
 static bool same_values(const struct check_args *x,
 			const struct check_args *y)
 {
@@ -344,7 +362,9 @@ static bool same_values(const struct check_args *x,
 	       x->nodes == y->nodes && x->shards == y->shards &&
 	       x->shards_per_gpu == y->shards_per_gpu && x->mps == y->mps &&
 	       x->mem_bytes == y->mem_bytes &&
-	       x->gpu_memory_bytes == y->gpu_memory_bytes;
+	       x->gpu_memory_bytes == y->gpu_memory_bytes &&
+	       same_text(x->nodelist, y->nodelist) &&
+	       same_text(x->exclude, y->exclude);
 }
 
 /*
@@ -503,6 +523,7 @@ static bool keep_export(const char *key, const char *s, struct job_export *x,
  */
 static int read_slurm_options(const char *text, struct mc_opts *opts,
 			      struct mc_slurm_job *job, struct job_export *x,
+			      struct mc_node_pick *pick,
 			      struct mc_cli_notes *notes)
 {
 	json_error_t jerr;
@@ -565,6 +586,10 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 				rc = mc_cli_usage_error("%s", err);
 				break;
 			}
+		} else if (mc_node_pick_option(pick, key, s) &&
+			   !mc_slurm_let_through(key)) {
+			/* -w, -x: the partition's nodes narrowed to the
+			 * job's (mc_node_pick.h) */
 		} else if (mc_slurm_let_through(key)) {
 			/* one line each; Slurm's table holds each once */
 			if (notes->n < MC_CLI_NOTES_MAX)
@@ -775,6 +800,7 @@ int mc_cmd_check(int argc, char **argv)
 	static struct job_export jx;	/* the job's --export, --export-file */
 	static struct job_args ja;
 	static struct mc_cli_notes notes;	/* Slurm options let through */
+	static struct mc_node_pick pick;	/* the job's -w, -x */
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	struct mc_ctld_nodes ctld = { .n = 0 };
@@ -836,15 +862,20 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (mc_cli_no_arguments("check", argc, argv))
 		return MC_EXIT_USAGE;
+	if (a.nodelist)
+		mc_node_pick_option(&pick, "nodelist", a.nodelist);
+	if (a.exclude)
+		mc_node_pick_option(&pick, "exclude", a.exclude);
 	if (a.slurm_options) {
 		if (a.gpus_set || a.mem_set || a.cpus_set || a.cores_set ||
-		    a.gpu_type || a.tasks || a.job_cores)
+		    a.gpu_type || a.tasks || a.job_cores || a.nodelist ||
+		    a.exclude)
 			return mc_cli_usage_error("check: --slurm-options is "
 				"the whole request: no --gpus, --mem*, --cpus*, "
-				"--cores, --gpu-type, --ntasks-per-node or "
-				"--job-cores with it");
+				"--cores, --gpu-type, --ntasks-per-node, "
+				"--job-cores, --nodelist or --exclude with it");
 		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job,
-					&jx, &notes);
+					&jx, &pick, &notes);
 		if (rc)
 			return rc;
 		ja.job.srun = a.slurm_command == MC_SUBMIT_SRUN;
@@ -933,6 +964,7 @@ int mc_cmd_check(int argc, char **argv)
 				      &ctld);
 		if (rc)
 			return rc;
+		mc_node_pick_apply(&ctld, &pick);
 	} else if (strcmp(node_source, "policy") &&
 		   mc_cli_facts(&a.common, &p, &facts) < 0) {
 		return MC_EXIT_USAGE;
@@ -995,7 +1027,7 @@ int mc_cmd_check(int argc, char **argv)
 		return mc_cli_usage_error("%s", err);
 	}
 
-	if (ctld.n || ctld.n_unjudged) {
+	if (!strcmp(node_source, "slurmctld")) {
 		uint64_t gm = a.gpu_memory_set ? a.gpu_memory_bytes
 			      : a.slurm_options ? 0 : a.mig_bytes;
 		mc_cli_alloc_fn fn = a.slurm_options ? job_alloc : check_alloc;
@@ -1018,6 +1050,7 @@ int mc_cmd_check(int argc, char **argv)
 					      &ctld);
 			if (rc)
 				return rc;
+			mc_node_pick_apply(&ctld, &pick);
 		}
 		rc = mc_check_partition(&p, &ctld, &req, gm, fn, args,
 					user_warn, a.common.json, true, &notes);

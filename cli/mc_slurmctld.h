@@ -52,6 +52,10 @@ struct mc_ctld_nodes {
 	 * which can be stale in the ways it lists: an answer from it that
 	 * would refuse must be confirmed with a fresh load (fresh). */
 	bool from_cache;
+	/* The job picks among these nodes in a way memcore does not model
+	 * ("--constraint", mc_node_pick.h): they are a superset of its
+	 * candidates. "" when not. */
+	char pick_unmodelled[32];
 };
 
 /*

@@ -39,13 +39,16 @@ Sockets x CoresPerSocket, ThreadsPerCore, Gres=gpu[:type]:N), and judges
 it with the plugin's own judgement (memcore(8) SUBMISSION). Only the GPU
 memory, which slurmctld does not know, comes from memcore.conf:
 GpuMemory= (per partition line) or GpuTypeMemory=h100:80G,a100:40G by the
-Gres type. A job is refused here only when it fits no node of its
-partition; "fits on some nodes" lets it through (Slurm may place it on one
-of them, and the launch check judges the node it got), and so does a
-partition with nodes memcore cannot judge (powered-down cloud nodes that
+Gres type. A job is refused here when it fits no node of its
+partition. One that fits some nodes of its partition and not others
+Slurm may start it on is refused too, with the fix that keeps it off
+them (--exclude, or what sizes it for them): Slurm picks the node, not
+memcore. A partition list (-p a,b) that holds partitions the job does not
+fit is narrowed to those it fits, and the user is told. A job is let
+through by a partition with nodes memcore cannot judge (powered-down cloud nodes that
 slurmctld hides without PrivateData=cloud): sbatch -v says why. Each of
 the job's Slurm options that memcore does not model at submission
-(--core-spec, --nodelist, ...: memcore(8), "Slurm's options and settings
+(--core-spec, --constraint, ...: memcore(8), "Slurm's options and settings
 at submission") is judged at launch, and sbatch -v says that too.
 memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
 partition line still take precedence (sites without slurmctld access from
@@ -251,6 +254,7 @@ function memcore_pre_submit(options, pack_offset)
 
 	local refused, warned = nil, nil
 	local said = {}
+	local fit, nofit = {}, {}	-- the listed partitions it fits, not
 	for _, part in ipairs(parts) do
 		local v, why, rc = run_check(job, part or nil, options.type)
 		if v == nil then
@@ -272,21 +276,41 @@ function memcore_pre_submit(options, pack_offset)
 		   v.launch == "unchecked" then
 			return slurm.SUCCESS
 		end
-		if v.let_through then
-			slurm.log_verbose("%s", v.let_through)
+		if v.let_through or v.fits then
+			if v.let_through then
+				slurm.log_verbose("%s", v.let_through)
+			end
 			say_not_modelled(v, said)
-			return slurm.SUCCESS
+			fit[#fit + 1] = part
+		else
+			-- what launch would do (memcore check's "launch", the
+			-- plugin's own decision): a job it would run with a
+			-- warning is queued
+			if v.launch == "warned" then
+				warned = warned or { v = v, part = part }
+			end
+			refused = refused or { v = v, part = part }
+			nofit[#nofit + 1] = { part = part, v = v }
 		end
-		if v.fits then
-			say_not_modelled(v, said)
-			return slurm.SUCCESS
+	end
+	-- Slurm starts a job of a partition list in whichever listed
+	-- partition can run it first, not in one memcore picks: a list
+	-- holding partitions the job does not fit is narrowed to those it
+	-- fits, and the user is told.
+	if #fit > 0 then
+		if #nofit > 0 then
+			local names = {}
+			for i, n in ipairs(nofit) do
+				local first = (n.v.explanation or {})[1] or ""
+				names[i] = n.part .. " (" ..
+					first:gsub("^memcore: ", "") .. ")"
+			end
+			options.partition = table.concat(fit, ",")
+			say({ "memcore: the job does not fit partition " ..
+			      table.concat(names, "; ") .. ": submitted to " ..
+			      "--partition=" .. options.partition .. " only" })
 		end
-		-- what launch would do (memcore check's "launch", the plugin's
-		-- own decision): a job it would run with a warning is queued
-		if v.launch == "warned" then
-			warned = warned or { v = v, part = part }
-		end
-		refused = refused or { v = v, part = part }
+		return slurm.SUCCESS
 	end
 
 	local v, part = (warned or refused).v, (warned or refused).part

@@ -60,7 +60,7 @@ declare -A V=([nodes]=1 [ntasks]=8 [ntasks-per-node]=8 [ntasks-per-gpu]=1
 	[hint]=nomultithread [mincpus]=4 [exclusive]=exclusive [mem]=100G
 	[mem-per-cpu]=4G [mem-per-gpu]=10G [gpus]=8 [gpus-per-node]=8
 	[gpus-per-task]=1 [gpus-per-socket]=4 [gres]=gpu:8
-	[tres-per-task]=gres/gpu:1)
+	[tres-per-task]=gres/gpu:1 [nodelist]=n1 [exclude]=n2)
 while read -r name; do
 	if [ -z "${V[$name]:-}" ]; then
 		fail "emulated option --$name: no value in this test"; continue
@@ -92,7 +92,7 @@ LUA
 	lua_run() { # JOB_JSON -> stdout: V:<verbose line> and rc=<code>
 		JOB=$1 lua5.1 "$TMP/driver.lua" 2>"$TMP/lua.err"
 	}
-	out=$(lua_run "{$FIT,\"core-spec\":\"2\",\"nodelist\":\"n1\"}")
+	out=$(lua_run "{$FIT,\"core-spec\":\"2\",\"constraint\":\"big\"}")
 	expect_contains "cli_filter: queued" "$out" "rc=0"
 	expect_contains "cli_filter: --core-spec at sbatch -v" "$out" \
 		"V:memcore: --core-spec is not modelled at submission: $(awk -F'\t' '$1 == "core-spec" { print $5 }' "$TSV") (the launch check judges it)"

@@ -157,8 +157,12 @@ mc_corpus_launch() {
 	done
 }
 
-# For every judged case: refused at submission exactly when no launch ran
-# it. Prints every agreement and disagreement. -> CASES DIS LETS BROKEN
+# For every judged case: passed at submission exactly when a launch ran it
+# and none was refused by memcore (Slurm, not memcore, picks the node: a
+# job the launch refuses on one of the nodes Slurm may give it is refused
+# at submission; a node Slurm never gives it, unplaceable or held, is
+# Slurm's answer). Prints every agreement and disagreement.
+# -> CASES DIS LETS BROKEN
 mc_corpus_compare() {
 	local i key ran launch want line s
 	DIS=0 BROKEN=0 CASES=0 LETS=0
@@ -169,7 +173,8 @@ mc_corpus_compare() {
 		for key in "${!LAUNCH[@]}"; do
 			[ "${key% *}" = "$i" ] || continue
 			launch+=" ${key#* }=${LAUNCH[$key]}"
-			[ "${LAUNCH[$key]}" = ran ] && ran=1
+			[ "${LAUNCH[$key]}" = ran ] && ran=$((ran | 1))
+			[ "${LAUNCH[$key]}" = refused ] && ran=$((ran | 2))
 			[[ ${LAUNCH[$key]} == broken* ]] && { BROKEN=$((BROKEN + 1))
 				mc_log "HARNESS ${NAMES[i]}: launch on ${key#* }: ${LAUNCH[$key]}: ${LAUNCH_WHY[$key]}"; }
 		done

@@ -122,6 +122,42 @@ assert_rc 0 "--gpu-type h100: no candidate, let through to Slurm"
 assert_not_contains "$MC_OUT" "fits on" "--gpu-type h100: no node judged to fit"
 assert_match "$(head -n1 <<<"$MC_OUT")" "^memcore: no node of partition mixed is a candidate for this job \(.*: its GPUs are (a100|t4), the job asks for h100\): Slurm decides\$" "--gpu-type h100: the nodes excluded by their type"
 
+# --- placement: Slurm, not memcore, picks the node -------------------------
+# 4 GPUs with 150G fit $MC_NODE_NAME (4 x 16 GiB + 8 workers x 4 GiB + 4
+# tasks = 100 GiB) and Slurm may give the job a big node too (4 GPUs,
+# 512 GiB), where 4 x 40 GiB + 32 + 4 = 196 GiB does not fit: refused,
+# with the fix that keeps it off them and the big nodes' own figures.
+check --partition mixed --gpus 4 --mem 150G --json
+assert_rc 1 "fits $MC_NODE_NAME, not the big nodes Slurm may give it: refused"
+assert_eq false "$(jf .fits)" "fits: false"
+assert_eq "mc-big[1-2]" "$(jf .doubt_nodes)" "doubt_nodes: the big nodes"
+assert_eq 1 "$(jf .nodes_fit)" "nodes_fit still counts the node it fits"
+assert_match "$(jf '.explanation[0]')" "^memcore: fits on 1 of 3 nodes of partition mixed: $MC_NODE_NAME .*; not on mc-big\[1-2\] .*: needs 196 GiB" "the first line: where it fits, where not"
+assert_eq "memcore: Slurm may start the job on any of these nodes, and the launch refuses it on mc-big[1-2]: keep it off those nodes (--exclude=mc-big[1-2]) or size it for them as below" \
+	"$(jf '.explanation[1]')" "the doubt line and its fix"
+assert_contains "$(jf '.explanation[]')" "memcore: this step on mc-big[1-2] does not fit" "the big nodes' own explanation"
+assert_contains "$(jf '.fix_options[]')" "--mem=196G" "fix_options: the memory that fits them too"
+check --partition mixed --gpus 4 --mem 150G --exclude 'mc-big[1-2]'
+assert_rc 0 "check --exclude mc-big[1-2]: the fix works as it reads"
+# The job's -x and -w narrow the nodes as Slurm does; --constraint is not
+# modelled: a job that fits some node is let through, and says why.
+J='"gres":"gpu:4","mem":"150G","cpus-per-gpu":"6"'
+check --partition mixed --slurm-options "{$J,\"exclude\":\"mc-big[1-2]\"}" --json
+assert_rc 0 "-x mc-big[1-2]: the node left fits"
+assert_eq "memcore: fits on 1 of 1 node of partition mixed: $NODE1" "$(jf '.explanation[0]')" "-x: only $MC_NODE_NAME judged"
+assert_eq null "$(jf .doubt_nodes)" "-x: no doubt"
+check --partition mixed --slurm-options "{$J,\"nodelist\":\"mc-big1\"}"
+assert_rc 1 "-w mc-big1: the job gets that node, which it does not fit"
+assert_match "$(head -n1 <<<"$MC_OUT")" "^memcore: fits on none of the 1 node of partition mixed: not on mc-big1 " "-w: only mc-big1 judged"
+check --partition mixed --slurm-options "{$J,\"nodelist\":\"$MC_NODE_NAME\"}"
+assert_rc 0 "-w $MC_NODE_NAME: fits"
+check --partition mixed --slurm-options "{$J,\"exclude\":\"$MC_NODE_NAME,mc-big[1-2]\"}"
+assert_rc 0 "-x of every node: Slurm answers"
+assert_contains "$MC_OUT" "memcore: the job's --nodelist/--exclude leave no node of partition mixed: Slurm decides" "-x of every node: said"
+check --partition mixed --slurm-options "{$J,\"constraint\":\"small\"}"
+assert_rc 0 "--constraint: let through"
+assert_contains "$MC_OUT" "memcore: it does not fit mc-big[1-2]; the job's --constraint decides whether Slurm may give it one (not modelled at submission): let through, the launch check judges the node it gets" "--constraint: the let-through line"
+
 # --cpus-per-gpu is CPUs (threads): 8 x 4 = 32 CPUs = 16 cores on the
 # 2-thread node; 24 cores needed, so refused, and the fix names the option.
 check --gpus 8 --mem 300G --cpus-per-gpu 4
@@ -164,6 +200,20 @@ assert_rc 0 "cli_filter: --cpus-per-gpu=6 --mem=300G passes"
 # the filter's part is to say nothing.)
 mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --cpus-per-gpu=3 --mem=450G --wrap "echo ran"
 assert_not_contains "$MC_ERR" "memcore:" "cli_filter: fits some node of mixed: passes"
+# Fits $MC_NODE_NAME, not the big nodes Slurm may give it: refused, with
+# the fix; -x keeps it off them; a partition list that holds mixed is
+# narrowed to gpu, which it fits, and the user is told.
+mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --cpus-per-gpu=6 --mem=150G --wrap "echo ran"
+assert_ne 0 "$MC_RC" "cli_filter: fits some nodes of mixed, not all Slurm may give it: refused"
+assert_contains "$MC_ERR" "the launch refuses it on mc-big[1-2]: keep it off those nodes (--exclude=mc-big[1-2])" "cli_filter: the fix"
+mc_run sbatch --test-only -N1 -p mixed -x 'mc-big[1-2]' --gpus-per-node=4 --cpus-per-gpu=6 --mem=150G --wrap "echo ran"
+assert_rc 0 "cli_filter: with -x mc-big[1-2] it passes"
+assert_not_contains "$MC_ERR" "memcore:" "cli_filter: -x: nothing to say"
+mc_run sbatch --test-only -N1 -p mixed,gpu --gpus-per-node=4 --cpus-per-gpu=6 --mem=150G --wrap "echo ran"
+assert_rc 0 "cli_filter: -p mixed,gpu passes, narrowed"
+assert_contains "$MC_ERR" "memcore: the job does not fit partition mixed (fits on 1 of 3 nodes of partition mixed: " "cli_filter: the partition it does not fit, named"
+assert_contains "$MC_ERR" "): submitted to --partition=gpu only" "cli_filter: ... and where it goes"
+assert_match "$MC_ERR" "in partition gpu" "sbatch --test-only: Slurm would start it in gpu"
 # without CPUs a job gets one per task: refused on every shape
 mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --mem=450G --wrap "echo ran"
 assert_ne 0 "$MC_RC" "cli_filter: one CPU for 4 GPUs fits no node of mixed"

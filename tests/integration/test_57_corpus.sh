@@ -6,10 +6,10 @@
 # real submission, nothing is queued), and run as a batch job on each node
 # shape of its partition by the real slurmd with memcore.so (the batch step
 # and, in it, an srun step of all the job's tasks: the step a -n48 job runs) (a slurm.conf
-# without CliFilterPlugins, the same cluster). For every request: refused
-# at submission exactly when no node it could get ran it (the launch
-# refused it on each, or Slurm could place it on none); every disagreement
-# is printed, and any fails the test.
+# without CliFilterPlugins, the same cluster). For every request: passed
+# at submission exactly when a node it could get ran it and the launch
+# refused it on none (Slurm, not memcore, picks the node; lib_corpus.sh);
+# every disagreement is printed, and any fails the test.
 # Nodes (lib_multinode.sh): mc-n1, mc-n2 claim an AWS g4dn.metal (8 x T4,
 # typed t4, 32 shards), mc-n3 an IBM AC922 (4 x V100, typed v100, 400
 # MPS shares), each memcore

@@ -6,8 +6,9 @@
 # cli_filter/lua and contrib/cli_filter.lua (sbatch --test-only) and run
 # as a batch job on each node shape of its partition by the real slurmd
 # with memcore.so (a slurm.conf without CliFilterPlugins, the same
-# cluster); placement rows (tag any) once, placed by Slurm. Refused at
-# submission exactly when no launch ran it; every disagreement is printed
+# cluster); placement rows (tag any) once, placed by Slurm. Passed at
+# submission exactly when a launch ran it and memcore refused none (Slurm
+# picks the node, lib_corpus.sh); every disagreement is printed
 # with the request, the submit answer and each launch's, and the run time.
 # Nodes as test_57's: mc-n1, mc-n2 claim an AWS g4dn.metal (8 x T4, typed
 # t4), mc-n3 an IBM AC922 (4 x V100, typed v100).
