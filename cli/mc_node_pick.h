@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mc_slurmctld.h"
+#include "mc_ctld_nodes.h"
 
 #define MC_NODE_PICK_MAX 1024
 

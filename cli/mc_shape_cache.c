@@ -204,8 +204,8 @@ static bool unchanged(void)
 	return errno == SLURM_NO_CHANGE_IN_DATA;
 }
 
-/* A cache read but no longer valid: *out as mc_ctld_load() starts it,
- * all zero (mc_ctld_free() alone keeps the counts beside the records). */
+/* A cache read but no longer valid: *out all zero again, as on every
+ * miss (mc_ctld_free() alone keeps the counts beside the records). */
 static int stale(struct mc_ctld_nodes *out)
 {
 	mc_ctld_free(out);

@@ -54,7 +54,7 @@
 
 #include <slurm/slurm.h>
 
-#include "mc_slurmctld.h"
+#include "mc_ctld_nodes.h"
 
 /* Bounds the file: 1,000,000 nodes is several times today's largest
  * clusters (about 136 MB of records at most). */

@@ -484,13 +484,6 @@ int mc_ctld_find_partition(const char *name, char *buf, size_t len,
 	return rc;
 }
 
-void mc_ctld_free(struct mc_ctld_nodes *nodes)
-{
-	free(nodes->node);
-	nodes->node = NULL;
-	nodes->n = 0;
-}
-
 const char *mc_ctld_hostlist(const struct mc_ctld_nodes *nodes,
 			     const size_t *shape_of, size_t shape, char *buf,
 			     size_t buflen)

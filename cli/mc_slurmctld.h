@@ -9,53 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mc_config.h"
-#include "mc_shapes.h"
-#include "mc_slurm_alloc.h"
+#include "mc_ctld_nodes.h"
 
 /* What mc_ctld_load returns besides 0. */
 enum {
 	MC_CTLD_UNREACHABLE = -3,	/* slurmctld did not answer */
 	MC_CTLD_NO_PARTITION = -2,	/* no such partition (err lists them) */
 	MC_CTLD_ERROR = -1,		/* anything else (err says what) */
-};
-
-/* The nodes of one partition, or of the whole cluster. */
-struct mc_ctld_nodes {
-	char partition[MC_PARTITION_NAME_MAX];	/* "" for the whole cluster */
-	size_t n;
-	struct mc_node_record *node;	/* n records, malloc'd */
-	/* The partition's memory and CPU defaults as slurmctld resolved
-	 * them (PartitionName=DEFAULT and Include already applied): its
-	 * DefMemPerCPU/DefMemPerNode/MaxMemPer*, JobDefaults (DefCpuPerGPU,
-	 * DefMemPerGPU), each else slurm.conf's global one. */
-	struct mc_slurm_part part;
-	/*
-	 * Nodes of the partition that memcore cannot judge: not in
-	 * slurmctld's node list (powered-down State=CLOUD nodes are hidden
-	 * unless PrivateData=cloud), or a Gres it cannot read. unjudged is
-	 * their ranged hostlist (cut, with "...", when long).
-	 */
-	size_t n_unjudged;
-	char unjudged[512];
-	char unjudged_why[160];
-	/*
-	 * An upper bound of any one unjudged node: the partition's TRES
-	 * (scontrol show partition TRES=, which counts the hidden nodes too)
-	 * less the nodes seen: all their memory, GPUs and CPUs together, and
-	 * their one GPU type. ok false when it cannot be had (no TRES, GPUs
-	 * of several types or some untyped among them).
-	 */
-	bool hidden_bound_ok;
-	struct mc_node_record hidden_bound;
-	/* Read from the login host's shape cache (cli/mc_shape_cache.h),
-	 * which can be stale in the ways it lists: an answer from it that
-	 * would refuse must be confirmed with a fresh load (fresh). */
-	bool from_cache;
-	/* The job picks among these nodes in a way memcore does not model
-	 * ("--constraint", mc_node_pick.h): they are a superset of its
-	 * candidates. "" when not. */
-	char pick_unmodelled[32];
 };
 
 /*
@@ -89,8 +49,6 @@ void mc_ctld_init(const char *conf);
  */
 int mc_ctld_load(const char *partition, bool all, bool fresh,
 		 struct mc_ctld_nodes *out, char *err, size_t errlen);
-
-void mc_ctld_free(struct mc_ctld_nodes *nodes);
 
 /*
  * The default partition's name (Default=YES, as slurmctld resolved it)

@@ -317,32 +317,38 @@ int mc_open_regular(const char *what, const char *path, int flags,
 	return fd;
 }
 
-ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
+ssize_t mc_read_fd(int fd, char *buf, size_t len)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	size_t got = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return -1;
 	while (got + 1 < len) {
 		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-
-			close(fd);
-			errno = e;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		got += (size_t)n;
 	}
-	close(fd);
 	buf[got] = '\0';
 	return (ssize_t)got;
+}
+
+ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	n = mc_read_fd(fd, buf, len);
+	e = errno;
+	close(fd);
+	errno = e;
+	return n;
 }
 
 int mc_io_all(int fd, void *buf, size_t len, bool out)

@@ -141,6 +141,17 @@ static inline int mc_write_all(int fd, const void *buf, size_t len)
 }
 
 /*
+ * Read fd from where it stands until end of file, or until len - 1 bytes
+ * (the rest of a longer file is left unread), into buf, NUL-terminated;
+ * len must be at least 1. Retries after EINTR and short reads. Unlike
+ * mc_io_all, an early end of file is no error: the length read is
+ * returned (0 for an empty file), or -1 with errno set, buf's contents
+ * then undefined. fd stays open. No allocation, no stdio: the sampler
+ * thread reads cgroup files with it (through mc_read_at).
+ */
+ssize_t mc_read_fd(int fd, char *buf, size_t len);
+
+/*
  * Read a small file, `name` relative to the directory fd dfd (AT_FDCWD for
  * a path), into buf (NUL-terminated, at most len - 1 bytes). The last
  * component must not be a symlink (O_NOFOLLOW): cgroup and /proc files

@@ -86,8 +86,12 @@ int mc_jobview_write(const char *dir, uint32_t job_id, const char *partition,
 		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
 		return -1;
 	}
-	if (write(fd, line, (size_t)n) != n || close(fd) < 0) {
+	/* The whole line or an error with its errno (ENOSPC after a short
+	 * write), and the fd closed either way. */
+	e = mc_write_all(fd, line, (size_t)n) < 0 ? errno : 0;
+	if (close(fd) < 0 && !e)
 		e = errno;
+	if (e) {
 		unlink(tmp);
 		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
 		return -1;

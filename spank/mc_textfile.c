@@ -93,7 +93,6 @@ static int read_prom(int dfd, const char *name, char *buf, size_t len,
 		     struct stat *stp)
 {
 	struct stat st;
-	size_t got = 0;
 	ssize_t n;
 	int fd, e;
 
@@ -108,22 +107,13 @@ static int read_prom(int dfd, const char *name, char *buf, size_t len,
 		errno = e;
 		return -1;
 	}
-	while (got + 1 < len) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			e = errno;
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
+	n = mc_read_fd(fd, buf, len);
+	e = errno;
 	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
 	*stp = st;
 	return 1;
 }

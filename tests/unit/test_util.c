@@ -183,6 +183,20 @@ static void test_open_regular(void **state)
 		assert_string_equal(b, "012");
 		assert_int_equal(mc_read_at(AT_FDCWD, want, b, sizeof(b)), -1);
 	}
+	{
+		char b[16];
+
+		/* mc_read_fd: from the fd's offset to the end (no error at
+		 * an early end, unlike mc_io_all), the fd left open. */
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(lseek(fd, 4, SEEK_SET), 4);
+		assert_int_equal(mc_read_fd(fd, b, sizeof(b)), 6);
+		assert_string_equal(b, "456789");
+		assert_int_equal(mc_read_fd(fd, b, sizeof(b)), 0);
+		assert_string_equal(b, "");
+		assert_int_equal(close(fd), 0);
+	}
 	unlink(want);
 	unlink(path);
 	rmdir(dir);
