@@ -20,8 +20,8 @@ static const char *const help[MC_G_COUNT] = {
 	[MC_G_NONRECLAIMABLE] = "The running step's memory that cannot be "
 				"reclaimed (usage less page cache), last "
 				"sample.",
-	[MC_G_PAGE_CACHE] = "The running step's page cache (file pages), "
-			    "last sample.",
+	[MC_G_PAGE_CACHE] =
+		"The running step's page cache (file pages), last sample.",
 	[MC_G_LIMIT] = "Memory the running step was allocated on the node.",
 	[MC_G_RULE] = "The rule's figure for the running step's request.",
 };
