@@ -82,10 +82,12 @@ assert_eq 12 "$(rows | wc -l)" "(a) 12 rows of memory, none wrapped at 80 column
 assert_match "$(rows | head -n1)" "^ *256 MiB \|" "(a) the top row is the limit asked, labelled 256 MiB"
 assert_match "$(rows | head -n1)" "=====" "(a) ... drawn as '='"
 # the climb: bars never shrink over the first 90% of the columns, and go
-# from the bottom quarter to the limit's row
+# from the bottom quarter to the limit's row before the kill (anywhere in
+# the columns: how near the end it gets there depends on the sampling's
+# timing, as seen under load at column 67 of 70)
 heights=$(bar_heights)
 first=$(head -n1 <<<"$heights")
-top=$(head -n 63 <<<"$heights" | sort -n | tail -n1)
+top=$(sort -n <<<"$heights" | tail -n1)
 awk 'NR <= 63 { if (NR > 1 && $1 < prev) bad = 1; prev = $1 } END { exit bad }' <<<"$heights"
 assert_eq 0 $? "(a) the bars climb column by column: $(tr '\n' ' ' <<<"$heights")"
 [ "$first" -le 3 ] && [ "$top" -ge 11 ]
