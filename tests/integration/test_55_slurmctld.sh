@@ -135,7 +135,7 @@ assert_eq 1 "$(jf .nodes_fit)" "nodes_fit still counts the node it fits"
 assert_match "$(jf '.explanation[0]')" "^memcore: fits on 1 of 3 nodes of partition mixed: $MC_NODE_NAME .*; not on mc-big\[1-2\] .*: needs 196 GiB" "the first line: where it fits, where not"
 assert_eq "memcore: Slurm may start the job on any of these nodes, and the launch refuses it on mc-big[1-2]: keep it off those nodes (--exclude=mc-big[1-2]) or size it for them as below" \
 	"$(jf '.explanation[1]')" "the doubt line and its fix"
-assert_contains "$(jf '.explanation[]')" "memcore: this step on mc-big[1-2] does not fit" "the big nodes' own explanation"
+assert_contains "$(jf '.explanation[]')" "memcore: this step on mc-big[1-2] needs more than it was given:" "the big nodes' own explanation"
 assert_contains "$(jf '.fix_options[]')" "--mem=196G" "fix_options: the memory that fits them too"
 check --partition mixed --gpus 4 --mem 150G --exclude 'mc-big[1-2]'
 assert_rc 0 "check --exclude mc-big[1-2]: the fix works as it reads"
