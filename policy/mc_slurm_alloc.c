@@ -623,6 +623,17 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		return;
 	}
 	gpus_and_tasks(j, n, &g->gpus, &g->tasks, &asked);
+	/*
+	 * A whole-node job (plain --exclusive, or a partition of
+	 * OverSubscribe=EXCLUSIVE: whole_node 1, node_scheduler.c
+	 * _resolve_shared_status) gets every GRES of its nodes
+	 * (gres_ctld_job_select_whole_node): 22.05.8 gave -N1 --exclusive
+	 * --gpus-per-node=4 all 8 GPUs of a g4dn node, and the launch
+	 * judged 8.
+	 */
+	if ((j->exclusive == MC_EXCL_NODE || p->exclusive) && g->gpus &&
+	    n->gpus > g->gpus)
+		g->gpus = n->gpus;
 	/* A total over several nodes depends on the node's own GPUs (the
 	 * most it may get): only -N1 fixes it. */
 	g->gpus_fixed = j->gpus_per_node ||
@@ -715,10 +726,23 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 				 p->max_mem_per_cpu_mb - 1) /
 				p->max_mem_per_cpu_mb;
 
+		/* With its CPUs shaped per socket (-B's parts), 22.05.8 gave
+		 * -N1 --cores-per-socket=6 -c2 --mem=200G under
+		 * MaxMemPerCPU=2000 its tasks' 12 CPUs on a 160-CPU node, not
+		 * 103: the raise kept it off smaller nodes but did not size
+		 * it. No rule for that was found in job_test.c, so both
+		 * ends are judged (what it asks, and the raise), as for
+		 * cores_fewest above. */
+		if ((j->sockets_per_node || j->cores_per_socket ||
+		     j->threads_per_core) && g->gpus && cpus64 < need) {
+			if (!fewest)
+				low = cpus64;
+			fewest = true;
+		} else if (low < need) {
+			low = need;
+		}
 		if (cpus64 < need)
 			cpus64 = need;
-		if (low < need)
-			low = need;
 		node_cpus_min = need;
 	}
 	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;

@@ -57,8 +57,8 @@ mc_corpus_read() {
 # queued). -> SUBMIT[i] (passed|refused), SUBMIT_WHY[i], SKIPPED
 mc_corpus_submit() {
 	local i t o e p LET
-	unset SUBMIT SUBMIT_WHY LAUNCH LAUNCH_JOB LAUNCH_WHY	# a second corpus
-	declare -gA SUBMIT SUBMIT_WHY LAUNCH LAUNCH_JOB LAUNCH_WHY
+	unset SUBMIT SUBMIT_WHY SUBMIT_DOUBT LAUNCH LAUNCH_JOB LAUNCH_WHY	# a second corpus
+	declare -gA SUBMIT SUBMIT_WHY SUBMIT_DOUBT LAUNCH LAUNCH_JOB LAUNCH_WHY
 	SKIPPED=()
 	for ((i = 0; i < N; i++)); do
 		t=${TAGS[i]}
@@ -71,6 +71,10 @@ mc_corpus_submit() {
 		if [ "$MC_RC" != 0 ] && LET=$(printf '%s\n' "$MC_ERR" | grep -m1 'unrecognized option'); then
 			SKIPPED+=("${NAMES[i]} (Slurm $SLURM_VER's sbatch does not know it: $LET)"); continue
 		fi
+		# the first node the submission doubts (memcore(8) REFUSAL AT
+		# SUBMISSION): the launch side runs the job there too
+		LET=$(printf '%s\n' "$MC_ERR" | sed -n 's/.* the launch refuses it on \([^:]*\): keep it off .*/\1/p' | head -n1)
+		[ -n "$LET" ] && SUBMIT_DOUBT[$i]=$(scontrol show hostnames "$LET" | head -n1)
 		if [ "$MC_RC" = 0 ]; then
 			SUBMIT[$i]=passed
 			LET=$(printf '%s\n' "$MC_ERR" | grep -m1 -o 'memcore: .* cannot be judged: .*') &&
@@ -82,9 +86,10 @@ mc_corpus_submit() {
 	done
 }
 
-# The launch side: every case the submit side judged, each target, a batch
-# job running `srun true` (sbatch without the filter), all submitted at
-# once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|held(REASON)|broken(STATE)), LAUNCH_WHY
+# The launch side: every case the submit side judged, each target (and
+# the first node the submission doubts, pinned, when no target goes
+# there), a batch job running `srun true` (sbatch without the filter), all
+# submitted at once, then waited for. -> LAUNCH["i node"] (ran|refused|unplaceable|held(REASON)|broken(STATE)), LAUNCH_WHY
 mc_corpus_launch() {
 	local i o e p w tg part node out id key targets end busy stuck st srun_bin wrap
 	# Absolute paths: a job whose --export leaves no PATH still runs its step.
@@ -93,6 +98,12 @@ mc_corpus_launch() {
 		[ -n "${SUBMIT[$i]:-}" ] || continue
 		_mc_corpus_case "$i"
 		read -r -a targets <<<"$(mc_corpus_targets "$i")"
+		# A node the submission doubts, where the targets do not go:
+		# pinned there, the launch says whether the doubt holds.
+		if [ -n "${SUBMIT_DOUBT[$i]:-}" ] &&
+		   [[ " ${targets[*]} " != *":${SUBMIT_DOUBT[$i]} "* ]]; then
+			targets+=("${PARTS[i]}:${SUBMIT_DOUBT[$i]}")
+		fi
 		for tg in "${targets[@]}"; do
 			part=${tg%%:*} node=${tg#*:}
 			mapfile -t p < <(_mc_corpus_part_opt "$part")

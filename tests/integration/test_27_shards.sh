@@ -38,6 +38,9 @@ SNEED=$(awk -v c=$CARD 'BEGIN { printf "%.2f GiB", (c * 2 / 8 + 5 * 2^30) / 2^30
 SNEED_B=$(awk -v c=$CARD 'BEGIN { printf "%d", c * 2 / 8 + 5 * 2^30 }')
 
 # --- slurmd's cache holds Slurm's counts -----------------------------------
+# (the node reads IDLE again before the new slurmd has loaded its plugins:
+# the trixie guest asserted before the cache was written)
+mc_wait_until 30 test -s "$CACHE"
 assert_file "$CACHE"
 mc_run "$MEMCORE_BUILD/memcore" audit --config "$CONF" --cache "$CACHE"
 assert_rc 0 "audit of slurmd's cache without ShardsPerGpu=: no finding"

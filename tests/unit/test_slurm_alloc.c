@@ -190,6 +190,7 @@ static void test_exclusive(void **state)
 {
 	const struct mc_slurm_part none = { 0 };
 	const struct mc_slurm_part cpu_def = { .def_mem_per_cpu_mb = 4096 };
+	const struct mc_slurm_part excl_part = { .exclusive = true };
 	const struct tcase c[] = {
 		{ "gpus=8;exclusive=exclusive;mem=400G", none,
 		  { false, 8, 1, 112, 400 * GiB, "--mem=400G",
@@ -201,6 +202,16 @@ static void test_exclusive(void **state)
 		{ "gpus=8;exclusive=exclusive;mem=0?", none,
 		  { false, 8, 1, 112, 2048 * GiB, "--mem=0: the whole node",
 		    MC_MEM_PER_NODE } },
+		/* a whole node has every GPU of the node, whatever it asks
+		 * (22.05.8: --exclusive --gpus-per-node=4 got 8) */
+		{ "gpus-per-node=4;exclusive=exclusive;mem=400G", none,
+		  { false, 8, 1, 112, 400 * GiB, "--mem=400G",
+		    MC_MEM_PER_NODE } },
+		{ "gpus-per-node=4;mem=400G", excl_part,
+		  { false, 8, 1, 112, 400 * GiB, "--mem=400G",
+		    MC_MEM_PER_NODE } },
+		{ "gpus-per-node=4;exclusive=user;mem=400G", none,
+		  { false, 4, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
 		{ "gpus=8;exclusive=user;mem=400G", none,
 		  { false, 8, 1, 1, 400 * GiB, "--mem=400G", MC_MEM_PER_NODE } },
 		{ "gpus=8;exclusive=mcs;mem=400G;cpus-per-gpu=4", none,
@@ -518,6 +529,23 @@ static void test_cores_fewest(void **state)
 			fail_msg("%s: cores %u fewest %u; want %u %u",
 				 c[i].opts, g.alloc.cores, g.alloc.cores_fewest,
 				 c[i].cores, c[i].fewest);
+	}
+	/* MaxMemPerCPU's raise on CPUs shaped per socket: 6 tasks x 2
+	 * CPUs at the fewest (22.05.8 gave them), 103 CPUs = 52 cores at
+	 * the most; unshaped, the raise sizes the job. */
+	{
+		const struct mc_slurm_part mm = { .max_mem_per_cpu_mb = 2000 };
+
+		job_of("nodes=1;cores-per-socket=6;cpus-per-task=2;"
+		       "gpus-per-node=4;mem=200G", &j);
+		mc_slurm_alloc(&j, &mm, &H100, &g);
+		assert_int_equal(g.alloc.cores, 52);
+		assert_int_equal(g.alloc.cores_fewest, 6);
+		job_of("nodes=1;ntasks=6;cpus-per-task=2;gpus-per-node=4;"
+		       "mem=200G", &j);
+		mc_slurm_alloc(&j, &mm, &H100, &g);
+		assert_int_equal(g.alloc.cores, 52);
+		assert_int_equal(g.alloc.cores_fewest, 0);
 	}
 }
 
