@@ -7,7 +7,8 @@
 # and printed as SKIP, never as a pass.
 #
 #   MEMCORE_BUILD   the build dir with memcore.so (default: <repo>/build)
-#   MC_TEST_TIMEOUT seconds per test script (default 300)
+#   MC_TEST_TIMEOUT seconds per test script (default 300; a test with a
+#                   "# timeout: SECONDS" line gets that when longer)
 #   MC_KEEP_WORK=1  keep every test's work dir (a failed test's is always kept)
 #   MC_GUEST_ONLY=1 only the tests marked for the guest tier (tests/vm):
 #                   those that depend on cgroup v2, the kernel's memory
@@ -76,7 +77,10 @@ for t in "${tests[@]}"; do
 	log=$logdir/$n.log
 	t0=$SECONDS
 	if [ -n "${MC_WORK_BASE:-}" ]; then export MC_WORK=$MC_WORK_BASE/$n; fi
-	timeout -k 15 "$timeout_s" bash "$t" >"$log" 2>&1 </dev/null
+	# a test that needs longer says so: "# timeout: SECONDS"
+	t_s=$(sed -n 's/^# timeout: \([0-9][0-9]*\).*/\1/p' "$t" | head -n 1)
+	[ -n "$t_s" ] && [ "$t_s" -gt "$timeout_s" ] || t_s=$timeout_s
+	timeout -k 15 "$t_s" bash "$t" >"$log" 2>&1 </dev/null
 	rc=$?
 	dt=$((SECONDS - t0))
 	# (make check's table: the sanitizer tier's runs apart from the plain ones)
@@ -90,7 +94,7 @@ for t in "${tests[@]}"; do
 			"$( (grep -h 'SKIP: ' "$log" || tail -n 1 "$log") | tail -n 1)"
 	else
 		fail=$((fail + 1)); failed+=("$n")
-		why="rc $rc"; [ $rc = 124 ] && why="timed out after ${timeout_s}s"
+		why="rc $rc"; [ $rc = 124 ] && why="timed out after ${t_s}s"
 		printf 'FAIL  %-40s %4ss  (%s; log %s)\n' "$n" "$dt" "$why" "$log"
 		grep -E '^(FAIL|  )' "$log" | head -n 40 | sed 's/^/      /'
 		echo "      ----- last lines of $log -----"
