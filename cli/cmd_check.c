@@ -959,6 +959,13 @@ int mc_cmd_check(int argc, char **argv)
 	 */
 	memset(&facts, 0, sizeof(facts));
 	node_source = mc_cli_node_source(&a.common, &p);
+	/* -w/-x pick among slurmctld's nodes: one node described by a
+	 * topology or memcore.conf has nothing to pick from. */
+	if ((a.nodelist || a.exclude) && strcmp(node_source, "slurmctld"))
+		return mc_cli_usage_error("check: --%s picks among a "
+			"partition's nodes from slurmctld; here the node comes "
+			"from %s (--topology, TopologyFile= or NodeRam=)",
+			a.nodelist ? "nodelist" : "exclude", node_source);
 	if (!strcmp(node_source, "slurmctld")) {
 		rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, false,
 				      &ctld);

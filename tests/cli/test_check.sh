@@ -163,6 +163,14 @@ expect_eq "no MIG profile: the card" "$(jq '.gpu_memory_bytes' <<<"$OUT")" 15011
 run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --gpu-type 1g.10gb --gpu-type 2g.20gb
 expect_eq "gpu-type twice" "$RC" 2
 expect_contains "gpu-type twice message" "$ERR" "--gpu-type=2g.20gb: given twice with different values"
+# -w/-x pick among slurmctld's nodes: with one node described, an input
+# error, never silently ignored; two different values, too.
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --nodelist gpu01
+expect_eq "--nodelist with --topology exit" "$RC" 2
+expect_contains "--nodelist with --topology message" "$ERR" "memcore: check: --nodelist picks among a partition's nodes from slurmctld; here the node comes from topology-file"
+run_mc check --config "$TMP/empty.conf" --topology "$H200" --gpus 1 --exclude a --exclude b
+expect_eq "--exclude twice exit" "$RC" 2
+expect_contains "--exclude twice message" "$ERR" "--exclude=b: given twice with different values"
 
 # Bad input: exit 2 and the message names the option and value.
 for bad in -1 abc '' 99999999999; do
