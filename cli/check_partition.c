@@ -696,9 +696,10 @@ int mc_check_partition(const struct mc_policy *p,
 
 		snprintf(d, sizeof(d), "memcore: Slurm may start the job on "
 			 "any of these nodes, and the launch refuses it on %s: "
-			 "keep it off %s (--exclude=%s) or size it for %s as "
-			 "below", doubt, n_doubt == 1 ? "that node" :
-			 "those nodes", doubt, n_doubt == 1 ? "it" : "them");
+			 "keep the job off %s (--exclude=%s) or size it for "
+			 "%s as below", doubt, n_doubt == 1 ? "that node" :
+			 "those nodes", doubt, n_doubt == 1 ? "that node" :
+			 "those nodes");
 		json_array_append_new(lines, json_string(d));
 	}
 	if (n_need > 1 && n_fit) {

@@ -44,7 +44,7 @@ bool mc_node_pick_option(struct mc_node_pick *pick, const char *name,
 	return true;
 }
 
-/* Whether name is in hostlist hl (NULL: no list, every name is). */
+/* Whether name is in hostlist hl (callers pass only a list they have). */
 static bool in(mc_hostlist_t hl, const char *name)
 {
 	return slurm_hostlist_find(hl, name) >= 0;

@@ -73,7 +73,7 @@ mc_corpus_submit() {
 		fi
 		# the first node the submission doubts (memcore(8) REFUSAL AT
 		# SUBMISSION): the launch side runs the job there too
-		LET=$(printf '%s\n' "$MC_ERR" | sed -n 's/.* the launch refuses it on \([^:]*\): keep it off .*/\1/p' | head -n1)
+		LET=$(printf '%s\n' "$MC_ERR" | sed -n 's/.* the launch refuses it on \([^:]*\): keep the job off .*/\1/p' | head -n1)
 		[ -n "$LET" ] && SUBMIT_DOUBT[$i]=$(scontrol show hostnames "$LET" | head -n1)
 		if [ "$MC_RC" = 0 ]; then
 			SUBMIT[$i]=passed

@@ -133,7 +133,7 @@ assert_eq false "$(jf .fits)" "fits: false"
 assert_eq "mc-big[1-2]" "$(jf .doubt_nodes)" "doubt_nodes: the big nodes"
 assert_eq 1 "$(jf .nodes_fit)" "nodes_fit still counts the node it fits"
 assert_match "$(jf '.explanation[0]')" "^memcore: fits on 1 of 3 nodes of partition mixed: $MC_NODE_NAME .*; not on mc-big\[1-2\] .*: needs 196 GiB" "the first line: where it fits, where not"
-assert_eq "memcore: Slurm may start the job on any of these nodes, and the launch refuses it on mc-big[1-2]: keep it off those nodes (--exclude=mc-big[1-2]) or size it for them as below" \
+assert_eq "memcore: Slurm may start the job on any of these nodes, and the launch refuses it on mc-big[1-2]: keep the job off those nodes (--exclude=mc-big[1-2]) or size it for those nodes as below" \
 	"$(jf '.explanation[1]')" "the doubt line and its fix"
 assert_contains "$(jf '.explanation[]')" "memcore: this step on mc-big[1-2] needs more than it was given:" "the big nodes' own explanation"
 assert_contains "$(jf '.fix_options[]')" "--mem=196G" "fix_options: the memory that fits them too"
@@ -205,7 +205,7 @@ assert_not_contains "$MC_ERR" "memcore:" "cli_filter: fits some node of mixed: p
 # narrowed to gpu, which it fits, and the user is told.
 mc_run sbatch --test-only -N1 -p mixed --gpus-per-node=4 --cpus-per-gpu=6 --mem=150G --wrap "echo ran"
 assert_ne 0 "$MC_RC" "cli_filter: fits some nodes of mixed, not all Slurm may give it: refused"
-assert_contains "$MC_ERR" "the launch refuses it on mc-big[1-2]: keep it off those nodes (--exclude=mc-big[1-2])" "cli_filter: the fix"
+assert_contains "$MC_ERR" "the launch refuses it on mc-big[1-2]: keep the job off those nodes (--exclude=mc-big[1-2])" "cli_filter: the fix"
 mc_run sbatch --test-only -N1 -p mixed -x 'mc-big[1-2]' --gpus-per-node=4 --cpus-per-gpu=6 --mem=150G --wrap "echo ran"
 assert_rc 0 "cli_filter: with -x mc-big[1-2] it passes"
 assert_not_contains "$MC_ERR" "memcore:" "cli_filter: -x: nothing to say"
