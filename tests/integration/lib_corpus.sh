@@ -24,6 +24,13 @@
 # min= is newer, or sbatch says "unrecognized option") is skipped with the
 # Slurm version: never counted, never agreement.
 
+# The launch side reads each job's state once the queue is empty: slurmctld
+# must still hold the first job then. Its whole wait ran past the default
+# MinJobAge of 300 s under make check's load (test_61, 379 s) and the
+# early jobs were gone ("broken()" though they ran). Before the cluster
+# starts (every test sources this first).
+MC_MIN_JOB_AGE=3600
+
 mc_corpus_ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 _mc_corpus_part_opt() { [ "$1" = - ] || printf -- '-p\n%s\n' "$1"; }
 # INDEX -> o (the options, @FILE@ replaced) and e (env NAME=VALUE...)
