@@ -350,6 +350,11 @@ for _ in $(seq 100); do	# the task from Slurm's own list, its parent slurmstepd
 done
 assert_ne "" "$task" "(g) the step's slurmstepd ($stepd) runs its task ($task)"
 mc_log "(g) slurmstepd $stepd has $(ls "/proc/$stepd/task" | wc -l) threads"
+# The sampler writes the live gauges file at its first sample, half a
+# second or more after the task starts (longer under ASan): kill the
+# slurmstepd once that file is there, so what it leaves is known.
+gfile=memcore_step_mc-node1_${stepd}_${gjob}_0.prom
+mc_wait_until 20 test -e "${PROM%/*}/$gfile"
 kill -9 "$stepd"
 for _ in $(seq 50); do [ -e "/proc/$stepd" ] || break; sleep 0.1; done
 assert_eq "" "$(ls -d "/proc/$stepd" 2>/dev/null)" "(g) slurmstepd and every thread of it (the sampler's too) are gone"
@@ -361,7 +366,6 @@ wait "$srun_pid" 2>/dev/null
 ls -A "${PROM%/*}" >"$MC_WORK/tmp/prom-after"
 # Its live gauges file stays until the next step on the node starts or
 # ends (the slurmstepd its name holds is gone); nothing else is left.
-gfile=memcore_step_mc-node1_${stepd}_${gjob}_0.prom
 assert_eq "$(cat "$MC_WORK/tmp/prom-before")" "$(grep -vxF "$gfile" "$MC_WORK/tmp/prom-after")" "(g) no file left beside the textfile but the killed step's live gauges"
 assert_eq "$gfile" "$(grep -xF "$gfile" "$MC_WORK/tmp/prom-after")" "(g) ... its gauges file, named by its slurmstepd's pid $stepd"
 mc_run srun -n1 --gpus=1 --mem=512M --memcore=explain "$PROGS/mc_hold" 64 1
