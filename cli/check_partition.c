@@ -129,7 +129,7 @@ struct shape_verdict {
 	bool unsure;			/* fits, maybe not what Slurm gives */
 	char unsure_why[320];
 	char why[200];			/* why excluded, else placement */
-	struct mc_judgement j;
+	struct mc_decision d;		/* its judgement: d.j */
 };
 
 /* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
@@ -160,17 +160,24 @@ static void put_shape(FILE *f, const struct shape_verdict *s)
 		s->gpu_memory_bytes, d, sizeof(d)));
 }
 
-/* Judge shape s (its rec and hosts set): false when it is no candidate. */
+/*
+ * Judge shape s (its rec and hosts set): the case c on a node of that
+ * shape, built and decided as launch builds and decides it
+ * (mc_decision.h), with the shape's GPU memory and shard count. False
+ * when it is no candidate.
+ */
 static bool judge_shape(const struct mc_policy *p,
 			const struct mc_ctld_nodes *nodes,
-			const struct mc_request *req,
+			const struct mc_case *base,
 			uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-			const void *args, struct shape_verdict *s)
+			const void *args, bool user_warn,
+			struct shape_verdict *s)
 {
-	struct mc_request r = *req;
+	struct mc_case c = *base;
+	struct mc_request r;
 	struct mc_node node;
 	struct mc_alloc alloc;
-	char from[96];
+	char from[96], err[MC_ERR_MAX];
 
 	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
 		gpu_memory_override, &s->mem_source);
@@ -180,32 +187,33 @@ static bool judge_shape(const struct mc_policy *p,
 		s->gpu_memory_bytes = 0;
 		s->mem_source = MC_MEM_SRC_NONE;
 	}
-	r.gpu_memory_bytes = s->gpu_memory_bytes;
+	c.gpu_memory_bytes = s->gpu_memory_bytes;
 	/* At submission there is no "this node": the figure is the
 	 * option's or memcore.conf's (slurmctld knows no GPU memory). */
-	r.gpu_memory_source = mc_mem_source_text(s->mem_source,
+	c.gpu_memory_source = mc_mem_source_text(s->mem_source,
 		s->rec->gpu_type, NULL, from, sizeof(from));
-	/* A shard or MPS step: its share of this node's cards. */
-	if (r.use.share_kind && s->rec->gpus) {
-		uint32_t per = r.use.share_kind == 1
+	/* A shard or MPS step: its share of this node's cards, by the
+	 * node's count unless the user gave one (--shards-per-gpu). */
+	if (c.share_kind && !c.share_per_gpu && s->rec->gpus)
+		c.share_per_gpu = c.share_kind == 1
 			? mc_shards_per_gpu(p, s->rec->shards, s->rec->gpus,
 					    NULL)
 			: s->rec->mps / s->rec->gpus;
-
-		mc_share_apply(&r, per);
-	}
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
-	r.unified_memory = node.unified_memory;
-	if (!alloc_of(args, nodes, s->rec, &node, &r, &alloc,
+	if (!alloc_of(args, nodes, s->rec, &node, &c, &alloc,
 		      s->alloc_mem_source, sizeof(s->alloc_mem_source),
 		      s->why, sizeof(s->why), &s->gpus_fixed)) {
 		s->excluded = true;
 		return false;
 	}
-	mc_judge(p, &r, &alloc, &node, NULL, s->hosts, &s->j);
-	s->unsure = mc_cli_cores_unsure(p, &r, &alloc, &node, s->hosts, &s->j,
-					s->unsure_why,
+	/* The combination was checked once before any shape: a node
+	 * changes none of it. */
+	mc_case_request(p, &c, &node, &r, err, sizeof(err));
+	mc_decide(p, &r, &alloc, &node, user_warn, false, NULL, s->hosts,
+		  &s->d);
+	s->unsure = mc_cli_cores_unsure(p, &r, &alloc, &node, s->hosts,
+					&s->d.j, s->unsure_why,
 					sizeof(s->unsure_why));
 	return true;
 }
@@ -247,7 +255,7 @@ static bool all_shapes(const struct shape_verdict *sv, size_t n,
 		       size_t field)
 {
 	for (size_t k = 0; k < n; k++)
-		if (!*(const bool *)((const char *)&sv[k].j.v + field))
+		if (!*(const bool *)((const char *)&sv[k].d.j.v + field))
 			return false;
 	return true;
 }
@@ -261,7 +269,7 @@ static char *summary_line(const char *partition,
 	size_t len = 0;
 	FILE *f = open_memstream(&line, &len);
 	const char *sep = "";
-	const struct mc_verdict *v0 = &sv[0].j.v;
+	const struct mc_verdict *v0 = &sv[0].d.j.v;
 	bool unknown = false;
 
 	if (!f)
@@ -269,14 +277,14 @@ static char *summary_line(const char *partition,
 	/* A fitting shape whose GPU memory is unknown was judged without
 	 * its RAM floor: no false refusal, but no "fits" either. */
 	for (size_t k = 0; k < n_shapes; k++)
-		unknown |= sv[k].j.v.fits && sv[k].j.v.gpu_memory_unknown;
+		unknown |= sv[k].d.j.v.fits && sv[k].d.j.v.gpu_memory_unknown;
 	if (n_fit) {
 		fprintf(f, "memcore: fits%s on %zu of %zu %s of partition "
 			"%s: ", unknown ? " as far as memcore can tell" : "",
 			n_fit, n_nodes, n_nodes == 1 ? "node" : "nodes",
 			partition);
 		for (size_t k = 0; k < n_shapes; k++) {
-			if (!sv[k].j.v.fits)
+			if (!sv[k].d.j.v.fits)
 				continue;
 			fputs(sep, f);
 			put_shape(f, &sv[k]);
@@ -308,11 +316,11 @@ static char *summary_line(const char *partition,
 	for (size_t k = 0; k < n_shapes; k++) {
 		char why[96];
 
-		if (sv[k].j.v.fits)
+		if (sv[k].d.j.v.fits)
 			continue;
 		fprintf(f, "%snot on ", sep);
 		put_shape(f, &sv[k]);
-		fprintf(f, ": %s", mc_verdict_reason(&sv[k].j.v, why,
+		fprintf(f, ": %s", mc_verdict_reason(&sv[k].d.j.v, why,
 						     sizeof(why)));
 		sep = "; ";
 	}
@@ -420,12 +428,12 @@ static json_t *shape_json(const struct mc_policy *p,
 				      s->gpu_memory_bytes, s->mem_source);
 	char why[96];
 
-	json_object_set_new(o, "fits", json_boolean(s->j.v.fits));
-	json_object_set_new(o, "impossible", json_boolean(!s->j.v.fits &&
-			    mc_verdict_impossible(&s->j.v)));
+	json_object_set_new(o, "fits", json_boolean(s->d.j.v.fits));
+	json_object_set_new(o, "impossible", json_boolean(!s->d.j.v.fits &&
+			    mc_verdict_impossible(&s->d.j.v)));
 	json_object_set_new(o, "reason", json_string(
-			    mc_verdict_reason(&s->j.v, why, sizeof(why))));
-	json_object_set_new(o, "fix_options", fix_options_json(p, &s->j.v));
+			    mc_verdict_reason(&s->d.j.v, why, sizeof(why))));
+	json_object_set_new(o, "fix_options", fix_options_json(p, &s->d.j.v));
 	return o;
 }
 
@@ -458,7 +466,7 @@ static size_t doubt_nodes(const struct shape_verdict *sv, size_t n_cand,
 
 	hosts[0] = '\0';
 	for (size_t k = 0; k < n_cand; k++) {
-		if (sv[k].j.v.fits || !placeable(&sv[k].j.v))
+		if (sv[k].d.j.v.fits || !placeable(&sv[k].d.j.v))
 			continue;
 		if (!n)
 			*first = k;
@@ -473,7 +481,7 @@ static size_t doubt_nodes(const struct shape_verdict *sv, size_t n_cand,
 
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
-		       const struct mc_request *req,
+		       const struct mc_case *c,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
 		       const void *args, bool user_warn, bool json, bool print,
 		       const struct mc_cli_notes *notes)
@@ -489,7 +497,7 @@ int mc_check_partition(const struct mc_policy *p,
 	enum mc_launch launch;
 	char let_why[512] = "";
 	/* A step on N nodes (--nodes) needs N nodes that each fit. */
-	size_t n_need = req->nodes > 1 ? req->nodes : 1;
+	size_t n_need = c->nodes > 1 ? c->nodes : 1;
 	char *summary;
 	json_t *lines = json_array();
 
@@ -518,8 +526,8 @@ int mc_check_partition(const struct mc_policy *p,
 
 		mc_ctld_hostlist(nodes, shape_of, k, s->hosts,
 				 sizeof(s->hosts));
-		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
-				 args, s))
+		if (!judge_shape(p, nodes, c, gpu_memory_override, alloc_of,
+				 args, user_warn, s))
 			n_excluded += s->count;
 	}
 	/*
@@ -537,14 +545,14 @@ int mc_check_partition(const struct mc_policy *p,
 		s->count = nodes->n_unjudged;
 		s->bound = true;
 		snprintf(s->hosts, sizeof(s->hosts), "%s", nodes->unjudged);
-		if (!judge_shape(p, nodes, req, gpu_memory_override, alloc_of,
-				 args, s)) {
+		if (!judge_shape(p, nodes, c, gpu_memory_override, alloc_of,
+				 args, user_warn, s)) {
 			n_excluded += s->count;
 			n_bound = s->count;
 			unjudged = 0;
 			n_shapes++;
-		} else if (s->gpus_fixed && !s->j.v.fits &&
-			   s->j.v.alloc.mem_form != MC_MEM_PER_CPU) {
+		} else if (s->gpus_fixed && !s->d.j.v.fits &&
+			   s->d.j.v.alloc.mem_form != MC_MEM_PER_CPU) {
 			n_bound = s->count;
 			unjudged = 0;
 			n_shapes++;
@@ -565,7 +573,7 @@ int mc_check_partition(const struct mc_policy *p,
 	}
 	n_cand = k_out;
 	for (size_t k = 0; k < n_cand; k++)
-		if (sv[k].j.v.fits) {
+		if (sv[k].d.j.v.fits) {
 			n_fit += sv[k].count;
 			if (rep == SIZE_MAX || (sv[rep].unsure &&
 						!sv[k].unsure))
@@ -653,7 +661,7 @@ int mc_check_partition(const struct mc_policy *p,
 			json_object_set_new(o, "allow_user_warn",
 					    json_boolean(p->allow_user_warn));
 			json_object_set_new(o, "gpus",
-					    json_integer(req->gpus));
+					    json_integer(c->gpus));
 			json_object_set_new(o, "partition",
 					    json_string(nodes->partition));
 			json_object_set_new(o, "nodes", json_integer(
@@ -726,9 +734,9 @@ int mc_check_partition(const struct mc_policy *p,
 		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
-		for (size_t i = 0; i < sv[k].j.e.n; i++)
+		for (size_t i = 0; i < sv[k].d.j.e.n; i++)
 			json_array_append_new(lines,
-					      json_string(sv[k].j.e.line[i]));
+					      json_string(sv[k].d.j.e.line[i]));
 	}
 	/* Where Slurm's placement decides, what was judged and why (the
 	 * same for every shape: its first). */
@@ -753,8 +761,8 @@ int mc_check_partition(const struct mc_policy *p,
 	if (!print) {
 		/* the answer only */
 	} else if (json) {
-		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].j.v,
-						&sv[rep].j.e);
+		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].d.j.v,
+						&sv[rep].d.j.e);
 		json_t *shapes = json_array();
 
 		for (size_t k = 0; k < n_cand; k++)

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "mc_config.h"
+#include "mc_decision.h"
 #include "mc_judge.h"
 #include "mc_rules.h"
 #include "mc_slurmctld.h"
@@ -143,7 +144,8 @@ json_t *mc_cli_shape_json(const char *hosts, size_t count,
 /*
  * What a request asks of one kind of node (cmd_check.c's check_alloc,
  * or the job's Slurm options through mc_slurm_alloc()): the allocation,
- * and the step's GPUs on that node into req->gpus. Returns false when the
+ * and the step's GPUs on that node into c->gpus (the case the request is
+ * then built from, mc_decision.h). Returns false when the
  * node is no candidate for the job at all (a GPU type it does not have),
  * with why set. *gpus_fixed: the step's GPUs on a node do not depend on
  * the node (an upper bound of unseen nodes can then be judged).
@@ -152,7 +154,7 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
 				const struct mc_ctld_nodes *nodes,
 				const struct mc_node_record *rec,
 				const struct mc_node *node,
-				struct mc_request *req, struct mc_alloc *alloc,
+				struct mc_case *c, struct mc_alloc *alloc,
 				char *mem_source, size_t mem_source_len,
 				char *why, size_t why_len, bool *gpus_fixed);
 
@@ -174,7 +176,9 @@ struct mc_cli_notes {
 void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);
 
 /*
- * Judge req against every node shape of a partition from slurmctld (GPU
+ * Judge case c (mc_decision.h: built into a request and decided per
+ * shape, as launch does) against every node shape of a partition from
+ * slurmctld (GPU
  * memory per shape: gpu_memory_override when not 0, else GpuTypeMemory=,
  * else GpuMemory=) and print which nodes it fits:
  *   memcore: fits on 12 of 16 nodes of partition gpu: gpu[01-12] (...);
@@ -195,7 +199,7 @@ void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);
  */
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
-		       const struct mc_request *req,
+		       const struct mc_case *c,
 		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
 		       const void *args, bool user_warn, bool json, bool print,
 		       const struct mc_cli_notes *notes);

@@ -376,7 +376,7 @@ static bool same_values(const struct check_args *x,
  */
 static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			const struct mc_node_record *rec,
-			const struct mc_node *node, struct mc_request *req,
+			const struct mc_node *node, struct mc_case *c,
 			struct mc_alloc *alloc, char *mem_source,
 			size_t mem_source_len, char *why, size_t why_len,
 			bool *gpus_fixed)
@@ -419,6 +419,7 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		alloc->mem_form = MC_MEM_PER_CPU;
 	}
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
+	alloc->mem_unset = !(a->mem_set && mem);
 	if (a->mem_set) {
 		snprintf(mem_source, mem_source_len, "--%s=%s",
 			 a->mem_opt == OPT_MEM_PER_GPU ? "mem-per-gpu"
@@ -442,7 +443,7 @@ struct job_args {
 
 static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		      const struct mc_node_record *rec,
-		      const struct mc_node *node, struct mc_request *req,
+		      const struct mc_node *node, struct mc_case *c,
 		      struct mc_alloc *alloc, char *mem_source,
 		      size_t mem_source_len, char *why, size_t why_len,
 		      bool *gpus_fixed)
@@ -472,7 +473,7 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	}
 	/* A shard or MPS job drives one shared card (its share sized by
 	 * mc_share_apply). */
-	req->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
+	c->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
 	*alloc = g.alloc;
 	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
 	alloc->mem_source = mem_source;
@@ -775,7 +776,7 @@ static int not_a_gpu_step(bool json)
  */
 static int check_dataset_in_memory(const struct mc_opts *o,
 				   const struct mc_policy *p,
-				   struct mc_request *req, char *err,
+				   struct mc_case *c, char *err,
 				   size_t errlen)
 {
 	static struct mc_dataset d;
@@ -787,10 +788,13 @@ static int check_dataset_in_memory(const struct mc_opts *o,
 		return -1;
 	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS,
 			 measure);
-	if (measure && mc_dataset_in_memory_bytes(&d, &req->use.dataset_bytes,
-						  err, errlen) < 0)
-		return -1;
-	req->use.dataset_stage = mc_dataset_stage_cmd(&d, false,
+	if (measure) {
+		if (mc_dataset_in_memory_bytes(&d, &c->dataset_bytes, err,
+					       errlen) < 0)
+			return -1;
+		c->dataset_measured = true;
+	}
+	c->dataset_stage = mc_dataset_stage_cmd(&d, false,
 		p->local_scratch, "$SLURM_JOB_ID", stage, sizeof(stage));
 	return 0;
 }
@@ -807,11 +811,13 @@ int mc_cmd_check(int argc, char **argv)
 	struct mc_ctld_nodes ctld = { .n = 0 };
 	static struct mc_jobfiles files;
 	struct mc_policy p;
-	struct mc_request req = { 0 };
+	static struct mc_decision d;
+	struct mc_case c = { 0 };
+	struct mc_request req;
 	struct mc_node node;
 	struct mc_alloc alloc;
-	struct mc_judgement j;
-	char err[MC_ERR_MAX], mem_source[96], mem_from[96];
+	const struct mc_judgement *j;
+	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_source[96], mem_from[96];
 	char measured_on[MC_ERR_MAX];
 	enum mc_mem_source mem_src = MC_MEM_SRC_NONE;
 	const char *node_source;
@@ -982,55 +988,53 @@ int mc_cmd_check(int argc, char **argv)
 					   "judge");
 	mc_facts_node(&facts, &p, &node);
 
-	req.gpus = a.gpus;
-	req.nodes = a.nodes;
-	req.unified_memory = node.unified_memory;
-	mc_opts_request(&a.opts, &p, &req);
-	req.use.ranks = a.tasks;
-	mc_jobfiles_apply(&files, &a.opts, &p, &req);
+	/* The case, as launch builds it (mc_decision.h), from the command
+	 * line, the job's files and the node described. */
+	c.opts = &a.opts;
+	c.files = &files;
+	c.gpus = a.gpus;
+	c.nodes = a.nodes;
+	c.ranks = a.tasks;
 	/* The one resolver: --gpu-memory, else the node's, a MIG slice
 	 * sized as a slice (--gpu-type), else GpuTypeMemory=/GpuMemory=. */
-	req.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
+	c.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
 		? a.gpu_memory_bytes
 		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
 					       a.gpu_type, &mem_src);
 	if (a.gpu_memory_set && a.gpu_memory_bytes)
 		mem_src = MC_MEM_SRC_OPTION;
-	req.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
+	c.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
 		measured_where(&a.common, &p, node_source, measured_on,
 			       sizeof(measured_on)), mem_from, sizeof(mem_from));
 	/* A shard or MPS step: its share of the card, shards per GPU as
 	 * launch counts them (mc_shards_per_gpu): per shape from the nodes'
-	 * Gres when they come from slurmctld; a node described by a
-	 * topology or memcore.conf has no Slurm count, so only
-	 * --shards-per-gpu or ShardsPerGpu= says it. */
-	req.use.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
-	req.use.share_count = a.shards ? a.shards : a.mps;
-	req.use.share_per_gpu = a.shards_per_gpu;
-	if (req.use.share_kind && !ctld.n) {
-		mc_share_apply(&req, a.shards ? mc_shards_per_gpu(&p,
-			       facts.slurm_shards, facts.slurm_gpus, NULL) : 0);
-		/* The whole card would be a false refusal of what launch
-		 * sizes by Slurm's count: no answer rather than a wrong one. */
-		if (req.use.share_kind == 1 && !req.use.share_per_gpu &&
-		    strcmp(node_source, "slurmctld")) {
-			mc_ctld_free(&ctld);
-			return not_judged(a.common.json, "memcore: --shards: "
-				"the shards of one GPU are unknown for a node "
-				"described by a topology or memcore.conf (Slurm's "
-				"count is in its node record, not here): not "
-				"judged; launch sizes the step by the node's "
-				"shard count (set ShardsPerGpu= or "
-				"--shards-per-gpu to judge it here)", NULL,
-				&notes);
-		}
+	 * Gres when they come from slurmctld (check_partition.c); a node
+	 * described by a topology or memcore.conf has no Slurm count, so
+	 * only --shards-per-gpu or ShardsPerGpu= says it. */
+	c.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
+	c.share_count = a.shards ? a.shards : a.mps;
+	c.share_per_gpu = a.shards_per_gpu;
+	if (c.share_kind == 1 && !c.share_per_gpu && !ctld.n)
+		c.share_per_gpu = mc_shards_per_gpu(&p, facts.slurm_shards,
+						    facts.slurm_gpus, NULL);
+	/* The whole card would be a false refusal of what launch sizes by
+	 * Slurm's count: no answer rather than a wrong one. */
+	if (c.share_kind == 1 && !c.share_per_gpu && !ctld.n &&
+	    strcmp(node_source, "slurmctld")) {
+		mc_ctld_free(&ctld);
+		return not_judged(a.common.json, "memcore: --shards: the "
+			"shards of one GPU are unknown for a node described by "
+			"a topology or memcore.conf (Slurm's count is in its "
+			"node record, not here): not judged; launch sizes the "
+			"step by the node's shard count (set ShardsPerGpu= or "
+			"--shards-per-gpu to judge it here)", NULL, &notes);
 	}
 	if (a.opts.set[MC_OPT_DATASET_IN_MEMORY] &&
-	    check_dataset_in_memory(&a.opts, &p, &req, err, sizeof(err)) < 0) {
+	    check_dataset_in_memory(&a.opts, &p, &c, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
 	}
-	if (mc_request_check(&p, &req, err, sizeof(err)) < 0) {
+	if (mc_case_request(&p, &c, &node, &req, err, sizeof(err)) < 0) {
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
 	}
@@ -1050,7 +1054,7 @@ int mc_cmd_check(int argc, char **argv)
 		 * stands (the plugin judges again at launch).
 		 */
 		if (ctld.from_cache &&
-		    mc_check_partition(&p, &ctld, &req, gm, fn, args,
+		    mc_check_partition(&p, &ctld, &c, gm, fn, args,
 				       user_warn, a.common.json, false, &notes)
 		    != MC_EXIT_FITS) {
 			mc_ctld_free(&ctld);
@@ -1060,24 +1064,28 @@ int mc_cmd_check(int argc, char **argv)
 				return rc;
 			mc_node_pick_apply(&ctld, &pick);
 		}
-		rc = mc_check_partition(&p, &ctld, &req, gm, fn, args,
+		rc = mc_check_partition(&p, &ctld, &c, gm, fn, args,
 					user_warn, a.common.json, true, &notes);
 		mc_ctld_free(&ctld);
 		return rc;
 	}
 	err[0] = '\0';
 	if (a.slurm_options)
-		job_alloc(&ja, NULL, NULL, &node, &req, &alloc, mem_source,
+		job_alloc(&ja, NULL, NULL, &node, &c, &alloc, mem_source,
 			  sizeof(mem_source), err, sizeof(err), &fixed);
 	else
-		check_alloc(&a, NULL, NULL, &node, &req, &alloc, mem_source,
+		check_alloc(&a, NULL, NULL, &node, &c, &alloc, mem_source,
 			    sizeof(mem_source), err, sizeof(err), &fixed);
-	mc_judge(&p, &req, &alloc, &node, NULL, NULL, &j);
-	unsure = mc_cli_cores_unsure(&p, &req, &alloc, &node, NULL, &j,
+	/* Built again with the GPUs Slurm gives on this node (the job's
+	 * options): the combination was checked above. */
+	mc_case_request(&p, &c, &node, &req, why, sizeof(why));
+	mc_decide(&p, &req, &alloc, &node, user_warn, false, NULL, NULL, &d);
+	j = &d.j;
+	unsure = mc_cli_cores_unsure(&p, &req, &alloc, &node, NULL, j,
 				     unsure_why, sizeof(unsure_why));
-	launch = mc_launch_outcome(&p, user_warn, j.v.fits);
+	launch = d.launch;
 	if (a.common.json) {
-		json_t *o = mc_cli_verdict_json(&p, node_source, &j.v, &j.e);
+		json_t *o = mc_cli_verdict_json(&p, node_source, &j->v, &j->e);
 
 		if (a.common.partition)
 			json_object_set_new(o, "partition",
@@ -1092,16 +1100,16 @@ int mc_cmd_check(int argc, char **argv)
 		mc_cli_launch_json(o, &p, user_warn, launch);
 		mc_cli_json_print(o);
 	} else {
-		for (size_t i = 0; i < j.e.n; i++)
-			puts(j.e.line[i]);
+		for (size_t i = 0; i < j->e.n; i++)
+			puts(j->e.line[i]);
 		if (err[0])
 			puts(err);
 		if (unsure)
 			puts(unsure_why);
 		for (size_t i = 0; i < notes.n; i++)
 			puts(notes.line[i]);
-		if (mc_launch_line(&p, user_warn, launch))
-			puts(mc_launch_line(&p, user_warn, launch));
+		if (d.launch_line)
+			puts(d.launch_line);
 	}
 	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
 }

@@ -92,6 +92,10 @@ struct mc_alloc {
 					 * has CPUs the step did not get */
 	const char *mem_source;		/* how it was asked, e.g. "--mem=400G";
 					 * may be NULL */
+	/* No memory figure was asked or given (Slurm without memory as a
+	 * consumable, a check without --mem): mem_bytes is the node's RAM,
+	 * and there is no limit to hold the step to (mc_decision.h). */
+	bool mem_unset;
 	enum mc_mem_form mem_form;	/* the fix's memory option */
 	enum mc_cpu_form cpu_form;	/* the fix's CPU option */
 	uint32_t tasks;			/* tasks of the step on the node, for

@@ -61,7 +61,7 @@ bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
 	return p && p->shards_per_gpu && per && per != p->shards_per_gpu;
 }
 
-void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
+void mc_share_apply(struct mc_request *r, uint32_t per_gpu, const char *from)
 {
 	struct mc_usage *u = &r->use;
 	uint32_t den = u->share_per_gpu ? u->share_per_gpu : per_gpu;
@@ -81,8 +81,9 @@ void mc_share_apply(struct mc_request *r, uint32_t per_gpu)
 	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);
 	/* Kept: the verdict compares the count with the node's shares. */
 	u->share_per_gpu = den;
-	mc_usage_note(u, "%s: %u/%u of a %s GPU", u->share_kind == 1 ?
-		      "gres/shard" : "gres/mps", u->share_count, den,
+	mc_usage_note(u, "%s%s%s%s: %u/%u of a %s GPU", u->share_kind == 1 ?
+		      "gres/shard" : "gres/mps", from ? " (" : "",
+		      from ? from : "", from ? ")" : "", u->share_count, den,
 		      card ? mc_fmt_bytes(card, a, sizeof(a))
 		      : "unknown-memory");
 }

@@ -161,10 +161,11 @@ bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
  * GPU (r->use.share_per_gpu wins when set); an MPS count without one is
  * out of 100, as Slurm's gres/mps docs count a GPU. A shard share with
  * per_gpu unknown (0) leaves the card and says so in a note. Adds the note
- * "gres/shard: 8/64 of a 80 GiB GPU", and sets r->use.share_per_gpu to
+ * "gres/shard: 8/64 of a 80 GiB GPU" ("gres/shard (FROM): ..." with from,
+ * the variable Slurm set at launch), and sets r->use.share_per_gpu to
  * the count per GPU used (the verdict checks the node has that many).
  */
-void mc_share_apply(struct mc_request *r, uint32_t per_gpu);
+void mc_share_apply(struct mc_request *r, uint32_t per_gpu, const char *from);
 
 /* Add a note (dropped past MC_NOTES_MAX). */
 void mc_usage_note(struct mc_usage *u, const char *fmt, ...)

@@ -346,8 +346,8 @@ int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
 	mc_config_policy(&p->cfg, s.partition, &pol);
 	if (p->cfg_err[0] || pol.mode == MC_MODE_OFF)
 		return 0;
-	workers = p->opts.set[MC_OPT_WORKERS] ? p->opts.workers
-					      : pol.dataloader_workers;
+	/* The decision's (mc_decision.h): what the step was judged with. */
+	workers = p->decision.workers;
 	/* Every task of a GPU step, bound or not: scripts pass it on as
 	 * DataLoader(num_workers=...). The total per GPU stays a plain
 	 * number (scripts read it with int(), and a nested srun sizes the

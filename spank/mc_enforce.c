@@ -127,7 +127,7 @@ void mc_enforce_job_epilog(uint32_t job_id)
 }
 
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
-			  const struct mc_policy *pol, spank_t sp)
+			  const struct mc_decision *d, spank_t sp)
 {
 	struct mc_cgroup cg;
 	char err[MC_ERR_MAX], token[16];
@@ -135,12 +135,14 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 
 	memset(e, 0, sizeof(*e));
 	e->lock_fd = e->job_lock_fd = -1;
-	/* No memory figure (0: "the whole node") leaves nothing to hold. */
-	if (pol->mode == MC_MODE_OFF || !pol->cgroup_memory || !s->mem_mb)
+	/* The decision says whether and to what (mc_decision.h): a refused
+	 * or unchecked step, CgroupMemory=no, or no memory figure leave
+	 * nothing to hold. */
+	if (!d->enforce)
 		return;
 	snprintf(e->step_name, sizeof(e->step_name), "%s", s->step_name);
 	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s->mem_source);
-	e->limit_bytes = s->mem_mb << 20;
+	e->limit_bytes = d->limit_bytes;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n) == ESPANK_SUCCESS)
 		e->local_tasks = n;
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0) {

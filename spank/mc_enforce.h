@@ -68,13 +68,16 @@ struct mc_enforce {
 void mc_enforce_slurmd_sweep(void);
 
 /* user_init (slurmstepd, as the user, before the tasks fork): the step's
- * memory cgroup for step s under policy pol (a GPU step with a readable
- * policy): Slurm's, or memcore's own to make at task_post_fork. */
+ * memory cgroup for step s, when its decision d (mc_decision.h) holds it
+ * to a limit (d->enforce, d->limit_bytes; otherwise nothing is set up and
+ * every later hook does nothing): Slurm's, or memcore's own to make at
+ * task_post_fork. */
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
-			  const struct mc_policy *pol, spank_t sp);
+			  const struct mc_decision *d, spank_t sp);
 
-/* task_init_privileged (each task, root, before exec) once the verdict
- * lets the step run: tighten Slurm's limit, protect slurmstepd. */
+/* task_init_privileged (each task, root, before exec) of a step the
+ * decision holds to its limit: tighten Slurm's limit, protect
+ * slurmstepd. */
 void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id);
 
 /* task_post_fork (slurmstepd, root, after each task's fork, before it may

@@ -17,6 +17,7 @@
 #include "mc_after.h"
 #include "mc_cache.h"
 #include "mc_config.h"
+#include "mc_decision.h"
 #include "mc_enforce.h"
 #include "mc_opts.h"
 #include "mc_step.h"
@@ -64,7 +65,9 @@ struct mc_plugin {
 	 * delivered by each task in task_init_privileged. */
 	bool verdict_done;
 	int verdict_rc;			/* 0: the step runs; -1: refused */
-	bool verdict_enforce;		/* runs, held to its memory */
+	/* The decision (mc_decision.h): binding reads its workers,
+	 * enforcement its limit, the summary its figures. */
+	struct mc_decision decision;
 	char *verdict_text;		/* local task 0 prints it; NULL none */
 	/* What task_init needs but only task_init_privileged sees (the
 	 * same task process runs both): the user's --cpu-bind (in

@@ -341,3 +341,34 @@ bool mc_step_ignored(const struct mc_step *s)
 {
 	return s->step_id == SLURM_EXTERN_CONT || s->gpus == 0;
 }
+
+void mc_step_case(const struct mc_step *s, struct mc_case *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->gpus = s->gpus;
+	c->nodes = s->nodes;
+	c->ranks = s->tasks;
+	if (s->shards) {
+		c->share_kind = 1;
+		c->share_count = s->shards;
+		c->share_from = "SLURM_SHARDS_ON_NODE";
+	} else if (s->mps_percent) {
+		c->share_kind = 2;
+		c->share_count = s->mps_percent;
+		c->share_per_gpu = 100;
+		c->share_from = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE";
+	}
+}
+
+void mc_step_alloc(const struct mc_step *s, const struct mc_node *n,
+		   struct mc_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	/* Slurm's figure in MB; none: the whole node, nothing to hold. */
+	a->mem_bytes = s->mem_mb ? s->mem_mb << 20 : n->ram_bytes;
+	a->mem_unset = !s->mem_mb;
+	a->cores = s->cores >= 0 ? (uint32_t)s->cores : n->cores;
+	a->job_cores = s->job_cores >= 0 ? (uint32_t)s->job_cores : 0;
+	a->mem_source = s->mem_source;
+	a->mem_form = s->mem_form;	/* the fix names the user's option */
+}

@@ -15,6 +15,7 @@
 #include <slurm/spank.h>
 
 #include "mc_config.h"
+#include "mc_decision.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 
@@ -125,5 +126,24 @@ void mc_step_end_everywhere(const struct mc_step *s);
 
 /* true for the steps memcore leaves alone: the extern step, no GPUs. */
 bool mc_step_ignored(const struct mc_step *s);
+
+/*
+ * What the step got on this node, as a case for the one builder
+ * (mc_decision.h): its GPUs, nodes and tasks here, and a shared card's
+ * share as Slurm set it (gres/shard: SLURM_SHARDS_ON_NODE, its count per
+ * GPU left 0 for the caller, who knows the node's; gres/mps:
+ * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, out of 100). The options, files,
+ * GPU memory and dataset are the caller's to add. Pure: no Slurm call.
+ */
+void mc_step_case(const struct mc_step *s, struct mc_case *c);
+
+/*
+ * Slurm's grant to the step on node n, for the decision: its memory
+ * (bytes; no figure: the node's RAM, mem_unset), cores (unknown: the
+ * node's), the job's cores here, and the option the memory was asked
+ * with. Pure: no Slurm call.
+ */
+void mc_step_alloc(const struct mc_step *s, const struct mc_node *n,
+		   struct mc_alloc *a);
 
 #endif

@@ -114,10 +114,9 @@ const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
 }
 
 /* The verdict's outcome, for every task to deliver. */
-static void keep(struct mc_plugin *p, int rc, bool enforce, const char *text)
+static void keep(struct mc_plugin *p, int rc, const char *text)
 {
 	p->verdict_rc = rc;
-	p->verdict_enforce = enforce;
 	free(p->verdict_text);
 	p->verdict_text = text && *text ? strdup(text) : NULL;
 }
@@ -151,23 +150,22 @@ static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
 		       : " (OnError=refuse: GPU steps cannot start until the "
 			 "administrator fixes it)");
 	slurm_info("%s", line);	/* log once: the user has it from task 0 */
-	keep(p, allow ? 0 : -1, false, line);
+	keep(p, allow ? 0 : -1, line);
 }
 
 /*
  * The figures srun/sbatch read from the job's own files, from the job's
- * environment (slurmstepd never opens the files: mc_jobfiles.h), applied
- * to the request; and the step's ranks on this node.
+ * environment (slurmstepd never opens the files: mc_jobfiles.h), into
+ * c->files (NULL: none). Returns 0, or -1 with err (the user's to fix).
  */
-static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
-		     const struct mc_policy *pol, struct mc_request *req,
+static int job_files(struct mc_plugin *p, spank_t sp, struct mc_case *c,
 		     char *err, size_t errlen)
 {
-	struct mc_jobfiles f;
+	static struct mc_jobfiles f;
 	char *v = NULL;
 	int rc = mc_step_getenv(sp, MC_JOBFILES_ENV, &v, err, errlen);
 
-	req->use.ranks = s->tasks;
+	c->files = NULL;
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
@@ -183,14 +181,13 @@ static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 				 "--export=NONE?)", named, MC_JOBFILES_ENV);
 			return -1;
 		}
-		mc_jobfiles_apply(NULL, &p->opts, pol, req);
 		return 0;
 	}
 	rc = mc_jobfiles_parse(v, &f, err, errlen);
 	free(v);
 	if (rc < 0)
 		return -1;
-	mc_jobfiles_apply(&f, &p->opts, pol, req);
+	c->files = &f;
 	return 0;
 }
 
@@ -198,14 +195,14 @@ static int job_files(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
  * --dataset-in-memory (mc_terms.h): without SIZE, the --dataset paths'
  * size as srun/sbatch measured it as the user (MEMCORE_DATASET_FACTS);
  * with a --dataset path, the command that stages it to the policy's
- * LocalScratch, for the explanation's fix. Returns 0, or -1 with err when
- * the size is unknown here (the figures did not reach the step, or do not
- * say it): the user is told to give SIZE.
+ * LocalScratch, for the explanation's fix; into c. Returns 0, or -1 with
+ * err when the size is unknown here (the figures did not reach the step,
+ * or do not say it): the user is told to give SIZE.
  */
 static int dataset_in_memory(struct mc_plugin *p, spank_t sp,
 			     const struct mc_step *s,
-			     const struct mc_policy *pol,
-			     struct mc_request *req, char *err, size_t errlen)
+			     const struct mc_policy *pol, struct mc_case *c,
+			     char *err, size_t errlen)
 {
 	static struct mc_dataset d;
 	static char stage[1024];
@@ -236,13 +233,63 @@ static int dataset_in_memory(struct mc_plugin *p, spank_t sp,
 			 "size in RAM: --dataset-in-memory=SIZE", why);
 		return -1;
 	}
-	if (measure && mc_dataset_in_memory_bytes(&d, &req->use.dataset_bytes,
-						  err, errlen) < 0)
-		return -1;
+	if (measure) {
+		if (mc_dataset_in_memory_bytes(&d, &c->dataset_bytes, err,
+					       errlen) < 0)
+			return -1;
+		c->dataset_measured = true;
+	}
 	snprintf(job, sizeof(job), "%u", s->job_id);
 	mc_dataset_stage_cmd(&d, false, pol->local_scratch, job, stage,
 			     sizeof(stage));
-	req->use.dataset_stage = stage;
+	c->dataset_stage = stage;
+	return 0;
+}
+
+/*
+ * What this node's slurmstepd read of the step, as one case
+ * (mc_decision.h): Slurm's grant (mc_step_case), memcore's options, the
+ * job's files and dataset from its environment, the GPUs' memory and a
+ * shard's count per GPU from the node's facts. Returns 0, or -1 with err
+ * = the user's mistake in the job's figures, -2 with err = a shard count
+ * the job set itself (both refused whatever OnError says).
+ */
+static int step_case(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
+		     const struct mc_policy *pol,
+		     const struct mc_node_facts *facts, struct mc_case *c,
+		     char *err, size_t errlen)
+{
+	static char mem_from[96];
+	enum mc_mem_source mem_src;
+
+	mc_step_case(s, c);
+	c->opts = &p->opts;
+	if (job_files(p, sp, c, err, errlen) < 0 ||
+	    dataset_in_memory(p, sp, s, pol, c, err, errlen) < 0)
+		return -1;
+	c->gpu_memory_bytes = mc_facts_step_gpu_memory_for(facts, pol,
+			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0,
+			0, NULL, &mem_src);
+	/* "this node" when the node measured it, else memcore.conf's key */
+	c->gpu_memory_source = mc_mem_source_text(mem_src, NULL, NULL,
+						  mem_from, sizeof(mem_from));
+	if (c->share_kind == 1) {
+		c->share_per_gpu = mc_shards_per_gpu(pol, facts->slurm_shards,
+						     facts->slurm_gpus, NULL);
+		/* A step of a GPU from Slurm whose node has no shard count:
+		 * gres/shard is not configured here, so Slurm never set
+		 * SLURM_SHARDS_ON_NODE: the job did. That is the user's
+		 * error under every OnError (a set-up error would let
+		 * OnError=allow run the step unchecked on the job's say). */
+		if (!c->share_per_gpu) {
+			snprintf(err, errlen, "SLURM_SHARDS_ON_NODE=%u in the "
+				 "job's environment, but this node has no shards "
+				 "(no shard in its Gres=, no ShardsPerGpu=), so "
+				 "Slurm did not set it: the job did: unset it",
+				 s->shards);
+			return -2;
+		}
+	}
 	return 0;
 }
 
@@ -295,20 +342,25 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *facts;
 	const struct mc_step *s = mc_stepd_step(p, sp);
+	struct mc_decision *d = &p->decision;
+	struct mc_judgement *j;
 	struct mc_policy pol;
-	struct mc_request req = { 0 };
+	struct mc_case c;
+	struct mc_request req;
 	struct mc_node node;
-	struct mc_alloc alloc = { 0 };
-	struct mc_judgement j;
-	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_from[96];
-	enum mc_mem_source mem_src;
+	struct mc_alloc alloc;
+	char err[MC_ERR_MAX], why[MC_ERR_MAX];
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
-	bool refuse, user_warn = p->opts.mode & MC_USER_WARN;
-	enum mc_launch launch;
+	char ds_text[8 * 201];
+	bool refuse, ds_refuses, user_warn = p->opts.mode & MC_USER_WARN;
 	const char *outcome;
-	size_t used = 0;
+	size_t used = 0, ds_used = 0;
+	int rc;
 
-	keep(p, 0, false, NULL);
+	keep(p, 0, NULL);
+	/* Until it is judged: runs unchecked, unlimited (binding and
+	 * enforcement read this). */
+	memset(d, 0, sizeof(*d));
 	if (!s) {
 		mc_config_policy(&p->cfg, p->step.partition, &pol);
 		setup_error(p, &pol, &p->step, p->step_err);
@@ -319,6 +371,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	if (mc_step_ignored(s))
 		return;
 	mc_config_policy(&p->cfg, s->partition, &pol);
+	mc_decision_unchecked(&pol, &p->opts, d);
 	/* What only the job's environment can have made is the user's
 	 * error, never the node's set-up: refused whatever OnError says
 	 * (Mode=off checks nothing, so nothing is refused there). */
@@ -329,7 +382,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			 s->step_name, s->user_err);
 		slurm_info("memcore: job %s: refused: %s", s->step_name,
 			   s->user_err);
-		keep(p, -1, false, err);
+		keep(p, -1, err);
 		return;
 	}
 	if (p->cfg_err[0]) {
@@ -353,74 +406,27 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 
 	mc_facts_node(facts, &pol, &node);	/* the rules count the step's
 						 * GPUs as the node's at least */
-	req.gpus = s->gpus;
-	req.nodes = s->nodes;
-	mc_opts_request(&p->opts, &pol, &req);
-	if (job_files(p, sp, s, &pol, &req, why, sizeof(why)) < 0 ||
-	    dataset_in_memory(p, sp, s, &pol, &req, why, sizeof(why)) < 0) {
-		snprintf(err, sizeof(err), "memcore: step %s: %s",
-			 s->step_name, why);
+	rc = step_case(p, sp, s, &pol, facts, &c, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "memcore: step %s: %s%s",
+			 s->step_name, rc == -2 ? "refused: " : "", why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
-		keep(p, -1, false, err);
+		keep(p, -1, err);
 		return;
 	}
-	req.gpu_memory_bytes = mc_facts_step_gpu_memory_for(facts, &pol,
-			s->gpu_idx, s->n_gpu_idx > 0 ? (size_t)s->n_gpu_idx : 0,
-			0, NULL, &mem_src);
-	/* "this node" when the node measured it, else memcore.conf's key */
-	req.gpu_memory_source = mc_mem_source_text(mem_src, NULL, NULL,
-						   mem_from, sizeof(mem_from));
-	req.unified_memory = node.unified_memory;
-	/* A shared card is sized by the step's share, as a MIG slice is. */
-	if (s->shards || s->mps_percent) {
-		uint64_t card = req.gpu_memory_bytes;
-		uint32_t num = s->shards ? s->shards : s->mps_percent;
-		uint32_t den = s->shards ? mc_shards_per_gpu(&pol,
-				facts->slurm_shards, facts->slurm_gpus, NULL)
-				: 100;
-		char a[32];
-
-		/* A step of a GPU from Slurm whose node has no shard count:
-		 * gres/shard is not configured here, so Slurm never set
-		 * SLURM_SHARDS_ON_NODE: the job did. That is the user's
-		 * error under every OnError (a set-up error would let
-		 * OnError=allow run the step unchecked on the job's say). */
-		if (!den) {
-			snprintf(err, sizeof(err), "memcore: step %s: refused: "
-				 "SLURM_SHARDS_ON_NODE=%u in the job's "
-				 "environment, but this node has no shards (no "
-				 "shard in its Gres=, no ShardsPerGpu=), so "
-				 "Slurm did not set it: the job did: unset it",
-				 s->step_name, s->shards);
-			slurm_info("%s", err);
-			keep(p, -1, false, err);
-			return;
-		}
-		req.gpu_memory_bytes = mc_share_bytes(card, num, den);
-		mc_usage_note(&req.use, "%s: %u/%u of a %s GPU", s->shards ?
-			      "gres/shard (SLURM_SHARDS_ON_NODE)" :
-			      "gres/mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)",
-			      num, den, card ? mc_fmt_bytes(card, a, sizeof(a))
-			      : "unknown-memory");
-	}
-
-	alloc.mem_bytes = s->mem_mb ? s->mem_mb << 20 : node.ram_bytes;
-	alloc.cores = s->cores >= 0 ? (uint32_t)s->cores : node.cores;
-	alloc.job_cores = s->job_cores >= 0 ? (uint32_t)s->job_cores : 0;
-	alloc.mem_source = s->mem_source;
-	alloc.mem_form = s->mem_form;	/* the fix names the user's option */
+	mc_step_alloc(s, &node, &alloc);
 
 	/* A user's mistake in the options is refused like a misfit. */
 	why[0] = '\0';
 	if (p->opts_err[0])
 		snprintf(why, sizeof(why), "%s", p->opts_err);
 	else
-		mc_request_check(&pol, &req, why, sizeof(why));
+		mc_case_request(&pol, &c, &node, &req, why, sizeof(why));
 	if (why[0]) {
 		snprintf(err, sizeof(err), "memcore: step %s: %s",
 			 s->step_name, why);
 		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
-		keep(p, -1, false, err);
+		keep(p, -1, err);
 		/* Counted in the cluster view as refused. */
 		p->after.judged = p->after.refused = true;
 		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
@@ -428,23 +434,28 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		return;
 	}
 
-	mc_judge(&pol, &req, &alloc, &node, s->step_name, s->host, &j);
-	/* The same decision memcore check reports (mc_judge.h). */
-	launch = mc_launch_outcome(&pol, user_warn, j.v.fits);
-	refuse = launch == MC_LAUNCH_REFUSED;
+	/* The dataset's note, and whether NetworkDataset=refuse refuses
+	 * it, before the decision that reads it. */
+	ds_refuses = dataset_note(sp, s, &pol, ds_text, sizeof(ds_text),
+				  &ds_used);
+	/* The same decision memcore check reports (mc_decision.h). */
+	mc_decide(&pol, &req, &alloc, &node, user_warn, ds_refuses,
+		  s->step_name, s->host, d);
+	j = &d->j;
+	refuse = d->refused;
 	/* Whether it is ended in other components is slurmctld's word,
 	 * asked only now that it is refused (mc_step.h). */
 	if (refuse && p->step.n_het)
 		mc_step_het_check(&p->step);
 	text[0] = '\0';
-	if (!j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
-		const char *last = mc_launch_line(&pol, user_warn, launch);
+	if (!j->v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
+		struct mc_explanation *e = &j->e;
 
-		if (last && j.e.n < MC_EXPLAIN_LINES)
-			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX, "%s",
-				 last);
-		if (refuse && ends_everywhere(s) && j.e.n < MC_EXPLAIN_LINES)
-			snprintf(j.e.line[j.e.n++], MC_EXPLAIN_LINE_MAX,
+		if (d->launch_line && e->n < MC_EXPLAIN_LINES)
+			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX, "%s",
+				 d->launch_line);
+		if (refuse && ends_everywhere(s) && e->n < MC_EXPLAIN_LINES)
+			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX,
 				 s->n_het ? "memcore: step %s is ended on all "
 					    "its nodes, in every component"
 					  : "memcore: step %s is ended on all "
@@ -452,36 +463,23 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 				 s->step_name, s->nodes);
 		/* One message, so that srun's own lines cannot land in the
 		 * middle of the explanation. */
-		for (size_t i = 0; i < j.e.n; i++)
+		for (size_t i = 0; i < e->n; i++)
 			mc_appendf(text, sizeof(text), &used, "%s%s",
-				   i ? "\n" : "", j.e.line[i]);
+				   i ? "\n" : "", e->line[i]);
 	}
-	if (dataset_note(sp, s, &pol, text, sizeof(text), &used) &&
-	    !refuse && mc_launch_outcome(&pol, user_warn, false) ==
-	    MC_LAUNCH_REFUSED)
-		refuse = true;
-	outcome = j.v.fits && !refuse ? "fits" : refuse ? "refused"
-					  : "warned";
-	{
-		/* What the summary at the step's end compares with. */
-		struct mc_used *u = &p->after.usage;
-
-		p->after.judged = true;
-		p->after.refused = refuse;
-		u->asked_bytes = alloc.mem_bytes;
-		u->mem_form = alloc.mem_form;
-		u->gpus = req.gpus;
-		u->workers = req.dataloader_workers;
-		u->cores_allocated = j.v.cores_allocated;
-		u->threads_per_core = node.threads_per_core;
-		u->rule_bytes = j.v.ram_needed_bytes;
-		u->rule_cores = j.v.cores_needed;
-		u->ram_per_worker_bytes = pol.ram_per_worker_bytes;
-		p->after.sample_interval_ms = pol.sample_interval_ms;
-		p->after.report = pol.report;
-		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
-			 pol.prometheus_textfile);
-	}
+	if (ds_used)
+		mc_appendf(text, sizeof(text), &used, "%s%s", used ? "\n" : "",
+			   ds_text);
+	outcome = j->v.fits && !refuse ? "fits" : refuse ? "refused"
+					   : "warned";
+	/* What the summary at the step's end compares with. */
+	p->after.judged = true;
+	p->after.refused = refuse;
+	mc_decision_used(d, &pol, &p->after.usage);
+	p->after.sample_interval_ms = pol.sample_interval_ms;
+	p->after.report = pol.report;
+	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+		 pol.prometheus_textfile);
 	{
 		char need[32], have[32];
 
@@ -489,17 +487,17 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 			   "needed=%s allocated=%s cores needed=%u "
 			   "allocated=%u node cores needed=%u has=%u "
 			   "nodes=%u",
-			   s->step_name, outcome, req.gpus,
-			   req.dataloader_workers,
-			   mc_fmt_bytes(j.v.ram_needed_bytes, need,
+			   s->step_name, outcome, req.gpus, d->workers,
+			   mc_fmt_bytes(j->v.ram_needed_bytes, need,
 					sizeof(need)),
-			   mc_fmt_bytes(j.v.ram_allocated_bytes, have,
+			   mc_fmt_bytes(j->v.ram_allocated_bytes, have,
 					sizeof(have)),
-			   j.v.cores_needed, j.v.cores_allocated,
-			   j.v.node_cores_needed, j.v.node_cores, req.nodes);
+			   j->v.cores_needed, j->v.cores_allocated,
+			   j->v.node_cores_needed, j->v.node_cores, req.nodes);
 	}
-	/* The step runs: each task holds it to its memory (memcore.c). */
-	keep(p, refuse ? -1 : 0, !refuse, text);
+	/* The step runs, held to its memory when the decision says so
+	 * (memcore.c, mc_enforce.c read it). */
+	keep(p, refuse ? -1 : 0, text);
 }
 
 void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)

@@ -166,7 +166,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	mc_bind_task_init_privileged(&plugin, sp);
 	/* The verdict first; a step it lets run is held to its memory. */
 	once_rc = mc_stepd_task_init_privileged(&plugin, sp, task);
-	if (once_rc == 0 && plugin.verdict_enforce)
+	if (once_rc == 0 && plugin.decision.enforce)
 		mc_enforce_task_init_privileged(&plugin.enf, task);
 	plugin.spent_us[MC_HOOK_TASK_PRIV] += now_us() - t0;
 	return once_rc;
@@ -181,14 +181,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	const struct mc_step *s = mc_stepd_step(&plugin, sp);
 
 	memset(&plugin.enf, 0, sizeof(plugin.enf));
-	/* A GPU step with a readable policy (a broken one is reported by
-	 * the verdict, and gets no limit). */
-	if (s && !mc_step_ignored(s) && !plugin.cfg_err[0]) {
-		struct mc_policy pol;
-
-		mc_config_policy(&plugin.cfg, s->partition, &pol);
-		mc_enforce_user_init(&plugin.enf, s, &pol, sp);
-	}
+	/* The decision says whether the step is held to its memory; should
+	 * a Slurm skip init_post_opt, it is made here. */
+	mc_stepd_init_post_opt(&plugin, sp);
+	if (s && !mc_step_ignored(s))
+		mc_enforce_user_init(&plugin.enf, s, &plugin.decision, sp);
 	plugin.spent_us[MC_HOOK_USER_INIT] += now_us() - t0;
 	MC_ONCE_RETURN(0);
 }

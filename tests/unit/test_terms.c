@@ -239,7 +239,7 @@ static void test_share(void **state)
 	assert_int_equal(mc_share_bytes(80 * GiB, 9, 8), 80 * GiB);
 	r.use.share_kind = 1;
 	r.use.share_count = 2;
-	mc_share_apply(&r, 8);
+	mc_share_apply(&r, 8, NULL);
 	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
 	assert_string_equal(r.use.notes[0], "gres/shard: 2/8 of a 80 GiB GPU");
 	/* MPS: 25 of 100 */
@@ -248,7 +248,7 @@ static void test_share(void **state)
 	r.gpu_memory_bytes = 80 * GiB;
 	r.use.share_kind = 2;
 	r.use.share_count = 25;
-	mc_share_apply(&r, 0);
+	mc_share_apply(&r, 0, NULL);
 	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
 }
 

@@ -1,0 +1,80 @@
+/*
+ * mc_decision.c - one case, built once, and the decision (mc_decision.h).
+ */
+#include <string.h>
+
+#include "mc_decision.h"
+#include "mc_terms.h"
+
+int mc_case_request(const struct mc_policy *p, const struct mc_case *c,
+		    const struct mc_node *n, struct mc_request *r, char *err,
+		    size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->gpus = c->gpus;
+	r->nodes = c->nodes ? c->nodes : 1;
+	r->unified_memory = n->unified_memory;
+	mc_opts_request(c->opts, p, r);
+	r->use.ranks = c->ranks;
+	/* The files fill what the options left, with their notes. */
+	mc_jobfiles_apply(c->files, c->opts, p, r);
+	r->gpu_memory_bytes = c->gpu_memory_bytes;
+	r->gpu_memory_source = c->gpu_memory_source;
+	/* A shared card is sized by the step's share, as a MIG slice is by
+	 * its own memory. */
+	if (c->share_kind && c->share_count) {
+		r->use.share_kind = c->share_kind;
+		r->use.share_count = c->share_count;
+		mc_share_apply(r, c->share_per_gpu, c->share_from);
+	}
+	if (c->dataset_measured)
+		r->use.dataset_bytes = c->dataset_bytes;
+	r->use.dataset_stage = c->dataset_stage;
+	if (err && errlen)
+		err[0] = '\0';
+	return mc_request_check(p, r, err, errlen);
+}
+
+void mc_decide(const struct mc_policy *p, const struct mc_request *r,
+	       const struct mc_alloc *a, const struct mc_node *n,
+	       bool user_warn, bool dataset_refuses, const char *step,
+	       const char *host, struct mc_decision *d)
+{
+	d->judged = true;
+	mc_judge(p, r, a, n, step, host, &d->j);
+	d->launch = mc_launch_outcome(p, user_warn, d->j.v.fits);
+	d->launch_line = mc_launch_line(p, user_warn, d->launch);
+	d->refused = d->launch == MC_LAUNCH_REFUSED ||
+		     (dataset_refuses &&
+		      mc_launch_outcome(p, user_warn, false) ==
+		      MC_LAUNCH_REFUSED);
+	d->enforce = !d->refused && d->launch != MC_LAUNCH_UNCHECKED &&
+		     p->cgroup_memory && !a->mem_unset && a->mem_bytes;
+	d->limit_bytes = d->enforce ? a->mem_bytes : 0;
+	d->workers = r->dataloader_workers;
+}
+
+void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,
+			   struct mc_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->launch = MC_LAUNCH_UNCHECKED;
+	d->workers = o && o->set[MC_OPT_WORKERS] ? o->workers
+						 : p->dataloader_workers;
+}
+
+void mc_decision_used(const struct mc_decision *d, const struct mc_policy *p,
+		      struct mc_used *u)
+{
+	const struct mc_verdict *v = &d->j.v;
+
+	u->asked_bytes = v->alloc.mem_bytes;
+	u->mem_form = v->alloc.mem_form;
+	u->gpus = v->req.gpus;
+	u->workers = d->workers;
+	u->cores_allocated = v->cores_allocated;
+	u->threads_per_core = v->node.threads_per_core;
+	u->rule_bytes = v->ram_needed_bytes;
+	u->rule_cores = v->cores_needed;
+	u->ram_per_worker_bytes = p->ram_per_worker_bytes;
+}
