@@ -479,39 +479,6 @@ static int audit_partition(const struct mc_cli_common *c,
 	return ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }
 
-/*
- * The node of these facts as the rules see it (memcore.conf's Node* keys
- * over the facts), judged: the rule on its GPUs' total memory, the
- * full-node step at the largest GPU's.
- */
-static void audit_facts(const struct mc_node_facts *f,
-			const struct mc_policy *p, struct mc_node *node,
-			struct mc_node_judgement *nj)
-{
-	uint64_t total = 0, largest = 0;
-	enum mc_mem_source src = MC_MEM_SRC_NONE, s;
-	static char from[96];	/* read by the explanation, made here */
-	bool known = true;
-
-	mc_facts_node(f, p, node);
-	for (unsigned i = 0; i < node->gpus; i++) {
-		uint64_t m = mc_facts_gpu_memory(f, p, i, &s);
-
-		if (!m)
-			known = false;
-		total += m;
-		if (m > largest) {
-			largest = m;
-			src = s;
-		}
-	}
-	/* The audited node's own figure is "this node"'s; one from
-	 * memcore.conf is named as such. */
-	mc_judge_node(p, node, largest, total, known,
-		      mc_mem_source_text(known ? src : MC_MEM_SRC_NONE, NULL,
-					 NULL, from, sizeof(from)), NULL, nj);
-}
-
 int mc_cmd_audit(int argc, char **argv)
 {
 	struct mc_cli_common c = { 0 };
@@ -603,7 +570,7 @@ int mc_cmd_audit(int argc, char **argv)
 	    !facts.n_gpus)
 		return mc_cli_no_gpus_here("audit", "there is nothing to "
 					   "audit");
-	audit_facts(&facts, &p, &node, &nj);
+	mc_facts_judge(&facts, &p, &node, &nj);
 	/* Slurm's counts are in slurmd's cache (mc_slurmd.c); a topology
 	 * has none, so no finding there. */
 	finding = shards_finding(&p, facts.slurm_shards, facts.slurm_gpus,

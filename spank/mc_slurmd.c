@@ -71,8 +71,10 @@ static void slurm_version(char *buf, size_t len)
 int mc_slurmd_init(struct mc_plugin *p)
 {
 	static struct mc_node_facts facts;	/* 50 KiB: not on the stack */
+	static struct mc_node_judgement nj;	/* with its explanation */
+	const struct mc_audit *a = &nj.rule;
 	struct mc_policy pol;
-	struct mc_audit a;
+	struct mc_node node;
 	char host[64] = "", slurm[32], err[MC_ERR_MAX], note[MC_ERR_MAX];
 	char gpus[96], ram[32], need[32], gmem[32], cache[MC_ERR_MAX + 64];
 	const char *policy = p->cfg.path[0] ? p->cfg.path : "(none)";
@@ -138,25 +140,29 @@ int mc_slurmd_init(struct mc_plugin *p)
 	} else
 		snprintf(cache, sizeof(cache), "cache %s", p->cache_path);
 
-	mc_facts_audit(&facts, &pol, &a);
+	/* memcore audit's own judgement of this node (mc_facts_judge). */
+	mc_facts_judge(&facts, &pol, &node, &nj);
 	describe_gpus(&facts, &pol, gpus, sizeof(gpus));
 	mc_fmt_bytes(facts.host_ram_bytes, ram, sizeof(ram));
 	if (!facts.n_gpus)
 		audit = "no GPUs";
-	else if (!a.gpu_memory_known)
-		audit = a.cores_rule_ok ? "RAM rule unknown (GPU memory "
+	else if (!a->gpu_memory_known)
+		audit = a->cores_rule_ok ? "RAM rule unknown (GPU memory "
 			"unknown: set GpuMemory=), cores ok"
 			: "RAM rule unknown (GPU memory unknown: set "
 			  "GpuMemory=), cores FAIL";
-	else if (a.ram_rule_ok && a.cores_rule_ok)
+	else if (a->ram_rule_ok && a->cores_rule_ok && nj.step.v.fits)
 		audit = "ok";
+	else if (a->ram_rule_ok && a->cores_rule_ok)
+		audit = "the rule holds, but a step of all its GPUs at the "
+			"policy's defaults does not fit the whole node";
 	else
 		audit = "FAILS the sizing rule";
 	slurm_info("memcore %s (Slurm %s) on %s: topology %s; policy %s; "
 		   "%s host RAM, %u cores, %u NUMA nodes, %s; audit at "
 		   "%u workers: %s; %s", MC_VERSION, slurm, host,
 		   facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
-		   a.workers, audit, cache);
+		   a->workers, audit, cache);
 	if (mc_topology_ram_disagrees(&facts)) {
 		char hw[32];
 
@@ -165,9 +171,9 @@ int mc_slurmd_init(struct mc_plugin *p)
 			   mc_fmt_bytes(facts.hwloc_ram_bytes, hw,
 					sizeof(hw)));
 	}
-	if (facts.n_gpus && a.gpu_memory_known && !a.ram_rule_ok) {
-		mc_fmt_bytes(a.ram_needed_bytes, need, sizeof(need));
-		mc_fmt_bytes(a.gpu_memory_total_bytes, gmem, sizeof(gmem));
+	if (facts.n_gpus && a->gpu_memory_known && !a->ram_rule_ok) {
+		mc_fmt_bytes(a->ram_needed_bytes, need, sizeof(need));
+		mc_fmt_bytes(a->gpu_memory_total_bytes, gmem, sizeof(gmem));
 		slurm_info("memcore: warning: %s breaks the RAM sizing rule: "
 			   "%s host RAM, %s needed = %s of GPU memory x %.2f "
 			   "(HostRamPerGpuRam); GPU steps will be refused "
@@ -182,10 +188,20 @@ int mc_slurmd_init(struct mc_plugin *p)
 			   "ShardsPerGpu=; remove it to follow Slurm", host,
 			   pol.shards_per_gpu, policy, per, facts.slurm_shards,
 			   facts.slurm_gpus);
-	if (facts.n_gpus && !a.cores_rule_ok)
+	if (facts.n_gpus && !a->cores_rule_ok)
 		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
 			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
-			   "%u reserved", host, facts.cores, a.cores_needed,
-			   facts.n_gpus, a.workers, pol.reserved_cores);
+			   "%u reserved", host, facts.cores, a->cores_needed,
+			   facts.n_gpus, a->workers, pol.reserved_cores);
+	if (facts.n_gpus && a->ram_rule_ok && a->cores_rule_ok &&
+	    !nj.step.v.fits) {
+		char why[160];
+
+		slurm_info("memcore: warning: %s: a step of all its %u GPUs "
+			   "at %u workers, given the whole node, does not fit: "
+			   "%s (memcore audit explains)", host, node.gpus,
+			   a->workers, mc_verdict_reason(&nj.step.v, why,
+							 sizeof(why)));
+	}
 	return 0;
 }

@@ -109,20 +109,29 @@ bool mc_facts_unified(const struct mc_node_facts *f,
 	return false;
 }
 
-void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,
-		    struct mc_audit *a)
+void mc_facts_judge(const struct mc_node_facts *f, const struct mc_policy *p,
+		    struct mc_node *node, struct mc_node_judgement *nj)
 {
-	struct mc_node node;
-	uint64_t total = 0;
+	uint64_t total = 0, largest = 0;
+	enum mc_mem_source src = MC_MEM_SRC_NONE, s;
+	static char from[96];	/* read by the explanation, made here */
 	bool known = true;
 
-	mc_facts_node(f, p, &node);
-	for (unsigned i = 0; i < node.gpus; i++) {
-		uint64_t m = mc_facts_gpu_memory(f, p, i, NULL);
+	mc_facts_node(f, p, node);
+	for (unsigned i = 0; i < node->gpus; i++) {
+		uint64_t m = mc_facts_gpu_memory(f, p, i, &s);
 
 		if (!m)
 			known = false;
 		total += m;
+		if (m > largest) {
+			largest = m;
+			src = s;
+		}
 	}
-	mc_audit_node(p, &node, total, known, a);
+	/* The audited node's own figure is "this node"'s; one from
+	 * memcore.conf is named as such. */
+	mc_judge_node(p, node, largest, total, known,
+		      mc_mem_source_text(known ? src : MC_MEM_SRC_NONE, NULL,
+					 NULL, from, sizeof(from)), NULL, nj);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mc_config.h"
+#include "mc_judge.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 
@@ -63,8 +64,16 @@ void mc_facts_node(const struct mc_node_facts *f, const struct mc_policy *p,
 bool mc_facts_unified(const struct mc_node_facts *f,
 		      const struct mc_policy *p);
 
-/* The node sizing rule for these facts at the policy's DataloaderWorkers. */
-void mc_facts_audit(const struct mc_node_facts *f, const struct mc_policy *p,
-		    struct mc_audit *a);
+/*
+ * The audit of the node of facts f under policy p, the one slurmd says at
+ * its start and memcore audit prints (mc_judge_node): the node as the
+ * rules see it (memcore.conf's Node* keys over the facts) into *node, the
+ * sizing rule on its GPUs' total memory and the full-node step at the
+ * largest GPU's (its memory from this node, or named from memcore.conf)
+ * into *nj. The explanation's memory source is static text: keep nj while
+ * it is read, and call it from one thread.
+ */
+void mc_facts_judge(const struct mc_node_facts *f, const struct mc_policy *p,
+		    struct mc_node *node, struct mc_node_judgement *nj);
 
 #endif
