@@ -78,3 +78,33 @@ void mc_decision_used(const struct mc_decision *d, const struct mc_policy *p,
 	u->rule_cores = v->cores_needed;
 	u->ram_per_worker_bytes = p->ram_per_worker_bytes;
 }
+
+void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
+		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
+		   bool gpu_memory_known, const char *gpu_memory_source,
+		   const char *host, struct mc_node_judgement *out)
+{
+	/* No option given: the policy's defaults. */
+	static const struct mc_opts none;
+	struct mc_case c = {
+		.opts = &none,
+		.gpus = n->gpus,
+		.nodes = 1,
+		.gpu_memory_bytes = gpu_memory_known ? gpu_memory_bytes : 0,
+		.gpu_memory_source = gpu_memory_source,
+	};
+
+	memset(out, 0, sizeof(*out));
+	mc_audit_node(p, n, gpu_memory_total_bytes, gpu_memory_known,
+		      &out->rule);
+	/* The step a site's GPU node exists for: every GPU, the policy's
+	 * defaults, the whole node (as --exclusive --mem=0 asks). */
+	mc_case_request(p, &c, n, &out->req, NULL, 0);
+	out->alloc.mem_bytes = n->ram_bytes;
+	out->alloc.cores = n->cores;
+	out->alloc.mem_source = "the whole node";
+	out->alloc.requested = true;
+	mc_judge(p, &out->req, &out->alloc, n, NULL, host, &out->step);
+	out->ok = out->rule.ram_rule_ok && out->rule.cores_rule_ok &&
+		  out->step.v.fits;
+}

@@ -137,6 +137,35 @@ void mc_decide(const struct mc_policy *p, const struct mc_request *r,
 void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,
 			   struct mc_decision *d);
 
+/* A node judged for the audit. */
+struct mc_node_judgement {
+	struct mc_audit rule;		/* the node sizing rule */
+	/* The full-node step: all the node's GPUs, the policy's
+	 * DataloaderWorkers, no ZeRO, the whole node's memory and cores
+	 * (what --exclusive --mem=0 gives), built by mc_case_request as
+	 * any step is. Judged only on a GPU node. */
+	struct mc_request req;
+	struct mc_alloc alloc;
+	struct mc_judgement step;
+	/* The rule holds and the full-node step fits: the node can feed
+	 * its GPUs under this policy. */
+	bool ok;
+};
+
+/*
+ * The audit of node n (its GPUs' memory: each M = gpu_memory_bytes, the
+ * largest, and the total over its GPUs; known false when any GPU's is
+ * unknown). host names the node in the step's explanation (may be NULL).
+ * gpu_memory_source says where the GPU memory came from in the
+ * explanation (mc_request.gpu_memory_source; NULL: "this node").
+ * With unknown GPU memory the step is judged without its RAM floor and
+ * the rule says unknown (ok false, as the rule has always said).
+ */
+void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
+		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
+		   bool gpu_memory_known, const char *gpu_memory_source,
+		   const char *host, struct mc_node_judgement *out);
+
 /*
  * What the summary after the step compares with (mc_summary.h): the
  * allocation asked and how, the GPUs and workers, the rule's figures of

@@ -12,7 +12,8 @@
  * (spank/mc_stepd.c), memcore check (one node and --partition, hence the
  * cli_filter through check --json) and memcore audit (mc_judge_node: the
  * full-node step at the policy's defaults, plus the node rule) all call
- * it; none of them decides anything a verdict says.
+ * it, through mc_decision.h; none of them decides anything a verdict
+ * says.
  *
  * Pure C on plain data: no Slurm, no hwloc, no I/O, no allocation.
  */
@@ -41,34 +42,6 @@ struct mc_judgement {
 void mc_judge(const struct mc_policy *p, const struct mc_request *r,
 	      const struct mc_alloc *a, const struct mc_node *n,
 	      const char *step, const char *host, struct mc_judgement *out);
-
-/* A node judged for the audit. */
-struct mc_node_judgement {
-	struct mc_audit rule;		/* the node sizing rule */
-	/* The full-node step: all the node's GPUs, the policy's
-	 * DataloaderWorkers, no ZeRO, the whole node's memory and cores
-	 * (what --exclusive --mem=0 gives). Judged only on a GPU node. */
-	struct mc_request req;
-	struct mc_alloc alloc;
-	struct mc_judgement step;
-	/* The rule holds and the full-node step fits: the node can feed
-	 * its GPUs under this policy. */
-	bool ok;
-};
-
-/*
- * The audit of node n (its GPUs' memory: each M = gpu_memory_bytes, the
- * largest, and the total over its GPUs; known false when any GPU's is
- * unknown). host names the node in the step's explanation (may be NULL).
- * gpu_memory_source says where the GPU memory came from in the
- * explanation (mc_request.gpu_memory_source; NULL: "this node").
- * With unknown GPU memory the step is judged without its RAM floor and
- * the rule says unknown (ok false, as the rule has always said).
- */
-void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
-		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
-		   bool gpu_memory_known, const char *gpu_memory_source,
-		   const char *host, struct mc_node_judgement *out);
 
 /*
  * What launch does with a step, by the policy's Mode and AllowUserWarn

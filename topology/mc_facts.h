@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "mc_config.h"
-#include "mc_judge.h"
+#include "mc_decision.h"
 #include "mc_rules.h"
 #include "mc_topology.h"
 

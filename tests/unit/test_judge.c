@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "mc_gpu_memory.h"
+#include "mc_decision.h"
 #include "mc_judge.h"
 
 #define GiB ((uint64_t)1 << 30)

@@ -6,7 +6,8 @@
  * index list, an empty S_STEP_ALLOC_CORES.
  *
  * The seam: spank/mc_step.c is compiled into this test, and spank_getenv and
- * spank_get_item below answer from a table instead of slurmstepd.
+ * spank_get_item answer from a table instead of slurmstepd
+ * (mc_fake_spank.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,87 +18,8 @@
 
 #include "../../spank/mc_step.c"
 
-/* The fake step: environment and items. */
-static struct {
-	const char *env[16][2];
-	uint32_t job_id, step_id, nnodes, node_id;
-	int task_id;
-	uint64_t step_mem, job_mem;
-	const char *step_cores, *job_cores;
-} fake;
-
-spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	for (int i = 0; i < 16 && fake.env[i][0]; i++) {
-		if (strcmp(fake.env[i][0], var))
-			continue;
-		if ((int)strlen(fake.env[i][1]) >= len)
-			return ESPANK_NOSPACE;
-		strcpy(buf, fake.env[i][1]);
-		return ESPANK_SUCCESS;
-	}
-	return ESPANK_ENV_NOEXIST;
-}
-
-spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
-{
-	va_list ap;
-	spank_err_t rc = ESPANK_SUCCESS;
-
-	va_start(ap, item);
-	switch (item) {
-	case S_JOB_ID:
-		*va_arg(ap, uint32_t *) = fake.job_id;
-		break;
-	case S_JOB_STEPID:
-		*va_arg(ap, uint32_t *) = fake.step_id;
-		break;
-	case S_JOB_NNODES:
-		*va_arg(ap, uint32_t *) = fake.nnodes;
-		break;
-	case S_TASK_ID:
-		*va_arg(ap, int *) = fake.task_id;
-		break;
-	case S_JOB_NODEID:
-		*va_arg(ap, uint32_t *) = fake.node_id;
-		break;
-	case S_STEP_ALLOC_MEM:
-		*va_arg(ap, uint64_t *) = fake.step_mem;
-		break;
-	case S_JOB_ALLOC_MEM:
-		*va_arg(ap, uint64_t *) = fake.job_mem;
-		break;
-	case S_STEP_ALLOC_CORES:
-		*va_arg(ap, const char **) = fake.step_cores;
-		rc = fake.step_cores ? ESPANK_SUCCESS : ESPANK_NOT_AVAIL;
-		break;
-	case S_JOB_ALLOC_CORES:
-		*va_arg(ap, const char **) = fake.job_cores;
-		rc = fake.job_cores ? ESPANK_SUCCESS : ESPANK_NOT_AVAIL;
-		break;
-	default:
-		rc = ESPANK_BAD_ARG;
-	}
-	va_end(ap);
-	return rc;
-}
-
-/* libslurm's hostlist stands in as a plain comma list (mc_nodes.c). */
-int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
-{
-	const char *p = list, *end;
-
-	for (; n; n--) {
-		p = strchr(p, ',');
-		if (!p)
-			return -1;
-		p++;
-	}
-	end = strchr(p, ',');
-	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)),
-		 p);
-	return 0;
-}
+/* slurmstepd as a table: fake, setenv_fake (shared with test_decision.c). */
+#include "mc_fake_spank.h"
 
 /* A plain srun step of 2 GPUs, 2 GiB, 4 cores. */
 static int setup(void **state)
@@ -116,17 +38,6 @@ static int setup(void **state)
 	fake.env[2][0] = "SLURM_STEP_GPUS";
 	fake.env[2][1] = "0,1";
 	return 0;
-}
-
-static void setenv_fake(const char *name, const char *value)
-{
-	int i;
-
-	for (i = 0; i < 15 && fake.env[i][0]; i++)
-		if (!strcmp(fake.env[i][0], name))
-			break;
-	fake.env[i][0] = name;
-	fake.env[i][1] = value;
 }
 
 static int read_step(struct mc_step *s, char *err)
