@@ -5,6 +5,7 @@
 #include "mc_terms.h"
 #include "mc_rules.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,9 +79,29 @@ void mc_share_apply(struct mc_request *r, uint32_t per_gpu, const char *from)
 			      "ShardsPerGpu=): sized as the whole card");
 		return;
 	}
-	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);
 	/* Kept: the verdict compares the count with the node's shares. */
 	u->share_per_gpu = den;
+	if (u->share_kind == 2 && den != 100) {
+		/* What launch sees of an MPS count: the whole percentage
+		 * Slurm's gres/mps sets, count x 100 / the card's count cut
+		 * to a whole number and at least 1 (_set_env, gres_mps.c
+		 * 22.05 to 26.05: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). */
+		uint64_t pct = (uint64_t)u->share_count * 100 / den;
+
+		if (!pct)
+			pct = 1;
+		if (pct > UINT32_MAX)
+			pct = UINT32_MAX;
+		r->gpu_memory_bytes = mc_share_bytes(card, (uint32_t)pct, 100);
+		mc_usage_note(u, "gres/mps%s%s%s: %u of %u per GPU, Slurm's "
+			      "%" PRIu64 "%% of a %s GPU", from ? " (" : "",
+			      from ? from : "", from ? ")" : "",
+			      u->share_count, den, pct,
+			      card ? mc_fmt_bytes(card, a, sizeof(a))
+			      : "unknown-memory");
+		return;
+	}
+	r->gpu_memory_bytes = mc_share_bytes(card, u->share_count, den);
 	mc_usage_note(u, "%s%s%s%s: %u/%u of a %s GPU", u->share_kind == 1 ?
 		      "gres/shard" : "gres/mps", from ? " (" : "",
 		      from ? from : "", from ? ")" : "", u->share_count, den,

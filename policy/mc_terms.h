@@ -159,7 +159,9 @@ bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
  * Size r's GPU (r->gpu_memory_bytes, the card's) by its share when
  * r->use.share_kind is set: per_gpu is the shards (or MPS count) of one
  * GPU (r->use.share_per_gpu wins when set); an MPS count without one is
- * out of 100, as Slurm's gres/mps docs count a GPU. A shard share with
+ * out of 100, as Slurm's gres/mps docs count a GPU; an MPS count of
+ * another count per GPU is sized by the whole percentage Slurm hands the
+ * step at launch (count x 100 / per_gpu, at least 1). A shard share with
  * per_gpu unknown (0) leaves the card and says so in a note. Adds the note
  * "gres/shard: 8/64 of a 80 GiB GPU" ("gres/shard (FROM): ..." with from,
  * the variable Slurm set at launch), and sets r->use.share_per_gpu to

@@ -30,7 +30,7 @@ static struct {
 	const char *env[MC_FAKE_ENV_MAX][2];	/* name, value; the values
 						 * are the test's to keep */
 	uint32_t job_id, step_id, nnodes, node_id;
-	uint32_t local_tasks;			/* S_JOB_LOCAL_TASK_COUNT */
+	uint32_t local_tasks;		/* S_JOB_LOCAL_TASK_COUNT */
 	int task_id;
 	uint64_t step_mem, job_mem;		/* MB, as Slurm gives them */
 	const char *step_cores, *job_cores;	/* core lists; NULL: none */

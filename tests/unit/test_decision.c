@@ -13,8 +13,8 @@
  *     that node, as the job's environment and slurmstepd's items
  *     (mc_fake_spank.h stands in for slurmstepd), through mc_step_read,
  *     mc_step_case and mc_step_alloc.
- * From there both go through the one builder and the one decision,
- * mc_case_request() and mc_decide(); the figures a user is told and held
+ * From there both go through policy/mc_decision.h, the one builder and
+ * the one decision (mc_case_request(), mc_decide()); the figures a user is told and held
  * to (fits, RAM and cores needed and allocated, the launch outcome, the
  * memory limit, the DataLoader workers, the GPUs and a share's GPU
  * memory) must come out the same. A difference is a job that memcore
@@ -23,6 +23,11 @@
  * Each case also names whether it fits, so that a case meant to misfit
  * does (on RAM, on cores): equal figures that both say the wrong thing
  * fail too.
+ *
+ * A real disagreement, when one is found, is kept in the table, marked
+ * (dcase.known), and printed as KNOWN DISAGREEMENT on every run rather
+ * than taken out. None is marked now: the one this test found (gres/mps
+ * with a count that is no whole percent of the card) is mended.
  *
  * The launch side is the batch step (SLURM_BATCH_SCRIPT): it is the one
  * step whose SLURM_MEM_PER_GPU/SLURM_MEM_PER_CPU are the job's own
@@ -76,6 +81,24 @@ static const struct mc_node_record MPS = {
 	.mps = 800,
 };
 
+/* The figures compared, as bits: a case's known disagreement names its. */
+enum {
+	F_FITS = 1u << 0,
+	F_RAM_NEEDED = 1u << 1,
+	F_RAM_ALLOCATED = 1u << 2,
+	F_CORES_NEEDED = 1u << 3,
+	F_CORES_ALLOCATED = 1u << 4,
+	F_LAUNCH = 1u << 5,
+	F_REFUSED = 1u << 6,
+	F_WORKERS = 1u << 7,
+	F_GPUS = 1u << 8,
+	F_GPU_MEMORY = 1u << 9,
+	F_RANKS = 1u << 10,
+	F_MEM_FORM = 1u << 11,
+	F_ENFORCE = 1u << 12,
+	F_LIMIT = 1u << 13,
+};
+
 struct dcase {
 	const char *slurm;		/* the job's options, as sbatch hands
 					 * them to cli_filter:
@@ -85,8 +108,17 @@ struct dcase {
 	const struct mc_node_record *rec;	/* the node */
 	uint64_t gpu_memory;		/* one card's, both sides alike: the
 					 * resolver is test_judge.c's */
-	bool fits;			/* what the rule says, worked out by
-					 * hand in the comment above it */
+	bool fits;			/* what the rule says at submission,
+					 * worked out by hand in the comment
+					 * above it */
+	/*
+	 * A real disagreement between the two sides, kept in the table so
+	 * that it is seen, not hidden: the F_* figures that differ. The
+	 * test prints them as KNOWN DISAGREEMENT on every run and fails
+	 * when any other figure differs, or when these stop differing
+	 * (then the mark goes). 0 for every case that agrees.
+	 */
+	unsigned known;
 };
 
 /*
@@ -103,65 +135,79 @@ static const char POLICY[] =
 static const struct dcase cases[] = {
 	/* 320 + 32 + 4 = 356G of 400G; 12 cores of 16 (32 CPUs). */
 	{ "gpus-per-node=4;mem=400G;cpus-per-gpu=8", "", &H100, 80 * GiB,
-	  true },
+	  true, 0 },
 	/* Cores short: 16 CPUs are 8 whole cores, 12 needed. */
 	{ "gpus-per-node=4;mem=400G;cpus-per-gpu=4", "", &H100, 80 * GiB,
-	  false },
+	  false, 0 },
 	/* 640 + 8 x 4 x 4 = 128 + 8 = 776G of 8 x 100G; 40 cores of 48. */
 	{ "gpus-per-node=8;mem-per-gpu=100G;cpus-per-gpu=12",
-	  "dataloader-workers=4", &H100, 80 * GiB, true },
+	  "dataloader-workers=4", &H100, 80 * GiB, true, 0 },
 	/* RAM short: 776G needed, 8 x 40G given. */
 	{ "gpus-per-node=8;mem-per-gpu=40G;cpus-per-gpu=12",
-	  "dataloader-workers=4", &H100, 80 * GiB, false },
+	  "dataloader-workers=4", &H100, 80 * GiB, false, 0 },
 	/* --gpus without -N on a 4-GPU node: 2 here, 2 tasks; no --mem:
 	 * the whole 512G; 80 + 16 + 2 = 98G; 6 cores of 12 CPUs. */
-	{ "gpus=2;ntasks=2;cpus-per-task=6", "", &A100, 40 * GiB, true },
+	{ "gpus=2;ntasks=2;cpus-per-task=6", "", &A100, 40 * GiB, true, 0 },
 	/* A shard step: 2 of a card's 8 shards, 48G x 2 / 8 = 12G;
 	 * 12 + 8 + 1 = 21G of 32G; 3 cores of 6 CPUs. */
 	{ "gres=shard:2;mem=32G;cpus-per-task=6", "", &L40S, 48 * GiB,
-	  true },
+	  true, 0 },
 	/* RAM short on a share: 24 + 8 + 1 = 33G, 16G given. */
 	{ "gres=shard:4;mem=16G;cpus-per-task=6", "", &L40S, 48 * GiB,
-	  false },
+	  false, 0 },
 	/* Plain --exclusive: all 4 GPUs and 64 cores of the node;
 	 * 160 + 32 + 4 = 196G of 256G. */
 	{ "gpus-per-node=2;exclusive=exclusive;mem=256G", "", &A100,
-	  40 * GiB, true },
+	  40 * GiB, true, 0 },
 	/* --mem-per-cpu x 16 CPUs = 128G; 80 + 16 + 2 = 98G; 6 of 8
 	 * cores. */
 	{ "gpus-per-node=2;cpus-per-gpu=8;mem-per-cpu=8G", "", &A100,
-	  40 * GiB, true },
+	  40 * GiB, true, 0 },
 	/* --mem-per-cpu short on both: 4G x 16 = 64G of 356G, 8 of 12
 	 * cores. */
 	{ "gpus-per-node=4;cpus-per-gpu=4;mem-per-cpu=4G", "", &H100,
-	  80 * GiB, false },
+	  80 * GiB, false, 0 },
 	/* More tasks than GPUs: 4 ranks of 2 GPUs, 160 + 4 x 2 x 4 + 4 =
 	 * 196G of 200G; 4 x 3 = 12 cores of 24 CPUs. */
 	{ "gpus-per-node=2;ntasks-per-node=4;cpus-per-task=6;mem=200G", "",
-	  &H100, 80 * GiB, true },
+	  &H100, 80 * GiB, true, 0 },
 	/* No DataLoader workers: 80 + 1 = 81G; 1 core of 2 CPUs. */
 	{ "gpus-per-node=1;mem=100G;cpus-per-gpu=2", "dataloader-workers=0",
-	  &H100, 80 * GiB, true },
+	  &H100, 80 * GiB, true, 0 },
 	/* --hint=nomultithread: one CPU a core, 6 cores for 6 needed. */
 	{ "gpus-per-node=2;cpus-per-gpu=3;hint=nomultithread;mem=200G", "",
-	  &H100, 80 * GiB, true },
+	  &H100, 80 * GiB, true, 0 },
 	/* gres/mps: 50 of a card's 200, launch's 25%: 40G / 4 = 10G;
 	 * 10 + 8 + 1 = 19G of 32G; 3 cores of 6 CPUs. */
-	{ "gres=mps:50;mem=32G;cpus-per-task=6", "", &MPS, 40 * GiB, true },
+	{ "gres=mps:50;mem=32G;cpus-per-task=6", "", &MPS, 40 * GiB, true, 0 },
+	/*
+	 * gres/mps with a count that is no whole percent of the card: at
+	 * launch Slurm gives CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = 25 x 100 /
+	 * 200 = 12 (whole percent, cut), and submission sizes the same 12%
+	 * (mc_share_apply): 4.8G, 4.8 + 8 + 1 = 13.8G. It was a
+	 * disagreement (submission sized the exact 25/200 = 5G, 14G): the
+	 * --mem=14233M between the two figures shows it gone, the job fits
+	 * on both sides.
+	 */
+	{ "gres=mps:25;mem=14233M;cpus-per-task=6", "", &MPS, 40 * GiB, true,
+	  0 },
+	/* An MPS count below one percent of the card: Slurm's at least 1%
+	 * (mps:1 of 200 is 1%, not 0.5%): 0.4 + 8 + 1 = 9.4G. */
+	{ "gres=mps:1;mem=32G;cpus-per-task=6", "", &MPS, 40 * GiB, true, 0 },
 	/* --memcore=warn: misfits on both (196G of 64G, 12 of 8 cores),
 	 * runs warned and held to its 64G. */
 	{ "gpus-per-node=4;mem=64G;cpus-per-gpu=4", "memcore=warn", &A100,
-	  40 * GiB, false },
+	  40 * GiB, false, 0 },
 	/* --gpus-per-task x --ntasks-per-node: 4 GPUs, 4 tasks, 16 cores;
 	 * 356G of 500G. */
 	{ "gpus-per-task=1;ntasks-per-node=4;cpus-per-task=8;mem=500G", "",
-	  &H100, 80 * GiB, true },
+	  &H100, 80 * GiB, true, 0 },
 	/* ZeRO-3 with the optimizer offloaded (7B): its host RAM on top of
 	 * 640 + 64 + 8 = 712G stays well under 1500G; 8 x (3 + 2 Adam)
 	 * = 40 cores of 48. */
 	{ "gpus-per-node=8;mem=1500G;cpus-per-gpu=12",
 	  "model-params=7B;zero-stage=3;offload=optimizer", &H100, 80 * GiB,
-	  true },
+	  true, 0 },
 };
 
 static struct mc_config cfg;
@@ -239,7 +285,8 @@ static void cli_side(const struct mc_policy *p, const struct dcase *c,
 		     const struct mc_opts *o, const struct mc_slurm_job *job,
 		     struct mc_slurm_grant *g, struct side *out)
 {
-	static const struct mc_slurm_part part;	/* no partition defaults */
+	/* No partition defaults: the memory is the job's own option. */
+	static const struct mc_slurm_part part;
 	const struct mc_node_record *rec = c->rec;
 	struct mc_case cc;
 	char err[MC_ERR_MAX];
@@ -252,7 +299,7 @@ static void cli_side(const struct mc_policy *p, const struct dcase *c,
 	/* A shard or MPS job drives one shared card. */
 	cc.gpus = g->gpus ? g->gpus : job->shards || job->mps ? 1 : 0;
 	cc.nodes = 1;
-	cc.ranks = 0;		/* the grant's tasks say it (alloc.tasks) */
+	cc.ranks = 0;		/* the grant's tasks say (alloc.tasks) */
 	cc.gpu_memory_bytes = c->gpu_memory;
 	cc.share_kind = job->shards ? 1 : job->mps ? 2 : 0;
 	cc.share_count = job->shards ? job->shards : job->mps;
@@ -296,6 +343,8 @@ static void launch_side(const struct mc_policy *p, const struct dcase *c,
 	fake.job_id = 4242;
 	fake.step_id = SLURM_BATCH_SCRIPT;
 	fake.nnodes = 0;		/* the batch step's item */
+	/* The grant's tasks on the node: what the job's srun step there
+	 * counts (the batch script alone is 1; see the header). */
 	fake.local_tasks = g->tasks;
 	/* Slurm's figures are MB; the grant's are whole MB here. */
 	fake.step_mem = fake.job_mem = g->alloc.mem_bytes >> 20;
@@ -319,15 +368,19 @@ static void launch_side(const struct mc_policy *p, const struct dcase *c,
 			 job->shards);
 		setenv_fake("SLURM_SHARDS_ON_NODE", envbuf.shards);
 	}
-	/* gres/mps gives the share in percent: count x 100 / the card's. */
+	/* gres/mps gives the share in whole percent of the card, cut, at
+	 * least 1 (Slurm's gres/mps: gres_per_node * 100 / count_on_dev). */
 	if (job->mps && rec->gpus && rec->mps) {
-		snprintf(envbuf.mps, sizeof(envbuf.mps), "%u",
-			 (uint32_t)((uint64_t)job->mps * 100 /
-				    (rec->mps / rec->gpus)));
+		uint64_t pct = (uint64_t)job->mps * 100 /
+			       (rec->mps / rec->gpus);
+
+		snprintf(envbuf.mps, sizeof(envbuf.mps), "%llu",
+			 (unsigned long long)(pct ? pct : 1));
 		setenv_fake("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", envbuf.mps);
 	}
 	/* The job's memory option as sbatch exports it (MB). */
-	if (job->mem_kind == MC_JOB_MEM_GPU || job->mem_kind == MC_JOB_MEM_CPU) {
+	if (job->mem_kind == MC_JOB_MEM_GPU ||
+	    job->mem_kind == MC_JOB_MEM_CPU) {
 		snprintf(envbuf.mem_per, sizeof(envbuf.mem_per), "%llu",
 			 (unsigned long long)job->mem_mb);
 		setenv_fake(job->mem_kind == MC_JOB_MEM_GPU
@@ -366,19 +419,32 @@ static void launch_side(const struct mc_policy *p, const struct dcase *c,
 		  &out->d);
 }
 
+/* What the figures of one case came to. */
+struct tally {
+	int diffs;		/* differences not known: failures */
+	unsigned known_seen;	/* the known ones that showed */
+};
+
 /* One figure of both records: a difference is printed with the case. */
-static int same(const struct dcase *c, const char *what, uint64_t cli,
-		uint64_t launch)
+static void same(const struct dcase *c, unsigned bit, const char *what,
+		 uint64_t cli, uint64_t launch, struct tally *t)
 {
+	bool known = c->known & bit;
+
 	if (cli == launch)
-		return 0;
-	print_error("DIFFERS: %s [%s] on %s: %s: check %llu, launch %llu\n",
-		    c->slurm, c->memcore, c->rec->name, what,
-		    (unsigned long long)cli, (unsigned long long)launch);
-	return 1;
+		return;
+	if (known)
+		t->known_seen |= bit;
+	else
+		t->diffs++;
+	print_error("%s: %s [%s] on %s: %s: check %llu, launch %llu\n",
+		    known ? "KNOWN DISAGREEMENT" : "DIFFERS", c->slurm,
+		    c->memcore, c->rec->name, what, (unsigned long long)cli,
+		    (unsigned long long)launch);
 }
 
-/* Both records of case c; the count of figures that differ. */
+/* Both records of case c; the count of failures (differences not
+ * known, a wrong fits, a known disagreement gone). */
 static int compare(const struct mc_policy *p, const struct dcase *c)
 {
 	static struct side cli, launch;		/* explanations: large */
@@ -387,7 +453,7 @@ static int compare(const struct mc_policy *p, const struct dcase *c)
 	struct mc_slurm_job job;
 	struct mc_opts o;
 	const struct mc_verdict *a = &cli.d.j.v, *b = &launch.d.j.v;
-	int diffs = 0;
+	struct tally t = { 0 };
 
 	job_of(c->slurm, &job);
 	opts_of(c->memcore, &o);
@@ -396,33 +462,35 @@ static int compare(const struct mc_policy *p, const struct dcase *c)
 
 	assert_true(cli.d.judged);
 	assert_true(launch.d.judged);
-	diffs += same(c, "fits", a->fits, b->fits);
-	diffs += same(c, "ram_needed_bytes", a->ram_needed_bytes,
-		      b->ram_needed_bytes);
-	diffs += same(c, "ram_allocated_bytes", a->ram_allocated_bytes,
-		      b->ram_allocated_bytes);
-	diffs += same(c, "cores_needed", a->cores_needed, b->cores_needed);
-	diffs += same(c, "cores_allocated", a->cores_allocated,
-		      b->cores_allocated);
-	diffs += same(c, "launch", cli.d.launch, launch.d.launch);
-	diffs += same(c, "refused", cli.d.refused, launch.d.refused);
-	diffs += same(c, "workers", cli.d.workers, launch.d.workers);
-	diffs += same(c, "req.gpus", a->req.gpus, b->req.gpus);
-	diffs += same(c, "req.gpu_memory_bytes", a->req.gpu_memory_bytes,
-		      b->req.gpu_memory_bytes);
+	same(c, F_FITS, "fits", a->fits, b->fits, &t);
+	same(c, F_RAM_NEEDED, "ram_needed_bytes", a->ram_needed_bytes,
+	     b->ram_needed_bytes, &t);
+	same(c, F_RAM_ALLOCATED, "ram_allocated_bytes", a->ram_allocated_bytes,
+	     b->ram_allocated_bytes, &t);
+	same(c, F_CORES_NEEDED, "cores_needed", a->cores_needed,
+	     b->cores_needed, &t);
+	same(c, F_CORES_ALLOCATED, "cores_allocated", a->cores_allocated,
+	     b->cores_allocated, &t);
+	same(c, F_LAUNCH, "launch", cli.d.launch, launch.d.launch, &t);
+	same(c, F_REFUSED, "refused", cli.d.refused, launch.d.refused, &t);
+	same(c, F_WORKERS, "workers", cli.d.workers, launch.d.workers, &t);
+	same(c, F_GPUS, "req.gpus", a->req.gpus, b->req.gpus, &t);
+	same(c, F_GPU_MEMORY, "req.gpu_memory_bytes", a->req.gpu_memory_bytes,
+	     b->req.gpu_memory_bytes, &t);
 	/* The ranks the rules counted: the grant's tasks at submission,
 	 * the step's at launch. */
-	diffs += same(c, "ranks", mc_terms_ranks(&a->req.use, a->req.gpus),
-		      mc_terms_ranks(&b->req.use, b->req.gpus));
+	same(c, F_RANKS, "ranks", mc_terms_ranks(&a->req.use, a->req.gpus),
+	     mc_terms_ranks(&b->req.use, b->req.gpus), &t);
 	/* The option the fix names (--mem-per-gpu, --mem-per-cpu, --mem). */
-	diffs += same(c, "alloc.mem_form", a->alloc.mem_form,
-		      b->alloc.mem_form);
+	same(c, F_MEM_FORM, "alloc.mem_form", a->alloc.mem_form,
+	     b->alloc.mem_form, &t);
 	/* What a step that runs is held to; a refused one is held to
 	 * nothing on either side. */
 	if (a->fits || b->fits || !cli.d.refused || !launch.d.refused) {
-		diffs += same(c, "enforce", cli.d.enforce, launch.d.enforce);
-		diffs += same(c, "limit_bytes", cli.d.limit_bytes,
-			      launch.d.limit_bytes);
+		same(c, F_ENFORCE, "enforce", cli.d.enforce, launch.d.enforce,
+		     &t);
+		same(c, F_LIMIT, "limit_bytes", cli.d.limit_bytes,
+		     launch.d.limit_bytes, &t);
 	}
 	/* The case says whether it fits: a misfit meant is a misfit got. */
 	if (a->fits != c->fits) {
@@ -432,29 +500,42 @@ static int compare(const struct mc_policy *p, const struct dcase *c)
 			    c->fits, (unsigned long long)a->ram_needed_bytes,
 			    (unsigned long long)a->ram_allocated_bytes,
 			    a->cores_needed, a->cores_allocated);
-		diffs++;
+		t.diffs++;
 	}
-	return diffs;
+	/* A known disagreement that no longer shows was fixed: its mark
+	 * must go, or the table would claim what is no longer so. */
+	if (t.known_seen != c->known) {
+		print_error("GONE: %s [%s] on %s: marked as a known "
+			    "disagreement (0x%x) that no longer shows (0x%x): "
+			    "drop the mark\n", c->slurm, c->memcore,
+			    c->rec->name, c->known, t.known_seen);
+		t.diffs++;
+	}
+	return t.diffs;
 }
 
 static void test_same_decision(void **state)
 {
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
 	struct mc_policy p;
-	size_t bad = 0, misfits = 0;
+	size_t bad = 0, misfits = 0, known = 0;
 
 	policy(&p);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (compare(&p, &cases[i]))
 			bad++;
 		misfits += !cases[i].fits;
+		known += cases[i].known != 0;
 	}
+	print_message("%zu cases, %zu misfits, %zu known disagreement(s)\n",
+		      n, misfits, known);
 	/* The table keeps both kinds: a comparison of fits only proves
 	 * little about refusals. */
 	assert_true(misfits >= 3);
 	if (bad)
 		fail_msg("%zu of %zu cases decide differently at submission "
-			 "and at launch (DIFFERS/WRONG lines above)", bad,
-			 sizeof(cases) / sizeof(cases[0]));
+			 "and at launch (DIFFERS/WRONG/GONE lines above)", bad,
+			 n);
 }
 
 int main(void)
