@@ -55,17 +55,22 @@ HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC \
             -fno-strict-overflow -fno-delete-null-pointer-checks
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -MMD -MP \
-             -DMC_VERSION='"$(VERSION)"' -Ipolicy -Itopology -Icgroup -Icompat \
+             -DMC_VERSION='"$(VERSION)"' $(ENGINE_INC) -Icompat \
              $(PKG_CFLAGS)
 HARDEN_LD := -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 
 B        := build
 # Parallel builds and test pools (make check; tests/pool.sh reads MC_JOBS).
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
-POLICY_SRC   := $(wildcard policy/*.c)
-TOPOLOGY_SRC := $(wildcard topology/*.c)
-CGROUP_SRC   := $(wildcard cgroup/*.c)
-ENGINE_SRC   := $(POLICY_SRC) $(TOPOLOGY_SRC) $(CGROUP_SRC)
+# The engine's rooms, bottom floor first: shared helpers (util), the file
+# formats memcore reads and writes (formats), the rules, judge and
+# decision (policy), then what builds on them: the data path (data),
+# Slurm's allocation model (alloc), after the step (report), the node
+# (topology) and the cgroups (cgroup). A room includes only its own
+# headers and those of rooms below it.
+ENGINE_DIRS  := util formats policy data alloc report topology cgroup
+ENGINE_INC   := $(ENGINE_DIRS:%=-I%)
+ENGINE_SRC   := $(foreach d,$(ENGINE_DIRS),$(wildcard $(d)/*.c))
 SPANK_SRC    := $(wildcard spank/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)

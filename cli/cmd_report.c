@@ -5,7 +5,7 @@
  * peak.
  *
  * Where it comes from: the records slurmstepd kept in the job's
- * AdminComment (spank/mc_keep.c, policy/mc_jobrec.h), read from slurmctld
+ * AdminComment (spank/mc_keep.c, formats/mc_jobrec.h), read from slurmctld
  * while it knows the job (MinJobAge after its end), else from slurmdbd
  * when the cluster has accounting. MaxRSS is Slurm's step statistic
  * (TRES mem of tres_usage_in_max), which only slurmdbd keeps.

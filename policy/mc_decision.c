@@ -63,21 +63,6 @@ void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,
 						 : p->dataloader_workers;
 }
 
-void mc_decision_used(const struct mc_decision *d, const struct mc_policy *p,
-		      struct mc_used *u)
-{
-	const struct mc_verdict *v = &d->j.v;
-
-	u->asked_bytes = v->alloc.mem_bytes;
-	u->mem_form = v->alloc.mem_form;
-	u->gpus = v->req.gpus;
-	u->workers = d->workers;
-	u->cores_allocated = v->cores_allocated;
-	u->threads_per_core = v->node.threads_per_core;
-	u->rule_bytes = v->ram_needed_bytes;
-	u->rule_cores = v->cores_needed;
-	u->ram_per_worker_bytes = p->ram_per_worker_bytes;
-}
 
 void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,

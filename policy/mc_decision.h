@@ -18,7 +18,8 @@
  *     step is then held to: the memory limit and the DataLoader workers
  *     every task is told. The plugin keeps it: binding (spank/mc_bind.c),
  *     enforcement (spank/mc_enforce.c) and the summary after the step
- *     read it instead of working any of it out again.
+ *     (mc_used_decided, report/mc_summary.h) read it instead of working
+ *     any of it out again.
  *
  * Pure C on plain data: no Slurm, no hwloc, no I/O, no allocation.
  */
@@ -34,7 +35,6 @@
 #include "mc_judge.h"
 #include "mc_opts.h"
 #include "mc_rules.h"
-#include "mc_summary.h"
 
 /* What a caller read of one step on one node, before any rule. */
 struct mc_case {
@@ -165,13 +165,5 @@ void mc_judge_node(const struct mc_policy *p, const struct mc_node *n,
 		   uint64_t gpu_memory_bytes, uint64_t gpu_memory_total_bytes,
 		   bool gpu_memory_known, const char *gpu_memory_source,
 		   const char *host, struct mc_node_judgement *out);
-
-/*
- * What the summary after the step compares with (mc_summary.h): the
- * allocation asked and how, the GPUs and workers, the rule's figures of
- * decision d under policy p. The measured fields of u are left alone.
- */
-void mc_decision_used(const struct mc_decision *d, const struct mc_policy *p,
-		      struct mc_used *u);
 
 #endif

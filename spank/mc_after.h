@@ -1,7 +1,7 @@
 /*
  * mc_after.h - after the step, in slurmstepd: sample the step's
  * memory cgroup while it runs (mc_sampler.h), and at its end give the
- * summary (policy/mc_summary.h): on the user's stderr with
+ * summary (report/mc_summary.h): on the user's stderr with
  * --memcore=explain, Report=yes or an OOM kill; always one line in slurmd's
  * log.
  */

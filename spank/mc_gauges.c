@@ -1,5 +1,5 @@
 /*
- * mc_gauges.c - the running step's live gauges (policy/mc_gauges.h) in
+ * mc_gauges.c - the running step's live gauges (report/mc_gauges.h) in
  * the PrometheusTextfile's directory, in slurmstepd (root).
  *
  * Set up in the main thread once the sampler runs (task_post_fork): the

@@ -1,7 +1,7 @@
 /*
  * mc_keep.c - keep the step's summary with the job: at
  * slurmstepd's end (root), memcore's record for this step and node goes
- * into the job's AdminComment (policy/mc_jobrec.h), where Slurm keeps it
+ * into the job's AdminComment (formats/mc_jobrec.h), where Slurm keeps it
  * with the job (slurmctld, then slurmdbd with accounting) and shows it only
  * to whom it lets read the job; `memcore report` reads it back. No daemon
  * of memcore's own, nothing on the node's disk but one lock file.

@@ -475,7 +475,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	/* What the summary at the step's end compares with. */
 	p->after.judged = true;
 	p->after.refused = refuse;
-	mc_decision_used(d, &pol, &p->after.usage);
+	mc_used_decided(&p->after.usage, d, &pol);
 	p->after.sample_interval_ms = pol.sample_interval_ms;
 	p->after.report = pol.report;
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",

@@ -1,6 +1,6 @@
 /*
  * mc_textfile.c - the node_exporter textfile of the cluster view
- * (policy/mc_metrics.h), updated by slurmstepd (root) at each GPU step's
+ * (report/mc_metrics.h), updated by slurmstepd (root) at each GPU step's
  * end when memcore.conf names PrometheusTextfile=.
  *
  * Concurrent steps on the node must not lose counts, and node_exporter

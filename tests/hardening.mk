@@ -25,8 +25,9 @@ CLANG        ?= clang-19
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline
 # What the targets parse: pure C, no Slurm, no hwloc.
-FUZZ_SRC     := $(POLICY_SRC) cgroup/mc_memstat.c
-FUZZ_INC     := -Ipolicy -Itopology -Icgroup -Ispank -Itests/fuzz
+FUZZ_SRC     := $(foreach d,util formats policy data alloc report,$(wildcard $(d)/*.c)) \
+                cgroup/mc_memstat.c
+FUZZ_INC     := $(ENGINE_INC) -Ispank -Itests/fuzz
 SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=all
 SAN_ENV      := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \

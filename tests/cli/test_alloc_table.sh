@@ -2,7 +2,7 @@
 # Slurm's options and settings at submission (memcore(8)): every row of
 # tests/integration/corpus/slurm_alloc.tsv is in the man page as
 # contrib/slurm-alloc-table.sh writes it; the let-through option rows are
-# exactly policy/mc_slurm_alloc.c's table (mc_slurm_let_through), and each
+# exactly alloc/mc_slurm_alloc.c's table (mc_slurm_let_through), and each
 # one a job sets gives memcore check the line that says so (text and
 # JSON), the verdict unchanged, and the cli_filter logs it at sbatch -v;
 # an emulated option gives no such line.
@@ -29,7 +29,7 @@ expect_eq "every row emulated or let through" \
 # (b) The let-through options: the tsv's rows and the C table are the same
 # names and reasons.
 awk -F'\t' '$2 == "option" && $4 == "let-through" { print $1 "\t" $5 }' "$TSV" | sort >"$TMP/tsv.let"
-sed -n '/^} let_through\[\] = {$/,/^};$/p' "$TOP/policy/mc_slurm_alloc.c" |
+sed -n '/^} let_through\[\] = {$/,/^};$/p' "$TOP/alloc/mc_slurm_alloc.c" |
 	tr -d '\n' | grep -o '{ "[^"]*",[[:space:]]*"[^"]*" }' |
 	sed 's/^{ "\([^"]*\)",[[:space:]]*"\([^"]*\)" }$/\1\t\2/' | sort >"$TMP/c.let"
 expect_eq "let-through options in the tsv" "$([ "$(wc -l <"$TMP/tsv.let")" -ge 20 ] && echo yes)" yes

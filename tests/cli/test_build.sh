@@ -50,7 +50,7 @@ grep -q -- '-Werror' <<<"$log" && fail "make CFLAGS=-O0 compiled with -Werror"
 "$o0/memcore" --version >/dev/null || fail "the -O0 memcore does not run"
 chk=$(make -C "$TOP" -n check 2>/dev/null | grep -E 'MAKE|make' | grep -c -- 'WERROR=-Werror')
 [ "$chk" -ge 1 ] || fail "make check does not build with WERROR=-Werror"
-werr=$(make -C "$TOP" B="$TMP/werr" WERROR=-Werror -n "$TMP/werr/policy/mc_util.o" 2>/dev/null)
+werr=$(make -C "$TOP" B="$TMP/werr" WERROR=-Werror -n "$TMP/werr/util/mc_util.o" 2>/dev/null)
 expect_contains "WERROR=-Werror reaches the compiler" "$werr" "-Werror"
 
 # libslurm only in the command (node facts from slurmctld): slurmstepd must

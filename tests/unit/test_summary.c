@@ -1,6 +1,6 @@
 /*
  * test_summary.c - after the step (issue 19): the running peaks
- * (policy/mc_summary.h), the advice and its rule floor, the record kept
+ * (report/mc_summary.h), the advice and its rule floor, the record kept
  * with the job, and the sampler's reads (cgroup/mc_sample.h) on the
  * fixture trees of tests/data/cgroup and on files that change between
  * reads.

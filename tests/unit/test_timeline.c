@@ -1,5 +1,5 @@
 /*
- * test_timeline.c - a step's memory over time (policy/mc_timeline.h): the
+ * test_timeline.c - a step's memory over time (report/mc_timeline.h): the
  * bounded series against a plain reference computed here (each point the
  * maximum of a run of per_point samples, per_point the smallest power of
  * two that fits the step in MC_TIMELINE_POINTS), the record's text and

@@ -557,3 +557,19 @@ int mc_summary_record_parse(const char *rec, struct mc_used *u,
 	mc_summary_advise(u, a);
 	return 0;
 }
+
+void mc_used_decided(struct mc_used *u, const struct mc_decision *d,
+		     const struct mc_policy *p)
+{
+	const struct mc_verdict *v = &d->j.v;
+
+	u->asked_bytes = v->alloc.mem_bytes;
+	u->mem_form = v->alloc.mem_form;
+	u->gpus = v->req.gpus;
+	u->workers = d->workers;
+	u->cores_allocated = v->cores_allocated;
+	u->threads_per_core = v->node.threads_per_core;
+	u->rule_bytes = v->ram_needed_bytes;
+	u->rule_cores = v->cores_needed;
+	u->ram_per_worker_bytes = p->ram_per_worker_bytes;
+}

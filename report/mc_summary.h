@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mc_decision.h"
 #include "mc_rules.h"
 #include "mc_timeline.h"
 
@@ -99,6 +100,15 @@ struct mc_used {
 	 * was dropped. */
 	char timeline[MC_TIMELINE_TEXT_MAX];
 };
+
+/*
+ * What the summary after the step compares with, from the step's
+ * decision d under policy p (policy/mc_decision.h): the allocation asked
+ * and how, the GPUs and workers, the rule's figures. The measured fields
+ * of u are left alone.
+ */
+void mc_used_decided(struct mc_used *u, const struct mc_decision *d,
+		     const struct mc_policy *p);
 
 /* mc_used.squeeze: what was measured, and why not. */
 #define MC_SQUEEZE_MEASURED 1u	/* this memcore looked (0: an older one) */
