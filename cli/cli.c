@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "mc_util.h"
-#include "mc_gpumem.h"
+#include "mc_gpu_probe.h"
 #include "mc_jsonout.h"
 
 int mc_cli_usage_error(const char *fmt, ...)
@@ -104,7 +104,7 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 	 * topology lacks from NVML / ROCm SMI, as slurmd puts in the cache,
 	 * so that the command answers like the plugin. */
 	if (!c->topology)
-		mc_gpumem_fill_default(f, err, sizeof(err));
+		mc_gpu_probe_fill_default(f, err, sizeof(err));
 	return 0;
 }
 

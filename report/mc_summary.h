@@ -1,7 +1,7 @@
 /*
  * mc_summary.h - what a step used against what it was judged to need, and
  * what to ask next time. Pure: the sampler (spank/mc_sampler.c)
- * feeds it readings of the step's memory cgroup (cgroup/mc_sample.h) and
+ * feeds it readings of the step's memory cgroup (cgroup/mc_cgread.h) and
  * the verdict's figures; it prints nothing and reads no file.
  *
  * The figures (docs/memcore.8 "AFTER THE STEP"):
@@ -86,7 +86,7 @@ struct mc_used {
 	 * cgroup version (the kernel peak's file), for the report. */
 	uint32_t sample_interval_ms, cgroup_version;
 	/* Page cache squeezed by the limit, over the step (first task to
-	 * its end; cgroup/mc_sample.h mc_sample_squeeze_read): file data
+	 * its end; cgroup/mc_cgread.h mc_cgread_squeeze_read): file data
 	 * read again after the kernel evicted it, in bytes, and the time at
 	 * least one task waited on memory (PSI "some"), in us. Each counts
 	 * only where squeeze says it was measured (MC_SQUEEZE_*); a record

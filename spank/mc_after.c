@@ -26,7 +26,7 @@
 
 #include "mc_memstat.h"
 #include "mc_plugin.h"
-#include "mc_sample.h"
+#include "mc_cgread.h"
 #include "mc_tmpfs.h"
 
 void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
@@ -45,7 +45,7 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 	/* Cumulative counters: the step's share is what they gain from
 	 * here (memcore's own cgroup is new, Slurm's step cgroup has held
 	 * slurmstepd since before the tasks). */
-	mc_sample_squeeze_read(e->scope, e->version, &a->squeeze_start);
+	mc_cgread_squeeze_read(e->scope, e->version, &a->squeeze_start);
 	if (!a->sample_interval_ms)
 		return;
 	if (mc_sampler_start(&a->sampler, e->scope, e->version,
@@ -56,7 +56,7 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 }
 
 /* The page cache squeeze over the step: the counters' gains since the
- * first task, each only where it was read at both ends (mc_sample.h). */
+ * first task, each only where it was read at both ends (mc_cgread.h). */
 static void squeeze_end(struct mc_after *a, const struct mc_enforce *e)
 {
 	const struct mc_squeeze *s0 = &a->squeeze_start;
@@ -64,7 +64,7 @@ static void squeeze_end(struct mc_after *a, const struct mc_enforce *e)
 	struct mc_used *u = &a->usage;
 	long page = sysconf(_SC_PAGESIZE);
 
-	mc_sample_squeeze_read(e->scope, e->version, &s1);
+	mc_cgread_squeeze_read(e->scope, e->version, &s1);
 	u->squeeze = MC_SQUEEZE_MEASURED;
 	if (s0->has_refault && s1.has_refault && page > 0 &&
 	    s1.refault_file_pages >= s0->refault_file_pages) {
@@ -87,7 +87,7 @@ static void finish(struct mc_plugin *p)
 {
 	struct mc_after *a = &p->after;
 	const struct mc_enforce *e = &p->enf;
-	struct mc_sample_end end;
+	struct mc_cgread_end end;
 	char err[MC_ERR_MAX];
 
 	if (a->summarized)
@@ -116,7 +116,7 @@ static void finish(struct mc_plugin *p)
 				   a->children_start.ru_stime.tv_usec);
 	}
 	if (e->scope[0] &&
-	    mc_sample_end_read(e->scope, e->version, &end, err,
+	    mc_cgread_end_read(e->scope, e->version, &end, err,
 			       sizeof(err)) == 0) {
 		a->usage.kernel_peak_bytes = end.kernel_peak_bytes;
 		a->usage.oom_kills = end.oom_kills > e->oom_start

@@ -101,12 +101,12 @@ int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
 		     uint32_t interval_ms, char *err, size_t errlen)
 {
 	return mc_sampler_start_with(s, dir, version, interval_ms,
-				     mc_sample_read, err, errlen);
+				     mc_cgread_read, err, errlen);
 }
 
 int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 			  uint32_t interval_ms,
-			  int (*read)(struct mc_sample_src *, struct mc_sample *),
+			  int (*read)(struct mc_cgread_src *, struct mc_sample *),
 			  char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
@@ -115,7 +115,7 @@ int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	if (mc_sample_open(&s->src, dir, version, err, errlen) < 0)
+	if (mc_cgread_open(&s->src, dir, version, err, errlen) < 0)
 		return -1;
 	s->interval_ms = interval_ms;
 	mc_timeline_init(&s->timeline, interval_ms);
@@ -138,7 +138,7 @@ int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 	if (rc) {
 		snprintf(err, errlen, "cannot start the sampler thread: %s",
 			 strerror(rc));
-		mc_sample_close(&s->src);
+		mc_cgread_close(&s->src);
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		return -1;
@@ -184,7 +184,7 @@ void mc_sampler_stop(struct mc_sampler *s, struct mc_peak *peak,
 						last.file_bytes, last.has_cpu,
 						last.cpu_usec, last.oom_kills);
 			}
-			mc_sample_close(&s->src);
+			mc_cgread_close(&s->src);
 		} else {
 			/* Stuck in a read: left to end with slurmstepd. Its
 			 * files stay open for it. */

@@ -7,7 +7,7 @@
  *    step's cgroup is known (memcore's own is made then), and stopped at
  *    the last task_exit (again at exit, should a task_exit be missed);
  *  - it only preads files opened at start into a buffer inside struct
- *    mc_sampler (cgroup/mc_sample.h): no allocation, no stdio, no lock
+ *    mc_sampler (cgroup/mc_cgread.h): no allocation, no stdio, no lock
  *    but its own, so a fork slurmstepd makes meanwhile copies no lock the
  *    child could need;
  *  - every signal is blocked in it (slurmstepd's handlers run in its own
@@ -27,7 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "mc_sample.h"
+#include "mc_cgread.h"
 #include "mc_summary.h"
 #include "mc_timeline.h"
 
@@ -43,7 +43,7 @@ struct mc_sampler {
 	pthread_cond_t cv;
 	bool stop;
 	uint32_t interval_ms;
-	struct mc_sample_src src;	/* only the thread reads it */
+	struct mc_cgread_src src;	/* only the thread reads it */
 	struct mc_peak peak;
 	struct mc_timeline timeline;	/* the samples over time, bounded */
 	bool has_cpu;			/* v2 cpu.stat */
@@ -53,8 +53,8 @@ struct mc_sampler {
 	struct timespec t_start;	/* CLOCK_MONOTONIC */
 	uint64_t wall_usec;		/* start to stop */
 	struct rusage children_start;	/* v1: CPU of the reaped tasks */
-	/* mc_sample_read; tests give one that hangs (mc_sampler_start_with) */
-	int (*read)(struct mc_sample_src *src, struct mc_sample *out);
+	/* mc_cgread_read; tests give one that hangs (mc_sampler_start_with) */
+	int (*read)(struct mc_cgread_src *src, struct mc_sample *out);
 	/* mc_sampler_set_hook's, guarded by mu */
 	void (*hook)(void *arg, const struct mc_sample *smp);
 	void *hook_arg;
@@ -68,11 +68,11 @@ struct mc_sampler {
 int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
 		     uint32_t interval_ms, char *err, size_t errlen);
 
-/* mc_sampler_start with another reader than mc_sample_read (tests: one
+/* mc_sampler_start with another reader than mc_cgread_read (tests: one
  * that hangs, as a stuck cgroup read would). */
 int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 			  uint32_t interval_ms,
-			  int (*read)(struct mc_sample_src *, struct mc_sample *),
+			  int (*read)(struct mc_cgread_src *, struct mc_sample *),
 			  char *err, size_t errlen);
 
 /*

@@ -24,7 +24,7 @@
 
 #include "mc_cache.h"
 #include "mc_facts.h"
-#include "mc_gpumem.h"
+#include "mc_gpu_probe.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
 
@@ -122,7 +122,7 @@ int mc_slurmd_init(struct mc_plugin *p)
 		return 0;
 	}
 	/* Only here, never in slurmstepd: NVML may take seconds to start. */
-	mc_gpumem_fill_default(&facts, note, sizeof(note));
+	mc_gpu_probe_fill_default(&facts, note, sizeof(note));
 	if (note[0])
 		slurm_info("memcore: GPU memory: %s (GpuMemory= in %s "
 			   "applies)", note, policy);

@@ -13,7 +13,7 @@ static void gpu_in(const struct mc_node_facts *f, unsigned index,
 	in->measured = 0;
 	in->measured_source = MC_MEM_SRC_NONE;
 	/* MIG slices are Slurm's GPUs: a slice's memory, never its card's
-	 * (mc_gpumem.h records them from NVML); an unknown slice is not
+	 * (mc_gpu_probe.h records them from NVML); an unknown slice is not
 	 * its card either. */
 	in->measured_is_slice = f->n_mig != 0;
 	if (f->n_mig) {

@@ -105,7 +105,7 @@ struct mc_node_facts {
 	 * has none (then the Package decides nearness). */
 	int numa_distances;
 	uint16_t numa_distance[MC_MAX_NUMA][MC_MAX_NUMA];
-	/* MIG slices from NVML (slurmd, mc_gpumem.h), in the order of
+	/* MIG slices from NVML (slurmd, mc_gpu_probe.h), in the order of
 	 * Slurm's GPU indices when the node's GPUs are MIG slices: card by
 	 * card in PCI order, slices in NVML's order. 0 = no MIG. */
 	uint32_t n_mig;

@@ -20,7 +20,7 @@
 
 #include "mc_cache.h"
 #include "mc_cgroup.h"
-#include "mc_sample.h"
+#include "mc_cgread.h"
 #include "mc_summary.h"
 #include "mc_timeline.h"
 #include "mc_config.h"
@@ -168,7 +168,7 @@ static double bench_verdict(const char *file, const struct mc_policy *pol,
 
 /*
  * The sampler's price (spank/mc_sampler.c): what its thread does each
- * SampleInterval, one mc_sample_read() of this process's own memory
+ * SampleInterval, one mc_cgread_read() of this process's own memory
  * cgroup (the files a step's sampler reads) with the sample added to the
  * peaks and the timeline, CPU time of this thread per sample, in 20
  * rounds of 500 samples; the median round. No Slurm needed: the same
@@ -176,7 +176,7 @@ static double bench_verdict(const char *file, const struct mc_policy *pol,
  */
 static double bench_sample(void)
 {
-	static struct mc_sample_src src;
+	static struct mc_cgread_src src;
 	static struct mc_timeline tl;
 	struct mc_peak pk = { 0 };
 	struct mc_cgroup cg;
@@ -186,7 +186,7 @@ static double bench_sample(void)
 	uint64_t t = 0;
 
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    mc_sample_open(&src, cg.dir, cg.version, err, sizeof(err)) < 0)
+	    mc_cgread_open(&src, cg.dir, cg.version, err, sizeof(err)) < 0)
 		die("the sampler's cgroup files", err);
 	mc_timeline_init(&tl, 1000);
 	for (int r = 0; r < 20; r++) {
@@ -194,8 +194,8 @@ static double bench_sample(void)
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 		for (int i = 0; i < 500; i++) {
-			if (mc_sample_read(&src, &smp) < 0)
-				die(cg.dir, "mc_sample_read failed");
+			if (mc_cgread_read(&src, &smp) < 0)
+				die(cg.dir, "mc_cgread_read failed");
 			mc_peak_add(&pk, smp.usage_bytes, smp.anon_bytes,
 				    smp.shmem_bytes, smp.file_bytes);
 			mc_timeline_add(&tl, t += 1000000,
@@ -207,7 +207,7 @@ static double bench_sample(void)
 		per[r] = ((b.tv_sec - a.tv_sec) * 1e6 +
 			  (b.tv_nsec - a.tv_nsec) / 1e3) / 500;
 	}
-	mc_sample_close(&src);
+	mc_cgread_close(&src);
 	record("sample_cpu_us", per, 20);
 	return median(per, 20);
 }

@@ -399,7 +399,7 @@ $(awk -v g="$growth" -v n="$noise" 'BEGIN {exit !(g <= n)}' && echo "- slurmd_rs
   from XML (this machine: its own live topology exported to XML first), and
   mc_topology_load() of the live machine (with PCI discovery, as slurmd
   does). Medians in µs.
-- **Sampler** (tests/bench/bench_load.c, no Slurm): mc_sample_read() of
+- **Sampler** (tests/bench/bench_load.c, no Slurm): mc_cgread_read() of
   bench_load's own memory cgroup (memory.stat, the usage file and the OOM
   kill count, cpu.stat on v2: what slurmstepd's sampler thread reads each
   SampleInterval) with the sample added to the peaks and the timeline,

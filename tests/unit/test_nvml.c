@@ -1,5 +1,5 @@
 /*
- * test_nvml.c - GPU memory from NVML / ROCm SMI (mc_gpumem.h), driven
+ * test_nvml.c - GPU memory from NVML / ROCm SMI (mc_gpu_probe.h), driven
  * through the backend seam with fake libraries' answers: which GPUs ask
  * which library, matching by PCI bus id, what is left unknown and said in
  * the note, that a library is opened only when needed and always closed.
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "mc_facts.h"
-#include "mc_gpumem.h"
+#include "mc_gpu_probe.h"
 #include "mc_parse.h"
 #include "mc_plan.h"
 #include "mc_topology.h"
@@ -80,15 +80,15 @@ static int amd_open(void **ctx, char *err, size_t len)
 	return fake_open(&amd, ctx, err, len);
 }
 
-static const struct mc_gpumem_backend fake_nvml = {
+static const struct mc_gpu_probe_backend fake_nvml = {
 	"NVML", 0x10de, MC_MEM_SRC_NVML, nv_open, fake_memory, fake_close,
 	NULL,
 };
-static const struct mc_gpumem_backend fake_rocm = {
+static const struct mc_gpu_probe_backend fake_rocm = {
 	"ROCm SMI", 0x1002, MC_MEM_SRC_RSMI, amd_open, fake_memory, fake_close,
 	NULL,
 };
-static const struct mc_gpumem_backend *const both[] = {
+static const struct mc_gpu_probe_backend *const both[] = {
 	&fake_nvml, &fake_rocm,
 };
 
@@ -127,7 +127,7 @@ static void test_nvml_fills_by_bus_id(void **state)
 	add_gpu("0000:c6:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
 	nv.gpus = h200;
 	nv.n = 2;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 2);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 2);
 	assert_int_equal(f.gpus[0].memory_bytes, 140 * GIB);
 	assert_int_equal(f.gpus[1].memory_bytes, 141 * GIB);
 	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_NVML);
@@ -146,7 +146,7 @@ static void test_topology_wins(void **state)
 
 	add_gpu("0000:06:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
 	add_gpu("0000:07:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 0);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 0);
 	assert_int_equal(nv.opened + amd.opened, 0);
 	assert_int_equal(f.gpus[1].memory_source, MC_MEM_SRC_CUDA);
 
@@ -154,7 +154,7 @@ static void test_topology_wins(void **state)
 	static const struct fake_gpu one[] = { { "0000:08:00.0", 40 * GIB } };
 	nv.gpus = one;
 	nv.n = 1;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 1);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
 	/* Only the GPU without memory was asked for. */
 	assert_int_equal(nv.queries, 1);
 	assert_int_equal(f.gpus[0].memory_bytes, 80 * GIB);
@@ -173,7 +173,7 @@ static void test_vendors(void **state)
 	amd.n = 1;
 	nv.gpus = nvd;	/* would answer wrongly if it were asked */
 	nv.n = 1;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 1);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
 	assert_int_equal(nv.opened, 0);
 	assert_int_equal(f.gpus[0].memory_bytes, 64 * GIB);
 	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_RSMI);
@@ -187,7 +187,7 @@ static void test_no_library(void **state)
 
 	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
 	nv.fail_open = true;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 0);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 0);
 	assert_int_equal(f.gpus[0].memory_bytes, 0);
 	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_NONE);
 	assert_string_equal(note, "NVML: library not loadable");
@@ -204,14 +204,14 @@ static void test_unknown_device(void **state)
 	add_gpu("0000:99:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
 	nv.gpus = other;
 	nv.n = 1;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 1);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
 	assert_int_equal(f.gpus[0].memory_bytes, 0);
 	assert_int_equal(f.gpus[1].memory_bytes, GIB);
 	assert_string_equal(note, "NVML: does not know GPU 0000:06:00.0");
 	assert_int_equal(nv.closed, 1);
 	/* NULL note is fine. */
 	f.gpus[1].memory_bytes = 0;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, NULL, 0), 1);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, NULL, 0), 1);
 }
 
 /* A sysfs snapshot without vendor ids: NVML is asked first, then ROCm
@@ -225,7 +225,7 @@ static void test_unknown_vendor(void **state)
 	nv.fail_open = true;
 	amd.gpus = mi;
 	amd.n = 1;
-	assert_int_equal(mc_gpumem_fill(&f, both, 2, note, sizeof(note)), 1);
+	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
 	assert_int_equal(nv.opened, 1);
 	assert_string_equal(note, "");
 	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_RSMI);
@@ -235,16 +235,16 @@ static void test_bdfid(void **state)
 {
 	uint64_t id;
 
-	assert_int_equal(mc_gpumem_bdfid("0000:c1:00.0", &id), 0);
+	assert_int_equal(mc_gpu_probe_bdfid("0000:c1:00.0", &id), 0);
 	assert_int_equal(id, 0xc1ULL << 8);
-	assert_int_equal(mc_gpumem_bdfid("00000001:03:1f.7", &id), 0);
+	assert_int_equal(mc_gpu_probe_bdfid("00000001:03:1f.7", &id), 0);
 	assert_int_equal(id, (1ULL << 32) | (3 << 8) | (0x1f << 3) | 7);
-	assert_int_equal(mc_gpumem_bdfid("0000:c1:00", &id), -1);
-	assert_int_equal(mc_gpumem_bdfid("0000:c1:20.0", &id), -1);
-	assert_int_equal(mc_gpumem_bdfid("0000:c1:00.8", &id), -1);
-	assert_int_equal(mc_gpumem_bdfid("0000:c1:00.0x", &id), -1);
-	assert_int_equal(mc_gpumem_bdfid("", &id), -1);
-	assert_int_equal(mc_gpumem_bdfid(NULL, &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid("0000:c1:00", &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid("0000:c1:20.0", &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid("0000:c1:00.8", &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid("0000:c1:00.0x", &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid("", &id), -1);
+	assert_int_equal(mc_gpu_probe_bdfid(NULL, &id), -1);
 }
 
 /* The vendor libraries talk on stderr when they find no GPU (ROCm SMI:
@@ -279,8 +279,8 @@ static void quiet_end(int saved)
  * one; on a GPU node they may open). Never crash, never leak a handle. */
 static void test_real_backends(void **state)
 {
-	const struct mc_gpumem_backend *real[] = {
-		&mc_gpumem_nvml, &mc_gpumem_rocm,
+	const struct mc_gpu_probe_backend *real[] = {
+		&mc_gpu_probe_nvml, &mc_gpu_probe_rocm,
 	};
 	char note[256];
 	int saved;
@@ -306,7 +306,7 @@ static void test_real_backends(void **state)
 	}
 	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
 	saved = quiet_begin();
-	(void)mc_gpumem_fill_default(&f, note, sizeof(note));
+	(void)mc_gpu_probe_fill_default(&f, note, sizeof(note));
 	quiet_end(saved);
 	if (!f.gpus[0].memory_bytes)
 		assert_non_null(strstr(note, "NVML"));
@@ -351,7 +351,7 @@ static int fake_slices(void *ctx, const char *bus_id, struct mc_mig *out,
 	return -1;
 }
 
-static const struct mc_gpumem_backend fake_nvml_mig = {
+static const struct mc_gpu_probe_backend fake_nvml_mig = {
 	"NVML", 0x10de, MC_MEM_SRC_NVML, nv_open, fake_memory, fake_close,
 	fake_slices,
 };
@@ -372,7 +372,7 @@ static void test_mig_slices(void **state)
 		  "NVIDIA H100 80GB HBM3 MIG 1g.10gb" },
 		{ "0000:9a:00.0", 0, 0, "" },
 	};
-	static const struct mc_gpumem_backend *const mig[] = {
+	static const struct mc_gpu_probe_backend *const mig[] = {
 		&fake_nvml_mig,
 	};
 	struct mc_policy p;
@@ -389,7 +389,7 @@ static void test_mig_slices(void **state)
 	add_gpu("0000:9a:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
 	f.gpus[0].numa_os_index = 1;
 	f.gpus[1].numa_os_index = 3;
-	assert_int_equal(mc_gpumem_fill(&f, mig, 1, note, sizeof(note)), 0);
+	assert_int_equal(mc_gpu_probe_fill(&f, mig, 1, note, sizeof(note)), 0);
 	assert_int_equal(nv.opened, 1);
 	assert_int_equal(nv.closed, 1);
 	assert_int_equal(mig_queries, 2);

@@ -133,10 +133,10 @@ static void test_timeline(void **state)
 static int hung_reads;
 
 /* A read that never comes back in time, after one good sample. */
-static int hanging_read(struct mc_sample_src *src, struct mc_sample *out)
+static int hanging_read(struct mc_cgread_src *src, struct mc_sample *out)
 {
 	if (hung_reads++ == 0)
-		return mc_sample_read(src, out);
+		return mc_cgread_read(src, out);
 	sleep(3);
 	return -1;
 }

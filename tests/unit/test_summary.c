@@ -1,7 +1,7 @@
 /*
  * test_summary.c - after the step (issue 19): the running peaks
  * (report/mc_summary.h), the advice and its rule floor, the record kept
- * with the job, and the sampler's reads (cgroup/mc_sample.h) on the
+ * with the job, and the sampler's reads (cgroup/mc_cgread.h) on the
  * fixture trees of tests/data/cgroup and on files that change between
  * reads.
  */
@@ -22,7 +22,7 @@
 
 #include "mc_jobrec.h"
 #include "mc_metrics.h"
-#include "mc_sample.h"
+#include "mc_cgread.h"
 #include "mc_summary.h"
 
 #define MIB (1024ULL * 1024)
@@ -336,9 +336,9 @@ static void test_sample(void **state)
 {
 	char dir[] = "/tmp/mc_test_sample.XXXXXX", err[512], path[4200];
 	const char *top = getenv("MC_TOP");
-	struct mc_sample_src src;
+	struct mc_cgread_src src;
 	struct mc_sample s;
-	struct mc_sample_end end;
+	struct mc_cgread_end end;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -346,8 +346,8 @@ static void test_sample(void **state)
 	mc_test_put(dir, "memory.stat", "anon 314572800\nfile 2147483648\n"
 	    "shmem 0\nactive_file 1073741824\ninactive_file 1073741824\n");
 	mc_test_put(dir, "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n");
-	assert_int_equal(mc_sample_open(&src, dir, 2, err, sizeof(err)), 0);
-	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(mc_cgread_open(&src, dir, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.usage_bytes, 3221225472ULL);
 	assert_int_equal(s.file_bytes, 2 * GIB);
 	assert_int_equal(s.non_reclaimable_bytes, GIB);
@@ -356,19 +356,19 @@ static void test_sample(void **state)
 	/* Rewritten in place (same inode), as the kernel's are. */
 	mc_test_put(dir, "memory.current", "1048576\n");
 	mc_test_put(dir, "cpu.stat", "usage_usec 2500000\n");
-	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.usage_bytes, MIB);
 	assert_int_equal(s.non_reclaimable_bytes, 0);
 	assert_int_equal(s.cpu_usec, 2500000);
 	/* A memory.stat that lost a field: the sample is skipped. */
 	mc_test_put(dir, "memory.stat", "anon 1\n");
-	assert_int_equal(mc_sample_read(&src, &s), -1);
-	mc_sample_close(&src);
-	mc_sample_close(&src);
+	assert_int_equal(mc_cgread_read(&src, &s), -1);
+	mc_cgread_close(&src);
+	mc_cgread_close(&src);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
 
-	assert_int_equal(mc_sample_open(&src, "/nonexistent/cg", 2, err,
+	assert_int_equal(mc_cgread_open(&src, "/nonexistent/cg", 2, err,
 					sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/cg"));
 
@@ -378,22 +378,22 @@ static void test_sample(void **state)
 	 * step, 2.80 GiB non-reclaimable, 2 OOM kills. */
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v1/slurm_n1/uid_0/"
 		 "job_7/step_0", top);
-	assert_int_equal(mc_sample_open(&src, path, 1, err, sizeof(err)), 0);
-	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(mc_cgread_open(&src, path, 1, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
 	assert_false(s.has_cpu);
-	mc_sample_close(&src);
-	assert_int_equal(mc_sample_end_read(path, 1, &end, err, sizeof(err)),
+	mc_cgread_close(&src);
+	assert_int_equal(mc_cgread_end_read(path, 1, &end, err, sizeof(err)),
 			 0);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v2/job_7/step_0/"
 		 "user/task_0", top);
-	assert_int_equal(mc_sample_open(&src, path, 2, err, sizeof(err)), 0);
-	assert_int_equal(mc_sample_read(&src, &s), 0);
+	assert_int_equal(mc_cgread_open(&src, path, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
-	mc_sample_close(&src);
-	assert_int_equal(mc_sample_end_read(path, 2, &end, err, sizeof(err)),
+	mc_cgread_close(&src);
+	assert_int_equal(mc_cgread_end_read(path, 2, &end, err, sizeof(err)),
 			 0);
 	assert_int_equal(end.max_events, 31);
 	assert_int_equal(end.oom_kills, 2);
@@ -405,17 +405,17 @@ static void test_parse(void **state)
 	uint64_t high = 7, max = 7, us = 0;
 
 	(void)state;
-	mc_sample_parse_events("low 0\nhigh 12\nmax 3\noom 1\noom_kill 1\n",
+	mc_cgread_parse_events("low 0\nhigh 12\nmax 3\noom 1\noom_kill 1\n",
 			       &high, &max);
 	assert_int_equal(high, 12);
 	assert_int_equal(max, 3);
 	high = max = 7;
-	mc_sample_parse_events("oom_kill 1\n", &high, &max);
+	mc_cgread_parse_events("oom_kill 1\n", &high, &max);
 	assert_int_equal(high, 7);
-	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\nusage_usec 9\n",
+	assert_int_equal(mc_cgread_parse_cpu_stat("user_usec 5\nusage_usec 9\n",
 						  &us), 0);
 	assert_int_equal(us, 9);
-	assert_int_equal(mc_sample_parse_cpu_stat("user_usec 5\n", &us), -1);
+	assert_int_equal(mc_cgread_parse_cpu_stat("user_usec 5\n", &us), -1);
 }
 
 /* The counters of a squeezed page cache as the kernel prints them: the
@@ -427,56 +427,56 @@ static void test_squeeze_parse(void **state)
 
 	(void)state;
 	/* A 6.1 memory.stat, trimmed: the anon line must not be taken. */
-	assert_int_equal(mc_sample_parse_refault(
+	assert_int_equal(mc_cgread_parse_refault(
 		"anon 1\nworkingset_refault_anon 11\n"
 		"workingset_refault_file 57344\nworkingset_activate_file 3\n",
 		2, &pages), 0);
 	assert_int_equal(pages, 57344);
 	/* v1: total_ (the step's children included), wherever it is. */
-	assert_int_equal(mc_sample_parse_refault(
+	assert_int_equal(mc_cgread_parse_refault(
 		"workingset_refault_file 684\ncache 1\n"
 		"total_workingset_refault_file 101353\n", 1, &pages), 0);
 	assert_int_equal(pages, 101353);
 	/* v1 without the total: the local line. */
-	assert_int_equal(mc_sample_parse_refault(
+	assert_int_equal(mc_cgread_parse_refault(
 		"workingset_refault_file 684\n", 1, &pages), 0);
 	assert_int_equal(pages, 684);
 	/* Older kernels print none: said, not 0. */
 	pages = 7;
-	assert_int_equal(mc_sample_parse_refault("cache 1\nrss 2\n", 1,
+	assert_int_equal(mc_cgread_parse_refault("cache 1\nrss 2\n", 1,
 						 &pages), -1);
 	assert_int_equal(pages, 7);
-	assert_int_equal(mc_sample_parse_refault("workingset_refault 9\n", 2,
+	assert_int_equal(mc_cgread_parse_refault("workingset_refault 9\n", 2,
 						 &pages), -1);
-	assert_int_equal(mc_sample_parse_refault(
+	assert_int_equal(mc_cgread_parse_refault(
 		"workingset_refault_file x\n", 2, &pages), -1);
 
-	assert_int_equal(mc_sample_parse_pressure(
+	assert_int_equal(mc_cgread_parse_pressure(
 		"some avg10=12.50 avg60=3.10 avg300=0.70 total=4211337\n"
 		"full avg10=10.00 avg60=2.00 avg300=0.50 total=3900001\n",
 		&some, &full), 0);
 	assert_int_equal(some, 4211337);
 	assert_int_equal(full, 3900001);
 	/* "full" missing: some still read, full 0. */
-	assert_int_equal(mc_sample_parse_pressure(
+	assert_int_equal(mc_cgread_parse_pressure(
 		"some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551\n",
 		&some, &full), 0);
 	assert_int_equal(some, 18446744073709551ULL);
 	assert_int_equal(full, 0);
 	/* Order does not matter; the "some" line's own total is taken. */
-	assert_int_equal(mc_sample_parse_pressure(
+	assert_int_equal(mc_cgread_parse_pressure(
 		"full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"
 		"some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n",
 		&some, &full), 0);
 	assert_int_equal(some, 9);
 	assert_int_equal(full, 5);
 	some = 7;
-	assert_int_equal(mc_sample_parse_pressure("", &some, &full), -1);
-	assert_int_equal(mc_sample_parse_pressure(
+	assert_int_equal(mc_cgread_parse_pressure("", &some, &full), -1);
+	assert_int_equal(mc_cgread_parse_pressure(
 		"some avg10=0.00 avg60=0.00 avg300=0.00\n"
 		"full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n",
 		&some, &full), -1);
-	assert_int_equal(mc_sample_parse_pressure(
+	assert_int_equal(mc_cgread_parse_pressure(
 		"somewhere total=3\n", &some, &full), -1);
 	assert_int_equal(some, 7);
 }
@@ -495,14 +495,14 @@ static void test_squeeze_read(void **state)
 	mc_test_put(dir, "memory.pressure",
 		    "some avg10=0.00 avg60=0.00 avg300=0.00 total=1500000\n"
 		    "full avg10=0.00 avg60=0.00 avg300=0.00 total=900000\n");
-	mc_sample_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(dir, 2, &q);
 	assert_true(q.has_refault);
 	assert_int_equal(q.refault_file_pages, 25);
 	assert_int_equal(q.psi, MC_PSI_READ);
 	assert_int_equal(q.some_usec, 1500000);
 	assert_int_equal(q.full_usec, 900000);
 	/* v1: no pressure per cgroup, whatever files are there. */
-	mc_sample_squeeze_read(dir, 1, &q);
+	mc_cgread_squeeze_read(dir, 1, &q);
 	assert_int_equal(q.psi, MC_PSI_V1);
 	assert_true(q.has_refault);
 	/* No memory.pressure: the kernel has PSI off when it has no
@@ -513,16 +513,16 @@ static void test_squeeze_read(void **state)
 	psi_on = fd >= 0 && read(fd, buf, sizeof(buf)) > 0;
 	if (fd >= 0)
 		close(fd);
-	mc_sample_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(dir, 2, &q);
 	assert_int_equal(q.psi, psi_on ? MC_PSI_UNREADABLE : MC_PSI_OFF);
 	/* A kernel without the refault line. */
 	mc_test_put(dir, "memory.stat", "anon 1\n");
-	mc_sample_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(dir, 2, &q);
 	assert_false(q.has_refault);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	/* No cgroup at all: nothing read, nothing made up. */
-	mc_sample_squeeze_read("/nonexistent/cg", 2, &q);
+	mc_cgread_squeeze_read("/nonexistent/cg", 2, &q);
 	assert_false(q.has_refault);
 	assert_int_not_equal(q.psi, MC_PSI_READ);
 }

@@ -1,5 +1,5 @@
 /*
- * mc_gpumem.h - GPU memory from the vendor's management library, for GPUs
+ * mc_gpu_probe.h - GPU memory from the vendor's management library, for GPUs
  * whose memory the hwloc topology lacks (Debian's hwloc has no CUDA or
  * ROCm SMI backend, so a live NVIDIA or AMD node usually shows none).
  *
@@ -11,17 +11,17 @@
  * GpuMemory applies.
  *
  * Each library sits behind a struct of function pointers (a backend), so
- * that unit tests drive mc_gpumem_fill() with fake answers.
+ * that unit tests drive mc_gpu_probe_fill() with fake answers.
  */
-#ifndef MC_GPUMEM_H
-#define MC_GPUMEM_H
+#ifndef MC_GPU_PROBE_H
+#define MC_GPU_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mc_topology.h"
 
-struct mc_gpumem_backend {
+struct mc_gpu_probe_backend {
 	const char *name;		/* "NVML", "ROCm SMI": for messages */
 	uint16_t vendor_id;		/* PCI vendor of the GPUs it knows */
 	enum mc_mem_source source;	/* recorded for the GPUs it fills */
@@ -44,8 +44,8 @@ struct mc_gpumem_backend {
 };
 
 /* The real backends: libnvidia-ml.so.1 and librocm_smi64.so. */
-extern const struct mc_gpumem_backend mc_gpumem_nvml;
-extern const struct mc_gpumem_backend mc_gpumem_rocm;
+extern const struct mc_gpu_probe_backend mc_gpu_probe_nvml;
+extern const struct mc_gpu_probe_backend mc_gpu_probe_rocm;
 
 /*
  * Fill in the memory of f's GPUs that have none (memory_bytes 0), from
@@ -59,12 +59,12 @@ extern const struct mc_gpumem_backend mc_gpumem_rocm;
  * note (may be NULL) receives a line for the log when a backend that
  * was needed could not be opened or did not know a GPU, else "".
  */
-unsigned mc_gpumem_fill(struct mc_node_facts *f,
-			const struct mc_gpumem_backend *const *backends,
+unsigned mc_gpu_probe_fill(struct mc_node_facts *f,
+			const struct mc_gpu_probe_backend *const *backends,
 			size_t n_backends, char *note, size_t notelen);
 
-/* mc_gpumem_fill() with NVML, then ROCm SMI. */
-unsigned mc_gpumem_fill_default(struct mc_node_facts *f, char *note,
+/* mc_gpu_probe_fill() with NVML, then ROCm SMI. */
+unsigned mc_gpu_probe_fill_default(struct mc_node_facts *f, char *note,
 				size_t notelen);
 
 /*
@@ -72,6 +72,6 @@ unsigned mc_gpumem_fill_default(struct mc_node_facts *f, char *note,
  * it) into ROCm SMI's BDF id: domain << 32 | bus << 8 | device << 3 |
  * function. Returns 0, or -1 when it is not a bus id.
  */
-int mc_gpumem_bdfid(const char *pci_bus_id, uint64_t *bdfid);
+int mc_gpu_probe_bdfid(const char *pci_bus_id, uint64_t *bdfid);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * mc_gpumem.c - GPU memory from NVML and ROCm SMI (see mc_gpumem.h).
+ * mc_gpu_probe.c - GPU memory from NVML and ROCm SMI (see mc_gpu_probe.h).
  *
  * The vendor headers are not needed (nor installed on build hosts): the
  * few calls used are declared here as the libraries' ABI has them since
  * NVML 7 (the _v2 entry points) and ROCm SMI 1.0.
  */
-#include "mc_gpumem.h"
+#include "mc_gpu_probe.h"
 #include "mc_parse.h"
 
 #include <dlfcn.h>
@@ -17,7 +17,7 @@
 #define MC_VENDOR_NVIDIA 0x10de
 #define MC_VENDOR_AMD 0x1002
 
-int mc_gpumem_bdfid(const char *pci_bus_id, uint64_t *bdfid)
+int mc_gpu_probe_bdfid(const char *pci_bus_id, uint64_t *bdfid)
 {
 	unsigned long dom;
 	unsigned bus, dev, fn;
@@ -166,7 +166,7 @@ static void nvml_close(void *ctx)
 	free(c);
 }
 
-const struct mc_gpumem_backend mc_gpumem_nvml = {
+const struct mc_gpu_probe_backend mc_gpu_probe_nvml = {
 	"NVML", MC_VENDOR_NVIDIA, MC_MEM_SRC_NVML,
 	nvml_open, nvml_memory, nvml_close, nvml_slices,
 };
@@ -267,7 +267,7 @@ static int rocm_memory(void *ctx, const char *bus_id, uint64_t *bytes)
 	struct rocm_ctx *c = ctx;
 	uint64_t want;
 
-	if (mc_gpumem_bdfid(bus_id, &want) < 0)
+	if (mc_gpu_probe_bdfid(bus_id, &want) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->n; i++)
 		if ((c->gpu[i].bdfid & RSMI_BDFID_MASK) == want) {
@@ -285,26 +285,26 @@ static void rocm_close(void *ctx)
 	free(c);
 }
 
-const struct mc_gpumem_backend mc_gpumem_rocm = {
+const struct mc_gpu_probe_backend mc_gpu_probe_rocm = {
 	"ROCm SMI", MC_VENDOR_AMD, MC_MEM_SRC_RSMI,
 	rocm_open, rocm_memory, rocm_close, NULL,
 };
 
 /* ------------------------------------------------------------ fill --- */
 
-static bool serves(const struct mc_gpu *g, const struct mc_gpumem_backend *b)
+static bool serves(const struct mc_gpu *g, const struct mc_gpu_probe_backend *b)
 {
 	return g->vendor_id == b->vendor_id || g->vendor_id == 0;
 }
 
-static bool wants(const struct mc_gpu *g, const struct mc_gpumem_backend *b)
+static bool wants(const struct mc_gpu *g, const struct mc_gpu_probe_backend *b)
 {
 	return !g->memory_bytes && serves(g, b);
 }
 
 /* Append the MIG slices of GPU i (its parent) to f->mig. */
 static void add_slices(struct mc_node_facts *f, uint32_t i,
-		       const struct mc_gpumem_backend *be, void *ctx)
+		       const struct mc_gpu_probe_backend *be, void *ctx)
 {
 	unsigned n = 0;
 
@@ -331,8 +331,8 @@ static void add_note(char *note, size_t notelen, const char *name,
 			 used ? "; " : "", name, what, bus_id ? bus_id : "");
 }
 
-unsigned mc_gpumem_fill(struct mc_node_facts *f,
-			const struct mc_gpumem_backend *const *backends,
+unsigned mc_gpu_probe_fill(struct mc_node_facts *f,
+			const struct mc_gpu_probe_backend *const *backends,
 			size_t n_backends, char *note, size_t notelen)
 {
 	unsigned filled = 0;
@@ -340,7 +340,7 @@ unsigned mc_gpumem_fill(struct mc_node_facts *f,
 	if (note && notelen)
 		note[0] = '\0';
 	for (size_t b = 0; b < n_backends; b++) {
-		const struct mc_gpumem_backend *be = backends[b];
+		const struct mc_gpu_probe_backend *be = backends[b];
 		char err[160] = "";
 		void *ctx = NULL;
 		bool needed = false;
@@ -386,12 +386,12 @@ unsigned mc_gpumem_fill(struct mc_node_facts *f,
 	return filled;
 }
 
-unsigned mc_gpumem_fill_default(struct mc_node_facts *f, char *note,
+unsigned mc_gpu_probe_fill_default(struct mc_node_facts *f, char *note,
 				size_t notelen)
 {
-	static const struct mc_gpumem_backend *const all[] = {
-		&mc_gpumem_nvml, &mc_gpumem_rocm,
+	static const struct mc_gpu_probe_backend *const all[] = {
+		&mc_gpu_probe_nvml, &mc_gpu_probe_rocm,
 	};
 
-	return mc_gpumem_fill(f, all, 2, note, notelen);
+	return mc_gpu_probe_fill(f, all, 2, note, notelen);
 }

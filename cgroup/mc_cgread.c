@@ -1,6 +1,6 @@
 /*
- * mc_sample.c - repeated cheap reads of a step's memory cgroup
- * (mc_sample.h).
+ * mc_cgread.c - repeated cheap reads of a step's memory cgroup
+ * (mc_cgread.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include "mc_memstat.h"
 #include "mc_util.h"
-#include "mc_sample.h"
+#include "mc_cgread.h"
 
 static int open_in(int dfd, const char *name)
 {
@@ -22,7 +22,7 @@ static int open_in(int dfd, const char *name)
 		      O_NONBLOCK);
 }
 
-int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
+int mc_cgread_open(struct mc_cgread_src *src, const char *dir, int version,
 		   char *err, size_t errlen)
 {
 	int dfd;
@@ -56,11 +56,11 @@ int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
 	return 0;
 fail:
 	close(dfd);
-	mc_sample_close(src);
+	mc_cgread_close(src);
 	return -1;
 }
 
-void mc_sample_close(struct mc_sample_src *src)
+void mc_cgread_close(struct mc_cgread_src *src)
 {
 	int *fds[] = { &src->stat_fd, &src->usage_fd, &src->cpu_fd,
 		       &src->oom_fd };
@@ -73,7 +73,7 @@ void mc_sample_close(struct mc_sample_src *src)
 }
 
 /* The whole small file at fd into src->buf, from offset 0. */
-static ssize_t reread(struct mc_sample_src *src, int fd)
+static ssize_t reread(struct mc_cgread_src *src, int fd)
 {
 	ssize_t n;
 
@@ -112,12 +112,12 @@ static int line_value(const char *text, const char *key, uint64_t *v)
 	return -1;
 }
 
-int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec)
+int mc_cgread_parse_cpu_stat(const char *text, uint64_t *usec)
 {
 	return line_value(text, "usage_usec", usec);
 }
 
-void mc_sample_parse_events(const char *text, uint64_t *high, uint64_t *max)
+void mc_cgread_parse_events(const char *text, uint64_t *high, uint64_t *max)
 {
 	const char *p = text;
 
@@ -141,7 +141,7 @@ void mc_sample_parse_events(const char *text, uint64_t *high, uint64_t *max)
 	}
 }
 
-int mc_sample_read(struct mc_sample_src *src, struct mc_sample *out)
+int mc_cgread_read(struct mc_cgread_src *src, struct mc_sample *out)
 {
 	struct mc_memstat_fields f;
 	char err[128];
@@ -171,7 +171,7 @@ int mc_sample_read(struct mc_sample_src *src, struct mc_sample *out)
 	out->non_reclaimable_bytes = usage > out->file_bytes
 				     ? usage - out->file_bytes : 0;
 	out->has_cpu = src->cpu_fd >= 0 && reread(src, src->cpu_fd) > 0 &&
-		       mc_sample_parse_cpu_stat(src->buf, &out->cpu_usec) == 0;
+		       mc_cgread_parse_cpu_stat(src->buf, &out->cpu_usec) == 0;
 	if (!out->has_cpu)
 		out->cpu_usec = 0;
 	out->has_oom = src->oom_fd >= 0 && reread(src, src->oom_fd) > 0 &&
@@ -194,8 +194,8 @@ static uint64_t number_at(int dfd, const char *name)
 	return v;
 }
 
-int mc_sample_end_read(const char *dir, int version,
-		       struct mc_sample_end *out, char *err, size_t errlen)
+int mc_cgread_end_read(const char *dir, int version,
+		       struct mc_cgread_end *out, char *err, size_t errlen)
 {
 	char buf[1024];
 	int dfd;
@@ -213,7 +213,7 @@ int mc_sample_end_read(const char *dir, int version,
 	} else {
 		out->kernel_peak_bytes = number_at(dfd, "memory.peak");
 		if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) > 0)
-			mc_sample_parse_events(buf, &out->high_events,
+			mc_cgread_parse_events(buf, &out->high_events,
 					       &out->max_events);
 	}
 	close(dfd);
@@ -224,7 +224,7 @@ int mc_sample_end_read(const char *dir, int version,
 	return 0;
 }
 
-int mc_sample_parse_refault(const char *memstat, int version,
+int mc_cgread_parse_refault(const char *memstat, int version,
 			    uint64_t *pages)
 {
 	/* v1: the total includes the step's children (task_T), as the
@@ -266,7 +266,7 @@ static int pressure_total(const char *text, const char *word, uint64_t *usec)
 	return -1;
 }
 
-int mc_sample_parse_pressure(const char *text, uint64_t *some_usec,
+int mc_cgread_parse_pressure(const char *text, uint64_t *some_usec,
 			     uint64_t *full_usec)
 {
 	uint64_t some, full = 0;
@@ -280,7 +280,7 @@ int mc_sample_parse_pressure(const char *text, uint64_t *some_usec,
 	return 0;
 }
 
-void mc_sample_squeeze_read(const char *dir, int version,
+void mc_cgread_squeeze_read(const char *dir, int version,
 			    struct mc_squeeze *out)
 {
 	char buf[8192];
@@ -292,13 +292,13 @@ void mc_sample_squeeze_read(const char *dir, int version,
 	if (dfd < 0)
 		return;
 	if (mc_read_at(dfd, "memory.stat", buf, sizeof(buf)) > 0 &&
-	    mc_sample_parse_refault(buf, version,
+	    mc_cgread_parse_refault(buf, version,
 				    &out->refault_file_pages) == 0)
 		out->has_refault = true;
 	if (version == 2) {
 		errno = 0;
 		if (mc_read_at(dfd, "memory.pressure", buf, sizeof(buf)) > 0) {
-			if (mc_sample_parse_pressure(buf, &out->some_usec,
+			if (mc_cgread_parse_pressure(buf, &out->some_usec,
 						     &out->full_usec) == 0)
 				out->psi = MC_PSI_READ;
 		} else {

@@ -1,8 +1,8 @@
 /*
- * mc_sample.h - read a step's memory cgroup over and over, cheaply: the
+ * mc_cgread.h - read a step's memory cgroup over and over, cheaply: the
  * files are opened once and re-read with pread at offset 0 (cgroupfs files
  * are seq_files: a read from 0 makes the kernel print them afresh), into a
- * buffer inside the struct. Nothing here allocates after mc_sample_open,
+ * buffer inside the struct. Nothing here allocates after mc_cgread_open,
  * so the sampler thread in slurmstepd (spank/mc_sampler.c) never takes
  * malloc's lock between slurmstepd's forks.
  *
@@ -16,13 +16,13 @@
  *    without the cpu controller); v1 has no CPU figure in the memory
  *    hierarchy (0, has_cpu false: the caller counts its children instead).
  * The kernel's own cumulative counters (peak, OOM kills, v2 high/max
- * events) need no sampling: mc_sample_end reads them once at the end.
+ * events) need no sampling: mc_cgread_end reads them once at the end.
  * Nor do the counters of a page cache squeezed by the limit
- * (mc_sample_squeeze_read): read at the step's first task and at its end,
+ * (mc_cgread_squeeze_read): read at the step's first task and at its end,
  * from the caller's thread, never the sampler's.
  */
-#ifndef MC_SAMPLE_H
-#define MC_SAMPLE_H
+#ifndef MC_CGREAD_H
+#define MC_CGREAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,7 +44,7 @@ struct mc_sample {
 };
 
 /* The kernel's counters at the step's end. */
-struct mc_sample_end {
+struct mc_cgread_end {
 	/* v2 memory.peak, v1 memory.max_usage_in_bytes: the total with file
 	 * pages, never below any sample; 0 when the kernel has none
 	 * (v2 before Linux 5.19). */
@@ -55,7 +55,7 @@ struct mc_sample_end {
 };
 
 /* The open files of one cgroup, and the read buffer. */
-struct mc_sample_src {
+struct mc_cgread_src {
 	int version;			/* 1 or 2 */
 	int stat_fd, usage_fd, cpu_fd;	/* -1 when not open */
 	int oom_fd;			/* -1 when not open */
@@ -67,7 +67,7 @@ struct mc_sample_src {
  * Returns 0, or -1 with err set ("DIR/FILE: reason") and nothing left
  * open. cpu.stat and the OOM kill count's file are optional.
  */
-int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
+int mc_cgread_open(struct mc_cgread_src *src, const char *dir, int version,
 		   char *err, size_t errlen);
 
 /*
@@ -76,18 +76,18 @@ int mc_sample_open(struct mc_sample_src *src, const char *dir, int version,
  * memory.stat lacked a needed field: a sample is then skipped, not
  * guessed.
  */
-int mc_sample_read(struct mc_sample_src *src, struct mc_sample *out);
+int mc_cgread_read(struct mc_cgread_src *src, struct mc_sample *out);
 
-/* Close what mc_sample_open opened (safe twice). */
-void mc_sample_close(struct mc_sample_src *src);
+/* Close what mc_cgread_open opened (safe twice). */
+void mc_cgread_close(struct mc_cgread_src *src);
 
 /*
- * The kernel's counters of dir at the end (see struct mc_sample_end).
+ * The kernel's counters of dir at the end (see struct mc_cgread_end).
  * Missing files leave their field 0. Returns 0, or -1 with err set when
  * dir is not a memory cgroup.
  */
-int mc_sample_end_read(const char *dir, int version,
-		       struct mc_sample_end *out, char *err, size_t errlen);
+int mc_cgread_end_read(const char *dir, int version,
+		       struct mc_cgread_end *out, char *err, size_t errlen);
 
 /*
  * Page cache squeezed by the limit: the kernel's cumulative counters of one
@@ -128,7 +128,7 @@ struct mc_squeeze {
  * files into stack buffers: for slurmstepd's hooks, not the sampler
  * thread (which it would not harm, but it has no use for them).
  */
-void mc_sample_squeeze_read(const char *dir, int version,
+void mc_cgread_squeeze_read(const char *dir, int version,
 			    struct mc_squeeze *out);
 
 /*
@@ -136,7 +136,7 @@ void mc_sample_squeeze_read(const char *dir, int version,
  * v1 "total_workingset_refault_file N" (the local line when the total is
  * absent). Pages. 0, or -1 when the text has none.
  */
-int mc_sample_parse_refault(const char *memstat, int version,
+int mc_cgread_parse_refault(const char *memstat, int version,
 			    uint64_t *pages);
 
 /*
@@ -146,14 +146,14 @@ int mc_sample_parse_refault(const char *memstat, int version,
  * before 5.13): full left 0 then. 0, or -1 when "some ... total=" is not
  * there.
  */
-int mc_sample_parse_pressure(const char *text, uint64_t *some_usec,
+int mc_cgread_parse_pressure(const char *text, uint64_t *some_usec,
 			     uint64_t *full_usec);
 
 /* Parse the usage_usec line of v2 cpu.stat text; 0, or -1 when absent. */
-int mc_sample_parse_cpu_stat(const char *text, uint64_t *usec);
+int mc_cgread_parse_cpu_stat(const char *text, uint64_t *usec);
 
 /* Parse "high N" and "max N" of v2 memory.events text (either may be
  * missing: left unchanged). */
-void mc_sample_parse_events(const char *text, uint64_t *high, uint64_t *max);
+void mc_cgread_parse_events(const char *text, uint64_t *high, uint64_t *max);
 
 #endif
