@@ -206,12 +206,10 @@ int mc_cgread_end_read(const char *dir, int version,
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
+	out->kernel_peak_bytes = number_at(dfd, mc_memstat_peak_file(version));
 	if (version == 1) {
-		out->kernel_peak_bytes = number_at(dfd,
-						   "memory.max_usage_in_bytes");
 		out->max_events = number_at(dfd, "memory.failcnt");
 	} else {
-		out->kernel_peak_bytes = number_at(dfd, "memory.peak");
 		if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) > 0)
 			mc_cgread_parse_events(buf, &out->high_events,
 					       &out->max_events);

@@ -415,8 +415,8 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 			&m->swap_limit_bytes, m->swap_limit_dir,
 			sizeof(m->swap_limit_dir));
 	/* MC_MEM_UNLIMITED: none kept ("max" cannot be a peak). */
-	if (read_limit(dfd, dir, version == 1 ? "memory.max_usage_in_bytes"
-		       : "memory.peak", &m->peak_bytes, err, errlen) < 0)
+	if (read_limit(dfd, dir, mc_memstat_peak_file(version),
+		       &m->peak_bytes, err, errlen) < 0)
 		m->peak_bytes = MC_MEM_UNLIMITED;
 	if (oom_kills_fd(dfd, dir, version, &m->oom_kills, err, errlen) < 0)
 		goto out;
@@ -433,4 +433,9 @@ int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
 out:
 	close(dfd);
 	return rc;
+}
+
+const char *mc_memstat_peak_file(int version)
+{
+	return version == 1 ? "memory.max_usage_in_bytes" : "memory.peak";
 }

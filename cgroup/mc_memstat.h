@@ -118,6 +118,14 @@ int mc_memstat_parse_oom_kill(const char *text, uint64_t *count);
 int mc_memstat_version(const char *dir, char *err, size_t errlen);
 
 /*
+ * The file the kernel keeps a memory cgroup's peak in, by hierarchy
+ * version: v1 memory.max_usage_in_bytes, v2 memory.peak (6.1 and later).
+ * The one place that names it: the summary and memcore report say which
+ * file their kernel peak came from.
+ */
+const char *mc_memstat_peak_file(int version);
+
+/*
  * Read the cgroup at dir into m: version, usage, limit, swap limit, peak,
  * the split and the OOM kills.
  *  - limit: the effective one, the smallest hard limit on the path from

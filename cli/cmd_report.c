@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "mc_jobrec.h"
 #include "mc_jsonout.h"
+#include "mc_memstat.h"
 #include "mc_slurm_compat.h"
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
@@ -325,9 +326,8 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	SETI("max_shmem_bytes", u->peak.max_shmem_bytes);
 	SETI("kernel_peak_bytes", u->kernel_peak_bytes);
 	json_object_set_new(o, "kernel_peak_source",
-			    json_string(u->cgroup_version == 1
-					? "memory.max_usage_in_bytes"
-					: "memory.peak"));
+			    json_string(mc_memstat_peak_file(
+					(int)u->cgroup_version)));
 	SETI("cores_allocated", u->cores_allocated);
 	SETI("threads_per_core",
 	     u->threads_per_core ? u->threads_per_core : 1);

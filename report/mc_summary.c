@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mc_config.h"
+#include "mc_memstat.h"
 #include "mc_parse.h"
 #include "mc_summary.h"
 
@@ -268,9 +269,8 @@ static void explain(const struct mc_used *u, const struct mc_advice *a,
 	     msh[32], kp[32], wall[32], next[48], fp[32];
 	const struct mc_peak *pk = &u->peak;
 	uint32_t interval_ms = u->sample_interval_ms;
-	const char *kernel_peak_name = u->cgroup_version == 1
-				       ? "memory.max_usage_in_bytes"
-				       : "memory.peak";
+	const char *kernel_peak_name =
+		mc_memstat_peak_file((int)u->cgroup_version);
 
 #define LINE(...) (t->n < MC_SUMMARY_LINES ? \
 	(void)snprintf(t->line[t->n++], MC_SUMMARY_LINE_MAX, __VA_ARGS__) \

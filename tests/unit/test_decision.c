@@ -50,6 +50,7 @@
 #include "mc_opts.h"
 #include "mc_shapes.h"
 #include "mc_slurm_alloc.h"
+#include "mc_test_slurm_job.h"
 #include "mc_terms.h"
 
 #define GiB ((uint64_t)1 << 30)
@@ -220,25 +221,6 @@ static void policy(struct mc_policy *p)
 			    sizeof(err)) < 0)
 		fail_msg("%s", err);
 	mc_config_policy(&cfg, NULL, p);
-}
-
-/* "name=value;name=value" into a job, as test_slurm_alloc.c reads it. */
-static void job_of(const char *opts, struct mc_slurm_job *j)
-{
-	char buf[512], err[128];
-	char *save = NULL;
-
-	memset(j, 0, sizeof(*j));
-	snprintf(buf, sizeof(buf), "%s", opts);
-	for (char *kv = strtok_r(buf, ";", &save); kv;
-	     kv = strtok_r(NULL, ";", &save)) {
-		char *eq = strchr(kv, '=');
-
-		assert_non_null(eq);
-		*eq = '\0';
-		if (mc_slurm_job_set(j, kv, eq + 1, err, sizeof(err)) < 0)
-			fail_msg("%s=%s: %s", kv, eq + 1, err);
-	}
 }
 
 /* memcore's options, the same form, through the one parser both sides

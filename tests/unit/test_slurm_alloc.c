@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "mc_slurm_alloc.h"
+#include "mc_test_slurm_job.h"
 
 #define MiB ((uint64_t)1 << 20)
 #define GiB ((uint64_t)1 << 30)
@@ -38,24 +39,6 @@ struct tcase {
 	struct mc_slurm_part part;
 	struct want w;
 };
-
-static void job_of(const char *opts, struct mc_slurm_job *j)
-{
-	char buf[512], err[128];
-	char *save = NULL;
-
-	memset(j, 0, sizeof(*j));
-	snprintf(buf, sizeof(buf), "%s", opts);
-	for (char *kv = strtok_r(buf, ";", &save); kv;
-	     kv = strtok_r(NULL, ";", &save)) {
-		char *eq = strchr(kv, '=');
-
-		assert_non_null(eq);
-		*eq = '\0';
-		if (mc_slurm_job_set(j, kv, eq + 1, err, sizeof(err)) < 0)
-			fail_msg("%s=%s: %s", kv, eq + 1, err);
-	}
-}
 
 static void run(const struct tcase *c, size_t n)
 {
