@@ -5,11 +5,13 @@
 
 #include "mc_decision.h"
 #include "mc_terms.h"
+#include "mc_util.h"
 
 int mc_case_request(const struct mc_policy *p, const struct mc_case *c,
 		    const struct mc_node *n, struct mc_request *r, char *err,
 		    size_t errlen)
 {
+	mc_assert(c->opts);
 	memset(r, 0, sizeof(*r));
 	r->gpus = c->gpus;
 	r->nodes = c->nodes ? c->nodes : 1;
@@ -52,6 +54,8 @@ void mc_decide(const struct mc_policy *p, const struct mc_request *r,
 		     p->cgroup_memory && !a->mem_unset && a->mem_bytes;
 	d->limit_bytes = d->enforce ? a->mem_bytes : 0;
 	d->workers = r->dataloader_workers;
+	/* Held to a limit only when it runs, and never to none. */
+	mc_assert(!d->enforce || (!d->refused && d->limit_bytes));
 }
 
 void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,

@@ -140,6 +140,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 	 * nothing to hold. */
 	if (!d->enforce)
 		return;
+	mc_assert(d->limit_bytes && !d->refused);
 	snprintf(e->step_name, sizeof(e->step_name), "%s", s->step_name);
 	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s->mem_source);
 	e->limit_bytes = d->limit_bytes;

@@ -40,7 +40,7 @@ SAN_ENV      := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:str
 # the sanitizers in CFLAGS (compile and link).
 sanitize:
 	$(MAKE) --no-print-directory -j$(NPROC) B=$(B)/asan \
-	  CFLAGS="-O1 -g $(SAN_FLAGS)" sanitize-run
+	  CFLAGS="-O1 -g -DMC_DEBUG $(SAN_FLAGS)" sanitize-run
 
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(B)/replay/replay_%)
 $(B)/replay/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_SRC)
@@ -109,7 +109,7 @@ ASAN_IT_TESTS ?= test_10 test_20 test_26 test_36 test_37_after test_40 test_70 t
 integration-asan: $(PLUGIN) $(CLI) $(PROGS)
 	@command -v $(ASAN_IT_CC) >/dev/null || { echo "memcore: make integration-asan needs $(ASAN_IT_CC) (contrib/install-deps.sh check)"; exit 1; }
 	$(MAKE) --no-print-directory B=$(ASAN_IT_B) CC=$(ASAN_IT_CC) \
-	  CFLAGS="-O1 -g $(ASAN_IT_FLAGS)" \
+	  CFLAGS="-O1 -g -DMC_DEBUG $(ASAN_IT_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined -shared-libasan -Wl,-rpath,$(dir $(ASAN_IT_RT))" \
 	  PLUGIN_EXTRA=$(ASAN_IT_B)/tests/asan/memcore_asan.o \
 	  PLUGIN_MAP=tests/asan/memcore-asan.map $(ASAN_IT_B)/memcore.so

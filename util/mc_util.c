@@ -372,3 +372,11 @@ int mc_io_all(int fd, void *buf, size_t len, bool out)
 	}
 	return 0;
 }
+
+void mc_assert_failed(const char *expr, const char *file, int line,
+		      const char *func)
+{
+	fprintf(stderr, "memcore: invariant broken: %s at %s:%d (%s)\n", expr,
+		file, line, func);
+	abort();
+}

@@ -159,4 +159,21 @@ ssize_t mc_read_fd(int fd, char *buf, size_t len);
  */
 ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
 
+/*
+ * An invariant that must hold where it stands (Slurm's xassert): checked
+ * in the test builds (-DMC_DEBUG: make sanitize, make integration-asan),
+ * where a broken one aborts with "memcore: invariant broken: EXPR at
+ * FILE:LINE (FUNCTION)"; compiled out of the plugin slurmd loads, which
+ * must never bring a slurmd or slurmstepd down.
+ */
+#ifdef MC_DEBUG
+#define mc_assert(expr)							\
+	((expr) ? (void)0							\
+		: mc_assert_failed(#expr, __FILE__, __LINE__, __func__))
+#else
+#define mc_assert(expr) ((void)0)
+#endif
+void mc_assert_failed(const char *expr, const char *file, int line,
+		      const char *func) __attribute__((noreturn));
+
 #endif
