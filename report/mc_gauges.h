@@ -1,7 +1,7 @@
 /*
  * mc_gauges.h - the live view for admins: one running step's memory as
  * Prometheus gauges, the text of the file its slurmstepd keeps beside the
- * cluster counters (mc_metrics.h) while the step runs (spank/mc_gauges.c
+ * cluster counters (mc_metrics.h) while the step runs (spank/mc_livegauges.c
  * writes and removes it). Pure.
  *
  * Names follow mc_metrics.h: memcore_step_ prefix, bytes. Labels jobid,

@@ -26,6 +26,10 @@
 
 #include "mc_memstat.h"
 #include "mc_plugin.h"
+#include "mc_textfile.h"
+#include "mc_keep.h"
+#include "mc_livegauges.h"
+#include "mc_after.h"
 #include "mc_cgread.h"
 #include "mc_tmpfs.h"
 
@@ -52,7 +56,7 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 			     a->sample_interval_ms, err, sizeof(err)) < 0)
 		slurm_info("memcore: job %s: the step runs unsampled: %s",
 			   e->step_name, err);
-	mc_gauges_start(p);	/* the live gauges, from the sampler */
+	mc_livegauges_start(p);	/* the live gauges, from the sampler */
 }
 
 /* The page cache squeeze over the step: the counters' gains since the
@@ -95,7 +99,7 @@ static void finish(struct mc_plugin *p)
 	a->summarized = true;
 	mc_sampler_stop(&a->sampler, &a->usage.peak, &a->usage.cpu_usec,
 			&a->usage.wall_usec);
-	mc_gauges_stop(p);
+	mc_livegauges_stop(p);
 	if (!a->sampler.started && a->clock_started) {
 		struct timespec now;
 		struct rusage ru;
@@ -215,7 +219,7 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp)
 	 * here, before slurmstepd does. */
 	if (a->sampler.started && !a->sampler.stopped)
 		mc_sampler_stop(&a->sampler, &pk, &cpu, &wall);
-	mc_gauges_stop(p);
+	mc_livegauges_stop(p);
 	if (!mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS))
 		slurm_info("memcore: job %s: the summary was still on its way "
 			   "to slurmctld %u ms after the step's end: slurmstepd "

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <slurm/spank.h>
+
 #include "mc_gaugefile.h"
 #include "mc_sampler.h"
 #include "mc_summary.h"
@@ -49,5 +51,15 @@ struct mc_after {
 	struct mc_keeper keeper;
 	struct mc_gaugefile gauges;	/* the live gauges (mc_gauges.c) */
 };
+
+struct mc_plugin;
+
+/* slurmstepd, first task_post_fork: start the step's sampler (mc_after.c). */
+void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, each task_exit, before mc_enforce_task_exit: at the last
+ * task, the step's summary (mc_after.c). */
+void mc_after_task_exit(struct mc_plugin *p, spank_t sp);
+/* slurmstepd, exit: the sampler ends at the latest here (mc_after.c). */
+void mc_after_exit(struct mc_plugin *p, spank_t sp);
 
 #endif

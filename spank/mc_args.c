@@ -10,6 +10,7 @@
 #include "mc_dataset.h"
 #include "mc_jobfiles.h"
 #include "mc_plugin.h"
+#include "mc_args.h"
 #include "mc_step.h"
 
 /* The one instance the callbacks below reach (they get no context). */

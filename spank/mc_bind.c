@@ -44,6 +44,9 @@
 #include "mc_list.h"
 #include "mc_plan.h"
 #include "mc_plugin.h"
+#include "mc_stepd.h"
+#include "mc_nodefacts.h"
+#include "mc_bind.h"
 #include "mc_step.h"
 
 /* NUMA node numbers a preferred policy can name (the kernel's nodemask

@@ -1,7 +1,7 @@
 /*
  * mc_gaugefile.h - the file of one running step's gauges (policy/
  * mc_gauges.h), rewritten from the sampler thread and removed at the
- * step's end; spank/mc_gauges.c sets it up and tears it down.
+ * step's end; spank/mc_livegauges.c sets it up and tears it down.
  *
  * One file per step, in the PrometheusTextfile's directory (root's alone,
  * memcore.conf(5)), named MC_GAUGEFILE_PREFIX<node>_<pid>_<job>_<step>.prom

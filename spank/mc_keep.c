@@ -58,6 +58,7 @@
 #include "mc_jobview.h"
 #include "mc_slurm_compat.h"
 #include "mc_plugin.h"
+#include "mc_keep.h"
 
 /* The write's whole time: within the two waits of the hooks
  * (MC_KEEP_TASK_EXIT_WAIT_MS + MC_KEEP_EXIT_WAIT_MS). */

@@ -16,6 +16,7 @@
 #include "mc_cache.h"
 #include "mc_slurm_compat.h"
 #include "mc_plugin.h"
+#include "mc_nodefacts.h"
 #include "mc_step.h"
 
 /* A libslurm count as memcore keeps it: 0 for none or unknown. */

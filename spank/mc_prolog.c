@@ -16,6 +16,7 @@
 
 #include "mc_jobview.h"
 #include "mc_plugin.h"
+#include "mc_prolog.h"
 #include "mc_scratch.h"
 
 static uint32_t job_id(spank_t sp)

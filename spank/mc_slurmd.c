@@ -27,6 +27,8 @@
 #include "mc_gpu_probe.h"
 #include "mc_parse.h"
 #include "mc_plugin.h"
+#include "mc_nodefacts.h"
+#include "mc_slurmd.h"
 
 /* One line for the GPUs: "4 x 139.8 GiB (cuda)", or each when mixed. */
 static void describe_gpus(const struct mc_node_facts *f,

@@ -44,6 +44,7 @@
 #include "mc_jobview.h"
 #include "mc_metrics.h"
 #include "mc_plugin.h"
+#include "mc_textfile.h"
 #include "mc_util.h"
 
 #define LOCK_WAIT_MS 2000

@@ -36,7 +36,13 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "mc_after.h"
+#include "mc_args.h"
+#include "mc_bind.h"
 #include "mc_plugin.h"
+#include "mc_prolog.h"
+#include "mc_slurmd.h"
+#include "mc_stepd.h"
 
 SPANK_PLUGIN(memcore, 1);
 

@@ -1,5 +1,5 @@
 /*
- * mc_gauges.c - the running step's live gauges (report/mc_gauges.h) in
+ * mc_livegauges.c - the running step's live gauges (report/mc_gauges.h) in
  * the PrometheusTextfile's directory, in slurmstepd (root).
  *
  * Set up in the main thread once the sampler runs (task_post_fork): the
@@ -25,6 +25,8 @@
 #include "mc_gauges.h"
 #include "mc_metrics.h"
 #include "mc_plugin.h"
+#include "mc_textfile.h"
+#include "mc_livegauges.h"
 
 /* The job's user's name from the node's name service, else its uid. */
 static void user_name(uint32_t uid, char *buf, size_t len)
@@ -45,7 +47,7 @@ static void on_sample(void *arg, const struct mc_sample *smp)
 			   false);
 }
 
-void mc_gauges_start(struct mc_plugin *p)
+void mc_livegauges_start(struct mc_plugin *p)
 {
 	struct mc_after *a = &p->after;
 	struct mc_gaugefile *g = &a->gauges;
@@ -98,7 +100,7 @@ void mc_gauges_start(struct mc_plugin *p)
 	mc_sampler_set_hook(&a->sampler, on_sample, g);
 }
 
-void mc_gauges_stop(struct mc_plugin *p)
+void mc_livegauges_stop(struct mc_plugin *p)
 {
 	struct mc_after *a = &p->after;
 	struct mc_gaugefile *g = &a->gauges;
