@@ -15,9 +15,9 @@
  *     mc_step_case and mc_step_alloc.
  * From there both go through policy/mc_decision.h, the one builder and
  * the one decision (mc_case_request(), mc_decide()); the figures a user
- * is told and held to (fits, RAM and cores needed and allocated, the launch outcome, the
- * memory limit, the DataLoader workers, the GPUs and a share's GPU
- * memory) must come out the same. A difference is a job that memcore
+ * is told and held to (fits, RAM and cores needed and allocated, the
+ * launch outcome, the memory limit, the DataLoader workers, the GPUs and
+ * a share's GPU memory) must come out the same. A difference is a job that memcore
  * check lets through and the plugin refuses, or the other way round.
  *
  * Each case also names whether it fits, so that a case meant to misfit
