@@ -155,7 +155,7 @@ static int gpu_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus)
 static int gres_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus,
 		     uint32_t *cpus)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, shards = j->shards, mps = j->mps;
 
 	while (v && *v) {
 		const char *end = strchr(v, ',');
@@ -197,18 +197,24 @@ static int gres_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus,
 		} else if (!strcmp(name, "cpu") && cpus && rest) {
 			*cpus = count_of(rest);
 		} else if (!strcmp(name, "shard") || !strcmp(name, "mps")) {
-			/* shard, shard:N, shard:type:N */
+			/* shard, shard:type (one), shard:N, shard:type:N; a
+			 * count read as GPU counts are (digits, summed in 64
+			 * bits and held at UINT32_MAX): one that is no count is
+			 * an error, never a job without GPUs. */
 			const char *n = rest ? strrchr(rest, ':') : NULL;
-			uint32_t c = !rest ? 1 : count_of(n ? n + 1 : rest);
+			uint64_t *sum = name[0] == 's' ? &shards : &mps;
 
-			if (name[0] == 's')
-				j->shards += c;
-			else
-				j->mps += c;
+			if (!rest || (!n && !isdigit((unsigned char)*rest)))
+				*sum += 1;
+			else if (gpu_count(n ? n + 1 : rest,
+					   strlen(n ? n + 1 : rest), sum) < 0)
+				return -1;
 		}
 		v = end ? end + 1 : NULL;
 	}
 	*gpus = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	j->shards = shards > UINT32_MAX ? UINT32_MAX : (uint32_t)shards;
+	j->mps = mps > UINT32_MAX ? UINT32_MAX : (uint32_t)mps;
 	return 0;
 }
 
@@ -293,8 +299,10 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 			j->cpus_per_task = cpus;
 	}
 	if (bad) {
-		snprintf(err, errlen, "--%s=%s: a GPU count that is not a "
-			 "whole number (expected [type:]count)", name, value);
+		snprintf(err, errlen, "--%s=%s: %s count that is not a "
+			 "whole number (expected [type:]count)", name, value,
+			 strstr(value, "shard") ? "a shard"
+			 : strstr(value, "mps") ? "an MPS" : "a GPU");
 		return -1;
 	}
 	return 0;

@@ -819,7 +819,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 "(%s = %u GPUs x %s x HostRamPerGpuRam %g):",
 			 mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
 			 mc_fmt_bytes(v->node_ram_rule_bytes, b, sizeof(b)),
-			 v->node.gpus, mc_fmt_bytes(r->gpu_memory_bytes, c,
+			 v->node.gpus, mc_fmt_bytes(mc_card_bytes(r), c,
 			 sizeof(c)), p->host_ram_per_gpu_ram);
 		add_line(out, "  no step of %u GPUs fits this node, whatever "
 			 "it asks; an administrator can lower", r->gpus);
@@ -927,7 +927,7 @@ static void sb_header_verdict(struct sbuf *s, const struct mc_verdict *v)
 		sb_add(s, " cannot fit: the node fails the site's RAM rule "
 		       "(%s for %u x %s GPUs):",
 		       mc_fmt_bytes(v->node.ram_bytes, a, sizeof(a)),
-		       v->node.gpus, mc_fmt_bytes(v->req.gpu_memory_bytes, b,
+		       v->node.gpus, mc_fmt_bytes(mc_card_bytes(&v->req), b,
 						  sizeof(b)));
 		break;
 	case MC_MISFIT_MEM_OVER_NODE:

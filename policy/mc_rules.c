@@ -451,12 +451,13 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 		    v->alloc.mem_form == MC_MEM_PER_GPU)
 			v->alloc.mem_form = MC_MEM_PER_NODE;
 	}
-	/* The audit's RAM rule for the node's own GPUs (at this step's M);
-	 * an APU's one memory pool meets it by construction. */
-	if (v->node_ram_short && node->gpus && r->gpu_memory_bytes &&
+	/* The audit's RAM rule for the node's own GPUs (at this step's M,
+	 * a shared card's whole memory); an APU's one memory pool meets it
+	 * by construction. */
+	if (v->node_ram_short && node->gpus && mc_card_bytes(r) &&
 	    !r->unified_memory) {
 		uint64_t rule = mc_ram_floor_bytes(p, node->gpus,
-						   r->gpu_memory_bytes);
+						   mc_card_bytes(r));
 
 		v->node_ram_rule_fails = node->ram_bytes < rule;
 		v->node_ram_rule_bytes = rule;

@@ -79,8 +79,10 @@ void mc_share_apply(struct mc_request *r, uint32_t per_gpu, const char *from)
 			      "ShardsPerGpu=): sized as the whole card");
 		return;
 	}
-	/* Kept: the verdict compares the count with the node's shares. */
+	/* Kept: the verdict compares the count with the node's shares, and
+	 * the node's RAM rule is the whole card's. */
 	u->share_per_gpu = den;
+	u->share_card_bytes = card;
 	if (u->share_kind == 2 && den != 100) {
 		/* What launch sees of an MPS count: the whole percentage
 		 * Slurm's gres/mps sets, count x 100 / the card's count cut
@@ -248,4 +250,10 @@ int mc_terms_check(const struct mc_policy *p, const struct mc_usage *u,
 			      "(train_micro_batch_size_per_gpu is absent or "
 			      "\"auto\"): add --micro-batch=N");
 	return 0;
+}
+
+uint64_t mc_card_bytes(const struct mc_request *r)
+{
+	return r->use.share_card_bytes ? r->use.share_card_bytes
+				       : r->gpu_memory_bytes;
 }

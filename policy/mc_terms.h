@@ -114,6 +114,9 @@ struct mc_usage {
 	/* A shared GPU asked for at submission: --gres=shard:N or mps:N
 	 * (share_kind 1 shard, 2 mps), and the count per GPU when known. */
 	uint32_t share_kind, share_count, share_per_gpu;
+	/* The shared card's whole memory, bytes (mc_share_apply; 0: no
+	 * share): the node's RAM rule is the card's, not the step's part. */
+	uint64_t share_card_bytes;
 	/* Values given that do not change the verdict because another one
 	 * makes them moot, and where a file's value came from: said in the
 	 * explanation (nothing dropped silently). */
@@ -168,6 +171,10 @@ bool mc_shards_disagree(const struct mc_policy *p, uint32_t node_shards,
  * the count per GPU used (the verdict checks the node has that many).
  */
 void mc_share_apply(struct mc_request *r, uint32_t per_gpu, const char *from);
+
+/* One of the node's GPUs' memory for request r, bytes: a shared card's
+ * whole memory, else r->gpu_memory_bytes (0: unknown). */
+uint64_t mc_card_bytes(const struct mc_request *r);
 
 /* Add a note (dropped past MC_NOTES_MAX). */
 void mc_usage_note(struct mc_usage *u, const char *fmt, ...)

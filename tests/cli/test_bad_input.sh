@@ -169,6 +169,8 @@ so 2 "memcore: cannot read the job's options: --gpus=8x: a GPU count that is not
 so 2 "memcore: cannot read the job's options: --gpus-per-node=h100:: a GPU count that is not a whole number (expected [type:]count)" '{"gpus-per-node": "h100:"}'
 so 2 "memcore: cannot read the job's options: --gres=gpu:a100:x: a GPU count that is not a whole number (expected [type:]count)" '{"gres": "gpu:a100:x"}'
 so 2 "memcore: cannot read the job's options: --tres-per-task=gres/gpu:2x: a GPU count that is not a whole number (expected [type:]count)" '{"tres-per-task": "gres/gpu:2x"}'
+so 2 "memcore: cannot read the job's options: --gres=gres:mps:25x: an MPS count that is not a whole number (expected [type:]count)" '{"gres": "gres:mps:25x"}'
+so 2 "memcore: cannot read the job's options: --gres=shard:a100:x: a shard count that is not a whole number (expected [type:]count)" '{"gres": "shard:a100:x"}'
 so 1 "memcore: this step needs more than it was given:" '{"gres": "gres:gpu:h100:2", "mem": null, "gpus": "h100"}'
 # The TRES form a newer Slurm prints is a GPU count too, not an error.
 so 1 "  GPUs          2 x 14.76 GiB" '{"gpus-per-node": "gres/gpu:h100:2"}'

@@ -341,6 +341,37 @@ static void test_values(void **state)
 	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:mps:50", err,
 					  sizeof(err)), 0);
 	assert_int_equal(j.mps, 50);
+	/* Counts read as GPU counts are: summed in 64 bits and held at the
+	 * largest, never wrapped to a job without GPUs; a type alone is
+	 * one; what is no count is an error, not "no GPUs". */
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:mps:2147483648,"
+					  "gres:mps:2147483648", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.mps, UINT32_MAX);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:shard:4294967295,"
+					  "gres:shard:5", err, sizeof(err)), 0);
+	assert_int_equal(j.shards, UINT32_MAX);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:shard:a100", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.shards, 1);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(mc_slurm_job_set(&j, "gres", "gres:shard:a100:3", err,
+					  sizeof(err)), 0);
+	assert_int_equal(j.shards, 3);
+	/* "mps:abc" is a type named abc, one share, as Slurm reads it (and
+	 * refuses a type it does not know); a count that is not digits is
+	 * an error. */
+	for (const char *const *b = (const char *const[]){ "gres:mps:25x",
+	     "gres:shard:a100:x", "gres:mps:a100:", "gres:shard:1k", NULL };
+	     *b; b++) {
+		memset(&j, 0, sizeof(j));
+		if (mc_slurm_job_set(&j, "gres", *b, err, sizeof(err)) != -1)
+			fail_msg("--gres=%s read as mps %u, shards %u", *b,
+				 j.mps, j.shards);
+	}
 	/* Slurm's unset sentinels read as unset */
 	assert_int_equal(mc_slurm_job_set(&j, "ntasks-per-node", "-2", err,
 					  sizeof(err)), 0);

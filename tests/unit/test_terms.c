@@ -242,6 +242,8 @@ static void test_share(void **state)
 	mc_share_apply(&r, 8, NULL);
 	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
 	assert_string_equal(r.use.notes[0], "gres/shard: 2/8 of a 80 GiB GPU");
+	/* The node's RAM rule stays the whole card's. */
+	assert_int_equal(mc_card_bytes(&r), 80 * GiB);
 	/* MPS: 25 of 100 */
 	memset(&r, 0, sizeof(r));
 	r.gpus = 1;
@@ -250,6 +252,25 @@ static void test_share(void **state)
 	r.use.share_count = 25;
 	mc_share_apply(&r, 0, NULL);
 	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
+	/* MPS of 200 per GPU: Slurm's whole percentage, 25 x 100 / 200 =
+	 * 12 (cut), as launch gets it in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE;
+	 * at least 1. */
+	memset(&r, 0, sizeof(r));
+	r.gpus = 1;
+	r.gpu_memory_bytes = 100 * GiB;
+	r.use.share_kind = 2;
+	r.use.share_count = 25;
+	mc_share_apply(&r, 200, NULL);
+	assert_int_equal(r.gpu_memory_bytes, 12 * GiB);
+	assert_string_equal(r.use.notes[0], "gres/mps: 25 of 200 per GPU, "
+			    "Slurm's 12% of a 100 GiB GPU");
+	memset(&r, 0, sizeof(r));
+	r.gpus = 1;
+	r.gpu_memory_bytes = 100 * GiB;
+	r.use.share_kind = 2;
+	r.use.share_count = 1;
+	mc_share_apply(&r, 200, NULL);
+	assert_int_equal(r.gpu_memory_bytes, 1 * GiB);
 }
 
 /* Shards per GPU: Slurm's count over the node's GPUs, ShardsPerGpu= an
