@@ -783,8 +783,14 @@ mc_restart_slurmd() {
 	[ "$MC_SANITIZE" = 1 ] && t=$((t * 2))
 	mc_node_state_settled "$t" >/dev/null
 	p=$(_mc_pid_of slurmd) && _mc_kill_wait TERM "$p"
+	local n0
+	n0=$(wc -l <"$MC_LOG_DIR/slurmd.log" 2>/dev/null || echo 0)
 	_mc_spawn slurmd slurmd -D -f "$SLURM_CONF" -N "$MC_NODE_NAME"
 	sleep 1
+	# The node reads IDLE before the new slurmd has loaded its plugins
+	# (slurmctld still has the old one's state): wait for the new one's
+	# "started" line, which it logs after the plugstack's slurmd init.
+	mc_wait_until "$t" eval 'tail -n +$((n0 + 1)) "$MC_LOG_DIR/slurmd.log" 2>/dev/null | grep -q "slurmd version .* started"'
 	mc_wait_node_state IDLE "$t" && return 0
 	mc_log "after the restart: State=$(mc_node_field State) Reason=$(mc_node_field Reason); slurmstepd:"
 	ps -o pid=,etimes=,stat=,args= -p "$(_mc_tagged_pids | tr ' \n' ',,' | sed 's/,*$//')" 2>/dev/null \
