@@ -63,12 +63,12 @@ B        := build
 # Parallel builds and test pools (make check; tests/pool.sh reads MC_JOBS).
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 # The engine's rooms, bottom floor first: shared helpers (util), the file
-# formats memcore reads and writes (formats), the rules, judge and
-# decision (policy), then what builds on them: the data path (data),
-# Slurm's allocation model (alloc), after the step (report), the node
-# (topology) and the cgroups (cgroup). A room includes only its own
-# headers and those of rooms below it.
-ENGINE_DIRS  := util formats policy data alloc report topology cgroup
+# formats memcore reads and writes (formats), the cgroups (cgroup: on
+# util only), the rules, judge and decision (policy), then what builds on
+# them: the data path (data), Slurm's allocation model (alloc), after the
+# step (report), the node (topology). A room includes only its own
+# headers and those of rooms before it here.
+ENGINE_DIRS  := util formats cgroup policy data alloc report topology
 ENGINE_INC   := $(ENGINE_DIRS:%=-I%)
 ENGINE_SRC   := $(foreach d,$(ENGINE_DIRS),$(wildcard $(d)/*.c))
 SPANK_SRC    := $(wildcard spank/*.c)

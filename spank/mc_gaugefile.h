@@ -1,5 +1,5 @@
 /*
- * mc_gaugefile.h - the file of one running step's gauges (policy/
+ * mc_gaugefile.h - the file of one running step's gauges (report/
  * mc_gauges.h), rewritten from the sampler thread and removed at the
  * step's end; spank/mc_livegauges.c sets it up and tears it down.
  *

@@ -1,5 +1,5 @@
 /*
- * test_gauges.c - a running step's live gauges: the text (policy/
+ * test_gauges.c - a running step's live gauges: the text (report/
  * mc_gauges.c) against text printed here independently with stdio, and
  * the file (spank/mc_gaugefile.c, built in: it links no Slurm) in a
  * temporary directory: written whole, never through a planted link,
