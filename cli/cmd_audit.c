@@ -490,7 +490,7 @@ int mc_cmd_audit(int argc, char **argv)
 	struct mc_cache_header hdr;
 	const char *cache = NULL, *write_cache = NULL;
 	char err[MC_ERR_MAX], shard_line[256];
-	int opt;
+	int opt, rc;
 	bool all = false, finding;
 
 	optind = 1;
@@ -539,6 +539,11 @@ int mc_cmd_audit(int argc, char **argv)
 	if (all || (c.partition && !cache && !write_cache && !c.topology &&
 		    !p.topology_file[0] && mc_ctld_conf()))
 		return audit_partition(&c, &cfg, &p, all);
+	/* A misspelt --partition is never audited by the globals (as check
+	 * refuses it). */
+	rc = mc_cli_partition_known("audit", &c, &cfg, &p);
+	if (rc)
+		return rc;
 	if (cache) {
 		if (mc_cache_read(cache, NULL, &facts, &hdr, err,
 				  sizeof(err)) < 0) {
@@ -566,7 +571,7 @@ int mc_cmd_audit(int argc, char **argv)
 	 * check says); --partition skips GPU-less nodes too. The cache
 	 * asked for is written all the same (slurmd writes one on any
 	 * node). */
-	if (!cache && !c.topology && !p.topology_file[0] && !described(&p) &&
+	if (!cache && !c.topology && !p.topology_file[0] && !p.node_gpus &&
 	    !facts.n_gpus)
 		return mc_cli_no_gpus_here("audit", "there is nothing to "
 					   "audit");

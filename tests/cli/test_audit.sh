@@ -187,6 +187,17 @@ run_mc audit --config "$TMP/nodekeys3.conf"
 expect_eq "NodeCores=2: exit 1" "$RC" 1
 expect_contains "NodeCores=2: the rule" "$OUT" "cores rule: FAILS - 2 cores, 28 needed = 8 GPUs x (2 workers + 1) + 4 reserved"
 
+# --- a misspelt --partition is refused, as check refuses it ----------------
+printf 'GpuMemory=80G\nNodeRam=512G\nNodeCores=64\nNodeGpus=4\nPartitionName=gpu Mode=warn\n' >"$TMP/parts.conf"
+run_mc audit --config "$TMP/parts.conf" --partition nope
+expect_eq "audit --partition nope: exit 2" "$RC" 2
+expect_contains "audit --partition nope: names it and the known ones" "$ERR" "memcore: audit: --partition=nope: no such partition in $TMP/parts.conf (partitions: gpu)"
+expect_eq "audit --partition nope: nothing audited" "$OUT" ""
+run_mc audit --config "$TMP/parts.conf" --partition gpu
+expect_eq "audit --partition gpu: exit 0" "$RC" 0
+run_mc audit --config "$TMP/empty.conf" --topology "$DATA/hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml" --partition nope
+expect_eq "audit --topology --partition nope: exit 2" "$RC" 2
+
 # --- a GPU-less host: nothing to audit, exit 2, as check says it -------------
 # GPU-less: no NVIDIA device files and no AMD KFD (what NVML / ROCm SMI and
 # hwloc's GPU objects need).
@@ -203,6 +214,12 @@ case "$ERR" in
 		run_mc audit --config "$TMP/empty.conf" --json
 		expect_eq "GPU-less audit --json: exit" "$RC" 2
 		expect_eq "GPU-less audit --json: no JSON" "$OUT" ""
+		# NodeRam= and NodeCores= without NodeGpus= describe no GPU
+		# node either (the GPUs would be this host's: none).
+		printf 'NodeRam=512G\nNodeCores=64\n' >"$TMP/nogpus.conf"
+		run_mc audit --config "$TMP/nogpus.conf"
+		expect_eq "NodeRam=, NodeCores=, no GPUs: exit" "$RC" 2
+		expect_contains "NodeRam=, NodeCores=, no GPUs: message" "$ERR" "memcore: audit: this host has no GPUs, so there is nothing to audit"
 		# check on the same host: the same code path and text.
 		run_mc check --config "$TMP/empty.conf" --gpus 1
 		expect_eq "GPU-less check: exit" "$RC" 2
