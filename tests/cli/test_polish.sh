@@ -243,10 +243,15 @@ run_mc check --config "$TMP/empty.conf" --partition gpu --gpus 1
 expect_eq "check --partition, no slurm.conf: exit" "$RC" 2
 expect_contains "check --partition names the path" "$ERR" \
 	"memcore: check: --partition=gpu: cannot read slurm.conf $SLURM_CONF (No such file or directory)"
-# ... a node that is described is still judged under the partition's policy
-run_mc audit --config "$TMP/empty.conf" --partition gpu --topology "$T8"
-expect_eq "audit --partition --topology: the file's node" "$RC" 0
+# ... a node that is described is still judged under the partition's
+# policy, a partition memcore.conf names; one it does not name is no
+# partition memcore knows without slurm.conf: refused, as check does
 printf 'PartitionName=gpu NodeRam=512G NodeCores=64 NodeGpus=4 GpuMemory=80G\n' >"$TMP/pl.conf"
+run_mc audit --config "$TMP/pl.conf" --partition gpu --topology "$T8"
+expect_eq "audit --partition --topology: the file's node" "$RC" 0
+run_mc audit --config "$TMP/empty.conf" --partition gpu --topology "$T8"
+expect_eq "audit --partition --topology, a partition nobody names: exit" "$RC" 2
+expect_contains "... named as check names it" "$ERR" "memcore: audit: --partition=gpu: no such partition in $TMP/empty.conf (no PartitionName= lines)"
 run_mc check --config "$TMP/pl.conf" --partition gpu --gpus 1
 expect_eq "check --partition with the partition's Node* keys" "$RC" 0
 run_mc check --config "$TMP/empty.conf" --partition gpu --gpus 0
