@@ -149,8 +149,9 @@ static int gpu_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus)
 /*
  * --gres as slurm_opt prints it: "gres:gpu:h100:8,gres:nic:1", "gpu:2",
  * "gres/gpu:2" (tres forms), "gpu" (one). With cpus, a "cpu=N"/"cpu:N"
- * entry of --tres-per-task sets -c. The GPUs into *gpus; -1 for a GPU
- * count that is not digits.
+ * entry of --tres-per-task sets -c. The GPUs into *gpus, shard and MPS
+ * counts into j; -1 for a GPU count that is not digits, -2 for a shard
+ * count, -3 for an MPS count (the error names which).
  */
 static int gres_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus,
 		     uint32_t *cpus)
@@ -208,7 +209,7 @@ static int gres_list(struct mc_slurm_job *j, const char *v, uint32_t *gpus,
 				*sum += 1;
 			else if (gpu_count(n ? n + 1 : rest,
 					   strlen(n ? n + 1 : rest), sum) < 0)
-				return -1;
+				return name[0] == 's' ? -2 : -3;
 		}
 		v = end ? end + 1 : NULL;
 	}
@@ -301,8 +302,7 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 	if (bad) {
 		snprintf(err, errlen, "--%s=%s: %s count that is not a "
 			 "whole number (expected [type:]count)", name, value,
-			 strstr(value, "shard") ? "a shard"
-			 : strstr(value, "mps") ? "an MPS" : "a GPU");
+			 bad == -2 ? "a shard" : bad == -3 ? "an MPS" : "a GPU");
 		return -1;
 	}
 	return 0;

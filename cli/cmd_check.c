@@ -1034,12 +1034,14 @@ int mc_cmd_check(int argc, char **argv)
 		mc_ctld_free(&ctld);
 		return mc_cli_usage_error("%s", err);
 	}
-	if (mc_case_request(&p, &c, &node, &req, err, sizeof(err)) < 0) {
-		mc_ctld_free(&ctld);
-		return mc_cli_usage_error("%s", err);
-	}
-
 	if (!strcmp(node_source, "slurmctld")) {
+		/* The combination, checked once: each shape builds its own
+		 * request from c (check_partition.c judge_shape). */
+		if (mc_case_request(&p, &c, &node, &req, err,
+				    sizeof(err)) < 0) {
+			mc_ctld_free(&ctld);
+			return mc_cli_usage_error("%s", err);
+		}
 		uint64_t gm = a.gpu_memory_set ? a.gpu_memory_bytes
 			      : a.slurm_options ? 0 : a.mig_bytes;
 		mc_cli_alloc_fn fn = a.slurm_options ? job_alloc : check_alloc;
@@ -1076,9 +1078,10 @@ int mc_cmd_check(int argc, char **argv)
 	else
 		check_alloc(&a, NULL, NULL, &node, &c, &alloc, mem_source,
 			    sizeof(mem_source), err, sizeof(err), &fixed);
-	/* Built again with the GPUs Slurm gives on this node (the job's
-	 * options): the combination was checked above. */
-	mc_case_request(&p, &c, &node, &req, why, sizeof(why));
+	/* Built once, with the GPUs Slurm gives on this node (the job's
+	 * options). */
+	if (mc_case_request(&p, &c, &node, &req, why, sizeof(why)) < 0)
+		return mc_cli_usage_error("%s", why);
 	mc_decide(&p, &req, &alloc, &node, user_warn, false, NULL, NULL, &d);
 	j = &d.j;
 	unsure = mc_cli_cores_unsure(&p, &req, &alloc, &node, NULL, j,

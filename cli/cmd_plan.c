@@ -238,8 +238,7 @@ int mc_cmd_plan(int argc, char **argv)
 			    getenv(mc_opt_env(MC_OPT_WORKERS)), err,
 			    sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
-	workers = opts.set[MC_OPT_WORKERS] ? opts.workers
-					   : p.dataloader_workers;
+	workers = mc_opts_workers(&opts, &p);
 	if (!gpus_set) {
 		gpus = mc_topology_slurm_gpus(&facts);
 		if (gpus == 0)

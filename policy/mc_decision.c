@@ -42,7 +42,6 @@ void mc_decide(const struct mc_policy *p, const struct mc_request *r,
 	       bool user_warn, bool dataset_refuses, const char *step,
 	       const char *host, struct mc_decision *d)
 {
-	d->judged = true;
 	mc_judge(p, r, a, n, step, host, &d->j);
 	d->launch = mc_launch_outcome(p, user_warn, d->j.v.fits);
 	d->launch_line = mc_launch_line(p, user_warn, d->launch);
@@ -63,8 +62,7 @@ void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,
 {
 	memset(d, 0, sizeof(*d));
 	d->launch = MC_LAUNCH_UNCHECKED;
-	d->workers = o && o->set[MC_OPT_WORKERS] ? o->workers
-						 : p->dataloader_workers;
+	d->workers = mc_opts_workers(o, p);
 }
 
 

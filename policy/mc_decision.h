@@ -90,8 +90,6 @@ int mc_case_request(const struct mc_policy *p, const struct mc_case *c,
 
 /* What launch does with a step, and what the step is held to. */
 struct mc_decision {
-	bool judged;			/* false: Mode=off, or not checked
-					 * (mc_decision_unchecked) */
 	struct mc_judgement j;		/* the verdict, its figures (with the
 					 * request, node and allocation
 					 * judged: j.v.req, j.v.node,
@@ -132,7 +130,7 @@ void mc_decide(const struct mc_policy *p, const struct mc_request *r,
 /*
  * The decision for a step that is not judged (Mode=off; a broken policy
  * under OnError=allow): it runs unchecked and unlimited, its tasks told
- * the workers of opts (o may be NULL), else p's DataloaderWorkers.
+ * the workers of o (mc_opts_workers).
  */
 void mc_decision_unchecked(const struct mc_policy *p, const struct mc_opts *o,
 			   struct mc_decision *d);

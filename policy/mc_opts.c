@@ -404,8 +404,7 @@ int mc_opts_set_env(struct mc_opts *o, enum mc_opt_id id, const char *value,
 void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 		     struct mc_request *r)
 {
-	r->dataloader_workers = o->set[MC_OPT_WORKERS] ? o->workers
-						       : p->dataloader_workers;
+	r->dataloader_workers = mc_opts_workers(o, p);
 	r->model_params = o->params;
 	r->zero_stage = o->stage;
 	r->offload = (enum mc_offload)o->offload;
@@ -481,4 +480,9 @@ bool mc_opts_name_files(const struct mc_opts *o)
 {
 	return (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) ||
 	       (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]);
+}
+
+uint32_t mc_opts_workers(const struct mc_opts *o, const struct mc_policy *p)
+{
+	return o->set[MC_OPT_WORKERS] ? o->workers : p->dataloader_workers;
 }

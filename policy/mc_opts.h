@@ -138,6 +138,10 @@ int mc_opts_set_env(struct mc_opts *o, enum mc_opt_id id, const char *value,
 void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 		     struct mc_request *r);
 
+/* DataLoader workers per GPU: the user's (option or MEMCORE_*), else the
+ * policy's DataloaderWorkers. */
+uint32_t mc_opts_workers(const struct mc_opts *o, const struct mc_policy *p);
+
 /*
  * The per-loader workers as "8+2" (one part: "10") into buf, for the
  * task's MEMCORE_DATALOADER_WORKERS_LIST; `fallback` (the policy's

@@ -171,6 +171,7 @@ so 2 "memcore: cannot read the job's options: --gres=gpu:a100:x: a GPU count tha
 so 2 "memcore: cannot read the job's options: --tres-per-task=gres/gpu:2x: a GPU count that is not a whole number (expected [type:]count)" '{"tres-per-task": "gres/gpu:2x"}'
 so 2 "memcore: cannot read the job's options: --gres=gres:mps:25x: an MPS count that is not a whole number (expected [type:]count)" '{"gres": "gres:mps:25x"}'
 so 2 "memcore: cannot read the job's options: --gres=shard:a100:x: a shard count that is not a whole number (expected [type:]count)" '{"gres": "shard:a100:x"}'
+so 2 "memcore: cannot read the job's options: --gres=gpu:2x,shard:1: a GPU count that is not a whole number (expected [type:]count)" '{"gres": "gpu:2x,shard:1"}'
 so 1 "memcore: this step needs more than it was given:" '{"gres": "gres:gpu:h100:2", "mem": null, "gpus": "h100"}'
 # The TRES form a newer Slurm prints is a GPU count too, not an error.
 so 1 "  GPUs          2 x 14.76 GiB" '{"gpus-per-node": "gres/gpu:h100:2"}'
