@@ -22,10 +22,11 @@ static int open_in(int dfd, const char *name)
 		      O_NONBLOCK);
 }
 
-int mc_cgread_open(struct mc_cgread_src *src, const char *dir, int version,
+int mc_cgread_open(struct mc_cgread_src *src, const struct mc_cgroup *cg,
 		   char *err, size_t errlen)
 {
-	int dfd;
+	const char *dir = cg->dir;
+	int dfd, version = cg->version;
 	const char *usage = version == 1 ? "memory.usage_in_bytes"
 					 : "memory.current";
 
@@ -194,13 +195,15 @@ static uint64_t number_at(int dfd, const char *name)
 	return v;
 }
 
-int mc_cgread_end_read(const char *dir, int version,
-		       struct mc_cgread_end *out, char *err, size_t errlen)
+int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
+		       char *err, size_t errlen)
 {
+	const char *dir = cg->dir;
 	char buf[1024];
-	int dfd;
+	int dfd, version = cg->version;
 
 	memset(out, 0, sizeof(*out));
+	out->cgroup_version = (uint32_t)version;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -215,8 +218,7 @@ int mc_cgread_end_read(const char *dir, int version,
 					       &out->max_events);
 	}
 	close(dfd);
-	if (mc_memstat_oom_kills(dir, version, &out->oom_kills, err,
-				 errlen) < 0)
+	if (mc_memstat_oom_kills(cg, &out->oom_kills, err, errlen) < 0)
 		out->oom_kills = 0;
 	err[0] = '\0';
 	return 0;
@@ -278,11 +280,12 @@ int mc_cgread_parse_pressure(const char *text, uint64_t *some_usec,
 	return 0;
 }
 
-void mc_cgread_squeeze_read(const char *dir, int version,
+void mc_cgread_squeeze_read(const struct mc_cgroup *cg,
 			    struct mc_squeeze *out)
 {
+	const char *dir = cg->dir;
 	char buf[8192];
-	int dfd, e;
+	int dfd, e, version = cg->version;
 
 	memset(out, 0, sizeof(*out));
 	out->psi = version == 1 ? MC_PSI_V1 : MC_PSI_UNREADABLE;

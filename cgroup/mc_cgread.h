@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mc_cgroup.h"
+
 /* One reading of the step's cgroup. Bytes and microseconds. */
 struct mc_sample {
 	uint64_t usage_bytes;
@@ -52,6 +54,10 @@ struct mc_cgread_end {
 	uint64_t oom_kills;		/* as mc_memstat_oom_kills */
 	uint64_t high_events;		/* v2 memory.events "high" */
 	uint64_t max_events;		/* v2 "max"; v1 memory.failcnt */
+	/* The hierarchy the figures came from, as data for the step's
+	 * record: memcore report names the peak file by it
+	 * (mc_memstat_peak_file) and says why v1 has no stall time. */
+	uint32_t cgroup_version;
 };
 
 /* The open files of one cgroup, and the read buffer. */
@@ -63,11 +69,11 @@ struct mc_cgread_src {
 };
 
 /*
- * Open dir's files for sampling (version 1 or 2, as mc_memstat_version).
+ * Open cg's files for sampling.
  * Returns 0, or -1 with err set ("DIR/FILE: reason") and nothing left
  * open. cpu.stat and the OOM kill count's file are optional.
  */
-int mc_cgread_open(struct mc_cgread_src *src, const char *dir, int version,
+int mc_cgread_open(struct mc_cgread_src *src, const struct mc_cgroup *cg,
 		   char *err, size_t errlen);
 
 /*
@@ -82,12 +88,13 @@ int mc_cgread_read(struct mc_cgread_src *src, struct mc_sample *out);
 void mc_cgread_close(struct mc_cgread_src *src);
 
 /*
- * The kernel's counters of dir at the end (see struct mc_cgread_end).
- * Missing files leave their field 0. Returns 0, or -1 with err set when
- * dir is not a memory cgroup.
+ * The kernel's counters of cg at the end (see struct mc_cgread_end).
+ * Missing files leave their field 0; cgroup_version is set even when it
+ * fails (a cgroup not made: its dir ""). Returns 0, or -1 with err set
+ * when cg->dir is not a memory cgroup directory.
  */
-int mc_cgread_end_read(const char *dir, int version,
-		       struct mc_cgread_end *out, char *err, size_t errlen);
+int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
+		       char *err, size_t errlen);
 
 /*
  * Page cache squeezed by the limit: the kernel's cumulative counters of one
@@ -123,12 +130,12 @@ struct mc_squeeze {
 };
 
 /*
- * The counters of the memory cgroup dir (version 1 or 2) into out; what
+ * The counters of the memory cgroup cg into out; what
  * cannot be read is said by has_refault and psi. Reads two or three small
  * files into stack buffers: for slurmstepd's hooks, not the sampler
  * thread (which it would not harm, but it has no use for them).
  */
-void mc_cgread_squeeze_read(const char *dir, int version,
+void mc_cgread_squeeze_read(const struct mc_cgroup *cg,
 			    struct mc_squeeze *out);
 
 /*

@@ -266,6 +266,57 @@ out:
 	return rc;
 }
 
+int mc_cgroup_at(const char *dir, struct mc_cgroup *cg, char *err,
+		 size_t errlen)
+{
+	char why[256];
+	size_t ml;
+
+	memset(cg, 0, sizeof(*cg));
+	if (strlen(dir) >= sizeof(cg->dir)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -1;
+	}
+	cg->version = mc_memstat_version(dir, err, errlen);
+	if (cg->version < 0)
+		return -1;
+	snprintf(cg->dir, sizeof(cg->dir), "%s", dir);
+	/* The walk up for limits stops at the hierarchy's mount point when
+	 * dir is under it; elsewhere (a copied tree) at "/". */
+	if (mc_cgroup_mount_of(cg->version, cg->mount, sizeof(cg->mount), why,
+			       sizeof(why)) < 0 ||
+	    strncmp(dir, cg->mount, (ml = strlen(cg->mount))) ||
+	    (dir[ml] != '/' && dir[ml] != '\0' && strcmp(cg->mount, "/")))
+		snprintf(cg->mount, sizeof(cg->mount), "/");
+	ml = strcmp(cg->mount, "/") ? strlen(cg->mount) : 0;
+	snprintf(cg->rel, sizeof(cg->rel), "%s", dir[ml] ? dir + ml : "/");
+	return 0;
+}
+
+int mc_cgroup_child(const struct mc_cgroup *parent, const char *name,
+		    struct mc_cgroup *child)
+{
+	const char *sep = strcmp(parent->rel, "/") ? "/" : "";
+
+	if (!name[0] || strchr(name, '/') || child == parent)
+		return -1;
+	child->version = parent->version;
+	if ((size_t)snprintf(child->dir, sizeof(child->dir), "%s/%s",
+			     parent->dir, name) >= sizeof(child->dir) ||
+	    (size_t)snprintf(child->rel, sizeof(child->rel), "%s%s%s",
+			     parent->rel, sep, name) >= sizeof(child->rel))
+		return -1;
+	snprintf(child->mount, sizeof(child->mount), "%s", parent->mount);
+	return 0;
+}
+
+int mc_cgroup_attach(const struct mc_cgroup *cg, pid_t pid, char *err,
+		     size_t errlen)
+{
+	return mc_cgroup_write_u64(cg->dir, "cgroup.procs", (uint64_t)pid, err,
+				   errlen);
+}
+
 /* Does the component [s, s+n) equal prefix followed by exactly want? */
 static bool comp_is(const char *s, size_t n, const char *prefix,
 		    const char *want)

@@ -36,10 +36,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A memory cgroup, located. */
+/*
+ * A memory cgroup, located: the one handle the rest of memcore holds. The
+ * hierarchy's version is chosen once, where the cgroup is found
+ * (mc_cgroup_find, mc_cgroup_at) and travels inside the handle; only
+ * cgroup/ reads it (file names, layouts), so spank/ and cli/ have no
+ * version branch and name no version's file. Like Slurm's cgroup plugin
+ * interface (cgroup_g_*), chosen once per node.
+ */
 struct mc_cgroup {
-	int version;		/* 1 or 2 */
-	char mount[PATH_MAX];	/* the hierarchy's mount point */
+	int version;		/* 1 or 2: for cgroup/ alone */
+	char mount[PATH_MAX];	/* the hierarchy's mount point; limits are
+				 * looked for up to it ("": dir's own) */
 	char rel[PATH_MAX];	/* path inside it ("/" for the root) */
 	char dir[PATH_MAX];	/* mount + rel: the directory */
 };
@@ -80,6 +88,32 @@ int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
  */
 int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		   char *err, size_t errlen);
+
+/*
+ * A memory cgroup named by its directory (memcore usage --cgroup DIR): the
+ * version from its files (v1 memory.usage_in_bytes, v2 memory.current),
+ * the mount point of that hierarchy when dir is under it, else "/" (a
+ * copied tree: limits are looked for up to "/"). dir is used as given
+ * (callers resolve symlinks first). Returns 0, or -1 with err set ("DIR:
+ * not a memory cgroup ...", unreadable, too long).
+ */
+int mc_cgroup_at(const char *dir, struct mc_cgroup *cg, char *err,
+		 size_t errlen);
+
+/*
+ * The cgroup `name` (one component) inside parent, in the same hierarchy,
+ * into child (which may not be parent). Nothing is made or read. Returns
+ * 0, or -1 when name is empty or has a '/', or a path would be too long.
+ */
+int mc_cgroup_child(const struct mc_cgroup *parent, const char *name,
+		    struct mc_cgroup *child);
+
+/*
+ * Move process pid into cg (its cgroup.procs, through the scope guard of
+ * mc_cgroup_write). Returns 0, or -1 with err set and errno kept.
+ */
+int mc_cgroup_attach(const struct mc_cgroup *cg, pid_t pid, char *err,
+		     size_t errlen);
 
 /*
  * cgroup v1 only (v2: mc_cgroup_v2_step_user). In a cgroup path such as

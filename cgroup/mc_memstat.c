@@ -298,8 +298,9 @@ static int oom_kills_fd(int dfd, const char *dir, int version,
 	return 0;
 }
 
-int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
-			 char *err, size_t errlen)
+/* mc_memstat_oom_kills of the directory dir of hierarchy version. */
+static int oom_kills_at(const char *dir, int version, uint64_t *count,
+			char *err, size_t errlen)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc;
@@ -311,6 +312,12 @@ int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
 	rc = oom_kills_fd(dfd, dir, version, count, err, errlen);
 	close(dfd);
 	return rc;
+}
+
+int mc_memstat_oom_kills(const struct mc_cgroup *cg, uint64_t *count,
+			 char *err, size_t errlen)
+{
+	return oom_kills_at(cg->dir, cg->version, count, err, errlen);
 }
 
 /* The smallest of file from dir up to root (own: dir's) into *limit, with
@@ -358,18 +365,17 @@ static void effective_limit(const char *dir, const char *root,
 	}
 }
 
-int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
+int mc_memstat_read(const struct mc_cgroup *cg, struct mc_memstat *m,
 		    char *err, size_t errlen)
 {
+	const char *dir = cg->dir, *root = cg->mount[0] ? cg->mount : NULL;
 	char buf[STAT_BUF];
 	struct mc_memstat_fields f;
 	uint64_t file;
-	int dfd, version, rc = -1;
+	int dfd, version = cg->version, rc = -1;
 
 	memset(m, 0, sizeof(*m));
-	version = mc_memstat_version(dir, err, errlen);
-	if (version < 0)
-		return -1;
+	mc_assert(version == 1 || version == 2);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));

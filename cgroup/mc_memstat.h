@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mc_cgroup.h"
+
 /* "No limit": the kernel prints v1's as PAGE_COUNTER_MAX * PAGE_SIZE
  * (9223372036854771712 on x86_64) and v2's as "max"; both read as this. */
 #define MC_MEM_UNLIMITED UINT64_MAX
@@ -126,14 +128,14 @@ int mc_memstat_version(const char *dir, char *err, size_t errlen);
 const char *mc_memstat_peak_file(int version);
 
 /*
- * Read the cgroup at dir into m: version, usage, limit, swap limit, peak,
- * the split and the OOM kills.
+ * Read the cgroup cg into m: version, usage, limit, swap limit, peak, the
+ * split and the OOM kills (dir below is cg->dir).
  *  - limit: the effective one, the smallest hard limit on the path from
- *    dir up to root (the hierarchy's mount point), and in limit_dir the
+ *    dir up to cg->mount (the hierarchy's mount point), and in limit_dir the
  *    cgroup that holds it (the nearest, when several hold the same). v1
  *    also takes memory.stat's hierarchical_memory_limit (a task's leaf
  *    cgroup has no limit of its own; its step's applies). v2: the root
- *    cgroup has no memory.max. root NULL reads dir's own limit only (v1:
+ *    cgroup has no memory.max. A mount of "" reads dir's own limit only (v1:
  *    and the hierarchical one, without limit_dir when that is lower).
  *  - oom_kills: v1 counts each kill in the victim's own cgroup only, so
  *    the counts of dir and every cgroup below it are summed (at most 4096
@@ -144,14 +146,14 @@ const char *mc_memstat_peak_file(int version);
  * Returns 0, or -1 with err set ("DIR: not a memory cgroup ...", "FILE:
  * reason").
  */
-int mc_memstat_read(const char *dir, const char *root, struct mc_memstat *m,
+int mc_memstat_read(const struct mc_cgroup *cg, struct mc_memstat *m,
 		    char *err, size_t errlen);
 
 /*
- * Only the OOM kill count of dir (as in mc_memstat_read), for the cheap
+ * Only the OOM kill count of cg (as in mc_memstat_read), for the cheap
  * check after each task. Returns 0, or -1 with err set.
  */
-int mc_memstat_oom_kills(const char *dir, int version, uint64_t *count,
+int mc_memstat_oom_kills(const struct mc_cgroup *cg, uint64_t *count,
 			 char *err, size_t errlen);
 
 #endif

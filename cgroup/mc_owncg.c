@@ -149,9 +149,10 @@ static int lost_race(int pfd, const char *parent, const char *name,
 	return fail_closed(pfd);
 }
 
-int mc_owncg_make(const char *parent, const char *name, int version,
+int mc_owncg_make(const struct mc_cgroup *pcg, const char *name,
 		  int *lock_fd, char *err, size_t len)
 {
+	const char *parent = pcg->dir;
 	int pfd, fd, e;
 
 	*lock_fd = -1;
@@ -167,7 +168,7 @@ int mc_owncg_make(const char *parent, const char *name, int version,
 			fd = open_dir(pfd, name);
 			if (fd < 0)
 				continue;	/* gone meanwhile */
-			if (!unheld_empty(parent, name, fd, version)) {
+			if (!unheld_empty(parent, name, fd, pcg->version)) {
 				close(fd);
 				close(pfd);
 				snprintf(err, len, "%s/%s: in use", parent,
@@ -215,9 +216,10 @@ bool mc_owncg_job_name_match(const char *name)
 	return n && !name[n];
 }
 
-int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
-		      bool *made, char *err, size_t len)
+int mc_owncg_job_join(const struct mc_cgroup *pcg, const char *name,
+		      int *lock_fd, bool *made, char *err, size_t len)
 {
+	const char *parent = pcg->dir;
 	int pfd, fd;
 
 	*lock_fd = -1;
@@ -244,6 +246,8 @@ int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
 	return lost_race(pfd, parent, name, "joined, five times", err, len);
 }
 
+static int sweep(const char *parent, const char *keep, int version);
+
 /* Job cgroup parent/name, open as fd: removed when this process gets
  * LOCK_EX at once (no step holds it) and it is empty once its empty,
  * unheld step cgroups are gone. Returns how many cgroups went. */
@@ -257,15 +261,16 @@ static int job_remove(const char *parent, const char *name, int fd,
 	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
 	    >= sizeof(dir))
 		return 0;
-	n = mc_owncg_sweep(dir, NULL, version);
+	n = sweep(dir, NULL, version);
 	if (mc_cgroup_rmdir(parent, name, err, sizeof(err)) == 0)
 		n++;
 	return n;
 }
 
-int mc_owncg_job_leave(const char *parent, const char *name, int lock_fd,
-		       int version)
+int mc_owncg_job_leave(const struct mc_cgroup *pcg, const char *name,
+		       int lock_fd)
 {
+	const char *parent = pcg->dir;
 	char dir[PATH_MAX];
 	struct stat st;
 	int fd = lock_fd;
@@ -279,13 +284,14 @@ int mc_owncg_job_leave(const char *parent, const char *name, int lock_fd,
 	}
 	if (fd < 0)
 		return 0;
-	job_remove(parent, name, fd, version);
+	job_remove(parent, name, fd, pcg->version);
 	close(fd);
 	return (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
 		       < sizeof(dir) && lstat(dir, &st) != 0 && errno == ENOENT;
 }
 
-int mc_owncg_sweep(const char *parent, const char *keep, int version)
+/* mc_owncg_sweep of the directory parent, of hierarchy version. */
+static int sweep(const char *parent, const char *keep, int version)
 {
 	char err[256];
 	struct dirent *de;
@@ -320,4 +326,9 @@ int mc_owncg_sweep(const char *parent, const char *keep, int version)
 	}
 	closedir(d);
 	return removed;
+}
+
+int mc_owncg_sweep(const struct mc_cgroup *parent, const char *keep)
+{
+	return sweep(parent->dir, keep, parent->version);
 }

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mc_cgroup.h"
+
 /* Runs of one step on one node whose cgroups may be held at once; one
  * more is refused (MC_OWNCG_TAKEN from every name). */
 #define MC_OWNCG_RUNS 16
@@ -60,12 +62,12 @@ bool mc_owncg_name_match(const char *name);
  * process: *lock_fd gets the open, locked directory (close it after the
  * rmdir, or let the process end). A cgroup of that name that exists, no
  * step holds and is empty is a leftover of this job id: removed and made
- * afresh. version: 1 or 2 (how "empty" is read, mc_cgroup_populated).
+ * afresh.
  * Returns 0; MC_OWNCG_TAKEN when it exists and a step holds it or a
  * process is in it (never joined: try the next run's name); -1 with err
  * set and errno kept (EROFS, EACCES, ENOSPC...) on any other failure.
  */
-int mc_owncg_make(const char *parent, const char *name, int version,
+int mc_owncg_make(const struct mc_cgroup *parent, const char *name,
 		  int *lock_fd, char *err, size_t len);
 
 /*
@@ -75,7 +77,7 @@ int mc_owncg_make(const char *parent, const char *name, int version,
  * unheld step cgroups, once empty. rmdir only removes empty cgroups, so
  * nothing in use can go. Returns how many were removed.
  */
-int mc_owncg_sweep(const char *parent, const char *keep, int version);
+int mc_owncg_sweep(const struct mc_cgroup *parent, const char *keep);
 
 /* The job cgroup's name, memcore_<job>, into buf: 0, or -1 too short. */
 int mc_owncg_job_name(uint32_t job, char *buf, size_t len);
@@ -89,8 +91,8 @@ bool mc_owncg_job_name_match(const char *name);
  * at the step's end, or let mc_owncg_job_leave do). *made says whether
  * this call made it. Returns 0, or -1 with err set and errno kept.
  */
-int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
-		      bool *made, char *err, size_t len);
+int mc_owncg_job_join(const struct mc_cgroup *parent, const char *name,
+		      int *lock_fd, bool *made, char *err, size_t len);
 
 /*
  * Leave job cgroup `name` under parent and remove it when no other step
@@ -99,7 +101,7 @@ int mc_owncg_job_join(const char *parent, const char *name, int *lock_fd,
  * (the job epilog, which holds none). Returns 1 removed (or already
  * gone), 0 still held or in use.
  */
-int mc_owncg_job_leave(const char *parent, const char *name, int lock_fd,
-		       int version);
+int mc_owncg_job_leave(const struct mc_cgroup *parent, const char *name,
+		       int lock_fd);
 
 #endif

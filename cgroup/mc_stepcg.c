@@ -67,25 +67,39 @@ static int read_limit(const char *scope, const char *file, uint64_t *v,
 }
 
 bool mc_stepcg_slurm_scope(const struct mc_cgroup *cg, uint32_t job_id,
-			   uint32_t step_id, char *scope, size_t len)
+			   uint32_t step_id, struct mc_cgroup *scope)
 {
-	char token[16], steprel[PATH_MAX], path[PATH_MAX], buf[64];
+	char token[16], path[PATH_MAX], buf[64];
 	uint64_t v;
 
-	if (cg->version == 1)
-		return mc_cgroup_slurm_step(cg->rel, job_id,
-					    mc_stepcg_token(step_id, token,
-							    sizeof(token)),
-					    steprel, sizeof(steprel)) == 0 &&
-		       (size_t)snprintf(scope, len, "%s%s", cg->mount,
-					steprel) < len;
+	memset(scope, 0, sizeof(*scope));
+	scope->version = cg->version;
+	snprintf(scope->mount, sizeof(scope->mount), "%s", cg->mount);
+	if (cg->version == 1) {
+		if (mc_cgroup_slurm_step(cg->rel, job_id,
+					 mc_stepcg_token(step_id, token,
+							 sizeof(token)),
+					 scope->rel, sizeof(scope->rel)) == 0 &&
+		    (size_t)snprintf(scope->dir, sizeof(scope->dir), "%s%s",
+				     cg->mount, scope->rel) < sizeof(scope->dir))
+			return true;
+		scope->dir[0] = scope->rel[0] = '\0';
+		return false;
+	}
 	/* v2: the sibling "user" with a limit of its own (memory.max not
 	 * "max"); a read, so no guard is needed. */
-	return mc_cgroup_v2_step_user(cg->dir, scope, len) == 0 &&
-	       (size_t)snprintf(path, sizeof(path), "%s/memory.max", scope)
-	       < sizeof(path) &&
-	       mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 &&
-	       mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED;
+	if (mc_cgroup_v2_step_user(cg->dir, scope->dir, sizeof(scope->dir))
+	    < 0 ||
+	    (size_t)snprintf(path, sizeof(path), "%s/memory.max", scope->dir)
+	    >= sizeof(path) ||
+	    mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 ||
+	    mc_memstat_parse_limit(buf, &v) < 0 || v == MC_MEM_UNLIMITED) {
+		scope->dir[0] = '\0';
+		return false;
+	}
+	snprintf(scope->rel, sizeof(scope->rel), "%s",
+		 scope->dir + strlen(cg->mount));
+	return true;
 }
 
 /* Lower file in scope to limit when it is above it: never raise. */
@@ -103,91 +117,122 @@ static int lower(const char *scope, const char *file, uint64_t limit,
 	return mc_cgroup_write_u64(scope, file, limit, err, len);
 }
 
-int mc_stepcg_tighten(const char *scope, int version, uint64_t limit,
-		      bool *changed, char *err, size_t len)
+/* The hard limit of l on scope; *changed whether it moved. */
+static int constrain_mem(const char *scope, const struct limit_files *f,
+			 const struct mc_cg_limits *l, bool *changed,
+			 char *err, size_t len)
 {
 	char e2[128];
 	bool soft;
 
-	if (lower(scope, files(version)->hard, limit, changed, err, len) < 0)
-		return -1;
-	if (*changed)
-		lower(scope, files(version)->soft, limit, &soft, e2,
-		      sizeof(e2));
+	switch (l->mem) {
+	case MC_CG_MEM_SET:
+		*changed = true;
+		return mc_cgroup_write_u64(scope, f->hard, l->mem_bytes, err,
+					   len);
+	case MC_CG_MEM_LOWER:
+		if (lower(scope, f->hard, l->mem_bytes, changed, err, len) < 0)
+			return -1;
+		if (*changed)
+			lower(scope, f->soft, l->mem_bytes, &soft, e2,
+			      sizeof(e2));
+		return 0;
+	case MC_CG_MEM_LEAVE:
+		break;
+	}
 	return 0;
 }
 
-int mc_stepcg_set_limit(const char *scope, int version, uint64_t limit,
-			char *err, size_t len)
+/* Swap off as l says (mc_cg_swap); failures are not errors. */
+static void constrain_swap(const char *scope, int version,
+			   const struct mc_cg_limits *l)
 {
-	return mc_cgroup_write_u64(scope, files(version)->hard, limit, err,
-				   len);
-}
-
-void mc_stepcg_swap_off(const char *scope, int version)
-{
+	const struct limit_files *f = files(version);
 	char err[512];
-	struct mc_memstat m;
 	uint64_t lim;
 	bool changed;
 
+	if (l->swap == MC_CG_SWAP_LEAVE)
+		return;
 	/* swapaccount=0 kernels (v1) have no memsw files: nothing to do.
 	 * Someone's swap limit stays. */
-	if (mc_memstat_read(scope, NULL, &m, err, sizeof(err)) < 0 ||
-	    m.swap_limit_bytes != MC_MEM_UNLIMITED)
+	if (l->swap == MC_CG_SWAP_OFF &&
+	    (read_limit(scope, f->swap, &lim, err, sizeof(err)) < 0 ||
+	     lim != MC_MEM_UNLIMITED))
 		return;
 	if (version == 2) {
-		mc_cgroup_write(scope, files_v2.swap, "0", err, sizeof(err));
+		mc_cgroup_write(scope, f->swap, "0", err, sizeof(err));
 		return;
 	}
 	/* v1 limits memory+swap: set it to the memory limit. */
-	if (read_limit(scope, files_v1.hard, &lim, err, sizeof(err)) < 0 ||
+	if (l->swap == MC_CG_SWAP_OFF_NEW) {
+		mc_cgroup_write_u64(scope, f->swap, l->mem_bytes, err,
+				    sizeof(err));
+		return;
+	}
+	if (read_limit(scope, f->hard, &lim, err, sizeof(err)) < 0 ||
 	    lim == MC_MEM_UNLIMITED)
 		return;
-	lower(scope, files_v1.swap, lim, &changed, err, sizeof(err));
+	lower(scope, f->swap, lim, &changed, err, sizeof(err));
 }
 
-void mc_stepcg_swap_off_new(const char *scope, int version, uint64_t limit)
+int mc_stepcg_constrain(const struct mc_cgroup *cg,
+			const struct mc_cg_limits *l, bool *changed,
+			char *err, size_t len)
 {
-	char err[512];
+	bool moved = false;
 
-	if (version == 2)
-		mc_cgroup_write(scope, files_v2.swap, "0", err, sizeof(err));
-	else
-		mc_cgroup_write_u64(scope, files_v1.swap, limit, err,
-				    sizeof(err));
-}
-
-int mc_stepcg_own_parent(const struct mc_cgroup *cg, char *out, size_t len,
-			 char *err, size_t errlen)
-{
-	if (cg->version == 1) {
-		snprintf(out, len, "%s", cg->dir);
-		return 0;
-	}
-	if (mc_cgroup_parent(cg->dir, out, len) < 0 ||
-	    strncmp(out, cg->mount, strlen(cg->mount))) {
-		snprintf(err, errlen, "%s: at the root", cg->dir);
+	mc_assert(l->mem == MC_CG_MEM_LEAVE || l->mem_bytes);
+	mc_assert(l->swap != MC_CG_SWAP_OFF_NEW || l->mem != MC_CG_MEM_LEAVE);
+	if (changed)
+		*changed = false;
+	if (constrain_mem(cg->dir, files(cg->version), l, &moved, err, len)
+	    < 0)
 		return -1;
-	}
+	if (changed)
+		*changed = moved;
+	constrain_swap(cg->dir, cg->version, l);
 	return 0;
 }
 
-int mc_stepcg_own_ready(const char *parent, int version, char *err,
+int mc_stepcg_own_parent(const struct mc_cgroup *cg, struct mc_cgroup *out,
+			 char *err, size_t errlen)
+{
+	size_t ml = strlen(cg->mount);
+
+	if (cg->version == 1) {
+		*out = *cg;
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	out->version = cg->version;
+	snprintf(out->mount, sizeof(out->mount), "%s", cg->mount);
+	if (mc_cgroup_parent(cg->dir, out->dir, sizeof(out->dir)) < 0 ||
+	    strncmp(out->dir, cg->mount, ml)) {
+		snprintf(err, errlen, "%s: at the root", cg->dir);
+		return -1;
+	}
+	snprintf(out->rel, sizeof(out->rel), "%s",
+		 out->dir[ml] ? out->dir + ml : "/");
+	return 0;
+}
+
+int mc_stepcg_own_ready(const struct mc_cgroup *parent, char *err,
 			size_t len)
 {
-	if (version == 1 || mc_cgroup_subtree_has(parent, "memory") == 1)
+	if (parent->version == 1 ||
+	    mc_cgroup_subtree_has(parent->dir, "memory") == 1)
 		return 0;
 	snprintf(err, len, "%s/cgroup.subtree_control has no 'memory': enable "
-		 "it there (Slurm's cgroup/v2 does with task/cgroup)", parent);
+		 "it there (Slurm's cgroup/v2 does with task/cgroup)",
+		 parent->dir);
 	return -1;
 }
 
-int mc_stepcg_own_enable(const char *dir, int version, char *err,
-			 size_t len)
+int mc_stepcg_own_enable(const struct mc_cgroup *cg, char *err, size_t len)
 {
-	if (version == 1 || mc_cgroup_subtree_has(dir, "memory") == 1)
+	if (cg->version == 1 || mc_cgroup_subtree_has(cg->dir, "memory") == 1)
 		return 0;
-	return mc_cgroup_write(dir, "cgroup.subtree_control", "+memory", err,
-			       len);
+	return mc_cgroup_write(cg->dir, "cgroup.subtree_control", "+memory",
+			       err, len);
 }

@@ -37,42 +37,58 @@ const char *mc_stepcg_token(uint32_t step_id, char *buf, size_t len);
  * from slurmstepd's memory cgroup cg? v1: cg's path has job_J/step_S; v2:
  * cg is <step>/slurm and its sibling <step>/user has a limit of its own.
  * When it does, the cgroup that holds the limit goes to scope and the
- * answer is true.
+ * answer is true; when not, scope holds cg's hierarchy and no directory
+ * ("": memcore's own cgroup, made later, goes there).
  */
 bool mc_stepcg_slurm_scope(const struct mc_cgroup *cg, uint32_t job_id,
-			   uint32_t step_id, char *scope, size_t len);
+			   uint32_t step_id, struct mc_cgroup *scope);
 
 /*
- * Lower scope's hard memory limit to limit when it is above it, never
- * raise it; when it changed, the soft limit (v1) or high mark (v2) too,
- * since one above the hard limit means nothing. *changed says whether the
- * hard limit moved. Returns 0, or -1 with err set (the hard limit could
- * not be read, parsed or written).
+ * What to set on a step's (or a job's) memory cgroup, one struct for every
+ * path (Slurm's cgroup_limits_t and cgroup_g_constrain_set are the model):
+ * a field left at its zero value leaves the kernel's setting alone.
  */
-int mc_stepcg_tighten(const char *scope, int version, uint64_t limit,
-		      bool *changed, char *err, size_t len);
+enum mc_cg_mem {
+	MC_CG_MEM_LEAVE = 0,	/* the hard limit is not touched */
+	MC_CG_MEM_SET,		/* set it to mem_bytes (memcore's own) */
+	MC_CG_MEM_LOWER,	/* lower it to mem_bytes when above, never
+				 * raise (Slurm's, or a job's shared one);
+				 * when it moved, the soft limit (v1) or
+				 * high mark (v2) too, since one above the
+				 * hard limit means nothing */
+};
 
-/* Set scope's hard memory limit (memcore's own cgroup). 0 or -1 with err
- * and errno (ENOENT: no memory controller there). */
-int mc_stepcg_set_limit(const char *scope, int version, uint64_t limit,
+enum mc_cg_swap {
+	MC_CG_SWAP_LEAVE = 0,
+	/* No swap beyond the memory limit, unless someone (Slurm's
+	 * ConstrainSwapSpace) set a swap limit, which stays: v1
+	 * memory+swap = memory (nothing on kernels without memsw files), v2
+	 * memory.swap.max = 0. */
+	MC_CG_SWAP_OFF,
+	/* The same for a cgroup memcore has just made with hard limit
+	 * mem_bytes: nobody can have set its swap limit yet, so it is
+	 * written without reading first. */
+	MC_CG_SWAP_OFF_NEW,
+};
+
+struct mc_cg_limits {
+	enum mc_cg_mem mem;
+	uint64_t mem_bytes;	/* bytes, for MC_CG_MEM_SET and _LOWER */
+	enum mc_cg_swap swap;
+};
+
+/*
+ * Constrain cg to l: the hard limit first, then swap. *changed (may be
+ * NULL) says whether the hard limit moved. Swap is a refinement of the
+ * memory limit, never a condition of it: its failures are not reported,
+ * and nothing is done to swap when the memory limit failed. Returns 0, or
+ * -1 with err set and errno kept (the hard limit could not be read, parsed
+ * or written: ENOENT no memory controller there; EBUSY v1 below a use it
+ * cannot reclaim).
+ */
+int mc_stepcg_constrain(const struct mc_cgroup *cg,
+			const struct mc_cg_limits *l, bool *changed,
 			char *err, size_t len);
-
-/*
- * Swap off for the step whose memory scope limits, unless someone
- * (Slurm's ConstrainSwapSpace) set a swap limit: v1 memory+swap = memory
- * (nothing on kernels without memsw files), v2 memory.swap.max = 0.
- * A swap limit already set is left as it is. Never fails: swap is a
- * refinement of the memory limit, not a condition of it.
- */
-void mc_stepcg_swap_off(const char *scope, int version);
-
-/*
- * mc_stepcg_swap_off for a cgroup memcore has just made with hard limit
- * limit: nobody can have set its swap limit yet, so it is written without
- * reading the cgroup's state first (memory.stat is the dearest file to
- * read). A kernel without swap accounting (no such file) is no error.
- */
-void mc_stepcg_swap_off_new(const char *scope, int version, uint64_t limit);
 
 /*
  * Where memcore's own cgroup goes, seen from the memory cgroup cg of the
@@ -80,7 +96,7 @@ void mc_stepcg_swap_off_new(const char *scope, int version, uint64_t limit);
  * v2 its parent (a v2 cgroup with processes cannot have children that
  * use a controller). Returns 0, or -1 with err set ("DIR: at the root").
  */
-int mc_stepcg_own_parent(const struct mc_cgroup *cg, char *out, size_t len,
+int mc_stepcg_own_parent(const struct mc_cgroup *cg, struct mc_cgroup *out,
 			 char *err, size_t errlen);
 
 /*
@@ -88,16 +104,15 @@ int mc_stepcg_own_parent(const struct mc_cgroup *cg, char *out, size_t len,
  * cgroup.subtree_control has "memory". Returns 0, or -1 with err saying
  * where to enable it.
  */
-int mc_stepcg_own_ready(const char *parent, int version, char *err,
+int mc_stepcg_own_ready(const struct mc_cgroup *parent, char *err,
 			size_t len);
 
 /*
- * Let the children of dir (memcore's own job cgroup, which holds no
+ * Let the children of cg (memcore's own job cgroup, which holds no
  * process) have memory limits: v2 writes "+memory" to its
  * cgroup.subtree_control unless it is there; v1 needs nothing (the kernel
  * counts a child's use in its parent's). Returns 0, or -1 with err set.
  */
-int mc_stepcg_own_enable(const char *dir, int version, char *err,
-			 size_t len);
+int mc_stepcg_own_enable(const struct mc_cgroup *cg, char *err, size_t len);
 
 #endif

@@ -185,7 +185,6 @@ int mc_cmd_usage(int argc, char **argv)
 	struct mc_memstat m;
 	char err[1024];
 	bool json = false;
-	const char *root = NULL;
 	int opt;
 
 	optind = 1;
@@ -228,31 +227,19 @@ int mc_cmd_usage(int argc, char **argv)
 				   sizeof(err)) < 0)
 			return mc_cli_usage_error("--pid=%s: %s", pid_arg,
 						  err);
-		dir = cg.dir;
-		root = cg.mount;
 	} else {
-		/* The walk up stops at the hierarchy's mount point when dir
-		 * is under it; elsewhere (a copied tree) at "/". */
-		static char mount[PATH_MAX], resolved[PATH_MAX];
-		int v;
+		char resolved[PATH_MAX];
 
 		if (cgroup_dir(dir, resolved, sizeof(resolved), err,
-			       sizeof(err)) < 0)
+			       sizeof(err)) < 0 ||
+		    mc_cgroup_at(resolved, &cg, err, sizeof(err)) < 0)
 			return mc_cli_usage_error("%s", err);
-		dir = resolved;
-		v = mc_memstat_version(dir, err, sizeof(err));
-
-		root = "/";
-		if (v > 0 && mc_cgroup_mount_of(v, mount, sizeof(mount), err,
-						sizeof(err)) == 0 &&
-		    !strncmp(dir, mount, strlen(mount)))
-			root = mount;
 	}
-	if (mc_memstat_read(dir, root, &m, err, sizeof(err)) < 0)
+	if (mc_memstat_read(&cg, &m, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 	if (json)
-		print_json(dir, &m);
+		print_json(cg.dir, &m);
 	else
-		print_text(dir, &m);
+		print_text(cg.dir, &m);
 	return 0;
 }

@@ -40,7 +40,7 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 	char err[MC_ERR_MAX];
 
 	if (a->clock_started || !a->judged || a->refused || !e->active ||
-	    !e->scope[0])
+	    !e->scope.dir[0])
 		return;
 	/* Wall and CPU time from the first task, sampled or not. */
 	a->clock_started = true;
@@ -49,11 +49,11 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 	/* Cumulative counters: the step's share is what they gain from
 	 * here (memcore's own cgroup is new, Slurm's step cgroup has held
 	 * slurmstepd since before the tasks). */
-	mc_cgread_squeeze_read(e->scope, e->version, &a->squeeze_start);
+	mc_cgread_squeeze_read(&e->scope, &a->squeeze_start);
 	if (!a->sample_interval_ms)
 		return;
-	if (mc_sampler_start(&a->sampler, e->scope, e->version,
-			     a->sample_interval_ms, err, sizeof(err)) < 0)
+	if (mc_sampler_start(&a->sampler, &e->scope, a->sample_interval_ms,
+			     err, sizeof(err)) < 0)
 		slurm_info("memcore: job %s: the step runs unsampled: %s",
 			   e->step_name, err);
 	mc_livegauges_start(p);	/* the live gauges, from the sampler */
@@ -68,7 +68,7 @@ static void squeeze_end(struct mc_after *a, const struct mc_enforce *e)
 	struct mc_used *u = &a->usage;
 	long page = sysconf(_SC_PAGESIZE);
 
-	mc_cgread_squeeze_read(e->scope, e->version, &s1);
+	mc_cgread_squeeze_read(&e->scope, &s1);
 	u->squeeze = MC_SQUEEZE_MEASURED;
 	if (s0->has_refault && s1.has_refault && page > 0 &&
 	    s1.refault_file_pages >= s0->refault_file_pages) {
@@ -119,22 +119,23 @@ static void finish(struct mc_plugin *p)
 				   a->children_start.ru_utime.tv_usec -
 				   a->children_start.ru_stime.tv_usec);
 	}
-	if (e->scope[0] &&
-	    mc_cgread_end_read(e->scope, e->version, &end, err,
-			       sizeof(err)) == 0) {
+	/* The hierarchy goes into the record even where nothing was read
+	 * (mc_cgread_end_read). */
+	if (mc_cgread_end_read(&e->scope, &end, err, sizeof(err)) == 0) {
 		a->usage.kernel_peak_bytes = end.kernel_peak_bytes;
 		a->usage.oom_kills = end.oom_kills > e->oom_start
 				     ? end.oom_kills - e->oom_start : 0;
 		a->usage.high_events = end.high_events;
 		a->usage.max_events = end.max_events;
 	}
-	if (e->scope[0] && a->clock_started)
+	a->usage.cgroup_version = end.cgroup_version;
+	if (e->scope.dir[0] && a->clock_started)
 		squeeze_end(a, e);
 	if (a->usage.oom_kills) {
 		struct mc_memstat m;
 
 		mc_summary_oom_peak(&a->usage,
-				    mc_memstat_read(e->scope, NULL, &m, err,
+				    mc_memstat_read(&e->scope, &m, err,
 						    sizeof(err)) == 0
 				    ? m.shmem_bytes : 0);
 	}
@@ -149,7 +150,6 @@ static void finish(struct mc_plugin *p)
 	}
 	a->usage.sample_interval_ms = a->sampler.started
 				      ? a->sample_interval_ms : 0;
-	a->usage.cgroup_version = (uint32_t)e->version;
 	mc_summary_advise(&a->usage, &a->advice);
 	if (a->sampler.started)
 		slurm_debug("memcore: job %s: sampler: %" PRIu64 " samples, "

@@ -89,8 +89,8 @@ static long us_since(const struct timespec *t0)
 
 void mc_enforce_slurmd_sweep(void)
 {
-	struct mc_cgroup cg;
-	char err[MC_ERR_MAX], dir[PATH_MAX];
+	struct mc_cgroup cg, dir;
+	char err[MC_ERR_MAX];
 	int n;
 
 	/* slurmstepd starts where slurmd is (v1: slurmd's memory cgroup;
@@ -98,32 +98,32 @@ void mc_enforce_slurmd_sweep(void)
 	 * <scope>/system) and makes its own beside that: in the same
 	 * place as seen from slurmd. */
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    mc_stepcg_own_parent(&cg, dir, sizeof(dir), err, sizeof(err)) < 0)
+	    mc_stepcg_own_parent(&cg, &dir, err, sizeof(err)) < 0)
 		return;
-	n = mc_owncg_sweep(dir, NULL, cg.version);
+	n = mc_owncg_sweep(&dir, NULL);
 	if (n > 0)
 		slurm_info("memcore: removed %d empty memcore cgroup%s "
 			   "(memcore_<job>, memcore_<job>_<step>) left in %s "
 			   "by ended jobs and steps", n, n == 1 ? "" : "s",
-			   dir);
+			   dir.dir);
 }
 
 void mc_enforce_job_epilog(uint32_t job_id)
 {
-	struct mc_cgroup cg;
-	char err[MC_ERR_MAX], dir[PATH_MAX], name[32];
+	struct mc_cgroup cg, dir;
+	char err[MC_ERR_MAX], name[32];
 
 	/* The epilog runs where slurmd is, so it finds the place as the
 	 * slurmd sweep does. */
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    mc_stepcg_own_parent(&cg, dir, sizeof(dir), err, sizeof(err)) < 0 ||
+	    mc_stepcg_own_parent(&cg, &dir, err, sizeof(err)) < 0 ||
 	    mc_owncg_job_name(job_id, name, sizeof(name)) < 0)
 		return;
-	if (!mc_owncg_job_leave(dir, name, -1, cg.version))
+	if (!mc_owncg_job_leave(&dir, name, -1))
 		slurm_info("memcore: job %u: %s/%s is still in use at the job's "
 			   "end (a process outlived it); the next step on this "
-			   "node removes it once it is empty", job_id, dir,
-			   name);
+			   "node removes it once it is empty", job_id,
+			   dir.dir, name);
 }
 
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
@@ -153,10 +153,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 			 err);
 		return;
 	}
-	e->version = cg.version;
-	snprintf(e->mount, sizeof(e->mount), "%s", cg.mount);
-	if (mc_stepcg_slurm_scope(&cg, s->job_id, s->step_id, e->scope,
-				  sizeof(e->scope))) {
+	if (mc_stepcg_slurm_scope(&cg, s->job_id, s->step_id, &e->scope)) {
 		/* v1: slurmstepd itself is in step_S. v2: slurmstepd is
 		 * beside <step>/user but still under the job's limit, which
 		 * Slurm sets to the same figure for a one-step job: an OOM
@@ -167,7 +164,6 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 		/* Nobody limits the step: memcore's own cgroup, made beside
 		 * the first task's cgroup at task_post_fork. */
 		e->own = true;
-		e->scope[0] = '\0';
 		e->job_id = s->job_id;
 		snprintf(e->token, sizeof(e->token), "%s",
 			 mc_stepcg_token(s->step_id, token, sizeof(token)));
@@ -181,8 +177,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 		    ESPANK_SUCCESS && job_mb)
 			e->job_limit_bytes = job_mb << 20;
 	}
-	if (!e->own && mc_memstat_oom_kills(e->scope, e->version,
-					    &e->oom_start, err,
+	if (!e->own && mc_memstat_oom_kills(&e->scope, &e->oom_start, err,
 					    sizeof(err)) < 0)
 		e->oom_start = 0;
 	e->active = true;
@@ -281,8 +276,10 @@ void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 		protect_stepd(e, task_id);
 	if (task_id != 0)
 		return;
-	if (mc_stepcg_tighten(e->scope, e->version, e->limit_bytes, &changed,
-			      err, sizeof(err)) < 0) {
+	if (mc_stepcg_constrain(&e->scope, &(struct mc_cg_limits){
+					MC_CG_MEM_LOWER, e->limit_bytes,
+					MC_CG_SWAP_OFF }, &changed, err,
+				sizeof(err)) < 0) {
 		warn_step(e, "cannot tighten Slurm's memory limit", err);
 		return;
 	}
@@ -290,10 +287,9 @@ void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 		char b[32];
 
 		slurm_info("memcore: step %s: memory limit of %s tightened to "
-			   "%s", e->step_name, e->scope,
+			   "%s", e->step_name, e->scope.dir,
 			   mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
 	}
-	mc_stepcg_swap_off(e->scope, e->version);
 }
 
 /* Leave the job's cgroup (the step's own is gone or failed): the last
@@ -302,10 +298,10 @@ static void own_leave_job(struct mc_enforce *e)
 {
 	if (e->job_lock_fd < 0)
 		return;
-	if (mc_owncg_job_leave(e->top, e->job_name, e->job_lock_fd,
-			       e->version))
+	if (mc_owncg_job_leave(&e->top, e->job_name, e->job_lock_fd))
 		slurm_debug("memcore: step %s: %s/%s removed (the job's last "
-			    "step here)", e->step_name, e->top, e->job_name);
+			    "step here)", e->step_name, e->top.dir,
+			    e->job_name);
 	e->job_lock_fd = -1;
 }
 
@@ -316,20 +312,19 @@ static int job_join(struct mc_enforce *e, const char **what, char *err,
 		    size_t len)
 {
 	char b[32];
-	bool made, changed;
+	bool made;
 
 	*what = "cannot create the job's memory cgroup";
 	if (mc_owncg_job_name(e->job_id, e->job_name, sizeof(e->job_name))
 	    < 0 ||
-	    (size_t)snprintf(e->parent, sizeof(e->parent), "%s/%s", e->top,
-			     e->job_name) >= sizeof(e->parent)) {
-		snprintf(err, len, "%s: path too long", e->top);
+	    mc_cgroup_child(&e->top, e->job_name, &e->parent) < 0) {
+		snprintf(err, len, "%s: path too long", e->top.dir);
 		return -1;
 	}
-	if (mc_owncg_job_join(e->top, e->job_name, &e->job_lock_fd, &made,
+	if (mc_owncg_job_join(&e->top, e->job_name, &e->job_lock_fd, &made,
 			      err, len) < 0)
 		return -1;
-	if (mc_stepcg_own_enable(e->parent, e->version, err, len) < 0) {
+	if (mc_stepcg_own_enable(&e->parent, err, len) < 0) {
 		*what = "no memory controller for the job's cgroup";
 		own_leave_job(e);
 		return -1;
@@ -337,15 +332,16 @@ static int job_join(struct mc_enforce *e, const char **what, char *err,
 	if (!e->job_limit_bytes)
 		return 0;
 	/* A job limit that cannot be set (v1: EBUSY below an earlier run's
-	 * use) leaves the step's own limit: said, never fatal. */
-	if (mc_stepcg_tighten(e->parent, e->version, e->job_limit_bytes,
-			      &changed, err, len) < 0)
+	 * use) leaves the step's own limit: said, never fatal. Swap is
+	 * turned off by the step that makes it; later ones find it so. */
+	if (mc_stepcg_constrain(&e->parent, &(struct mc_cg_limits){
+					MC_CG_MEM_LOWER, e->job_limit_bytes,
+					made ? MC_CG_SWAP_OFF_NEW
+					     : MC_CG_SWAP_LEAVE }, NULL, err,
+				len) < 0)
 		slurm_info("memcore: step %s: cannot cap the job's memory at "
 			   "%s: %s", e->step_name,
 			   mc_fmt_bytes(e->job_limit_bytes, b, sizeof(b)), err);
-	else if (made)
-		mc_stepcg_swap_off_new(e->parent, e->version,
-				       e->job_limit_bytes);
 	return 0;
 }
 
@@ -356,21 +352,20 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		    char *err, size_t len)
 {
 	struct mc_cgroup t;
-	char child[PATH_MAX + 64];
 
 	*what = "cannot create a memory cgroup for the step";
 	if (mc_cgroup_find(NULL, pid, &t, err, len) < 0 ||
-	    mc_stepcg_own_parent(&t, e->top, sizeof(e->top), err, len) < 0)
+	    mc_stepcg_own_parent(&t, &e->top, err, len) < 0)
 		return -1;
-	if (mc_stepcg_own_ready(e->top, e->version, err, len) < 0) {
+	if (mc_stepcg_own_ready(&e->top, err, len) < 0) {
 		*what = "no memory controller for the step's cgroup";
 		return -1;
 	}
 	if (job_join(e, what, err, len) < 0)
 		return -1;
 	/* Other jobs' empty leftovers beside it, then this job's. */
-	mc_owncg_sweep(e->top, e->job_name, e->version);
-	mc_owncg_sweep(e->parent, e->name, e->version);
+	mc_owncg_sweep(&e->top, e->job_name);
+	mc_owncg_sweep(&e->parent, e->name);
 	/* A name an earlier run still holds (a requeued job's processes
 	 * outlived it, or someone else's) is never joined: the next one. */
 	for (unsigned run = 0;; run++) {
@@ -382,7 +377,7 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 				"the job (requeued?)";
 			snprintf(err, len, "%s/memcore_%" PRIu32 "_%s and "
 				 "its %d later names; end those processes",
-				 e->parent, e->job_id, e->token,
+				 e->parent.dir, e->job_id, e->token,
 				 MC_OWNCG_RUNS - 1);
 			e->refused = true;
 			return -1;
@@ -390,8 +385,8 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		if (mc_owncg_name(e->job_id, e->token, run, e->name,
 				  sizeof(e->name)) < 0)
 			return -1;
-		rc = mc_owncg_make(e->parent, e->name, e->version,
-				   &e->lock_fd, err, len);
+		rc = mc_owncg_make(&e->parent, e->name, &e->lock_fd, err,
+				   len);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
@@ -401,17 +396,22 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		}
 		slurm_info("memcore: step %s: %s/%s is in use (an earlier run "
 			   "of the job, requeued?): never joined, the next "
-			   "name", e->step_name, e->parent, e->name);
+			   "name", e->step_name, e->parent.dir, e->name);
 	}
-	snprintf(child, sizeof(child), "%s/%s", e->parent, e->name);
-	snprintf(e->scope, sizeof(e->scope), "%s", child);
+	if (mc_cgroup_child(&e->parent, e->name, &e->scope) < 0) {
+		snprintf(err, len, "%s/%s: path too long", e->parent.dir,
+			 e->name);
+		return -1;
+	}
 	e->made = true;
-	if (mc_stepcg_set_limit(e->scope, e->version, e->limit_bytes, err,
+	if (mc_stepcg_constrain(&e->scope, &(struct mc_cg_limits){
+					MC_CG_MEM_SET, e->limit_bytes,
+					MC_CG_SWAP_OFF_NEW }, NULL, err,
 				len) < 0) {
 		*what = errno == ENOENT
 			? "no memory controller in the step's cgroup"
 			: "cannot set the step's memory limit";
-		if (mc_cgroup_rmdir(e->parent, e->name, err + strlen(err),
+		if (mc_cgroup_rmdir(e->parent.dir, e->name, err + strlen(err),
 				    0) == 0) {
 			e->made = false;
 			close(e->lock_fd);
@@ -419,7 +419,6 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 		}
 		return -1;
 	}
-	mc_stepcg_swap_off_new(e->scope, e->version, e->limit_bytes);
 	return 0;
 }
 
@@ -464,15 +463,14 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 		}
 		made_us = us_since(&t0);
 	}
-	if (mc_cgroup_write_u64(e->scope, "cgroup.procs", (uint64_t)pid, err,
-				sizeof(err)) < 0)
+	if (mc_cgroup_attach(&e->scope, pid, err, sizeof(err)) < 0)
 		warn_step(e, "cannot move the task into its memory cgroup",
 			  err);
 	/* The kernel's first move into any cgroup after a quiet spell waits
 	 * for an RCU grace period (cgroup_threadgroup_rwsem): several ms on
 	 * a small VM, the same for Slurm's own task/cgroup. */
 	slurm_debug("memcore: step %s: task %d into %s: made in %ld us, moved "
-		    "in %ld us", e->step_name, (int)pid, e->scope, made_us,
+		    "in %ld us", e->step_name, (int)pid, e->scope.dir, made_us,
 		    us_since(&t0) - made_us);
 	return 0;
 }
@@ -491,12 +489,12 @@ static int own_remove(struct mc_enforce *e, int tries, char *err,
 	for (int i = 0; i < tries; i++) {
 		struct timespec ts = { 0, ns };
 
-		if (mc_cgroup_rmdir(e->parent, e->name, err, len) == 0) {
+		if (mc_cgroup_rmdir(e->parent.dir, e->name, err, len) == 0) {
 			e->removed = true;
 			close(e->lock_fd);
 			e->lock_fd = -1;
 			slurm_debug("memcore: step %s: %s removed in %ld us "
-				    "(%d tries)", e->step_name, e->scope,
+				    "(%d tries)", e->step_name, e->scope.dir,
 				    us_since(&t0), i + 1);
 			return 0;
 		}
@@ -622,11 +620,10 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 	}
 	/* Cheap first: the count alone, a few small files. */
 	if (!e->explained &&
-	    mc_memstat_oom_kills(e->scope, e->version, &kills, err,
-				 sizeof(err)) == 0 && kills > e->oom_start) {
+	    mc_memstat_oom_kills(&e->scope, &kills, err, sizeof(err)) == 0 &&
+	    kills > e->oom_start) {
 		e->explained = true;
-		if (mc_memstat_read(e->scope, e->mount, &m, err,
-				    sizeof(err)) == 0) {
+		if (mc_memstat_read(&e->scope, &m, err, sizeof(err)) == 0) {
 			struct timespec ts = { 0, OOM_IO_WAIT_NS };
 
 			explain_oom(e, kills - e->oom_start, &m);
@@ -639,7 +636,7 @@ int mc_enforce_task_exit(struct mc_enforce *e, bool explain, spank_t sp)
 		}
 	}
 	if (last && explain &&
-	    mc_memstat_read(e->scope, e->mount, &m, err, sizeof(err)) == 0)
+	    mc_memstat_read(&e->scope, &m, err, sizeof(err)) == 0)
 		explain_line(e, &m);
 	/* Every task is reaped: the own cgroup goes now, without a wait;
 	 * exit tries again if a process was still leaving it. */

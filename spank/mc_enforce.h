@@ -13,6 +13,7 @@
 
 #include <slurm/spank.h>
 
+#include "mc_cgroup.h"
 #include "mc_config.h"
 #include "mc_step.h"
 
@@ -33,17 +34,15 @@ struct mc_enforce {
 				 * where it reaches srun */
 	char token[16];		/* own: the step id or "batch" */
 	uint32_t job_id;	/* own: for its name */
-	int version;		/* cgroup v1 or v2 */
-	char mount[PATH_MAX];	/* the memory hierarchy's mount point */
-	char scope[PATH_MAX];	/* the step's cgroup: no write leaves it
-				 * (own: set when it is made) */
-	char parent[PATH_MAX];	/* own: the cgroup it is made in (the
-				 * job's, top/job_name) */
+	/* The cgroups, each with its hierarchy (mc_cgroup.h): the step's,
+	 * where no write leaves it (own: set when it is made); own, the
+	 * cgroup it is made in (the job's, top/job_name). */
+	struct mc_cgroup scope, parent;
 	char name[64];		/* own: memcore_<job>_<step>[_<run>] */
 	/* own: the job's cgroup, memcore_<job> in top, limited to the job's
 	 * allocation (mc_owncg.h); held shared by this step while it runs,
 	 * removed by the last step (or the job epilog). */
-	char top[PATH_MAX];
+	struct mc_cgroup top;
 	char job_name[32];
 	int job_lock_fd;	/* the hold, or -1 */
 	uint64_t job_limit_bytes;	/* S_JOB_ALLOC_MEM; 0: none known */

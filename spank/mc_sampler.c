@@ -97,14 +97,14 @@ static void *run(void *arg)
 	}
 }
 
-int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
+int mc_sampler_start(struct mc_sampler *s, const struct mc_cgroup *cg,
 		     uint32_t interval_ms, char *err, size_t errlen)
 {
-	return mc_sampler_start_with(s, dir, version, interval_ms,
+	return mc_sampler_start_with(s, cg, interval_ms,
 				     mc_cgread_read, err, errlen);
 }
 
-int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
+int mc_sampler_start_with(struct mc_sampler *s, const struct mc_cgroup *cg,
 			  uint32_t interval_ms,
 			  int (*read)(struct mc_cgread_src *, struct mc_sample *),
 			  char *err, size_t errlen)
@@ -115,7 +115,7 @@ int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	if (mc_cgread_open(&s->src, dir, version, err, errlen) < 0)
+	if (mc_cgread_open(&s->src, cg, err, errlen) < 0)
 		return -1;
 	s->interval_ms = interval_ms;
 	mc_timeline_init(&s->timeline, interval_ms);

@@ -61,16 +61,16 @@ struct mc_sampler {
 };
 
 /*
- * Start sampling the memory cgroup dir (version 1 or 2) every interval_ms
+ * Start sampling the memory cgroup cg every interval_ms
  * (> 0). Returns 0, or -1 with err set (the cgroup's files cannot be
  * opened, the thread cannot be made): the step runs unsampled.
  */
-int mc_sampler_start(struct mc_sampler *s, const char *dir, int version,
+int mc_sampler_start(struct mc_sampler *s, const struct mc_cgroup *cg,
 		     uint32_t interval_ms, char *err, size_t errlen);
 
 /* mc_sampler_start with another reader than mc_cgread_read (tests: one
  * that hangs, as a stuck cgroup read would). */
-int mc_sampler_start_with(struct mc_sampler *s, const char *dir, int version,
+int mc_sampler_start_with(struct mc_sampler *s, const struct mc_cgroup *cg,
 			  uint32_t interval_ms,
 			  int (*read)(struct mc_cgread_src *, struct mc_sample *),
 			  char *err, size_t errlen);

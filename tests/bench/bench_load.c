@@ -186,7 +186,7 @@ static double bench_sample(void)
 	uint64_t t = 0;
 
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    mc_cgread_open(&src, cg.dir, cg.version, err, sizeof(err)) < 0)
+	    mc_cgread_open(&src, &cg, err, sizeof(err)) < 0)
 		die("the sampler's cgroup files", err);
 	mc_timeline_init(&tl, 1000);
 	for (int r = 0; r < 20; r++) {

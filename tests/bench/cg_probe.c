@@ -30,11 +30,11 @@
 #include "mc_owncg.h"
 #include "mc_stepcg.h"
 
-enum { C_FIND, C_PARENT, C_READY, C_SWEEP, C_MKDIR, C_LIMIT, C_SWAP,
-       C_MOVE, C_MOVE2, C_RMDIR, C_TOTAL, C_COUNT };
+enum { C_FIND, C_PARENT, C_READY, C_SWEEP, C_MKDIR, C_LIMIT, C_MOVE,
+       C_MOVE2, C_RMDIR, C_TOTAL, C_COUNT };
 static const char *const names[C_COUNT] = {
 	"find_task_cgroup", "own_parent", "own_ready", "sweep", "mkdir",
-	"set_limit", "swap_off", "move_first", "move_second", "rmdir",
+	"constrain", "move_first", "move_second", "rmdir",
 	"post_fork_total",
 };
 
@@ -71,8 +71,8 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 9;
 	int pause_ms = argc > 2 ? atoi(argv[2]) : 200;
 	static long t[C_COUNT][MAX_ROUNDS];
-	char err[512], parent[PATH_MAX], name[64], scope[PATH_MAX + 64];
-	struct mc_cgroup self;
+	char err[512], name[64];
+	struct mc_cgroup self, parent, scope;
 	int lock = -1;
 
 	if (rounds < 1 || rounds > MAX_ROUNDS || pause_ms < 0) {
@@ -92,7 +92,6 @@ int main(int argc, char **argv)
 		long t0, t1, start;
 		struct timespec ts = { pause_ms / 1000,
 				       (pause_ms % 1000) * 1000000L };
-		char pid[32];
 		int rc = 0;
 
 		nanosleep(&ts, NULL);
@@ -105,42 +104,36 @@ int main(int argc, char **argv)
 		if (task.version == 2 && !strcmp(task.rel, "/"))
 			/* A shell at the v2 root: the probe's own cgroups go
 			 * in the root itself. */
-			STEP(C_PARENT, (snprintf(parent, sizeof(parent), "%s",
-						 task.dir), 0));
+			STEP(C_PARENT, (parent = task, 0));
 		else
-			STEP(C_PARENT, mc_stepcg_own_parent(&task, parent,
-							    sizeof(parent),
+			STEP(C_PARENT, mc_stepcg_own_parent(&task, &parent,
 							    err, sizeof(err)));
 		t0 = now_us();
-		rc = mc_stepcg_own_ready(parent, task.version, err,
-					 sizeof(err));
+		rc = mc_stepcg_own_ready(&parent, err, sizeof(err));
 		if (rc < 0) {
-			mc_cgroup_write(parent, "cgroup.subtree_control",
+			mc_cgroup_write(parent.dir, "cgroup.subtree_control",
 					"+memory", err, sizeof(err));
-			rc = mc_stepcg_own_ready(parent, task.version, err,
-						 sizeof(err));
+			rc = mc_stepcg_own_ready(&parent, err, sizeof(err));
 		}
 		t[C_READY][r] = now_us() - t0;
 		if (rc < 0)
 			goto fail;
-		STEP(C_SWEEP, (mc_owncg_sweep(parent, name, task.version), 0));
+		STEP(C_SWEEP, (mc_owncg_sweep(&parent, name), 0));
 		/* as memcore makes it: mkdir, then the lock that marks it
 		 * held (mc_owncg_make) */
-		STEP(C_MKDIR, mc_owncg_make(parent, name, task.version, &lock,
-					    err, sizeof(err)));
-		snprintf(scope, sizeof(scope), "%s/%s", parent, name);
-		STEP(C_LIMIT, mc_stepcg_set_limit(scope, task.version,
-						  (uint64_t)1 << 30, err,
-						  sizeof(err)));
-		STEP(C_SWAP, (mc_stepcg_swap_off_new(scope, task.version,
-						    (uint64_t)1 << 30), 0));
-		snprintf(pid, sizeof(pid), "%d", (int)a);
-		STEP(C_MOVE, mc_cgroup_write(scope, "cgroup.procs", pid, err,
-					     sizeof(err)));
+		STEP(C_MKDIR, mc_owncg_make(&parent, name, &lock, err,
+					    sizeof(err)));
+		if (mc_cgroup_child(&parent, name, &scope) < 0)
+			goto fail;
+		/* The limit and swap off, as memcore sets them on its own
+		 * cgroup: one call. */
+		STEP(C_LIMIT, mc_stepcg_constrain(&scope, &(struct mc_cg_limits){
+					MC_CG_MEM_SET, (uint64_t)1 << 30,
+					MC_CG_SWAP_OFF_NEW }, NULL, err,
+				sizeof(err)));
+		STEP(C_MOVE, mc_cgroup_attach(&scope, a, err, sizeof(err)));
 		t[C_TOTAL][r] = now_us() - start;
-		snprintf(pid, sizeof(pid), "%d", (int)b);
-		STEP(C_MOVE2, mc_cgroup_write(scope, "cgroup.procs", pid, err,
-					      sizeof(err)));
+		STEP(C_MOVE2, mc_cgroup_attach(&scope, b, err, sizeof(err)));
 		kill(a, SIGKILL);
 		kill(b, SIGKILL);
 		waitpid(a, NULL, 0);
@@ -149,7 +142,8 @@ int main(int argc, char **argv)
 		 * (a retry while the kernel still counts the exited tasks). */
 		t0 = now_us();
 		for (int i = 0; i < 200; i++) {
-			if (mc_cgroup_rmdir(parent, name, err, sizeof(err)) == 0)
+			if (mc_cgroup_rmdir(parent.dir, name, err,
+					    sizeof(err)) == 0)
 				break;
 			usleep(50);
 		}
@@ -164,7 +158,7 @@ fail:
 		kill(b, SIGKILL);
 		waitpid(a, NULL, 0);
 		waitpid(b, NULL, 0);
-		mc_cgroup_rmdir(parent, name, err, sizeof(err));
+		mc_cgroup_rmdir(parent.dir, name, err, sizeof(err));
 		return 1;
 	}
 	for (int c = 0; c < C_COUNT; c++) {

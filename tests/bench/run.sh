@@ -359,7 +359,7 @@ the removal), median µs of 9, 200 ms apart / back to back:
 
 | call | 200 ms apart | back to back |
 |---|---|---|
-$(for c in find_task_cgroup own_parent sweep mkdir set_limit swap_off move_first move_second rmdir post_fork_total; do echo "| $c | $(probe_us cg_probe.txt $c) | $(probe_us cg_probe_b2b.txt $c) |"; done)
+$(for c in find_task_cgroup own_parent sweep mkdir constrain move_first move_second rmdir post_fork_total; do echo "| $c | $(probe_us cg_probe.txt $c) | $(probe_us cg_probe_b2b.txt $c) |"; done)
 
 Everything but the first move into the fresh cgroup is a few hundred µs;
 the first move is the kernel's wait (write(2) to cgroup.procs:

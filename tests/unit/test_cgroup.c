@@ -22,6 +22,7 @@
 #include <libcgroup.h>
 
 #include "mc_cgroup.h"
+#include "mc_test_cg.h"
 #include "mc_stepcg.h"
 #include <slurm/slurm.h>
 #include "mc_memstat.h"
@@ -66,7 +67,7 @@ static void test_v1_step(void **state)
 
 	(void)state;
 	fixture("v1/slurm_n1/uid_0/job_7/step_0", dir, sizeof(dir));
-	if (mc_memstat_read(dir, NULL, &m, err, sizeof(err)))
+	if (mc_memstat_read(MC_TEST_CG(dir, 0, NULL), &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_int_equal(m.version, 1);
 	assert_split(&m);
@@ -95,7 +96,7 @@ static void test_v1_task_hierarchical_limit(void **state)
 
 	(void)state;
 	fixture("v1/slurm_n1/uid_0/job_7/step_0/task_0", dir, sizeof(dir));
-	if (mc_memstat_read(dir, NULL, &m, err, sizeof(err)))
+	if (mc_memstat_read(MC_TEST_CG(dir, 0, NULL), &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_split(&m);
 }
@@ -111,17 +112,17 @@ static void test_v2_step(void **state)
 	(void)state;
 	fixture("v2/job_7/step_0", dir, sizeof(dir));
 	fixture("v2", root, sizeof(root));
-	if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+	if (mc_memstat_read(MC_TEST_CG(dir, 0, root), &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_int_equal(m.version, 2);
 	assert_split(&m);
 	assert_int_equal(m.swap_limit_bytes, 0);
 	/* Without the root only the step's own memory.max ("max"). */
-	if (mc_memstat_read(dir, NULL, &m, err, sizeof(err)))
+	if (mc_memstat_read(MC_TEST_CG(dir, 0, NULL), &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_int_equal(m.limit_bytes, MC_MEM_UNLIMITED);
 	fixture("v2/job_7/step_0/user/task_0", dir, sizeof(dir));
-	if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+	if (mc_memstat_read(MC_TEST_CG(dir, 0, root), &m, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_split(&m);
 }
@@ -155,7 +156,7 @@ static void test_v2_slurm_layout(void **state)
 		assert_string_equal(user, fixture(rel, want, sizeof(want)));
 		/* slurmstepd is not under the step's limit: the job's is the
 		 * nearest above it. */
-		if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+		if (mc_memstat_read(MC_TEST_CG(dir, 0, root), &m, err, sizeof(err)))
 			fail_msg("%s", err);
 		assert_int_equal(m.limit_bytes, 268435456);
 		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
@@ -166,7 +167,7 @@ static void test_v2_slurm_layout(void **state)
 		snprintf(rel, sizeof(rel), "v2-slurm/system.slice/"
 			 "vm_slurmstepd.scope/%s/step_0/user/task_0", jobs[i]);
 		fixture(rel, dir, sizeof(dir));
-		if (mc_memstat_read(dir, root, &m, err, sizeof(err)))
+		if (mc_memstat_read(MC_TEST_CG(dir, 0, root), &m, err, sizeof(err)))
 			fail_msg("%s", err);
 		assert_int_equal(m.limit_bytes, 268435456);
 		assert_string_equal(m.limit_dir, user);
@@ -178,7 +179,7 @@ static void test_v2_slurm_layout(void **state)
 		assert_int_equal(mc_cgroup_subtree_has(dir, "memory"), 0);
 		assert_int_equal(mc_cgroup_subtree_has(user, "memory"), 1);
 		/* Only the user part's own figures: Slurm's swap limit. */
-		if (mc_memstat_read(user, NULL, &m, err, sizeof(err)))
+		if (mc_memstat_read(MC_TEST_CG(user, 0, NULL), &m, err, sizeof(err)))
 			fail_msg("%s", err);
 		assert_int_equal(m.swap_limit_bytes, 26841088);
 	}
@@ -267,11 +268,17 @@ static void test_not_a_memory_cgroup(void **state)
 	struct mc_memstat m;
 
 	(void)state;
-	assert_int_equal(mc_memstat_read(data, NULL, &m, err, sizeof(err)),
-			 -1);
+	struct mc_cgroup cg;
+
+	/* Told where the cgroup is found (memcore usage --cgroup). */
+	assert_int_equal(mc_cgroup_at(data, &cg, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a memory cgroup"));
-	assert_int_equal(mc_memstat_read("/nonexistent/x", NULL, &m, err,
-					 sizeof(err)), -1);
+	assert_int_equal(mc_cgroup_at("/nonexistent/x", &cg, err,
+				      sizeof(err)), -1);
+	assert_non_null(strstr(err, "No such file"));
+	/* And by the read of a handle whose directory went away. */
+	assert_int_equal(mc_memstat_read(MC_TEST_CG("/nonexistent/x", 1, NULL),
+					 &m, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
 }
 
@@ -556,9 +563,12 @@ static void test_no_create(void **state)
  */
 static void test_stepcg(void **state)
 {
-	char buf[64], out[PATH_MAX];
+	static const struct mc_cg_limits lower_256m = {
+		MC_CG_MEM_LOWER, 268435456, MC_CG_SWAP_LEAVE
+	};
+	char buf[64];
 	bool changed;
-	struct mc_cgroup cg = { .version = 1 };
+	struct mc_cgroup cg = { .version = 1 }, out;
 
 	(void)state;
 	assert_string_equal(mc_stepcg_token(SLURM_BATCH_SCRIPT, buf,
@@ -567,8 +577,8 @@ static void test_stepcg(void **state)
 	/* v1: hard 512 MiB, soft unlimited -> both 256 MiB. */
 	mc_test_put(scope, "memory.limit_in_bytes", "536870912\n");
 	mc_test_put(scope, "memory.soft_limit_in_bytes", "9223372036854771712\n");
-	if (mc_stepcg_tighten(scope, 1, 268435456, &changed, err,
-			      sizeof(err)))
+	if (mc_stepcg_constrain(MC_TEST_CG(scope, 1, NULL), &lower_256m,
+				&changed, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_true(changed);
 	get(scope, "memory.limit_in_bytes", buf, sizeof(buf));
@@ -576,16 +586,20 @@ static void test_stepcg(void **state)
 	get(scope, "memory.soft_limit_in_bytes", buf, sizeof(buf));
 	assert_string_equal(buf, "268435456");
 	/* Never raised. */
-	assert_int_equal(mc_stepcg_tighten(scope, 1, 1073741824, &changed,
-					   err, sizeof(err)), 0);
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 1, NULL),
+					     &(struct mc_cg_limits){
+						MC_CG_MEM_LOWER, 1073741824,
+						MC_CG_SWAP_LEAVE },
+					     &changed, err, sizeof(err)), 0);
 	assert_false(changed);
 	get(scope, "memory.limit_in_bytes", buf, sizeof(buf));
 	assert_string_equal(buf, "268435456");
 	/* v2: memory.max "max" -> the limit, memory.high too. */
 	mc_test_put(scope, "memory.max", "max\n");
 	mc_test_put(scope, "memory.high", "max\n");
-	assert_int_equal(mc_stepcg_tighten(scope, 2, 268435456, &changed,
-					   err, sizeof(err)), 0);
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 2, NULL),
+					     &lower_256m, &changed, err,
+					     sizeof(err)), 0);
 	assert_true(changed);
 	get(scope, "memory.max", buf, sizeof(buf));
 	assert_string_equal(buf, "268435456");
@@ -593,37 +607,90 @@ static void test_stepcg(void **state)
 	assert_string_equal(buf, "268435456");
 	/* A file that is no limit is an error naming it. */
 	mc_test_put(scope, "memory.max", "junk\n");
-	assert_int_equal(mc_stepcg_tighten(scope, 2, 1, &changed, err,
-					   sizeof(err)), -1);
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 2, NULL),
+					     &(struct mc_cg_limits){
+						MC_CG_MEM_LOWER, 1,
+						MC_CG_SWAP_LEAVE }, &changed,
+					     err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "memory.max: 'junk"));
-	assert_int_equal(mc_stepcg_set_limit(scope, 2, 4096, err,
-					     sizeof(err)), 0);
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 2, NULL),
+					     &(struct mc_cg_limits){
+						MC_CG_MEM_SET, 4096,
+						MC_CG_SWAP_LEAVE }, NULL,
+					     err, sizeof(err)), 0);
 	get(scope, "memory.max", buf, sizeof(buf));
 	assert_string_equal(buf, "4096");
+	/* Swap: off where nobody limited it, someone's limit kept, written
+	 * without a read in a cgroup just made. v2 memory.swap.max 0. */
+	mc_test_put(scope, "memory.swap.max", "max\n");
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 2, NULL),
+					     &(struct mc_cg_limits){
+						.swap = MC_CG_SWAP_OFF }, NULL,
+					     err, sizeof(err)), 0);
+	get(scope, "memory.swap.max", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	mc_test_put(scope, "memory.swap.max", "1048576\n");
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 2, NULL),
+					     &(struct mc_cg_limits){
+						.swap = MC_CG_SWAP_OFF }, NULL,
+					     err, sizeof(err)), 0);
+	get(scope, "memory.swap.max", buf, sizeof(buf));
+	assert_string_equal(buf, "1048576\n");	/* as it was put */
+	/* v1 memory+swap: to the hard limit read (off), to the one just
+	 * set (new); a failed memory limit touches no swap. */
+	mc_test_put(scope, "memory.memsw.limit_in_bytes",
+		    "9223372036854771712\n");
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 1, NULL),
+					     &(struct mc_cg_limits){
+						.swap = MC_CG_SWAP_OFF }, NULL,
+					     err, sizeof(err)), 0);
+	get(scope, "memory.memsw.limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "268435456");
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 1, NULL),
+					     &(struct mc_cg_limits){
+						MC_CG_MEM_SET, 134217728,
+						MC_CG_SWAP_OFF_NEW }, &changed,
+					     err, sizeof(err)), 0);
+	assert_true(changed);
+	get(scope, "memory.memsw.limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "134217728");
+	mc_test_put(scope, "memory.limit_in_bytes", "junk\n");
+	assert_int_equal(mc_stepcg_constrain(MC_TEST_CG(scope, 1, NULL),
+					     &(struct mc_cg_limits){
+						MC_CG_MEM_LOWER, 4096,
+						MC_CG_SWAP_OFF }, &changed,
+					     err, sizeof(err)), -1);
+	get(scope, "memory.memsw.limit_in_bytes", buf, sizeof(buf));
+	assert_string_equal(buf, "134217728");
+	mc_test_put(scope, "memory.limit_in_bytes", "268435456\n");
 	assert_outside_untouched();
 	/* The own cgroup's parent: v1 the cgroup itself, v2 its parent,
 	 * never the root. */
 	snprintf(cg.mount, sizeof(cg.mount), "%s", tmp);
 	snprintf(cg.dir, sizeof(cg.dir), "%s", scope);
-	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
-					      sizeof(err)), 0);
-	assert_string_equal(out, scope);
+	assert_int_equal(mc_stepcg_own_parent(&cg, &out, err, sizeof(err)),
+			 0);
+	assert_string_equal(out.dir, scope);
 	cg.version = 2;
-	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
-					      sizeof(err)), 0);
-	assert_string_equal(out, tmp);
+	assert_int_equal(mc_stepcg_own_parent(&cg, &out, err, sizeof(err)),
+			 0);
+	assert_string_equal(out.dir, tmp);
+	assert_int_equal(out.version, 2);
+	assert_string_equal(out.mount, tmp);
 	snprintf(cg.dir, sizeof(cg.dir), "%s", tmp);
 	snprintf(cg.mount, sizeof(cg.mount), "%s", scope);
-	assert_int_equal(mc_stepcg_own_parent(&cg, out, sizeof(out), err,
-					      sizeof(err)), -1);
+	assert_int_equal(mc_stepcg_own_parent(&cg, &out, err, sizeof(err)),
+			 -1);
 	assert_non_null(strstr(err, "at the root"));
 	/* v2 needs memory in the parent's subtree_control; v1 never. */
-	assert_int_equal(mc_stepcg_own_ready(scope, 1, err, sizeof(err)), 0);
+	assert_int_equal(mc_stepcg_own_ready(MC_TEST_CG(scope, 1, NULL), err, sizeof(err)), 0);
 	mc_test_put(scope, "cgroup.subtree_control", "cpu io\n");
-	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), -1);
+	assert_int_equal(mc_stepcg_own_ready(MC_TEST_CG(scope, 2, NULL), err,
+					     sizeof(err)), -1);
 	assert_non_null(strstr(err, "cgroup.subtree_control has no 'memory'"));
 	mc_test_put(scope, "cgroup.subtree_control", "cpu memory\n");
-	assert_int_equal(mc_stepcg_own_ready(scope, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_stepcg_own_ready(MC_TEST_CG(scope, 2, NULL), err,
+					     sizeof(err)), 0);
 	mc_test_put(scope, "memory.limit_in_bytes", "9223372036854771712\n");
 }
 

@@ -27,6 +27,7 @@
 #include "mc_gauges.h"
 #include "mc_metrics.h"
 #include "mc_test_files.h"
+#include "mc_test_cg.h"
 #include "../../spank/mc_gaugefile.c"
 #include "../../spank/mc_sampler.c"
 
@@ -412,7 +413,7 @@ static void test_sampler_hook(void **state)
 	cgroup_of(cg, 100 << 20, 7 << 20);
 	setup_file(&g, (long)getpid());
 	g.every_ms = 0;		/* every sample */
-	assert_int_equal(mc_sampler_start(&s, cg, 2, 100, err, sizeof(err)),
+	assert_int_equal(mc_sampler_start(&s, MC_TEST_CG(cg, 2, NULL), 100, err, sizeof(err)),
 			 0);
 	mc_sampler_set_hook(&s, on_sample, &g);
 	for (int i = 0; i < 50 && !there(g.name); i++)

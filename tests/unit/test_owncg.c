@@ -23,6 +23,7 @@
 
 #include "mc_cgroup.h"
 #include "mc_owncg.h"
+#include "mc_test_cg.h"
 
 static char err[1024];
 
@@ -87,6 +88,7 @@ static void test_match(void **state)
 /* ---- on the real hierarchy ------------------------------------------- */
 static char parent[PATH_MAX];
 static int version;
+static struct mc_cgroup pcg;	/* parent's handle */
 
 static bool exists(const char *name)
 {
@@ -117,6 +119,7 @@ static int live_setup(void **state)
 		parent[0] = '\0';
 		return 0;
 	}
+	pcg = mc_test_cg(parent, version, mount);
 	if (version == 2) {
 		char p[PATH_MAX * 2];
 		int fd;
@@ -158,13 +161,13 @@ static void test_live_lock_and_sweep(void **state)
 		skip();
 	/* Made and held: a second make (another step) finds it taken, a
 	 * sweep leaves it, though it is empty and only just made. */
-	assert_int_equal(mc_owncg_make(parent, "memcore_5_0", version, &fd,
+	assert_int_equal(mc_owncg_make(&pcg, "memcore_5_0", &fd,
 				       err, sizeof(err)), 0);
 	assert_true(fd >= 0);
-	assert_int_equal(mc_owncg_make(parent, "memcore_5_0", version, &fd2,
+	assert_int_equal(mc_owncg_make(&pcg, "memcore_5_0", &fd2,
 				       err, sizeof(err)), MC_OWNCG_TAKEN);
 	assert_int_equal(fd2, -1);
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 0);
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 0);
 	assert_true(exists("memcore_5_0"));
 	/* Names that are not memcore's own, empty and unheld: never. */
 	assert_int_equal(mc_cgroup_mkdir(parent, "memcore_admin", err,
@@ -175,14 +178,14 @@ static void test_live_lock_and_sweep(void **state)
 	 * at the first sweep, no age asked. */
 	assert_int_equal(mc_cgroup_mkdir(parent, "memcore_5_batch", err,
 					 sizeof(err)), 0);
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 1);
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 1);
 	assert_false(exists("memcore_5_batch"));
 	assert_true(exists("memcore_admin"));
 	assert_true(exists("memcore_"));
 	assert_true(exists("memcore_5_0"));
 	/* Released (slurmstepd ended): the next sweep removes it. */
 	close(fd);
-	assert_int_equal(mc_owncg_sweep(parent, "memcore_6_0", version), 1);
+	assert_int_equal(mc_owncg_sweep(&pcg, "memcore_6_0"), 1);
 	assert_false(exists("memcore_5_0"));
 	assert_true(exists("memcore_admin"));
 }
@@ -219,29 +222,29 @@ static void test_live_job(void **state)
 	(void)state;
 	if (!parent[0])
 		skip();
-	assert_int_equal(mc_owncg_job_join(parent, "memcore_7", &a, &made,
+	assert_int_equal(mc_owncg_job_join(&pcg, "memcore_7", &a, &made,
 					   err, sizeof(err)), 0);
 	assert_true(made);
-	assert_int_equal(mc_owncg_job_join(parent, "memcore_7", &b, &made,
+	assert_int_equal(mc_owncg_job_join(&pcg, "memcore_7", &b, &made,
 					   err, sizeof(err)), 0);
 	assert_false(made);
 	snprintf(job, sizeof(job), "%s/memcore_7", parent);
-	assert_int_equal(mc_owncg_make(job, "memcore_7_0", version, &fd, err,
+	assert_int_equal(mc_owncg_make(MC_TEST_CG(job, version, NULL), "memcore_7_0", &fd, err,
 				       sizeof(err)), 0);
 	close(fd);	/* its step ended; the cgroup is a leftover */
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 0);
-	assert_int_equal(mc_owncg_job_leave(parent, "memcore_7", a, version),
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 0);
+	assert_int_equal(mc_owncg_job_leave(&pcg, "memcore_7", a),
 			 0);
 	assert_true(exists("memcore_7"));
-	assert_int_equal(mc_owncg_job_leave(parent, "memcore_7", b, version),
+	assert_int_equal(mc_owncg_job_leave(&pcg, "memcore_7", b),
 			 1);
 	assert_false(exists("memcore_7"));
 	/* Unheld (the epilog's case, or a sweep): removed. */
 	assert_int_equal(mc_cgroup_mkdir(parent, "memcore_8", err,
 					 sizeof(err)), 0);
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 1);
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 1);
 	assert_false(exists("memcore_8"));
-	assert_int_equal(mc_owncg_job_leave(parent, "memcore_8", -1, version),
+	assert_int_equal(mc_owncg_job_leave(&pcg, "memcore_8", -1),
 			 1);
 }
 
@@ -257,7 +260,7 @@ static void test_live_populated(void **state)
 	/* An empty, unheld leftover of the name: made afresh. */
 	assert_int_equal(mc_cgroup_mkdir(parent, "memcore_6_0", err,
 					 sizeof(err)), 0);
-	assert_int_equal(mc_owncg_make(parent, "memcore_6_0", version, &fd,
+	assert_int_equal(mc_owncg_make(&pcg, "memcore_6_0", &fd,
 				       err, sizeof(err)), 0);
 	/* A process in it (escaped from an earlier run), its lock gone
 	 * with that run's slurmstepd: still taken, never removed. */
@@ -272,19 +275,19 @@ static void test_live_populated(void **state)
 	assert_int_equal(mc_cgroup_write(child, "cgroup.procs", pid, err,
 					 sizeof(err)), 0);
 	close(fd);
-	assert_int_equal(mc_owncg_make(parent, "memcore_6_0", version, &fd2,
+	assert_int_equal(mc_owncg_make(&pcg, "memcore_6_0", &fd2,
 				       err, sizeof(err)), MC_OWNCG_TAKEN);
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 0);
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 0);
 	assert_true(exists("memcore_6_0"));
 	/* The next run's name is free. */
-	assert_int_equal(mc_owncg_make(parent, "memcore_5_0_1", version,
+	assert_int_equal(mc_owncg_make(&pcg, "memcore_5_0_1",
 				       &fd2, err, sizeof(err)), 0);
 	close(fd2);
 	kill(p, SIGKILL);
 	waitpid(p, &st, 0);
 	for (int i = 0; i < 100 && mc_cgroup_populated(child, version); i++)
 		usleep(10000);
-	assert_int_equal(mc_owncg_sweep(parent, NULL, version), 2);
+	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 2);
 	assert_false(exists("memcore_6_0"));
 	assert_false(exists("memcore_5_0_1"));
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "mc_test_files.h"
+#include "mc_test_cg.h"
 
 #include "../../spank/mc_sampler.c"
 
@@ -66,7 +67,7 @@ static void test_samples(void **state)
 	(void)state;
 	stat_of(10 * MIB, 5 * MIB);
 	mc_test_put(dir, "cpu.stat", "usage_usec 1000\n");
-	assert_int_equal(mc_sampler_start(&s, dir, 2, 100, err, sizeof(err)),
+	assert_int_equal(mc_sampler_start(&s, MC_TEST_CG(dir, 2, NULL), 100, err, sizeof(err)),
 			 0);
 	sleep_ms(250);
 	stat_of(1024 * MIB, 300 * MIB);
@@ -103,7 +104,7 @@ static void test_timeline(void **state)
 	stat_of(10 * MIB, 5 * MIB);
 	mc_test_put(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\n"
 		    "oom_kill 0\n");
-	assert_int_equal(mc_sampler_start(&s, dir, 2, 100, err, sizeof(err)),
+	assert_int_equal(mc_sampler_start(&s, MC_TEST_CG(dir, 2, NULL), 100, err, sizeof(err)),
 			 0);
 	sleep_ms(250);
 	stat_of(1024 * MIB, 300 * MIB);
@@ -152,7 +153,7 @@ static void test_stuck_read(void **state)
 
 	(void)state;
 	stat_of(64 * MIB, 0);
-	assert_int_equal(mc_sampler_start_with(&s, dir, 2, 100, hanging_read,
+	assert_int_equal(mc_sampler_start_with(&s, MC_TEST_CG(dir, 2, NULL), 100, hanging_read,
 					       err, sizeof(err)), 0);
 	sleep_ms(300);		/* the second read is hanging now */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -174,7 +175,7 @@ static void test_no_cgroup(void **state)
 	char err[512];
 
 	(void)state;
-	assert_int_equal(mc_sampler_start(&s, "/nonexistent/cg", 2, 100, err,
+	assert_int_equal(mc_sampler_start(&s, MC_TEST_CG("/nonexistent/cg", 2, NULL), 100, err,
 					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/cg"));
 	mc_sampler_stop(&s, &pk, &cpu, &wall);	/* never started: zeros */

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "mc_test_files.h"
+#include "mc_test_cg.h"
 
 #include "mc_jobrec.h"
 #include "mc_metrics.h"
@@ -346,7 +347,7 @@ static void test_sample(void **state)
 	mc_test_put(dir, "memory.stat", "anon 314572800\nfile 2147483648\n"
 	    "shmem 0\nactive_file 1073741824\ninactive_file 1073741824\n");
 	mc_test_put(dir, "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n");
-	assert_int_equal(mc_cgread_open(&src, dir, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG(dir, 2, NULL), err, sizeof(err)), 0);
 	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.usage_bytes, 3221225472ULL);
 	assert_int_equal(s.file_bytes, 2 * GIB);
@@ -368,7 +369,7 @@ static void test_sample(void **state)
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
 
-	assert_int_equal(mc_cgread_open(&src, "/nonexistent/cg", 2, err,
+	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG("/nonexistent/cg", 2, NULL), err,
 					sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/cg"));
 
@@ -378,22 +379,22 @@ static void test_sample(void **state)
 	 * step, 2.80 GiB non-reclaimable, 2 OOM kills. */
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v1/slurm_n1/uid_0/"
 		 "job_7/step_0", top);
-	assert_int_equal(mc_cgread_open(&src, path, 1, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG(path, 1, NULL), err, sizeof(err)), 0);
 	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
 	assert_false(s.has_cpu);
 	mc_cgread_close(&src);
-	assert_int_equal(mc_cgread_end_read(path, 1, &end, err, sizeof(err)),
+	assert_int_equal(mc_cgread_end_read(MC_TEST_CG(path, 1, NULL), &end, err, sizeof(err)),
 			 0);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v2/job_7/step_0/"
 		 "user/task_0", top);
-	assert_int_equal(mc_cgread_open(&src, path, 2, err, sizeof(err)), 0);
+	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG(path, 2, NULL), err, sizeof(err)), 0);
 	assert_int_equal(mc_cgread_read(&src, &s), 0);
 	assert_int_equal(s.non_reclaimable_bytes, 3006476288ULL);
 	mc_cgread_close(&src);
-	assert_int_equal(mc_cgread_end_read(path, 2, &end, err, sizeof(err)),
+	assert_int_equal(mc_cgread_end_read(MC_TEST_CG(path, 2, NULL), &end, err, sizeof(err)),
 			 0);
 	assert_int_equal(end.max_events, 31);
 	assert_int_equal(end.oom_kills, 2);
@@ -495,14 +496,14 @@ static void test_squeeze_read(void **state)
 	mc_test_put(dir, "memory.pressure",
 		    "some avg10=0.00 avg60=0.00 avg300=0.00 total=1500000\n"
 		    "full avg10=0.00 avg60=0.00 avg300=0.00 total=900000\n");
-	mc_cgread_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(MC_TEST_CG(dir, 2, NULL), &q);
 	assert_true(q.has_refault);
 	assert_int_equal(q.refault_file_pages, 25);
 	assert_int_equal(q.psi, MC_PSI_READ);
 	assert_int_equal(q.some_usec, 1500000);
 	assert_int_equal(q.full_usec, 900000);
 	/* v1: no pressure per cgroup, whatever files are there. */
-	mc_cgread_squeeze_read(dir, 1, &q);
+	mc_cgread_squeeze_read(MC_TEST_CG(dir, 1, NULL), &q);
 	assert_int_equal(q.psi, MC_PSI_V1);
 	assert_true(q.has_refault);
 	/* No memory.pressure: the kernel has PSI off when it has no
@@ -513,16 +514,16 @@ static void test_squeeze_read(void **state)
 	psi_on = fd >= 0 && read(fd, buf, sizeof(buf)) > 0;
 	if (fd >= 0)
 		close(fd);
-	mc_cgread_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(MC_TEST_CG(dir, 2, NULL), &q);
 	assert_int_equal(q.psi, psi_on ? MC_PSI_UNREADABLE : MC_PSI_OFF);
 	/* A kernel without the refault line. */
 	mc_test_put(dir, "memory.stat", "anon 1\n");
-	mc_cgread_squeeze_read(dir, 2, &q);
+	mc_cgread_squeeze_read(MC_TEST_CG(dir, 2, NULL), &q);
 	assert_false(q.has_refault);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	/* No cgroup at all: nothing read, nothing made up. */
-	mc_cgread_squeeze_read("/nonexistent/cg", 2, &q);
+	mc_cgread_squeeze_read(MC_TEST_CG("/nonexistent/cg", 2, NULL), &q);
 	assert_false(q.has_refault);
 	assert_int_not_equal(q.psi, MC_PSI_READ);
 }
