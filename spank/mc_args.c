@@ -179,3 +179,33 @@ int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 	}
 	return 0;
 }
+
+int mc_args_init(struct mc_plugin *p, spank_t sp, int ac, char **av)
+{
+	p->ac = ac;
+	p->av = av;
+	p->configured = true;
+	mc_plugin_configure(p, ac, av);
+	return mc_plugin_register_options(p, sp);
+}
+
+int mc_args_init_post_opt(struct mc_plugin *p, spank_t sp)
+{
+	char err[MC_ERR_MAX];
+
+	/* A bad MEMCORE_* variable stops the submission here, as a bad
+	 * option does in its callback. Options that no policy accepts
+	 * together (--offload without --zero-stage) stop it too: only here
+	 * are all known. The job's own files are read here as the user,
+	 * never by slurmstepd (root): a bad or unreadable one stops it; the
+	 * options are checked with their figures (a --model-config gives
+	 * --offload its parameters). */
+	if (mc_plugin_env_defaults(p, sp, false, err, sizeof(err)) < 0 ||
+	    (!mc_opts_name_files(&p->opts) &&
+	     mc_opts_check(&p->opts, err, sizeof(err)) < 0) ||
+	    mc_plugin_job_files(p, sp, err, sizeof(err)) < 0) {
+		slurm_error("memcore: %s", err);
+		return -1;
+	}
+	return 0;
+}

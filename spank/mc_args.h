@@ -44,4 +44,16 @@ int mc_plugin_env_defaults(struct mc_plugin *p, spank_t sp, bool remote,
 int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 			size_t errlen);
 
+/*
+ * The hooks of srun, sbatch and salloc (S_CTX_LOCAL, S_CTX_ALLOCATOR),
+ * which spank/memcore.c routes to.
+ */
+
+/* init: plugstack.conf's arguments read, the options registered. */
+int mc_args_init(struct mc_plugin *p, spank_t sp, int ac, char **av);
+
+/* init_post_opt: MEMCORE_* defaults, the options checked together, the
+ * job's files read. -1 (said with slurm_error) stops the submission. */
+int mc_args_init_post_opt(struct mc_plugin *p, spank_t sp);
+
 #endif

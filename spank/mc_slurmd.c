@@ -26,6 +26,7 @@
 #include "mc_facts.h"
 #include "mc_gpu_probe.h"
 #include "mc_parse.h"
+#include "mc_args.h"
 #include "mc_plugin.h"
 #include "mc_nodefacts.h"
 #include "mc_slurmd.h"
@@ -70,7 +71,9 @@ static void slurm_version(char *buf, size_t len)
 #endif
 }
 
-int mc_slurmd_init(struct mc_plugin *p)
+/* The node facts cache, the audit and the start line, for a policy read
+ * (p->cfg) or not (p->cfg_err). */
+static int start(struct mc_plugin *p)
 {
 	static struct mc_node_facts facts;	/* 50 KiB: not on the stack */
 	static struct mc_node_judgement nj;	/* with its explanation */
@@ -206,4 +209,13 @@ int mc_slurmd_init(struct mc_plugin *p)
 							 sizeof(why)));
 	}
 	return 0;
+}
+
+int mc_slurmd_init(struct mc_plugin *p, int ac, char **av)
+{
+	p->ac = ac;
+	p->av = av;
+	p->configured = true;
+	mc_plugin_configure(p, ac, av);
+	return start(p);
 }

@@ -13,9 +13,9 @@
 
 struct mc_plugin;
 
-/* slurmd start: node facts cache, audit, the start line. -1 only for a
- * broken policy, which stops slurmd when memcore is `required`
- * (mc_slurmd.c). */
-int mc_slurmd_init(struct mc_plugin *p);
+/* slurmd start (S_CTX_SLURMD's init): plugstack.conf's arguments, the
+ * node facts cache, the audit, the start line. -1 only for a broken
+ * policy, which stops slurmd when memcore is `required` (mc_slurmd.c). */
+int mc_slurmd_init(struct mc_plugin *p, int ac, char **av);
 
 #endif

@@ -35,7 +35,10 @@
 #include "mc_parse.h"
 #include "mc_plugin.h"
 #include "mc_nodefacts.h"
+#include "mc_after.h"
 #include "mc_args.h"
+#include "mc_bind.h"
+#include "mc_enforce.h"
 #include "mc_stepd.h"
 #include "mc_util.h"
 #include "mc_rules.h"
@@ -341,24 +344,160 @@ static bool dataset_note(spank_t sp, const struct mc_step *s,
 	return refuse;
 }
 
+/* What stops the step before it is judged (the user's environment, a
+ * broken policy, Slurm's own GPU list, node facts that cannot be had),
+ * kept as its verdict; or, when none, the node's facts. s: the step,
+ * not one memcore leaves alone. */
+static const struct mc_node_facts *before_judging(struct mc_plugin *p,
+						  const struct mc_step *s,
+						  const struct mc_policy *pol)
+{
+	const struct mc_node_facts *facts;
+	bool user_warn = p->opts.mode & MC_USER_WARN;
+	char err[MC_ERR_MAX];
+
+	/* What only the job's environment can have made is the user's
+	 * error, never the node's set-up: refused whatever OnError says
+	 * (Mode=off checks nothing, so nothing is refused there). */
+	if (s->user_err[0] && (p->cfg_err[0] ||
+			       mc_launch_outcome(pol, user_warn, true) !=
+			       MC_LAUNCH_UNCHECKED)) {
+		snprintf(err, sizeof(err), "memcore: step %s: refused: %s",
+			 s->step_name, s->user_err);
+		slurm_info("memcore: job %s: refused: %s", s->step_name,
+			   s->user_err);
+		keep(p, -1, err);
+		return NULL;
+	}
+	if (p->cfg_err[0]) {
+		setup_error(p, pol, s, p->cfg_err);
+		return NULL;
+	}
+	if (mc_launch_outcome(pol, user_warn, true) == MC_LAUNCH_UNCHECKED)
+		return NULL;
+	if (s->n_gpu_idx >= 0 && (uint32_t)s->n_gpu_idx != s->gpus) {
+		snprintf(err, sizeof(err), "Slurm says %u GPUs on this node "
+			 "(SLURM_GPUS_ON_NODE) but lists %d", s->gpus,
+			 s->n_gpu_idx);
+		setup_error(p, pol, s, err);
+		return NULL;
+	}
+	facts = mc_plugin_facts(p, pol, err, sizeof(err));
+	if (!facts)
+		setup_error(p, pol, s, err);
+	return facts;
+}
+
+/* The request of step s, or a refusal kept as its verdict (false): the
+ * job's files or dataset refused, or a user's mistake in the options,
+ * which is refused like a misfit. */
+static bool request(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
+		    const struct mc_policy *pol,
+		    const struct mc_node_facts *facts,
+		    const struct mc_node *node, struct mc_request *req)
+{
+	struct mc_case c;
+	char err[MC_ERR_MAX], why[MC_ERR_MAX];
+	int rc = step_case(p, sp, s, pol, facts, &c, why, sizeof(why));
+
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "memcore: step %s: %s%s",
+			 s->step_name, rc == -2 ? "refused: " : "", why);
+		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+		keep(p, -1, err);
+		return false;
+	}
+	why[0] = '\0';
+	if (p->opts_err[0])
+		snprintf(why, sizeof(why), "%s", p->opts_err);
+	else
+		mc_case_request(pol, &c, node, req, why, sizeof(why));
+	if (!why[0])
+		return true;
+	snprintf(err, sizeof(err), "memcore: step %s: %s", s->step_name, why);
+	slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+	keep(p, -1, err);
+	/* Counted in the cluster view as refused. */
+	p->after.judged = p->after.refused = true;
+	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+		 pol->prometheus_textfile);
+	return false;
+}
+
+/* What the user reads: the explanation when the step does not fit or
+ * asked for it (--memcore=explain), the launch line, the "ended on all
+ * nodes" line, the dataset's note; one message, so that srun's own lines
+ * cannot land in its middle. */
+static void verdict_text(const struct mc_plugin *p, const struct mc_step *s,
+			 struct mc_decision *d, const char *ds_text,
+			 char *text, size_t len)
+{
+	struct mc_explanation *e = &d->j.e;
+	size_t used = 0;
+
+	text[0] = '\0';
+	if (!d->j.v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
+		if (d->launch_line && e->n < MC_EXPLAIN_LINES)
+			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX, "%s",
+				 d->launch_line);
+		if (d->refused && ends_everywhere(s) &&
+		    e->n < MC_EXPLAIN_LINES)
+			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX,
+				 s->n_het ? "memcore: step %s is ended on all "
+					    "its nodes, in every component"
+					  : "memcore: step %s is ended on all "
+					    "its %u nodes",
+				 s->step_name, s->nodes);
+		for (size_t i = 0; i < e->n; i++)
+			mc_appendf(text, len, &used, "%s%s", i ? "\n" : "",
+				   e->line[i]);
+	}
+	if (ds_text[0])
+		mc_appendf(text, len, &used, "%s%s", used ? "\n" : "",
+			   ds_text);
+}
+
+/* What the summary at the step's end compares with, and slurmd's log
+ * line of the verdict. */
+static void judged(struct mc_plugin *p, const struct mc_step *s,
+		   const struct mc_decision *d, const struct mc_policy *pol,
+		   const struct mc_request *req)
+{
+	const struct mc_verdict *v = &d->j.v;
+	char need[32], have[32];
+
+	p->after.judged = true;
+	p->after.refused = d->refused;
+	mc_used_decided(&p->after.usage, d, pol);
+	p->after.sample_interval_ms = pol->sample_interval_ms;
+	p->after.report = pol->report;
+	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
+		 pol->prometheus_textfile);
+	slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram needed=%s "
+		   "allocated=%s cores needed=%u allocated=%u node cores "
+		   "needed=%u has=%u nodes=%u", s->step_name,
+		   v->fits && !d->refused ? "fits"
+		   : d->refused ? "refused" : "warned",
+		   req->gpus, d->workers,
+		   mc_fmt_bytes(v->ram_needed_bytes, need, sizeof(need)),
+		   mc_fmt_bytes(v->ram_allocated_bytes, have, sizeof(have)),
+		   v->cores_needed, v->cores_allocated, v->node_cores_needed,
+		   v->node_cores, req->nodes);
+}
+
 static void verdict(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_node_facts *facts;
 	const struct mc_step *s = mc_stepd_step(p, sp);
 	struct mc_decision *d = &p->decision;
-	struct mc_judgement *j;
 	struct mc_policy pol;
-	struct mc_case c;
 	struct mc_request req;
 	struct mc_node node;
 	struct mc_alloc alloc;
-	char err[MC_ERR_MAX], why[MC_ERR_MAX];
 	char text[MC_EXPLAIN_LINES * (MC_EXPLAIN_LINE_MAX + 1) + 128];
 	char ds_text[8 * 201];
-	bool refuse, ds_refuses, user_warn = p->opts.mode & MC_USER_WARN;
-	const char *outcome;
-	size_t used = 0, ds_used = 0;
-	int rc;
+	size_t ds_used = 0;
+	bool ds_refuses;
 
 	keep(p, 0, NULL);
 	/* Until it is judged: runs unchecked, unlimited (binding and
@@ -375,135 +514,37 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 		return;
 	mc_config_policy(&p->cfg, s->partition, &pol);
 	mc_decision_unchecked(&pol, &p->opts, d);
-	/* What only the job's environment can have made is the user's
-	 * error, never the node's set-up: refused whatever OnError says
-	 * (Mode=off checks nothing, so nothing is refused there). */
-	if (s->user_err[0] && (p->cfg_err[0] ||
-			       mc_launch_outcome(&pol, user_warn, true) !=
-			       MC_LAUNCH_UNCHECKED)) {
-		snprintf(err, sizeof(err), "memcore: step %s: refused: %s",
-			 s->step_name, s->user_err);
-		slurm_info("memcore: job %s: refused: %s", s->step_name,
-			   s->user_err);
-		keep(p, -1, err);
+	facts = before_judging(p, s, &pol);
+	if (!facts)
 		return;
-	}
-	if (p->cfg_err[0]) {
-		setup_error(p, &pol, s, p->cfg_err);
-		return;
-	}
-	if (mc_launch_outcome(&pol, user_warn, true) == MC_LAUNCH_UNCHECKED)
-		return;
-	if (s->n_gpu_idx >= 0 && (uint32_t)s->n_gpu_idx != s->gpus) {
-		snprintf(err, sizeof(err), "Slurm says %u GPUs on this node "
-			 "(SLURM_GPUS_ON_NODE) but lists %d", s->gpus,
-			 s->n_gpu_idx);
-		setup_error(p, &pol, s, err);
-		return;
-	}
-	facts = mc_plugin_facts(p, &pol, err, sizeof(err));
-	if (!facts) {
-		setup_error(p, &pol, s, err);
-		return;
-	}
-
 	mc_facts_node(facts, &pol, &node);	/* the rules count the step's
 						 * GPUs as the node's at least */
-	rc = step_case(p, sp, s, &pol, facts, &c, why, sizeof(why));
-	if (rc < 0) {
-		snprintf(err, sizeof(err), "memcore: step %s: %s%s",
-			 s->step_name, rc == -2 ? "refused: " : "", why);
-		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
-		keep(p, -1, err);
+	if (!request(p, sp, s, &pol, facts, &node, &req))
 		return;
-	}
 	mc_step_alloc(s, &node, &alloc);
-
-	/* A user's mistake in the options is refused like a misfit. */
-	why[0] = '\0';
-	if (p->opts_err[0])
-		snprintf(why, sizeof(why), "%s", p->opts_err);
-	else
-		mc_case_request(&pol, &c, &node, &req, why, sizeof(why));
-	if (why[0]) {
-		snprintf(err, sizeof(err), "memcore: step %s: %s",
-			 s->step_name, why);
-		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
-		keep(p, -1, err);
-		/* Counted in the cluster view as refused. */
-		p->after.judged = p->after.refused = true;
-		snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
-			 pol.prometheus_textfile);
-		return;
-	}
-
 	/* The dataset's note, and whether NetworkDataset=refuse refuses
 	 * it, before the decision that reads it. */
+	ds_text[0] = '\0';
 	ds_refuses = dataset_note(sp, s, &pol, ds_text, sizeof(ds_text),
 				  &ds_used);
 	/* The same decision memcore check reports (mc_decision.h). */
-	mc_decide(&pol, &req, &alloc, &node, user_warn, ds_refuses,
-		  s->step_name, s->host, d);
-	j = &d->j;
-	refuse = d->refused;
+	mc_decide(&pol, &req, &alloc, &node, p->opts.mode & MC_USER_WARN,
+		  ds_refuses, s->step_name, s->host, d);
 	/* Whether it is ended in other components is slurmctld's word,
 	 * asked only now that it is refused (mc_step.h). */
-	if (refuse && p->step.n_het)
+	if (d->refused && p->step.n_het)
 		mc_step_het_check(&p->step);
-	text[0] = '\0';
-	if (!j->v.fits || (p->opts.mode & MC_USER_EXPLAIN)) {
-		struct mc_explanation *e = &j->e;
-
-		if (d->launch_line && e->n < MC_EXPLAIN_LINES)
-			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX, "%s",
-				 d->launch_line);
-		if (refuse && ends_everywhere(s) && e->n < MC_EXPLAIN_LINES)
-			snprintf(e->line[e->n++], MC_EXPLAIN_LINE_MAX,
-				 s->n_het ? "memcore: step %s is ended on all "
-					    "its nodes, in every component"
-					  : "memcore: step %s is ended on all "
-					    "its %u nodes",
-				 s->step_name, s->nodes);
-		/* One message, so that srun's own lines cannot land in the
-		 * middle of the explanation. */
-		for (size_t i = 0; i < e->n; i++)
-			mc_appendf(text, sizeof(text), &used, "%s%s",
-				   i ? "\n" : "", e->line[i]);
-	}
-	if (ds_used)
-		mc_appendf(text, sizeof(text), &used, "%s%s", used ? "\n" : "",
-			   ds_text);
-	outcome = j->v.fits && !refuse ? "fits" : refuse ? "refused"
-					   : "warned";
-	/* What the summary at the step's end compares with. */
-	p->after.judged = true;
-	p->after.refused = refuse;
-	mc_used_decided(&p->after.usage, d, &pol);
-	p->after.sample_interval_ms = pol.sample_interval_ms;
-	p->after.report = pol.report;
-	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
-		 pol.prometheus_textfile);
-	{
-		char need[32], have[32];
-
-		slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram "
-			   "needed=%s allocated=%s cores needed=%u "
-			   "allocated=%u node cores needed=%u has=%u "
-			   "nodes=%u",
-			   s->step_name, outcome, req.gpus, d->workers,
-			   mc_fmt_bytes(j->v.ram_needed_bytes, need,
-					sizeof(need)),
-			   mc_fmt_bytes(j->v.ram_allocated_bytes, have,
-					sizeof(have)),
-			   j->v.cores_needed, j->v.cores_allocated,
-			   j->v.node_cores_needed, j->v.node_cores, req.nodes);
-	}
+	verdict_text(p, s, d, ds_used ? ds_text : "", text, sizeof(text));
+	judged(p, s, d, &pol, &req);
 	/* The step runs, held to its memory when the decision says so
 	 * (memcore.c, mc_enforce.c read it). */
-	keep(p, refuse ? -1 : 0, text);
+	keep(p, d->refused ? -1 : 0, text);
 }
 
-void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
+/* The verdict, once per step, before the tasks fork: init_post_opt
+ * computes it; should a Slurm skip that hook, user_init or the first task
+ * does. */
+static void verdict_once(struct mc_plugin *p, spank_t sp)
 {
 	struct timespec t0, t1;
 
@@ -522,12 +563,10 @@ void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
 				   (t1.tv_nsec - t0.tv_nsec) / 1000));
 }
 
-int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
-				  int task_id)
+/* The step's verdict, delivered by this task: -1 refused. */
+static int deliver(struct mc_plugin *p, spank_t sp, int task_id)
 {
-	/* init_post_opt computed it; should a Slurm skip that hook, the
-	 * first task computes it for itself. */
-	mc_stepd_init_post_opt(p, sp);
+	verdict_once(p, sp);
 	if (task_id == 0 && p->verdict_text)
 		slurm_spank_log("%s", p->verdict_text);
 	if (p->verdict_rc < 0) {
@@ -537,4 +576,76 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp,
 		return refused(&s);
 	}
 	return 0;
+}
+
+int mc_stepd_init(struct mc_plugin *p, spank_t sp, int ac, char **av)
+{
+	/* memcore.conf is read once the step is known to have GPUs
+	 * (mc_stepd_step): a CPU-only step never parses it. */
+	p->ac = ac;
+	p->av = av;
+	return mc_plugin_register_options(p, sp);
+}
+
+void mc_stepd_init_post_opt(struct mc_plugin *p, spank_t sp)
+{
+	char err[MC_ERR_MAX];
+
+	/* A bad MEMCORE_* value in the job's environment is kept and
+	 * delivered with the verdict, as a bad option is. */
+	if (mc_plugin_env_defaults(p, sp, true, err, sizeof(err)) < 0 &&
+	    !p->opts_err[0])
+		snprintf(p->opts_err, sizeof(p->opts_err), "%s", err);
+	verdict_once(p, sp);
+}
+
+int mc_stepd_user_init(struct mc_plugin *p, spank_t sp)
+{
+	const struct mc_step *s = mc_stepd_step(p, sp);
+
+	memset(&p->enf, 0, sizeof(p->enf));
+	/* The decision says whether the step is held to its memory. */
+	verdict_once(p, sp);
+	if (s && !mc_step_ignored(s))
+		mc_enforce_user_init(&p->enf, s, &p->decision, sp);
+	return 0;
+}
+
+int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
+{
+	int task = -1, rc;
+
+	spank_get_item(sp, S_TASK_ID, &task);
+	mc_bind_task_init_privileged(p, sp);
+	/* The verdict first; a step it lets run is held to its memory. */
+	rc = deliver(p, sp, task);
+	if (rc == 0 && p->decision.enforce)
+		mc_enforce_task_init_privileged(&p->enf, task);
+	return rc;
+}
+
+int mc_stepd_task_post_fork(struct mc_plugin *p, spank_t sp)
+{
+	mc_enforce_task_post_fork(&p->enf, sp);
+	mc_after_task_post_fork(p, sp);
+	return 0;
+}
+
+int mc_stepd_task_exit(struct mc_plugin *p, spank_t sp)
+{
+	/* The summary reads the step's cgroup before enforce removes it. */
+	mc_after_task_exit(p, sp);
+	return mc_enforce_task_exit(&p->enf, p->opts.mode & MC_USER_EXPLAIN,
+				    sp);
+}
+
+int mc_stepd_exit(struct mc_plugin *p, spank_t sp)
+{
+	int rc;
+
+	mc_after_exit(p, sp);
+	rc = mc_enforce_exit(&p->enf);
+	free(p->verdict_text);	/* slurmstepd ends with no leak */
+	p->verdict_text = NULL;
+	return rc;
 }

@@ -1,8 +1,11 @@
 /*
- * memcore.c - the SPANK entry points: a dispatcher by context. The work is
- * in mc_args.c (options and plugstack arguments), mc_stepd.c (the
- * verdict in slurmstepd), mc_enforce.c (the step's memory cgroup, OOM
- * reports) and mc_bind.c (NUMA binding of each task).
+ * memcore.c - the SPANK entry points: a dispatcher by context, each hook
+ * routing to one function of its context's file: mc_args.c (srun,
+ * sbatch, salloc), mc_slurmd.c (slurmd), mc_stepd.c (slurmstepd, which
+ * calls mc_enforce.c for the step's memory cgroup, mc_bind.c for NUMA
+ * binding and mc_after.c for the summary) and mc_prolog.c (the job's
+ * prolog and epilog). What stays here is what every hook shares: the
+ * guard against a second plugstack line and the launch profile.
  *
  * Where each step of the work sits follows what Slurm 22.05 does with a
  * failure (spank(8), src/common/spank.c): a bad option is refused by its
@@ -29,14 +32,11 @@
  *   job_epilog         removed
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "mc_after.h"
 #include "mc_args.h"
 #include "mc_bind.h"
 #include "mc_plugin.h"
@@ -90,92 +90,36 @@ static const char *step_name(void)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	spank_context_t ctx = spank_context();
-
 	/* Listed twice in plugstack.conf, Slurm loads the same .so once and
 	 * calls init again: one set of options, one verdict. */
 	if (plugin.initialized)
 		return 0;
 	plugin.initialized = true;
-	if (ctx == S_CTX_JOB_SCRIPT)
-		return 0;
-	/* slurmstepd reads memcore.conf once it knows the step has GPUs
-	 * (mc_stepd_step): a CPU-only step never parses it. */
-	plugin.ac = ac;
-	plugin.av = av;
-	if (ctx != S_CTX_REMOTE) {
-		plugin.configured = true;
-		mc_plugin_configure(&plugin, ac, av);
-	}
-	if (ctx == S_CTX_SLURMD)
-		return mc_slurmd_init(&plugin);
-	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
-	    ctx == S_CTX_REMOTE)
+	switch (spank_context()) {
+	case S_CTX_SLURMD:
+		return mc_slurmd_init(&plugin, ac, av);
+	case S_CTX_LOCAL:
+	case S_CTX_ALLOCATOR:
+		return mc_args_init(&plugin, sp, ac, av);
+	case S_CTX_REMOTE:
 		return MC_TIMED(MC_HOOK_INIT,
-				mc_plugin_register_options(&plugin, sp));
-	return 0;
+				mc_stepd_init(&plugin, sp, ac, av));
+	default:
+		return 0;
+	}
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
-	char err[MC_ERR_MAX];
 	MC_ONCE();
 
-	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) {
-		/* A bad MEMCORE_* variable stops the submission here, as a
-		 * bad option does in its callback. */
-		if (mc_plugin_env_defaults(&plugin, sp, false, err,
-					   sizeof(err)) < 0) {
-			slurm_error("memcore: %s", err);
-			MC_ONCE_RETURN(-1);
-		}
-		/* Options that no policy accepts together (--offload without
-		 * --zero-stage) stop it too: only here are all known. */
-		if (!mc_opts_name_files(&plugin.opts) &&
-		    mc_opts_check(&plugin.opts, err, sizeof(err)) < 0) {
-			slurm_error("memcore: %s", err);
-			MC_ONCE_RETURN(-1);
-		}
-		/* The job's own files, read here as the user, never by
-		 * slurmstepd (root): a bad or unreadable one stops it; the
-		 * options are checked with their figures (a --model-config
-		 * gives --offload its parameters). */
-		if (mc_plugin_job_files(&plugin, sp, err, sizeof(err)) < 0) {
-			slurm_error("memcore: %s", err);
-			MC_ONCE_RETURN(-1);
-		}
-	} else if (ctx == S_CTX_REMOTE) {
-		long t0 = now_us();
-
-		if (mc_plugin_env_defaults(&plugin, sp, true, err,
-					   sizeof(err)) < 0 &&
-		    !plugin.opts_err[0])
-			snprintf(plugin.opts_err, sizeof(plugin.opts_err),
-				 "%s", err);
-		mc_stepd_init_post_opt(&plugin, sp);
-		plugin.spent_us[MC_HOOK_POST_OPT] += now_us() - t0;
-	}
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)
+		MC_ONCE_RETURN(mc_args_init_post_opt(&plugin, sp));
+	if (ctx == S_CTX_REMOTE)
+		MC_TIMED(MC_HOOK_POST_OPT,
+			 (mc_stepd_init_post_opt(&plugin, sp), 0));
 	return 0;
-}
-
-int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
-{
-	if (spank_context() != S_CTX_REMOTE)
-		return 0;
-	MC_ONCE();
-	long t0 = now_us();
-
-	int task = -1;
-
-	spank_get_item(sp, S_TASK_ID, &task);
-	mc_bind_task_init_privileged(&plugin, sp);
-	/* The verdict first; a step it lets run is held to its memory. */
-	once_rc = mc_stepd_task_init_privileged(&plugin, sp, task);
-	if (once_rc == 0 && plugin.decision.enforce)
-		mc_enforce_task_init_privileged(&plugin.enf, task);
-	plugin.spent_us[MC_HOOK_TASK_PRIV] += now_us() - t0;
-	return once_rc;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -183,17 +127,34 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	long t0 = now_us();
-	const struct mc_step *s = mc_stepd_step(&plugin, sp);
+	MC_ONCE_RETURN(MC_TIMED(MC_HOOK_USER_INIT,
+				mc_stepd_user_init(&plugin, sp)));
+}
 
-	memset(&plugin.enf, 0, sizeof(plugin.enf));
-	/* The decision says whether the step is held to its memory; should
-	 * a Slurm skip init_post_opt, it is made here. */
-	mc_stepd_init_post_opt(&plugin, sp);
-	if (s && !mc_step_ignored(s))
-		mc_enforce_user_init(&plugin.enf, s, &plugin.decision, sp);
-	plugin.spent_us[MC_HOOK_USER_INIT] += now_us() - t0;
-	MC_ONCE_RETURN(0);
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	MC_ONCE();
+	MC_ONCE_RETURN(MC_TIMED(MC_HOOK_TASK_PRIV,
+				mc_stepd_task_init_privileged(&plugin, sp)));
+}
+
+/* The per-task line of the launch profile: memcore's time in this task's
+ * process before its program. */
+static void log_task_time(spank_t sp)
+{
+	const long *t = plugin.spent_us;
+	int task = -1;
+
+	if (!plugin.step_loaded || mc_step_ignored(&plugin.step))
+		return;
+	spank_get_item(sp, S_TASK_ID, &task);
+	slurm_debug("memcore: step %s task %d: memcore took %ld us before the "
+		    "program (task_init_privileged %ld, task_init %ld)",
+		    step_name(), task,
+		    t[MC_HOOK_TASK_PRIV] + t[MC_HOOK_TASK_INIT],
+		    t[MC_HOOK_TASK_PRIV], t[MC_HOOK_TASK_INIT]);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -202,56 +163,47 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	MC_ONCE();
 	once_rc = MC_TIMED(MC_HOOK_TASK_INIT, mc_bind_task_init(&plugin, sp));
-	if (plugin.step_loaded && !mc_step_ignored(&plugin.step)) {
-		const long *t = plugin.spent_us;
-		int task = -1;
-
-		spank_get_item(sp, S_TASK_ID, &task);
-		slurm_debug("memcore: step %s task %d: memcore took %ld us "
-			    "before the program (task_init_privileged %ld, "
-			    "task_init %ld)", step_name(), task,
-			    t[MC_HOOK_TASK_PRIV] + t[MC_HOOK_TASK_INIT],
-			    t[MC_HOOK_TASK_PRIV], t[MC_HOOK_TASK_INIT]);
-	}
+	log_task_time(sp);
 	return once_rc;
+}
+
+/* task_post_fork and task_exit run in slurmstepd once per task: a repeat
+ * (the second plugstack line) is the same task back to back. */
+static bool same_task_again(spank_t sp, bool *seen, int *last_task)
+{
+	int task = -1;
+
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (*seen && task == *last_task)
+		return true;
+	*seen = true;
+	*last_task = task;
+	return false;
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	static bool seen;
 	static int last_task;
-	int task = -1;
 
-	if (spank_context() != S_CTX_REMOTE)
+	if (spank_context() != S_CTX_REMOTE ||
+	    same_task_again(sp, &seen, &last_task))
 		return 0;
-	spank_get_item(sp, S_TASK_ID, &task);
-	if (seen && task == last_task)
-		return 0;	/* the same task, second plugstack line */
-	seen = true;
-	last_task = task;
-	MC_TIMED(MC_HOOK_POST_FORK,
-		 mc_enforce_task_post_fork(&plugin.enf, sp));
-	MC_TIMED(MC_HOOK_POST_FORK, (mc_after_task_post_fork(&plugin, sp), 0));
-	return 0;
+	return MC_TIMED(MC_HOOK_POST_FORK,
+			mc_stepd_task_post_fork(&plugin, sp));
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	static bool seen;
 	static int last_task, last_rc;
-	int task = -1;
 
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	spank_get_item(sp, S_TASK_ID, &task);
-	if (seen && task == last_task)
-		return last_rc;	/* the same task, second plugstack line */
-	seen = true;
-	last_task = task;
-	/* The summary reads the step's cgroup before enforce removes it. */
-	MC_TIMED(MC_HOOK_TASK_EXIT, (mc_after_task_exit(&plugin, sp), 0));
-	return last_rc = MC_TIMED(MC_HOOK_TASK_EXIT, mc_enforce_task_exit(
-			&plugin.enf, plugin.opts.mode & MC_USER_EXPLAIN, sp));
+	if (same_task_again(sp, &seen, &last_task))
+		return last_rc;
+	return last_rc = MC_TIMED(MC_HOOK_TASK_EXIT,
+				  mc_stepd_task_exit(&plugin, sp));
 }
 
 /*
@@ -280,13 +232,12 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
+	const long *t = plugin.spent_us;
+
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	MC_TIMED(MC_HOOK_EXIT, (mc_after_exit(&plugin, sp), 0));
-	once_rc = MC_TIMED(MC_HOOK_EXIT, mc_enforce_exit(&plugin.enf));
-	const long *t = plugin.spent_us;
-
+	once_rc = MC_TIMED(MC_HOOK_EXIT, mc_stepd_exit(&plugin, sp));
 	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
 		    "(init %ld, init_post_opt %ld, user_init %ld, "
 		    "task_post_fork %ld, task_exit %ld, exit %ld)",
@@ -295,7 +246,5 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		    t[MC_HOOK_POST_FORK] + t[MC_HOOK_TASK_EXIT] + t[MC_HOOK_EXIT],
 		    t[MC_HOOK_INIT], t[MC_HOOK_POST_OPT], t[MC_HOOK_USER_INIT],
 		    t[MC_HOOK_POST_FORK], t[MC_HOOK_TASK_EXIT], t[MC_HOOK_EXIT]);
-	free(plugin.verdict_text);	/* slurmstepd ends with no leak */
-	plugin.verdict_text = NULL;
 	return once_rc;
 }
