@@ -14,6 +14,7 @@
 
 #include "mc_gpu_memory.h"
 #include "mc_rules.h"
+#include "mc_test_checks.h"
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
@@ -77,18 +78,12 @@ struct outcome {
 	size_t fixes;		/* mc_verdict_fix_options() */
 };
 
-/* One figure of the outcome and its expected value. */
-struct check {
-	const char *what;
-	size_t off, size;
-	uint64_t want;
-};
-
-#define OUT(f, w) { #f, offsetof(struct outcome, f), \
-		    sizeof(((struct outcome *)0)->f), (uint64_t)(w) }
+/* A figure of the outcome (OUT) or of its verdict (V), to be w. */
+#define OUT(f, w) MC_CHECK(struct outcome, f, w)
 #define V(f, w) OUT(v.f, w)
 
-/* req(), node() and alloc() as initializers, other fields after. */
+/* req(), node() and alloc() as initializers (REQ and ALLOC take other
+ * fields after; NODE_T: threads a core other than 1). */
 #define REQ(g, m, w, ...) { .gpus = (g), .nodes = 1, \
 			    .dataloader_workers = (w), \
 			    .gpu_memory_bytes = (m), __VA_ARGS__ }
@@ -108,7 +103,7 @@ struct vrow {
 	struct mc_request r;
 	struct mc_node n;
 	struct mc_alloc a;
-	struct check want[20];		/* up to the first without what */
+	struct mc_check want[20];		/* up to the first without what */
 	/* the explanation, for this step and host (NULL: none named) */
 	const char *step, *host;
 	bool long_names;		/* 399-character step and host */
@@ -118,46 +113,6 @@ struct vrow {
 	const char *reason;		/* mc_verdict_reason(); NULL: any */
 	const char *fix[MC_FIX_OPTIONS];	/* the options; NULL: any */
 };
-
-static uint64_t field(const void *base, size_t off, size_t size)
-{
-	const char *p = (const char *)base + off;
-	uint8_t u8;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (size) {
-	case 1:
-		memcpy(&u8, p, 1);
-		return u8;
-	case 4:
-		memcpy(&u32, p, 4);
-		return u32;
-	case 8:
-		memcpy(&u64, p, 8);
-		return u64;
-	}
-	fail_msg("a field of %zu bytes", size);
-	return 0;
-}
-
-static void assert_checks(const char *row, const void *got,
-			  const struct check *c)
-{
-	for (; c->what; c++) {
-		uint64_t mask = c->size < 8 ? ((uint64_t)1 << (8 * c->size)) - 1
-					    : UINT64_MAX;
-		uint64_t have = field(got, c->off, c->size);
-
-		if (have != (c->want & mask))
-			fail_msg("%s: %s is %llu (%lld), want %lld", row,
-				 c->what, (unsigned long long)have,
-				 (long long)(c->size == 4 ? (int32_t)have
-							  : (int64_t)have),
-				 (long long)(c->size == 4 ? (int32_t)c->want
-							  : (int64_t)c->want));
-	}
-}
 
 /* Every line is short enough and the whole text contains want. */
 static void assert_explains(const char *row, const struct mc_explanation *e,
@@ -219,7 +174,7 @@ static void run_verdicts(const struct vrow *rows, size_t n_rows)
 		o.impossible = mc_verdict_impossible(&o.v);
 		o.why = mc_verdict_why(&o.v);
 		o.fixes = mc_verdict_fix_options(&p, &o.v, opt);
-		assert_checks(c->name, &o, c->want);
+		mc_assert_checks(c->name, &o, c->want);
 		for (size_t i = 0; i < e.n; i++)
 			if (strlen(e.line[i]) >= MC_EXPLAIN_LINE_MAX)
 				fail_msg("%s: line %zu too long", c->name, i);
@@ -1153,8 +1108,7 @@ static void test_verdict_edges(void **state)
 	(void)state;
 	RUN(rows);
 }
-#define AU(f, w) { #f, offsetof(struct mc_audit, f), \
-		   sizeof(((struct mc_audit *)0)->f), (uint64_t)(w) }
+#define AU(f, w) MC_CHECK(struct mc_audit, f, w)
 
 static void test_audit(void **state)
 {
@@ -1166,7 +1120,7 @@ static void test_audit(void **state)
 		bool unified;
 		uint64_t gpu_mem;
 		bool known;
-		struct check want[8];
+		struct mc_check want[8];
 	} rows[] = {
 		{ "8 x 80 GiB on 512 GiB and 24 cores", 0, 0,
 		  NODE(512 * GiB, 24, 8), false, 640 * GiB, true,
@@ -1216,7 +1170,7 @@ static void test_audit(void **state)
 			p.dataloader_workers = rows[i].workers;
 		n.unified_memory = rows[i].unified;
 		mc_audit_node(&p, &n, rows[i].gpu_mem, rows[i].known, &au);
-		assert_checks(rows[i].name, &au, rows[i].want);
+		mc_assert_checks(rows[i].name, &au, rows[i].want);
 	}
 }
 
