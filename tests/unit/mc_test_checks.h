@@ -26,28 +26,18 @@ struct mc_check {
 static inline uint64_t mc_check_field(const void *base, size_t off,
 				      size_t size)
 {
-	const char *p = (const char *)base + off;
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
+	union {
+		uint8_t u8;
+		uint16_t u16;
+		uint32_t u32;
+		uint64_t u64;
+	} u;
 
-	switch (size) {
-	case 1:
-		memcpy(&u8, p, 1);
-		return u8;
-	case 2:
-		memcpy(&u16, p, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, p, 4);
-		return u32;
-	case 8:
-		memcpy(&u64, p, 8);
-		return u64;
-	}
-	fail_msg("a field of %zu bytes", size);
-	return 0;
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		fail_msg("a field of %zu bytes", size);
+	memcpy(&u, (const char *)base + off, size);
+	return size == 1 ? u.u8 : size == 2 ? u.u16 : size == 4 ? u.u32
+								  : u.u64;
 }
 
 /* Each check of the list c against got (a T of MC_CHECK), up to the first
