@@ -235,26 +235,34 @@ static void other_format(struct mc_cache_header *h)
 	h->format = MC_CACHE_FORMAT + 1;
 }
 
+/* A cache another memcore or another host wrote: refused, saying why. */
 static void test_foreign(void **state)
 {
-	char path[PATH_MAX], want[64];
+	char format[64];
+	const struct {
+		const char *name;	/* also the cache's file name */
+		void (*edit)(struct mc_cache_header *h);
+		const char *want;
+	} rows[] = {
+		{ "other-version", other_version,
+		  "written by memcore 0.0.1-old, this is " MC_VERSION },
+		{ "other-host", other_host,
+		  "written on host gpu-node-that-is-not-this-one" },
+		{ "other-magic", other_magic,
+		  "not a memcore node-facts cache" },
+		{ "other-format", other_format, format },
+	};
 
-	write_cache(G4DN, "foreign", path, sizeof(path));
-	rewrite_header(path, other_version);
-	expect_refused(path, NULL, "written by memcore 0.0.1-old, this is "
-		       MC_VERSION);
-	write_cache(G4DN, "foreign", path, sizeof(path));
-	rewrite_header(path, other_host);
-	expect_refused(path, NULL,
-		       "written on host gpu-node-that-is-not-this-one");
-	write_cache(G4DN, "foreign", path, sizeof(path));
-	rewrite_header(path, other_magic);
-	expect_refused(path, NULL, "not a memcore node-facts cache");
-	write_cache(G4DN, "foreign", path, sizeof(path));
-	rewrite_header(path, other_format);
-	snprintf(want, sizeof(want), "format %u, this memcore reads %u",
+	snprintf(format, sizeof(format), "format %u, this memcore reads %u",
 		 MC_CACHE_FORMAT + 1, MC_CACHE_FORMAT);
-	expect_refused(path, NULL, want);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char path[PATH_MAX];
+
+		fprintf(stderr, "row: %s\n", rows[i].name);
+		write_cache(G4DN, rows[i].name, path, sizeof(path));
+		rewrite_header(path, rows[i].edit);
+		expect_refused(path, NULL, rows[i].want);
+	}
 }
 
 static void test_other_source(void **state)

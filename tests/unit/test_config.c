@@ -34,27 +34,74 @@ static int parse(const char *text)
 			       sizeof(err));
 }
 
+/* Each figure of the policy p against the one expected (w), by name. */
+#define SAME(f)								\
+	do {								\
+		if (p->f != w->f)					\
+			fail_msg("%s: " #f " is %lld, want %lld", what,	\
+				 (long long)p->f, (long long)w->f);	\
+	} while (0)
+#define SAME_REAL(f)							\
+	do {								\
+		if (p->f != w->f)					\
+			fail_msg("%s: " #f " is %g, want %g", what,	\
+				 p->f, w->f);				\
+	} while (0)
+
+static void assert_policy(const char *what, const struct mc_policy *p,
+			  const struct mc_policy *w)
+{
+	SAME(mode);
+	SAME(dataloader_workers);
+	SAME(max_dataloader_workers);
+	SAME(reserved_cores);
+	SAME(min_cores_per_gpu);
+	SAME_REAL(host_ram_per_gpu_ram);
+	SAME(ram_per_worker_bytes);
+	SAME(ram_per_task_bytes);
+	SAME(gpu_memory_bytes);
+	SAME_REAL(offload_buffer_factor);
+	SAME(zero_init);
+	SAME(bind);
+	if (strcmp(p->topology_file, w->topology_file))
+		fail_msg("%s: topology_file is '%s', want '%s'", what,
+			 p->topology_file, w->topology_file);
+	SAME(cgroup_memory);
+	SAME(allow_user_warn);
+	SAME(on_error);
+	SAME(node_ram_bytes);
+	SAME(node_cores);
+	SAME(node_gpus);
+	SAME(unified_memory);
+}
+
+/* memcore.conf(5)'s defaults. */
+static const struct mc_policy defaults = {
+	.mode = MC_MODE_ENFORCE,
+	.dataloader_workers = 2,
+	.max_dataloader_workers = 64,
+	.reserved_cores = 4,
+	.min_cores_per_gpu = 0,
+	.host_ram_per_gpu_ram = 1.0,
+	.ram_per_worker_bytes = 4 * GiB,
+	.ram_per_task_bytes = 1 * GiB,
+	.gpu_memory_bytes = 0,
+	.offload_buffer_factor = 1.5,
+	.zero_init = 1,
+	.bind = MC_BIND_NUMA,
+	.topology_file = "",
+	.cgroup_memory = 1,
+	.allow_user_warn = 0,
+	.on_error = MC_ON_ERROR_REFUSE,
+	.node_ram_bytes = 0,
+	.node_cores = 0,
+	.node_gpus = 0,
+	.unified_memory = MC_UNIFIED_AUTO,
+};
+
 static void assert_defaults(const struct mc_policy *p)
 {
-	assert_int_equal(p->mode, MC_MODE_ENFORCE);
-	assert_int_equal(p->dataloader_workers, 2);
-	assert_int_equal(p->max_dataloader_workers, 64);
-	assert_int_equal(p->reserved_cores, 4);
-	assert_int_equal(p->min_cores_per_gpu, 0);
-	assert_true(p->host_ram_per_gpu_ram == 1.0);
-	assert_int_equal(p->ram_per_worker_bytes, 4 * GiB);
-	assert_int_equal(p->ram_per_task_bytes, 1 * GiB);
-	assert_int_equal(p->gpu_memory_bytes, 0);
-	assert_true(p->offload_buffer_factor == 1.5);
-	assert_int_equal(p->zero_init, 1);
-	assert_int_equal(p->bind, MC_BIND_NUMA);
-	assert_string_equal(p->topology_file, "");
-	assert_int_equal(p->cgroup_memory, 1);
-	assert_int_equal(p->allow_user_warn, 0);
-	assert_int_equal(p->on_error, MC_ON_ERROR_REFUSE);
-	assert_int_equal(p->node_ram_bytes, 0);
-	assert_int_equal(p->node_cores, 0);
-	assert_int_equal(p->node_gpus, 0);
+	assert_policy("defaults", p, &defaults);
 }
 
 static void test_defaults(void **state)
@@ -83,27 +130,29 @@ static void test_every_key(void **state)
 		"Bind=none TopologyFile=/etc/slurm/topo.xml CgroupMemory=no\n"
 		"AllowUserWarn=false OnError=allow NodeRam=2048 NodeCores=96\n"
 		"NodeGpus=8 UnifiedMemory=Yes"), 0);
-	assert_int_equal(p->mode, MC_MODE_WARN);
-	assert_int_equal(p->dataloader_workers, 4);
-	assert_int_equal(p->max_dataloader_workers, 8);
-	assert_int_equal(p->reserved_cores, 6);
-	assert_int_equal(p->min_cores_per_gpu, 16);
-	assert_true(p->host_ram_per_gpu_ram == 1.5);
-	assert_int_equal(p->ram_per_worker_bytes, 6 * GiB);
-	assert_int_equal(p->ram_per_task_bytes, 512 * MiB);
-	assert_int_equal(p->gpu_memory_bytes, 80 * GiB);
-	assert_true(p->offload_buffer_factor == 2.0);
-	assert_int_equal(p->zero_init, 0);
-	assert_int_equal(p->bind, MC_BIND_NONE);
-	assert_string_equal(p->topology_file, "/etc/slurm/topo.xml");
-	assert_int_equal(p->cgroup_memory, 0);
-	assert_int_equal(p->allow_user_warn, 0);
-	assert_int_equal(p->on_error, MC_ON_ERROR_ALLOW);
-	/* A size without a suffix is MiB, as in slurm.conf. */
-	assert_int_equal(p->node_ram_bytes, 2048 * MiB);
-	assert_int_equal(p->node_cores, 96);
-	assert_int_equal(p->node_gpus, 8);
-	assert_int_equal(p->unified_memory, MC_UNIFIED_YES);
+	assert_policy("every key", p, &(const struct mc_policy){
+		.mode = MC_MODE_WARN,
+		.dataloader_workers = 4,
+		.max_dataloader_workers = 8,
+		.reserved_cores = 6,
+		.min_cores_per_gpu = 16,
+		.host_ram_per_gpu_ram = 1.5,
+		.ram_per_worker_bytes = 6 * GiB,
+		.ram_per_task_bytes = 512 * MiB,
+		.gpu_memory_bytes = 80 * GiB,
+		.offload_buffer_factor = 2.0,
+		.zero_init = 0,
+		.bind = MC_BIND_NONE,
+		.topology_file = "/etc/slurm/topo.xml",
+		.cgroup_memory = 0,
+		.allow_user_warn = 0,
+		.on_error = MC_ON_ERROR_ALLOW,
+		/* A size without a suffix is MiB, as in slurm.conf. */
+		.node_ram_bytes = 2048 * MiB,
+		.node_cores = 96,
+		.node_gpus = 8,
+		.unified_memory = MC_UNIFIED_YES,
+	});
 
 	assert_int_equal(parse("GpuMemory=auto"), 0);
 	assert_int_equal(cfg.global.gpu_memory_bytes, 0);

@@ -58,9 +58,15 @@ static uint64_t tally(const struct shape *s, size_t n, uint64_t times)
 	return t * times;
 }
 
-static uint64_t llama_hd(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
-			 uint64_t heads, uint64_t kv, uint64_t D, int bias,
-			 int tied)
+/*
+ * What the Llama family shares (modeling_llama.py and those built on it):
+ * the embedding, the final norm and lm_head; in each of L layers the
+ * attention (q, k, v with biases where the model has them, o) and its two
+ * norms. The MLP is each model's own.
+ */
+static uint64_t llama_base(uint64_t V, uint64_t H, uint64_t L,
+			   uint64_t heads, uint64_t kv, uint64_t D, int bias,
+			   int tied)
 {
 	struct shape top[] = {
 		{ "model.embed_tokens.weight", V, H },
@@ -75,14 +81,26 @@ static uint64_t llama_hd(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
 		{ "self_attn.v_proj.weight", kv * D, H },
 		{ "self_attn.v_proj.bias", bias ? kv * D : 0, 0 },
 		{ "self_attn.o_proj.weight", H, heads * D },
-		{ "mlp.gate_proj.weight", I, H },
-		{ "mlp.up_proj.weight", I, H },
-		{ "mlp.down_proj.weight", H, I },
 		{ "input_layernorm.weight", H, 0 },
 		{ "post_attention_layernorm.weight", H, 0 },
 	};
 
-	return tally(top, 3, 1) + tally(layer, 12, L);
+	return tally(top, 3, 1) + tally(layer, 9, L);
+}
+
+/* Llama, Mistral, Qwen2: a dense MLP of gate, up and down (I x H). */
+static uint64_t llama_hd(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			 uint64_t heads, uint64_t kv, uint64_t D, int bias,
+			 int tied)
+{
+	struct shape mlp[] = {
+		{ "mlp.gate_proj.weight", I, H },
+		{ "mlp.up_proj.weight", I, H },
+		{ "mlp.down_proj.weight", H, I },
+	};
+
+	return llama_base(V, H, L, heads, kv, D, bias, tied) +
+	       tally(mlp, 3, L);
 }
 
 static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
@@ -99,28 +117,16 @@ static uint64_t llama_like(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
 static uint64_t mixtral(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
 			uint64_t heads, uint64_t kv, uint64_t E)
 {
-	uint64_t D = H / heads;
-	struct shape top[] = {
-		{ "model.embed_tokens.weight", V, H },
-		{ "model.norm.weight", H, 0 },
-		{ "lm_head.weight", V, H },
-	};
-	struct shape layer[] = {
-		{ "self_attn.q_proj.weight", heads * D, H },
-		{ "self_attn.k_proj.weight", kv * D, H },
-		{ "self_attn.v_proj.weight", kv * D, H },
-		{ "self_attn.o_proj.weight", H, heads * D },
+	struct shape moe[] = {
 		{ "block_sparse_moe.gate.weight", E, H },
-		{ "input_layernorm.weight", H, 0 },
-		{ "post_attention_layernorm.weight", H, 0 },
 	};
 	struct shape expert[] = {
 		{ "w1.weight", I, H }, { "w2.weight", H, I },
 		{ "w3.weight", I, H },
 	};
 
-	return tally(top, 3, 1) + tally(layer, 7, L) +
-	       tally(expert, 3, E * L);
+	return llama_base(V, H, L, heads, kv, H / heads, 0, 0) +
+	       tally(moe, 1, L) + tally(expert, 3, E * L);
 }
 
 /*
@@ -132,35 +138,20 @@ static uint64_t mixtral(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
 static uint64_t qwen2_moe(uint64_t V, uint64_t H, uint64_t L, uint64_t heads,
 			  uint64_t kv, uint64_t E, uint64_t Im, uint64_t Is)
 {
-	uint64_t D = H / heads;
-	struct shape top[] = {
-		{ "model.embed_tokens.weight", V, H },
-		{ "model.norm.weight", H, 0 },
-		{ "lm_head.weight", V, H },
-	};
-	struct shape layer[] = {
-		{ "self_attn.q_proj.weight", heads * D, H },
-		{ "self_attn.q_proj.bias", heads * D, 0 },
-		{ "self_attn.k_proj.weight", kv * D, H },
-		{ "self_attn.k_proj.bias", kv * D, 0 },
-		{ "self_attn.v_proj.weight", kv * D, H },
-		{ "self_attn.v_proj.bias", kv * D, 0 },
-		{ "self_attn.o_proj.weight", H, heads * D },
+	struct shape moe[] = {
 		{ "mlp.gate.weight", E, H },
 		{ "mlp.shared_expert.gate_proj.weight", Is, H },
 		{ "mlp.shared_expert.up_proj.weight", Is, H },
 		{ "mlp.shared_expert.down_proj.weight", H, Is },
 		{ "mlp.shared_expert_gate.weight", 1, H },
-		{ "input_layernorm.weight", H, 0 },
-		{ "post_attention_layernorm.weight", H, 0 },
 	};
 	struct shape expert[] = {
 		{ "gate_proj.weight", Im, H }, { "up_proj.weight", Im, H },
 		{ "down_proj.weight", H, Im },
 	};
 
-	return tally(top, 3, 1) + tally(layer, 14, L) +
-	       tally(expert, 3, E * L);
+	return llama_base(V, H, L, heads, kv, H / heads, 1, 0) +
+	       tally(moe, 5, L) + tally(expert, 3, E * L);
 }
 
 static void check(const char *file, uint64_t published, uint64_t derived)

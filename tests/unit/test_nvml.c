@@ -24,6 +24,7 @@
 #include "mc_parse.h"
 #include "mc_plan.h"
 #include "mc_topology.h"
+#include "mc_test_checks.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 
@@ -115,120 +116,141 @@ static int reset(void **state)
 	return 0;
 }
 
-/* A live H200 node on Debian's hwloc: no memory in the topology. */
-static void test_nvml_fills_by_bus_id(void **state)
+/* What a probe row gives: mc_gpu_probe_fill's count, the facts after it,
+ * and how each fake library was used. */
+struct probe_out {
+	int rc;
+	struct mc_node_facts f;
+	struct fake nv, amd;
+};
+
+#define GOT(x, w) MC_CHECK(struct probe_out, x, w)
+
+static const struct fake_gpu h200[] = {
+	{ "0000:c6:00.0", 141 * GIB }, { "0000:06:00.0", 140 * GIB },
+};
+static const struct fake_gpu a100_08[] = { { "0000:08:00.0", 40 * GIB } };
+static const struct fake_gpu mi_c1[] = { { "0000:c1:00.0", 64 * GIB } };
+static const struct fake_gpu wrong_c1[] = { { "0000:c1:00.0", 1 } };
+static const struct fake_gpu only_99[] = { { "0000:99:00.0", GIB } };
+
+/*
+ * The node's GPUs as the topology gave them, the libraries as they answer
+ * (NVML for 0x10de, ROCm SMI for 0x1002), and what mc_gpu_probe_fill must
+ * make of them.
+ */
+static void test_probe_fill(void **state)
 {
-	static const struct fake_gpu h200[] = {
-		{ "0000:c6:00.0", 141 * GIB }, { "0000:06:00.0", 140 * GIB },
+	static const struct {
+		const char *name;
+		struct {
+			const char *bus;	/* NULL ends the list */
+			uint16_t vendor;
+			uint64_t bytes;
+			enum mc_mem_source src;
+		} gpus[3];
+		struct fake nv, amd;
+		bool no_note;			/* a NULL note */
+		const char *note;		/* NULL: not checked */
+		struct mc_check want[8];
+	} rows[] = {
+		/* A live H200 node on Debian's hwloc: no memory in the
+		 * topology. */
+		{ "H200s, NVML knows both by bus id",
+		  { { "0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE },
+		    { "0000:c6:00.0", 0x10de, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .gpus = h200, .n = 2 },
+		  .note = "",
+		  .want = { GOT(rc, 2), GOT(f.gpus[0].memory_bytes, 140 * GIB),
+			    GOT(f.gpus[1].memory_bytes, 141 * GIB),
+			    GOT(f.gpus[0].memory_source, MC_MEM_SRC_NVML),
+			    GOT(nv.opened, 1), GOT(nv.closed, 1),
+			    /* No AMD GPU: ROCm SMI is never loaded. */
+			    GOT(amd.opened, 0) } },
+		/* What the topology knows (CUDAGlobalMemorySize) is kept, and
+		 * a node whose topology knows every GPU never loads a
+		 * library. */
+		{ "the topology knows every GPU",
+		  { { "0000:06:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA },
+		    { "0000:07:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA } },
+		  .want = { GOT(rc, 0), GOT(nv.opened, 0), GOT(amd.opened, 0),
+			    GOT(f.gpus[1].memory_source, MC_MEM_SRC_CUDA) } },
+		/* Only the GPU without memory is asked for. */
+		{ "the topology knows two GPUs of three",
+		  { { "0000:06:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA },
+		    { "0000:07:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA },
+		    { "0000:08:00.0", 0x10de, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .gpus = a100_08, .n = 1 },
+		  .want = { GOT(rc, 1), GOT(nv.queries, 1),
+			    GOT(f.gpus[0].memory_bytes, 80 * GIB),
+			    GOT(f.gpus[2].memory_bytes, 40 * GIB) } },
+		/* A mixed node: each vendor's GPUs go to their own library
+		 * (NVML would answer wrongly if it were asked). */
+		{ "an AMD GPU goes to ROCm SMI, not NVML",
+		  { { "0000:c1:00.0", 0x1002, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .gpus = wrong_c1, .n = 1 },
+		  .amd = { .gpus = mi_c1, .n = 1 },
+		  .want = { GOT(rc, 1), GOT(nv.opened, 0),
+			    GOT(f.gpus[0].memory_bytes, 64 * GIB),
+			    GOT(f.gpus[0].memory_source, MC_MEM_SRC_RSMI) } },
+		/* Without the library: memory stays unknown (the policy's
+		 * GpuMemory then applies) and the note says why. */
+		{ "NVML not loadable",
+		  { { "0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .fail_open = true },
+		  .note = "NVML: library not loadable",
+		  .want = { GOT(rc, 0), GOT(f.gpus[0].memory_bytes, 0),
+			    GOT(f.gpus[0].memory_source, MC_MEM_SRC_NONE),
+			    GOT(nv.closed, 0) } },
+		/* A GPU the library does not know (bus id mismatch): unknown,
+		 * noted. */
+		{ "a GPU NVML does not know",
+		  { { "0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE },
+		    { "0000:99:00.0", 0x10de, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .gpus = only_99, .n = 1 },
+		  .note = "NVML: does not know GPU 0000:06:00.0",
+		  .want = { GOT(rc, 1), GOT(f.gpus[0].memory_bytes, 0),
+			    GOT(f.gpus[1].memory_bytes, GIB),
+			    GOT(nv.closed, 1) } },
+		{ "the same, a NULL note",
+		  { { "0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE },
+		    { "0000:99:00.0", 0x10de, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .gpus = only_99, .n = 1 },
+		  .no_note = true,
+		  .want = { GOT(rc, 1) } },
+		/* A sysfs snapshot without vendor ids: NVML is asked first,
+		 * then ROCm SMI; neither failing to open is worth a note for
+		 * such a GPU. */
+		{ "no vendor id: NVML first, then ROCm SMI",
+		  { { "0000:c1:00.0", 0x0000, 0, MC_MEM_SRC_NONE } },
+		  .nv = { .fail_open = true },
+		  .amd = { .gpus = mi_c1, .n = 1 },
+		  .note = "",
+		  .want = { GOT(rc, 1), GOT(nv.opened, 1),
+			    GOT(f.gpus[0].memory_source, MC_MEM_SRC_RSMI) } },
 	};
-	char note[256];
+	static struct probe_out got;	/* large: off the stack */
 
-	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	add_gpu("0000:c6:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	nv.gpus = h200;
-	nv.n = 2;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 2);
-	assert_int_equal(f.gpus[0].memory_bytes, 140 * GIB);
-	assert_int_equal(f.gpus[1].memory_bytes, 141 * GIB);
-	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_NVML);
-	assert_string_equal(note, "");
-	assert_int_equal(nv.opened, 1);
-	assert_int_equal(nv.closed, 1);
-	/* No AMD GPU: ROCm SMI is never loaded. */
-	assert_int_equal(amd.opened, 0);
-}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char note[256] = "(not written)";
 
-/* What the topology knows (CUDAGlobalMemorySize) is kept, and a node
- * whose topology knows every GPU never loads a library. */
-static void test_topology_wins(void **state)
-{
-	char note[256];
-
-	add_gpu("0000:06:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
-	add_gpu("0000:07:00.0", 0x10de, 80 * GIB, MC_MEM_SRC_CUDA);
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 0);
-	assert_int_equal(nv.opened + amd.opened, 0);
-	assert_int_equal(f.gpus[1].memory_source, MC_MEM_SRC_CUDA);
-
-	add_gpu("0000:08:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	static const struct fake_gpu one[] = { { "0000:08:00.0", 40 * GIB } };
-	nv.gpus = one;
-	nv.n = 1;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
-	/* Only the GPU without memory was asked for. */
-	assert_int_equal(nv.queries, 1);
-	assert_int_equal(f.gpus[0].memory_bytes, 80 * GIB);
-	assert_int_equal(f.gpus[2].memory_bytes, 40 * GIB);
-}
-
-/* A mixed node: each vendor's GPUs go to their own library. */
-static void test_vendors(void **state)
-{
-	static const struct fake_gpu mi[] = { { "0000:c1:00.0", 64 * GIB } };
-	static const struct fake_gpu nvd[] = { { "0000:c1:00.0", 1 } };
-	char note[256];
-
-	add_gpu("0000:c1:00.0", 0x1002, 0, MC_MEM_SRC_NONE);
-	amd.gpus = mi;
-	amd.n = 1;
-	nv.gpus = nvd;	/* would answer wrongly if it were asked */
-	nv.n = 1;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
-	assert_int_equal(nv.opened, 0);
-	assert_int_equal(f.gpus[0].memory_bytes, 64 * GIB);
-	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_RSMI);
-}
-
-/* Without the library: memory stays unknown (the policy's GpuMemory then
- * applies) and the note says why. */
-static void test_no_library(void **state)
-{
-	char note[256];
-
-	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	nv.fail_open = true;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 0);
-	assert_int_equal(f.gpus[0].memory_bytes, 0);
-	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_NONE);
-	assert_string_equal(note, "NVML: library not loadable");
-	assert_int_equal(nv.closed, 0);
-}
-
-/* A GPU the library does not know (bus id mismatch): unknown, noted. */
-static void test_unknown_device(void **state)
-{
-	static const struct fake_gpu other[] = { { "0000:99:00.0", GIB } };
-	char note[256];
-
-	add_gpu("0000:06:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	add_gpu("0000:99:00.0", 0x10de, 0, MC_MEM_SRC_NONE);
-	nv.gpus = other;
-	nv.n = 1;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
-	assert_int_equal(f.gpus[0].memory_bytes, 0);
-	assert_int_equal(f.gpus[1].memory_bytes, GIB);
-	assert_string_equal(note, "NVML: does not know GPU 0000:06:00.0");
-	assert_int_equal(nv.closed, 1);
-	/* NULL note is fine. */
-	f.gpus[1].memory_bytes = 0;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, NULL, 0), 1);
-}
-
-/* A sysfs snapshot without vendor ids: NVML is asked first, then ROCm
- * SMI; neither failing to open is worth a note for such a GPU. */
-static void test_unknown_vendor(void **state)
-{
-	static const struct fake_gpu mi[] = { { "0000:c1:00.0", 64 * GIB } };
-	char note[256];
-
-	add_gpu("0000:c1:00.0", 0x0000, 0, MC_MEM_SRC_NONE);
-	nv.fail_open = true;
-	amd.gpus = mi;
-	amd.n = 1;
-	assert_int_equal(mc_gpu_probe_fill(&f, both, 2, note, sizeof(note)), 1);
-	assert_int_equal(nv.opened, 1);
-	assert_string_equal(note, "");
-	assert_int_equal(f.gpus[0].memory_source, MC_MEM_SRC_RSMI);
+		reset(state);
+		for (size_t k = 0; k < 3 && rows[i].gpus[k].bus; k++)
+			add_gpu(rows[i].gpus[k].bus, rows[i].gpus[k].vendor,
+				rows[i].gpus[k].bytes, rows[i].gpus[k].src);
+		nv = rows[i].nv;
+		amd = rows[i].amd;
+		got.rc = mc_gpu_probe_fill(&f, both, 2,
+					   rows[i].no_note ? NULL : note,
+					   rows[i].no_note ? 0 : sizeof(note));
+		got.f = f;
+		got.nv = nv;
+		got.amd = amd;
+		mc_assert_checks(rows[i].name, &got, rows[i].want);
+		if (rows[i].note && strcmp(note, rows[i].note))
+			fail_msg("%s: note '%s', want '%s'", rows[i].name, note,
+				 rows[i].note);
+	}
 }
 
 static void test_bdfid(void **state)
@@ -466,12 +488,7 @@ static void test_mig_profile_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_nvml_fills_by_bus_id, reset),
-		cmocka_unit_test_setup(test_topology_wins, reset),
-		cmocka_unit_test_setup(test_vendors, reset),
-		cmocka_unit_test_setup(test_no_library, reset),
-		cmocka_unit_test_setup(test_unknown_device, reset),
-		cmocka_unit_test_setup(test_unknown_vendor, reset),
+		cmocka_unit_test_setup(test_probe_fill, reset),
 		cmocka_unit_test_setup(test_bdfid, reset),
 		cmocka_unit_test_setup(test_real_backends, reset),
 		cmocka_unit_test_setup(test_mig_slices, reset),

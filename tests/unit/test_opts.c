@@ -173,51 +173,89 @@ static void test_params_min(void **state)
 }
 
 /* The combinations no policy accepts, refused where all options are known
- * (srun/sbatch/salloc's init_post_opt, memcore check). */
+ * (srun/sbatch/salloc's init_post_opt, memcore check): each row the
+ * options set, in order, on nothing, then checked. */
 static void test_check(void **state)
 {
-	struct mc_opts o = { 0 };
+	static const struct {
+		const char *name;
+		struct {
+			enum mc_opt_id id;
+			const char *v;
+			bool env;		/* from MEMCORE_* */
+		} set[4];			/* up to the first without v */
+		int rc;
+		const char *err;		/* the error, exactly */
+		const char *err_in;		/* in the error */
+	} rows[] = {
+		{ "nothing", .rc = 0 },
+		/* sbatch --offload=all with no --zero-stage */
+		{ "--offload=all alone",
+		  .set = { { MC_OPT_OFFLOAD, "all", false } }, .rc = -1,
+		  .err = "--offload=all (parameter offload) needs "
+			 "--zero-stage=3, and no stage is given: add "
+			 "--zero-stage=3, or use --offload=optimizer with "
+			 "stage 1 or 2" },
+		{ "--offload=all --zero-stage=2",
+		  .set = { { MC_OPT_OFFLOAD, "all", false },
+			   { MC_OPT_STAGE, "2", false } }, .rc = -1,
+		  .err_in = "needs --zero-stage=3, not 1 or 2" },
+		/* stage 3: the model is still missing */
+		{ "--offload=all --zero-stage=3",
+		  .set = { { MC_OPT_OFFLOAD, "all", false },
+			   { MC_OPT_STAGE, "3", false } }, .rc = -1,
+		  .err_in = "--offload=all needs --model-params" },
+		{ "--offload=all --zero-stage=3 --model-params=7B",
+		  .set = { { MC_OPT_OFFLOAD, "all", false },
+			   { MC_OPT_STAGE, "3", false },
+			   { MC_OPT_PARAMS, "7B", false } }, .rc = 0 },
+		{ "... and --largest-layer-params=8B",
+		  .set = { { MC_OPT_OFFLOAD, "all", false },
+			   { MC_OPT_STAGE, "3", false },
+			   { MC_OPT_PARAMS, "7B", false },
+			   { MC_OPT_LARGEST_LAYER, "8B", false } }, .rc = -1,
+		  .err = "--largest-layer-params: more than --model-params" },
+		/* --offload=none and a stage without a model are fine */
+		{ "--offload=none --zero-stage=2",
+		  .set = { { MC_OPT_OFFLOAD, "none", false },
+			   { MC_OPT_STAGE, "2", false } }, .rc = 0 },
+		/* optimizer offload from the environment: the message says so */
+		{ "MEMCORE_OFFLOAD=optimizer --model-params=7B",
+		  .set = { { MC_OPT_OFFLOAD, "optimizer", true },
+			   { MC_OPT_PARAMS, "7B", false } }, .rc = -1,
+		  .err = "--offload=optimizer needs --zero-stage=1, 2 or 3 "
+			 "(ZeRO offload has no stage 0): add --zero-stage, or "
+			 "drop --offload (from the environment: "
+			 "MEMCORE_OFFLOAD)" },
+		{ "MEMCORE_OFFLOAD=optimizer --model-params=7B "
+		  "MEMCORE_ZERO_STAGE=1",
+		  .set = { { MC_OPT_OFFLOAD, "optimizer", true },
+			   { MC_OPT_PARAMS, "7B", false },
+			   { MC_OPT_STAGE, "1", true } }, .rc = 0 },
+	};
 
 	(void)state;
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
-	/* sbatch --offload=all with no --zero-stage */
-	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
-	assert_string_equal(err, "--offload=all (parameter offload) needs "
-			    "--zero-stage=3, and no stage is given: add "
-			    "--zero-stage=3, or use --offload=optimizer with "
-			    "stage 1 or 2");
-	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "needs --zero-stage=3, not 1 or 2"));
-	/* stage 3: the model is still missing */
-	o = (struct mc_opts){ 0 };
-	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "all", false), 0);
-	assert_int_equal(set(&o, MC_OPT_STAGE, "3", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "--offload=all needs --model-params"));
-	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
-	assert_int_equal(set(&o, MC_OPT_LARGEST_LAYER, "8B", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
-	assert_string_equal(err, "--largest-layer-params: more than "
-			    "--model-params");
-	/* --offload=none and a stage without a model are fine */
-	o = (struct mc_opts){ 0 };
-	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "none", false), 0);
-	assert_int_equal(set(&o, MC_OPT_STAGE, "2", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
-	/* optimizer offload from the environment: the message says so */
-	o = (struct mc_opts){ 0 };
-	assert_int_equal(set(&o, MC_OPT_OFFLOAD, "optimizer", true), 0);
-	assert_int_equal(set(&o, MC_OPT_PARAMS, "7B", false), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), -1);
-	assert_string_equal(err, "--offload=optimizer needs --zero-stage=1, 2 "
-			    "or 3 (ZeRO offload has no stage 0): add "
-			    "--zero-stage, or drop --offload (from the "
-			    "environment: MEMCORE_OFFLOAD)");
-	assert_int_equal(set(&o, MC_OPT_STAGE, "1", true), 0);
-	assert_int_equal(mc_opts_check(&o, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_opts o = { 0 };
+		int rc;
+
+		for (size_t k = 0; k < 4 && rows[i].set[k].v; k++)
+			if (set(&o, rows[i].set[k].id, rows[i].set[k].v,
+				rows[i].set[k].env))
+				fail_msg("%s: setting %s: %s", rows[i].name,
+					 rows[i].set[k].v, err);
+		err[0] = '\0';
+		rc = mc_opts_check(&o, err, sizeof(err));
+		if (rc != rows[i].rc)
+			fail_msg("%s: check %d, want %d ('%s')", rows[i].name,
+				 rc, rows[i].rc, err);
+		if (rows[i].err && strcmp(err, rows[i].err))
+			fail_msg("%s: error '%s', want '%s'", rows[i].name, err,
+				 rows[i].err);
+		if (rows[i].err_in && !strstr(err, rows[i].err_in))
+			fail_msg("%s: error '%s' lacks '%s'", rows[i].name, err,
+				 rows[i].err_in);
+	}
 }
 
 /* Several DataLoaders per rank: --dataloader-workers=8+2 is 10 per GPU. */

@@ -114,24 +114,59 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A plan and the CPUs each GPU gets, by GPU index. */
+struct plan_row {
+	const char *name;
+	const char *file;		/* under tests/data */
+	unsigned workers;
+	const char *allowed;		/* "": every CPU */
+	size_t n;			/* the node's first n GPUs */
+	const char *cpus[16];		/* NULL: not checked */
+	bool disjoint;			/* assert_numa_local_disjoint() */
+};
+
+/* Each row planned and checked; the last row's plan is left for the
+ * caller's further checks (teardown frees it). */
+static void run_plans(const struct plan_row *rows, size_t n_rows)
+{
+	for (size_t i = 0; i < n_rows; i++) {
+		const struct plan_row *c = &rows[i];
+
+		fprintf(stderr, "row: %s\n", c->name);
+		if (i)
+			mc_plan_free(&plan);
+		load(c->file);
+		plan_for(c->workers, c->allowed, NULL, c->n);
+		for (unsigned g = 0; g < 16; g++)
+			if (c->cpus[g] && strcmp(cpus(g), c->cpus[g]))
+				fail_msg("%s: GPU %u gets %s, want %s", c->name,
+					 g, cpus(g), c->cpus[g]);
+		if (c->disjoint)
+			assert_numa_local_disjoint();
+	}
+}
+
+#define RUN(rows) run_plans(rows, sizeof(rows) / sizeof(rows[0]))
+
 /* Lenovo SD665-N V3, 2 x EPYC 9555 NPS4, 4 x H200: GPU 0 on NUMA 1, GPU 3
  * on NUMA 7; 2 threads per core, so 3 cores are 6 CPUs. */
 static void test_lenovo_h200(void **state)
 {
-	load("lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml");
-	plan_for(2, "", NULL, 4);
+	static const struct plan_row rows[] = {
+		{ "Lenovo H200, w=2",
+		  "lenovo-sd665nv3-2xepyc9555-nps4-4xh200.xml", 2, "", 4,
+		  { [0] = "16-18,144-146", [1] = "32-34,160-162",
+		    [2] = "96-98,224-226", [3] = "112-114,240-242" }, true },
+	};
+
+	RUN(rows);
 	assert_int_equal(gpu(0)->numa_os_index, 1);
 	assert_int_equal(gpu(3)->numa_os_index, 7);
-	assert_string_equal(cpus(0), "16-18,144-146");
-	assert_string_equal(cpus(1), "32-34,160-162");
-	assert_string_equal(cpus(2), "96-98,224-226");
-	assert_string_equal(cpus(3), "112-114,240-242");
 	for (unsigned i = 0; i < 4; i++) {
 		assert_int_equal(gpu(i)->cores, 3);
 		assert_int_equal(gpu(i)->cores_wanted, 3);
 		assert_string_equal(gpu(i)->warning, "");
 	}
-	assert_numa_local_disjoint();
 }
 
 /* Every task computes the plan on its own: the order it lists the GPUs in
@@ -155,35 +190,32 @@ static void test_order_independent(void **state)
 /* AWS g4dn.metal: 4 T4s per NUMA node share it, one after the other. */
 static void test_g4dn(void **state)
 {
-	load("aws-g4dn-metal-2xxeon8259cl-8xt4.xml");
-	plan_for(2, "", NULL, 8);
-	assert_string_equal(cpus(0), "0-2,48-50");
-	assert_string_equal(cpus(1), "3-5,51-53");
-	assert_string_equal(cpus(3), "9-11,57-59");
-	assert_string_equal(cpus(4), "24-26,72-74");
-	assert_string_equal(cpus(7), "33-35,81-83");
-	assert_numa_local_disjoint();
-	mc_plan_free(&plan);
-	/* w=5: 6 cores each, 4 GPUs x 6 = all 24 cores of a socket. */
-	plan_for(5, "", NULL, 8);
-	assert_string_equal(cpus(3), "18-23,66-71");
-	assert_string_equal(cpus(7), "42-47,90-95");
-	assert_numa_local_disjoint();
+	static const struct plan_row rows[] = {
+		{ "g4dn, w=2", "aws-g4dn-metal-2xxeon8259cl-8xt4.xml", 2, "", 8,
+		  { [0] = "0-2,48-50", [1] = "3-5,51-53", [3] = "9-11,57-59",
+		    [4] = "24-26,72-74", [7] = "33-35,81-83" }, true },
+		/* w=5: 6 cores each, 4 GPUs x 6 = all 24 cores of a socket. */
+		{ "g4dn, w=5", "aws-g4dn-metal-2xxeon8259cl-8xt4.xml", 5, "", 8,
+		  { [3] = "18-23,66-71", [7] = "42-47,90-95" }, true },
+	};
+
+	RUN(rows);
 }
 
 /* Tioga (HPE EX235a, 4 x MI250X = 8 GCDs): two GCDs per NUMA node, GPU
  * order unlike NUMA order (GPU 0 and 1 on NUMA 3, GPU 4 on NUMA 0). */
 static void test_tioga(void **state)
 {
-	load("hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml");
-	plan_for(2, "", NULL, 8);
+	static const struct plan_row rows[] = {
+		{ "Tioga, w=2",
+		  "hpe-ex235a-tioga-epyc7a53-4xmi250x-8gcd.xml", 2, "", 8,
+		  { [0] = "48-50,112-114", [1] = "51-53,115-117",
+		    [4] = "0-2,64-66", [5] = "3-5,67-69" }, true },
+	};
+
+	RUN(rows);
 	assert_int_equal(gpu(0)->numa_os_index, 3);
 	assert_int_equal(gpu(1)->numa_os_index, 3);
-	assert_string_equal(cpus(0), "48-50,112-114");
-	assert_string_equal(cpus(1), "51-53,115-117");
-	assert_string_equal(cpus(4), "0-2,64-66");
-	assert_string_equal(cpus(5), "3-5,67-69");
-	assert_numa_local_disjoint();
 }
 
 /* The test machine's topology: one core per NUMA node. */
@@ -250,9 +282,13 @@ static void test_warning_outside_allowed(void **state)
  * PU is given. */
 static void test_partial_core(void **state)
 {
-	load("aws-g4dn-metal-2xxeon8259cl-8xt4.xml");
-	plan_for(2, "48,1-2", NULL, 1);
-	assert_string_equal(cpus(0), "1-2,48");
+	static const struct plan_row rows[] = {
+		{ "g4dn, w=2, CPUs 48,1-2",
+		  "aws-g4dn-metal-2xxeon8259cl-8xt4.xml", 2, "48,1-2", 1,
+		  { [0] = "1-2,48" }, false },
+	};
+
+	RUN(rows);
 	assert_int_equal(gpu(0)->cores, 3);
 }
 

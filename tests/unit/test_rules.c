@@ -14,6 +14,7 @@
 
 #include "mc_gpu_memory.h"
 #include "mc_rules.h"
+#include "mc_test_checks.h"
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
@@ -62,35 +63,149 @@ static void dump(const struct mc_explanation *e)
 		fprintf(stderr, "| %s\n", e->line[i]);
 }
 
+/*
+ * The verdict tests are tables: a row per step (request, node, allocation
+ * and how the policy differs from policy()), with what the verdict and its
+ * explanation must say. A failure names the row.
+ */
+
+/* What one row gives: the verdict, and what is made of it. */
+struct outcome {
+	struct mc_verdict v;
+	size_t lines;		/* of the explanation */
+	bool impossible;	/* mc_verdict_impossible() */
+	enum mc_misfit why;	/* mc_verdict_why() */
+	size_t fixes;		/* mc_verdict_fix_options() */
+};
+
+/* A figure of the outcome (OUT) or of its verdict (V), to be w. */
+#define OUT(f, w) MC_CHECK(struct outcome, f, w)
+#define V(f, w) OUT(v.f, w)
+
+/* req(), node() and alloc() as initializers (REQ and ALLOC take other
+ * fields after; NODE_T: threads a core other than 1). */
+#define REQ(g, m, w, ...) { .gpus = (g), .nodes = 1, \
+			    .dataloader_workers = (w), \
+			    .gpu_memory_bytes = (m), __VA_ARGS__ }
+#define NODE_T(ram, c, g, threads) { .ram_bytes = (ram), .cores = (c), \
+					 .threads_per_core = (threads), \
+					 .gpus = (g) }
+#define NODE(ram, c, g) NODE_T(ram, c, g, 1)
+#define ALLOC(m, c, src, ...) { .mem_bytes = (m), .cores = (c), \
+				.mem_source = (src), __VA_ARGS__ }
+
+struct vrow {
+	const char *name;
+	struct {		/* policy() but these, where not 0 */
+		uint64_t ram_per_worker, ram_per_task;
+		uint32_t min_cores_per_gpu;
+	} pol;
+	struct mc_request r;
+	struct mc_node n;
+	struct mc_alloc a;
+	struct mc_check want[20];		/* up to the first without what */
+	/* the explanation, for this step and host (NULL: none named) */
+	const char *step, *host;
+	bool long_names;		/* 399-character step and host */
+	const char *line[8];		/* exactly, by index; NULL: any */
+	const char *says[8];		/* in some line */
+	const char *not_says[4];	/* in none */
+	const char *reason;		/* mc_verdict_reason(); NULL: any */
+	const char *fix[MC_FIX_OPTIONS];	/* the options; NULL: any */
+};
+
 /* Every line is short enough and the whole text contains want. */
-static void assert_explains(const struct mc_explanation *e, const char *want)
+static void assert_explains(const char *row, const struct mc_explanation *e,
+			    const char *want)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		if (strlen(e->line[i]) >= MC_EXPLAIN_LINE_MAX) {
 			dump(e);
-			fail_msg("line %zu too long", i);
+			fail_msg("%s: line %zu too long", row, i);
 		}
 		if (strchr(e->line[i], '\n')) {
 			dump(e);
-			fail_msg("line %zu has a newline", i);
+			fail_msg("%s: line %zu has a newline", row, i);
 		}
 		if (strstr(e->line[i], want))
 			return;
 	}
 	dump(e);
-	fail_msg("explanation lacks '%s'", want);
+	fail_msg("%s: explanation lacks '%s'", row, want);
 }
 
-static void assert_not_explains(const struct mc_explanation *e,
+static void assert_not_explains(const char *row,
+				const struct mc_explanation *e,
 				const char *unwanted)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		if (strstr(e->line[i], unwanted)) {
 			dump(e);
-			fail_msg("explanation has '%s'", unwanted);
+			fail_msg("%s: explanation has '%s'", row, unwanted);
 		}
 	}
 }
+
+static void run_verdicts(const struct vrow *rows, size_t n_rows)
+{
+	static char longname[400];
+
+	memset(longname, 'x', sizeof(longname) - 1);
+	for (const struct vrow *c = rows; c < rows + n_rows; c++) {
+		struct mc_policy p;
+		struct outcome o;
+		struct mc_explanation e;
+		char why[96], opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+		const char *reason;
+
+		fprintf(stderr, "row: %s\n", c->name);
+		policy(&p);
+		if (c->pol.ram_per_worker)
+			p.ram_per_worker_bytes = c->pol.ram_per_worker;
+		if (c->pol.ram_per_task)
+			p.ram_per_task_bytes = c->pol.ram_per_task;
+		if (c->pol.min_cores_per_gpu)
+			p.min_cores_per_gpu = c->pol.min_cores_per_gpu;
+		memset(&o, 0, sizeof(o));
+		mc_verdict_compute(&p, &c->r, &c->n, &c->a, &o.v);
+		mc_verdict_explain(&p, &o.v, c->long_names ? longname : c->step,
+				   c->long_names ? longname : c->host, &e);
+		o.lines = e.n;
+		o.impossible = mc_verdict_impossible(&o.v);
+		o.why = mc_verdict_why(&o.v);
+		o.fixes = mc_verdict_fix_options(&p, &o.v, opt);
+		mc_assert_checks(c->name, &o, c->want);
+		for (size_t i = 0; i < e.n; i++)
+			if (strlen(e.line[i]) >= MC_EXPLAIN_LINE_MAX)
+				fail_msg("%s: line %zu too long", c->name, i);
+		for (size_t i = 0; i < 8; i++) {
+			if (c->line[i] && (i >= e.n ||
+					   strcmp(e.line[i], c->line[i]))) {
+				dump(&e);
+				fail_msg("%s: line %zu is not '%s'", c->name, i,
+					 c->line[i]);
+			}
+		}
+		for (size_t i = 0; i < 8 && c->says[i]; i++)
+			assert_explains(c->name, &e, c->says[i]);
+		for (size_t i = 0; i < 4 && c->not_says[i]; i++)
+			assert_not_explains(c->name, &e, c->not_says[i]);
+		reason = mc_verdict_reason(&o.v, why, sizeof(why));
+		if (c->reason && strcmp(reason, c->reason))
+			fail_msg("%s: reason '%s', want '%s'", c->name, reason,
+				 c->reason);
+		for (size_t i = 0; i < MC_FIX_OPTIONS; i++) {
+			if (c->fix[i] && (i >= o.fixes ||
+					  strcmp(opt[i], c->fix[i])))
+				fail_msg("%s: fix option %zu is '%s', want "
+					 "'%s'", c->name, i,
+					 i < o.fixes ? opt[i] : "(none)",
+					 c->fix[i]);
+		}
+	}
+}
+
+#define RUN(rows) run_verdicts(rows, sizeof(rows) / sizeof(rows[0]))
 
 static void test_cores(void **state)
 {
@@ -461,6 +576,61 @@ static void test_request_check(void **state)
 /* The README's worked example, number for number. */
 static void test_design_example(void **state)
 {
+	static const struct vrow rows[] = {
+		{ "README: 8 x 80 GiB, w=2, --mem=400G and 16 cores",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(1024 * GiB, 64, 8),
+		  .a = ALLOC(400 * GiB, 16, "--mem=400G"),
+		  .want = { V(fits, false), V(ram_floor_bytes, 640 * GiB),
+			    V(ram_workers_bytes, 64 * GiB),
+			    V(ram_needed_bytes, 704 * GiB),
+			    V(ram_short, true), V(node_ram_short, false),
+			    V(cores_needed, 24), V(cores_allocated, 16),
+			    V(cores_short, true), V(node_cores_needed, 28),
+			    V(node_cores_short, false),
+			    V(fix_mem_bytes, 704 * GiB),
+			    V(fix_cpus_per_gpu, 3), V(step_cpus_hint, false),
+			    /* Even w=0 needs 640 GiB > 400 GiB: nothing fits
+			     * as allocated. */
+			    V(max_dataloader_workers, -1),
+			    /* The node: 8 (w+1) + 4 <= 64 -> w <= 6;
+			     * 640 + 32w <= 1024 -> 12. */
+			    V(node_max_dataloader_workers, 6),
+			    OUT(lines, 7) },
+		  .step = "1234.0", .host = "gpu07",
+		  .line = {
+			"memcore: step 1234.0 on gpu07 needs more than it "
+			"was given:",
+			"  GPUs          8 x 80 GiB (this node)",
+			"  host RAM      704 GiB needed = 640 GiB GPU floor + "
+			"16 workers x 4 GiB",
+			"                400 GiB allocated (--mem=400G)"
+			"            short 304 GiB",
+			"  CPU cores     24 needed = 8 GPUs x (2 workers + 1)",
+			"                16 allocated"
+			"                              short 8",
+			"  fix: --mem=704G --cpus-per-gpu=3, or "
+			"--dataloader-workers=1 with --mem=672G" } },
+		/* Hyperthreads: --cpus-per-gpu counts CPUs, two per core. */
+		{ "README, 2 threads a core",
+		  .r = REQ(8, 80 * GiB, 2),
+		  .n = NODE_T(1024 * GiB, 64, 8, 2),
+		  .a = ALLOC(400 * GiB, 16, "--mem=400G"),
+		  .want = { V(fix_cpus_per_gpu, 6) },
+		  .line = { "memcore: this step needs more than it was "
+			    "given:" },
+		  .says = { "fix: --mem=704G --cpus-per-gpu=6, or "
+			    "--dataloader-workers=1 with --mem=672G" } },
+		/* Enough of both: it fits, and says so. */
+		{ "README given 704 GiB and 24 cores",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(1024 * GiB, 64, 8),
+		  .a = ALLOC(704 * GiB, 24, NULL),
+		  .want = { V(fits, true), V(max_dataloader_workers, 2),
+			    V(fix_mem_bytes, 0), V(fix_cpus_per_gpu, 0) },
+		  .step = "7.0",
+		  .line = { "memcore: step 7.0 fits:" },
+		  .says = { "704 GiB allocated" },
+		  .not_says = { "short", "fix:" } },
+	};
 	struct mc_policy p;
 	struct mc_request r = req(8, 80 * GiB, 2);
 	struct mc_node n = node(1024 * GiB, 64, 8);
@@ -469,46 +639,11 @@ static void test_design_example(void **state)
 	struct mc_explanation e;
 
 	(void)state;
-	policy(&p);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_int_equal(v.ram_floor_bytes, 640 * GiB);
-	assert_int_equal(v.ram_workers_bytes, 64 * GiB);
-	assert_int_equal(v.ram_needed_bytes, 704 * GiB);
-	assert_true(v.ram_short);
-	assert_false(v.node_ram_short);
-	assert_int_equal(v.cores_needed, 24);
-	assert_int_equal(v.cores_allocated, 16);
-	assert_true(v.cores_short);
-	assert_int_equal(v.node_cores_needed, 28);
-	assert_false(v.node_cores_short);
-	assert_int_equal(v.fix_mem_bytes, 704 * GiB);
-	assert_int_equal(v.fix_cpus_per_gpu, 3);
-	assert_false(v.step_cpus_hint);
-	/* Even w=0 needs 640 GiB > 400 GiB: nothing fits as allocated. */
-	assert_int_equal(v.max_dataloader_workers, -1);
-	/* The node: 8 (w+1) + 4 <= 64 -> w <= 6; 640 + 32w <= 1024 -> 12. */
-	assert_int_equal(v.node_max_dataloader_workers, 6);
-
-	mc_verdict_explain(&p, &v, "1234.0", "gpu07", &e);
-	assert_string_equal(e.line[0],
-			    "memcore: step 1234.0 on gpu07 needs more than it "
-			    "was given:");
-	assert_string_equal(e.line[1], "  GPUs          8 x 80 GiB (this node)");
-	assert_string_equal(e.line[2], "  host RAM      704 GiB needed = "
-			    "640 GiB GPU floor + 16 workers x 4 GiB");
-	assert_string_equal(e.line[3], "                400 GiB allocated "
-			    "(--mem=400G)            short 304 GiB");
-	assert_string_equal(e.line[4], "  CPU cores     24 needed = 8 GPUs x "
-			    "(2 workers + 1)");
-	assert_string_equal(e.line[5], "                16 allocated"
-			    "                              short 8");
-	assert_string_equal(e.line[6], "  fix: --mem=704G --cpus-per-gpu=3, or "
-			    "--dataloader-workers=1 with --mem=672G");
-	assert_int_equal(e.n, 7);
+	RUN(rows);
 
 	/* At submission there is no "this node": the GPU line names where M
 	 * came from (mc_mem_source_text), each source in its words. */
+	policy(&p);
 	{
 		static const struct {
 			enum mc_mem_source src;
@@ -539,208 +674,144 @@ static void test_design_example(void **state)
 				 "GiB (%s)", c[i].want);
 			assert_string_equal(e.line[1], want);
 		}
-		r.gpu_memory_source = NULL;
-		mc_verdict_compute(&p, &r, &n, &a, &v);
 	}
-
-	/* Hyperthreads: --cpus-per-gpu counts CPUs, two per core. */
-	n.threads_per_core = 2;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(v.fix_cpus_per_gpu, 6);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: this step needs more than it was given:");
-	assert_explains(&e, "fix: --mem=704G --cpus-per-gpu=6, or "
-			"--dataloader-workers=1 with --mem=672G");
-
-	/* Enough of both: it fits, and says so. */
-	n.threads_per_core = 1;
-	a = alloc(704 * GiB, 24, NULL);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.fits);
-	assert_int_equal(v.max_dataloader_workers, 2);
-	assert_int_equal(v.fix_mem_bytes, 0);
-	assert_int_equal(v.fix_cpus_per_gpu, 0);
-	mc_verdict_explain(&p, &v, "7.0", NULL, &e);
-	assert_string_equal(e.line[0], "memcore: step 7.0 fits:");
-	assert_explains(&e, "704 GiB allocated");
-	assert_not_explains(&e, "short");
-	assert_not_explains(&e, "fix:");
 }
 
 /* 1 GPU of 16 GiB, RamPerWorker=5G, --mem=32G. */
 static void test_verdict_small_gpu(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(1, 16 * GiB, 4);
-	struct mc_node n = node(512 * GiB, 64, 1);
-	struct mc_alloc a = alloc(32 * GiB, 8, "--mem=32G");
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "1 x 16 GiB, w=4, RamPerWorker=5G, --mem=32G",
+		  .pol = { .ram_per_worker = 5 * GiB },
+		  .r = REQ(1, 16 * GiB, 4), .n = NODE(512 * GiB, 64, 1),
+		  .a = ALLOC(32 * GiB, 8, "--mem=32G"),
+		  .want = { V(fits, false), V(ram_short, true),
+			    V(cores_short, false),
+			    V(ram_needed_bytes, 36 * GiB),
+			    V(fix_mem_bytes, 36 * GiB),
+			    V(fix_cpus_per_gpu, 0),
+			    /* 16 + 5w <= 32 -> w = 3. */
+			    V(max_dataloader_workers, 3) },
+		  .host = "n1",
+		  .line = { "memcore: this step on n1 needs more than it was "
+			    "given:" },
+		  .says = { "36 GiB needed = 16 GiB GPU floor + 4 workers x "
+			    "5 GiB",
+			    "short 4 GiB",
+			    "fix: --mem=36G, or --dataloader-workers=3" },
+		  .not_says = { "--cpus-per-gpu" } },
+		{ "the same at w=1",
+		  .pol = { .ram_per_worker = 5 * GiB },
+		  .r = REQ(1, 16 * GiB, 1), .n = NODE(512 * GiB, 64, 1),
+		  .a = ALLOC(32 * GiB, 8, "--mem=32G"),
+		  .want = { V(fits, true), V(ram_needed_bytes, 21 * GiB) } },
+	};
 
 	(void)state;
-	policy(&p);
-	p.ram_per_worker_bytes = 5 * GiB;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.ram_short);
-	assert_false(v.cores_short);
-	assert_int_equal(v.ram_needed_bytes, 36 * GiB);
-	assert_int_equal(v.fix_mem_bytes, 36 * GiB);
-	assert_int_equal(v.fix_cpus_per_gpu, 0);
-	/* 16 + 5w <= 32 -> w = 3. */
-	assert_int_equal(v.max_dataloader_workers, 3);
-	mc_verdict_explain(&p, &v, NULL, "n1", &e);
-	assert_string_equal(e.line[0], "memcore: this step on n1 needs more than it was "
-			    "given:");
-	assert_explains(&e, "36 GiB needed = 16 GiB GPU floor + 4 workers x "
-			"5 GiB");
-	assert_explains(&e, "short 4 GiB");
-	assert_explains(&e, "fix: --mem=36G, or --dataloader-workers=3");
-	assert_not_explains(&e, "--cpus-per-gpu");
-
-	r.dataloader_workers = 1;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.fits);
-	assert_int_equal(v.ram_needed_bytes, 21 * GiB);
+	RUN(rows);
 }
 
 /* 2 GPUs on a 16-core node, w=12. */
 static void test_verdict_node_cores(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(2, 40 * GiB, 12);
-	struct mc_node n = node(512 * GiB, 16, 2);
-	struct mc_alloc a = alloc(256 * GiB, 16, "--mem=256G");
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "2 GPUs, w=12, 16-core node",
+		  .r = REQ(2, 40 * GiB, 12), .n = NODE(512 * GiB, 16, 2),
+		  .a = ALLOC(256 * GiB, 16, "--mem=256G"),
+		  .want = { V(fits, false), V(node_cores_short, true),
+			    V(node_cores_needed, 30), V(cores_needed, 26),
+			    V(fix_cpus_per_gpu, 0),	/* no fix at w=12 */
+			    V(node_max_dataloader_workers, 5),
+			    V(max_dataloader_workers, 5) },
+		  .says = { "node has 16 cores, needs 30 = 2 GPUs x "
+			    "(12 workers + 1) + 4 reserved",
+			    "fix: --dataloader-workers=5 is the most this "
+			    "node can hold" } },
+	};
 
 	(void)state;
-	policy(&p);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.node_cores_short);
-	assert_int_equal(v.node_cores_needed, 30);
-	assert_int_equal(v.cores_needed, 26);
-	assert_int_equal(v.fix_cpus_per_gpu, 0);	/* no fix at w=12 */
-	assert_int_equal(v.node_max_dataloader_workers, 5);
-	assert_int_equal(v.max_dataloader_workers, 5);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "node has 16 cores, needs 30 = 2 GPUs x "
-			"(12 workers + 1) + 4 reserved");
-	assert_explains(&e, "fix: --dataloader-workers=5 is the most this "
-			"node can hold");
+	RUN(rows);
 }
 
 /* 8 GPUs on a 24-core node at w=4; 4 GPUs on a 40-core node. */
 static void test_verdict_24_cores(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(8, 80 * GiB, 4);
-	struct mc_node n = node(2048 * GiB, 24, 8);
-	struct mc_alloc a = alloc(1024 * GiB, 24, NULL);
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "8 GPUs, w=4, 24-core node",
+		  .r = REQ(8, 80 * GiB, 4), .n = NODE(2048 * GiB, 24, 8),
+		  .a = ALLOC(1024 * GiB, 24, NULL),
+		  .want = { V(fits, false), V(node_cores_short, true),
+			    V(cores_short, true), V(node_cores_needed, 44),
+			    V(cores_needed, 40),
+			    V(node_max_dataloader_workers, 1),
+			    V(max_dataloader_workers, 1) },
+		  .says = { "node has 24 cores, needs 44 = 8 GPUs x "
+			    "(4 workers + 1) + 4 reserved",
+			    "--dataloader-workers=1 is the most this node "
+			    "can hold" } },
+		{ "4 GPUs, w=4, 40-core node",
+		  .r = REQ(4, 80 * GiB, 4), .n = NODE(512 * GiB, 40, 4),
+		  .a = ALLOC(400 * GiB, 20, "--mem=400G"),
+		  .want = { V(cores_needed, 20), V(node_cores_needed, 24),
+			    V(ram_needed_bytes, 384 * GiB), V(fits, true),
+			    V(node_cores_short, false), V(cores_short, false),
+			    V(ram_short, false), V(node_ram_short, false) } },
+	};
 
 	(void)state;
-	policy(&p);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.node_cores_short);
-	assert_true(v.cores_short);
-	assert_int_equal(v.node_cores_needed, 44);
-	assert_int_equal(v.cores_needed, 40);
-	assert_int_equal(v.node_max_dataloader_workers, 1);
-	assert_int_equal(v.max_dataloader_workers, 1);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "node has 24 cores, needs 44 = 8 GPUs x "
-			"(4 workers + 1) + 4 reserved");
-	assert_explains(&e, "--dataloader-workers=1 is the most this node "
-			"can hold");
-
-	r = req(4, 80 * GiB, 4);
-	n = node(512 * GiB, 40, 4);
-	a = alloc(400 * GiB, 20, "--mem=400G");
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(v.cores_needed, 20);
-	assert_int_equal(v.node_cores_needed, 24);
-	assert_int_equal(v.ram_needed_bytes, 384 * GiB);
-	assert_true(v.fits);
-	assert_false(v.node_cores_short || v.cores_short || v.ram_short ||
-		     v.node_ram_short);
+	RUN(rows);
 }
 
-/* 8 x 80 GiB on a 500 GiB node: no --mem can fit. */
 /* A request (memcore check, cli_filter) beyond the node: impossible, with
  * its own header, never "fits"; at launch (Slurm's grant) not questioned. */
 static void test_verdict_impossible(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(8, 80 * GiB, 2);
-	struct mc_node n = node(2048 * GiB, 128, 4);
-	struct mc_alloc a = alloc(2000 * GiB, 128, "--mem=2000G");
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "8 GPUs asked of a 4-GPU node",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 4),
+		  .a = ALLOC(2000 * GiB, 128, "--mem=2000G",
+			     .requested = true),
+		  .want = { V(fits, false), V(node_gpus_short, true),
+			    OUT(impossible, true), V(max_gpus, 4) },
+		  .line = { "memcore: this step cannot fit: it asks for 8 "
+			    "GPUs, the node has 4:" },
+		  .says = { "  fix: at most 4 GPUs per node fit this node "
+			    "(use more nodes), or another partition" },
+		  .not_says = { "fix: --mem" } },
+		/* the same at launch: Slurm granted 8 GPUs, the rules count 8 */
+		{ "8 GPUs granted on a 4-GPU node (launch)",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 4),
+		  .a = ALLOC(2000 * GiB, 128, "--mem=2000G"),
+		  .want = { V(node_gpus_short, false), V(fits, true) } },
+		{ "--mem=3000G asked of a 1511 GiB node",
+		  .r = REQ(4, 80 * GiB, 2), .n = NODE(1511 * GiB, 128, 4),
+		  .a = ALLOC(3000 * GiB, 128, "--mem=3000G",
+			     .requested = true),
+		  .want = { V(fits, false), V(alloc_mem_over_node, true),
+			    V(fix_mem_bytes, 352 * GiB) },
+		  .step = "", .host = "gpu07",
+		  .line = { "memcore: this step on gpu07 cannot fit: it asks "
+			    "for 3000 GiB of memory, the node has 1511 "
+			    "GiB:" },
+		  .says = { "  fix: --mem=352G" },
+		  .not_says = { "--dataloader-workers" } },
+		{ "500 cores asked of a 128-core node",
+		  .r = REQ(4, 80 * GiB, 2), .n = NODE(1511 * GiB, 128, 4),
+		  .a = ALLOC(1000 * GiB, 500, NULL, .requested = true),
+		  .want = { V(fits, false), V(alloc_cores_over_node, true) },
+		  .line = { "memcore: this step cannot fit: it asks for 500 "
+			    "cores, the node has 128:" },
+		  .says = { "  fix: --cpus-per-gpu=3" },
+		  /* every reason in a few words, for a list of nodes */
+		  .reason = "has 128 cores, not 500" },
+		{ "8 GPUs asked of a 4-GPU node, the reason",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 4),
+		  .a = ALLOC(2000 * GiB, 128, NULL, .requested = true),
+		  .reason = "has 4 GPUs" },
+	};
 
 	(void)state;
-	policy(&p);
-	/* 8 GPUs on a 4-GPU node */
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.node_gpus_short);
-	assert_true(mc_verdict_impossible(&v));
-	assert_int_equal(v.max_gpus, 4);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
-			    "for 8 GPUs, the node has 4:");
-	assert_explains(&e, "  fix: at most 4 GPUs per node fit this node "
-			"(use more nodes), or another partition");
-	assert_not_explains(&e, "fix: --mem");
-	/* the same at launch: Slurm granted 8 GPUs, the rules count 8 */
-	a.requested = false;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.node_gpus_short);
-	assert_true(v.fits);
-
-	/* --mem 3000G on a 1511 GiB node */
-	r = req(4, 80 * GiB, 2);
-	n = node(1511 * GiB, 128, 4);
-	a = alloc(3000 * GiB, 128, "--mem=3000G");
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.alloc_mem_over_node);
-	assert_int_equal(v.fix_mem_bytes, 352 * GiB);
-	mc_verdict_explain(&p, &v, "", "gpu07", &e);
-	assert_string_equal(e.line[0], "memcore: this step on gpu07 cannot "
-			    "fit: it asks for 3000 GiB of memory, the node "
-			    "has 1511 GiB:");
-	assert_explains(&e, "  fix: --mem=352G");
-	assert_not_explains(&e, "--dataloader-workers");
-
-	/* --cores 500 on a 128-core node */
-	a = alloc(1000 * GiB, 500, NULL);
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.alloc_cores_over_node);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: this step cannot fit: it asks "
-			    "for 500 cores, the node has 128:");
-	assert_explains(&e, "  fix: --cpus-per-gpu=3");
-
-	/* every reason in a few words, for a list of nodes */
-	char why[96];
-
-	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
-			    "has 128 cores, not 500");
-	r = req(8, 80 * GiB, 2);
-	n = node(2048 * GiB, 128, 4);
-	a = alloc(2000 * GiB, 128, NULL);
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
-			    "has 4 GPUs");
+	RUN(rows);
 }
 
 /*
@@ -748,74 +819,73 @@ static void test_verdict_impossible(void **state)
  * good (reason MaxMemPerLimit): a requested allocation over it does not
  * fit whatever the rules say, and the fix is the --mem the rules need
  * when that is under the ceiling; when it is not, no --mem fixes it.
- * One 80 GiB GPU at w=2, asking 200G under MaxMemPerNode=180000.
+ * One 80 GiB GPU at w=2, asking 200G under MaxMemPerNode=180000: the
+ * rules need 80 + 2 x 4 = 88 GiB.
  */
+_Static_assert(88 * GiB <= 180000 * MiB, "88 GiB is under the ceiling");
+
 static void test_verdict_mem_limit(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(1, 80 * GiB, 2);
-	struct mc_node n = node(2048 * GiB, 128, 8);
-	struct mc_alloc a = alloc(200 * GiB, 32, "--mem=200G");
-	struct mc_verdict v;
-	struct mc_explanation e;
-	char why[96];
-	uint64_t need;
+	static const struct vrow rows[] = {
+		{ "1 x 80 GiB, w=2, --mem=200G, no ceiling",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G", .requested = true),
+		  .want = { V(fits, true), V(ram_needed_bytes, 88 * GiB) } },
+		/* the same step under MaxMemPerNode=180000 (175.78 GiB) */
+		{ "--mem=200G over MaxMemPerNode=180000",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G", .requested = true,
+			     .mem_limit_bytes = 180000 * MiB,
+			     .mem_limit_asked_bytes = 200 * GiB),
+		  .want = { V(fits, false), V(alloc_mem_over_limit, true),
+			    V(ram_short, false), OUT(impossible, false),
+			    OUT(why, MC_MISFIT_MEM_OVER_LIMIT),
+			    V(fix_mem_bytes, 88 * GiB) },
+		  .line = { "memcore: this step would never start: it asks "
+			    "for 200 GiB a node, above the partition's "
+			    "MaxMemPerNode=180000, and Slurm keeps it pending "
+			    "(reason MaxMemPerLimit):" },
+		  .says = { "  fix: --mem=88G" },
+		  .not_says = { "--dataloader-workers", "fewer GPUs a node" },
+		  .reason = "asks for 200 GiB, above MaxMemPerNode=180000" },
+		/* --mem-per-gpu is compared as the node's memory: the fix is
+		 * --mem (--mem-per-gpu=88G would be refused the same way) */
+		{ "--mem-per-gpu over MaxMemPerNode",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G", .requested = true,
+			     .mem_form = MC_MEM_PER_GPU,
+			     .mem_limit_bytes = 180000 * MiB,
+			     .mem_limit_asked_bytes = 2048 * GiB),
+		  .want = { V(fits, false) },
+		  .says = { "  fix: --mem=88G" },
+		  .not_says = { "--mem-per-gpu" } },
+		{ "at the ceiling: fits",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G", .requested = true,
+			     .mem_limit_bytes = 180000 * MiB,
+			     .mem_limit_asked_bytes = 180000 * MiB),
+		  .want = { V(alloc_mem_over_limit, false) } },
+		/* the rules need more than the ceiling: no --mem fixes it */
+		{ "a ceiling of 87 GiB, under the 88 needed",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G", .requested = true,
+			     .mem_limit_bytes = 87 * GiB,
+			     .mem_limit_asked_bytes = 200 * GiB),
+		  .want = { V(fits, false), V(fix_mem_bytes, 0) },
+		  .says = { "  fix: memcore needs 88 GiB a node for it, more "
+			    "than MaxMemPerNode=89088: fewer GPUs a node or "
+			    "another partition" } },
+		/* at launch (not requested) the ceiling is not the judge's */
+		{ "a ceiling of 87 GiB at launch",
+		  .r = REQ(1, 80 * GiB, 2), .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(200 * GiB, 32, "--mem=200G",
+			     .mem_limit_bytes = 87 * GiB,
+			     .mem_limit_asked_bytes = 200 * GiB),
+		  .want = { V(fits, true) } },
+	};
 
 	(void)state;
-	policy(&p);
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	need = v.ram_needed_bytes;
-	assert_true(v.fits);
-	/* the same step under MaxMemPerNode=180000 (175.78 GiB) */
-	a.mem_limit_bytes = 180000 * MiB;
-	a.mem_limit_asked_bytes = 200 * GiB;
-	assert_true(need <= a.mem_limit_bytes);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.alloc_mem_over_limit);
-	assert_false(v.ram_short);
-	assert_false(mc_verdict_impossible(&v));
-	assert_int_equal(mc_verdict_why(&v), MC_MISFIT_MEM_OVER_LIMIT);
-	assert_int_equal(v.fix_mem_bytes, need);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: this step would never start: "
-			    "it asks for 200 GiB a node, above the partition's "
-			    "MaxMemPerNode=180000, and Slurm keeps it pending "
-			    "(reason MaxMemPerLimit):");
-	assert_explains(&e, "  fix: --mem=88G");
-	assert_not_explains(&e, "--dataloader-workers");
-	assert_not_explains(&e, "fewer GPUs a node");
-	assert_string_equal(mc_verdict_reason(&v, why, sizeof(why)),
-			    "asks for 200 GiB, above MaxMemPerNode=180000");
-	/* --mem-per-gpu is compared as the node's memory: the fix is --mem
-	 * (--mem-per-gpu=88G would be refused the same way) */
-	a.mem_form = MC_MEM_PER_GPU;
-	a.mem_limit_asked_bytes = 2048 * GiB;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "  fix: --mem=88G");
-	assert_not_explains(&e, "--mem-per-gpu");
-	a.mem_form = MC_MEM_PER_NODE;
-	/* at the ceiling: fits */
-	a.mem_limit_asked_bytes = a.mem_limit_bytes;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.alloc_mem_over_limit);
-	/* the rules need more than the ceiling: no --mem fixes it */
-	a.mem_limit_bytes = need - GiB;
-	a.mem_limit_asked_bytes = 200 * GiB;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_int_equal(v.fix_mem_bytes, 0);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "  fix: memcore needs 88 GiB a node for it, more "
-			"than MaxMemPerNode=89088: fewer GPUs a node or another "
-			"partition");
-	/* at launch (not requested) the ceiling is not the judge's */
-	a.requested = false;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.fits);
+	RUN(rows);
 }
 
 /*
@@ -826,312 +896,282 @@ static void test_verdict_mem_limit(void **state)
  */
 static void test_verdict_fix_fewer_workers(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(8, 16 * GiB, 5);
-	struct mc_node n = node(1024 * GiB, 48, 8);
-	struct mc_alloc a = alloc(1024 * GiB, 48, NULL);
-	struct mc_verdict v;
-	struct mc_explanation e;
-	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	static const struct vrow rows[] = {
+		{ "8 GPUs, w=5, 48-core node, all of it asked",
+		  .r = REQ(8, 16 * GiB, 5), .n = NODE(1024 * GiB, 48, 8),
+		  .a = ALLOC(1024 * GiB, 48, NULL, .requested = true),
+		  .want = { OUT(why, MC_MISFIT_NODE_CORES_RULE),
+			    OUT(fixes, 1) },
+		  .fix = { "--dataloader-workers=4" },
+		  .says = { "  fix: --dataloader-workers=4 is the most this "
+			    "node can hold" } },
+		/* Given less: 4 workers need 8 x 16 + 32 x 4 = 256 GiB and 40
+		 * cores, beyond the 200 GiB and 24 asked: all three options. */
+		{ "the same, 200 GiB and 24 cores asked",
+		  .r = REQ(8, 16 * GiB, 5), .n = NODE(1024 * GiB, 48, 8),
+		  .a = ALLOC(200 * GiB, 24, NULL, .requested = true),
+		  .want = { OUT(fixes, 3) },
+		  .fix = { "--dataloader-workers=4", "--mem=256G",
+			   "--cpus-per-gpu=5" },
+		  .says = { "  fix: --dataloader-workers=4 is the most this "
+			    "node can hold with --mem=256G --cpus-per-gpu=5" } },
+	};
 
 	(void)state;
-	policy(&p);
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_why(&v), MC_MISFIT_NODE_CORES_RULE);
-	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 1);
-	assert_string_equal(opt[0], "--dataloader-workers=4");
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "  fix: --dataloader-workers=4 is the most this "
-			"node can hold");
-	/* Given less: 4 workers need 8 x 16 + 32 x 4 = 256 GiB and 40
-	 * cores, beyond the 200 GiB and 24 asked: all three options. */
-	a = alloc(200 * GiB, 24, NULL);
-	a.requested = true;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 3);
-	assert_string_equal(opt[0], "--dataloader-workers=4");
-	assert_string_equal(opt[1], "--mem=256G");
-	assert_string_equal(opt[2], "--cpus-per-gpu=5");
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "  fix: --dataloader-workers=4 is the most this "
-			"node can hold with --mem=256G --cpus-per-gpu=5");
+	RUN(rows);
 }
 
 /* The fix names the option the user gave: Slurm refuses --mem next to
  * --mem-per-gpu/--mem-per-cpu. 8 x 80 GiB, w=2: 704 GiB, 24 cores. */
 static void test_verdict_fix_forms(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(8, 80 * GiB, 2);
-	struct mc_node n = node(2048 * GiB, 112, 8);
-	struct mc_alloc a = alloc(400 * GiB, 16, "--mem-per-gpu=50G");
-	struct mc_verdict v;
-	struct mc_explanation e;
-	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	static const struct vrow rows[] = {
+		{ "--mem-per-gpu=50G",
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(2048 * GiB, 112, 8),
+		  .a = ALLOC(400 * GiB, 16, "--mem-per-gpu=50G",
+			     .requested = true, .mem_form = MC_MEM_PER_GPU),
+		  .want = { OUT(fixes, 2) },
+		  .fix = { "--mem-per-gpu=88G", "--cpus-per-gpu=3" },
+		  .says = { "  fix: --mem-per-gpu=88G --cpus-per-gpu=3, or "
+			    "--dataloader-workers=1 with --mem-per-gpu=84G" },
+		  .not_says = { "--mem=" } },
+		/* --mem-per-cpu: per CPU of the step once fixed (24 cores x 2
+		 * threads = 48 CPUs): 704 GiB / 48 = 15019 MiB and a third */
+		{ "--mem-per-cpu=4G x 32 CPUs, 8 tasks, 2 threads a core",
+		  .r = REQ(8, 80 * GiB, 2),
+		  .n = NODE_T(2048 * GiB, 112, 8, 2),
+		  .a = ALLOC(16 * 2 * 4 * GiB, 16, "--mem-per-gpu=50G",
+			     .requested = true, .mem_form = MC_MEM_PER_CPU,
+			     .cpu_form = MC_CPUS_PER_TASK, .tasks = 8),
+		  .want = { OUT(fixes, 2) },
+		  .fix = { "--mem-per-cpu=15019M", "--cpus-per-task=6" } },
+		/* one task driving all 8 GPUs: -c 48 */
+		{ "the same, one task",
+		  .r = REQ(8, 80 * GiB, 2),
+		  .n = NODE_T(2048 * GiB, 112, 8, 2),
+		  .a = ALLOC(16 * 2 * 4 * GiB, 16, "--mem-per-gpu=50G",
+			     .requested = true, .mem_form = MC_MEM_PER_CPU,
+			     .cpu_form = MC_CPUS_PER_TASK, .tasks = 1),
+		  .fix = { NULL, "--cpus-per-task=48" } },
+		/* whole GiB print as G: 16 GiB / 2 */
+		{ "--mem-per-cpu, 1 x 16 GiB on 1 core of 2 threads",
+		  .r = REQ(1, 16 * GiB, 0),
+		  .n = NODE_T(2048 * GiB, 112, 8, 2),
+		  .a = ALLOC(4 * GiB, 1, NULL, .mem_form = MC_MEM_PER_CPU),
+		  .want = { OUT(fixes, 1) },
+		  .fix = { "--mem-per-cpu=8G" } },
+		/* the default forms: --mem and --cpus-per-gpu */
+		{ "the default forms, 2 threads a core",
+		  .r = REQ(8, 80 * GiB, 2),
+		  .n = NODE_T(2048 * GiB, 112, 8, 2),
+		  .a = ALLOC(400 * GiB, 16, NULL),
+		  .fix = { "--mem=704G", "--cpus-per-gpu=6" } },
+	};
 
 	(void)state;
-	policy(&p);
-	a.requested = true;
-	a.mem_form = MC_MEM_PER_GPU;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 2);
-	assert_string_equal(opt[0], "--mem-per-gpu=88G");
-	assert_string_equal(opt[1], "--cpus-per-gpu=3");
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "  fix: --mem-per-gpu=88G --cpus-per-gpu=3, or "
-			"--dataloader-workers=1 with --mem-per-gpu=84G");
-	assert_not_explains(&e, "--mem=");
-
-	/* --mem-per-cpu: per CPU of the step once fixed (24 cores x 2
-	 * threads = 48 CPUs): 704 GiB / 48 = 15019 MiB and a third */
-	n.threads_per_core = 2;
-	a.mem_form = MC_MEM_PER_CPU;
-	a.cpu_form = MC_CPUS_PER_TASK;
-	a.tasks = 8;
-	a.mem_bytes = 16 * 2 * 4 * GiB;	/* --mem-per-cpu=4G x 32 CPUs */
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 2);
-	assert_string_equal(opt[0], "--mem-per-cpu=15019M");
-	assert_string_equal(opt[1], "--cpus-per-task=6");
-	/* one task driving all 8 GPUs: -c 48 */
-	a.tasks = 1;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	mc_verdict_fix_options(&p, &v, opt);
-	assert_string_equal(opt[1], "--cpus-per-task=48");
-	/* whole GiB print as G */
-	r = req(1, 16 * GiB, 0);
-	a = alloc(4 * GiB, 1, NULL);
-	a.mem_form = MC_MEM_PER_CPU;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(mc_verdict_fix_options(&p, &v, opt), 1);
-	assert_string_equal(opt[0], "--mem-per-cpu=8G");	/* 16 GiB / 2 */
-	/* the default forms: --mem and --cpus-per-gpu */
-	r = req(8, 80 * GiB, 2);
-	a = alloc(400 * GiB, 16, NULL);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	mc_verdict_fix_options(&p, &v, opt);
-	assert_string_equal(opt[0], "--mem=704G");
-	assert_string_equal(opt[1], "--cpus-per-gpu=6");
+	RUN(rows);
 }
 
 static void test_verdict_node_ram(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(8, 80 * GiB, 2);
-	struct mc_node n = node(500 * GiB, 64, 8);
-	struct mc_alloc a = alloc(480 * GiB, 64, "--mem=480G");
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		/* 500 GiB for 8 x 80 GiB: the node itself fails the RAM
+		 * rule, so no request fits it with 8 GPUs; 5 GPUs (400 + 20
+		 * GiB) do. */
+		{ "8 x 80 GiB on a 500 GiB node, RamPerWorker=2G",
+		  .pol = { .ram_per_worker = 2 * GiB },
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(500 * GiB, 64, 8),
+		  .a = ALLOC(480 * GiB, 64, "--mem=480G"),
+		  .want = { V(fits, false), V(ram_needed_bytes, 672 * GiB),
+			    V(ram_short, true), V(node_ram_short, true),
+			    V(fix_mem_bytes, 0),
+			    V(max_dataloader_workers, -1),
+			    V(node_max_dataloader_workers, -1),
+			    V(node_ram_rule_fails, true),
+			    V(node_ram_rule_bytes, 640 * GiB),
+			    OUT(impossible, true), V(max_gpus, 5) },
+		  .line = { "memcore: this step cannot fit: the node fails "
+			    "the site's RAM rule (500 GiB for 8 x 80 GiB "
+			    "GPUs):" },
+		  .says = { "  node RAM 500 GiB is below the site's RAM rule "
+			    "(640 GiB = 8 GPUs x 80 GiB x HostRamPerGpuRam "
+			    "1):",
+			    "  fix: at most 5 GPUs per node fit this node "
+			    "(use more nodes), or another partition" },
+		  .not_says = { "fix: --mem", "or a node with more RAM" } },
+		/* Where some w fits the node, name it. 4 x 80 GiB on 360 GiB:
+		 * 320 + 8w <= 360 -> w = 5. */
+		{ "4 x 80 GiB, w=8, on a 360 GiB node",
+		  .pol = { .ram_per_worker = 2 * GiB },
+		  .r = REQ(4, 80 * GiB, 8), .n = NODE(360 * GiB, 64, 4),
+		  .a = ALLOC(300 * GiB, 64, NULL),
+		  .want = { V(node_ram_short, true),
+			    V(node_max_dataloader_workers, 5) },
+		  .says = { "no allocation on this node can fit 384 GiB "
+			    "(node has 360 GiB)",
+			    "--dataloader-workers=5 is the most this node can "
+			    "hold with --mem=360G" } },
+	};
 
 	(void)state;
-	policy(&p);
-	p.ram_per_worker_bytes = 2 * GiB;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_int_equal(v.ram_needed_bytes, 672 * GiB);
-	assert_true(v.ram_short);
-	assert_true(v.node_ram_short);
-	assert_int_equal(v.fix_mem_bytes, 0);
-	assert_int_equal(v.max_dataloader_workers, -1);
-	assert_int_equal(v.node_max_dataloader_workers, -1);
-	/* 500 GiB for 8 x 80 GiB: the node itself fails the RAM rule, so
-	 * no request fits it with 8 GPUs; 5 GPUs (400 + 20 GiB) do. */
-	assert_true(v.node_ram_rule_fails);
-	assert_int_equal(v.node_ram_rule_bytes, 640 * GiB);
-	assert_true(mc_verdict_impossible(&v));
-	assert_int_equal(v.max_gpus, 5);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_string_equal(e.line[0], "memcore: this step cannot fit: the "
-			    "node fails the site's RAM rule (500 GiB for 8 x "
-			    "80 GiB GPUs):");
-	assert_explains(&e, "  node RAM 500 GiB is below the site's RAM rule "
-			"(640 GiB = 8 GPUs x 80 GiB x HostRamPerGpuRam 1):");
-	assert_explains(&e, "  fix: at most 5 GPUs per node fit this node "
-			"(use more nodes), or another partition");
-	assert_not_explains(&e, "fix: --mem");
-	assert_not_explains(&e, "or a node with more RAM");
-
-	/* Where some w fits the node, name it. 4 x 80 GiB on 360 GiB:
-	 * 320 + 8w <= 360 -> w = 5. */
-	r = req(4, 80 * GiB, 8);
-	n = node(360 * GiB, 64, 4);
-	a = alloc(300 * GiB, 64, NULL);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.node_ram_short);
-	assert_int_equal(v.node_max_dataloader_workers, 5);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "no allocation on this node can fit 384 GiB "
-			"(node has 360 GiB)");
-	assert_explains(&e, "--dataloader-workers=5 is the most this node can "
-			"hold with --mem=360G");
+	RUN(rows);
 }
 
 /* sbatch -c 6 for 4 GPU tasks, a plain srun step got 4 cores. */
 static void test_verdict_step_cpus(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(4, 80 * GiB, 4);
-	struct mc_node n = node(1024 * GiB, 64, 4);
-	struct mc_alloc a = alloc(512 * GiB, 4, NULL);
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "4 GPUs, w=4, the job 24 cores, the step 4",
+		  .r = REQ(4, 80 * GiB, 4), .n = NODE(1024 * GiB, 64, 4),
+		  .a = ALLOC(512 * GiB, 4, NULL, .job_cores = 24),
+		  .want = { V(fits, false), V(cores_short, true),
+			    V(ram_short, false), V(cores_needed, 20),
+			    V(cores_allocated, 4), V(step_cpus_hint, true),
+			    V(fix_cpus_per_task, 5) },
+		  .step = "55.0", .host = "g1",
+		  .says = { "4 allocated to this step",
+			    "short 16",
+			    "the job holds 24 cores on this node, but this "
+			    "step got only 4",
+			    "srun --cpus-per-task=5",
+			    "export SRUN_CPUS_PER_TASK=5",
+			    "srun does not inherit sbatch's "
+			    "-c/--cpus-per-task",
+			    "one task driving all 4 GPUs needs 20" } },
+		/* The job holds fewer cores than needed: no hint. */
+		{ "the same, the job 16 cores",
+		  .r = REQ(4, 80 * GiB, 4), .n = NODE(1024 * GiB, 64, 4),
+		  .a = ALLOC(512 * GiB, 4, NULL, .job_cores = 16),
+		  .want = { V(step_cpus_hint, false),
+			    V(fix_cpus_per_gpu, 5) },
+		  .not_says = { "SRUN_CPUS_PER_TASK" },
+		  .says = { "--cpus-per-gpu=5" } },
+	};
 
 	(void)state;
-	policy(&p);
-	a.job_cores = 24;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	assert_true(v.cores_short);
-	assert_false(v.ram_short);
-	assert_int_equal(v.cores_needed, 20);
-	assert_int_equal(v.cores_allocated, 4);
-	assert_true(v.step_cpus_hint);
-	assert_int_equal(v.fix_cpus_per_task, 5);
-	mc_verdict_explain(&p, &v, "55.0", "g1", &e);
-	assert_explains(&e, "4 allocated to this step");
-	assert_explains(&e, "short 16");
-	assert_explains(&e, "the job holds 24 cores on this node, but this "
-			"step got only 4");
-	assert_explains(&e, "srun --cpus-per-task=5");
-	assert_explains(&e, "export SRUN_CPUS_PER_TASK=5");
-	assert_explains(&e, "srun does not inherit sbatch's -c/--cpus-per-task");
-	assert_explains(&e, "one task driving all 4 GPUs needs 20");
-
-	/* The job holds fewer cores than needed: no hint. */
-	a.job_cores = 16;
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.step_cpus_hint);
-	assert_int_equal(v.fix_cpus_per_gpu, 5);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_not_explains(&e, "SRUN_CPUS_PER_TASK");
-	assert_explains(&e, "--cpus-per-gpu=5");
+	RUN(rows);
 }
 
 static void test_verdict_edges(void **state)
 {
-	struct mc_policy p;
-	struct mc_request r = req(0, 0, 2);
-	struct mc_node n = node(64 * GiB, 8, 0);
-	struct mc_alloc a = alloc(GiB, 1, NULL);
-	struct mc_verdict v;
-	struct mc_explanation e;
+	static const struct vrow rows[] = {
+		{ "no GPUs: fits, nothing to say",
+		  .r = REQ(0, 0, 2), .n = NODE(64 * GiB, 8, 0),
+		  .a = ALLOC(GiB, 1, NULL),
+		  .want = { V(fits, true), OUT(lines, 0) },
+		  .step = "1.0", .host = "n1" },
+		/* GPU memory unknown: the floor is 0 and the user is told. */
+		{ "GPU memory unknown",
+		  .r = REQ(2, 0, 2), .n = NODE(256 * GiB, 32, 2),
+		  .a = ALLOC(32 * GiB, 6, NULL),
+		  .want = { V(gpu_memory_unknown, true),
+			    V(ram_floor_bytes, 0),
+			    V(ram_needed_bytes, 16 * GiB), V(fits, true) },
+		  .says = { "GPU memory unknown: the RAM floor was not "
+			    "checked (an administrator sets GpuMemory= in "
+			    "memcore.conf)" } },
+		/* Offload and tasks appear in the breakdown. */
+		{ "ZeRO-2 offload and RamPerTask=1G",
+		  .pol = { .ram_per_task = GiB },
+		  .r = REQ(8, 80 * GiB, 2, .model_params = T5_3B,
+			   .zero_stage = 2, .offload = MC_OFFLOAD_OPTIMIZER),
+		  .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(700 * GiB, 128, "--mem=700G"),
+		  .want = { V(fits, false) },
+		  .says = { "= 640 GiB GPU floor + 16 workers x 4 GiB + 8 "
+			    "tasks x 1 GiB + 127.48 GiB ZeRO-2 offload",
+			    "fix: --mem=840G" } },
+		/* Long step and host names: lines stay within the limit
+		 * (run_verdicts checks every line). */
+		{ "the same, 399-character step and host names",
+		  .pol = { .ram_per_task = GiB },
+		  .r = REQ(8, 80 * GiB, 2, .model_params = T5_3B,
+			   .zero_stage = 2, .offload = MC_OFFLOAD_OPTIMIZER),
+		  .n = NODE(2048 * GiB, 128, 8),
+		  .a = ALLOC(700 * GiB, 128, "--mem=700G"),
+		  .long_names = true,
+		  .says = { "fix:" } },
+		/* A step cannot fit a node whose cores are fewer than its
+		 * own. */
+		{ "MinCoresPerGpu=16: 8 GPUs on a 96-core node",
+		  .pol = { .min_cores_per_gpu = 16 },
+		  .r = REQ(8, 80 * GiB, 2), .n = NODE(2048 * GiB, 96, 8),
+		  .a = ALLOC(1024 * GiB, 96, NULL),
+		  .want = { V(cores_needed, 128), V(node_cores_needed, 132),
+			    V(node_cores_short, true), V(fits, false),
+			    V(node_max_dataloader_workers, -1) },
+		  .says = { "128 needed = 8 GPUs x 16 (MinCoresPerGpu)",
+			    "use fewer GPUs per node, or a node with more "
+			    "cores" } },
+	};
 
 	(void)state;
-	policy(&p);
-	/* No GPUs: fits, nothing to say. */
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.fits);
-	mc_verdict_explain(&p, &v, "1.0", "n1", &e);
-	assert_int_equal(e.n, 0);
-
-	/* GPU memory unknown: the floor is 0 and the user is told. */
-	r = req(2, 0, 2);
-	n = node(256 * GiB, 32, 2);
-	a = alloc(32 * GiB, 6, NULL);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_true(v.gpu_memory_unknown);
-	assert_int_equal(v.ram_floor_bytes, 0);
-	assert_int_equal(v.ram_needed_bytes, 16 * GiB);
-	assert_true(v.fits);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "GPU memory unknown: the RAM floor was not "
-			"checked (an administrator sets GpuMemory= in "
-			"memcore.conf)");
-
-	/* Offload and tasks appear in the breakdown. */
-	p.ram_per_task_bytes = GiB;
-	r = req(8, 80 * GiB, 2);
-	r.model_params = T5_3B;
-	r.zero_stage = 2;
-	r.offload = MC_OFFLOAD_OPTIMIZER;
-	n = node(2048 * GiB, 128, 8);
-	a = alloc(700 * GiB, 128, "--mem=700G");
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_false(v.fits);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "= 640 GiB GPU floor + 16 workers x 4 GiB + 8 tasks "
-			"x 1 GiB + 127.48 GiB ZeRO-2 offload");
-	assert_explains(&e, "fix: --mem=840G");
-
-	/* Long step and host names: lines stay within the limit. */
-	{
-		char longname[400];
-
-		memset(longname, 'x', sizeof(longname) - 1);
-		longname[sizeof(longname) - 1] = '\0';
-		mc_verdict_explain(&p, &v, longname, longname, &e);
-		assert_explains(&e, "fix:");
-		assert_true(strlen(e.line[0]) < MC_EXPLAIN_LINE_MAX);
-	}
-
-	/* A step cannot fit a node whose cores are fewer than its own. */
-	policy(&p);
-	p.min_cores_per_gpu = 16;
-	r = req(8, 80 * GiB, 2);
-	n = node(2048 * GiB, 96, 8);
-	a = alloc(1024 * GiB, 96, NULL);
-	mc_verdict_compute(&p, &r, &n, &a, &v);
-	assert_int_equal(v.cores_needed, 128);
-	assert_int_equal(v.node_cores_needed, 132);
-	assert_true(v.node_cores_short);
-	assert_false(v.fits);
-	assert_int_equal(v.node_max_dataloader_workers, -1);
-	mc_verdict_explain(&p, &v, NULL, NULL, &e);
-	assert_explains(&e, "128 needed = 8 GPUs x 16 (MinCoresPerGpu)");
-	assert_explains(&e, "use fewer GPUs per node, or a node with more "
-			"cores");
+	RUN(rows);
 }
+#define AU(f, w) MC_CHECK(struct mc_audit, f, w)
 
 static void test_audit(void **state)
 {
-	struct mc_policy p;
-	struct mc_node n = node(512 * GiB, 24, 8);
-	struct mc_audit au;
+	static const struct {
+		const char *name;
+		double host_ram_per_gpu_ram;	/* 0: the default's */
+		uint32_t workers;		/* 0: the default's */
+		struct mc_node n;
+		bool unified;
+		uint64_t gpu_mem;
+		bool known;
+		struct mc_check want[8];
+	} rows[] = {
+		{ "8 x 80 GiB on 512 GiB and 24 cores", 0, 0,
+		  NODE(512 * GiB, 24, 8), false, 640 * GiB, true,
+		  { AU(ram_needed_bytes, 640 * GiB), AU(cores_needed, 28),
+		    AU(workers, 2), AU(ram_rule_ok, false),
+		    AU(cores_rule_ok, false) } },
+		{ "8 x 80 GiB on 1024 GiB and 28 cores", 0, 0,
+		  NODE(1024 * GiB, 28, 8), false, 640 * GiB, true,
+		  { AU(ram_rule_ok, true), AU(cores_rule_ok, true) } },
+		/* Unknown GPU memory never passes the RAM rule. */
+		{ "GPU memory unknown", 0, 0,
+		  NODE(1024 * GiB, 28, 8), false, 0, false,
+		  { AU(ram_rule_ok, false), AU(gpu_memory_known, false) } },
+		/* An APU node (MI300A): the GPUs' memory is this RAM, the
+		 * rule holds by construction, known memory or not. */
+		{ "APU node, 4 x 128 GiB on 502 GiB", 0, 0,
+		  NODE(502 * GiB, 96, 4), true, 512 * GiB, true,
+		  { AU(unified_memory, true), AU(ram_rule_ok, true),
+		    AU(ram_needed_bytes, 0) } },
+		{ "APU node, memory unknown", 0, 0,
+		  NODE(502 * GiB, 96, 4), true, 0, false,
+		  { AU(ram_rule_ok, true) } },
+		/* the double count of today */
+		{ "the APU node taken as discrete GPUs", 0, 0,
+		  NODE(502 * GiB, 96, 4), false, 512 * GiB, true,
+		  { AU(ram_rule_ok, false) } },
+		{ "HostRamPerGpuRam=1.5, w=4, 1024 GiB and 28 cores", 1.5, 4,
+		  NODE(1024 * GiB, 28, 8), false, 640 * GiB, true,
+		  { AU(ram_needed_bytes, 960 * GiB), AU(cores_needed, 44),
+		    AU(ram_rule_ok, true),	/* 1024 GiB >= 960 GiB */
+		    AU(cores_rule_ok, false) } },
+		{ "HostRamPerGpuRam=1.5, w=4, 959 GiB", 1.5, 4,
+		  NODE(959 * GiB, 28, 8), false, 640 * GiB, true,
+		  { AU(ram_rule_ok, false) } },
+	};
 
 	(void)state;
-	mc_policy_defaults(&p);
-	mc_audit_node(&p, &n, 640 * GiB, true, &au);
-	assert_int_equal(au.ram_needed_bytes, 640 * GiB);
-	assert_int_equal(au.cores_needed, 28);
-	assert_int_equal(au.workers, 2);
-	assert_false(au.ram_rule_ok);
-	assert_false(au.cores_rule_ok);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_policy p;
+		struct mc_node n = rows[i].n;
+		struct mc_audit au;
 
-	n = node(1024 * GiB, 28, 8);
-	mc_audit_node(&p, &n, 640 * GiB, true, &au);
-	assert_true(au.ram_rule_ok);
-	assert_true(au.cores_rule_ok);
-	/* Unknown GPU memory never passes the RAM rule. */
-	mc_audit_node(&p, &n, 0, false, &au);
-	assert_false(au.ram_rule_ok);
-	assert_false(au.gpu_memory_known);
-
-	/* An APU node (MI300A): the GPUs' memory is this RAM, the rule
-	 * holds by construction, known memory or not. */
-	n = node(502 * GiB, 96, 4);
-	n.unified_memory = true;
-	mc_audit_node(&p, &n, 512 * GiB, true, &au);
-	assert_true(au.unified_memory);
-	assert_true(au.ram_rule_ok);
-	assert_int_equal(au.ram_needed_bytes, 0);
-	mc_audit_node(&p, &n, 0, false, &au);
-	assert_true(au.ram_rule_ok);
-	n.unified_memory = false;
-	mc_audit_node(&p, &n, 512 * GiB, true, &au);
-	assert_false(au.ram_rule_ok);	/* the double count of today */
-	n = node(1024 * GiB, 28, 8);
-
-	p.host_ram_per_gpu_ram = 1.5;
-	p.dataloader_workers = 4;
-	mc_audit_node(&p, &n, 640 * GiB, true, &au);
-	assert_int_equal(au.ram_needed_bytes, 960 * GiB);
-	assert_int_equal(au.cores_needed, 44);
-	assert_true(au.ram_rule_ok);	/* 1024 GiB >= 960 GiB */
-	assert_false(au.cores_rule_ok);
-	n.ram_bytes = 959 * GiB;
-	mc_audit_node(&p, &n, 640 * GiB, true, &au);
-	assert_false(au.ram_rule_ok);
+		mc_policy_defaults(&p);
+		if (rows[i].host_ram_per_gpu_ram)
+			p.host_ram_per_gpu_ram = rows[i].host_ram_per_gpu_ram;
+		if (rows[i].workers)
+			p.dataloader_workers = rows[i].workers;
+		n.unified_memory = rows[i].unified;
+		mc_audit_node(&p, &n, rows[i].gpu_mem, rows[i].known, &au);
+		mc_assert_checks(rows[i].name, &au, rows[i].want);
+	}
 }
 
 int main(void)

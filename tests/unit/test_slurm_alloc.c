@@ -465,40 +465,50 @@ static void test_set_by_slurm(void **state)
 /* The placement line: only where the worst is not the even split. */
 static void test_placement_line(void **state)
 {
+	static const struct {
+		const char *opts;
+		const char *line;	/* the placement, exactly; or */
+		const char *has;	/* ... a part of it */
+		uint32_t gpus;		/* judged at; 0: not checked */
+		int fixed;		/* gpus_fixed: 1 yes, -1 no, 0 any */
+	} c[] = {
+		{ "nodes=2;gpus=8;mem=120G",
+		  "  placement: Slurm may put up to 7 of the 8 GPUs on one "
+		  "node (--gpus over -N is not split evenly), so this is "
+		  "judged at 7; --gpus-per-node=4 splits them evenly",
+		  NULL, 0, -1 },
+		/* 7 over -N2 has no even split; a range none either */
+		{ "nodes=2;gpus=7;mem=120G",
+		  "  placement: Slurm may put up to 6 of the 7 GPUs on one "
+		  "node (--gpus over -N is not split evenly), so this is "
+		  "judged at 6; --gpus-per-node with a fixed -N gives every "
+		  "node the same", NULL, 0, 0 },
+		{ "nodes=2-4;gpus=8;mem=120G", NULL, "with a fixed -N gives",
+		  7, 0 },
+		{ "nodes=2;gpus=16;mem=120G", "", NULL, 0, 0 }, /* 8 + 8 */
+		{ "nodes=2;gpus-per-node=4;mem=120G", "", NULL, 0, 0 },
+		{ "nodes=1;gpus=8;mem=120G", "", NULL, 0, 1 },
+	};
 	const struct mc_slurm_part none = { 0 };
 	struct mc_slurm_job j;
 	struct mc_slurm_grant g;
 
 	(void)state;
-	job_of("nodes=2;gpus=8;mem=120G", &j);
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_string_equal(g.placement, "  placement: Slurm may put up to 7 "
-			    "of the 8 GPUs on one node (--gpus over -N is not "
-			    "split evenly), so this is judged at 7; "
-			    "--gpus-per-node=4 splits them evenly");
-	assert_false(g.gpus_fixed);
-	/* 7 over -N2 has no even split; a range none either */
-	job_of("nodes=2;gpus=7;mem=120G", &j);
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_string_equal(g.placement, "  placement: Slurm may put up to 6 "
-			    "of the 7 GPUs on one node (--gpus over -N is not "
-			    "split evenly), so this is judged at 6; "
-			    "--gpus-per-node with a fixed -N gives every node "
-			    "the same");
-	job_of("nodes=2-4;gpus=8;mem=120G", &j);
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_int_equal(g.gpus, 7);
-	assert_non_null(strstr(g.placement, "with a fixed -N gives"));
-	job_of("nodes=2;gpus=16;mem=120G", &j);	/* 8 + 8: no choice */
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_string_equal(g.placement, "");
-	job_of("nodes=2;gpus-per-node=4;mem=120G", &j);
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_string_equal(g.placement, "");
-	job_of("nodes=1;gpus=8;mem=120G", &j);
-	mc_slurm_alloc(&j, &none, &H100, &g);
-	assert_string_equal(g.placement, "");
-	assert_true(g.gpus_fixed);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &H100, &g);
+		if (c[i].line && strcmp(g.placement, c[i].line))
+			fail_msg("%s: placement '%s', want '%s'", c[i].opts,
+				 g.placement, c[i].line);
+		if (c[i].has && !strstr(g.placement, c[i].has))
+			fail_msg("%s: placement '%s' lacks '%s'", c[i].opts,
+				 g.placement, c[i].has);
+		if (c[i].gpus && g.gpus != c[i].gpus)
+			fail_msg("%s: %u GPUs, want %u", c[i].opts, g.gpus,
+				 c[i].gpus);
+		if (c[i].fixed && g.gpus_fixed != (c[i].fixed > 0))
+			fail_msg("%s: gpus_fixed %d", c[i].opts, g.gpus_fixed);
+	}
 }
 
 /*

@@ -61,35 +61,42 @@ static void test_plain(void **state)
 	assert_false(mc_step_ignored(&s));
 }
 
-static void test_gpus_not_a_number(void **state)
+/* GPU figures from Slurm that are not figures: refused, each from the plain
+ * step of setup() with one variable changed. */
+static void test_gpus_refused(void **state)
 {
-	struct mc_step s;
-	char err[MC_ERR_MAX];
+	static const struct {
+		const char *name, *var, *value;
+		const char *err;	/* in the error; NULL: any */
+	} rows[] = {
+		{ "count not a number", "SLURM_GPUS_ON_NODE", "abc",
+		  "SLURM_GPUS_ON_NODE=abc: " },
+		{ "count negative", "SLURM_GPUS_ON_NODE", "-1",
+		  "SLURM_GPUS_ON_NODE=-1: " },
+		{ "count out of range", "SLURM_GPUS_ON_NODE",
+		  "99999999999999999999", "out of range" },
+		{ "index list not a list", "SLURM_STEP_GPUS", "junk",
+		  "GPU index list 'junk' from Slurm" },
+		{ "index range backwards", "SLURM_STEP_GPUS", "3-1", NULL },
+		{ "more indices than any node has GPUs", "SLURM_STEP_GPUS",
+		  "0-999", NULL },
+	};
 
-	setenv_fake("SLURM_GPUS_ON_NODE", "abc");
-	assert_int_equal(read_step(&s, err), -1);
-	assert_non_null(strstr(err, "SLURM_GPUS_ON_NODE=abc: "));
-	setenv_fake("SLURM_GPUS_ON_NODE", "-1");
-	assert_int_equal(read_step(&s, err), -1);
-	assert_non_null(strstr(err, "SLURM_GPUS_ON_NODE=-1: "));
-	setenv_fake("SLURM_GPUS_ON_NODE", "99999999999999999999");
-	assert_int_equal(read_step(&s, err), -1);
-	assert_non_null(strstr(err, "out of range"));
-}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_step s;
+		char err[MC_ERR_MAX];
+		int rc;
 
-static void test_bad_index_list(void **state)
-{
-	struct mc_step s;
-	char err[MC_ERR_MAX];
-
-	setenv_fake("SLURM_STEP_GPUS", "junk");
-	assert_int_equal(read_step(&s, err), -1);
-	assert_non_null(strstr(err, "GPU index list 'junk' from Slurm"));
-	setenv_fake("SLURM_STEP_GPUS", "3-1");
-	assert_int_equal(read_step(&s, err), -1);
-	/* More indices than any node has GPUs. */
-	setenv_fake("SLURM_STEP_GPUS", "0-999");
-	assert_int_equal(read_step(&s, err), -1);
+		setup(state);
+		setenv_fake(rows[i].var, rows[i].value);
+		rc = read_step(&s, err);
+		if (rc != -1)
+			fail_msg("%s: %s=%s read, rc %d", rows[i].name,
+				 rows[i].var, rows[i].value, rc);
+		if (rows[i].err && !strstr(err, rows[i].err))
+			fail_msg("%s: error '%s' lacks '%s'", rows[i].name, err,
+				 rows[i].err);
+	}
 }
 
 /* The count and the list disagree: both are kept, and mc_stepd refuses
@@ -368,8 +375,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_plain, setup),
-		cmocka_unit_test_setup(test_gpus_not_a_number, setup),
-		cmocka_unit_test_setup(test_bad_index_list, setup),
+		cmocka_unit_test_setup(test_gpus_refused, setup),
 		cmocka_unit_test_setup(test_count_disagrees, setup),
 		cmocka_unit_test_setup(test_batch_ignores_step_gpus, setup),
 		cmocka_unit_test_setup(test_count_from_list_and_none, setup),

@@ -148,10 +148,12 @@ static void test_combine(void **state)
 
 static struct mc_judgement J;
 
-static void judge(const struct mc_policy *p, const struct mc_request *r,
-		  uint64_t mem, uint32_t cores)
+/* mc_judge on a node of node_ram and 96 cores with 8 GPUs, the step given
+ * mem and cores; the explanation to stderr. */
+static void judge_node(const struct mc_policy *p, const struct mc_request *r,
+		       uint64_t node_ram, uint64_t mem, uint32_t cores)
 {
-	struct mc_node n = { .ram_bytes = 2048 * GiB, .cores = 96,
+	struct mc_node n = { .ram_bytes = node_ram, .cores = 96,
 			     .threads_per_core = 1, .gpus = 8 };
 	struct mc_alloc a = { .mem_bytes = mem, .cores = cores,
 			      .mem_source = "--mem" };
@@ -161,18 +163,18 @@ static void judge(const struct mc_policy *p, const struct mc_request *r,
 		fprintf(stderr, "| %s\n", J.e.line[i]);
 }
 
-/* As judge, on a node of node_ram with 8 GPUs. */
+/* On a 2048 GiB node. */
+static void judge(const struct mc_policy *p, const struct mc_request *r,
+		  uint64_t mem, uint32_t cores)
+{
+	judge_node(p, r, 2048 * GiB, mem, cores);
+}
+
+/* On a node of node_ram, all its cores given. */
 static void judge_on(const struct mc_policy *p, const struct mc_request *r,
 		     uint64_t node_ram, uint64_t mem)
 {
-	struct mc_node n = { .ram_bytes = node_ram, .cores = 96,
-			     .threads_per_core = 1, .gpus = 8 };
-	struct mc_alloc a = { .mem_bytes = mem, .cores = 96,
-			      .mem_source = "--mem" };
-
-	mc_judge(p, r, &a, &n, NULL, NULL, &J);
-	for (size_t i = 0; i < J.e.n; i++)
-		fprintf(stderr, "| %s\n", J.e.line[i]);
+	judge_node(p, r, node_ram, mem, 96);
 }
 
 static bool said(const char *s)
@@ -230,47 +232,52 @@ static void test_cores_and_ranks(void **state)
 
 static void test_share(void **state)
 {
-	struct mc_request r = { .gpus = 1, .gpu_memory_bytes = 80 * GiB };
+	static const struct {
+		const char *name;
+		int kind;			/* 1 shard, 2 MPS */
+		uint32_t count, per_gpu;	/* asked; the node's per GPU */
+		uint64_t gpu_mem, want;		/* the card's; the share's */
+		const char *note;		/* NULL: not checked */
+	} rows[] = {
+		{ "shard:2 of 8 per GPU", 1, 2, 8, 80 * GiB, 20 * GiB,
+		  "gres/shard: 2/8 of a 80 GiB GPU" },
+		{ "mps:25 of 100", 2, 25, 0, 80 * GiB, 20 * GiB, NULL },
+		/* MPS of 200 per GPU: Slurm's whole percentage, 25 x 100 /
+		 * 200 = 12 (cut), as launch gets it in
+		 * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; at least 1. */
+		{ "mps:25 of 200 per GPU", 2, 25, 200, 100 * GiB, 12 * GiB,
+		  "gres/mps: 25 of 200 per GPU, Slurm's 12% of a 100 GiB "
+		  "GPU" },
+		{ "mps:1 of 200 per GPU", 2, 1, 200, 100 * GiB, 1 * GiB,
+		  NULL },
+	};
 
 	/* shard:8 of 64: an eighth of the card, as a 10 GiB MIG slice */
 	assert_int_equal(mc_share_bytes(80 * GiB, 8, 64), 10 * GiB);
 	assert_int_equal(mc_share_bytes(80 * GiB, 1, 3),
 			 (80 * GiB + 2) / 3);
 	assert_int_equal(mc_share_bytes(80 * GiB, 9, 8), 80 * GiB);
-	r.use.share_kind = 1;
-	r.use.share_count = 2;
-	mc_share_apply(&r, 8, NULL);
-	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
-	assert_string_equal(r.use.notes[0], "gres/shard: 2/8 of a 80 GiB GPU");
-	/* The node's RAM rule stays the whole card's. */
-	assert_int_equal(mc_card_bytes(&r), 80 * GiB);
-	/* MPS: 25 of 100 */
-	memset(&r, 0, sizeof(r));
-	r.gpus = 1;
-	r.gpu_memory_bytes = 80 * GiB;
-	r.use.share_kind = 2;
-	r.use.share_count = 25;
-	mc_share_apply(&r, 0, NULL);
-	assert_int_equal(r.gpu_memory_bytes, 20 * GiB);
-	/* MPS of 200 per GPU: Slurm's whole percentage, 25 x 100 / 200 =
-	 * 12 (cut), as launch gets it in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE;
-	 * at least 1. */
-	memset(&r, 0, sizeof(r));
-	r.gpus = 1;
-	r.gpu_memory_bytes = 100 * GiB;
-	r.use.share_kind = 2;
-	r.use.share_count = 25;
-	mc_share_apply(&r, 200, NULL);
-	assert_int_equal(r.gpu_memory_bytes, 12 * GiB);
-	assert_string_equal(r.use.notes[0], "gres/mps: 25 of 200 per GPU, "
-			    "Slurm's 12% of a 100 GiB GPU");
-	memset(&r, 0, sizeof(r));
-	r.gpus = 1;
-	r.gpu_memory_bytes = 100 * GiB;
-	r.use.share_kind = 2;
-	r.use.share_count = 1;
-	mc_share_apply(&r, 200, NULL);
-	assert_int_equal(r.gpu_memory_bytes, 1 * GiB);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_request r = { .gpus = 1,
+					.gpu_memory_bytes = rows[i].gpu_mem };
+
+		r.use.share_kind = rows[i].kind;
+		r.use.share_count = rows[i].count;
+		mc_share_apply(&r, rows[i].per_gpu, NULL);
+		if (r.gpu_memory_bytes != rows[i].want)
+			fail_msg("%s: %llu bytes, want %llu", rows[i].name,
+				 (unsigned long long)r.gpu_memory_bytes,
+				 (unsigned long long)rows[i].want);
+		if (rows[i].note && strcmp(r.use.notes[0], rows[i].note))
+			fail_msg("%s: note '%s', want '%s'", rows[i].name,
+				 r.use.notes[0], rows[i].note);
+		/* The node's RAM rule stays the whole card's. */
+		if (mc_card_bytes(&r) != rows[i].gpu_mem)
+			fail_msg("%s: the card %llu bytes, want %llu",
+				 rows[i].name,
+				 (unsigned long long)mc_card_bytes(&r),
+				 (unsigned long long)rows[i].gpu_mem);
+	}
 }
 
 /* Shards per GPU: Slurm's count over the node's GPUs, ShardsPerGpu= an

@@ -484,6 +484,26 @@ static void test_plot_cores(void **state)
 	free(c.text);
 }
 
+/* Step 9.s's record of u on n1, into rec. */
+static void step_record(const struct mc_used *u, const struct mc_advice *a,
+			int s, char *rec, size_t len)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "9.%d", s);
+	assert_int_equal(mc_summary_record(u, a, name, "n1", rec, len), 0);
+	assert_true(strlen(rec) <= MC_SUMMARY_RECORD_MAX);
+}
+
+/* rec merged into the job's records cur (next: room for the merge). */
+static void merge_record(char *cur, char *next, size_t len, const char *rec)
+{
+	assert_int_equal(mc_jobrec_merge(cur, rec, next, len, MC_JOBREC_MAX),
+			 0);
+	strcpy(cur, next);
+	assert_true(strlen(cur) <= MC_JOBREC_MAX);
+}
+
 /* The records' bound: timelines go before records, the oldest first; the
  * value left says so ("cut"); a record's figures read back the same. */
 static void test_jobrec_cut(void **state)
@@ -511,48 +531,28 @@ static void test_jobrec_cut(void **state)
 				       sizeof(u.timeline)) > 300);
 	cur[0] = '\0';
 	for (int s = 0; s < 20; s++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "9.%d", s);
 		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
-		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
-						   sizeof(rec)), 0);
-		assert_true(strlen(rec) <= MC_SUMMARY_RECORD_MAX);
-		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
-						 MC_JOBREC_MAX), 0);
-		strcpy(cur, next);
-		assert_true(strlen(cur) <= MC_JOBREC_MAX);
+		step_record(&u, &a, s, rec, sizeof(rec));
+		merge_record(cur, next, sizeof(next), rec);
 		/* the writer finds its record there, timeline cut or not
 		 * (slurmstepd's check that its write was not undone) */
 		assert_true(mc_jobrec_has(cur, rec));
 	}
 	/* ... every record written, the oldest with its timeline cut */
 	for (int s = 0; s < 20; s++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "9.%d", s);
 		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
-		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
-						   sizeof(rec)), 0);
+		step_record(&u, &a, s, rec, sizeof(rec));
 		assert_true(mc_jobrec_has(cur, rec));
 		/* another figure is another record */
 		u.peak.nr_bytes++;
-		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
-						   sizeof(rec)), 0);
+		step_record(&u, &a, s, rec, sizeof(rec));
 		assert_false(mc_jobrec_has(cur, rec));
 	}
 	/* 60 more: records go too, into the aggregate; the new one is still
 	 * found each time */
 	for (int s = 20; s < 80; s++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "9.%d", s);
-		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
-						   sizeof(rec)), 0);
-		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
-						 MC_JOBREC_MAX), 0);
-		strcpy(cur, next);
-		assert_true(strlen(cur) <= MC_JOBREC_MAX);
+		step_record(&u, &a, s, rec, sizeof(rec));
+		merge_record(cur, next, sizeof(next), rec);
 		assert_true(mc_jobrec_has(cur, rec));
 	}
 	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
@@ -561,15 +561,9 @@ static void test_jobrec_cut(void **state)
 	/* back to the 20 first, read below */
 	cur[0] = '\0';
 	for (int s = 0; s < 20; s++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "9.%d", s);
 		u.peak.nr_bytes = (uint64_t)(s + 1) * GIB;
-		assert_int_equal(mc_summary_record(&u, &a, name, "n1", rec,
-						   sizeof(rec)), 0);
-		assert_int_equal(mc_jobrec_merge(cur, rec, next, sizeof(next),
-						 MC_JOBREC_MAX), 0);
-		strcpy(cur, next);
+		step_record(&u, &a, s, rec, sizeof(rec));
+		merge_record(cur, next, sizeof(next), rec);
 	}
 	n = mc_jobrec_split(cur, recs, lens, 64, &agg);
 	/* 20 records of ~550 bytes do not fit 8192 with their timelines
