@@ -578,17 +578,10 @@ int mc_cgroup_populated(const char *dir, int version)
 		    (p == buf || p[-1] == '\n'))
 			rc = p[10] == '0' ? 0 : 1;
 	} else if (mc_read_at(dfd, "cgroup.procs", buf, sizeof(buf)) >= 0) {
-		DIR *d;
+		DIR *d = mc_opendir_fd(dfd);
 		struct dirent *de;
-		int fd2 = dup(dfd);
 
-		rc = buf[0] != '\0';
-		d = fd2 >= 0 ? fdopendir(fd2) : NULL;
-		if (!d) {
-			if (fd2 >= 0)
-				close(fd2);
-			rc = -1;
-		}
+		rc = d ? buf[0] != '\0' : -1;
 		while (d && rc == 0 && (de = readdir(d)) != NULL)
 			if (de->d_type == DT_DIR && de->d_name[0] != '.')
 				rc = 1;

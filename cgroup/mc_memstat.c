@@ -236,7 +236,6 @@ static int sum_oom_v1(int dfd, int depth, unsigned *dirs, uint64_t *sum)
 	uint64_t n;
 	DIR *d;
 	struct dirent *e;
-	int fd;
 
 	if (mc_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) < 0 ||
 	    mc_memstat_parse_oom_kill(buf, &n) < 0)
@@ -244,14 +243,9 @@ static int sum_oom_v1(int dfd, int depth, unsigned *dirs, uint64_t *sum)
 	*sum += n;
 	if (depth >= SUBTREE_MAX_DEPTH)
 		return 0;
-	fd = dup(dfd);
-	if (fd < 0)
+	d = mc_opendir_fd(dfd);
+	if (!d)
 		return 0;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return 0;
-	}
 	while ((e = readdir(d)) != NULL && *dirs < SUBTREE_MAX_DIRS) {
 		int cfd;
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "mc_parse.h"
+#include "mc_thread.h"
 #include "mc_util.h"
 
 static const char *const from_words[] = { "--dataset", "HF_DATASETS_CACHE",
@@ -237,10 +238,7 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 			  mc_dataset_statfs_fn fs)
 {
 	struct probe_ctx *c;
-	pthread_condattr_t ca;
-	pthread_attr_t ta;
 	pthread_t t;
-	sigset_t all, old;
 	struct timespec dl;
 	uint64_t wait_ms = (uint64_t)max_ms + MC_DATASET_ANSWER_MS;
 	int rc;
@@ -266,18 +264,8 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 	c->fs = fs;
 	c->refs = 2;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&ta);
-	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-	/* The caller's signal handlers (srun's) run in its own thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &ta, probe_thread, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&ta);
+	mc_cond_init_monotonic(&c->cv);
+	rc = mc_thread_start(&t, 0, true, probe_thread, c);
 	if (rc) {
 		/* No thread: the probe as it is, in this one. */
 		c->refs = 1;

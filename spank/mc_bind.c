@@ -192,30 +192,141 @@ static bool must_warn(const struct mc_plan *plan, const struct mc_plan_gpu *g,
 	return false;
 }
 
+/* What a task's GPUs give it, gathered GPU by GPU (add_gpu). */
+struct task_bind {
+	hwloc_bitmap_t use;	/* the CPUs to bind to */
+	int node;		/* their NUMA node (OS index), -1 none yet */
+	bool one_node;		/* all on one node */
+	char *per_gpu;		/* MEMCORE_GPU_CPUS: "0-2;3-5" */
+	size_t len;
+	char *which;		/* the log's "GPU 0: CPUs 0-2, GPU 1: ..." */
+	size_t wlen;
+	const struct mc_plan_gpu *warning;	/* the first to warn of */
+	char also[256];		/* the others: "3 (NUMA 1), ..." */
+	size_t more;
+};
+
+#define PER_GPU_MAX (MC_MAX_GPUS * (MC_CPULIST_MAX + 1))
+#define WHICH_MAX (MC_MAX_GPUS * (MC_CPULIST_MAX + 32))
+
+/* GPU g, the task's k-th, into b. */
+static void add_gpu(struct task_bind *b, const struct mc_plan *plan,
+		    const struct mc_plan_gpu *g, int k, const unsigned *mine,
+		    int n_mine)
+{
+	char list[MC_CPULIST_MAX];
+
+	if (g->warning[0] && must_warn(plan, g, mine, n_mine)) {
+		if (!b->warning) {
+			b->warning = g;
+		} else if (b->more < sizeof(b->also) - 1) {
+			/* Bounded: a long list is cut, never written past
+			 * the buffer. */
+			int w = snprintf(b->also + b->more,
+					 sizeof(b->also) - b->more,
+					 "%s%u (NUMA %d)", b->more ? ", " : "",
+					 g->index, g->numa_os_index);
+
+			if (w > 0)
+				b->more += (size_t)w;
+			if (b->more > sizeof(b->also) - 1)
+				b->more = sizeof(b->also) - 1;
+		}
+	}
+	if (g->cores) {
+		hwloc_bitmap_or(b->use, b->use, g->cpus);
+		if (b->node >= 0 && b->node != g->numa_os_index)
+			b->one_node = false;
+		b->node = g->numa_os_index;
+	}
+	mc_plan_cpulist(g->cpus, list, sizeof(list));
+	b->len += (size_t)snprintf(b->per_gpu + b->len, PER_GPU_MAX - b->len,
+				   "%s%s", k ? ";" : "", list);
+	b->wlen += (size_t)snprintf(b->which + b->wlen, WHICH_MAX - b->wlen,
+				    "%sGPU %u: %s%s", b->wlen ? ", " : "",
+				    g->index, list[0] ? "CPUs " : "no CPUs",
+				    list);
+}
+
+/* One warning on the task's stderr, however many of its GPUs lack cores:
+ * the task runs, the user learns how to fix it. Ranks that share GPUs
+ * (MPS-style, 16 one-core ranks on 2 GPUs) would each hear the same
+ * advice, and it contradicts their recipe: one message for the step,
+ * from local task 0. */
+static void warn_task(const struct task_bind *b, const struct mc_step *s,
+		      int n_step, unsigned workers)
+{
+	if (!b->warning)
+		return;
+	if (s->tasks > (uint32_t)n_step && n_step > 0) {
+		if (s->task_id == 0)
+			slurm_spank_log("memcore: step %s: %u ranks share %d "
+				"%s on this node: each rank stays on the CPUs "
+				"Slurm gave it, within its GPU's NUMA cores "
+				"where they meet (the cores rule counted %u "
+				"per rank; one message for the step)",
+				s->step_name, s->tasks, n_step,
+				n_step == 1 ? "GPU" : "GPUs", workers + 1);
+		return;
+	}
+	slurm_spank_log("%s%s%s", b->warning->warning,
+			b->more ? ". Likewise GPU " : "", b->also);
+}
+
+/* Bind this process to b's CPUs, its memory to their node when there is
+ * one; left as Slurm set it when it has no GPU core or the call fails. */
+static void apply(const struct task_bind *b, const struct mc_step *s,
+		  hwloc_const_bitmap_t allowed)
+{
+	char list[MC_CPULIST_MAX];
+
+	if (hwloc_bitmap_iszero(b->use)) {
+		slurm_verbose("memcore: step %s task %d: no GPU core in its "
+			      "CPUs %s, left as Slurm set it", s->step_name,
+			      s->task_id, mc_plan_cpulist(allowed, list,
+							  sizeof(list)));
+		return;
+	}
+	if (set_affinity(b->use) < 0) {
+		slurm_error("memcore: step %s task %d: sched_setaffinity(%s): "
+			    "%m; left as Slurm set it", s->step_name,
+			    s->task_id, mc_plan_cpulist(b->use, list,
+							sizeof(list)));
+		return;
+	}
+	/* Several GPUs on several NUMA nodes: no single node to prefer;
+	 * the kernel's local allocation follows the bound threads. */
+	if (b->one_node && prefer_node(b->node) < 0)
+		slurm_verbose("memcore: step %s task %d: set_mempolicy"
+			      "(MPOL_PREFERRED, node %d): %m", s->step_name,
+			      s->task_id, b->node);
+	slurm_info("memcore: step %s task %d: %s; bound to CPUs %s%s",
+		   s->step_name, s->task_id, b->which,
+		   mc_plan_cpulist(b->use, list, sizeof(list)),
+		   b->one_node ? ", memory prefers the GPU's NUMA node" : "");
+}
+
 static void bind_task(struct mc_plugin *p, spank_t sp,
 		      const struct mc_node_facts *f, const struct mc_step *s,
 		      unsigned workers)
 {
 	unsigned mine[MC_MAX_GPUS], step[MC_MAX_GPUS];
-	int n_mine, n_step = 0, node = -1;
-	bool one_node = true;
+	int n_mine, n_step = 0;
 	struct mc_plan *plan = calloc(1, sizeof(*plan));
 	hwloc_bitmap_t allowed = get_affinity();
-	hwloc_bitmap_t use = hwloc_bitmap_alloc();
-	char err[MC_ERR_MAX], list[MC_CPULIST_MAX];
-	char *per_gpu = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 1);
-	/* The log's "GPU 0: CPUs 0-2, GPU 1: CPUs 3-5" */
-	char *which = calloc(MC_MAX_GPUS, MC_CPULIST_MAX + 32);
-	const struct mc_plan_gpu *warning = NULL;
-	char also[256] = "";
-	size_t len = 0, more = 0, wlen = 0;
+	struct task_bind b = {
+		.use = hwloc_bitmap_alloc(), .node = -1, .one_node = true,
+		.per_gpu = calloc(1, PER_GPU_MAX),
+		.which = calloc(1, WHICH_MAX),
+	};
+	char err[MC_ERR_MAX];
 
 	if (!allowed) {
 		slurm_error("memcore: step %s task %d: cannot read its CPU "
 			    "mask (%m), not bound", s->step_name, s->task_id);
 		goto out;
 	}
-	if (!plan || !use || !per_gpu || !which) {
+	if (!plan || !b.use || !b.per_gpu || !b.which) {
 		slurm_error("memcore: step %s task %d: out of memory, not "
 			    "bound", s->step_name, s->task_id);
 		goto out;
@@ -235,97 +346,24 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 		for (size_t i = 0; i < plan->n; i++)
 			if (plan->gpu[i].index == mine[k])
 				g = &plan->gpu[i];
-		if (!g)
-			continue;
-		if (g->warning[0] && must_warn(plan, g, mine, n_mine)) {
-			if (!warning)
-				warning = g;
-			else if (more < sizeof(also) - 1) {
-				/* Bounded: a long list is cut, never
-				 * written past the buffer. */
-				int w = snprintf(also + more,
-					sizeof(also) - more, "%s%u (NUMA %d)",
-					more ? ", " : "", g->index,
-					g->numa_os_index);
-
-				if (w > 0)
-					more += (size_t)w;
-				if (more > sizeof(also) - 1)
-					more = sizeof(also) - 1;
-			}
-		}
-		if (g->cores) {
-			hwloc_bitmap_or(use, use, g->cpus);
-			if (node >= 0 && node != g->numa_os_index)
-				one_node = false;
-			node = g->numa_os_index;
-		}
-		mc_plan_cpulist(g->cpus, list, sizeof(list));
-		len += (size_t)snprintf(per_gpu + len,
-					MC_MAX_GPUS * (MC_CPULIST_MAX + 1) -
-					len, "%s%s", k ? ";" : "", list);
-		wlen += (size_t)snprintf(which + wlen,
-					 MC_MAX_GPUS * (MC_CPULIST_MAX + 32) -
-					 wlen, "%sGPU %u: %s%s",
-					 wlen ? ", " : "", g->index,
-					 list[0] ? "CPUs " : "no CPUs",
-					 list);
+		if (g)
+			add_gpu(&b, plan, g, k, mine, n_mine);
 	}
-	/* One warning on the task's stderr, however many of its GPUs lack
-	 * cores: the task runs, the user learns how to fix it. */
-	/* Ranks that share GPUs (MPS-style, 16 one-core ranks on 2 GPUs)
-	 * would each hear the same advice, and it contradicts their recipe:
-	 * one message for the step, from local task 0. */
-	if (warning && s->tasks > (uint32_t)n_step && n_step > 0) {
-		if (s->task_id == 0)
-			slurm_spank_log("memcore: step %s: %u ranks share %d "
-				"%s on this node: each rank stays on the CPUs "
-				"Slurm gave it, within its GPU's NUMA cores "
-				"where they meet (the cores rule counted %u "
-				"per rank; one message for the step)",
-				s->step_name, s->tasks, n_step,
-				n_step == 1 ? "GPU" : "GPUs", workers + 1);
-	} else if (warning) {
-		slurm_spank_log("%s%s%s", warning->warning,
-				more ? ". Likewise GPU " : "", also);
-	}
-	if (n_mine > 1 &&
-	    spank_setenv(sp, "MEMCORE_GPU_CPUS", per_gpu, 1) != ESPANK_SUCCESS)
+	warn_task(&b, s, n_step, workers);
+	if (n_mine > 1 && spank_setenv(sp, "MEMCORE_GPU_CPUS", b.per_gpu, 1)
+	    != ESPANK_SUCCESS)
 		slurm_error("memcore: step %s task %d: cannot set "
 			    "MEMCORE_GPU_CPUS", s->step_name, s->task_id);
-	if (hwloc_bitmap_iszero(use)) {
-		slurm_verbose("memcore: step %s task %d: no GPU core in its "
-			      "CPUs %s, left as Slurm set it", s->step_name,
-			      s->task_id, mc_plan_cpulist(allowed, list,
-							  sizeof(list)));
-		goto out;
-	}
-	if (set_affinity(use) < 0) {
-		slurm_error("memcore: step %s task %d: sched_setaffinity(%s): "
-			    "%m; left as Slurm set it", s->step_name,
-			    s->task_id, mc_plan_cpulist(use, list,
-							sizeof(list)));
-		goto out;
-	}
-	/* Several GPUs on several NUMA nodes: no single node to prefer;
-	 * the kernel's local allocation follows the bound threads. */
-	if (one_node && prefer_node(node) < 0)
-		slurm_verbose("memcore: step %s task %d: set_mempolicy"
-			      "(MPOL_PREFERRED, node %d): %m", s->step_name,
-			      s->task_id, node);
-	slurm_info("memcore: step %s task %d: %s; bound to CPUs %s%s",
-		   s->step_name, s->task_id, which,
-		   mc_plan_cpulist(use, list, sizeof(list)),
-		   one_node ? ", memory prefers the GPU's NUMA node" : "");
+	apply(&b, s, allowed);
 out:
 	if (plan) {
 		mc_plan_free(plan);
 		free(plan);
 	}
 	hwloc_bitmap_free(allowed);
-	hwloc_bitmap_free(use);
-	free(per_gpu);
-	free(which);
+	hwloc_bitmap_free(b.use);
+	free(b.per_gpu);
+	free(b.which);
 }
 
 int mc_bind_task_init(struct mc_plugin *p, spank_t sp)

@@ -172,7 +172,7 @@ int mc_gaugefile_clean(int dfd, const char *node, long self)
 	char prefix[NAME_MAX + 1];
 	struct dirent *de;
 	size_t plen;
-	int removed = 0, fd;
+	int removed = 0;
 	DIR *d;
 
 	plen = strlen(MC_GAUGEFILE_PREFIX) + strlen(node) + 1;
@@ -181,14 +181,9 @@ int mc_gaugefile_clean(int dfd, const char *node, long self)
 	strcpy(prefix, MC_GAUGEFILE_PREFIX);
 	strcat(prefix, node);
 	strcat(prefix, "_");
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = mc_opendir_fd(dfd);
+	if (!d)
 		return 0;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return 0;
-	}
 	while ((de = readdir(d))) {
 		const char *n = de->d_name;
 		char *end;

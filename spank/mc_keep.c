@@ -57,6 +57,7 @@
 #include "mc_jobrec.h"
 #include "mc_jobview.h"
 #include "mc_slurm_compat.h"
+#include "mc_thread.h"
 #include "mc_plugin.h"
 #include "mc_keep.h"
 
@@ -115,11 +116,77 @@ static void unlock(int *fd)
 	*fd = -1;
 }
 
+/*
+ * Add record rec to job's AdminComment, whose text is cur (len bytes),
+ * and read it back into cur, *nodes and *agg. Returns 0 written and read
+ * back; 1 to try again (slurmctld refused the write for now, or another
+ * node's write undid it); -1 never (no room, or the job has ended); why
+ * says which.
+ */
+static int add_record(uint32_t job, const char *rec, char *cur, size_t len,
+		      uint32_t *nodes, struct mc_jobrec_agg *agg,
+		      unsigned tries, char *why, size_t whylen)
+{
+	static char next[MC_JOBREC_MAX * 2];
+	const char *recs[1];
+	size_t lens[1];
+	job_desc_msg_t d;
+
+	if (mc_jobrec_merge(cur, rec, next, sizeof(next), MC_JOBREC_MAX) < 0) {
+		snprintf(why, whylen, "the job's AdminComment (%zu bytes) "
+			 "leaves no room for it", strlen(cur));
+		return -1;
+	}
+	slurm_init_job_desc_msg(&d);
+	MC_JOB_DESC_SET_ID(&d, job);
+	d.admin_comment = next;
+	if (slurm_update_job(&d) != 0) {
+		int e = errno;
+
+		snprintf(why, whylen, "slurmctld: %s", slurm_strerror(e));
+		return e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE ||
+		       e == ESLURM_INVALID_JOB_ID ? -1 : 1;	/* for good */
+	}
+	if (current(job, cur, len, nodes) < 0 || !mc_jobrec_has(cur, rec)) {
+		snprintf(why, whylen, "%u tries lost to other nodes' writes",
+			 tries);
+		return 1;
+	}
+	mc_jobrec_split(cur, recs, lens, 1, agg);
+	return 0;
+}
+
+/* Before a try: the second look once the record is seen (a settle), or,
+ * after a lost or unanswered try, a back-off with jitter that doubles up
+ * to KEEP_BACKOFF_MAX_MS. false when the deadline (left ms) leaves no
+ * time for it. */
+static bool wait_turn(bool seen, bool *settled, unsigned tries,
+		      long *backoff, long left)
+{
+	long w;
+
+	if (seen && !*settled) {
+		*settled = true;
+		pause_ms(KEEP_SETTLE_MS);
+		return true;
+	}
+	if (!tries)
+		return true;
+	w = *backoff + (long)((unsigned)getpid() * 7919u + tries * 104729u) %
+		       (*backoff / 2 + 1);
+	if (w >= left)
+		return false;
+	pause_ms(w);
+	if (*backoff < KEEP_BACKOFF_MAX_MS)
+		*backoff *= 2;
+	return true;
+}
+
 static void *keep(void *arg)
 {
 	struct mc_plugin *p = arg;
 	const struct mc_after *a = &p->after;
-	static char cur[MC_JOBREC_MAX * 2], next[MC_JOBREC_MAX * 2];
+	static char cur[MC_JOBREC_MAX * 2];
 	char rec[MC_SUMMARY_RECORD_MAX + 1], dir[PATH_MAX], err[MC_ERR_MAX];
 	char why[MC_ERR_MAX] = "slurmctld did not answer";
 	uint32_t job = p->step.job_id, nodes = 1;
@@ -138,24 +205,11 @@ static void *keep(void *arg)
 				  sizeof(dir)) == 0;
 	for (;;) {
 		long left = KEEP_DEADLINE_MS - since_ms(&t0);
-		job_desc_msg_t d;
 		const char *recs[1];
 		size_t lens[1];
 
-		if (seen && !settled) {	/* the second look */
-			settled = true;
-			pause_ms(KEEP_SETTLE_MS);
-		} else if (tries) {	/* lost, or no answer: again */
-			long w = backoff + (long)((unsigned)getpid() * 7919u +
-						  tries * 104729u) %
-					   (backoff / 2 + 1);
-
-			if (w >= left)
-				break;
-			pause_ms(w);
-			if (backoff < KEEP_BACKOFF_MAX_MS)
-				backoff *= 2;
-		}
+		if (!wait_turn(seen, &settled, tries, &backoff, left))
+			break;
 		left = KEEP_DEADLINE_MS - since_ms(&t0);
 		if (left <= 0)
 			break;
@@ -183,45 +237,23 @@ static void *keep(void *arg)
 		}
 		mc_jobrec_split(cur, recs, lens, 1, &agg);
 		if (!mc_jobrec_has(cur, rec)) {
+			int rc;
+
 			/* Seen in before, gone since: pushed out into the
 			 * aggregate by newer records (it counts this one),
 			 * or undone by another node's late write. */
 			if (seen && agg.steps > agg_seen)
 				break;
-			if (mc_jobrec_merge(cur, rec, next, sizeof(next),
-					    MC_JOBREC_MAX) < 0) {
-				snprintf(why, sizeof(why), "the job's "
-					 "AdminComment (%zu bytes) leaves no "
-					 "room for it", strlen(cur));
-				seen = false;
-				break;
-			}
-			slurm_init_job_desc_msg(&d);
-			MC_JOB_DESC_SET_ID(&d, job);
-			d.admin_comment = next;
-			if (slurm_update_job(&d) != 0) {
-				int e = errno;
-
-				snprintf(why, sizeof(why), "slurmctld: %s",
-					 slurm_strerror(e));
+			rc = add_record(job, rec, cur, sizeof(cur), &nodes, &agg,
+					tries, why, sizeof(why));
+			if (rc != 0) {
 				unlock(&lock);
 				seen = false;
-				if (e == ESLURM_JOB_FINISHED ||
-				    e == ESLURM_ALREADY_DONE ||
-				    e == ESLURM_INVALID_JOB_ID)
-					break;	/* for good */
+				if (rc < 0)
+					break;
 				continue;
 			}
 			settled = false;
-			if (current(job, cur, sizeof(cur), &nodes) < 0 ||
-			    !mc_jobrec_has(cur, rec)) {
-				snprintf(why, sizeof(why), "%u tries lost to "
-					 "other nodes' writes", tries);
-				unlock(&lock);
-				seen = false;
-				continue;
-			}
-			mc_jobrec_split(cur, recs, lens, 1, &agg);
 		}
 		unlock(&lock);
 		seen = true;
@@ -247,14 +279,10 @@ static void *keep(void *arg)
 void mc_keep_start(struct mc_plugin *p)
 {
 	struct mc_keeper *k = &p->after.keeper;
-	sigset_t all, old;
 
 	if (k->started)
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	k->started = pthread_create(&k->thread, NULL, keep, p) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	k->started = mc_thread_start(&k->thread, 0, false, keep, p) == 0;
 	if (!k->started)
 		keep(p);	/* no thread: in line, once */
 }

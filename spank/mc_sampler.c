@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mc_sampler.h"
+#include "mc_thread.h"
 
 static uint64_t ts_ns(const struct timespec *t)
 {
@@ -109,9 +110,6 @@ int mc_sampler_start_with(struct mc_sampler *s, const struct mc_cgroup *cg,
 			  int (*read)(struct mc_cgread_src *, struct mc_sample *),
 			  char *err, size_t errlen)
 {
-	pthread_condattr_t ca;
-	pthread_attr_t at;
-	sigset_t all, old;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -123,18 +121,8 @@ int mc_sampler_start_with(struct mc_sampler *s, const struct mc_cgroup *cg,
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);
 	getrusage(RUSAGE_CHILDREN, &s->children_start);
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, MC_SAMPLER_STACK);
-	/* The thread starts with every signal blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&s->thread, &at, run, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
+	mc_cond_init_monotonic(&s->cv);
+	rc = mc_thread_start(&s->thread, MC_SAMPLER_STACK, false, run, s);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the sampler thread: %s",
 			 strerror(rc));

@@ -71,20 +71,111 @@ static void slurm_version(char *buf, size_t len)
 #endif
 }
 
+/* Write the node facts where steps read them (cache= in plugstack.conf);
+ * what the start line says of it into line. */
+static void write_cache(const struct mc_plugin *p,
+			const struct mc_node_facts *facts, char *line,
+			size_t len)
+{
+	char err[MC_ERR_MAX];
+
+	if (!p->cache_path[0]) {
+		snprintf(line, len, "cache off");
+	} else if (mc_cache_write(p->cache_path, facts, err, sizeof(err)) < 0) {
+		unlink(p->cache_path);
+		snprintf(line, len, "%s (not written: steps load the topology "
+			 "themselves; name a file in slurmd's SlurmdSpoolDir "
+			 "with cache= in plugstack.conf)", err);
+	} else {
+		snprintf(line, len, "cache %s", p->cache_path);
+	}
+}
+
+/* The start line's word on the node's audit (mc_facts_judge). */
+static const char *audit_word(const struct mc_node_facts *facts,
+			      const struct mc_node_judgement *nj)
+{
+	const struct mc_audit *a = &nj->rule;
+
+	if (!facts->n_gpus)
+		return "no GPUs";
+	if (!a->gpu_memory_known)
+		return a->cores_rule_ok ? "RAM rule unknown (GPU memory "
+			"unknown: set GpuMemory=), cores ok"
+			: "RAM rule unknown (GPU memory unknown: set "
+			  "GpuMemory=), cores FAIL";
+	if (a->ram_rule_ok && a->cores_rule_ok && nj->step.v.fits)
+		return "ok";
+	if (a->ram_rule_ok && a->cores_rule_ok)
+		return "the rule holds, but a step of all its GPUs at the "
+		       "policy's defaults does not fit the whole node";
+	return "FAILS the sizing rule";
+}
+
+/* The lines after the start line: each rule the node breaks, the RAM
+ * figures that disagree, shards the policy counts otherwise than Slurm. */
+static void warnings(const char *host, const char *ram, const char *policy,
+		     const struct mc_node_facts *f,
+		     const struct mc_policy *pol, const struct mc_node *node,
+		     const struct mc_node_judgement *nj)
+{
+	const struct mc_audit *a = &nj->rule;
+	char need[32], gmem[32];
+	uint32_t per;
+
+	if (mc_topology_ram_disagrees(f)) {
+		char hw[32];
+
+		slurm_info("memcore: host RAM %s is the kernel's (MemTotal, "
+			   "as RealMemory); hwloc's NUMA nodes hold %s", ram,
+			   mc_fmt_bytes(f->hwloc_ram_bytes, hw,
+					sizeof(hw)));
+	}
+	if (f->n_gpus && a->gpu_memory_known && !a->ram_rule_ok) {
+		mc_fmt_bytes(a->ram_needed_bytes, need, sizeof(need));
+		mc_fmt_bytes(a->gpu_memory_total_bytes, gmem, sizeof(gmem));
+		slurm_info("memcore: warning: %s breaks the RAM sizing rule: "
+			   "%s host RAM, %s needed = %s of GPU memory x %.2f "
+			   "(HostRamPerGpuRam); GPU steps will be refused "
+			   "RAM they cannot get", host, ram, need, gmem,
+			   pol->host_ram_per_gpu_ram);
+	}
+	if (mc_shards_disagree(pol, f->slurm_shards, f->slurm_gpus,
+			       &per))
+		slurm_info("memcore: warning: %s: ShardsPerGpu=%u in %s, but "
+			   "Slurm configures %u shards per GPU here (Gres "
+			   "shard:%u over %u GPUs): shard steps are sized by "
+			   "ShardsPerGpu=; remove it to follow Slurm", host,
+			   pol->shards_per_gpu, policy, per, f->slurm_shards,
+			   f->slurm_gpus);
+	if (f->n_gpus && !a->cores_rule_ok)
+		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
+			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
+			   "%u reserved", host, f->cores, a->cores_needed,
+			   f->n_gpus, a->workers, pol->reserved_cores);
+	if (f->n_gpus && a->ram_rule_ok && a->cores_rule_ok &&
+	    !nj->step.v.fits) {
+		char why[160];
+
+		slurm_info("memcore: warning: %s: a step of all its %u GPUs "
+			   "at %u workers, given the whole node, does not fit: "
+			   "%s (memcore audit explains)", host, node->gpus,
+			   a->workers, mc_verdict_reason(&nj->step.v, why,
+							 sizeof(why)));
+	}
+}
+
 /* The node facts cache, the audit and the start line, for a policy read
  * (p->cfg) or not (p->cfg_err). */
 static int start(struct mc_plugin *p)
 {
 	static struct mc_node_facts facts;	/* 50 KiB: not on the stack */
 	static struct mc_node_judgement nj;	/* with its explanation */
-	const struct mc_audit *a = &nj.rule;
 	struct mc_policy pol;
 	struct mc_node node;
 	char host[64] = "", slurm[32], err[MC_ERR_MAX], note[MC_ERR_MAX];
-	char gpus[96], ram[32], need[32], gmem[32], cache[MC_ERR_MAX + 64];
+	char gpus[96], ram[32], cache[MC_ERR_MAX + 64];
 	const char *policy = p->cfg.path[0] ? p->cfg.path : "(none)";
-	const char *audit;
-	uint32_t per;
 
 	slurm_version(slurm, sizeof(slurm));
 	if (gethostname(host, sizeof(host) - 1) != 0)
@@ -135,79 +226,18 @@ static int start(struct mc_plugin *p)
 	 * --gres=shard step here (mc_shards_per_gpu). */
 	mc_plugin_slurm_gres(&facts);
 
-	if (!p->cache_path[0])
-		snprintf(cache, sizeof(cache), "cache off");
-	else if (mc_cache_write(p->cache_path, &facts, err, sizeof(err)) < 0) {
-		unlink(p->cache_path);
-		snprintf(cache, sizeof(cache), "%s (not written: steps load "
-			 "the topology themselves; name a file in slurmd's "
-			 "SlurmdSpoolDir with cache= in plugstack.conf)", err);
-	} else
-		snprintf(cache, sizeof(cache), "cache %s", p->cache_path);
+	write_cache(p, &facts, cache, sizeof(cache));
 
 	/* memcore audit's own judgement of this node (mc_facts_judge). */
 	mc_facts_judge(&facts, &pol, &node, &nj);
 	describe_gpus(&facts, &pol, gpus, sizeof(gpus));
 	mc_fmt_bytes(facts.host_ram_bytes, ram, sizeof(ram));
-	if (!facts.n_gpus)
-		audit = "no GPUs";
-	else if (!a->gpu_memory_known)
-		audit = a->cores_rule_ok ? "RAM rule unknown (GPU memory "
-			"unknown: set GpuMemory=), cores ok"
-			: "RAM rule unknown (GPU memory unknown: set "
-			  "GpuMemory=), cores FAIL";
-	else if (a->ram_rule_ok && a->cores_rule_ok && nj.step.v.fits)
-		audit = "ok";
-	else if (a->ram_rule_ok && a->cores_rule_ok)
-		audit = "the rule holds, but a step of all its GPUs at the "
-			"policy's defaults does not fit the whole node";
-	else
-		audit = "FAILS the sizing rule";
 	slurm_info("memcore %s (Slurm %s) on %s: topology %s; policy %s; "
 		   "%s host RAM, %u cores, %u NUMA nodes, %s; audit at "
 		   "%u workers: %s; %s", MC_VERSION, slurm, host,
 		   facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
-		   a->workers, audit, cache);
-	if (mc_topology_ram_disagrees(&facts)) {
-		char hw[32];
-
-		slurm_info("memcore: host RAM %s is the kernel's (MemTotal, "
-			   "as RealMemory); hwloc's NUMA nodes hold %s", ram,
-			   mc_fmt_bytes(facts.hwloc_ram_bytes, hw,
-					sizeof(hw)));
-	}
-	if (facts.n_gpus && a->gpu_memory_known && !a->ram_rule_ok) {
-		mc_fmt_bytes(a->ram_needed_bytes, need, sizeof(need));
-		mc_fmt_bytes(a->gpu_memory_total_bytes, gmem, sizeof(gmem));
-		slurm_info("memcore: warning: %s breaks the RAM sizing rule: "
-			   "%s host RAM, %s needed = %s of GPU memory x %.2f "
-			   "(HostRamPerGpuRam); GPU steps will be refused "
-			   "RAM they cannot get", host, ram, need, gmem,
-			   pol.host_ram_per_gpu_ram);
-	}
-	if (mc_shards_disagree(&pol, facts.slurm_shards, facts.slurm_gpus,
-			       &per))
-		slurm_info("memcore: warning: %s: ShardsPerGpu=%u in %s, but "
-			   "Slurm configures %u shards per GPU here (Gres "
-			   "shard:%u over %u GPUs): shard steps are sized by "
-			   "ShardsPerGpu=; remove it to follow Slurm", host,
-			   pol.shards_per_gpu, policy, per, facts.slurm_shards,
-			   facts.slurm_gpus);
-	if (facts.n_gpus && !a->cores_rule_ok)
-		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
-			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
-			   "%u reserved", host, facts.cores, a->cores_needed,
-			   facts.n_gpus, a->workers, pol.reserved_cores);
-	if (facts.n_gpus && a->ram_rule_ok && a->cores_rule_ok &&
-	    !nj.step.v.fits) {
-		char why[160];
-
-		slurm_info("memcore: warning: %s: a step of all its %u GPUs "
-			   "at %u workers, given the whole node, does not fit: "
-			   "%s (memcore audit explains)", host, node.gpus,
-			   a->workers, mc_verdict_reason(&nj.step.v, why,
-							 sizeof(why)));
-	}
+		   nj.rule.workers, audit_word(&facts, &nj), cache);
+	warnings(host, ram, policy, &facts, &pol, &node, &nj);
 	return 0;
 }
 

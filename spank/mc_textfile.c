@@ -147,6 +147,66 @@ void mc_textfile_node(char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
+/* This step's series: judged, refused, and what a step that ran used. */
+static void step_series(const struct mc_plugin *p, const char *node,
+			struct mc_metrics_step *st)
+{
+	const struct mc_after *a = &p->after;
+	const struct mc_used *u = &a->usage;
+
+	st->node = node;
+	st->partition = p->step.partition;	/* slurmd's record, or "" */
+	st->v[MC_M_STEPS_JUDGED] = 1;
+	st->v[MC_M_STEPS_REFUSED] = a->refused;
+	if (a->refused)
+		return;
+	st->v[MC_M_STEPS_OOM_KILLED] = u->oom_kills > 0;
+	st->v[MC_M_MEMORY_ASKED_BYTES] = (double)u->asked_bytes;
+	st->v[MC_M_MEMORY_PEAK_NR_BYTES] = (double)u->peak.nr_bytes;
+	st->v[MC_M_CORES_ASKED] = u->cores_allocated;
+	st->v[MC_M_CORE_SECONDS_ASKED] = u->cores_allocated *
+					 (u->wall_usec / 1e6);
+	st->v[MC_M_CPU_SECONDS] = u->cpu_usec / 1e6;
+}
+
+/* Replace base in dfd by text (len bytes) through the temporary file tmp
+ * and a rename, under the caller's lock. Returns 0, or -1 with errno and
+ * *what saying which part failed (the temporary file removed). */
+static int replace(int dfd, const char *base, const char *tmp,
+		   const char *text, size_t len, const char **what)
+{
+	int fd;
+
+	*what = "remove its old temporary file";
+	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
+		return -1;
+	/* Under the lock no other step makes it: whatever is there now was
+	 * planted, and is refused (EEXIST), never followed or opened. */
+	*what = "create its temporary file";
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	*what = "write its temporary file";
+	if (mc_write_all(fd, text, len) < 0 || fsync(fd) < 0)
+		goto fail;
+	close(fd);
+	*what = "rename its temporary file over it";
+	if (renameat(dfd, tmp, dfd, base) == 0)
+		return 0;
+	fd = -1;
+fail:
+	{
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dfd, tmp, 0);
+		errno = e;
+	}
+	return -1;
+}
+
 void mc_textfile_add(const struct mc_plugin *p)
 {
 	static char text[TEXT_MAX];
@@ -158,7 +218,7 @@ void mc_textfile_add(const struct mc_plugin *p)
 	     tmp[NAME_MAX + 1], node[MC_METRICS_LABEL_MAX], why[96];
 	const char *path = a->textfile, *base, *what = "open its lock file",
 		   *bad;
-	int dfd = -1, lfd = -1, fd = -1, len, rc;
+	int dfd = -1, lfd = -1, len, rc;
 	size_t dropped;
 
 	if (!*path || !a->judged)
@@ -175,21 +235,7 @@ void mc_textfile_add(const struct mc_plugin *p)
 	base++;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", base);
 	mc_textfile_node(node, sizeof(node));
-	st.node = node;
-	st.partition = p->step.partition;	/* slurmd's record, or "" */
-	st.v[MC_M_STEPS_JUDGED] = 1;
-	st.v[MC_M_STEPS_REFUSED] = a->refused;
-	if (!a->refused) {
-		const struct mc_used *u = &a->usage;
-
-		st.v[MC_M_STEPS_OOM_KILLED] = u->oom_kills > 0;
-		st.v[MC_M_MEMORY_ASKED_BYTES] = (double)u->asked_bytes;
-		st.v[MC_M_MEMORY_PEAK_NR_BYTES] = (double)u->peak.nr_bytes;
-		st.v[MC_M_CORES_ASKED] = u->cores_allocated;
-		st.v[MC_M_CORE_SECONDS_ASKED] = u->cores_allocated *
-						(u->wall_usec / 1e6);
-		st.v[MC_M_CPU_SECONDS] = u->cpu_usec / 1e6;
-	}
+	step_series(p, node, &st);
 	if (mc_jobview_dir(p->ac, p->av, mc_cache_default_path(), lock,
 			   sizeof(lock) - sizeof(LOCK_NAME) - 1) < 0) {
 		errno = ENAMETOOLONG;
@@ -236,23 +282,7 @@ void mc_textfile_add(const struct mc_plugin *p)
 	len = mc_metrics_format(&m, text, sizeof(text));
 	if (len < 0)
 		goto fail;
-	what = "remove its old temporary file";
-	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
-		goto fail;
-	/* Under the lock no other step makes it: whatever is there now was
-	 * planted, and is refused (EEXIST), never followed or opened. */
-	what = "create its temporary file";
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	what = "write its temporary file";
-	if (mc_write_all(fd, text, (size_t)len) < 0 || fsync(fd) < 0)
-		goto fail;
-	close(fd);
-	fd = -1;
-	what = "rename its temporary file over it";
-	if (renameat(dfd, tmp, dfd, base) < 0)
+	if (replace(dfd, base, tmp, text, (size_t)len, &what) < 0)
 		goto fail;
 	close(dfd);
 	close(lfd);	/* and the lock with it */
@@ -261,10 +291,6 @@ fail:
 	slurm_info("memcore: step %s: PrometheusTextfile=%s: cannot %s (%m); "
 		   "this step is not counted there", p->step.step_name, path,
 		   what);
-	if (fd >= 0) {
-		close(fd);
-		unlinkat(dfd, tmp, 0);
-	}
 	if (dfd >= 0)
 		close(dfd);
 	if (lfd >= 0)

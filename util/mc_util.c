@@ -380,3 +380,22 @@ void mc_assert_failed(const char *expr, const char *file, int line,
 		file, line, func);
 	abort();
 }
+
+DIR *mc_opendir_fd(int dfd)
+{
+	/* A new open file description, not dup(): its own offset, so the
+	 * listing starts at the first entry however often dfd is listed. */
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	int e;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}

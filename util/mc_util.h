@@ -9,6 +9,7 @@
 #define MC_UTIL_H
 
 #include <stdbool.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -158,6 +159,13 @@ ssize_t mc_read_fd(int fd, char *buf, size_t len);
  * never are. Returns the length, or -1 with errno set.
  */
 ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
+
+/*
+ * A directory stream over the directory dfd is open on, from its first
+ * entry, for readdir; dfd stays open and its own (closedir closes only
+ * the stream's descriptor). Returns the stream, or NULL with errno set.
+ */
+DIR *mc_opendir_fd(int dfd);
 
 /*
  * An invariant that must hold where it stands (Slurm's xassert): checked
