@@ -44,7 +44,6 @@
 #include "mc_list.h"
 #include "mc_plan.h"
 #include "mc_plugin.h"
-#include "mc_stepd.h"
 #include "mc_nodefacts.h"
 #include "mc_bind.h"
 #include "mc_step.h"
@@ -366,10 +365,10 @@ out:
 	free(b.which);
 }
 
-int mc_bind_task_init(struct mc_plugin *p, spank_t sp)
+int mc_bind_task_init(struct mc_plugin *p, spank_t sp,
+		      const struct mc_step *st)
 {
 	const struct mc_node_facts *f;
-	const struct mc_step *st = mc_stepd_step(p, sp);
 	struct mc_policy pol;
 	struct mc_step s;
 	char err[MC_ERR_MAX], buf[16];

@@ -624,6 +624,11 @@ int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp)
 	return rc;
 }
 
+int mc_stepd_task_init(struct mc_plugin *p, spank_t sp)
+{
+	return mc_bind_task_init(p, sp, mc_stepd_step(p, sp));
+}
+
 int mc_stepd_task_post_fork(struct mc_plugin *p, spank_t sp)
 {
 	mc_enforce_task_post_fork(&p->enf, sp);

@@ -41,6 +41,10 @@ int mc_stepd_user_init(struct mc_plugin *p, spank_t sp);
  * Slurm's limit tightened. -1: the step is refused. */
 int mc_stepd_task_init_privileged(struct mc_plugin *p, spank_t sp);
 
+/* task_init (each task, as the user, before its program): bound to its
+ * GPUs' NUMA cores, MEMCORE_* exported (mc_bind.c). Always 0. */
+int mc_stepd_task_init(struct mc_plugin *p, spank_t sp);
+
 /* task_post_fork (slurmstepd, each task): memcore's own cgroup made and
  * the task moved in, the summary's clock and sampler started. 0. */
 int mc_stepd_task_post_fork(struct mc_plugin *p, spank_t sp);

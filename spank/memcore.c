@@ -38,7 +38,6 @@
 #include <slurm/spank.h>
 
 #include "mc_args.h"
-#include "mc_bind.h"
 #include "mc_plugin.h"
 #include "mc_prolog.h"
 #include "mc_slurmd.h"
@@ -162,7 +161,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	MC_ONCE();
-	once_rc = MC_TIMED(MC_HOOK_TASK_INIT, mc_bind_task_init(&plugin, sp));
+	once_rc = MC_TIMED(MC_HOOK_TASK_INIT, mc_stepd_task_init(&plugin, sp));
 	log_task_time(sp);
 	return once_rc;
 }

@@ -907,3 +907,28 @@ _mc_on_exit() {
 trap _mc_on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# mc_cli_filter_install DIR CONF: contrib/cli_filter.lua as DIR/cli_filter.lua,
+# calling this build's memcore with the policy CONF (what an admin edits in
+# its two `local` lines).
+mc_cli_filter_install() {
+	sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
+	    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$2\"|" \
+	    "$MC_TOP/contrib/cli_filter.lua" >"$1/cli_filter.lua"
+}
+
+# mc_mib TEXT LABEL: the size memcore writes "N B|KiB|MiB|GiB" right before
+# LABEL in TEXT (the first one), in MiB, cut to an integer.
+mc_mib() {
+	grep -oE "[0-9.]+ (B|KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+
+# mc_mib_after TEXT LABEL: the same for the size written right after LABEL.
+mc_mib_after() {
+	grep -oE "$2 [0-9.]+ (B|KiB|MiB|GiB)" <<<"$1" | head -n1 | awk '{print $(NF-1), $NF}' |
+		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
+}
+
+# mc_between N LO HI: N is a number within LO..HI.
+mc_between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }

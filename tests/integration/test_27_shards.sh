@@ -78,9 +78,7 @@ assert_contains "$MC_OUT" "gres/shard: 2/8 of a 14.76 GiB GPU" "memcore check: t
 ALT=$MC_WORK/submit
 mkdir -p "$ALT"
 { cat "$SLURM_CONF"; echo "CliFilterPlugins=cli_filter/lua"; } >"$ALT/slurm.conf"
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CLIENT\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$ALT/cli_filter.lua"
+mc_cli_filter_install "$ALT" "$CLIENT"
 mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
 assert_ne 0 "$MC_RC" "cli_filter: a shard:2 job with --mem=6G is refused at submission"
 assert_contains "$MC_ERR" "$SNEED needed" "... with the launch figure ($SNEED)"

@@ -44,18 +44,6 @@ for p in mc_hold mc_anon_toucher; do
 	[ -x "$PROGS/$p" ] || mc_die "$PROGS/$p missing: make build/progs/$p (make integration builds them)"
 done
 
-# mib TEXT "LABEL": the size written "N MiB" or "N GiB" right before LABEL
-# in TEXT, in MiB (integer), from memcore's own words.
-mib() {
-	grep -oE "[0-9.]+ (B|KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
-		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
-}
-# mib_after TEXT "LABEL": the size written right after LABEL.
-mib_after() {
-	grep -oE "$2 [0-9.]+ (B|KiB|MiB|GiB)" <<<"$1" | head -n1 | awk '{print $(NF-1), $NF}' |
-		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
-}
-between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 policy() { # EXTRA-LINES
 	mc_small_policy
@@ -75,10 +63,10 @@ mc_run srun -n1 --gpus=1 --mem=4G --memcore=explain sh -c \
 assert_rc 0 "(a) the step runs"
 assert_contains "$MC_OUT" "held 100 MiB anon, $FILE_MIB MiB mapped" "(a) it held 100 MiB and mapped $FILE_MIB MiB"
 mc_log "(a) stderr: $MC_ERR"
-nr=$(mib "$MC_ERR" "non-reclaimable")
-fc=$(mib "$MC_ERR" "of page cache at that moment")
-between "$nr" 95 220; assert_eq 0 $? "(a) peak non-reclaimable ${nr} MiB is about the 100 MiB held"
-between "$fc" $((FILE_MIB * 95 / 100)) $((FILE_MIB + 64)); assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the $FILE_MIB MiB mapped"
+nr=$(mc_mib "$MC_ERR" "non-reclaimable")
+fc=$(mc_mib "$MC_ERR" "of page cache at that moment")
+mc_between "$nr" 95 220; assert_eq 0 $? "(a) peak non-reclaimable ${nr} MiB is about the 100 MiB held"
+mc_between "$fc" $((FILE_MIB * 95 / 100)) $((FILE_MIB + 64)); assert_eq 0 $? "(a) page cache at that moment ${fc} MiB is about the $FILE_MIB MiB mapped"
 assert_match "$MC_ERR" "memcore: step [0-9]+\.0 on mc-node1 used \([0-9]+ samples, every 500 ms, over" "(a) the summary names step, node and sampling"
 assert_match "$MC_ERR" "asked 4 GiB \(--mem=4G\), the rule's figure" "(a) the user's own option"
 maxrss=$(head -n1 "$MC_WORK/tmp/sstat-a" | tr -d ' |')
@@ -92,8 +80,8 @@ rm -f "$d" "$d.ready"
 mc_run srun -n1 --gpus=1 --mem=1G --memcore=explain "$PROGS/mc_hold" 512 3 "$MC_WORK/tmp/none" 0 2
 mc_log "(b) stderr: $MC_ERR"
 assert_rc 0 "(b) the step runs"
-nr=$(mib "$MC_ERR" "non-reclaimable")
-between "$nr" 500 620; assert_eq 0 $? "(b) the 512 MiB peak (${nr} MiB) though the memory was freed before the end"
+nr=$(mc_mib "$MC_ERR" "non-reclaimable")
+mc_between "$nr" 500 620; assert_eq 0 $? "(b) the 512 MiB peak (${nr} MiB) though the memory was freed before the end"
 assert_match "$MC_ERR" "kernel peak  [0-9.]+ (GiB|MiB) \(memory\.(peak|max_usage_in_bytes)," "(b) the kernel's own peak beside, named"
 
 # --- (c) OOM-killed ----------------------------------------------------------
@@ -133,8 +121,8 @@ mc_log "(e) memcore report $job as nobody: $MC_OUT $MC_ERR"
 assert_rc 0 "(e) memcore report by the job's user"
 assert_match "$MC_OUT" "memcore: job $job \(user nobody, COMPLETED\), from slurmctld: 2 step-node summaries" "(e) the job, its user and where it came from: the GPU step and the batch step"
 assert_match "$MC_OUT" "step $job\.0 on mc-node1 used \([0-9]+ samples, every 500 ms" "(e) the step and node"
-nr=$(mib "$(sed -n "/step $job\.0 on/,/Slurm MaxRSS/p" <<<"$MC_OUT")" "non-reclaimable")
-between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak of step $job.0 (${nr} MiB) is the 200 MiB it held"
+nr=$(mc_mib "$(sed -n "/step $job\.0 on/,/Slurm MaxRSS/p" <<<"$MC_OUT")" "non-reclaimable")
+mc_between "$nr" 195 300; assert_eq 0 $? "(e) the kept peak of step $job.0 (${nr} MiB) is the 200 MiB it held"
 assert_contains "$MC_OUT" "Slurm MaxRSS not available (no accounting)" "(e) no MaxRSS without accounting, said so"
 assert_contains "$MC_OUT" "without accounting (AccountingStorageType=accounting_storage/none) Slurm keeps no step statistics" "(e) ... and why"
 assert_match "$(scontrol show job "$job")" "AdminComment=memcore1:.*$job\.0@mc-node1:" "(e) kept in the job's AdminComment, where Slurm shows it"

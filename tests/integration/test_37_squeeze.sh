@@ -44,17 +44,6 @@ V2=0 PSI=0
 cat /proc/pressure/memory >/dev/null 2>&1 && PSI=1
 mc_log "cgroup v$((V2 + 1)), PSI $([ $PSI = 1 ] && echo on || echo off)"
 
-# mib TEXT "LABEL": the size written right before LABEL, in MiB (integer).
-mib() {
-	grep -oE "[0-9.]+ (B|KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
-		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
-}
-# mib_after TEXT "LABEL": the size written right after LABEL.
-mib_after() {
-	grep -oE "$2 [0-9.]+ (B|KiB|MiB|GiB)" <<<"$1" | head -n1 | awk '{print $(NF-1), $NF}' |
-		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : $2 == "KiB" ? 1/1024 : 0; printf "%d\n", $1 * f }'
-}
-between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 mc_cluster_start
 mc_small_policy
@@ -80,11 +69,11 @@ run ${TIGHT_MIB}M
 assert_rc 0 "(a) the step under --mem=${TIGHT_MIB}M runs"
 assert_contains "$OUT" "read $((FILE_MIB * 256)) pages x $PASSES passes in shuffled order" "(a) it read every page of the file $PASSES times"
 line=$(grep -E "^  page cache   " <<<"$ERR")
-rf=$(mib "$line" "read again after the kernel evicted it")
-mf=$(mib_after "$line" "the largest page cache")
-between "$rf" $(((PASSES - 1) * (FILE_MIB - TIGHT_MIB))) $(((PASSES - 1) * FILE_MIB + 16))
+rf=$(mc_mib "$line" "read again after the kernel evicted it")
+mf=$(mc_mib_after "$line" "the largest page cache")
+mc_between "$rf" $(((PASSES - 1) * (FILE_MIB - TIGHT_MIB))) $(((PASSES - 1) * FILE_MIB + 16))
 assert_eq 0 $? "(a) ${rf} MiB read again: at least the $((FILE_MIB - TIGHT_MIB)) MiB the limit could not keep, at most the $FILE_MIB MiB of pass 2"
-between "$mf" 1 $TIGHT_MIB
+mc_between "$mf" 1 $TIGHT_MIB
 assert_eq 0 $? "(a) the largest page cache (${mf} MiB) is within the ${TIGHT_MIB} MiB limit"
 if [ $V2 = 1 ] && [ $PSI = 0 ]; then
 	assert_contains "$line" "memory stall time not available: the kernel has PSI off (psi=1 on its command line)" "(a) v2, PSI off: said so, no stall time made up"
@@ -145,8 +134,8 @@ fi
 run 1G
 assert_rc 0 "(b) the step under --mem=1G runs"
 line=$(grep -E "^  page cache   " <<<"$ERR")
-rf=$(mib "$line" "read again after the kernel evicted it")
-between "$rf" 0 8
+rf=$(mc_mib "$line" "read again after the kernel evicted it")
+mc_between "$rf" 0 8
 assert_eq 0 $? "(b) nothing to speak of read again (${rf} MiB)"
 assert_not_contains "$ERR" "squeezed " "(b) no squeeze said"
 assert_not_contains "$ERR" "  fix          " "(b) no fix"

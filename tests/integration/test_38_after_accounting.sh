@@ -16,11 +16,6 @@ PROGS=$MEMCORE_BUILD/progs
 MEMCORE=$MEMCORE_BUILD/memcore
 [ -x "$PROGS/mc_hold" ] || mc_die "$PROGS/mc_hold missing (make progs)"
 
-mib() {
-	grep -oE "[0-9.]+ (KiB|MiB|GiB) $2" <<<"$1" | head -n1 |
-		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : 1/1024; printf "%d\n", $1 * f }'
-}
-between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 mc_cluster_start
 mc_small_policy
@@ -49,8 +44,8 @@ mc_log "memcore report: $MC_OUT $MC_ERR"
 assert_rc 0 "memcore report by the job's user, after the job left slurmctld"
 assert_match "$MC_OUT" "memcore: job $job \(user nobody, COMPLETED\), from slurmdbd: 2 step-node summaries" "read from slurmdbd (the GPU step and the batch step)"
 step=$(sed -n "/step $job\.0 on/,/Slurm MaxRSS/p" <<<"$MC_OUT")
-nr=$(mib "$step" "non-reclaimable")
-between "$nr" 195 300; assert_eq 0 $? "the peak non-reclaimable (${nr} MiB) is the 200 MiB held"
+nr=$(mc_mib "$step" "non-reclaimable")
+mc_between "$nr" 195 300; assert_eq 0 $? "the peak non-reclaimable (${nr} MiB) is the 200 MiB held"
 rss=$(grep -oE "Slurm MaxRSS [0-9.]+ (MiB|GiB)" <<<"$step" | awk '{ f = $4 == "GiB" ? 1024 : 1; printf "%d\n", $3 * f }')
 # Independently: sacct's own MaxRSS of the step.
 sacct_rss=$(sacct -n -P -j "$job.0" -o MaxRSS --noconvert 2>/dev/null | head -n1)

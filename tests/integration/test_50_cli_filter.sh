@@ -35,9 +35,7 @@ PartitionName=gpu GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8
 EOF
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$NODE_CONF"
 # cli_filter/lua loads cli_filter.lua from slurm.conf's directory.
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$LOGIN_CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
 assert_file_contains "$MC_CONF_DIR/cli_filter.lua" "$LOGIN_CONF"
 
 queued() { squeue -h -o %i; }

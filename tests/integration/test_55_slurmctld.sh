@@ -179,9 +179,7 @@ assert_rc 1 "audit --all: 4 x 160 GiB on 512 GiB fails the RAM rule"
 assert_contains "$MC_OUT" "mc-big[1-2]: 4 x a100 160 GiB, 512 GiB, 64 cores: RAM rule FAILS" "the failing shape"
 
 # --- the cli_filter: the same facts, no Node* keys in memcore.conf ---------
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$CONF"
 queued() { squeue -h -o %i; }
 mc_run sbatch -N1 --gpus=8 --cpus-per-gpu=4 --mem=300G --wrap "echo ran"
 assert_ne 0 "$MC_RC" "cli_filter: --cpus-per-gpu=4 refused at submission"

@@ -78,9 +78,7 @@ check --partition elastic --slurm-options '{"ntasks":"8","gpus-per-task":"h100:1
 assert_rc 0 "a spread h100 job: let through"
 assert_match "$(jf .let_through)" "^memcore: 2 nodes of partition elastic cannot be judged" "spread: the hidden nodes stay unjudged"
 
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$CONF"
 # (the first job makes slurmctld power a cloud node up, and then it shows:
 # the -v one goes first, while both are hidden)
 mc_run sbatch -v -p elastic -N1 --gpus-per-node=h100:8 --cpus-per-gpu=3 --mem=1500G --wrap "echo ran"

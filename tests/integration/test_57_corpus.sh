@@ -76,9 +76,7 @@ SLURM_VER=$(sinfo -V | awk '{print $2}')
 # as the topologies give it (15843721216 and 16911433728 bytes).
 LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
 { printf '%s\n' "${POLICY[@]}"; echo "GpuTypeMemory=t4:15472384K,v100:16515072K"; } >"$LOGIN_CONF"
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$LOGIN_CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
 export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
 hidden=$(scontrol -o show node 2>/dev/null | grep -c 'NodeName=mc-c')
 assert_eq 0 "$hidden" "the powered-down cloud nodes are hidden from the node API"

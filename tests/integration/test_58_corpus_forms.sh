@@ -45,9 +45,7 @@ LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
 printf 'Bind=none\nTopologyFile=%s\n' "$TOPO" >"$NODE_CONF"
 printf 'Bind=none\nGpuTypeMemory=t4:15472384K\n' >"$LOGIN_CONF"
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$NODE_CONF"
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$LOGIN_CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
 export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
 # The same cluster without the filter: how the launch side submits.
 NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf

@@ -59,9 +59,7 @@ NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
 SLURM_VER=$(sinfo -V | awk '{print $2}')
 LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
 { printf '%s\n' "${POLICY[@]}"; echo "GpuTypeMemory=t4:15472384K,v100:16515072K"; } >"$LOGIN_CONF"
-sed -e "s|^local MEMCORE = .*|local MEMCORE = \"$MEMCORE_BUILD/memcore\"|" \
-    -e "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$LOGIN_CONF\"|" \
-    "$MC_TOP/contrib/cli_filter.lua" >"$MC_CONF_DIR/cli_filter.lua"
+mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
 export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
 
 # "each": one launch per shape, pinned (g4dn rows alternate mc-n1/mc-n2);

@@ -21,7 +21,6 @@ mib() {
 	sed -n "/on $2 used/,/next time/p" <<<"$1" | grep -oE "[0-9.]+ (KiB|MiB|GiB) non-reclaimable" | head -n1 |
 		awk '{ f = $2 == "GiB" ? 1024 : $2 == "MiB" ? 1 : 1/1024; printf "%d\n", $1 * f }'
 }
-between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 # In a batch job whose script ends right after its step: each node's
 # record is in before srun learns that its tasks ended (memcore(8), AFTER
@@ -34,8 +33,8 @@ mc_log "output: $MC_ERR"
 assert_match "$MC_ERR" "memcore: step $job\.0 on mc-n1 used" "a summary for mc-n1"
 assert_match "$MC_ERR" "memcore: step $job\.0 on mc-n2 used" "a summary for mc-n2"
 n1=$(mib "$MC_ERR" mc-n1) n2=$(mib "$MC_ERR" mc-n2)
-between "$n1" 95 160; assert_eq 0 $? "mc-n1's own peak (${n1} MiB: its task held 100 MiB)"
-between "$n2" 195 260; assert_eq 0 $? "mc-n2's own peak (${n2} MiB: its task held 200 MiB)"
+mc_between "$n1" 95 160; assert_eq 0 $? "mc-n1's own peak (${n1} MiB: its task held 100 MiB)"
+mc_between "$n2" 195 260; assert_eq 0 $? "mc-n2's own peak (${n2} MiB: its task held 200 MiB)"
 mc_run "$MEMCORE" report "$job"
 mc_log "report: $MC_OUT"
 assert_rc 0 "memcore report of the 2-node job"
