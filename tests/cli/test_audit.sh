@@ -131,7 +131,7 @@ expect_contains "missing topology message" "$ERR" "$TMP/missing.xml"
 run_mc audit --bogus
 expect_eq "unknown option exit" "$RC" 2
 expect_contains "unknown option message" "$ERR" "unknown option '--bogus'"
-# --- issue 17 item 4: the audit tells the truth ---------------------------
+# --- the audit tells the truth -------------------------------------------
 # Figures computed here: RamPerWorker 4 GiB, RamPerTask 1 GiB, 2 workers,
 # 4 reserved cores (the defaults); GiB with two decimals, rounded.
 gib() { awk -v b="$1" 'BEGIN { v = b / 1073741824; if (v == int(v)) printf "%d GiB", v; else printf "%.2f GiB", v }'; }

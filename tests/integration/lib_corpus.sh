@@ -205,8 +205,7 @@ mc_corpus_compare() {
 			continue
 		fi
 		# Let through because some node of the partition cannot be
-		# judged (issue 17 item 3: never a refusal on the others'
-		# account), or because Slurm decides the job's cores only as
+		# judged (never a refusal on the others' account), or because Slurm decides the job's cores only as
 		# it allocates (--ntasks-per-gpu with -c, no -n): the
 		# specified answer, counted and printed apart.
 		if [[ ${SUBMIT_WHY[$i]:-} == *"cannot be judged"* ]]; then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The job's own uses of host RAM on a real Slurm (issue 18), on a node
+# The job's own uses of host RAM on a real Slurm, on a node
 # claiming an AWS g4dn.metal (8 x T4 of 14.76 GiB, 48 cores x 2 threads,
 # 377 GiB) with 64 shards (8 per GPU):
 #  - --deepspeed-config and --model-config (the real Llama-2-7B config.json):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # guest: bookworm
-# The data path at launch on a real network filesystem (issue 27; test_28
+# The data path at launch on a real network filesystem (test_28
 # has the rest, with NFS figures handed in): NFSv4 over loopback, the
 # kernel's nfsd serving a directory of the guest's disk, on the real Slurm,
 # the jobs the user nobody's, LocalScratch a tmpfs of its own:

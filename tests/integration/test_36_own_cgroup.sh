@@ -16,10 +16,10 @@
 #    slurmd's start) removes the empty leftover, at once (no age guard:
 #    cgroupfs ctime is no clock), and only names of memcore's own form
 #    (memcore_<job>_<step>[_<run>]): memcore_admin, memcore_ and the like
-#    are left alone (issue 20 item 4);
+#    are left alone;
 #  - a cgroup of memcore's name that exists with a process in it when a step
 #    starts is never joined and its limit never raised: the step takes the
-#    next name (memcore_<job>_<step>_1) and its limit (issue 20 item 1);
+#    next name (memcore_<job>_<step>_1) and its limit;
 #  - otherwise the cgroup is gone as soon as the step is;
 #  - slurmd's start says at error level when slurmstepd cannot be protected
 #    from the OOM killer (no CAP_SYS_RESOURCE).

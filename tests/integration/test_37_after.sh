@@ -1,5 +1,5 @@
 #!/bin/bash
-# After the step (issue 19) on a real Slurm: memcore samples the step's
+# After the step on a real Slurm: memcore samples the step's
 # memory cgroup while it runs and, at its end, says what it used against
 # what it asked and what the rule needs, per node, with what to ask next
 # time.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # guest: no  (run in the bookworm, trixie and sid guests by hand for 0.3.0; the
 # own cgroup per run uses the same path as test_36, which the guests run)
-# A requeued job's steps keep memcore's memory limit (issue 20 item 1).
+# A requeued job's steps keep memcore's memory limit.
 # With memcore's own cgroup (task/none, proctrack/linuxproc) a requeued job
 # keeps its job id and starts its step ids again, and the processes its
 # earlier run left behind (`setsid -f sleep`, which linuxproc never finds)

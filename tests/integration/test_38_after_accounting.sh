@@ -1,5 +1,5 @@
 #!/bin/bash
-# memcore report with Slurm accounting on (issue 19): slurmdbd with MariaDB
+# memcore report with Slurm accounting on: slurmdbd with MariaDB
 # from Debian's packages, started and stopped by this test
 # (lib_slurmdbd.sh). After the job has left slurmctld's memory
 # (MinJobAge), memcore report still shows what each step used, read from

@@ -3,8 +3,8 @@
 # guest: why: the het-job variables each Slurm release sets and how its
 #   slurmctld answers memcore's question (no cgroup is involved; the host
 #   runs it on 22.05, bookworm's release)
-# The kill of a refused step believes slurmctld, not the job's environment
-# (issue 20 item 3). A one-node GPU step that memcore refuses, run by user
+# The kill of a refused step believes slurmctld, not the job's environment.
+# A one-node GPU step that memcore refuses, run by user
 # nobody with SLURM_HET_SIZE / SLURM_JOB_ID_HET_GROUP_* forged to name
 # another job of the same user (with and without its own job id among
 # them), sends no kill request at all (slurmctld logs every RPC at debug2:

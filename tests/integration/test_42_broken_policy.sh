@@ -2,8 +2,7 @@
 # guest: trixie sid
 # guest: why: `scontrol reconfigure` re-executes slurmd from Slurm 23.11
 #   (24.11, 26.05) but not in 22.05 (the host's and bookworm's release)
-# A broken memcore.conf never takes the node from its jobs (issue 20 item
-# 2): with memcore `required`, slurmd restarted with the broken file, and
+# A broken memcore.conf never takes the node from its jobs: with memcore `required`, slurmd restarted with the broken file, and
 # `scontrol reconfigure` with it (Slurm 23.11 and later re-execute slurmd
 # there, so memcore's slurmd init runs again) behave alike: slurmd runs,
 # the node is not drained, CPU-only steps run, GPU steps are refused naming

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The submit-time answer against a real slurmctld (22.05) and the real
-# sbatch with contrib/cli_filter.lua, on what issue 17 found wrong:
+# sbatch with contrib/cli_filter.lua, on the forms a hand-written corpus missed:
 #  - an elastic partition (State=CLOUD nodes, no PrivateData=cloud) whose
 #    big nodes are powered down, hence hidden from the node API: a job that
 #    fits them is queued, never refused; with PrivateData=cloud they are
@@ -103,7 +103,7 @@ else
 	assert_contains "$MC_OUT" "memcore: 2 nodes of partition elastic cannot be audited: mc-cloud[1-2] not in slurmctld's node list" "audit: the hidden nodes named"
 fi
 
-# --- the sbatch forms of issue 17, on the harness node ---------------------
+# --- the sbatch forms a hand-written corpus missed, on the harness node ---
 # 8 x 16 GiB t4 + 16 workers x 4 GiB + 8 x 1 GiB = 200 GiB of 376.95 GiB
 for form in "--mem=0" "--mem-per-gpu=0" "--exclusive --mem=0"; do
 	cpus="--cpus-per-gpu=6"

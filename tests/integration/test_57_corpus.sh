@@ -1,6 +1,6 @@
 #!/bin/bash
 # The submit-time answer against the launch, over a corpus of requests
-# (tests/integration/corpus/submit_launch.txt; issue 17 item 6): every
+# (tests/integration/corpus/submit_launch.txt): every
 # request is submitted through the real sbatch with Slurm's cli_filter/lua
 # and contrib/cli_filter.lua (sbatch --test-only: the filter runs as for a
 # real submission, nothing is queued), and run as a batch job on each node

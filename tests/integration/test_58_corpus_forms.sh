@@ -1,6 +1,6 @@
 #!/bin/bash
 # The submit-time answer against the launch for the request forms that
-# differ by Slurm version (issue 17 item 6, in the guest tier): the corpus
+# differ by Slurm version (in the guest tier): the corpus
 # tests/integration/corpus/forms.txt (--tres-per-task, Slurm >= 23.02;
 # --gpu-bind and --tres-bind, which 26.05 makes one option; and ordinary
 # forms as a control), on the single node of lib.sh (test_57 needs three

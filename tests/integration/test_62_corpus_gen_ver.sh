@@ -1,6 +1,6 @@
 #!/bin/bash
-# The version-dependent rows of the generated corpus (issue 25 item 6;
-# corpus/table.txt's families tagged ver, expanded by corpus/gen_corpus.awk
+# The version-dependent rows of the generated corpus
+# (corpus/table.txt's families tagged ver, expanded by corpus/gen_corpus.awk
 # with only=ver: at least 60 requests) on the single node of lib.sh, in the
 # guests too (test_61 runs the whole corpus on three nodes, which the
 # guests lack): submitted through the real sbatch with cli_filter/lua and

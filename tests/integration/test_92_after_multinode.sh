@@ -1,5 +1,5 @@
 #!/bin/bash
-# After the step on two nodes (issue 19): a 2-node step whose tasks hold
+# After the step on two nodes: a 2-node step whose tasks hold
 # 100 MiB on mc-n1 and 200 MiB on mc-n2 gets one summary per node, each
 # with its own node's peak, and `memcore report` shows both, kept by the
 # two slurmstepds in the same AdminComment although they end together.

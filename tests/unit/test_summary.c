@@ -1,5 +1,5 @@
 /*
- * test_summary.c - after the step (issue 19): the running peaks
+ * test_summary.c - after the step: the running peaks
  * (report/mc_summary.h), the advice and its rule floor, the record kept
  * with the job, and the sampler's reads (cgroup/mc_cgread.h) on the
  * fixture trees of tests/data/cgroup and on files that change between
