@@ -326,6 +326,44 @@ audit --config $C/empty.conf --partition gpu
 audit --config $C/gtm.conf --all
 audit --config $C/gtm.conf --all --json
 audit --config $C/gtm.conf --partition nope
+audit --config $C/gtm.conf --partition many
+audit --config $C/gtm.conf --partition many --json
+check --config $C/gtm.conf --partition many --gpus 4 --dataloader-workers 30
+check --config $C/gtm.conf --partition many --gpus 4 --dataloader-workers 30 --json
+check --config $C/gtm.conf --partition many --gpus 2 --mem 150G
+check --config $C/gtm.conf --partition many --gpus 2 --mem 150G --json
+check --config $C/gtm.conf --partition many --gpus 4 --mem 200G --nodes 3
+check --config $C/gtm.conf --partition mixed --slurm-options '{"gres":"gpu:2","hint":"nomultithread","cpus-per-gpu":"4","mem":"64G","constraint":"fast"}'
+check --config $C/gtm.conf --partition mixed --slurm-options '{"gres":"gpu:2","hint":"nomultithread","cpus-per-gpu":"4","mem":"64G","constraint":"fast"}' --json
+check --config $C/gtm.conf --partition mixed --slurm-options '{"gres":"gpu:2","ntasks-per-gpu":"1","cpus-per-task":"4","mem":"64G"}'
+check --config $C/gtm.conf --partition mixed --slurm-options '{"gres":"gpu:2","mem-per-cpu":"2G","cpus-per-gpu":"8"}' --json
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:2"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:4","mem":"200G"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gpus-per-node":"4","mem-per-cpu":"6000M"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gpus-per-node":"2","ntasks-per-gpu":"1","cpus-per-task":"6","mem":"100G"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gpus":"8","nodes":"1-2","cpus-per-gpu":"2"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:2","mem":"0","sockets-per-node":"1","cores-per-socket":"6"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:2","hint":"nomultithread","mem-per-gpu":"40G"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:4","exclusive":"exclusive","mincpus":"70"}'
+check --config $C/gtm.conf --partition limits --slurm-options '{"gres":"gpu:4","mem":"200G"}' --json
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:2"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:4","mem":"200G"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gpus-per-node":"4","mem-per-cpu":"6000M"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gpus-per-node":"2","ntasks-per-gpu":"1","cpus-per-task":"6","mem":"100G"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gpus":"8","nodes":"1-2","cpus-per-gpu":"2"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:2","mem":"0","sockets-per-node":"1","cores-per-socket":"6"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:2","hint":"nomultithread","mem-per-gpu":"40G"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:4","exclusive":"exclusive","mincpus":"70"}'
+check --config $C/gtm.conf --partition pergpu --slurm-options '{"gres":"gpu:4","mem":"200G"}' --json
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:2"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:4","mem":"200G"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gpus-per-node":"4","mem-per-cpu":"6000M"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gpus-per-node":"2","ntasks-per-gpu":"1","cpus-per-task":"6","mem":"100G"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gpus":"8","nodes":"1-2","cpus-per-gpu":"2"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:2","mem":"0","sockets-per-node":"1","cores-per-socket":"6"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:2","hint":"nomultithread","mem-per-gpu":"40G"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:4","exclusive":"exclusive","mincpus":"70"}'
+check --config $C/gtm.conf --partition excl --slurm-options '{"gres":"gpu:4","mem":"200G"}' --json
 plan --config $C/gtm.conf --partition gpu
 report $JOB1
 report $JOB1 --json
@@ -373,7 +411,16 @@ MailProg=/bin/true
 MessageTimeout=5
 NodeName=t4n[1-2] NodeAddr=192.0.2.1 Sockets=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=386000 Gres=gpu:t4:8 State=DOWN
 NodeName=big[1-2] NodeAddr=192.0.2.2 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=524288 Gres=gpu:a100:4 State=DOWN
+NodeName=s1 NodeAddr=192.0.2.3 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=262144 Gres=gpu:a100:4 State=DOWN
+NodeName=s2 NodeAddr=192.0.2.3 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=393216 Gres=gpu:a100:4 State=DOWN
+NodeName=s3 NodeAddr=192.0.2.3 Sockets=2 CoresPerSocket=20 ThreadsPerCore=1 RealMemory=262144 Gres=gpu:a100:4 State=DOWN
+NodeName=s4 NodeAddr=192.0.2.3 Sockets=2 CoresPerSocket=12 ThreadsPerCore=2 RealMemory=196608 Gres=gpu:a100:4 State=DOWN
+NodeName=s5 NodeAddr=192.0.2.3 Sockets=1 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=131072 Gres=gpu:a100:2 State=DOWN
 PartitionName=gpu Nodes=t4n[1-2] Default=YES MaxTime=INFINITE State=UP
+PartitionName=many Nodes=s[1-5],big[1-2] MaxTime=INFINITE State=UP
+PartitionName=limits Nodes=t4n[1-2],big[1-2] DefMemPerCPU=2000 MaxMemPerCPU=4000 DefCpuPerGPU=4 MaxTime=INFINITE State=UP
+PartitionName=pergpu Nodes=t4n[1-2],big[1-2] DefMemPerGPU=30000 MaxMemPerNode=300000 MaxTime=INFINITE State=UP
+PartitionName=excl Nodes=t4n[1-2],big[1-2] OverSubscribe=EXCLUSIVE DefMemPerNode=100000 MaxTime=INFINITE State=UP
 PartitionName=mixed Nodes=t4n[1-2],big[1-2] MaxTime=INFINITE State=UP
 CONF
 	slurmctld -D -c -i -f "$CTLD_CONF" >"$W/ctld/out" 2>&1 &
