@@ -156,6 +156,18 @@ printf 'RamPerTask=0\nReservedCores=4\nNodeRam=2T\nNodeCores=64\nNodeGpus=8\nRam
 printf 'PartitionName=big GpuMemory=80G NodeRam=2000G NodeCores=96 NodeGpus=8 Mode=warn AllowUserWarn=no\n' >"$C/login.conf"
 printf 'TopologyFile=%s\nPartitionName=gpu Mode=warn\n' "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" >"$C/topo.conf"
 printf 'GpuTypeMemory=t4:16G,a100:40G\n' >"$C/gtm.conf"
+# the job's DeepSpeed configs (tests/cli/test_jobfiles.sh's and more)
+printf '{"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}\n' >"$C/ds-nvme.json"
+printf '{"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "activation_checkpointing": {"cpu_checkpointing": true}}\n' >"$C/ds-act.json"
+printf '{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true}}}\n' >"$C/ds-z2.json"
+printf '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}, "stage3_gather_16bit_weights_on_model_save": true}, "bf16": {"enabled": "auto"}}\n' >"$C/ds-z3.json"
+printf '{"zero_optimization": {"stage": 7}}\n' >"$C/ds-bad.json"
+printf '{"zero_optimization": {"stage": "auto"}, "train_micro_batch_size_per_gpu": "auto"}\n' >"$C/ds-auto.json"
+printf '{"zero_optimization": [1]}\n' >"$C/ds-type.json"
+printf '{"model_type": "t5"}' >"$C/t5.json"
+printf '{"model_type": "llama", "hidden_size": 4096}' >"$C/llama-part.json"
+printf '{"model_type": "llama", "hidden_size": -1, "num_hidden_layers": 2, "intermediate_size": 10, "vocab_size": 10}' >"$C/llama-neg.json"
+printf 'not json' >"$C/notjson.json"
 printf 'GpuTypeMemory=t4:16G,a100:40G\nPartitionName=mixed Mode=warn AllowUserWarn=yes\n' >"$C/gtm-warn.conf"
 
 # --- the option sets -----------------------------------------------------
@@ -184,7 +196,7 @@ check --gpus 4 --model-params 7B --zero-stage 3 --offload optimizer --nodes 2 --
 check --gpus 8 --mem 720G --model-params 2851598336 --zero-stage 3 --zero-init no
 check --gpus 4 --model-params 13B --zero-stage 3 --largest-layer-params 1B --zero-init yes
 check --gpus 2 --model-params 7B --model-dtype bf16 --model-load rank0 --checkpoint-save all --save-optimizer yes
-check --gpus 2 --model-params 7B --zero-stage 3 --offload all --cpu-checkpointing yes --seq-len 4096 --micro-batch 2 --model-parallel 2 --json
+check --gpus 2 --model-config $DATA/models/llama-2-7b-hf.config.json --zero-stage 3 --offload all --cpu-checkpointing yes --seq-len 4096 --micro-batch 2 --model-parallel 2 --json
 check --gpus 2 --ram-per-worker 8G --dataloader-workers 4
 check --gpus 2 --dataset-in-memory=1G --json
 check --gpus 8 --mem 400G --model-params 3B --zero-stage 2 --offload optimizer --json
@@ -263,6 +275,76 @@ check --config $C/topo.conf --partition gpus --gpus 8
 check --config $C/topo.conf --partition gpu --gpus 8 --json
 check --config $C/missing.conf --gpus 1
 check --config $C/empty.conf --topology $C/missing.xml --gpus 1
+MEMCORE_DATALOADER_WORKERS=6 check --config $C/node8.conf --gpus 4
+MEMCORE_DATALOADER_WORKERS=6 check --config $C/node8.conf --gpus 4 --dataloader-workers 1
+MEMCORE_MODEL_PARAMS=7 check --config $C/node8.conf --gpus 4
+check --config $C/node8.conf --gpus 4 --model-params 7
+check --config $C/node8.conf --gpus 4 --model-params 7B --model-params 8B
+check --config $C/node8.conf --gpus 4 --zero-stage 4
+MEMCORE_ZERO_STAGE=x check --config $C/node8.conf --gpus 4
+check --config $C/node8.conf --gpus 4 --offload some
+check --config $C/node8.conf --gpus 4 --zero-init maybe
+MEMCORE_SEQ_LEN=0 check --config $C/node8.conf --gpus 4 --model-params 7B --zero-stage 3 --offload all --cpu-checkpointing yes
+check --config $C/node8.conf --gpus 4 --micro-batch 0
+check --config $C/node8.conf --gpus 4 --model-parallel 99999999
+check --config $C/node8.conf --gpus 4 --ram-per-worker 0
+check --config $C/node8.conf --gpus 4 --ram-per-worker 2000T
+MEMCORE_RAM_PER_WORKER=6G check --config $C/node8.conf --gpus 4 --json
+check --config $C/node8.conf --gpus 4 --dataset-in-memory=10
+check --config $C/node8.conf --gpus 4 --dataset-in-memory=2000T
+check --config $C/node8.conf --gpus 4 --dataset-in-memory=4G --json
+check --config $C/node8.conf --gpus 4 --dataset ,a
+check --config $C/node8.conf --gpus 4 --dataset a,,b
+check --config $C/node8.conf --gpus 4 --deepspeed-config=
+check --config $C/node8.conf --gpus 4 --model-config $C/missing.json
+check --config $C/node8.conf --gpus 4 --deepspeed-config $C/missing.json
+check --config $C/node8.conf --gpus 4 --model-dtype fp8
+check --config $C/node8.conf --gpus 4 --model-load all
+check --config $C/node8.conf --gpus 4 --checkpoint-save some
+check --config $C/node8.conf --gpus 4 --save-optimizer perhaps
+MEMCORE_MODE=bogus check --config $C/node8.conf --gpus 4
+MEMCORE_MODE=warn check --config $C/node8.conf --gpus 8 --mem 10G
+MEMCORE_MODE=explain check --config $C/node8.conf --gpus 2
+check --config $C/node8.conf --gpus 4 --model-params 7B --model-dtype bf16 --model-load meta --checkpoint-save rank0 --save-optimizer no --json
+check --config $C/node8.conf --gpus 4 --dataloader-workers 8+2+x
+check --config $C/node8.conf --gpus 4 --dataloader-workers 4+4+4+4+4+4+4+4+4
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/gpt-j-6b.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/gpt-j-6b.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/gpt2.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/gpt2.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/llama-2-13b-hf.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/llama-2-13b-hf.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/llama-2-7b-hf.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/mistral-7b-v0.1.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/mistral-7b-v0.1.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/mistral-nemo-base-2407.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/mistral-nemo-base-2407.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/mixtral-8x7b-v0.1.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/mixtral-8x7b-v0.1.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/qwen1.5-moe-a2.7b.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/qwen1.5-moe-a2.7b.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 8 --mem 600G --model-config $DATA/models/qwen2-0.5b.config.json
+check --config $C/node8.conf --gpus 2 --mem 300G --model-config $DATA/models/qwen2-0.5b.config.json --zero-stage 3 --offload all --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-nvme.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-nvme.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-act.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-act.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-z2.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-z2.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-z3.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-z3.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-bad.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-bad.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-auto.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-auto.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-type.json --model-config $DATA/models/llama-2-7b-hf.config.json
+check --config $C/node8.conf --gpus 4 --mem 500G --deepspeed-config $C/ds-type.json --model-params 7B --seq-len 2048 --json
+check --config $C/node8.conf --gpus 4 --model-config $C/t5.json
+check --config $C/node8.conf --gpus 4 --model-config $C/llama-part.json
+check --config $C/node8.conf --gpus 4 --model-config $C/llama-neg.json
+check --config $C/node8.conf --gpus 4 --model-config $C/notjson.json
+check --config $C/node8.conf --gpus 4 --deepspeed-config $C/notjson.json
 audit --config $C/node8.conf
 audit --config $C/node8.conf --json
 audit --config $C/login.conf --partition big
