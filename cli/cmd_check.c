@@ -265,11 +265,7 @@ static int parse_count_option(int opt, const char *v, struct check_args *a,
 		: opt == OPT_SHARDS_PER_GPU ? &a->shards_per_gpu
 		: opt == OPT_NODES ? &a->nodes : &a->tasks;
 
-	if (mc_parse_count(v, 1u << 20, n, err, errlen) < 0)
-		return -1;
-	if (!*n)
-		return mc_err(err, errlen, "must be at least 1");
-	return 0;
+	return mc_parse_count_min1(v, 1u << 20, n, err, errlen);
 }
 
 /* --gpu-type: one value, and the MIG slice it names (if it does). */
