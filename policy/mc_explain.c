@@ -435,113 +435,90 @@ static void explain_dataset(const struct mc_verdict *v, uint32_t ranks,
 			 r->use.dataset_stage);
 }
 
-static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
-			struct mc_explanation *out)
+/* The load peak's line: the copies of the model built in host RAM,
+ * with the tasks' dataset copies (ds_tasks) that are there too. */
+static void ram_load_line(const struct mc_verdict *v, uint32_t ranks,
+			  uint64_t ds_tasks, struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
-	struct sbuf s = { .len = 0 };
-	const char *sep = " = ";
-	char a[32], b[32];
+	uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1 : ranks;
+	char a[32], b[32], c[32];
 
-	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
-	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
-		    v->ram_act_bytes || v->ram_nvme_bytes;
-	/* The ranks' own dataset copies: there in the load peak too. */
-	uint64_t ds_tasks = v->ram_dataset_bytes
-			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
+	add_line(out, INDENT "loading %s = %u %s x %s (model built in host "
+		 "RAM, %s)%s%s%s",
+		 mc_fmt_bytes(mc_add_sat64(v->ram_load_bytes, ds_tasks), a,
+			      sizeof(a)),
+		 copies, plural(copies, "copy", "copies"),
+		 mc_fmt_bytes(v->ram_load_bytes / copies, b, sizeof(b)),
+		 dtype_name(r->use.dtype_bytes),
+		 ds_tasks ? " + " : "",
+		 ds_tasks ? mc_fmt_bytes(ds_tasks, c, sizeof(c)) : "",
+		 ds_tasks ? " the tasks' dataset copies" : "");
+}
 
-	sb_add(&s, "  host RAM      %s needed",
-	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
-	if (v->ram_floor_bytes) {
-		sb_add(&s, "%s%s %s", sep,
-		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
-		       r->unified_memory ? "GPU working set" : "GPU floor");
-		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
-			sb_add(&s, " (%g x GPU memory)",
-			       p->host_ram_per_gpu_ram);
-		sep = " + ";
-	}
-	if (v->ram_tasks_bytes && peak) {
-		sb_tasks(&s, sep, p, r, ranks);
-		sep = " + ";
-	}
-	if (peak) {
-		/* The long form: one term a line, then how they add up. */
-		add_line(out, "%s + the largest of:", s.b);
-		if (v->ram_load_bytes) {
-			uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1
-					  : ranks;
+/* The training terms after sep, each joined by " + ": workers, tasks
+ * (when not in the peak's head), ZeRO, activations, nvme buffers, the
+ * checkpoint gather, the dataset. Returns the separator after the last
+ * (sep when there was none). */
+static const char *sb_training_terms(struct sbuf *s, const char *sep,
+				     const struct mc_policy *p,
+				     const struct mc_verdict *v,
+				     uint32_t ranks, bool peak)
+{
+	const struct mc_request *r = &v->req;
+	char a[32];
 
-			char c[32];
-
-			add_line(out, INDENT "loading %s = %u %s x %s (model "
-				 "built in host RAM, %s)%s%s%s",
-				 mc_fmt_bytes(mc_add_sat64(v->ram_load_bytes,
-							   ds_tasks), a,
-					      sizeof(a)),
-				 copies, plural(copies, "copy", "copies"),
-				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
-					      sizeof(b)),
-				 dtype_name(r->use.dtype_bytes),
-				 ds_tasks ? " + " : "",
-				 ds_tasks ? mc_fmt_bytes(ds_tasks, c, sizeof(c))
-				 : "", ds_tasks ? " the tasks' dataset copies"
-				 : "");
-		}
-		s.len = 0;
-		s.b[0] = '\0';
-		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
-			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
-				 v->ram_workers_bytes, v->ram_zero_bytes),
-				 mc_add_sat64(v->ram_act_bytes,
-					   v->ram_nvme_bytes)),
-				 mc_add_sat64(v->ram_save_bytes,
-					      v->ram_dataset_bytes)), a,
-			       sizeof(a)));
-		sep = " ";
-	}
 	if (v->ram_workers_bytes) {
 		uint32_t nw = mc_mul_sat32(ranks, r->dataloader_workers);
 
-		sb_add(&s, "%s%u %s x %s", sep, nw,
+		sb_add(s, "%s%u %s x %s", sep, nw,
 		       plural(nw, "worker", "workers"),
 		       mc_fmt_bytes(mc_terms_ram_per_worker(p, &r->use), a,
 				    sizeof(a)));
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && !peak) {
-		sb_tasks(&s, sep, p, r, ranks);
+		sb_tasks(s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (v->ram_zero_bytes) {
-		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		sb_add(s, "%s%s ZeRO-%u %s", sep,
 		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
 		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
 		       : "model load");
 		sep = " + ";
 	}
 	if (v->ram_act_bytes) {
-		sb_add(&s, "%s%s activation offload", sep,
+		sb_add(s, "%s%s activation offload", sep,
 		       mc_fmt_bytes(v->ram_act_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
 	if (v->ram_nvme_bytes) {
-		sb_add(&s, "%s%s nvme pinned buffers", sep,
+		sb_add(s, "%s%s nvme pinned buffers", sep,
 		       mc_fmt_bytes(v->ram_nvme_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
 	if (v->ram_save_bytes) {
-		sb_add(&s, "%s%s checkpoint gather", sep,
+		sb_add(s, "%s%s checkpoint gather", sep,
 		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
 	if (v->ram_dataset_bytes) {
-		sb_add(&s, "%s%s dataset in RAM", sep,
+		sb_add(s, "%s%s dataset in RAM", sep,
 		       mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
 		sep = " + ";
 	}
-	if (!peak || strcmp(sep, " "))
-		add_line(out, "%s", s.b);
+	return sep;
+}
+
+/* How the terms were counted: the dataset, activations, checkpoint and
+ * DeepSpeed model load each in a line of its own, then the notes. */
+static void ram_term_notes(const struct mc_policy *p,
+			   const struct mc_verdict *v, uint32_t ranks,
+			   struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+
 	if (v->ram_dataset_bytes)
 		explain_dataset(v, ranks, out);
 	if (v->ram_act_bytes)
@@ -575,9 +552,17 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			   "model: give --largest-layer-params");
 	for (uint32_t i = 0; i < r->use.n_notes; i++)
 		add_line(out, INDENT "note: %s", r->use.notes[i]);
+}
 
-	s.len = 0;
-	s.b[0] = '\0';
+/* The allocation against the need, and what unified memory or an
+ * unknown GPU memory changes of the figures. */
+static void ram_allocated_lines(const struct mc_verdict *v,
+				struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char a[32], b[32];
+
 	sb_add(&s, INDENT "%s allocated",
 	       mc_fmt_bytes(v->ram_allocated_bytes, a, sizeof(a)));
 	if (v->alloc.mem_source && *v->alloc.mem_source)
@@ -606,6 +591,60 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
 			 "checked (an administrator sets GpuMemory= in "
 			 "memcore.conf)");
+}
+
+static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	const char *sep = " = ";
+	char a[32];
+
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
+		    v->ram_act_bytes || v->ram_nvme_bytes;
+	/* The ranks' own dataset copies: there in the load peak too. */
+	uint64_t ds_tasks = v->ram_dataset_bytes
+			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
+
+	sb_add(&s, "  host RAM      %s needed",
+	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	if (v->ram_floor_bytes) {
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
+			sb_add(&s, " (%g x GPU memory)",
+			       p->host_ram_per_gpu_ram);
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes && peak) {
+		sb_tasks(&s, sep, p, r, ranks);
+		sep = " + ";
+	}
+	if (peak) {
+		/* The long form: one term a line, then how they add up. */
+		add_line(out, "%s + the largest of:", s.b);
+		if (v->ram_load_bytes)
+			ram_load_line(v, ranks, ds_tasks, out);
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
+			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
+				 v->ram_workers_bytes, v->ram_zero_bytes),
+				 mc_add_sat64(v->ram_act_bytes,
+					   v->ram_nvme_bytes)),
+				 mc_add_sat64(v->ram_save_bytes,
+					      v->ram_dataset_bytes)), a,
+			       sizeof(a)));
+		sep = " ";
+	}
+	sep = sb_training_terms(&s, sep, p, v, ranks, peak);
+	if (!peak || strcmp(sep, " "))
+		add_line(out, "%s", s.b);
+	ram_term_notes(p, v, ranks, out);
+	ram_allocated_lines(v, out);
 }
 
 static void explain_cores(const struct mc_policy *p,
