@@ -349,6 +349,20 @@ audit --config $C/node8.conf
 audit --config $C/node8.conf --json
 audit --config $C/login.conf --partition big
 audit --bogus
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 0-3 --cores 0-3
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 0-3 --cpu-list 0-4
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cores 1
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cores 0-3 --cpu-list 0-2
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 9999
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list x
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 0-1000 --json
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --gpus 0
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --gpus x
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --dataloader-workers x
+plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml extra
+MEMCORE_DATALOADER_WORKERS=3 plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml
+MEMCORE_DATALOADER_WORKERS=x plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml
+MEMCORE_DATALOADER_WORKERS=3 plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --dataloader-workers 1 --json
 usage --cgroup $DATA/cgroup/v2/job_7/step_0
 usage --cgroup $DATA/cgroup/v2/job_7/step_0 --json
 usage --cgroup $DATA/cgroup/v1/slurm_n1/uid_0/job_7/step_0
