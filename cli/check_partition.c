@@ -122,13 +122,11 @@ struct shape_verdict {
 	uint64_t gpu_memory_bytes;
 	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
-	char alloc_mem_source[96];
 	bool excluded;				/* no candidate for the job */
 	bool bound;				/* the unjudged nodes' bound */
-	bool gpus_fixed;
+	struct mc_cli_grant grant;	/* what a node of it grants */
 	bool unsure;			/* fits, maybe not what Slurm gives */
 	char unsure_why[320];
-	char why[200];			/* why excluded, else placement */
 	struct mc_decision d;		/* its judgement: d.j */
 };
 
@@ -157,7 +155,7 @@ struct part_answer {
 	char doubt[1024];		/* the candidates it does not fit */
 	bool let_through;
 	char let_why[512];
-	const char *placement;		/* sv[].why: "  placement: ..." */
+	const char *placement;		/* sv[].grant.why: "  placement: ..." */
 };
 
 /* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
@@ -200,7 +198,7 @@ static bool judge_shape(const struct part_ask *q, struct shape_verdict *s)
 	struct mc_case c = *q->c;
 	struct mc_request r;
 	struct mc_node node;
-	struct mc_alloc alloc;
+	const struct mc_alloc *alloc = &s->grant.alloc;
 	char from[96], err[MC_ERR_MAX];
 
 	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
@@ -225,18 +223,16 @@ static bool judge_shape(const struct part_ask *q, struct shape_verdict *s)
 			: s->rec->mps / s->rec->gpus;
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
-	if (!q->alloc_of(q->args, q->nodes, s->rec, &node, &c, &alloc,
-		      s->alloc_mem_source, sizeof(s->alloc_mem_source),
-		      s->why, sizeof(s->why), &s->gpus_fixed)) {
+	if (!q->alloc_of(q->args, q->nodes, s->rec, &node, &c, &s->grant)) {
 		s->excluded = true;
 		return false;
 	}
 	/* The combination was checked once before any shape: a node
 	 * changes none of it. */
 	mc_case_request(p, &c, &node, &r, err, sizeof(err));
-	mc_decide(p, &r, &alloc, &node, q->user_warn, false, NULL, s->hosts,
+	mc_decide(p, &r, alloc, &node, q->user_warn, false, NULL, s->hosts,
 		  &s->d);
-	s->unsure = mc_cli_cores_unsure(p, &r, &alloc, &node, s->hosts,
+	s->unsure = mc_cli_cores_unsure(p, &r, alloc, &node, s->hosts,
 					&s->d.j, s->unsure_why,
 					sizeof(s->unsure_why));
 	return true;
@@ -529,7 +525,7 @@ static void judge_hidden_bound(const struct part_ask *q,
 		a->n_bound = s->count;
 		a->unjudged = 0;
 		a->n_shapes++;
-	} else if (s->gpus_fixed && !s->d.j.v.fits &&
+	} else if (s->grant.gpus_fixed && !s->d.j.v.fits &&
 		   s->d.j.v.alloc.mem_form != MC_MEM_PER_CPU) {
 		a->n_bound = s->count;
 		a->unjudged = 0;
@@ -636,7 +632,7 @@ static void let_through_why(const struct mc_ctld_nodes *nodes,
 		snprintf(a->let_why, sizeof(a->let_why), "memcore: no node of "
 			 "partition %s is a candidate for this job (%s: %s): "
 			 "Slurm decides", nodes->partition, sv[0].hosts,
-			 sv[0].why);
+			 sv[0].grant.why);
 	}
 }
 
@@ -738,7 +734,7 @@ static void partition_lines(const struct mc_ctld_nodes *nodes,
 	free(summary);
 	if (a->n_excluded) {
 		snprintf(line, sizeof(line), "  not candidates: %s (%s)",
-			 sv[a->n_cand].hosts, sv[a->n_cand].why);
+			 sv[a->n_cand].hosts, sv[a->n_cand].grant.why);
 		json_array_append_new(lines, json_string(line));
 	}
 	if (a->let_through)
@@ -784,8 +780,8 @@ static void shape_lines(struct part_answer *a, json_t *lines)
 	}
 	/* What was judged and why (the same for every shape: its first). */
 	for (size_t k = 0; k < a->n_cand && !a->placement; k++)
-		if (sv[k].why[0]) {
-			a->placement = sv[k].why;
+		if (sv[k].grant.why[0]) {
+			a->placement = sv[k].grant.why;
 			json_array_append_new(lines, json_string(a->placement));
 		}
 	if (!a->n_fit && a->n_cand > SHAPES_EXPLAINED) {

@@ -141,22 +141,31 @@ json_t *mc_cli_shape_json(const char *hosts, size_t count,
 			  const struct mc_node_record *rec,
 			  uint64_t gpu_memory_bytes, enum mc_mem_source src);
 
+/* What one kind of node grants a request (mc_cli_alloc_fn's answer). */
+struct mc_cli_grant {
+	struct mc_alloc alloc;
+	char mem_source[96];		/* alloc.mem_source points here */
+	/* No candidate: why; a candidate: the placement line
+	 * ("  placement: ..."), "" none. */
+	char why[200];
+	/* The step's GPUs on a node do not depend on the node (an upper
+	 * bound of unseen nodes can then be judged). */
+	bool gpus_fixed;
+};
+
 /*
  * What a request asks of one kind of node (cmd_check.c's check_alloc,
- * or the job's Slurm options through mc_slurm_alloc()): the allocation,
+ * or the job's Slurm options through mc_slurm_alloc()): the grant g,
  * and the step's GPUs on that node into c->gpus (the case the request is
- * then built from, mc_decision.h). Returns false when the
- * node is no candidate for the job at all (a GPU type it does not have),
- * with why set. *gpus_fixed: the step's GPUs on a node do not depend on
- * the node (an upper bound of unseen nodes can then be judged).
+ * then built from, mc_decision.h). Returns false when the node is no
+ * candidate for the job at all (a GPU type it does not have), with
+ * g->why set. rec NULL: the one node described (node), nodes NULL.
  */
 typedef bool (*mc_cli_alloc_fn)(const void *args,
 				const struct mc_ctld_nodes *nodes,
 				const struct mc_node_record *rec,
 				const struct mc_node *node,
-				struct mc_case *c, struct mc_alloc *alloc,
-				char *mem_source, size_t mem_source_len,
-				char *why, size_t why_len, bool *gpus_fixed);
+				struct mc_case *c, struct mc_cli_grant *g);
 
 /*
  * Lines about the job's request that change no verdict, appended to the

@@ -393,21 +393,19 @@ static bool same_values(const struct check_args *x,
 static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			const struct mc_node_record *rec,
 			const struct mc_node *node, struct mc_case *c,
-			struct mc_alloc *alloc, char *mem_source,
-			size_t mem_source_len, char *why, size_t why_len,
-			bool *gpus_fixed)
+			struct mc_cli_grant *g)
 {
 	const struct check_args *a = args;
-
-	*gpus_fixed = true;
+	struct mc_alloc *alloc = &g->alloc;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	uint64_t cpus = 0, mem = a->mem_bytes;
 
+	g->gpus_fixed = true;
 	/* --gpu-type narrows a partition's nodes as Slurm does: only
 	 * nodes of that type are candidates (a described node, rec NULL,
 	 * is taken as the type asked). */
-	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, why,
-					  why_len))
+	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, g->why,
+					  sizeof(g->why)))
 		return false;
 	memset(alloc, 0, sizeof(*alloc));
 	alloc->requested = true;
@@ -437,9 +435,9 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
 	alloc->mem_unset = !(a->mem_set && mem);
 	if (a->mem_set) {
-		snprintf(mem_source, mem_source_len, "--%s=%s",
+		snprintf(g->mem_source, sizeof(g->mem_source), "--%s=%s",
 			 option_name(a->mem_opt), a->mem_arg);
-		alloc->mem_source = mem_source;
+		alloc->mem_source = g->mem_source;
 	} else {
 		alloc->mem_source = "the whole node";
 	}
@@ -458,9 +456,7 @@ struct job_args {
 static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		      const struct mc_node_record *rec,
 		      const struct mc_node *node, struct mc_case *c,
-		      struct mc_alloc *alloc, char *mem_source,
-		      size_t mem_source_len, char *why, size_t why_len,
-		      bool *gpus_fixed)
+		      struct mc_cli_grant *out)
 {
 	const struct job_args *j = args;
 	struct mc_slurm_grant g;
@@ -480,19 +476,20 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			 j->job.gpu_type);
 	}
 	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
-	*gpus_fixed = g.gpus_fixed;
+	out->gpus_fixed = g.gpus_fixed;
 	if (g.excluded) {
-		snprintf(why, why_len, "%s", g.why);
+		snprintf(out->why, sizeof(out->why), "%s", g.why);
 		return false;
 	}
 	/* A shard or MPS job drives one shared card (its share sized by
 	 * mc_share_apply). */
 	c->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
-	*alloc = g.alloc;
-	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
-	alloc->mem_source = mem_source;
+	out->alloc = g.alloc;
+	snprintf(out->mem_source, sizeof(out->mem_source), "%s",
+		 g.mem_source);
+	out->alloc.mem_source = out->mem_source;
 	/* A candidate: why carries the placement line, if any. */
-	snprintf(why, why_len, "%s", g.placement);
+	snprintf(out->why, sizeof(out->why), "%s", g.placement);
 	return true;
 }
 
@@ -1120,29 +1117,25 @@ static int judge_node(struct check_run *r)
 	const struct check_args *a = &r->a;
 	const struct mc_judgement *j = &r->d.j;
 	const struct mc_cli_notes *notes = &r->notes;
+	struct mc_cli_grant g = { .gpus_fixed = false };
+	const struct mc_alloc *alloc = &g.alloc;
+	const char *err = g.why;	/* the placement line, "" none */
 	struct mc_request req;
-	struct mc_alloc alloc;
-	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_source[96];
-	char unsure_why[320];
-	bool fixed, unsure;
+	char why[MC_ERR_MAX], unsure_why[320];
+	bool unsure;
 
-	err[0] = '\0';
 	if (a->slurm_options)
-		job_alloc(&r->ja, NULL, NULL, &r->node, &r->c, &alloc,
-			  mem_source, sizeof(mem_source), err, sizeof(err),
-			  &fixed);
+		job_alloc(&r->ja, NULL, NULL, &r->node, &r->c, &g);
 	else
-		check_alloc(a, NULL, NULL, &r->node, &r->c, &alloc,
-			    mem_source, sizeof(mem_source), err, sizeof(err),
-			    &fixed);
+		check_alloc(a, NULL, NULL, &r->node, &r->c, &g);
 	/* Built once, with the GPUs Slurm gives on this node (the job's
 	 * options). */
 	if (mc_case_request(&r->p, &r->c, &r->node, &req, why,
 			    sizeof(why)) < 0)
 		return mc_cli_usage_error("%s", why);
-	mc_decide(&r->p, &req, &alloc, &r->node, r->user_warn, false, NULL,
+	mc_decide(&r->p, &req, alloc, &r->node, r->user_warn, false, NULL,
 		  NULL, &r->d);
-	unsure = mc_cli_cores_unsure(&r->p, &req, &alloc, &r->node, NULL, j,
+	unsure = mc_cli_cores_unsure(&r->p, &req, alloc, &r->node, NULL, j,
 				     unsure_why, sizeof(unsure_why));
 	if (a->common.json) {
 		json_t *o = mc_cli_verdict_json(&r->p, r->node_source, &j->v,
