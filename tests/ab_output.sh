@@ -168,6 +168,13 @@ printf '{"model_type": "t5"}' >"$C/t5.json"
 printf '{"model_type": "llama", "hidden_size": 4096}' >"$C/llama-part.json"
 printf '{"model_type": "llama", "hidden_size": -1, "num_hidden_layers": 2, "intermediate_size": 10, "vocab_size": 10}' >"$C/llama-neg.json"
 printf 'not json' >"$C/notjson.json"
+# a node-facts cache, written once: both read the same one (its text
+# names the time it was written)
+env -i PATH=/usr/bin:/bin LANG=C "$W/a/memcore" audit --config "$C/empty.conf" \
+	--topology "$DATA/aws-g4dn-metal-2xxeon8259cl-8xt4.xml" \
+	--write-cache "$C/t4.cache" >/dev/null 2>&1
+cp "$C/t4.cache" "$C/bad.cache"
+printf '\x01' | dd of="$C/bad.cache" bs=1 seek=3000 conv=notrunc status=none
 printf 'GpuTypeMemory=t4:16G,a100:40G\nPartitionName=mixed Mode=warn AllowUserWarn=yes\n' >"$C/gtm-warn.conf"
 
 # --- the option sets -----------------------------------------------------
@@ -349,6 +356,15 @@ audit --config $C/node8.conf
 audit --config $C/node8.conf --json
 audit --config $C/login.conf --partition big
 audit --bogus
+audit --config $C/empty.conf --cache $C/t4.cache
+audit --config $C/empty.conf --cache $C/t4.cache --json
+audit --config $C/empty.conf --cache $C/bad.cache
+audit --config $C/empty.conf --cache $C/absent.cache
+audit --config $C/empty.conf --cache $C/t4.cache --topology $DATA/local-2numa-2gpu.xml
+audit --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --json --write-cache $W/out/written.cache
+audit --config $C/empty.conf --all
+audit --config $C/empty.conf --all --partition x
+audit --config $C/empty.conf --cache $C/t4.cache --partition gpu
 plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 0-3 --cores 0-3
 plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cpu-list 0-3 --cpu-list 0-4
 plan --config $C/empty.conf --topology $DATA/local-2numa-2gpu.xml --cores 1
@@ -608,7 +624,15 @@ for xml in "$DATA"/*.xml; do
 	run_lines "$(basename "$xml")" "$NOCONF" "$xml" <<<"$TOPO_CASES"
 done
 run_lines once "$NOCONF" <<<"$ONCE_CASES"
-if start_ctld && submit_jobs; then
+# A port another program holds makes slurmctld exit: another port.
+ctld_up=false
+for _ in 1 2 3; do
+	start_ctld && { ctld_up=true; break; }
+	[ -n "$CTLD_PID" ] && kill "$CTLD_PID" 2>/dev/null && wait "$CTLD_PID" 2>/dev/null
+	CTLD_PID=
+	rm -rf "$W/ctld"
+done
+if $ctld_up && submit_jobs; then
 	run_lines slurmctld "$CTLD_CONF" <<<"$CTLD_CASES"
 	kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; CTLD_PID=
 	# slurmctld stopped: "could not be reached" (exit 3)
