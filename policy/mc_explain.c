@@ -830,28 +830,27 @@ static void explain_job_fix(const struct mc_policy *p,
 			    jf.opt[i]);
 }
 
-static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
-			struct mc_explanation *out)
+/* The fix of a step no allocation of this node can fit (too few GPUs
+ * or shares, the site's RAM rule, the node's RAM or cores, MaxMemPerNode):
+ * true when it is one. */
+static bool explain_limit_fix(const struct mc_policy *p,
+			      const struct mc_verdict *v,
+			      struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
-	uint32_t w = r->dataloader_workers;
-	struct sbuf s = { .len = 0 };
-	const char *lead = "  fix: ";
 	char a[32], b[32], c[32];
-	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
-	size_t n_opt;
 	enum mc_misfit why = mc_verdict_why(v);
 
 	if (why == MC_MISFIT_NODE_GPUS) {
 		explain_impossible_fix(v, out);
-		return;
+		return true;
 	}
 	if (why == MC_MISFIT_NODE_SHARES) {
 		add_line(out, "  fix: at most %llu %s on this node (%u GPUs x "
 			 "%u), or another partition",
 			 (unsigned long long)mc_node_shares(r, &v->node),
 			 share_name(r), v->node.gpus, r->use.share_per_gpu);
-		return;
+		return true;
 	}
 	if (why == MC_MISFIT_NODE_RAM_RULE) {
 		add_line(out, "  node RAM %s is below the site's RAM rule "
@@ -866,7 +865,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 "(memcore audit lists such nodes)");
 		explain_impossible_fix(v, out);
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
 	if (node_limit(v) == LIMIT_RAM) {
 		add_line(out, "  fix: no allocation on this node can fit %s "
@@ -875,11 +874,11 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
 		explain_node_limit(p, v, "       ", "RAM", out);
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
 	if (node_limit(v) == LIMIT_CORES) {
-		explain_node_limit(p, v, lead, "cores", out);
-		return;
+		explain_node_limit(p, v, "  fix: ", "cores", out);
+		return true;
 	}
 	/* Under MaxMemPerNode no --mem holds what the rules need. */
 	if (v->alloc_mem_over_limit && !v->fix_mem_bytes) {
@@ -889,38 +888,58 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 						   sizeof(a)),
 			 (unsigned long long)(v->alloc.mem_limit_bytes >> 20));
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
+	return false;
+}
 
+/* For cores the fewest-worker way out: the largest w that the allocated
+ * cores hold, with the --mem it then needs; short of RAM only, the most
+ * workers that fit the memory and cores given. After s's options. */
+static void sb_fewer_workers(struct sbuf *s, const struct mc_policy *p,
+			     const struct mc_verdict *v)
+{
+	const struct mc_request *r = &v->req;
+	uint32_t w = r->dataloader_workers;
+	int32_t alt, in_mem;
+
+	if (w == 0 || v->step_cpus_hint || v->alloc_mem_over_node ||
+	    v->alloc_cores_over_node || v->alloc_mem_over_limit)
+		return;
+	alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true, false);
+	/* Short of RAM only: so that no --mem is needed. */
+	in_mem = v->ram_short && !v->cores_short ?
+		mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true, true)
+		: -1;
+	if (in_mem >= 0) {
+		sb_add(s, "%s--dataloader-workers=%d", s->len ? ", or " : "",
+		       in_mem);
+		sb_add(s, " (fits the memory and cores given)");
+	} else if (alt >= 0 && (v->cores_short ||
+				mc_ram_at(p, r, (uint32_t)alt) <=
+				v->alloc.mem_bytes)) {
+		sb_add(s, "%s--dataloader-workers=%d", s->len ? ", or " : "",
+		       alt);
+		sb_fix_at(s, p, v, (uint32_t)alt);
+	}
+}
+
+static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	struct sbuf s = { .len = 0 };
+	const char *lead = "  fix: ";
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n_opt;
+
+	if (explain_limit_fix(p, v, out))
+		return;
 	/* The smallest change at the asked w, in the user's forms. */
 	n_opt = fix_options_for(v, v->fix_mem_bytes,
 				v->fix_cpus_per_gpu && !v->step_cpus_hint
 				? v->cores_needed : 0, opt);
 	sb_options(&s, "", opt, n_opt);
-	/* And for cores the fewest-worker way out: the largest w that the
-	 * allocated cores hold, with the --mem it then needs. */
-	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
-	    !v->alloc_cores_over_node && !v->alloc_mem_over_limit) {
-		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
-					false);
-		/* Short of RAM only: the most workers that fit the memory
-		 * and the cores already given, so that no --mem is needed. */
-		int32_t in_mem = v->ram_short && !v->cores_short ?
-			mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
-				     true) : -1;
-
-		if (in_mem >= 0) {
-			sb_add(&s, "%s--dataloader-workers=%d", s.len ?
-			       ", or " : "", in_mem);
-			sb_add(&s, " (fits the memory and cores given)");
-		} else if (alt >= 0 && (v->cores_short ||
-				 mc_ram_at(p, r, (uint32_t)alt) <=
-				 v->alloc.mem_bytes)) {
-			sb_add(&s, "%s--dataloader-workers=%d",
-			       s.len ? ", or " : "", alt);
-			sb_fix_at(&s, p, v, (uint32_t)alt);
-		}
-	}
+	sb_fewer_workers(&s, p, v);
 	if (s.len) {
 		add_line(out, "%s%s", lead, s.b);
 		lead = "       ";
@@ -936,7 +955,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "       since Slurm 22.05 srun does not inherit "
 			 "sbatch's -c/--cpus-per-task");
 		add_line(out, "       (%u per task for one task per GPU; one "
-			 "task driving all %u GPUs needs %u)", n, r->gpus,
+			 "task driving all %u GPUs needs %u)", n, v->req.gpus,
 			 mc_mul_sat32(v->cores_needed, tpc));
 	}
 }
