@@ -55,6 +55,32 @@ int mc_cli_option_error(const char *cmd, int opt, char **argv);
  * else 0. */
 int mc_cli_no_arguments(const char *cmd, int argc, char **argv);
 
+/* What a step of a command returns when it gave no answer: the next step
+ * goes on (an exit status, 0 included, ends the command). */
+#define MC_CLI_ON (-1)
+
+/*
+ * One option of a command's own (not --help, not MC_CLI_NODE_OPTIONS):
+ * opt as getopt_long returned it, its value (NULL: none) and long name.
+ * Returns MC_CLI_ON to go on, else the exit status to stop with (having
+ * said why).
+ */
+typedef int (*mc_cli_option_fn)(void *ctx, int opt, const char *arg,
+				const char *name);
+
+/*
+ * A command's command line, read as every command reads it: --help prints
+ * usage(stdout) and ends it (0); MC_CLI_NODE_OPTIONS go into common (NULL:
+ * the command takes none of them); every other option to take(ctx, ...);
+ * a missing value, an unknown option (mc_cli_option_error) or an argument
+ * after the options (mc_cli_no_arguments) is a usage error. MC_CLI_ON when
+ * the whole line was read, else the exit status.
+ */
+int mc_cli_read_options(const char *cmd, int argc, char **argv,
+			const struct option *options, void (*usage)(FILE *),
+			struct mc_cli_common *common, mc_cli_option_fn take,
+			void *ctx);
+
 /*
  * Load the policy (for the partition) from --config, or from
  * MC_DEFAULT_CONFIG when it exists, else the built-in defaults. Prints

@@ -515,40 +515,30 @@ struct audit_args {
 	bool all;
 };
 
-/* A step of the command that did not answer: the next one goes on. */
-#define AUDIT_ON (-1)
+/* One of audit's own options (mc_cli_option_fn). */
+static int take_audit_option(void *ctx, int opt, const char *arg,
+			     const char *name)
+{
+	struct audit_args *a = ctx;
+
+	if (opt == OPT_CACHE)
+		a->cache = arg;
+	else if (opt == OPT_WRITE_CACHE)
+		a->write_cache = arg;
+	else	/* OPT_ALL */
+		a->all = true;
+	return MC_CLI_ON;
+}
 
 /* The command line into a, and the options that exclude each other.
- * AUDIT_ON, else the exit status (--help: 0). */
+ * MC_CLI_ON, else the exit status (--help: 0). */
 static int read_audit_args(int argc, char **argv, struct audit_args *a)
 {
-	int opt;
+	int rc = mc_cli_read_options("audit", argc, argv, audit_options,
+				     audit_usage, &a->c, take_audit_option, a);
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", audit_options, NULL))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			audit_usage(stdout);
-			return 0;
-		case OPT_CACHE:
-			a->cache = optarg;
-			break;
-		case OPT_WRITE_CACHE:
-			a->write_cache = optarg;
-			break;
-		case OPT_ALL:
-			a->all = true;
-			break;
-		default:
-			if (mc_cli_node_option(opt, optarg, &a->c))
-				break;
-			return mc_cli_option_error("audit", opt, argv);
-		}
-	}
-	if (mc_cli_no_arguments("audit", argc, argv))
-		return MC_EXIT_USAGE;
+	if (rc != MC_CLI_ON)
+		return rc;
 	if (a->cache && a->c.topology)
 		return mc_cli_usage_error("audit: --cache and --topology are "
 					  "two sources; give one");
@@ -557,11 +547,11 @@ static int read_audit_args(int argc, char **argv, struct audit_args *a)
 		return mc_cli_usage_error("audit: --all is every node slurmctld "
 					  "knows: no --partition, --topology, "
 					  "--cache or --write-cache with it");
-	return AUDIT_ON;
+	return MC_CLI_ON;
 }
 
 /* The node's facts: from --cache (said in the text), else the topology
- * or this host; then --write-cache. AUDIT_ON, else the exit status. */
+ * or this host; then --write-cache. MC_CLI_ON, else the exit status. */
 static int audit_facts(const struct audit_args *a, const struct mc_policy *p,
 		       struct mc_node_facts *facts)
 {
@@ -591,7 +581,7 @@ static int audit_facts(const struct audit_args *a, const struct mc_policy *p,
 		fprintf(stderr, "memcore: %s\n", err);
 		return MC_EXIT_USAGE;
 	}
-	return AUDIT_ON;
+	return MC_CLI_ON;
 }
 
 int mc_cmd_audit(int argc, char **argv)
@@ -607,7 +597,7 @@ int mc_cmd_audit(int argc, char **argv)
 	int rc;
 	bool finding;
 
-	if ((rc = read_audit_args(argc, argv, &a)) != AUDIT_ON)
+	if ((rc = read_audit_args(argc, argv, &a)) != MC_CLI_ON)
 		return rc;
 	if (mc_cli_policy(c, &cfg, &p) < 0)
 		return MC_EXIT_USAGE;
@@ -628,7 +618,7 @@ int mc_cmd_audit(int argc, char **argv)
 	rc = mc_cli_partition_known("audit", c, &cfg, &p);
 	if (rc)
 		return rc;
-	if ((rc = audit_facts(&a, &p, &facts)) != AUDIT_ON)
+	if ((rc = audit_facts(&a, &p, &facts)) != MC_CLI_ON)
 		return rc;
 	/* This host, read live, without GPUs: no GPU node to audit (as
 	 * check says); --partition skips GPU-less nodes too. The cache

@@ -832,58 +832,56 @@ struct check_run {
 	char mem_from[96], measured_on[MC_ERR_MAX];
 };
 
-/* A step of the command that did not answer: the next one goes on. */
-#define CHECK_ON (-1)
+/* read_command_line's state: the arguments, and which were given. */
+struct check_line {
+	struct check_args *a;
+	unsigned seen;			/* bit (opt - OPT_GPUS): given */
+};
 
-/* The command line into a; CHECK_ON, else the exit status (--help: 0). */
+/* One of check's own options (mc_cli_option_fn). */
+static int take_check_option(void *ctx, int opt, const char *arg,
+			     const char *name)
+{
+	struct check_line *l = ctx;
+	struct check_args *a = l->a;
+	char err[MC_ERR_MAX];
+
+	if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
+		/* Same parser, same messages as the plugin; it refuses a
+		 * second, different value. */
+		if (mc_opts_set(&a->opts, (enum mc_opt_id)(opt - OPT_USER), arg,
+				false, err, sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+		return MC_CLI_ON;
+	}
+	/* A value given twice must be the same, as the plugin's options
+	 * say (no silent "last one wins"). */
+	struct check_args prev = *a;
+	unsigned bit = 1u << (opt - OPT_GPUS);
+
+	if (parse_value(opt, name, arg, a) < 0)
+		return MC_EXIT_USAGE;
+	if ((l->seen & bit) && !same_values(&prev, a))
+		return mc_cli_usage_error("--%s=%s: given twice with different "
+					  "values", name, arg);
+	l->seen |= bit;
+	return MC_CLI_ON;
+}
+
+/* The command line into a; MC_CLI_ON, else the exit status (--help:
+ * 0). */
 static int read_command_line(int argc, char **argv, struct check_args *a)
 {
-	char err[MC_ERR_MAX];
-	unsigned seen = 0;
-	int opt, idx;
+	struct check_line l = { .a = a, .seen = 0 };
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", check_options, &idx))
-	       != -1) {
-		if (opt == 'h') {
-			check_usage(stdout);
-			return 0;
-		}
-		if (opt == ':' || opt == '?')
-			return mc_cli_option_error("check", opt, argv);
-		if (mc_cli_node_option(opt, optarg, &a->common))
-			continue;
-		if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
-			/* Same parser, same messages as the plugin; it
-			 * refuses a second, different value. */
-			if (mc_opts_set(&a->opts, (enum mc_opt_id)
-					(opt - OPT_USER), optarg, false, err,
-					sizeof(err)) < 0)
-				return mc_cli_usage_error("%s", err);
-			continue;
-		}
-		/* A value given twice must be the same, as the plugin's
-		 * options say (no silent "last one wins"). */
-		struct check_args prev = *a;
-		unsigned bit = 1u << (opt - OPT_GPUS);
-
-		if (parse_value(opt, check_options[idx].name, optarg, a) < 0)
-			return MC_EXIT_USAGE;
-		if ((seen & bit) && !same_values(&prev, a))
-			return mc_cli_usage_error("--%s=%s: given twice with "
-				"different values", check_options[idx].name,
-				optarg);
-		seen |= bit;
-	}
-	if (mc_cli_no_arguments("check", argc, argv))
-		return MC_EXIT_USAGE;
-	return CHECK_ON;
+	return mc_cli_read_options("check", argc, argv, check_options,
+				   check_usage, &a->common, take_check_option,
+				   &l);
 }
 
 /* --slurm-options, the whole request: the step's GPUs, shares, nodes and
  * GPU type from the job's options, and its partition when it names
- * none. CHECK_ON, else the exit status. */
+ * none. MC_CLI_ON, else the exit status. */
 static int take_slurm_options(struct check_run *r)
 {
 	struct check_args *a = &r->a;
@@ -928,12 +926,12 @@ static int take_slurm_options(struct check_run *r)
 		if (!rc)
 			a->common.partition = part;
 	}
-	return CHECK_ON;
+	return MC_CLI_ON;
 }
 
 /* The request as a whole, as the plugin checks it: memcore's variables
  * for what the options leave unset, the job's files, options that
- * exclude each other. CHECK_ON, else the exit status. */
+ * exclude each other. MC_CLI_ON, else the exit status. */
 static int check_request(struct check_run *r)
 {
 	struct check_args *a = &r->a;
@@ -973,14 +971,14 @@ static int check_request(struct check_run *r)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",
 					  option_name(a->cpus_opt));
-	return CHECK_ON;
+	return MC_CLI_ON;
 }
 
 /*
  * The policy and the node, in this order: this exact node (--topology or
  * the policy's TopologyFile), the policy's NodeRam/NodeCores, the
  * partition's nodes from slurmctld, this machine when it has GPUs.
- * CHECK_ON, else the exit status (a GPU-less step's answer: 0).
+ * MC_CLI_ON, else the exit status (a GPU-less step's answer: 0).
  */
 static int describe_node(struct check_run *r)
 {
@@ -1022,7 +1020,7 @@ static int describe_node(struct check_run *r)
 		return mc_cli_no_gpus_here("check", "it is not the node to "
 					   "judge");
 	mc_facts_node(&r->facts, &r->p, &r->node);
-	return CHECK_ON;
+	return MC_CLI_ON;
 }
 
 /* The case, as launch builds it (mc_decision.h), from the command line,
@@ -1178,16 +1176,16 @@ int mc_cmd_check(int argc, char **argv)
 
 	r->a.nodes = 1;
 	rc = read_command_line(argc, argv, &r->a);
-	if (rc != CHECK_ON)
+	if (rc != MC_CLI_ON)
 		return rc;
 	if (r->a.nodelist)
 		mc_node_pick_option(&r->pick, "nodelist", r->a.nodelist);
 	if (r->a.exclude)
 		mc_node_pick_option(&r->pick, "exclude", r->a.exclude);
-	if (r->a.slurm_options && (rc = take_slurm_options(r)) != CHECK_ON)
+	if (r->a.slurm_options && (rc = take_slurm_options(r)) != MC_CLI_ON)
 		return rc;
-	if ((rc = check_request(r)) != CHECK_ON ||
-	    (rc = describe_node(r)) != CHECK_ON)
+	if ((rc = check_request(r)) != MC_CLI_ON ||
+	    (rc = describe_node(r)) != MC_CLI_ON)
 		return rc;
 	build_case(r);
 	/* The whole card would be a false refusal of what launch sizes by

@@ -160,11 +160,8 @@ struct plan_args {
 	const char *opt_name;		/* the option that gave it */
 };
 
-/* A step of the command that did not answer: the next one goes on. */
-#define PLAN_ON (-1)
-
 /* --cores LIST (the older name) or --cpu-list LIST: one list, taken
- * as a list only. PLAN_ON, else the exit status. */
+ * as a list only. MC_CLI_ON, else the exit status. */
 static int take_cpu_list(int opt, const char *arg, struct plan_args *a)
 {
 	char err[MC_ERR_MAX];
@@ -196,57 +193,50 @@ static int take_cpu_list(int opt, const char *arg, struct plan_args *a)
 	if (opt == OPT_CPU_LIST)
 		a->opt_name = "cpu-list";
 	a->cores = arg;
-	return PLAN_ON;
+	return MC_CLI_ON;
 }
 
-/* The command line into a. PLAN_ON, else the exit status (--help: 0). */
+/* One of plan's own options (mc_cli_option_fn). */
+static int take_plan_option(void *ctx, int opt, const char *arg,
+			    const char *name)
+{
+	struct plan_args *a = ctx;
+	char err[MC_ERR_MAX];
+
+	switch (opt) {
+	case OPT_GPUS:
+		if (mc_parse_count(arg, MC_MAX_GPUS, &a->gpus, err,
+				   sizeof(err)) < 0)
+			return mc_cli_usage_error("--gpus=%s: %s", arg, err);
+		a->gpus_set = true;
+		return MC_CLI_ON;
+	case OPT_WORKERS:
+		/* The plugin's parser: N or 8+2 (the total binds). */
+		if (mc_opts_set(&a->opts, MC_OPT_WORKERS, arg, false, err,
+				sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+		return MC_CLI_ON;
+	default:	/* OPT_CORES, OPT_CPU_LIST */
+		return take_cpu_list(opt, arg, a);
+	}
+}
+
+/* The command line into a. MC_CLI_ON, else the exit status (--help:
+ * 0). */
 static int read_plan_args(int argc, char **argv, struct plan_args *a)
 {
-	char err[MC_ERR_MAX];
-	int opt, rc;
+	int rc = mc_cli_read_options("plan", argc, argv, plan_options,
+				     plan_usage, &a->c, take_plan_option, a);
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", plan_options, NULL))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			plan_usage(stdout);
-			return 0;
-		case OPT_GPUS:
-			if (mc_parse_count(optarg, MC_MAX_GPUS, &a->gpus, err,
-					   sizeof(err)) < 0)
-				return mc_cli_usage_error("--gpus=%s: %s",
-							  optarg, err);
-			a->gpus_set = true;
-			break;
-		case OPT_WORKERS:
-			/* The plugin's parser: N or 8+2 (the total binds). */
-			if (mc_opts_set(&a->opts, MC_OPT_WORKERS, optarg,
-					false, err, sizeof(err)) < 0)
-				return mc_cli_usage_error("%s", err);
-			break;
-		case OPT_CORES:
-		case OPT_CPU_LIST:
-			rc = take_cpu_list(opt, optarg, a);
-			if (rc != PLAN_ON)
-				return rc;
-			break;
-		default:
-			if (mc_cli_node_option(opt, optarg, &a->c))
-				break;
-			return mc_cli_option_error("plan", opt, argv);
-		}
-	}
-	if (mc_cli_no_arguments("plan", argc, argv))
-		return MC_EXIT_USAGE;
+	if (rc != MC_CLI_ON)
+		return rc;
 	if (a->gpus_set && a->gpus == 0)
 		return mc_cli_usage_error("plan: --gpus=0: 1 or more, or "
 					  "leave it out for every GPU");
-	return PLAN_ON;
+	return MC_CLI_ON;
 }
 
-/* The GPUs to plan: --gpus, else every GPU of the node. PLAN_ON, else
+/* The GPUs to plan: --gpus, else every GPU of the node. MC_CLI_ON, else
  * the exit status. */
 static int plan_gpus(struct plan_args *a, const struct mc_node_facts *f)
 {
@@ -264,11 +254,11 @@ static int plan_gpus(struct plan_args *a, const struct mc_node_facts *f)
 		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
 					  a->gpus, f->source,
 					  mc_topology_slurm_gpus(f));
-	return PLAN_ON;
+	return MC_CLI_ON;
 }
 
 /* The CPU list as a bitmap in *allowed (the caller frees it), every one
- * of them on the node. PLAN_ON, else the exit status. */
+ * of them on the node. MC_CLI_ON, else the exit status. */
 static int allowed_cpus(const struct plan_args *a,
 			const struct mc_node_facts *f, hwloc_bitmap_t *allowed)
 {
@@ -284,7 +274,7 @@ static int allowed_cpus(const struct plan_args *a,
 	/* CPUs the node lacks would plan nothing and read as the task's
 	 * cores being elsewhere: say which they are. */
 	rc = lacked_cpus(f, *allowed, a->opt_name, a->cores);
-	return rc ? rc : PLAN_ON;
+	return rc ? rc : MC_CLI_ON;
 }
 
 int mc_cmd_plan(int argc, char **argv)
@@ -301,7 +291,7 @@ int mc_cmd_plan(int argc, char **argv)
 	int rc;
 
 	rc = read_plan_args(argc, argv, &a);
-	if (rc != PLAN_ON)
+	if (rc != MC_CLI_ON)
 		return rc;
 	if (mc_cli_policy(&a.c, &cfg, &p) < 0 ||
 	    mc_cli_facts(&a.c, &p, &facts) < 0)
@@ -313,9 +303,9 @@ int mc_cmd_plan(int argc, char **argv)
 			    sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 	workers = mc_opts_workers(&a.opts, &p);
-	if ((rc = plan_gpus(&a, &facts)) != PLAN_ON)
+	if ((rc = plan_gpus(&a, &facts)) != MC_CLI_ON)
 		return rc;
-	if (a.cores && (rc = allowed_cpus(&a, &facts, &allowed)) != PLAN_ON) {
+	if (a.cores && (rc = allowed_cpus(&a, &facts, &allowed)) != MC_CLI_ON) {
 		hwloc_bitmap_free(allowed);
 		return rc;
 	}

@@ -542,11 +542,8 @@ struct report_args {
 	const char *svg_path;		/* --svg FILE, NULL none */
 };
 
-/* A step of the command that did not answer: the next one goes on. */
-#define REPORT_ON (-1)
-
 /* The command line: the options into ra, the job id into jv.
- * REPORT_ON, else the exit status (--help: 0). */
+ * MC_CLI_ON, else the exit status (--help: 0). */
 static int read_report_args(int argc, char **argv, struct report_args *ra,
 			    struct job_view *jv)
 {
@@ -585,12 +582,12 @@ static int read_report_args(int argc, char **argv, struct report_args *ra,
 	if (ra->svg_path && report_svg_check(ra->svg_path) < 0)
 		return mc_cli_usage_error("report: --svg %s: %s", ra->svg_path,
 					  strerror(errno));
-	return REPORT_ON;
+	return MC_CLI_ON;
 }
 
 /*
  * The job from slurmctld, else slurmdbd, shown only to its user, root
- * and SlurmUser: REPORT_ON with *conf (the caller frees it), else the
+ * and SlurmUser: MC_CLI_ON with *conf (the caller frees it), else the
  * exit status (*conf freed).
  */
 static int load_job(struct job_view *jv, slurm_conf_t **conf)
@@ -657,7 +654,7 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			 "accounting_storage/none) Slurm keeps no step "
 			 "statistics after a step (sstat shows them while it "
 			 "runs)");
-	return REPORT_ON;
+	return MC_CLI_ON;
 }
 
 /* The JSON answer's job keys (its "steps" come after). */
@@ -755,8 +752,8 @@ int mc_cmd_report(int argc, char **argv)
 	json_t *o = NULL, *arr = NULL;
 	int rc;
 
-	if ((rc = read_report_args(argc, argv, &ra, &jv)) != REPORT_ON ||
-	    (rc = load_job(&jv, &conf)) != REPORT_ON)
+	if ((rc = read_report_args(argc, argv, &ra, &jv)) != MC_CLI_ON ||
+	    (rc = load_job(&jv, &conf)) != MC_CLI_ON)
 		return rc;
 	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
 	if (ra.json) {

@@ -384,6 +384,39 @@ usage --cgroup $DATA/cgroup/v2/job_7/step_0 --json
 usage --cgroup $DATA/cgroup/v1/slurm_n1/uid_0/job_7/step_0
 usage --cgroup $DATA/cgroup/v1/slurm_n1/uid_0/job_7/step_0 --json
 usage --cgroup $DATA/cgroup/v2/job_7
+usage
+usage --bogus
+usage --cgroup
+usage --pid 1 --cgroup /nonexistent
+usage --pid x
+usage --pid 999999999
+usage --cgroup $DATA/cgroup/v2/job_7 extra
+usage --cgroup /nonexistent --json
+check --bogus
+check --gpus
+check --gpus 1 --gpus 2 --config $C/node8.conf
+check --gpus 1 --gpus 1 --config $C/node8.conf
+check --config $C/node8.conf --gpus 1 stray
+check --config $C/node8.conf --gpus 1 --mem 1G --mem 2G
+check --config $C/node8.conf --gpus 1 --nodes 2 --nodes 3
+check --config $C/node8.conf --gpus 1 --gpu-type a --gpu-type b
+check --config $C/node8.conf --gpus 1 --slurm-command srun
+check --config $C/node8.conf --slurm-options '{}' --gpus 1
+check --config $C/node8.conf --gpus 1 --nodelist n1
+check --config $C/node8.conf --gpus 1 --shards 2 --mps 3
+check --config $C/node8.conf --gpus 1 --shards-per-gpu 2
+check --config $C/node8.conf --gpus 1 --cores 2 --cpus-per-gpu 3
+check --config $C/node8.conf --gpus 1 --cores 2 --cpus-per-task 3
+check --config $C/node8.conf --gpus 1 --slurm-command bsub --slurm-options '{}'
+plan --bogus
+plan --gpus
+plan --help --gpus 1
+audit --cache
+audit --bogus --json
+audit extra
+report --bogus
+report --svg
+report 5 --svg /nonexistent/dir/x.svg
 keys
 keys extra
 report
@@ -422,6 +455,9 @@ check --config $C/gtm.conf --partition mixed --gpus 4 --exclude big[1-2] --mem 3
 check --config $C/gtm.conf --partition mixed --gpus 4 --nodelist nosuch
 check --config $C/gtm.conf --partition mixed --gpus 4 --gpu-type a100 --mem 300G
 check --config $C/gtm.conf --partition mixed --gpus 4 --gpu-type v100
+check --config $C/gtm.conf --partition mixed --gpus 4 --gpu-type v100 --json
+check --config $C/gtm.conf --partition mixed --gpus 4 --nodelist nosuch --json
+check --config $C/gtm.conf --partition mixed --gpus 4 --exclude t4n[1-2],big[1-2] --json
 check --config $C/gtm.conf --partition mixed --shards 4
 check --config $C/gtm.conf --partition mixed --gpus 4 --model-params 7B --zero-stage 3 --offload all --json
 check --config $C/gtm-warn.conf --partition mixed --gpus 8 --mem 500G
