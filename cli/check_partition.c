@@ -672,6 +672,16 @@ static void print_lines(json_t *lines, const char *last)
 		puts(last);
 }
 
+/* The --json answer's partition keys: its name, its nodes, how many of
+ * them the step fits. */
+static void partition_keys(json_t *o, const struct mc_ctld_nodes *nodes,
+			   size_t n_fit)
+{
+	json_object_set_new(o, "partition", json_string(nodes->partition));
+	json_object_set_new(o, "nodes", json_integer((json_int_t)nodes->n));
+	json_object_set_new(o, "nodes_fit", json_integer((json_int_t)n_fit));
+}
+
 /* No node is a candidate: the job is let through (a->let_why), Slurm
  * answers it. */
 static int answer_no_candidate(const struct part_ask *q, bool json,
@@ -701,11 +711,7 @@ static int answer_no_candidate(const struct part_ask *q, bool json,
 		json_object_set_new(o, "allow_user_warn",
 				    json_boolean(p->allow_user_warn));
 		json_object_set_new(o, "gpus", json_integer(q->c->gpus));
-		json_object_set_new(o, "partition",
-				    json_string(nodes->partition));
-		json_object_set_new(o, "nodes",
-				    json_integer((json_int_t)nodes->n));
-		json_object_set_new(o, "nodes_fit", json_integer(0));
+		partition_keys(o, nodes, 0);
 		json_object_set_new(o, "unjudged_nodes",
 				    json_string(nodes->unjudged));
 		json_object_set_new(o, "fix_options", json_array());
@@ -820,10 +826,7 @@ static void print_partition_json(const struct part_ask *q,
 			    json_string(a->sv[a->n_cand].hosts) : json_null());
 	json_object_set_new(o, "nodes_needed",
 			    json_integer((json_int_t)a->n_need));
-	json_object_set_new(o, "partition", json_string(nodes->partition));
-	json_object_set_new(o, "nodes", json_integer((json_int_t)nodes->n));
-	json_object_set_new(o, "nodes_fit",
-			    json_integer((json_int_t)a->n_fit));
+	partition_keys(o, nodes, a->n_fit);
 	json_object_set_new(o, "gpu_memory_source",
 			    json_string(mc_mem_source_key(r->mem_source)));
 	json_object_set_new(o, "shapes", shapes);

@@ -7,6 +7,7 @@
  */
 #include "mc_rules.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 #include "mc_rules_int.h"
 
 #include <stdarg.h>
@@ -25,13 +26,10 @@ static void add_line(struct mc_explanation *out, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (out->n >= MC_EXPLAIN_LINES)
-		return;
 	va_start(ap, fmt);
-	/* vsnprintf truncates: a line never exceeds MC_EXPLAIN_LINE_MAX. */
-	vsnprintf(out->line[out->n], MC_EXPLAIN_LINE_MAX, fmt, ap);
+	mc_lines_vadd(out->line[0], &out->n, MC_EXPLAIN_LINES,
+		      MC_EXPLAIN_LINE_MAX, fmt, ap);
 	va_end(ap);
-	out->n++;
 }
 
 /* A line with a right-hand "short ..." column. */
@@ -466,6 +464,16 @@ static const char *sb_training_terms(struct sbuf *s, const char *sep,
 				     uint32_t ranks, bool peak)
 {
 	const struct mc_request *r = &v->req;
+	/* The terms that are a figure and a name, in the line's order. */
+	const struct {
+		uint64_t bytes;
+		const char *what;
+	} terms[] = {
+		{ v->ram_act_bytes, "activation offload" },
+		{ v->ram_nvme_bytes, "nvme pinned buffers" },
+		{ v->ram_save_bytes, "checkpoint gather" },
+		{ v->ram_dataset_bytes, "dataset in RAM" },
+	};
 	char a[32];
 
 	if (v->ram_workers_bytes) {
@@ -488,24 +496,11 @@ static const char *sb_training_terms(struct sbuf *s, const char *sep,
 		       : "model load");
 		sep = " + ";
 	}
-	if (v->ram_act_bytes) {
-		sb_add(s, "%s%s activation offload", sep,
-		       mc_fmt_bytes(v->ram_act_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_nvme_bytes) {
-		sb_add(s, "%s%s nvme pinned buffers", sep,
-		       mc_fmt_bytes(v->ram_nvme_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_save_bytes) {
-		sb_add(s, "%s%s checkpoint gather", sep,
-		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_dataset_bytes) {
-		sb_add(s, "%s%s dataset in RAM", sep,
-		       mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		if (!terms[i].bytes)
+			continue;
+		sb_add(s, "%s%s %s", sep,
+		       mc_fmt_bytes(terms[i].bytes, a, sizeof(a)), terms[i].what);
 		sep = " + ";
 	}
 	return sep;

@@ -11,6 +11,7 @@
 #include "mc_memstat.h"
 #include "mc_parse.h"
 #include "mc_summary.h"
+#include "mc_util.h"
 
 #define MIB ((uint64_t)1 << 20)
 
@@ -261,9 +262,8 @@ void mc_summary_explain_brief(const struct mc_used *u,
 }
 
 /* A line of t, while there is room. */
-#define LINE(...) (t->n < MC_SUMMARY_LINES ? \
-	(void)snprintf(t->line[t->n++], MC_SUMMARY_LINE_MAX, __VA_ARGS__) \
-	: (void)0)
+#define LINE(...) mc_lines_add(t->line[0], &t->n, MC_SUMMARY_LINES, \
+			       MC_SUMMARY_LINE_MAX, __VA_ARGS__)
 
 /* What the step used: the samples, the memory asked, the peaks, the page
  * cache squeeze, the cores, the OOM kills. */

@@ -5,8 +5,10 @@
 # Builds BASE_REV's memcore in a temporary git worktree under /tmp and this
 # tree's memcore, then runs both over every topology in tests/data/*.xml
 # times a set of check, audit and plan option sets (taken from tests/cli),
-# plus cases with the node described by memcore.conf, memcore usage and
-# keys, the help texts and, where slurmctld is installed and this is root,
+# plus cases with the node described by memcore.conf, memcore's options
+# and MEMCORE_* variables good and bad, the job's model and DeepSpeed files,
+# a node-facts cache, memcore usage and keys, every command's option errors
+# and help text and, where slurmctld is installed and this is root,
 # --partition cases and memcore report (text, --json, --plot, --svg) against
 # a private slurmctld (auth/none, loopback, its nodes DOWN: only its records
 # matter; held jobs carry memcore's records). Each run's stdout, stderr and exit
