@@ -607,30 +607,17 @@ static uint64_t limit_asked_mb(const struct mc_slurm_job *j,
 	return p->def_mem_per_node_mb ? p->def_mem_per_node_mb : node_mb;
 }
 
-void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
-		    const struct mc_slurm_part *p,
-		    const struct mc_node_record *n,
-		    struct mc_slurm_grant *g)
+/*
+ * The GPUs and tasks the job gets on node n, whether they are fixed by
+ * the job (g->gpus_fixed), and the placement line where --gpus over -N
+ * leaves the split to Slurm. *asked: the GPUs its per-GPU options count.
+ */
+static void grant_gpus(const struct mc_slurm_job *j,
+		       const struct mc_slurm_part *p,
+		       const struct mc_node_record *n,
+		       struct mc_slurm_grant *g, uint32_t *asked)
 {
-	struct mc_slurm_job eff, *j = &eff;
-	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
-	uint32_t cpt, cpg, cores, cpus, asked;
-	uint64_t cpus64, low, mem_mb = 0, per_cpu = 0, node_cpus_min = 0;
-	bool whole = false, fewest = false;
-	const char *src = NULL;
-	char b[32];
-
-	slurm_sets(asked_job, &eff);	/* what Slurm makes of the options */
-	cpt = j->cpus_per_task;
-	cpg = j->cpus_per_gpu;
-	memset(g, 0, sizeof(*g));
-	g->alloc.requested = true;
-	if (mc_slurm_type_excludes(j->gpu_type, n->gpu_type, g->why,
-				   sizeof(g->why))) {
-		g->excluded = true;
-		return;
-	}
-	gpus_and_tasks(j, n, &g->gpus, &g->tasks, &asked);
+	gpus_and_tasks(j, n, &g->gpus, &g->tasks, asked);
 	/*
 	 * A whole-node job (plain --exclusive, or a partition of
 	 * OverSubscribe=EXCLUSIVE: whole_node 1, node_scheduler.c
@@ -671,8 +658,17 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 				 "; --gpus-per-node with a fixed -N gives every "
 				 "node the same", j->gpus_total / most);
 	}
+}
 
-	/* Memory per CPU, which MaxMemPerCPU may trade for more CPUs. */
+/* Memory per CPU in MB (0: the job's memory is not per CPU), which
+ * MaxMemPerCPU may trade for more CPUs: then *cpt, the CPUs per task,
+ * is raised by the same factor. */
+static uint64_t mem_per_cpu_mb(const struct mc_slurm_job *j,
+			       const struct mc_slurm_part *p,
+			       const struct mc_slurm_grant *g, uint32_t *cpt)
+{
+	uint64_t per_cpu = 0;
+
 	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)
 		per_cpu = j->mem_mb;
 	else if (j->mem_kind == MC_JOB_MEM_NONE &&
@@ -683,14 +679,75 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		uint64_t f = (per_cpu + p->max_mem_per_cpu_mb - 1) /
 			     p->max_mem_per_cpu_mb;
 
-		cpt = mc_mul_sat32(cpt ? cpt : 1, f > UINT32_MAX ? UINT32_MAX
-				   : (uint32_t)f);
+		*cpt = mc_mul_sat32(*cpt ? *cpt : 1, f > UINT32_MAX ? UINT32_MAX
+				    : (uint32_t)f);
 		per_cpu = (per_cpu + f - 1) / f;
 	}
+	return per_cpu;
+}
 
-	/* CPUs: all of them with plain --exclusive; else as asked. */
-	if (!cpt && !cpg && g->gpus)
-		cpg = p->def_cpu_per_gpu;
+/* The CPUs a node the job asks (cpus_asked): the most Slurm gives, the
+ * fewest where Slurm decides as it allocates, and the floor MaxMemPerCPU
+ * sets. */
+struct cpu_ask {
+	uint64_t cpus;			/* the grant */
+	uint64_t low;			/* the fewest, with fewest */
+	uint64_t node_cpus_min;		/* MaxMemPerCPU's raise; 0 none */
+	bool fewest;
+};
+
+/*
+ * Under MaxMemPerCPU, Slurm 22.05 raises the job's CPUs a node to the
+ * memory over the limit, rounded up (src/slurmctld/job_mgr.c
+ * _valid_pn_min_mem, "Setting job's pn_min_cpus to %u due to memory
+ * limit"), so --mem=200G with MaxMemPerCPU=2000 gets 103 CPUs, not the 48
+ * its GPUs ask. The figure is the one it compares (limit_asked_mb): for
+ * --mem=0, --mem-per-cpu=0 and --mem-per-gpu the partition's first node's
+ * memory, so a node with fewer CPUs than that takes is no place for the
+ * job ("Requested node configuration is not available", seen on 22.05.8),
+ * --exclusive included.
+ */
+static void max_mem_per_cpu_raise(const struct mc_slurm_job *j,
+				  const struct mc_slurm_part *p,
+				  const struct mc_node_record *n, uint32_t tpc,
+				  const struct mc_slurm_grant *g,
+				  struct cpu_ask *c)
+{
+	uint64_t need;
+
+	if (!p->max_mem_per_cpu_mb || !(j->mem_kind == MC_JOB_MEM_NODE ||
+	    j->mem_kind == MC_JOB_MEM_GPU ||
+	    (j->mem_kind == MC_JOB_MEM_CPU && !j->mem_mb)))
+		return;
+	need = (limit_asked_mb(j, p, n, tpc) + p->max_mem_per_cpu_mb - 1) /
+	       p->max_mem_per_cpu_mb;
+	/* With its CPUs shaped per socket (-B's parts), 22.05.8 gave -N1
+	 * --cores-per-socket=6 -c2 --mem=200G under MaxMemPerCPU=2000 its
+	 * tasks' 12 CPUs on a 160-CPU node, not 103: the raise kept it off
+	 * smaller nodes but did not size it. No rule for that was found in
+	 * job_test.c, so both ends are judged (what it asks, and the
+	 * raise), as for cores_fewest (cpus_asked). */
+	if ((j->sockets_per_node || j->cores_per_socket ||
+	     j->threads_per_core) && g->gpus && c->cpus < need) {
+		if (!c->fewest)
+			c->low = c->cpus;
+		c->fewest = true;
+	} else if (c->low < need) {
+		c->low = need;
+	}
+	if (c->cpus < need)
+		c->cpus = need;
+	c->node_cpus_min = need;
+}
+
+/* The job's CPUs on the node: its tasks x -c, its GPUs x
+ * --cpus-per-gpu, at least --mincpus, and MaxMemPerCPU's raise. */
+static void cpus_asked(const struct mc_slurm_job *j,
+		       const struct mc_slurm_part *p,
+		       const struct mc_node_record *n, uint32_t tpc,
+		       const struct mc_slurm_grant *g, uint32_t cpt,
+		       uint32_t cpg, uint32_t asked, struct cpu_ask *c)
+{
 	/*
 	 * --ntasks-per-gpu and -c without -n or --ntasks-per-node: the
 	 * tasks come from the GPUs (gres.c gres_job_state_validate), but
@@ -705,71 +762,50 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	 * x -c and cores_fewest the fewest: the judgement lets a job
 	 * through that fits only the most (mc_rules.h).
 	 */
-	fewest = j->ntasks_per_gpu && !j->ntasks && !j->ntasks_per_node &&
-		 cpt > 1 && g->gpus;
-	cpus64 = (uint64_t)g->tasks * (cpt ? cpt : 1);
-	low = g->tasks > cpt ? g->tasks : cpt;
-	if ((uint64_t)asked * cpg > cpus64)
-		cpus64 = (uint64_t)asked * cpg;
-	if ((uint64_t)asked * cpg > low)
-		low = (uint64_t)asked * cpg;
-	if (cpus64 < j->mincpus)
-		cpus64 = j->mincpus;
-	if (low < j->mincpus)
-		low = j->mincpus;
-	/* Memory a node under MaxMemPerCPU: Slurm 22.05 raises the job's
-	 * CPUs a node to the memory over the limit, rounded up
-	 * (src/slurmctld/job_mgr.c _valid_pn_min_mem, "Setting job's
-	 * pn_min_cpus to %u due to memory limit"), so --mem=200G with
-	 * MaxMemPerCPU=2000 gets 103 CPUs, not the 48 its GPUs ask. The
-	 * figure is the one it compares (limit_asked_mb): for --mem=0,
-	 * --mem-per-cpu=0 and --mem-per-gpu the partition's first node's
-	 * memory, so a node with fewer CPUs than that takes is no place
-	 * for the job ("Requested node configuration is not available",
-	 * seen on 22.05.8), --exclusive included. */
-	if (p->max_mem_per_cpu_mb && (j->mem_kind == MC_JOB_MEM_NODE ||
-	    j->mem_kind == MC_JOB_MEM_GPU ||
-	    (j->mem_kind == MC_JOB_MEM_CPU && !j->mem_mb))) {
-		uint64_t need = (limit_asked_mb(j, p, n, tpc) +
-				 p->max_mem_per_cpu_mb - 1) /
-				p->max_mem_per_cpu_mb;
+	c->fewest = j->ntasks_per_gpu && !j->ntasks && !j->ntasks_per_node &&
+		    cpt > 1 && g->gpus;
+	c->cpus = (uint64_t)g->tasks * (cpt ? cpt : 1);
+	c->low = g->tasks > cpt ? g->tasks : cpt;
+	c->node_cpus_min = 0;
+	if ((uint64_t)asked * cpg > c->cpus)
+		c->cpus = (uint64_t)asked * cpg;
+	if ((uint64_t)asked * cpg > c->low)
+		c->low = (uint64_t)asked * cpg;
+	if (c->cpus < j->mincpus)
+		c->cpus = j->mincpus;
+	if (c->low < j->mincpus)
+		c->low = j->mincpus;
+	max_mem_per_cpu_raise(j, p, n, tpc, g, c);
+}
 
-		/* With its CPUs shaped per socket (-B's parts), 22.05.8 gave
-		 * -N1 --cores-per-socket=6 -c2 --mem=200G under
-		 * MaxMemPerCPU=2000 its tasks' 12 CPUs on a 160-CPU node, not
-		 * 103: the raise kept it off smaller nodes but did not size
-		 * it. No rule for that was found in job_test.c, so both
-		 * ends are judged (what it asks, and the raise), as for
-		 * cores_fewest above. */
-		if ((j->sockets_per_node || j->cores_per_socket ||
-		     j->threads_per_core) && g->gpus && cpus64 < need) {
-			if (!fewest)
-				low = cpus64;
-			fewest = true;
-		} else if (low < need) {
-			low = need;
-		}
-		if (cpus64 < need)
-			cpus64 = need;
-		node_cpus_min = need;
-	}
-	cpus = cpus64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus64;
-	if (j->exclusive == MC_EXCL_NODE || p->exclusive) {
+/* The cores granted for those CPUs: all of them with plain --exclusive;
+ * whole cores, whose threads are the job's CPUs (one each with
+ * --hint=nomultithread); the fewest where Slurm decides. */
+static void grant_cores(const struct mc_slurm_job *j,
+			const struct mc_slurm_part *p,
+			const struct mc_node_record *n, uint32_t tpc,
+			const struct cpu_ask *c, struct mc_slurm_grant *g)
+{
+	uint32_t cpus = c->cpus > UINT32_MAX ? UINT32_MAX
+		      : (uint32_t)c->cpus;
+	uint32_t cores;
+	bool whole_node = j->exclusive == MC_EXCL_NODE || p->exclusive;
+
+	if (whole_node) {
 		cores = n->cores;
-		if ((uint64_t)cores * tpc < node_cpus_min)
+		if ((uint64_t)cores * tpc < c->node_cpus_min)
 			cores = div_up32(cpus, tpc);
 	} else if (j->one_thread_per_core) {
 		cores = cpus;
 	} else {
 		cores = div_up32(cpus, tpc);
 	}
-	/* Slurm allocates whole cores: their threads are the job's CPUs
-	 * (one each with --hint=nomultithread). */
 	g->cpus = j->one_thread_per_core ? cores : mc_mul_sat32(cores, tpc);
 	g->alloc.cores = cores;
 	g->alloc.tasks = g->tasks;
-	if (fewest && !(j->exclusive == MC_EXCL_NODE || p->exclusive)) {
-		uint32_t l32 = low > UINT32_MAX ? UINT32_MAX : (uint32_t)low;
+	if (c->fewest && !whole_node) {
+		uint32_t l32 = c->low > UINT32_MAX ? UINT32_MAX
+			     : (uint32_t)c->low;
 		uint32_t lc = j->one_thread_per_core ? l32
 			    : div_up32(l32, tpc);
 
@@ -780,8 +816,22 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 	 * Slurm honours (cpus_per_gres). */
 	if (j->cpus_per_task && !j->cpus_per_gpu && !g->alloc.cores_fewest)
 		g->alloc.cpu_form = MC_CPUS_PER_TASK;
+}
 
-	/* Memory, in Slurm's order. */
+/* The memory granted, in Slurm's order (the job's option, else the
+ * partition's DefMemPerGPU, DefMemPerCPU, DefMemPerNode, else the whole
+ * node), where it came from, and MaxMemPerNode's limit. per_cpu: from
+ * mem_per_cpu_mb. */
+static void grant_memory(const struct mc_slurm_job *j,
+			 const struct mc_slurm_part *p,
+			 const struct mc_node_record *n, uint32_t tpc,
+			 uint64_t per_cpu, struct mc_slurm_grant *g)
+{
+	uint64_t mem_mb = 0;
+	bool whole = false;
+	const char *src = NULL;
+	char b[32];
+
 	switch (j->mem_kind) {
 	case MC_JOB_MEM_NODE:
 		whole = !j->mem_mb;
@@ -838,4 +888,36 @@ void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
 		g->alloc.mem_limit_asked_bytes = mc_mul_sat64(
 			limit_asked_mb(j, p, n, tpc), MB);
 	}
+}
+
+void mc_slurm_alloc(const struct mc_slurm_job *asked_job,
+		    const struct mc_slurm_part *p,
+		    const struct mc_node_record *n,
+		    struct mc_slurm_grant *g)
+{
+	struct mc_slurm_job eff, *j = &eff;
+	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
+	uint32_t cpt, cpg, asked;
+	uint64_t per_cpu;
+	struct cpu_ask c;
+
+	slurm_sets(asked_job, &eff);	/* what Slurm makes of the options */
+	cpt = j->cpus_per_task;
+	cpg = j->cpus_per_gpu;
+	memset(g, 0, sizeof(*g));
+	g->alloc.requested = true;
+	if (mc_slurm_type_excludes(j->gpu_type, n->gpu_type, g->why,
+				   sizeof(g->why))) {
+		g->excluded = true;
+		return;
+	}
+	grant_gpus(j, p, n, g, &asked);
+	per_cpu = mem_per_cpu_mb(j, p, g, &cpt);
+	/* CPUs as asked; per GPU by the partition's default when the job
+	 * names none. */
+	if (!cpt && !cpg && g->gpus)
+		cpg = p->def_cpu_per_gpu;
+	cpus_asked(j, p, n, tpc, g, cpt, cpg, asked, &c);
+	grant_cores(j, p, n, tpc, &c, g);
+	grant_memory(j, p, n, tpc, per_cpu, g);
 }

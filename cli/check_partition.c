@@ -122,14 +122,40 @@ struct shape_verdict {
 	uint64_t gpu_memory_bytes;
 	enum mc_mem_source mem_source;
 	char hosts[1024];			/* "gpu[01-12]" */
-	char alloc_mem_source[96];
 	bool excluded;				/* no candidate for the job */
 	bool bound;				/* the unjudged nodes' bound */
-	bool gpus_fixed;
+	struct mc_cli_grant grant;	/* what a node of it grants */
 	bool unsure;			/* fits, maybe not what Slurm gives */
 	char unsure_why[320];
-	char why[200];			/* why excluded, else placement */
 	struct mc_decision d;		/* its judgement: d.j */
+};
+
+/* What judge_shape needs besides the shape: mc_check_partition's
+ * arguments, passed on as they came. */
+struct part_ask {
+	const struct mc_policy *p;
+	const struct mc_ctld_nodes *nodes;
+	const struct mc_case *c;
+	uint64_t gpu_memory_override;
+	mc_cli_alloc_fn alloc_of;
+	const void *args;
+	bool user_warn;
+};
+
+/* What mc_check_partition works out before it answers. */
+struct part_answer {
+	size_t *shape_of;		/* each node's shape */
+	struct shape_verdict *sv;	/* candidates first (n_cand) */
+	size_t n_shapes, n_cand, n_fit, n_excluded, n_bound;
+	size_t unjudged;		/* nodes neither judged nor bounded */
+	/* A step on N nodes (--nodes) needs N nodes that each fit. */
+	size_t n_need;
+	size_t rep;			/* the shape shown; SIZE_MAX none */
+	size_t n_doubt, first_doubt;
+	char doubt[1024];		/* the candidates it does not fit */
+	bool let_through;
+	char let_why[512];
+	const char *placement;		/* sv[].grant.why: "  placement: ..." */
 };
 
 /* "gpu[01-12] (8 x h100 80 GiB, 2048 GiB, 112 cores)" */
@@ -166,21 +192,17 @@ static void put_shape(FILE *f, const struct shape_verdict *s)
  * (mc_decision.h), with the shape's GPU memory and shard count. False
  * when it is no candidate.
  */
-static bool judge_shape(const struct mc_policy *p,
-			const struct mc_ctld_nodes *nodes,
-			const struct mc_case *base,
-			uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-			const void *args, bool user_warn,
-			struct shape_verdict *s)
+static bool judge_shape(const struct part_ask *q, struct shape_verdict *s)
 {
-	struct mc_case c = *base;
+	const struct mc_policy *p = q->p;
+	struct mc_case c = *q->c;
 	struct mc_request r;
 	struct mc_node node;
-	struct mc_alloc alloc;
+	const struct mc_alloc *alloc = &s->grant.alloc;
 	char from[96], err[MC_ERR_MAX];
 
 	s->gpu_memory_bytes = mc_shape_gpu_memory(p, s->rec,
-		gpu_memory_override, &s->mem_source);
+		q->gpu_memory_override, &s->mem_source);
 	/* A bound of GPUs of unknown type: their memory is unknown too
 	 * (GpuMemory= could be more than theirs). */
 	if (s->bound && !strcmp(s->rec->gpu_type, "*")) {
@@ -201,18 +223,16 @@ static bool judge_shape(const struct mc_policy *p,
 			: s->rec->mps / s->rec->gpus;
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
-	if (!alloc_of(args, nodes, s->rec, &node, &c, &alloc,
-		      s->alloc_mem_source, sizeof(s->alloc_mem_source),
-		      s->why, sizeof(s->why), &s->gpus_fixed)) {
+	if (!q->alloc_of(q->args, q->nodes, s->rec, &node, &c, &s->grant)) {
 		s->excluded = true;
 		return false;
 	}
 	/* The combination was checked once before any shape: a node
 	 * changes none of it. */
 	mc_case_request(p, &c, &node, &r, err, sizeof(err));
-	mc_decide(p, &r, &alloc, &node, user_warn, false, NULL, s->hosts,
+	mc_decide(p, &r, alloc, &node, q->user_warn, false, NULL, s->hosts,
 		  &s->d);
-	s->unsure = mc_cli_cores_unsure(p, &r, &alloc, &node, s->hosts,
+	s->unsure = mc_cli_cores_unsure(p, &r, alloc, &node, s->hosts,
 					&s->d.j, s->unsure_why,
 					sizeof(s->unsure_why));
 	return true;
@@ -479,88 +499,83 @@ static size_t doubt_nodes(const struct shape_verdict *sv, size_t n_cand,
 	return n;
 }
 
-int mc_check_partition(const struct mc_policy *p,
-		       const struct mc_ctld_nodes *nodes,
-		       const struct mc_case *c,
-		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool user_warn, bool json, bool print,
-		       const struct mc_cli_notes *notes)
+/*
+ * The unjudged nodes, by an upper bound of any one of them (the
+ * partition's TRES less the nodes seen): a step that does not fit the
+ * bound fits none of them, and one of another GPU type runs on none of
+ * them. Only where a bigger node can never be the worse one: the step's
+ * GPUs on a node fixed by the job, its memory not per CPU (threads per
+ * core unknown). Otherwise they stay unjudged. The bound is the shape
+ * after the others (sv has room for it).
+ */
+static void judge_hidden_bound(const struct part_ask *q,
+			       struct part_answer *a)
 {
-	size_t *shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*shape_of));
-	struct shape_verdict *sv = NULL;
-	size_t n_shapes, n_fit = 0, rep = SIZE_MAX, shown = 0, n_excluded = 0;
-	size_t n_cand, k_out = 0, unjudged = nodes->n_unjudged, n_bound = 0;
-	size_t n_doubt = 0, first_doubt = 0;
-	char doubt[1024];	/* the candidates it does not fit */
-	bool let_through = false;
-	const char *placement = NULL;	/* sv[].why: "  placement: ..." */
-	enum mc_launch launch;
-	char let_why[512] = "";
-	/* A step on N nodes (--nodes) needs N nodes that each fit. */
-	size_t n_need = c->nodes > 1 ? c->nodes : 1;
-	char *summary;
-	json_t *lines = json_array();
+	const struct mc_ctld_nodes *nodes = q->nodes;
+	struct shape_verdict *s = &a->sv[a->n_shapes];
 
-	if (shape_of) {
-		n_shapes = mc_shapes_group(nodes->node, nodes->n, shape_of);
-		/* One per shape (8.5 KiB each, not one per node: 85 MB at
-		 * 10,000 nodes), and one more: the unjudged nodes' bound. */
-		sv = calloc(n_shapes + 1, sizeof(*sv));
+	if (!a->unjudged || !nodes->hidden_bound_ok)
+		return;
+	s->rec = &nodes->hidden_bound;
+	s->count = nodes->n_unjudged;
+	s->bound = true;
+	snprintf(s->hosts, sizeof(s->hosts), "%s", nodes->unjudged);
+	if (!judge_shape(q, s)) {
+		a->n_excluded += s->count;
+		a->n_bound = s->count;
+		a->unjudged = 0;
+		a->n_shapes++;
+	} else if (s->grant.gpus_fixed && !s->d.j.v.fits &&
+		   s->d.j.v.alloc.mem_form != MC_MEM_PER_CPU) {
+		a->n_bound = s->count;
+		a->unjudged = 0;
+		a->n_shapes++;
 	}
-	if (!shape_of || !sv) {
-		free(shape_of);
-		free(sv);
-		json_decref(lines);
-		fprintf(stderr, "memcore: out of memory\n");
-		return MC_EXIT_USAGE;
-	}
+}
+
+/* Group the nodes by shape and judge each shape; -1 out of memory. */
+static int judge_shapes(const struct part_ask *q, struct part_answer *a)
+{
+	const struct mc_ctld_nodes *nodes = q->nodes;
+
+	a->shape_of = calloc(nodes->n ? nodes->n : 1, sizeof(*a->shape_of));
+	if (!a->shape_of)
+		return -1;
+	a->n_shapes = mc_shapes_group(nodes->node, nodes->n, a->shape_of);
+	/* One per shape (8.5 KiB each, not one per node: 85 MB at 10,000
+	 * nodes), and one more: the unjudged nodes' bound. */
+	a->sv = calloc(a->n_shapes + 1, sizeof(*a->sv));
+	if (!a->sv)
+		return -1;
 	for (size_t i = 0; i < nodes->n; i++) {
-		struct shape_verdict *s = &sv[shape_of[i]];
+		struct shape_verdict *s = &a->sv[a->shape_of[i]];
 
 		if (!s->rec)
 			s->rec = &nodes->node[i];
 		s->count++;
 	}
-	for (size_t k = 0; k < n_shapes; k++) {
-		struct shape_verdict *s = &sv[k];
+	for (size_t k = 0; k < a->n_shapes; k++) {
+		struct shape_verdict *s = &a->sv[k];
 
-		mc_ctld_hostlist(nodes, shape_of, k, s->hosts,
+		mc_ctld_hostlist(nodes, a->shape_of, k, s->hosts,
 				 sizeof(s->hosts));
-		if (!judge_shape(p, nodes, c, gpu_memory_override, alloc_of,
-				 args, user_warn, s))
-			n_excluded += s->count;
+		if (!judge_shape(q, s))
+			a->n_excluded += s->count;
 	}
-	/*
-	 * The unjudged nodes, by an upper bound of any one of them (the
-	 * partition's TRES less the nodes seen): a step that does not fit
-	 * the bound fits none of them, and one of another GPU type runs on
-	 * none of them. Only where a bigger node can never be the worse one:
-	 * the step's GPUs on a node fixed by the job, its memory not per CPU
-	 * (threads per core unknown). Otherwise they stay unjudged.
-	 */
-	if (unjudged && nodes->hidden_bound_ok) {
-		struct shape_verdict *s = &sv[n_shapes];
+	judge_hidden_bound(q, a);
+	return 0;
+}
 
-		s->rec = &nodes->hidden_bound;
-		s->count = nodes->n_unjudged;
-		s->bound = true;
-		snprintf(s->hosts, sizeof(s->hosts), "%s", nodes->unjudged);
-		if (!judge_shape(p, nodes, c, gpu_memory_override, alloc_of,
-				 args, user_warn, s)) {
-			n_excluded += s->count;
-			n_bound = s->count;
-			unjudged = 0;
-			n_shapes++;
-		} else if (s->gpus_fixed && !s->d.j.v.fits &&
-			   s->d.j.v.alloc.mem_form != MC_MEM_PER_CPU) {
-			n_bound = s->count;
-			unjudged = 0;
-			n_shapes++;
-		}
-	}
-	/* Candidates first: a node of another GPU type is no answer of
-	 * memcore's (Slurm never places the job there). */
-	for (size_t k = 0; k < n_shapes; k++) {
+/* Candidates first: a node of another GPU type is no answer of
+ * memcore's (Slurm never places the job there). Then the nodes that fit
+ * and the shape to show: the first that fits, one that surely fits
+ * before one that may not. */
+static void candidates_first(struct part_answer *a)
+{
+	struct shape_verdict *sv = a->sv;
+	size_t k_out = 0;
+
+	for (size_t k = 0; k < a->n_shapes; k++) {
 		if (sv[k].excluded)
 			continue;
 		if (k != k_out) {
@@ -571,24 +586,31 @@ int mc_check_partition(const struct mc_policy *p,
 		}
 		k_out++;
 	}
-	n_cand = k_out;
-	for (size_t k = 0; k < n_cand; k++)
+	a->n_cand = k_out;
+	for (size_t k = 0; k < a->n_cand; k++)
 		if (sv[k].d.j.v.fits) {
-			n_fit += sv[k].count;
-			if (rep == SIZE_MAX || (sv[rep].unsure &&
-						!sv[k].unsure))
-				rep = k;
+			a->n_fit += sv[k].count;
+			if (a->rep == SIZE_MAX || (sv[a->rep].unsure &&
+						   !sv[k].unsure))
+				a->rep = k;
 		}
+}
 
-	/*
-	 * No false refusal: a partition whose nodes memcore cannot all judge
-	 * lets the job through when none of those it judged fits (a hidden
-	 * node may be the one Slurm picks), and so does a job for which no
-	 * node is a candidate (Slurm answers that one itself).
-	 */
-	if ((!n_cand || n_fit < n_need) && unjudged) {
-		let_through = true;
-		snprintf(let_why, sizeof(let_why), "memcore: %zu %s of "
+/*
+ * No false refusal: a partition whose nodes memcore cannot all judge
+ * lets the job through when none of those it judged fits (a hidden node
+ * may be the one Slurm picks), and so does a job for which no node is a
+ * candidate (Slurm answers that one itself).
+ */
+static void let_through_why(const struct mc_ctld_nodes *nodes,
+			    struct part_answer *a)
+{
+	const struct shape_verdict *sv = a->sv;
+	size_t rep = a->rep;
+
+	if ((!a->n_cand || a->n_fit < a->n_need) && a->unjudged) {
+		a->let_through = true;
+		snprintf(a->let_why, sizeof(a->let_why), "memcore: %zu %s of "
 			 "partition %s cannot be judged: %s %s; the job is let "
 			 "through (the launch check remains)",
 			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
@@ -597,215 +619,273 @@ int mc_check_partition(const struct mc_policy *p,
 	} else if (rep != SIZE_MAX && sv[rep].unsure) {
 		/* Every shape that fits fits only the most cores Slurm may
 		 * give: never a refusal on a guess (the launch judges). */
-		let_through = true;
-		snprintf(let_why, sizeof(let_why), "%s", sv[rep].unsure_why);
+		a->let_through = true;
+		snprintf(a->let_why, sizeof(a->let_why), "%s",
+			 sv[rep].unsure_why);
 	} else if (!nodes->n && !nodes->n_unjudged) {
-		let_through = true;
-		snprintf(let_why, sizeof(let_why), "memcore: the job's "
+		a->let_through = true;
+		snprintf(a->let_why, sizeof(a->let_why), "memcore: the job's "
 			 "--nodelist/--exclude leave no node of partition %s: "
 			 "Slurm decides", nodes->partition);
-	} else if (!n_cand) {
-		let_through = true;
-		snprintf(let_why, sizeof(let_why), "memcore: no node of "
+	} else if (!a->n_cand) {
+		a->let_through = true;
+		snprintf(a->let_why, sizeof(a->let_why), "memcore: no node of "
 			 "partition %s is a candidate for this job (%s: %s): "
 			 "Slurm decides", nodes->partition, sv[0].hosts,
-			 sv[0].why);
+			 sv[0].grant.why);
 	}
-	/*
-	 * Slurm starts the job on any candidate it can place it on, not on
-	 * one memcore picks: a job that fits some of them and not others
-	 * would queue and then be refused at launch on the others. So it is
-	 * refused here, with the fix that keeps it off them (or sizes it
-	 * for them), unless the job picks its nodes in a way memcore does
-	 * not model (--constraint): then the fitting ones may be all it can
-	 * get, and it is let through.
-	 */
-	if (n_cand && n_fit >= n_need && !let_through &&
-	    (n_doubt = doubt_nodes(sv, n_cand, doubt, sizeof(doubt),
-				   &first_doubt))) {
-		if (nodes->pick_unmodelled[0]) {
-			let_through = true;
-			snprintf(let_why, sizeof(let_why), "memcore: it does "
-				 "not fit %s; the job's %s decides whether "
-				 "Slurm may give it one (not modelled at "
-				 "submission): let through, the launch check "
-				 "judges the node it gets", doubt,
-				 nodes->pick_unmodelled);
-			n_doubt = 0;
-		}
-	} else {
-		n_doubt = 0;
+}
+
+/*
+ * Slurm starts the job on any candidate it can place it on, not on one
+ * memcore picks: a job that fits some of them and not others would queue
+ * and then be refused at launch on the others. So it is refused here,
+ * with the fix that keeps it off them (or sizes it for them), unless the
+ * job picks its nodes in a way memcore does not model (--constraint):
+ * then the fitting ones may be all it can get, and it is let through.
+ */
+static void doubt_check(const struct mc_ctld_nodes *nodes,
+			struct part_answer *a)
+{
+	a->n_doubt = 0;
+	if (!a->n_cand || a->n_fit < a->n_need || a->let_through)
+		return;
+	a->n_doubt = doubt_nodes(a->sv, a->n_cand, a->doubt,
+				 sizeof(a->doubt), &a->first_doubt);
+	if (a->n_doubt && nodes->pick_unmodelled[0]) {
+		a->let_through = true;
+		snprintf(a->let_why, sizeof(a->let_why), "memcore: it does "
+			 "not fit %s; the job's %s decides whether Slurm may "
+			 "give it one (not modelled at submission): let "
+			 "through, the launch check judges the node it gets",
+			 a->doubt, nodes->pick_unmodelled);
+		a->n_doubt = 0;
 	}
-	if (!n_cand) {
-		const char *last;
+}
 
-		launch = mc_launch_outcome(p, user_warn, true);
-		last = mc_launch_line(p, user_warn, launch);
+/* The text answer: its lines, then the launch line (NULL: none). */
+static void print_lines(json_t *lines, const char *last)
+{
+	for (size_t i = 0; i < json_array_size(lines); i++)
+		puts(json_string_value(json_array_get(lines, i)));
+	if (last)
+		puts(last);
+}
 
-		json_array_append_new(lines, json_string(let_why));
-		mc_cli_notes_append(lines, notes);
-		if (!print) {
-			/* the answer only */
-		} else if (json) {
-			json_t *o = json_object();
+/* The --json answer's partition keys: its name, its nodes, how many of
+ * them the step fits. */
+static void partition_keys(json_t *o, const struct mc_ctld_nodes *nodes,
+			   size_t n_fit)
+{
+	json_object_set_new(o, "partition", json_string(nodes->partition));
+	json_object_set_new(o, "nodes", json_integer((json_int_t)nodes->n));
+	json_object_set_new(o, "nodes_fit", json_integer((json_int_t)n_fit));
+}
 
-			json_object_set_new(o, "fits", json_true());
-			json_object_set_new(o, "let_through",
-					    json_string(let_why));
-			json_object_set_new(o, "placement", json_null());
-			json_object_set_new(o, "doubt_nodes", json_null());
-			json_object_set_new(o, "node_source",
-					    json_string("slurmctld"));
-			json_object_set_new(o, "mode", json_string(
-					    mc_mode_words[p->mode]));
-			json_object_set_new(o, "allow_user_warn",
-					    json_boolean(p->allow_user_warn));
-			json_object_set_new(o, "gpus",
-					    json_integer(c->gpus));
-			json_object_set_new(o, "partition",
-					    json_string(nodes->partition));
-			json_object_set_new(o, "nodes", json_integer(
-					    (json_int_t)nodes->n));
-			json_object_set_new(o, "nodes_fit", json_integer(0));
-			json_object_set_new(o, "unjudged_nodes", json_string(
-					    nodes->unjudged));
-			json_object_set_new(o, "fix_options", json_array());
-			json_object_set(o, "explanation", lines);
-			mc_cli_launch_json(o, p, user_warn, launch);
-			mc_cli_json_print(o);
-		} else {
-			for (size_t i = 0; i < json_array_size(lines); i++)
-				puts(json_string_value(json_array_get(lines,
-								      i)));
-			if (last)
-				puts(last);
-		}
-		json_decref(lines);
-		free(shape_of);
-		free(sv);
-		return MC_EXIT_FITS;
+/* No node is a candidate: the job is let through (a->let_why), Slurm
+ * answers it. */
+static int answer_no_candidate(const struct part_ask *q, bool json,
+			       bool print, const struct mc_cli_notes *notes,
+			       const struct part_answer *a)
+{
+	const struct mc_policy *p = q->p;
+	const struct mc_ctld_nodes *nodes = q->nodes;
+	enum mc_launch launch = mc_launch_outcome(p, q->user_warn, true);
+	json_t *lines = json_array(), *o;
+
+	json_array_append_new(lines, json_string(a->let_why));
+	mc_cli_notes_append(lines, notes);
+	if (print && !json)
+		print_lines(lines, mc_launch_line(p, q->user_warn, launch));
+	if (print && json) {
+		o = json_object();
+		json_object_set_new(o, "fits", json_true());
+		json_object_set_new(o, "let_through",
+				    json_string(a->let_why));
+		json_object_set_new(o, "placement", json_null());
+		json_object_set_new(o, "doubt_nodes", json_null());
+		json_object_set_new(o, "node_source",
+				    json_string("slurmctld"));
+		json_object_set_new(o, "mode",
+				    json_string(mc_mode_words[p->mode]));
+		json_object_set_new(o, "allow_user_warn",
+				    json_boolean(p->allow_user_warn));
+		json_object_set_new(o, "gpus", json_integer(q->c->gpus));
+		partition_keys(o, nodes, 0);
+		json_object_set_new(o, "unjudged_nodes",
+				    json_string(nodes->unjudged));
+		json_object_set_new(o, "fix_options", json_array());
+		json_object_set(o, "explanation", lines);
+		mc_cli_launch_json(o, p, q->user_warn, launch);
+		mc_cli_json_print(o);
 	}
+	json_decref(lines);
+	return MC_EXIT_FITS;
+}
 
-	summary = summary_line(nodes->partition, sv, n_cand,
-			       nodes->n + n_bound - n_excluded, n_fit);
+/* The lines about the partition as a whole: which nodes it fits, those
+ * that are no candidates, why it is let through or refused, --nodes. */
+static void partition_lines(const struct mc_ctld_nodes *nodes,
+			    const struct part_answer *a, json_t *lines)
+{
+	const struct shape_verdict *sv = a->sv;
+	const char *those = a->n_doubt == 1 ? "that node" : "those nodes";
+	char *summary = summary_line(nodes->partition, sv, a->n_cand,
+				     nodes->n + a->n_bound - a->n_excluded,
+				     a->n_fit);
+	char line[MC_EXPLAIN_LINE_MAX * 2];
+
 	if (summary)
 		json_array_append_new(lines, json_string(summary));
-	if (n_excluded) {
-		char ex[MC_EXPLAIN_LINE_MAX * 2];
-
-		snprintf(ex, sizeof(ex), "  not candidates: %s (%s)",
-			 sv[n_cand].hosts, sv[n_cand].why);
-		json_array_append_new(lines, json_string(ex));
+	free(summary);
+	if (a->n_excluded) {
+		snprintf(line, sizeof(line), "  not candidates: %s (%s)",
+			 sv[a->n_cand].hosts, sv[a->n_cand].grant.why);
+		json_array_append_new(lines, json_string(line));
 	}
-	if (let_through)
-		json_array_append_new(lines, json_string(let_why));
-	if (n_doubt) {
-		char d[MC_EXPLAIN_LINE_MAX * 2];
-
-		snprintf(d, sizeof(d), "memcore: Slurm may start the job on "
-			 "any of these nodes, and the launch refuses it on %s: "
-			 "keep the job off %s (--exclude=%s) or size it for "
-			 "%s as below", doubt, n_doubt == 1 ? "that node" :
-			 "those nodes", doubt, n_doubt == 1 ? "that node" :
-			 "those nodes");
-		json_array_append_new(lines, json_string(d));
+	if (a->let_through)
+		json_array_append_new(lines, json_string(a->let_why));
+	if (a->n_doubt) {
+		snprintf(line, sizeof(line), "memcore: Slurm may start the job "
+			 "on any of these nodes, and the launch refuses it on "
+			 "%s: keep the job off %s (--exclude=%s) or size it "
+			 "for %s as below", a->doubt, those, a->doubt, those);
+		json_array_append_new(lines, json_string(line));
 	}
-	if (n_need > 1 && n_fit) {
-		char need[160];
-
-		if (n_fit >= n_need)
-			snprintf(need, sizeof(need), "memcore: a step on %zu "
+	if (a->n_need > 1 && a->n_fit) {
+		if (a->n_fit >= a->n_need)
+			snprintf(line, sizeof(line), "memcore: a step on %zu "
 				 "nodes fits: %zu of the partition's nodes fit "
-				 "it", n_need, n_fit);
+				 "it", a->n_need, a->n_fit);
 		else
-			snprintf(need, sizeof(need), "memcore: a step on %zu "
+			snprintf(line, sizeof(line), "memcore: a step on %zu "
 				 "nodes does not fit: only %zu of the "
 				 "partition's nodes fit it (--nodes=%zu at "
-				 "most)", n_need, n_fit, n_fit);
-		json_array_append_new(lines, json_string(need));
+				 "most)", a->n_need, a->n_fit, a->n_fit);
+		json_array_append_new(lines, json_string(line));
 	}
-	gpu_memory_lines(sv, n_cand, lines);
-	/* The figures of the first node it does not fit, when that
-	 * refuses it; else the plan on the first fitting shape; or why
-	 * each one refuses. */
-	if (n_doubt)
-		rep = first_doubt;
-	for (size_t k = 0; k < n_cand; k++) {
-		if (n_fit ? k != rep : shown == SHAPES_EXPLAINED)
+}
+
+/* The shapes' own lines: the figures of the first node it does not fit,
+ * when that refuses it; else the plan on the shape shown (a->rep); or
+ * why each one refuses; then where Slurm's placement decides. */
+static void shape_lines(struct part_answer *a, json_t *lines)
+{
+	const struct shape_verdict *sv = a->sv;
+	size_t shown = 0;
+
+	if (a->n_doubt)
+		a->rep = a->first_doubt;
+	for (size_t k = 0; k < a->n_cand; k++) {
+		if (a->n_fit ? k != a->rep : shown == SHAPES_EXPLAINED)
 			continue;
 		shown++;
 		for (size_t i = 0; i < sv[k].d.j.e.n; i++)
 			json_array_append_new(lines,
 					      json_string(sv[k].d.j.e.line[i]));
 	}
-	/* Where Slurm's placement decides, what was judged and why (the
-	 * same for every shape: its first). */
-	for (size_t k = 0; k < n_cand && !placement; k++)
-		if (sv[k].why[0]) {
-			placement = sv[k].why;
-			json_array_append_new(lines, json_string(placement));
+	/* What was judged and why (the same for every shape: its first). */
+	for (size_t k = 0; k < a->n_cand && !a->placement; k++)
+		if (sv[k].grant.why[0]) {
+			a->placement = sv[k].grant.why;
+			json_array_append_new(lines, json_string(a->placement));
 		}
-	if (!n_fit && n_cand > SHAPES_EXPLAINED) {
+	if (!a->n_fit && a->n_cand > SHAPES_EXPLAINED) {
 		char more[96];
 
 		snprintf(more, sizeof(more), "  (and %zu more node shapes: "
-			 "see --json)", n_cand - SHAPES_EXPLAINED);
+			 "see --json)", a->n_cand - SHAPES_EXPLAINED);
 		json_array_append_new(lines, json_string(more));
 	}
-	mc_cli_notes_append(lines, notes);
-	if (rep == SIZE_MAX)
-		rep = 0;
-	launch = mc_launch_outcome(p, user_warn, (n_fit >= n_need &&
-				   !n_doubt) || let_through);
+}
 
-	if (!print) {
-		/* the answer only */
-	} else if (json) {
-		json_t *o = mc_cli_verdict_json(p, "slurmctld", &sv[rep].d.j.v,
-						&sv[rep].d.j.e);
-		json_t *shapes = json_array();
+/* The --json answer: the verdict of the shape shown, with the
+ * partition's keys and every candidate shape. */
+static void print_partition_json(const struct part_ask *q,
+				 const struct part_answer *a, bool fits,
+				 json_t *lines, enum mc_launch launch)
+{
+	const struct mc_ctld_nodes *nodes = q->nodes;
+	const struct shape_verdict *r = &a->sv[a->rep];
+	json_t *o = mc_cli_verdict_json(q->p, "slurmctld", &r->d.j.v,
+					&r->d.j.e);
+	json_t *shapes = json_array();
 
-		for (size_t k = 0; k < n_cand; k++)
-			json_array_append_new(shapes, shape_json(p, &sv[k]));
-		json_object_set_new(o, "fits", json_boolean(
-				    (n_fit >= n_need && !n_doubt) ||
-				    let_through));
-		json_object_set_new(o, "doubt_nodes", n_doubt ?
-				    json_string(doubt) : json_null());
-		json_object_set_new(o, "let_through", let_through ?
-				    json_string(let_why) : json_null());
-		json_object_set_new(o, "placement", placement ?
-				    json_string(placement + 2) : json_null());
-		json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
-				    json_string(nodes->unjudged) : json_null());
-		json_object_set_new(o, "excluded_nodes", n_excluded ?
-				    json_string(sv[n_cand].hosts)
-				    : json_null());
-		json_object_set_new(o, "nodes_needed",
-				    json_integer((json_int_t)n_need));
-		json_object_set_new(o, "partition",
-				    json_string(nodes->partition));
-		json_object_set_new(o, "nodes",
-				    json_integer((json_int_t)nodes->n));
-		json_object_set_new(o, "nodes_fit",
-				    json_integer((json_int_t)n_fit));
-		json_object_set_new(o, "gpu_memory_source", json_string(
-			mc_mem_source_key(sv[rep].mem_source)));
-		json_object_set_new(o, "shapes", shapes);
-		json_object_set(o, "explanation", lines);
-		mc_cli_launch_json(o, p, user_warn, launch);
-		mc_cli_json_print(o);
-	} else {
-		const char *last = mc_launch_line(p, user_warn, launch);
+	for (size_t k = 0; k < a->n_cand; k++)
+		json_array_append_new(shapes, shape_json(q->p, &a->sv[k]));
+	json_object_set_new(o, "fits", json_boolean(fits));
+	json_object_set_new(o, "doubt_nodes", a->n_doubt ?
+			    json_string(a->doubt) : json_null());
+	json_object_set_new(o, "let_through", a->let_through ?
+			    json_string(a->let_why) : json_null());
+	json_object_set_new(o, "placement", a->placement ?
+			    json_string(a->placement + 2) : json_null());
+	json_object_set_new(o, "unjudged_nodes", nodes->n_unjudged ?
+			    json_string(nodes->unjudged) : json_null());
+	json_object_set_new(o, "excluded_nodes", a->n_excluded ?
+			    json_string(a->sv[a->n_cand].hosts) : json_null());
+	json_object_set_new(o, "nodes_needed",
+			    json_integer((json_int_t)a->n_need));
+	partition_keys(o, nodes, a->n_fit);
+	json_object_set_new(o, "gpu_memory_source",
+			    json_string(mc_mem_source_key(r->mem_source)));
+	json_object_set_new(o, "shapes", shapes);
+	json_object_set(o, "explanation", lines);
+	mc_cli_launch_json(o, q->p, q->user_warn, launch);
+	mc_cli_json_print(o);
+}
 
-		for (size_t i = 0; i < json_array_size(lines); i++)
-			puts(json_string_value(json_array_get(lines, i)));
-		if (last)
-			puts(last);
+int mc_check_partition(const struct mc_policy *p,
+		       const struct mc_ctld_nodes *nodes,
+		       const struct mc_case *c,
+		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
+		       const void *args, bool user_warn, bool json, bool print,
+		       const struct mc_cli_notes *notes)
+{
+	const struct part_ask q = {
+		.p = p, .nodes = nodes, .c = c,
+		.gpu_memory_override = gpu_memory_override,
+		.alloc_of = alloc_of, .args = args, .user_warn = user_warn,
+	};
+	struct part_answer a = {
+		.rep = SIZE_MAX, .unjudged = nodes->n_unjudged,
+		.n_need = c->nodes > 1 ? c->nodes : 1,
+	};
+	enum mc_launch launch;
+	json_t *lines;
+	bool fits;
+	int rc;
+
+	if (judge_shapes(&q, &a) < 0) {
+		free(a.shape_of);
+		free(a.sv);
+		fprintf(stderr, "memcore: out of memory\n");
+		return MC_EXIT_USAGE;
 	}
+	candidates_first(&a);
+	let_through_why(nodes, &a);
+	doubt_check(nodes, &a);
+	if (!a.n_cand) {
+		rc = answer_no_candidate(&q, json, print, notes, &a);
+		free(a.shape_of);
+		free(a.sv);
+		return rc;
+	}
+	lines = json_array();
+	partition_lines(nodes, &a, lines);
+	gpu_memory_lines(a.sv, a.n_cand, lines);
+	shape_lines(&a, lines);
+	mc_cli_notes_append(lines, notes);
+	if (a.rep == SIZE_MAX)
+		a.rep = 0;
+	fits = (a.n_fit >= a.n_need && !a.n_doubt) || a.let_through;
+	launch = mc_launch_outcome(p, user_warn, fits);
+	if (print && json)
+		print_partition_json(&q, &a, fits, lines, launch);
+	else if (print)
+		print_lines(lines, mc_launch_line(p, user_warn, launch));
 	json_decref(lines);
-	free(summary);
-	free(shape_of);
-	free(sv);
+	free(a.shape_of);
+	free(a.sv);
 	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
 }

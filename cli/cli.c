@@ -59,6 +59,33 @@ int mc_cli_option_error(const char *cmd, int opt, char **argv)
 				  "--help)", cmd, q, cmd);
 }
 
+int mc_cli_read_options(const char *cmd, int argc, char **argv,
+			const struct option *options, void (*usage)(FILE *),
+			struct mc_cli_common *common, mc_cli_option_fn take,
+			void *ctx)
+{
+	int opt, idx = 0, rc;
+
+	optind = 1;
+	opterr = 0;	/* the messages are memcore's (mc_cli_option_error) */
+	while ((opt = getopt_long(argc, argv, ":h", options, &idx)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (opt == ':' || opt == '?')
+			return mc_cli_option_error(cmd, opt, argv);
+		if (common && mc_cli_node_option(opt, optarg, common))
+			continue;
+		rc = take(ctx, opt, optarg, options[idx].name);
+		if (rc != MC_CLI_ON)
+			return rc;
+	}
+	if (mc_cli_no_arguments(cmd, argc, argv))
+		return MC_EXIT_USAGE;
+	return MC_CLI_ON;
+}
+
 int mc_cli_no_arguments(const char *cmd, int argc, char **argv)
 {
 	char q[256];

@@ -55,6 +55,32 @@ int mc_cli_option_error(const char *cmd, int opt, char **argv);
  * else 0. */
 int mc_cli_no_arguments(const char *cmd, int argc, char **argv);
 
+/* What a step of a command returns when it gave no answer: the next step
+ * goes on (an exit status, 0 included, ends the command). */
+#define MC_CLI_ON (-1)
+
+/*
+ * One option of a command's own (not --help, not MC_CLI_NODE_OPTIONS):
+ * opt as getopt_long returned it, its value (NULL: none) and long name.
+ * Returns MC_CLI_ON to go on, else the exit status to stop with (having
+ * said why).
+ */
+typedef int (*mc_cli_option_fn)(void *ctx, int opt, const char *arg,
+				const char *name);
+
+/*
+ * A command's command line, read as every command reads it: --help prints
+ * usage(stdout) and ends it (0); MC_CLI_NODE_OPTIONS go into common (NULL:
+ * the command takes none of them); every other option to take(ctx, ...);
+ * a missing value, an unknown option (mc_cli_option_error) or an argument
+ * after the options (mc_cli_no_arguments) is a usage error. MC_CLI_ON when
+ * the whole line was read, else the exit status.
+ */
+int mc_cli_read_options(const char *cmd, int argc, char **argv,
+			const struct option *options, void (*usage)(FILE *),
+			struct mc_cli_common *common, mc_cli_option_fn take,
+			void *ctx);
+
 /*
  * Load the policy (for the partition) from --config, or from
  * MC_DEFAULT_CONFIG when it exists, else the built-in defaults. Prints
@@ -141,22 +167,31 @@ json_t *mc_cli_shape_json(const char *hosts, size_t count,
 			  const struct mc_node_record *rec,
 			  uint64_t gpu_memory_bytes, enum mc_mem_source src);
 
+/* What one kind of node grants a request (mc_cli_alloc_fn's answer). */
+struct mc_cli_grant {
+	struct mc_alloc alloc;
+	char mem_source[96];		/* alloc.mem_source points here */
+	/* No candidate: why; a candidate: the placement line
+	 * ("  placement: ..."), "" none. */
+	char why[200];
+	/* The step's GPUs on a node do not depend on the node (an upper
+	 * bound of unseen nodes can then be judged). */
+	bool gpus_fixed;
+};
+
 /*
  * What a request asks of one kind of node (cmd_check.c's check_alloc,
- * or the job's Slurm options through mc_slurm_alloc()): the allocation,
+ * or the job's Slurm options through mc_slurm_alloc()): the grant g,
  * and the step's GPUs on that node into c->gpus (the case the request is
- * then built from, mc_decision.h). Returns false when the
- * node is no candidate for the job at all (a GPU type it does not have),
- * with why set. *gpus_fixed: the step's GPUs on a node do not depend on
- * the node (an upper bound of unseen nodes can then be judged).
+ * then built from, mc_decision.h). Returns false when the node is no
+ * candidate for the job at all (a GPU type it does not have), with
+ * g->why set. rec NULL: the one node described (node), nodes NULL.
  */
 typedef bool (*mc_cli_alloc_fn)(const void *args,
 				const struct mc_ctld_nodes *nodes,
 				const struct mc_node_record *rec,
 				const struct mc_node *node,
-				struct mc_case *c, struct mc_alloc *alloc,
-				char *mem_source, size_t mem_source_len,
-				char *why, size_t why_len, bool *gpus_fixed);
+				struct mc_case *c, struct mc_cli_grant *g);
 
 /*
  * Lines about the job's request that change no verdict, appended to the

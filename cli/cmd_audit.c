@@ -354,11 +354,109 @@ static void audit_shape(const struct mc_policy *p,
 					 sizeof(from)), hosts, nj);
 }
 
+/* One node shape of the partition, audited: hosts, count of nodes, its
+ * first node's record r, its GPU memory m (0 unknown) from src, the
+ * rule's judgement nj, a ShardsPerGpu= finding (NULL none). */
+struct shape_audit {
+	const char *hosts;
+	size_t count;
+	const struct mc_node_record *r;
+	uint64_t m;
+	enum mc_mem_source src;
+	struct mc_node_judgement nj;
+	const char *finding;
+};
+
+static json_t *shape_audit_json(const struct shape_audit *sa)
+{
+	const struct mc_audit *a = &sa->nj.rule;
+	json_t *o = mc_cli_shape_json(sa->hosts, sa->count, sa->r, sa->m,
+				      sa->src);
+
+	json_object_set_new(o, "shards_finding", sa->finding ?
+			    json_string(sa->finding) : json_null());
+	json_object_set_new(o, "ram_needed_bytes", sa->m ?
+			    json_integer((json_int_t)a->ram_needed_bytes)
+			    : json_null());
+	json_object_set_new(o, "cores_needed", json_integer(a->cores_needed));
+	json_object_set_new(o, "ram_rule_ok", json_boolean(a->ram_rule_ok));
+	json_object_set_new(o, "cores_rule_ok",
+			    json_boolean(a->cores_rule_ok));
+	json_object_set_new(o, "full_node_step", step_json(&sa->nj));
+	json_object_set_new(o, "ok", json_boolean(sa->nj.ok && !sa->finding));
+	return o;
+}
+
 /*
- * memcore audit --partition P / --all: every GPU node slurmctld knows, one
- * line per node shape:
  *   gpu[13-16]: 4 x a100 40 GiB, 512 GiB, 64 cores: RAM rule ok (...),
  *   cores rule ok (...)
+ * then the finding and the full-node step.
+ */
+static void shape_audit_text(const struct mc_policy *p,
+			     const struct shape_audit *sa)
+{
+	const struct mc_audit *a = &sa->nj.rule;
+	const struct mc_node_record *r = sa->r;
+	char d[160], b1[32], b2[32];
+
+	printf("%s: %s: ", sa->hosts, mc_shape_describe(r, sa->m, d,
+							sizeof(d)));
+	if (!sa->m)
+		printf("RAM rule unknown (set GpuTypeMemory= or GpuMemory= in "
+		       "memcore.conf)");
+	else
+		printf("RAM rule %s (%s %s %s = %u x %s x %.2f)",
+		       a->ram_rule_ok ? "ok" : "FAILS",
+		       mc_fmt_bytes(r->ram_bytes, b1, sizeof(b1)),
+		       a->ram_rule_ok ? ">=" : "<",
+		       mc_fmt_bytes(a->ram_needed_bytes, b2, sizeof(b2)),
+		       r->gpus, mc_fmt_bytes(sa->m, d, sizeof(d)),
+		       p->host_ram_per_gpu_ram);
+	printf(", cores rule %s (%u %s %u = %u x (%u + 1) + %u)\n",
+	       a->cores_rule_ok ? "ok" : "FAILS", r->cores,
+	       a->cores_rule_ok ? ">=" : "<", a->cores_needed, r->gpus,
+	       a->workers, p->reserved_cores);
+	if (sa->finding)
+		printf("  %s\n", sa->finding);
+	print_step(&sa->nj);
+}
+
+/* The partition's (or cluster's) answer after its shapes: the JSON
+ * object around them, or the text's closing line. */
+static void audit_partition_end(const struct mc_cli_common *c,
+				const struct mc_ctld_nodes *ctld, bool all,
+				json_t *shapes, bool ok, size_t n_gpu_nodes)
+{
+	if (c->json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "source", json_string("slurmctld"));
+		json_object_set_new(o, "partition", all ? json_null()
+				    : json_string(ctld->partition));
+		json_object_set_new(o, "gpu_nodes",
+				    json_integer((json_int_t)n_gpu_nodes));
+		json_object_set_new(o, "ok", json_boolean(ok));
+		json_object_set_new(o, "unjudged_nodes", ctld->n_unjudged ?
+				    json_string(ctld->unjudged) : json_null());
+		json_object_set_new(o, "shapes", shapes);
+		mc_cli_json_print(o);
+		return;
+	}
+	json_decref(shapes);
+	if (ctld->n_unjudged)
+		printf("memcore: %zu %s of partition %s cannot be audited: "
+		       "%s %s\n", ctld->n_unjudged,
+		       ctld->n_unjudged == 1 ? "node" : "nodes",
+		       ctld->partition, ctld->unjudged, ctld->unjudged_why);
+	else if (!n_gpu_nodes)
+		printf("memcore: %s%s has no GPU nodes\n",
+		       all ? "the cluster" : "partition ",
+		       all ? "" : ctld->partition);
+}
+
+/*
+ * memcore audit --partition P / --all: every GPU node slurmctld knows, one
+ * line per node shape (shape_audit_text, shape_audit_json).
  */
 static int audit_partition(const struct mc_cli_common *c,
 			   const struct mc_config *cfg, struct mc_policy *p,
@@ -381,197 +479,152 @@ static int audit_partition(const struct mc_cli_common *c,
 	}
 	n_shapes = mc_shapes_group(ctld.node, ctld.n, shape_of);
 	for (size_t k = 0; k < n_shapes; k++) {
-		const struct mc_node_record *r = NULL;
-		struct mc_node_judgement nj;
-		const struct mc_audit *a = &nj.rule;
-		enum mc_mem_source src;
-		uint64_t m;
-		size_t count = 0;
-		char hosts[1024], d[160], b1[32], b2[32], shard_line[256];
-		bool finding;
+		struct shape_audit sa = { .r = NULL };
+		char hosts[1024], shard_line[256];
 
 		for (size_t i = 0; i < ctld.n; i++)
 			if (shape_of[i] == k) {
-				r = r ? r : &ctld.node[i];
-				count++;
+				sa.r = sa.r ? sa.r : &ctld.node[i];
+				sa.count++;
 			}
-		if (!r->gpus)
+		if (!sa.r->gpus)
 			continue;	/* not a GPU node: no rule */
-		n_gpu_nodes += count;
+		n_gpu_nodes += sa.count;
 		mc_ctld_hostlist(&ctld, shape_of, k, hosts, sizeof(hosts));
-		audit_shape(p, r, hosts, &nj, &m, &src);
-		finding = shards_finding(p, r->shards, r->gpus, shard_line,
-					 sizeof(shard_line));
-		ok = ok && nj.ok && !finding;
-		if (c->json) {
-			json_t *o = mc_cli_shape_json(hosts, count, r, m, src);
-
-			json_object_set_new(o, "shards_finding", finding ?
-					    json_string(shard_line)
-					    : json_null());
-
-			json_object_set_new(o, "ram_needed_bytes", m ?
-				json_integer((json_int_t)a->ram_needed_bytes)
-				: json_null());
-			json_object_set_new(o, "cores_needed",
-					    json_integer(a->cores_needed));
-			json_object_set_new(o, "ram_rule_ok",
-					    json_boolean(a->ram_rule_ok));
-			json_object_set_new(o, "cores_rule_ok",
-					    json_boolean(a->cores_rule_ok));
-			json_object_set_new(o, "full_node_step",
-					    step_json(&nj));
-			json_object_set_new(o, "ok",
-					    json_boolean(nj.ok && !finding));
-			json_array_append_new(shapes, o);
-			continue;
-		}
-		printf("%s: %s: ", hosts, mc_shape_describe(r, m, d,
-							    sizeof(d)));
-		if (!m)
-			printf("RAM rule unknown (set GpuTypeMemory= or "
-			       "GpuMemory= in memcore.conf)");
+		sa.hosts = hosts;
+		audit_shape(p, sa.r, hosts, &sa.nj, &sa.m, &sa.src);
+		if (shards_finding(p, sa.r->shards, sa.r->gpus, shard_line,
+				   sizeof(shard_line)))
+			sa.finding = shard_line;
+		ok = ok && sa.nj.ok && !sa.finding;
+		if (c->json)
+			json_array_append_new(shapes, shape_audit_json(&sa));
 		else
-			printf("RAM rule %s (%s %s %s = %u x %s x %.2f)",
-			       a->ram_rule_ok ? "ok" : "FAILS",
-			       mc_fmt_bytes(r->ram_bytes, b1, sizeof(b1)),
-			       a->ram_rule_ok ? ">=" : "<",
-			       mc_fmt_bytes(a->ram_needed_bytes, b2,
-					    sizeof(b2)),
-			       r->gpus, mc_fmt_bytes(m, d, sizeof(d)),
-			       p->host_ram_per_gpu_ram);
-		printf(", cores rule %s (%u %s %u = %u x (%u + 1) + %u)\n",
-		       a->cores_rule_ok ? "ok" : "FAILS", r->cores,
-		       a->cores_rule_ok ? ">=" : "<", a->cores_needed, r->gpus,
-		       a->workers, p->reserved_cores);
-		if (finding)
-			printf("  %s\n", shard_line);
-		print_step(&nj);
+			shape_audit_text(p, &sa);
 	}
-	if (c->json) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "source", json_string("slurmctld"));
-		json_object_set_new(o, "partition", all ? json_null()
-				    : json_string(ctld.partition));
-		json_object_set_new(o, "gpu_nodes",
-				    json_integer((json_int_t)n_gpu_nodes));
-		json_object_set_new(o, "ok", json_boolean(ok));
-		json_object_set_new(o, "unjudged_nodes", ctld.n_unjudged ?
-				    json_string(ctld.unjudged) : json_null());
-		json_object_set_new(o, "shapes", shapes);
-		mc_cli_json_print(o);
-	} else {
-		json_decref(shapes);
-		if (ctld.n_unjudged)
-			printf("memcore: %zu %s of partition %s cannot be "
-			       "audited: %s %s\n", ctld.n_unjudged,
-			       ctld.n_unjudged == 1 ? "node" : "nodes",
-			       ctld.partition, ctld.unjudged,
-			       ctld.unjudged_why);
-		else if (!n_gpu_nodes)
-			printf("memcore: %s%s has no GPU nodes\n",
-			       all ? "the cluster" : "partition ",
-			       all ? "" : ctld.partition);
-	}
+	audit_partition_end(c, &ctld, all, shapes, ok, n_gpu_nodes);
 	free(shape_of);
 	mc_ctld_free(&ctld);
 	return ok ? MC_EXIT_FITS : MC_EXIT_REFUSED;
 }
 
-int mc_cmd_audit(int argc, char **argv)
-{
-	struct mc_cli_common c = { 0 };
-	static struct mc_config cfg;
-	static struct mc_node_facts facts;
-	struct mc_policy p;
-	struct mc_node node;
-	static struct mc_node_judgement nj;
-	struct mc_cache_header hdr;
-	const char *cache = NULL, *write_cache = NULL;
-	char err[MC_ERR_MAX], shard_line[256];
-	int opt, rc;
-	bool all = false, finding;
+/* What the command line asks. */
+struct audit_args {
+	struct mc_cli_common c;
+	const char *cache, *write_cache;	/* --cache, --write-cache */
+	bool all;
+};
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", audit_options, NULL))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			audit_usage(stdout);
-			return 0;
-		case OPT_CACHE:
-			cache = optarg;
-			break;
-		case OPT_WRITE_CACHE:
-			write_cache = optarg;
-			break;
-		case OPT_ALL:
-			all = true;
-			break;
-		default:
-			if (mc_cli_node_option(opt, optarg, &c))
-				break;
-			return mc_cli_option_error("audit", opt, argv);
-		}
-	}
-	if (mc_cli_no_arguments("audit", argc, argv))
-		return MC_EXIT_USAGE;
-	if (cache && c.topology)
+/* One of audit's own options (mc_cli_option_fn). */
+static int take_audit_option(void *ctx, int opt, const char *arg,
+			     const char *name)
+{
+	struct audit_args *a = ctx;
+
+	if (opt == OPT_CACHE)
+		a->cache = arg;
+	else if (opt == OPT_WRITE_CACHE)
+		a->write_cache = arg;
+	else	/* OPT_ALL */
+		a->all = true;
+	return MC_CLI_ON;
+}
+
+/* The command line into a, and the options that exclude each other.
+ * MC_CLI_ON, else the exit status (--help: 0). */
+static int read_audit_args(int argc, char **argv, struct audit_args *a)
+{
+	int rc = mc_cli_read_options("audit", argc, argv, audit_options,
+				     audit_usage, &a->c, take_audit_option, a);
+
+	if (rc != MC_CLI_ON)
+		return rc;
+	if (a->cache && a->c.topology)
 		return mc_cli_usage_error("audit: --cache and --topology are "
 					  "two sources; give one");
-	if (all && (c.partition || cache || c.topology || write_cache))
+	if (a->all && (a->c.partition || a->cache || a->c.topology ||
+		       a->write_cache))
 		return mc_cli_usage_error("audit: --all is every node slurmctld "
 					  "knows: no --partition, --topology, "
 					  "--cache or --write-cache with it");
-	if (mc_cli_policy(&c, &cfg, &p) < 0)
-		return MC_EXIT_USAGE;
-	if (all && !mc_ctld_conf())
-		return mc_cli_usage_error("audit: --all: cannot read slurm.conf "
-					  "%s, where the nodes come from (set "
-					  "SLURM_CONF)", mc_ctld_conf_path());
-	/* --partition without slurm.conf: never this host instead. */
-	if (mc_cli_partition_nodes("audit", &c, &p, cache))
-		return MC_EXIT_USAGE;
-	/* --partition alone: its nodes from slurmctld (Node* keys describe
-	 * one node for check, not the partition's nodes to audit). */
-	if (all || (c.partition && !cache && !write_cache && !c.topology &&
-		    !p.topology_file[0] && mc_ctld_conf()))
-		return audit_partition(&c, &cfg, &p, all);
-	/* A misspelt --partition is never audited by the globals (as check
-	 * refuses it). */
-	rc = mc_cli_partition_known("audit", &c, &cfg, &p);
-	if (rc)
-		return rc;
-	if (cache) {
-		if (mc_cache_read(cache, NULL, &facts, &hdr, err,
+	return MC_CLI_ON;
+}
+
+/* The node's facts: from --cache (said in the text), else the topology
+ * or this host; then --write-cache. MC_CLI_ON, else the exit status. */
+static int audit_facts(const struct audit_args *a, const struct mc_policy *p,
+		       struct mc_node_facts *facts)
+{
+	struct mc_cache_header hdr;
+	char err[MC_ERR_MAX];
+
+	if (a->cache) {
+		if (mc_cache_read(a->cache, NULL, facts, &hdr, err,
 				  sizeof(err)) < 0) {
 			fprintf(stderr, "memcore: %s\n", err);
 			return MC_EXIT_USAGE;
 		}
-		if (!c.json) {
+		if (!a->c.json) {
 			time_t t = (time_t)hdr.written_at;
 			char when[32];
 
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S",
 				 localtime(&t));
 			printf("cache %s: memcore %s, host %s, written %s\n",
-			       cache, hdr.version, hdr.host, when);
+			       a->cache, hdr.version, hdr.host, when);
 		}
-	} else if (mc_cli_facts(&c, &p, &facts) < 0) {
+	} else if (mc_cli_facts(&a->c, p, facts) < 0) {
 		return MC_EXIT_USAGE;
 	}
-	if (write_cache &&
-	    mc_cache_write(write_cache, &facts, err, sizeof(err)) < 0) {
+	if (a->write_cache &&
+	    mc_cache_write(a->write_cache, facts, err, sizeof(err)) < 0) {
 		fprintf(stderr, "memcore: %s\n", err);
 		return MC_EXIT_USAGE;
 	}
+	return MC_CLI_ON;
+}
+
+int mc_cmd_audit(int argc, char **argv)
+{
+	struct audit_args a = { .all = false };
+	struct mc_cli_common *c = &a.c;
+	static struct mc_config cfg;
+	static struct mc_node_facts facts;
+	struct mc_policy p;
+	struct mc_node node;
+	static struct mc_node_judgement nj;
+	char shard_line[256];
+	int rc;
+	bool finding;
+
+	if ((rc = read_audit_args(argc, argv, &a)) != MC_CLI_ON)
+		return rc;
+	if (mc_cli_policy(c, &cfg, &p) < 0)
+		return MC_EXIT_USAGE;
+	if (a.all && !mc_ctld_conf())
+		return mc_cli_usage_error("audit: --all: cannot read slurm.conf "
+					  "%s, where the nodes come from (set "
+					  "SLURM_CONF)", mc_ctld_conf_path());
+	/* --partition without slurm.conf: never this host instead. */
+	if (mc_cli_partition_nodes("audit", c, &p, a.cache))
+		return MC_EXIT_USAGE;
+	/* --partition alone: its nodes from slurmctld (Node* keys describe
+	 * one node for check, not the partition's nodes to audit). */
+	if (a.all || (c->partition && !a.cache && !a.write_cache &&
+		      !c->topology && !p.topology_file[0] && mc_ctld_conf()))
+		return audit_partition(c, &cfg, &p, a.all);
+	/* A misspelt --partition is never audited by the globals (as check
+	 * refuses it). */
+	rc = mc_cli_partition_known("audit", c, &cfg, &p);
+	if (rc)
+		return rc;
+	if ((rc = audit_facts(&a, &p, &facts)) != MC_CLI_ON)
+		return rc;
 	/* This host, read live, without GPUs: no GPU node to audit (as
 	 * check says); --partition skips GPU-less nodes too. The cache
 	 * asked for is written all the same (slurmd writes one on any
 	 * node). */
-	if (!cache && !c.topology && !p.topology_file[0] && !p.node_gpus &&
+	if (!a.cache && !c->topology && !p.topology_file[0] && !p.node_gpus &&
 	    !facts.n_gpus)
 		return mc_cli_no_gpus_here("audit", "there is nothing to "
 					   "audit");
@@ -580,7 +633,7 @@ int mc_cmd_audit(int argc, char **argv)
 	 * has none, so no finding there. */
 	finding = shards_finding(&p, facts.slurm_shards, facts.slurm_gpus,
 				 shard_line, sizeof(shard_line));
-	if (c.json) {
+	if (c->json) {
 		print_json(&facts, &p, &node, &nj,
 			   finding ? shard_line : NULL);
 	} else {

@@ -225,6 +225,15 @@ static const struct option check_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* An option's name, as check_options spells it: the one place. */
+static const char *option_name(int opt)
+{
+	for (const struct option *o = check_options; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
 /* What the command line said; *_set tell given from default. */
 struct check_args {
 	struct mc_cli_common common;
@@ -245,6 +254,32 @@ struct check_args {
 	enum mc_submit_cmd slurm_command;	/* --slurm-command */
 	bool slurm_command_set;
 };
+
+/* --shards, --shards-per-gpu, --mps, --nodes, --ntasks-per-node: counts
+ * of at least 1, each read the same way. */
+static int parse_count_option(int opt, const char *v, struct check_args *a,
+			      char *err, size_t errlen)
+{
+	uint32_t *n = opt == OPT_SHARDS ? &a->shards
+		: opt == OPT_MPS ? &a->mps
+		: opt == OPT_SHARDS_PER_GPU ? &a->shards_per_gpu
+		: opt == OPT_NODES ? &a->nodes : &a->tasks;
+
+	return mc_parse_count_min1(v, 1u << 20, n, err, errlen);
+}
+
+/* --gpu-type: one value, and the MIG slice it names (if it does). */
+static int parse_gpu_type(const char *v, struct check_args *a, char *err,
+			  size_t errlen)
+{
+	if (a->gpu_type && strcmp(a->gpu_type, v))
+		return mc_err(err, errlen, "given twice with different "
+			      "values");
+	a->gpu_type = v;
+	if (mc_mig_profile(v, &a->mig_bytes, NULL, 0) < 0)
+		a->mig_bytes = 0;	/* not MIG: nothing to size */
+	return 0;
+}
 
 /* Parse one option value; on error print "memcore: --opt=VALUE: why". */
 static int parse_value(int opt, const char *name, const char *v,
@@ -297,20 +332,9 @@ static int parse_value(int opt, const char *name, const char *v,
 	case OPT_SHARDS_PER_GPU:
 	case OPT_MPS:
 	case OPT_NODES:
-	case OPT_TASKS: {
-		/* Counts of at least 1, each read the same way. */
-		uint32_t *n = opt == OPT_SHARDS ? &a->shards
-			: opt == OPT_MPS ? &a->mps
-			: opt == OPT_SHARDS_PER_GPU ? &a->shards_per_gpu
-			: opt == OPT_NODES ? &a->nodes : &a->tasks;
-
-		rc = mc_parse_count(v, 1u << 20, n, err, sizeof(err));
-		if (!rc && !*n) {
-			snprintf(err, sizeof(err), "must be at least 1");
-			rc = -1;
-		}
+	case OPT_TASKS:
+		rc = parse_count_option(opt, v, a, err, sizeof(err));
 		break;
-	}
 	case OPT_GPU_MEMORY:
 		rc = mc_parse_size(v, 1ULL << 20, &a->gpu_memory_bytes, err,
 				   sizeof(err));
@@ -333,15 +357,7 @@ static int parse_value(int opt, const char *name, const char *v,
 		a->slurm_command_set = true;
 		break;
 	case OPT_GPU_TYPE:
-		if (a->gpu_type && strcmp(a->gpu_type, v)) {
-			snprintf(err, sizeof(err), "given twice with "
-				 "different values");
-			rc = -1;
-			break;
-		}
-		a->gpu_type = v;
-		if (mc_mig_profile(v, &a->mig_bytes, NULL, 0) < 0)
-			a->mig_bytes = 0;	/* not MIG: nothing to size */
+		rc = parse_gpu_type(v, a, err, sizeof(err));
 		break;
 	}
 	if (rc < 0)
@@ -377,21 +393,19 @@ static bool same_values(const struct check_args *x,
 static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			const struct mc_node_record *rec,
 			const struct mc_node *node, struct mc_case *c,
-			struct mc_alloc *alloc, char *mem_source,
-			size_t mem_source_len, char *why, size_t why_len,
-			bool *gpus_fixed)
+			struct mc_cli_grant *g)
 {
 	const struct check_args *a = args;
-
-	*gpus_fixed = true;
+	struct mc_alloc *alloc = &g->alloc;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	uint64_t cpus = 0, mem = a->mem_bytes;
 
+	g->gpus_fixed = true;
 	/* --gpu-type narrows a partition's nodes as Slurm does: only
 	 * nodes of that type are candidates (a described node, rec NULL,
 	 * is taken as the type asked). */
-	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, why,
-					  why_len))
+	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, g->why,
+					  sizeof(g->why)))
 		return false;
 	memset(alloc, 0, sizeof(*alloc));
 	alloc->requested = true;
@@ -421,11 +435,9 @@ static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
 	alloc->mem_unset = !(a->mem_set && mem);
 	if (a->mem_set) {
-		snprintf(mem_source, mem_source_len, "--%s=%s",
-			 a->mem_opt == OPT_MEM_PER_GPU ? "mem-per-gpu"
-			 : a->mem_opt == OPT_MEM_PER_CPU ? "mem-per-cpu"
-			 : "mem", a->mem_arg);
-		alloc->mem_source = mem_source;
+		snprintf(g->mem_source, sizeof(g->mem_source), "--%s=%s",
+			 option_name(a->mem_opt), a->mem_arg);
+		alloc->mem_source = g->mem_source;
 	} else {
 		alloc->mem_source = "the whole node";
 	}
@@ -444,9 +456,7 @@ struct job_args {
 static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 		      const struct mc_node_record *rec,
 		      const struct mc_node *node, struct mc_case *c,
-		      struct mc_alloc *alloc, char *mem_source,
-		      size_t mem_source_len, char *why, size_t why_len,
-		      bool *gpus_fixed)
+		      struct mc_cli_grant *out)
 {
 	const struct job_args *j = args;
 	struct mc_slurm_grant g;
@@ -466,19 +476,20 @@ static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
 			 j->job.gpu_type);
 	}
 	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
-	*gpus_fixed = g.gpus_fixed;
+	out->gpus_fixed = g.gpus_fixed;
 	if (g.excluded) {
-		snprintf(why, why_len, "%s", g.why);
+		snprintf(out->why, sizeof(out->why), "%s", g.why);
 		return false;
 	}
 	/* A shard or MPS job drives one shared card (its share sized by
 	 * mc_share_apply). */
 	c->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
-	*alloc = g.alloc;
-	snprintf(mem_source, mem_source_len, "%s", g.mem_source);
-	alloc->mem_source = mem_source;
+	out->alloc = g.alloc;
+	snprintf(out->mem_source, sizeof(out->mem_source), "%s",
+		 g.mem_source);
+	out->alloc.mem_source = out->mem_source;
 	/* A candidate: why carries the placement line, if any. */
-	snprintf(why, why_len, "%s", g.placement);
+	snprintf(out->why, sizeof(out->why), "%s", g.placement);
 	return true;
 }
 
@@ -799,308 +810,346 @@ static int check_dataset_in_memory(const struct mc_opts *o,
 	return 0;
 }
 
-int mc_cmd_check(int argc, char **argv)
-{
-	struct check_args a = { .nodes = 1 };
-	static struct job_export jx;	/* the job's --export, --export-file */
-	static struct job_args ja;
-	static struct mc_cli_notes notes;	/* Slurm options let through */
-	static struct mc_node_pick pick;	/* the job's -w, -x */
-	static struct mc_config cfg;	/* large: keep it off the stack */
-	static struct mc_node_facts facts;
-	struct mc_ctld_nodes ctld = { .n = 0 };
-	static struct mc_jobfiles files;
+/* Everything one memcore check works with, from its command line to its
+ * answer: large, so static, not on the stack. */
+struct check_run {
+	struct check_args a;
+	struct job_export jx;		/* the job's --export, --export-file */
+	struct job_args ja;
+	struct mc_cli_notes notes;	/* Slurm options let through */
+	struct mc_node_pick pick;	/* the job's -w, -x */
+	struct mc_config cfg;
+	struct mc_node_facts facts;
+	struct mc_ctld_nodes ctld;
+	struct mc_jobfiles files;
 	struct mc_policy p;
-	static struct mc_decision d;
-	struct mc_case c = { 0 };
-	struct mc_request req;
+	struct mc_decision d;
+	struct mc_case c;
 	struct mc_node node;
-	struct mc_alloc alloc;
-	const struct mc_judgement *j;
-	char err[MC_ERR_MAX], why[MC_ERR_MAX], mem_source[96], mem_from[96];
-	char measured_on[MC_ERR_MAX];
-	enum mc_mem_source mem_src = MC_MEM_SRC_NONE;
 	const char *node_source;
-	int opt, idx, rc;
-	unsigned seen = 0;
-	bool fixed, user_warn;
-	enum mc_launch launch;
-	char unsure_why[320];
-	bool unsure;
+	bool user_warn;			/* --memcore=warn */
+	/* c.gpu_memory_source points into these */
+	char mem_from[96], measured_on[MC_ERR_MAX];
+};
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", check_options, &idx))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			check_usage(stdout);
-			return 0;
-		case ':':
-		case '?':
-			return mc_cli_option_error("check", opt, argv);
-		default: {
-			if (mc_cli_node_option(opt, optarg, &a.common))
-				break;
-			if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
-				/* Same parser, same messages as the plugin;
-				 * it refuses a second, different value. */
-				if (mc_opts_set(&a.opts, (enum mc_opt_id)
-						(opt - OPT_USER), optarg, false,
-						err, sizeof(err)) < 0)
-					return mc_cli_usage_error("%s", err);
-				break;
-			}
-			/* A value given twice must be the same, as the
-			 * plugin's options say (no silent "last one wins"). */
-			struct check_args prev = a;
-			unsigned bit = 1u << (opt - OPT_GPUS);
+/* read_command_line's state: the arguments, and which were given. */
+struct check_line {
+	struct check_args *a;
+	unsigned seen;			/* bit (opt - OPT_GPUS): given */
+};
 
-			if (parse_value(opt, check_options[idx].name, optarg,
-					&a) < 0)
-				return MC_EXIT_USAGE;
-			if ((seen & bit) && !same_values(&prev, &a))
-				return mc_cli_usage_error("--%s=%s: given "
-					"twice with different values",
-					check_options[idx].name, optarg);
-			seen |= bit;
-		}
-		}
+/* One of check's own options (mc_cli_option_fn). */
+static int take_check_option(void *ctx, int opt, const char *arg,
+			     const char *name)
+{
+	struct check_line *l = ctx;
+	struct check_args *a = l->a;
+	char err[MC_ERR_MAX];
+
+	if (opt >= OPT_USER && opt < OPT_USER + MC_OPT_COUNT) {
+		/* Same parser, same messages as the plugin; it refuses a
+		 * second, different value. */
+		if (mc_opts_set(&a->opts, (enum mc_opt_id)(opt - OPT_USER), arg,
+				false, err, sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+		return MC_CLI_ON;
 	}
-	if (mc_cli_no_arguments("check", argc, argv))
+	/* A value given twice must be the same, as the plugin's options
+	 * say (no silent "last one wins"). */
+	struct check_args prev = *a;
+	unsigned bit = 1u << (opt - OPT_GPUS);
+
+	if (parse_value(opt, name, arg, a) < 0)
 		return MC_EXIT_USAGE;
-	if (a.nodelist)
-		mc_node_pick_option(&pick, "nodelist", a.nodelist);
-	if (a.exclude)
-		mc_node_pick_option(&pick, "exclude", a.exclude);
-	if (a.slurm_options) {
-		if (a.gpus_set || a.mem_set || a.cpus_set || a.cores_set ||
-		    a.gpu_type || a.tasks || a.job_cores || a.nodelist ||
-		    a.exclude)
-			return mc_cli_usage_error("check: --slurm-options is "
-				"the whole request: no --gpus, --mem*, --cpus*, "
-				"--cores, --gpu-type, --ntasks-per-node, "
-				"--job-cores, --nodelist or --exclude with it");
-		rc = read_slurm_options(a.slurm_options, &a.opts, &ja.job,
-					&jx, &pick, &notes);
-		if (rc)
-			return rc;
-		ja.job.srun = a.slurm_command == MC_SUBMIT_SRUN;
-		a.gpus_set = true;
-		a.gpus = !mc_slurm_job_has_gpus(&ja.job) ? 0
-			 : ja.job.gpus_per_node ? ja.job.gpus_per_node : 1;
-		/* --gres=shard:N / mps:N: a share of one card. */
-		if (ja.job.shards)
-			a.shards = ja.job.shards;
-		else if (ja.job.mps)
-			a.mps = ja.job.mps;
-		a.nodes = ja.job.nodes_min ? ja.job.nodes_min : 1;
-		if (ja.job.gpu_type[0])
-			a.gpu_type = ja.job.gpu_type;
-		/* The job's partition when it names none: slurmctld's
-		 * default, whose memcore.conf line applies. */
-		if (!a.common.partition && mc_ctld_conf()) {
-			static char part[MC_PARTITION_NAME_MAX];
+	if ((l->seen & bit) && !same_values(&prev, a))
+		return mc_cli_usage_error("--%s=%s: given twice with different "
+					  "values", name, arg);
+	l->seen |= bit;
+	return MC_CLI_ON;
+}
 
-			rc = mc_ctld_default_partition(part, sizeof(part), err,
-						       sizeof(err));
-			if (rc == MC_CTLD_UNREACHABLE) {
-				fprintf(stderr, "memcore: %s\n", err);
-				return MC_EXIT_UNREACHABLE;
-			}
-			if (!rc)
-				a.common.partition = part;
-		}
-	}
-	if (a.slurm_command_set && !a.slurm_options)
-		return mc_cli_usage_error("check: --slurm-command goes with "
-					  "--slurm-options");
-	rc = read_env_defaults(&a.opts, &a, &jx);
+/* The command line into a; MC_CLI_ON, else the exit status (--help:
+ * 0). */
+static int read_command_line(int argc, char **argv, struct check_args *a)
+{
+	struct check_line l = { .a = a, .seen = 0 };
+
+	return mc_cli_read_options("check", argc, argv, check_options,
+				   check_usage, &a->common, take_check_option,
+				   &l);
+}
+
+/* --slurm-options, the whole request: the step's GPUs, shares, nodes and
+ * GPU type from the job's options, and its partition when it names
+ * none. MC_CLI_ON, else the exit status. */
+static int take_slurm_options(struct check_run *r)
+{
+	struct check_args *a = &r->a;
+	const struct mc_slurm_job *job = &r->ja.job;
+	char err[MC_ERR_MAX];
+	int rc;
+
+	if (a->gpus_set || a->mem_set || a->cpus_set || a->cores_set ||
+	    a->gpu_type || a->tasks || a->job_cores || a->nodelist ||
+	    a->exclude)
+		return mc_cli_usage_error("check: --slurm-options is the "
+			"whole request: no --gpus, --mem*, --cpus*, --cores, "
+			"--gpu-type, --ntasks-per-node, --job-cores, "
+			"--nodelist or --exclude with it");
+	rc = read_slurm_options(a->slurm_options, &a->opts, &r->ja.job,
+				&r->jx, &r->pick, &r->notes);
 	if (rc)
 		return rc;
-	user_warn = a.opts.mode & MC_USER_WARN;	/* --memcore=warn */
-	/* A shard or MPS step shares one card. */
-	if ((!a.gpus_set || !a.gpus) && (a.shards || a.mps)) {
-		a.gpus = 1;
-		a.gpus_set = true;
+	r->ja.job.srun = a->slurm_command == MC_SUBMIT_SRUN;
+	a->gpus_set = true;
+	a->gpus = !mc_slurm_job_has_gpus(job) ? 0
+		  : job->gpus_per_node ? job->gpus_per_node : 1;
+	/* --gres=shard:N / mps:N: a share of one card. */
+	if (job->shards)
+		a->shards = job->shards;
+	else if (job->mps)
+		a->mps = job->mps;
+	a->nodes = job->nodes_min ? job->nodes_min : 1;
+	if (job->gpu_type[0])
+		a->gpu_type = job->gpu_type;
+	/* The job's partition when it names none: slurmctld's default,
+	 * whose memcore.conf line applies. */
+	if (!a->common.partition && mc_ctld_conf()) {
+		static char part[MC_PARTITION_NAME_MAX];
+
+		rc = mc_ctld_default_partition(part, sizeof(part), err,
+					       sizeof(err));
+		if (rc == MC_CTLD_UNREACHABLE) {
+			fprintf(stderr, "memcore: %s\n", err);
+			return MC_EXIT_UNREACHABLE;
+		}
+		if (!rc)
+			a->common.partition = part;
 	}
-	if (!a.gpus_set)
+	return MC_CLI_ON;
+}
+
+/* The request as a whole, as the plugin checks it: memcore's variables
+ * for what the options leave unset, the job's files, options that
+ * exclude each other. MC_CLI_ON, else the exit status. */
+static int check_request(struct check_run *r)
+{
+	struct check_args *a = &r->a;
+	char err[MC_ERR_MAX];
+	int rc;
+
+	if (a->slurm_command_set && !a->slurm_options)
+		return mc_cli_usage_error("check: --slurm-command goes with "
+					  "--slurm-options");
+	rc = read_env_defaults(&a->opts, a, &r->jx);
+	if (rc)
+		return rc;
+	r->user_warn = a->opts.mode & MC_USER_WARN;	/* --memcore=warn */
+	/* A shard or MPS step shares one card. */
+	if ((!a->gpus_set || !a->gpus) && (a->shards || a->mps)) {
+		a->gpus = 1;
+		a->gpus_set = true;
+	}
+	if (!a->gpus_set)
 		return mc_cli_usage_error("check: --gpus is required");
 	/* The plugin's refusal in srun/sbatch/salloc, word for word. */
-	if (!mc_opts_name_files(&a.opts) &&
-	    mc_opts_check(&a.opts, err, sizeof(err)) < 0)
+	if (!mc_opts_name_files(&a->opts) &&
+	    mc_opts_check(&a->opts, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
 	/* The job's own files, read as the user who runs this (the
 	 * cli_filter runs it in the user's sbatch/srun/salloc). */
-	if (mc_jobfiles_load(&a.opts, &files, err, sizeof(err)) < 0 ||
-	    mc_jobfiles_check(&files, &a.opts, err, sizeof(err)) < 0)
+	if (mc_jobfiles_load(&a->opts, &r->files, err, sizeof(err)) < 0 ||
+	    mc_jobfiles_check(&r->files, &a->opts, err, sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
-	if (a.shards && a.mps)
+	if (a->shards && a->mps)
 		return mc_cli_usage_error("check: --shards and --mps exclude "
 					  "each other");
-	if (a.shards_per_gpu && !a.shards)
+	if (a->shards_per_gpu && !a->shards)
 		return mc_cli_usage_error("check: --shards-per-gpu needs "
 					  "--shards");
-	if (a.cores_set && a.cpus_set)
+	if (a->cores_set && a->cpus_set)
 		return mc_cli_usage_error("check: --cores and --%s exclude "
 					  "each other",
-					  a.cpus_opt == OPT_CPUS ? "cpus"
-					  : a.cpus_opt == OPT_CPUS_PER_GPU
-					  ? "cpus-per-gpu" : "cpus-per-task");
+					  option_name(a->cpus_opt));
+	return MC_CLI_ON;
+}
 
-	if (mc_cli_policy(&a.common, &cfg, &p) < 0)
+/*
+ * The policy and the node, in this order: this exact node (--topology or
+ * the policy's TopologyFile), the policy's NodeRam/NodeCores, the
+ * partition's nodes from slurmctld, this machine when it has GPUs.
+ * MC_CLI_ON, else the exit status (a GPU-less step's answer: 0).
+ */
+static int describe_node(struct check_run *r)
+{
+	struct check_args *a = &r->a;
+	int rc;
+
+	if (mc_cli_policy(&a->common, &r->cfg, &r->p) < 0)
 		return MC_EXIT_USAGE;
-	if (!a.gpus)
-		return not_a_gpu_step(a.common.json);
+	if (!a->gpus)
+		return not_a_gpu_step(a->common.json);
 	/* --partition without slurm.conf: never this host instead. */
-	if (mc_cli_partition_nodes("check", &a.common, &p, NULL))
+	if (mc_cli_partition_nodes("check", &a->common, &r->p, NULL))
 		return MC_EXIT_USAGE;
 	/* A misspelt --partition is never judged by the globals. */
-	rc = mc_cli_partition_known("check", &a.common, &cfg, &p);
+	rc = mc_cli_partition_known("check", &a->common, &r->cfg, &r->p);
 	if (rc)
 		return rc;
-	/*
-	 * The node, in this order: this exact node (--topology or the
-	 * policy's TopologyFile), the policy's NodeRam/NodeCores, the
-	 * partition's nodes from slurmctld, this machine when it has GPUs.
-	 */
-	memset(&facts, 0, sizeof(facts));
-	node_source = mc_cli_node_source(&a.common, &p);
+	memset(&r->facts, 0, sizeof(r->facts));
+	r->node_source = mc_cli_node_source(&a->common, &r->p);
 	/* -w/-x pick among slurmctld's nodes: one node described by a
 	 * topology or memcore.conf has nothing to pick from. */
-	if ((a.nodelist || a.exclude) && strcmp(node_source, "slurmctld"))
+	if ((a->nodelist || a->exclude) && strcmp(r->node_source, "slurmctld"))
 		return mc_cli_usage_error("check: --%s picks among a "
 			"partition's nodes from slurmctld; here the node comes "
 			"from %s (--topology, TopologyFile= or NodeRam=)",
-			a.nodelist ? "nodelist" : "exclude", node_source);
-	if (!strcmp(node_source, "slurmctld")) {
-		rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, false,
-				      &ctld);
+			a->nodelist ? "nodelist" : "exclude", r->node_source);
+	if (!strcmp(r->node_source, "slurmctld")) {
+		rc = mc_cli_ctld_load(&a->common, &r->cfg, &r->p, false,
+				      false, &r->ctld);
 		if (rc)
 			return rc;
-		mc_node_pick_apply(&ctld, &pick);
-	} else if (strcmp(node_source, "policy") &&
-		   mc_cli_facts(&a.common, &p, &facts) < 0) {
+		mc_node_pick_apply(&r->ctld, &r->pick);
+	} else if (strcmp(r->node_source, "policy") &&
+		   mc_cli_facts(&a->common, &r->p, &r->facts) < 0) {
 		return MC_EXIT_USAGE;
 	}
-	if (!strcmp(node_source, "live") && !facts.n_gpus && !p.node_gpus)
+	if (!strcmp(r->node_source, "live") && !r->facts.n_gpus &&
+	    !r->p.node_gpus)
 		return mc_cli_no_gpus_here("check", "it is not the node to "
 					   "judge");
-	mc_facts_node(&facts, &p, &node);
+	mc_facts_node(&r->facts, &r->p, &r->node);
+	return MC_CLI_ON;
+}
 
-	/* The case, as launch builds it (mc_decision.h), from the command
-	 * line, the job's files and the node described. */
-	c.opts = &a.opts;
-	c.files = &files;
-	c.gpus = a.gpus;
-	c.nodes = a.nodes;
-	c.ranks = a.tasks;
+/* The case, as launch builds it (mc_decision.h), from the command line,
+ * the job's files and the node described. */
+static void build_case(struct check_run *r)
+{
+	const struct check_args *a = &r->a;
+	struct mc_case *c = &r->c;
+	enum mc_mem_source mem_src = MC_MEM_SRC_NONE;
+
+	c->opts = &a->opts;
+	c->files = &r->files;
+	c->gpus = a->gpus;
+	c->nodes = a->nodes;
+	c->ranks = a->tasks;
 	/* The one resolver: --gpu-memory, else the node's, a MIG slice
 	 * sized as a slice (--gpu-type), else GpuTypeMemory=/GpuMemory=. */
-	c.gpu_memory_bytes = a.gpu_memory_set && a.gpu_memory_bytes
-		? a.gpu_memory_bytes
-		: mc_facts_step_gpu_memory_for(&facts, &p, NULL, 0, 0,
-					       a.gpu_type, &mem_src);
-	if (a.gpu_memory_set && a.gpu_memory_bytes)
+	c->gpu_memory_bytes = a->gpu_memory_set && a->gpu_memory_bytes
+		? a->gpu_memory_bytes
+		: mc_facts_step_gpu_memory_for(&r->facts, &r->p, NULL, 0, 0,
+					       a->gpu_type, &mem_src);
+	if (a->gpu_memory_set && a->gpu_memory_bytes)
 		mem_src = MC_MEM_SRC_OPTION;
-	c.gpu_memory_source = mc_mem_source_text(mem_src, a.gpu_type,
-		measured_where(&a.common, &p, node_source, measured_on,
-			       sizeof(measured_on)), mem_from, sizeof(mem_from));
+	c->gpu_memory_source = mc_mem_source_text(mem_src, a->gpu_type,
+		measured_where(&a->common, &r->p, r->node_source,
+			       r->measured_on, sizeof(r->measured_on)),
+		r->mem_from, sizeof(r->mem_from));
 	/* A shard or MPS step: its share of the card, shards per GPU as
 	 * launch counts them (mc_shards_per_gpu): per shape from the nodes'
 	 * Gres when they come from slurmctld (check_partition.c); a node
 	 * described by a topology or memcore.conf has no Slurm count, so
 	 * only --shards-per-gpu or ShardsPerGpu= says it. */
-	c.share_kind = a.shards ? 1 : a.mps ? 2 : 0;
-	c.share_count = a.shards ? a.shards : a.mps;
-	c.share_per_gpu = a.shards_per_gpu;
-	if (c.share_kind == 1 && !c.share_per_gpu && !ctld.n)
-		c.share_per_gpu = mc_shards_per_gpu(&p, facts.slurm_shards,
-						    facts.slurm_gpus, NULL);
-	/* The whole card would be a false refusal of what launch sizes by
-	 * Slurm's count: no answer rather than a wrong one. */
-	if (c.share_kind == 1 && !c.share_per_gpu && !ctld.n &&
-	    strcmp(node_source, "slurmctld")) {
-		mc_ctld_free(&ctld);
-		return not_judged(a.common.json, "memcore: --shards: the "
-			"shards of one GPU are unknown for a node described by "
-			"a topology or memcore.conf (Slurm's count is in its "
-			"node record, not here): not judged; launch sizes the "
-			"step by the node's shard count (set ShardsPerGpu= or "
-			"--shards-per-gpu to judge it here)", NULL, &notes);
-	}
-	if (a.opts.set[MC_OPT_DATASET_IN_MEMORY] &&
-	    check_dataset_in_memory(&a.opts, &p, &c, err, sizeof(err)) < 0) {
-		mc_ctld_free(&ctld);
+	c->share_kind = a->shards ? 1 : a->mps ? 2 : 0;
+	c->share_count = a->shards ? a->shards : a->mps;
+	c->share_per_gpu = a->shards_per_gpu;
+	if (c->share_kind == 1 && !c->share_per_gpu && !r->ctld.n)
+		c->share_per_gpu = mc_shards_per_gpu(&r->p,
+						     r->facts.slurm_shards,
+						     r->facts.slurm_gpus, NULL);
+}
+
+/* The partition's nodes from slurmctld, each shape judged
+ * (check_partition.c). */
+static int judge_partition(struct check_run *r)
+{
+	struct check_args *a = &r->a;
+	struct mc_request req;
+	char err[MC_ERR_MAX];
+	int rc;
+
+	/* The combination, checked once: each shape builds its own
+	 * request from c (check_partition.c judge_shape). */
+	if (mc_case_request(&r->p, &r->c, &r->node, &req, err,
+			    sizeof(err)) < 0) {
+		mc_ctld_free(&r->ctld);
 		return mc_cli_usage_error("%s", err);
 	}
-	if (!strcmp(node_source, "slurmctld")) {
-		/* The combination, checked once: each shape builds its own
-		 * request from c (check_partition.c judge_shape). */
-		if (mc_case_request(&p, &c, &node, &req, err,
-				    sizeof(err)) < 0) {
-			mc_ctld_free(&ctld);
-			return mc_cli_usage_error("%s", err);
-		}
-		uint64_t gm = a.gpu_memory_set ? a.gpu_memory_bytes
-			      : a.slurm_options ? 0 : a.mig_bytes;
-		mc_cli_alloc_fn fn = a.slurm_options ? job_alloc : check_alloc;
-		const void *args = a.slurm_options ? (const void *)&ja
-				   : (const void *)&a;
+	uint64_t gm = a->gpu_memory_set ? a->gpu_memory_bytes
+		      : a->slurm_options ? 0 : a->mig_bytes;
+	mc_cli_alloc_fn fn = a->slurm_options ? job_alloc : check_alloc;
+	const void *args = a->slurm_options ? (const void *)&r->ja
+			   : (const void *)a;
 
-		/*
-		 * No false refusal from a stale cache: the cached shapes can
-		 * lag a node's Gres/RealMemory change (mc_shape_cache.h), so
-		 * an answer from them that refuses is given only once a fresh
-		 * load from slurmctld says the same; a let-through from them
-		 * stands (the plugin judges again at launch).
-		 */
-		if (ctld.from_cache &&
-		    mc_check_partition(&p, &ctld, &c, gm, fn, args,
-				       user_warn, a.common.json, false, &notes)
-		    != MC_EXIT_FITS) {
-			mc_ctld_free(&ctld);
-			rc = mc_cli_ctld_load(&a.common, &cfg, &p, false, true,
-					      &ctld);
-			if (rc)
-				return rc;
-			mc_node_pick_apply(&ctld, &pick);
-		}
-		rc = mc_check_partition(&p, &ctld, &c, gm, fn, args,
-					user_warn, a.common.json, true, &notes);
-		mc_ctld_free(&ctld);
-		return rc;
+	/*
+	 * No false refusal from a stale cache: the cached shapes can lag a
+	 * node's Gres/RealMemory change (mc_shape_cache.h), so an answer
+	 * from them that refuses is given only once a fresh load from
+	 * slurmctld says the same; a let-through from them stands (the
+	 * plugin judges again at launch).
+	 */
+	if (r->ctld.from_cache &&
+	    mc_check_partition(&r->p, &r->ctld, &r->c, gm, fn, args,
+			       r->user_warn, a->common.json, false, &r->notes)
+	    != MC_EXIT_FITS) {
+		mc_ctld_free(&r->ctld);
+		rc = mc_cli_ctld_load(&a->common, &r->cfg, &r->p, false, true,
+				      &r->ctld);
+		if (rc)
+			return rc;
+		mc_node_pick_apply(&r->ctld, &r->pick);
 	}
-	err[0] = '\0';
-	if (a.slurm_options)
-		job_alloc(&ja, NULL, NULL, &node, &c, &alloc, mem_source,
-			  sizeof(mem_source), err, sizeof(err), &fixed);
+	rc = mc_check_partition(&r->p, &r->ctld, &r->c, gm, fn, args,
+				r->user_warn, a->common.json, true, &r->notes);
+	mc_ctld_free(&r->ctld);
+	return rc;
+}
+
+/* The one node described (a topology, memcore.conf or this host):
+ * judged and answered. */
+static int judge_node(struct check_run *r)
+{
+	const struct check_args *a = &r->a;
+	const struct mc_judgement *j = &r->d.j;
+	const struct mc_cli_notes *notes = &r->notes;
+	struct mc_cli_grant g = { .gpus_fixed = false };
+	const struct mc_alloc *alloc = &g.alloc;
+	const char *err = g.why;	/* the placement line, "" none */
+	struct mc_request req;
+	char why[MC_ERR_MAX], unsure_why[320];
+	bool unsure;
+
+	if (a->slurm_options)
+		job_alloc(&r->ja, NULL, NULL, &r->node, &r->c, &g);
 	else
-		check_alloc(&a, NULL, NULL, &node, &c, &alloc, mem_source,
-			    sizeof(mem_source), err, sizeof(err), &fixed);
+		check_alloc(a, NULL, NULL, &r->node, &r->c, &g);
 	/* Built once, with the GPUs Slurm gives on this node (the job's
 	 * options). */
-	if (mc_case_request(&p, &c, &node, &req, why, sizeof(why)) < 0)
+	if (mc_case_request(&r->p, &r->c, &r->node, &req, why,
+			    sizeof(why)) < 0)
 		return mc_cli_usage_error("%s", why);
-	mc_decide(&p, &req, &alloc, &node, user_warn, false, NULL, NULL, &d);
-	j = &d.j;
-	unsure = mc_cli_cores_unsure(&p, &req, &alloc, &node, NULL, j,
+	mc_decide(&r->p, &req, alloc, &r->node, r->user_warn, false, NULL,
+		  NULL, &r->d);
+	unsure = mc_cli_cores_unsure(&r->p, &req, alloc, &r->node, NULL, j,
 				     unsure_why, sizeof(unsure_why));
-	launch = d.launch;
-	if (a.common.json) {
-		json_t *o = mc_cli_verdict_json(&p, node_source, &j->v, &j->e);
+	if (a->common.json) {
+		json_t *o = mc_cli_verdict_json(&r->p, r->node_source, &j->v,
+						&j->e);
 
-		if (a.common.partition)
+		if (a->common.partition)
 			json_object_set_new(o, "partition",
-					    json_string(a.common.partition));
+					    json_string(a->common.partition));
 		if (err[0])
 			json_object_set_new(o, "placement",
 					    json_string(err + 2));
 		if (unsure)
 			json_object_set_new(o, "let_through",
 					    json_string(unsure_why));
-		mc_cli_notes_append(json_object_get(o, "explanation"), &notes);
-		mc_cli_launch_json(o, &p, user_warn, launch);
+		mc_cli_notes_append(json_object_get(o, "explanation"), notes);
+		mc_cli_launch_json(o, &r->p, r->user_warn, r->d.launch);
 		mc_cli_json_print(o);
 	} else {
 		for (size_t i = 0; i < j->e.n; i++)
@@ -1109,10 +1158,55 @@ int mc_cmd_check(int argc, char **argv)
 			puts(err);
 		if (unsure)
 			puts(unsure_why);
-		for (size_t i = 0; i < notes.n; i++)
-			puts(notes.line[i]);
-		if (d.launch_line)
-			puts(d.launch_line);
+		for (size_t i = 0; i < notes->n; i++)
+			puts(notes->line[i]);
+		if (r->d.launch_line)
+			puts(r->d.launch_line);
 	}
-	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
+	return r->d.launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED
+						: MC_EXIT_FITS;
+}
+
+int mc_cmd_check(int argc, char **argv)
+{
+	static struct check_run run;
+	struct check_run *r = &run;
+	char err[MC_ERR_MAX];
+	int rc;
+
+	r->a.nodes = 1;
+	rc = read_command_line(argc, argv, &r->a);
+	if (rc != MC_CLI_ON)
+		return rc;
+	if (r->a.nodelist)
+		mc_node_pick_option(&r->pick, "nodelist", r->a.nodelist);
+	if (r->a.exclude)
+		mc_node_pick_option(&r->pick, "exclude", r->a.exclude);
+	if (r->a.slurm_options && (rc = take_slurm_options(r)) != MC_CLI_ON)
+		return rc;
+	if ((rc = check_request(r)) != MC_CLI_ON ||
+	    (rc = describe_node(r)) != MC_CLI_ON)
+		return rc;
+	build_case(r);
+	/* The whole card would be a false refusal of what launch sizes by
+	 * Slurm's count: no answer rather than a wrong one. */
+	if (r->c.share_kind == 1 && !r->c.share_per_gpu && !r->ctld.n &&
+	    strcmp(r->node_source, "slurmctld")) {
+		mc_ctld_free(&r->ctld);
+		return not_judged(r->a.common.json, "memcore: --shards: the "
+			"shards of one GPU are unknown for a node described by "
+			"a topology or memcore.conf (Slurm's count is in its "
+			"node record, not here): not judged; launch sizes the "
+			"step by the node's shard count (set ShardsPerGpu= or "
+			"--shards-per-gpu to judge it here)", NULL, &r->notes);
+	}
+	if (r->a.opts.set[MC_OPT_DATASET_IN_MEMORY] &&
+	    check_dataset_in_memory(&r->a.opts, &r->p, &r->c, err,
+				    sizeof(err)) < 0) {
+		mc_ctld_free(&r->ctld);
+		return mc_cli_usage_error("%s", err);
+	}
+	if (!strcmp(r->node_source, "slurmctld"))
+		return judge_partition(r);
+	return judge_node(r);
 }

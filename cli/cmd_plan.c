@@ -150,138 +150,176 @@ static int lacked_cpus(const struct mc_node_facts *f,
 	return rc;
 }
 
+/* What the command line asks. */
+struct plan_args {
+	struct mc_cli_common c;
+	struct mc_opts opts;		/* --dataloader-workers, the plugin's */
+	uint32_t gpus;
+	bool gpus_set;
+	const char *cores;		/* the CPU list, NULL none */
+	const char *opt_name;		/* the option that gave it */
+};
+
+/* --cores LIST (the older name) or --cpu-list LIST: one list, taken
+ * as a list only. MC_CLI_ON, else the exit status. */
+static int take_cpu_list(int opt, const char *arg, struct plan_args *a)
+{
+	char err[MC_ERR_MAX];
+	uint32_t n;
+
+	if (opt == OPT_CORES) {
+		/* "--cores 4" reads as 4 cores to anyone who knows memcore
+		 * check; a list cannot be taken for that. */
+		if (!strpbrk(arg, "-,") &&
+		    mc_parse_count(arg, MC_LIST_INDEX_MAX, &n, err,
+				   sizeof(err)) == 0 && n > 1)
+			return mc_cli_usage_error("plan: --cores=%s: %s cores, "
+				"or CPU %s? memcore plan takes the CPUs the "
+				"task may use as a list: --cpu-list=0-%u for "
+				"the first %s CPUs, --cpu-list=%s for CPU %s "
+				"alone", arg, arg, arg, n - 1, arg, arg, arg);
+		if (!strpbrk(arg, "-,"))
+			return mc_cli_usage_error("plan: --cores=%s: a count or "
+				"a CPU? memcore plan takes the CPUs the task "
+				"may use as a list: --cpu-list=%s for CPU %s "
+				"alone", arg, arg, arg);
+		a->opt_name = "cores";
+	}
+	if (a->cores && strcmp(a->cores, arg))
+		return mc_cli_usage_error("plan: --%s=%s: given twice with "
+					  "different values",
+					  opt == OPT_CORES ? "cores"
+					  : "cpu-list", arg);
+	if (opt == OPT_CPU_LIST)
+		a->opt_name = "cpu-list";
+	a->cores = arg;
+	return MC_CLI_ON;
+}
+
+/* One of plan's own options (mc_cli_option_fn). */
+static int take_plan_option(void *ctx, int opt, const char *arg,
+			    const char *name)
+{
+	struct plan_args *a = ctx;
+	char err[MC_ERR_MAX];
+
+	switch (opt) {
+	case OPT_GPUS:
+		if (mc_parse_count(arg, MC_MAX_GPUS, &a->gpus, err,
+				   sizeof(err)) < 0)
+			return mc_cli_usage_error("--gpus=%s: %s", arg, err);
+		a->gpus_set = true;
+		return MC_CLI_ON;
+	case OPT_WORKERS:
+		/* The plugin's parser: N or 8+2 (the total binds). */
+		if (mc_opts_set(&a->opts, MC_OPT_WORKERS, arg, false, err,
+				sizeof(err)) < 0)
+			return mc_cli_usage_error("%s", err);
+		return MC_CLI_ON;
+	default:	/* OPT_CORES, OPT_CPU_LIST */
+		return take_cpu_list(opt, arg, a);
+	}
+}
+
+/* The command line into a. MC_CLI_ON, else the exit status (--help:
+ * 0). */
+static int read_plan_args(int argc, char **argv, struct plan_args *a)
+{
+	int rc = mc_cli_read_options("plan", argc, argv, plan_options,
+				     plan_usage, &a->c, take_plan_option, a);
+
+	if (rc != MC_CLI_ON)
+		return rc;
+	if (a->gpus_set && a->gpus == 0)
+		return mc_cli_usage_error("plan: --gpus=0: 1 or more, or "
+					  "leave it out for every GPU");
+	return MC_CLI_ON;
+}
+
+/* The GPUs to plan: --gpus, else every GPU of the node. MC_CLI_ON, else
+ * the exit status. */
+static int plan_gpus(struct plan_args *a, const struct mc_node_facts *f)
+{
+	if (!a->gpus_set) {
+		a->gpus = mc_topology_slurm_gpus(f);
+		if (a->gpus == 0)
+			return mc_cli_usage_error("plan: %s has no GPUs; "
+						  "name a GPU node with "
+						  "--topology FILE.xml",
+						  strcmp(f->source, "live")
+						  ? f->source
+						  : "this machine");
+	}
+	if (a->gpus > mc_topology_slurm_gpus(f))
+		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
+					  a->gpus, f->source,
+					  mc_topology_slurm_gpus(f));
+	return MC_CLI_ON;
+}
+
+/* The CPU list as a bitmap in *allowed (the caller frees it), every one
+ * of them on the node. MC_CLI_ON, else the exit status. */
+static int allowed_cpus(const struct plan_args *a,
+			const struct mc_node_facts *f, hwloc_bitmap_t *allowed)
+{
+	int rc;
+
+	*allowed = hwloc_bitmap_alloc();
+	if (!*allowed)
+		return mc_cli_usage_error("plan: out of memory");
+	if (mc_plan_parse_cpulist(a->cores, *allowed) < 0)
+		return mc_cli_usage_error("plan: --%s=%s: not a list of CPU "
+					  "numbers such as 0-3,8", a->opt_name,
+					  a->cores);
+	/* CPUs the node lacks would plan nothing and read as the task's
+	 * cores being elsewhere: say which they are. */
+	rc = lacked_cpus(f, *allowed, a->opt_name, a->cores);
+	return rc ? rc : MC_CLI_ON;
+}
+
 int mc_cmd_plan(int argc, char **argv)
 {
-	struct mc_cli_common c = { 0 };
+	struct plan_args a = { .opt_name = "cpu-list" };
 	static struct mc_config cfg;	/* large: keep it off the stack */
 	static struct mc_node_facts facts;
 	static struct mc_plan plan;
 	struct mc_policy p;
-	const char *cores = NULL, *opt_name = "cpu-list";
-	uint32_t n;
 	hwloc_bitmap_t allowed = NULL;
 	unsigned idx[MC_MAX_GPUS];
-	uint32_t gpus = 0, workers = 0;
-	struct mc_opts opts = { .set = { false } };
-	bool gpus_set = false;
+	uint32_t workers;
 	char err[MC_ERR_MAX];
-	int opt, rc = MC_EXIT_USAGE;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", plan_options, NULL))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			plan_usage(stdout);
-			return 0;
-		case OPT_GPUS:
-			if (mc_parse_count(optarg, MC_MAX_GPUS, &gpus, err,
-					   sizeof(err)) < 0)
-				return mc_cli_usage_error("--gpus=%s: %s",
-							  optarg, err);
-			gpus_set = true;
-			break;
-		case OPT_WORKERS:
-			/* The plugin's parser: N or 8+2 (the total binds). */
-			if (mc_opts_set(&opts, MC_OPT_WORKERS, optarg, false,
-					err, sizeof(err)) < 0)
-				return mc_cli_usage_error("%s", err);
-			break;
-		case OPT_CORES:
-			/* "--cores 4" reads as 4 cores to anyone who knows
-			 * memcore check; a list cannot be taken for that. */
-			if (!strpbrk(optarg, "-,") &&
-			    mc_parse_count(optarg, MC_LIST_INDEX_MAX, &n,
-					   err, sizeof(err)) == 0 && n > 1)
-				return mc_cli_usage_error("plan: --cores=%s: "
-					"%s cores, or CPU %s? memcore plan takes "
-					"the CPUs the task may use as a list: "
-					"--cpu-list=0-%u for the first %s CPUs, "
-					"--cpu-list=%s for CPU %s alone",
-					optarg, optarg, optarg, n - 1, optarg,
-					optarg, optarg);
-			if (!strpbrk(optarg, "-,"))
-				return mc_cli_usage_error("plan: --cores=%s: "
-					"a count or a CPU? memcore plan takes the "
-					"CPUs the task may use as a list: "
-					"--cpu-list=%s for CPU %s alone",
-					optarg, optarg, optarg);
-			opt_name = "cores";
-			/* fall through */
-		case OPT_CPU_LIST:
-			if (cores && strcmp(cores, optarg))
-				return mc_cli_usage_error("plan: --%s=%s: "
-					"given twice with different values",
-					opt == OPT_CORES ? "cores" : "cpu-list",
-					optarg);
-			if (opt == OPT_CPU_LIST)
-				opt_name = "cpu-list";
-			cores = optarg;
-			break;
-		default:
-			if (mc_cli_node_option(opt, optarg, &c))
-				break;
-			return mc_cli_option_error("plan", opt, argv);
-		}
-	}
-	if (mc_cli_no_arguments("plan", argc, argv))
-		return MC_EXIT_USAGE;
-	if (gpus_set && gpus == 0)
-		return mc_cli_usage_error("plan: --gpus=0: 1 or more, or "
-					  "leave it out for every GPU");
-	if (mc_cli_policy(&c, &cfg, &p) < 0 || mc_cli_facts(&c, &p, &facts) < 0)
+	rc = read_plan_args(argc, argv, &a);
+	if (rc != MC_CLI_ON)
+		return rc;
+	if (mc_cli_policy(&a.c, &cfg, &p) < 0 ||
+	    mc_cli_facts(&a.c, &p, &facts) < 0)
 		return MC_EXIT_USAGE;
 	/* MEMCORE_DATALOADER_WORKERS as the plugin reads it (the command
 	 * line wins), so the plan is the binding srun would get here. */
-	if (mc_opts_set_env(&opts, MC_OPT_WORKERS,
+	if (mc_opts_set_env(&a.opts, MC_OPT_WORKERS,
 			    getenv(mc_opt_env(MC_OPT_WORKERS)), err,
 			    sizeof(err)) < 0)
 		return mc_cli_usage_error("%s", err);
-	workers = mc_opts_workers(&opts, &p);
-	if (!gpus_set) {
-		gpus = mc_topology_slurm_gpus(&facts);
-		if (gpus == 0)
-			return mc_cli_usage_error("plan: %s has no GPUs; "
-						  "name a GPU node with "
-						  "--topology FILE.xml",
-						  strcmp(facts.source, "live")
-						  ? facts.source
-						  : "this machine");
+	workers = mc_opts_workers(&a.opts, &p);
+	if ((rc = plan_gpus(&a, &facts)) != MC_CLI_ON)
+		return rc;
+	if (a.cores && (rc = allowed_cpus(&a, &facts, &allowed)) != MC_CLI_ON) {
+		hwloc_bitmap_free(allowed);
+		return rc;
 	}
-	if (gpus > mc_topology_slurm_gpus(&facts))
-		return mc_cli_usage_error("plan: --gpus=%u but %s has %u GPUs",
-					  gpus, facts.source,
-					  mc_topology_slurm_gpus(&facts));
-	if (cores) {
-		allowed = hwloc_bitmap_alloc();
-		if (!allowed)
-			return mc_cli_usage_error("plan: out of memory");
-		if (mc_plan_parse_cpulist(cores, allowed) < 0) {
-			hwloc_bitmap_free(allowed);
-			return mc_cli_usage_error("plan: --%s=%s: not a "
-						  "list of CPU numbers such "
-						  "as 0-3,8", opt_name, cores);
-		}
-		/* CPUs the node lacks would plan nothing and read as the
-		 * task's cores being elsewhere: say which they are. */
-		rc = lacked_cpus(&facts, allowed, opt_name, cores);
-		if (rc) {
-			hwloc_bitmap_free(allowed);
-			return rc;
-		}
-	}
-	for (uint32_t i = 0; i < gpus; i++)
+	for (uint32_t i = 0; i < a.gpus; i++)
 		idx[i] = i;
-	if (mc_plan_compute(&facts, workers, allowed, idx, gpus, &plan, err,
-			    sizeof(err)) < 0) {
+	if (mc_plan_compute(&facts, workers, allowed, idx, a.gpus, &plan,
+			    err, sizeof(err)) < 0) {
 		rc = mc_cli_usage_error("plan: %s", err);
 		goto out;
 	}
-	if (c.json)
-		print_json(&facts, workers, cores, &plan);
+	if (a.c.json)
+		print_json(&facts, workers, a.cores, &plan);
 	else
-		print_text(&facts, workers, cores,
+		print_text(&facts, workers, a.cores,
 			   allowed ? hwloc_bitmap_weight(allowed) : 0, &plan);
 	rc = MC_EXIT_FITS;
 	for (size_t i = 0; i < plan.n; i++)

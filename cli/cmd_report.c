@@ -536,31 +536,28 @@ static void squeeze_notes(const char **recs, const size_t *lens, size_t n,
 	}
 }
 
-int mc_cmd_report(int argc, char **argv)
+/* What the command line asks. */
+struct report_args {
+	bool json, plot;
+	const char *svg_path;		/* --svg FILE, NULL none */
+};
+
+/* The command line: the options into ra, the job id into jv.
+ * MC_CLI_ON, else the exit status (--help: 0). */
+static int read_report_args(int argc, char **argv, struct report_args *ra,
+			    struct job_view *jv)
 {
-	static struct job_view jv;
-	slurm_conf_t *conf = NULL;
-	const char *recs[RECS_MAX], *cpath;
-	size_t lens[RECS_MAX], n;
-	struct mc_jobrec_agg agg;
-	bool json = false, plot = false;
-	const char *svg_path = NULL;
-	struct mc_report_svg *svg = NULL;
-	static char notes[SQUEEZE_NOTES][400];
-	size_t n_notes = 0;
-	char who[64], err[MC_ERR_MAX];
-	uid_t me = getuid();
-	int opt, rc;
-	json_t *o = NULL, *arr = NULL;
+	char err[MC_ERR_MAX];
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", report_options, NULL)) != -1) {
 		if (opt == MC_CLI_OPT_JSON)
-			json = true;
+			ra->json = true;
 		else if (opt == 'p')
-			plot = true;
+			ra->plot = true;
 		else if (opt == 's')
-			svg_path = optarg;
+			ra->svg_path = optarg;
 		else if (opt == 'h') {
 			report_usage(stdout);
 			return 0;
@@ -572,8 +569,8 @@ int mc_cmd_report(int argc, char **argv)
 					  "memcore report --help)");
 	/* Digits only, in Slurm's range: strtoul would take " 5" and "+5"
 	 * and wrap 4294967297 to job 1, someone else's job. */
-	if (mc_parse_count(argv[optind], MC_JOB_ID_MAX, &jv.job_id, err,
-			   sizeof(err)) < 0 || !jv.job_id) {
+	if (mc_parse_count(argv[optind], MC_JOB_ID_MAX, &jv->job_id, err,
+			   sizeof(err)) < 0 || !jv->job_id) {
 		char q[80];
 
 		return mc_cli_usage_error("report: '%s' is not a job id (1 to "
@@ -582,29 +579,44 @@ int mc_cmd_report(int argc, char **argv)
 						    sizeof(q)), MC_JOB_ID_MAX);
 	}
 	/* A FILE that cannot be written is said before Slurm is asked. */
-	if (svg_path && report_svg_check(svg_path) < 0)
-		return mc_cli_usage_error("report: --svg %s: %s", svg_path,
+	if (ra->svg_path && report_svg_check(ra->svg_path) < 0)
+		return mc_cli_usage_error("report: --svg %s: %s", ra->svg_path,
 					  strerror(errno));
-	cpath = mc_ctld_conf();
+	return MC_CLI_ON;
+}
+
+/*
+ * The job from slurmctld, else slurmdbd, shown only to its user, root
+ * and SlurmUser: MC_CLI_ON with *conf (the caller frees it), else the
+ * exit status (*conf freed).
+ */
+static int load_job(struct job_view *jv, slurm_conf_t **conf)
+{
+	const char *cpath = mc_ctld_conf();
+	uid_t me = getuid();
+	slurm_conf_t *cf;
+	int rc;
+
 	if (!cpath)
 		return mc_cli_usage_error("report: no readable slurm.conf "
 					  "(SLURM_CONF, or the default "
 					  "/etc/slurm/slurm.conf)");
 	mc_ctld_init(cpath);
-	if (slurm_load_ctl_conf((time_t)0, &conf) != 0 || !conf) {
+	if (slurm_load_ctl_conf((time_t)0, conf) != 0 || !*conf) {
 		fprintf(stderr, "memcore: report: slurmctld does not answer: "
 			"%s\n", slurm_strerror(errno));
 		return MC_EXIT_UNREACHABLE;
 	}
-	jv.accounting = conf->accounting_storage_type &&
-			strcmp(conf->accounting_storage_type,
-			       "accounting_storage/none");
-	rc = from_ctld(&jv);
+	cf = *conf;
+	jv->accounting = cf->accounting_storage_type &&
+			 strcmp(cf->accounting_storage_type,
+				"accounting_storage/none");
+	rc = from_ctld(jv);
 	if (rc < 0) {
-		mc_free_ctl_conf(conf);
+		mc_free_ctl_conf(cf);
 		return MC_EXIT_UNREACHABLE;
 	}
-	if (rc == 1 && !jv.accounting) {
+	if (rc == 1 && !jv->accounting) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is not known "
 			"to slurmctld (it forgets a job MinJobAge=%" PRIu32
 			" s after its end, and hides other users' jobs with "
@@ -612,76 +624,148 @@ int mc_cmd_report(int argc, char **argv)
 			"accounting (AccountingStorageType=accounting_storage/"
 			"none), where memcore's summaries would stay: what is "
 			"left is the one 'after the step' line per step in "
-			"each node's slurmd log\n", jv.job_id,
-			(uint32_t)conf->min_job_age);
-		mc_free_ctl_conf(conf);
+			"each node's slurmd log\n", jv->job_id,
+			(uint32_t)cf->min_job_age);
+		mc_free_ctl_conf(cf);
 		return MC_EXIT_REFUSED;
 	}
-	if (jv.accounting && from_dbd(&jv, conf->cluster_name, rc == 1) < 0 && rc == 1) {
+	if (jv->accounting && from_dbd(jv, cf->cluster_name, rc == 1) < 0 &&
+	    rc == 1) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is known "
 			"neither to slurmctld nor to slurmdbd (or Slurm does "
-			"not let you see it)%s%s\n", jv.job_id,
-			jv.note[0] ? ": " : "", jv.note);
-		mc_free_ctl_conf(conf);
+			"not let you see it)%s%s\n", jv->job_id,
+			jv->note[0] ? ": " : "", jv->note);
+		mc_free_ctl_conf(cf);
 		return MC_EXIT_REFUSED;
 	}
 	/* Slurm showed it; memcore shows it to its user and the admins. */
-	if (me != 0 && me != conf->slurm_user_id && me != jv.uid) {
+	if (me != 0 && me != cf->slurm_user_id && me != jv->uid) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is not "
 			"yours: only its user, root and SlurmUser (%s) may "
-			"read its report\n", jv.job_id,
-			conf->slurm_user_name ? conf->slurm_user_name : "?");
-		mc_free_ctl_conf(conf);
-		free(jv.admin_comment);
+			"read its report\n", jv->job_id,
+			cf->slurm_user_name ? cf->slurm_user_name : "?");
+		mc_free_ctl_conf(cf);
+		free(jv->admin_comment);
 		return MC_EXIT_REFUSED;
 	}
-	if (!jv.accounting)
-		snprintf(jv.note, sizeof(jv.note), "Slurm's MaxRSS is not "
+	if (!jv->accounting)
+		snprintf(jv->note, sizeof(jv->note), "Slurm's MaxRSS is not "
 			 "shown: without accounting (AccountingStorageType="
 			 "accounting_storage/none) Slurm keeps no step "
 			 "statistics after a step (sstat shows them while it "
 			 "runs)");
-	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
-	if (!json)
-		squeeze_notes(recs, lens, n, notes, &n_notes);
-	if (json) {
-		o = json_object();
-		arr = json_array();
-		json_object_set_new(o, "job_id", json_integer(jv.job_id));
-		json_object_set_new(o, "user",
-				    json_string(user_name(jv.uid, who,
-							  sizeof(who))));
-		json_object_set_new(o, "state", json_string(jv.state));
-		json_object_set_new(o, "source", json_string(jv.source));
-		json_object_set_new(o, "accounting",
-				    json_boolean(jv.accounting));
-		json_object_set_new(o, "dropped", json_integer(agg.steps));
-		json_object_set_new(o, "aggregate", agg_json(&agg));
-		json_object_set_new(o, "note", jv.note[0]
-				    ? json_string(jv.note) : json_null());
+	return MC_CLI_ON;
+}
+
+/* The JSON answer's job keys (its "steps" come after). */
+static json_t *job_json(const struct job_view *jv,
+			const struct mc_jobrec_agg *agg)
+{
+	json_t *o = json_object();
+	char who[64];
+
+	json_object_set_new(o, "job_id", json_integer(jv->job_id));
+	json_object_set_new(o, "user",
+			    json_string(user_name(jv->uid, who, sizeof(who))));
+	json_object_set_new(o, "state", json_string(jv->state));
+	json_object_set_new(o, "source", json_string(jv->source));
+	json_object_set_new(o, "accounting", json_boolean(jv->accounting));
+	json_object_set_new(o, "dropped", json_integer(agg->steps));
+	json_object_set_new(o, "aggregate", agg_json(agg));
+	json_object_set_new(o, "note", jv->note[0]
+			    ? json_string(jv->note) : json_null());
+	return o;
+}
+
+/* The text answer's head: the job, its notes, the aggregate. */
+static void job_text(const struct job_view *jv, size_t n,
+		     const struct mc_jobrec_agg *agg, const char **recs,
+		     const size_t *lens)
+{
+	static char notes[SQUEEZE_NOTES][400];
+	size_t n_notes = 0;
+	char who[64];
+
+	squeeze_notes(recs, lens, n, notes, &n_notes);
+	printf("memcore: job %" PRIu32 " (user %s, %s), from %s: %zu "
+	       "step-node summar%s", jv->job_id,
+	       user_name(jv->uid, who, sizeof(who)), jv->state,
+	       jv->source, n, n == 1 ? "y" : "ies");
+	if (agg->steps)
+		printf(", and %u older one%s in one aggregate",
+		       agg->steps, agg->steps == 1 ? "" : "s");
+	printf("\n");
+	if (jv->note[0])
+		printf("  note: %s\n", jv->note);
+	/* Why a squeeze figure is missing: once, not per step. */
+	for (size_t i = 0; i < n_notes; i++)
+		printf("  note: %s\n", notes[i]);
+	agg_text(agg);
+}
+
+/* One step on one node, as text: its summary, Slurm's MaxRSS beside it,
+ * its chart (--plot) or why its timeline is missing. */
+static void step_text(const struct job_view *jv, const struct mc_used *u,
+		      const struct mc_advice *a, const char *step,
+		      const char *host, bool plot)
+{
+	const struct step_rss *rss = rss_of(jv, step);
+	struct mc_summary_text t;
+	char b1[32], b2[32];
+
+	mc_summary_explain_brief(u, a, step, host, &t);
+	for (size_t l = 0; l < t.n; l++)
+		printf("%s\n", l ? t.line[l] : t.line[l] + strlen("memcore: "));
+	if (rss)
+		printf("  Slurm MaxRSS %s (the step's largest task%s%s: "
+		       "resident pages, mapped files included) against "
+		       "memcore's %s non-reclaimable peak\n",
+		       mc_fmt_bytes(rss->max_rss_bytes, b1, sizeof(b1)),
+		       rss->node[0] ? ", on " : "", rss->node,
+		       mc_fmt_bytes(u->peak.nr_bytes, b2, sizeof(b2)));
+	else
+		printf("  Slurm MaxRSS not available%s\n",
+		       jv->accounting ? " (slurmdbd has no statistics "
+		       "for this step)" : " (no accounting)");
+	if (plot) {
+		mc_report_plot(u, step, host, mc_cli_term_width(STDOUT_FILENO));
 	} else {
-		printf("memcore: job %" PRIu32 " (user %s, %s), from %s: %zu "
-		       "step-node summar%s", jv.job_id,
-		       user_name(jv.uid, who, sizeof(who)), jv.state,
-		       jv.source, n, n == 1 ? "y" : "ies");
-		if (agg.steps)
-			printf(", and %u older one%s in one aggregate",
-			       agg.steps, agg.steps == 1 ? "" : "s");
-		printf("\n");
-		if (jv.note[0])
-			printf("  note: %s\n", jv.note);
-		/* Why a squeeze figure is missing: once, not per step. */
-		for (size_t i = 0; i < n_notes; i++)
-			printf("  note: %s\n", notes[i]);
-		agg_text(&agg);
+		/* cut or unreadable: said without --plot too */
+		struct mc_timeline tl;
+		const char *why = u->timeline[0]
+				  ? mc_report_timeline(u, &tl) : NULL;
+
+		if (why)
+			printf("  %s\n", why);
+	}
+}
+
+int mc_cmd_report(int argc, char **argv)
+{
+	static struct job_view jv;
+	struct report_args ra = { .json = false };
+	slurm_conf_t *conf = NULL;
+	const char *recs[RECS_MAX];
+	size_t lens[RECS_MAX], n;
+	struct mc_jobrec_agg agg;
+	struct mc_report_svg *svg = NULL;
+	json_t *o = NULL, *arr = NULL;
+	int rc;
+
+	if ((rc = read_report_args(argc, argv, &ra, &jv)) != MC_CLI_ON ||
+	    (rc = load_job(&jv, &conf)) != MC_CLI_ON)
+		return rc;
+	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
+	if (ra.json) {
+		o = job_json(&jv, &agg);
+		arr = json_array();
+	} else {
+		job_text(&jv, n, &agg, recs, lens);
 	}
 	for (size_t i = 0; i < n; i++) {
 		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
 		struct mc_used u;
 		struct mc_advice a;
-		struct mc_summary_text t;
-		const struct step_rss *rss;
-		char b1[32], b2[32];
 
 		if (lens[i] >= sizeof(rec))
 			continue;
@@ -690,49 +774,22 @@ int mc_cmd_report(int argc, char **argv)
 		if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step),
 					    host, sizeof(host)) < 0)
 			continue;
-		rss = rss_of(&jv, step);
-		if (svg || (svg_path && (svg = mc_report_svg_new())))
+		if (svg || (ra.svg_path && (svg = mc_report_svg_new())))
 			mc_report_svg_add(svg, &u, step, host);
-		if (json) {
+		if (ra.json)
 			json_array_append_new(arr, record_json(&u, &a, step,
-							       host, rss));
-			continue;
-		}
-		mc_summary_explain_brief(&u, &a, step, host, &t);
-		for (size_t l = 0; l < t.n; l++)
-			printf("%s\n", l ? t.line[l]
-				 : t.line[l] + strlen("memcore: "));
-		if (rss)
-			printf("  Slurm MaxRSS %s (the step's largest task%s%s: "
-			       "resident pages, mapped files included) against "
-			       "memcore's %s non-reclaimable peak\n",
-			       mc_fmt_bytes(rss->max_rss_bytes, b1, sizeof(b1)),
-			       rss->node[0] ? ", on " : "", rss->node,
-			       mc_fmt_bytes(u.peak.nr_bytes, b2, sizeof(b2)));
+				host, rss_of(&jv, step)));
 		else
-			printf("  Slurm MaxRSS not available%s\n",
-			       jv.accounting ? " (slurmdbd has no statistics "
-			       "for this step)" : " (no accounting)");
-		if (plot) {
-			mc_report_plot(&u, step, host, mc_cli_term_width(STDOUT_FILENO));
-		} else {
-			/* cut or unreadable: said without --plot too */
-			struct mc_timeline tl;
-			const char *why = u.timeline[0]
-					  ? mc_report_timeline(&u, &tl) : NULL;
-
-			if (why)
-				printf("  %s\n", why);
-		}
+			step_text(&jv, &u, &a, step, host, ra.plot);
 	}
-	if (svg_path && !svg)
+	if (ra.svg_path && !svg)
 		svg = mc_report_svg_new();
-	if (svg_path && report_svg_write(svg_path, svg) < 0) {
+	if (ra.svg_path && report_svg_write(ra.svg_path, svg) < 0) {
 		free(jv.admin_comment);
 		mc_free_ctl_conf(conf);
 		return MC_EXIT_USAGE;
 	}
-	if (json) {
+	if (ra.json) {
 		json_object_set_new(o, "steps", arr);
 		mc_cli_json_print(o);
 	} else if (!n && !agg.steps) {

@@ -178,38 +178,42 @@ static int cgroup_dir(const char *dir, char *buf, size_t len, char *err,
 	return 0;
 }
 
+/* What the command line names: --cgroup DIR or --pid PID. */
+struct usage_args {
+	const char *dir, *pid_arg;
+};
+
+/* One of usage's own options (mc_cli_option_fn). */
+static int take_usage_option(void *ctx, int opt, const char *arg,
+			     const char *name)
+{
+	struct usage_args *a = ctx;
+
+	if (opt == OPT_CGROUP)
+		a->dir = arg;
+	else	/* OPT_PID */
+		a->pid_arg = arg;
+	return MC_CLI_ON;
+}
+
 int mc_cmd_usage(int argc, char **argv)
 {
-	const char *dir = NULL, *pid_arg = NULL;
+	struct usage_args ua = { .dir = NULL };
+	struct mc_cli_common c = { 0 };	/* --json only */
+	const char *dir, *pid_arg;
 	struct mc_cgroup cg;
 	struct mc_memstat m;
 	char err[1024];
-	bool json = false;
-	int opt;
+	bool json;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", usage_options, NULL))
-	       != -1) {
-		switch (opt) {
-		case 'h':
-			usage_usage(stdout);
-			return 0;
-		case OPT_CGROUP:
-			dir = optarg;
-			break;
-		case OPT_PID:
-			pid_arg = optarg;
-			break;
-		case MC_CLI_OPT_JSON:
-			json = true;
-			break;
-		default:
-			return mc_cli_option_error("usage", opt, argv);
-		}
-	}
-	if (mc_cli_no_arguments("usage", argc, argv))
-		return MC_EXIT_USAGE;
+	rc = mc_cli_read_options("usage", argc, argv, usage_options,
+				 usage_usage, &c, take_usage_option, &ua);
+	if (rc != MC_CLI_ON)
+		return rc;
+	dir = ua.dir;
+	pid_arg = ua.pid_arg;
+	json = c.json;
 	if (!dir == !pid_arg)
 		return mc_cli_usage_error("usage: give one of --cgroup DIR or "
 					  "--pid PID");

@@ -134,14 +134,74 @@ static int get_device(json_t *zero, const char *name, const char *key,
 	return 0;
 }
 
+/* zero_optimization (zero: NULL when absent): the stage, the offload
+ * devices and their buffers, the 16-bit gather on save. */
+static int zero_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
+		     char *err, size_t errlen)
+{
+	json_t *oo = NULL, *op = NULL;
+	uint64_t u;
+	bool legacy = false, b, a1, a2;
+
+	if (zero && json_object_get(zero, "stage")) {
+		u = 0;
+		if (get_count(zero, name, "zero_optimization.", "stage", 0, 3,
+			      &u, &a1, err, errlen))
+			return mc_err(err, errlen, "%s: zero_optimization."
+				      "stage: expected 0, 1, 2, 3 or \"auto\"",
+				      name);
+		d->has_stage = !a1;
+		d->stage = (uint32_t)u;
+		if (a1)
+			d->auto_mask |= MC_DS_AUTO_STAGE;
+	}
+	if (get_device(zero, name, "offload_optimizer", &d->offload_optimizer,
+		       &oo, &a1, err, errlen) ||
+	    get_device(zero, name, "offload_param", &d->offload_param, &op,
+		       &a2, err, errlen))
+		return -1;
+	if (a1)
+		d->auto_mask |= MC_DS_AUTO_OFFLOAD_OPTIMIZER;
+	if (a2)
+		d->auto_mask |= MC_DS_AUTO_OFFLOAD_PARAM;
+	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
+		     &legacy, NULL, err, errlen))
+		return -1;
+	if (legacy && d->offload_optimizer == MC_DS_NONE)
+		d->offload_optimizer = MC_DS_CPU;
+	u = d->optimizer_buffer_count;
+	if (get_count(oo, name, "zero_optimization.offload_optimizer.",
+		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
+		return -1;
+	d->optimizer_buffer_count = (uint32_t)u;
+	u = d->param_buffer_count;
+	if (get_count(op, name, "zero_optimization.offload_param.",
+		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
+		return -1;
+	d->param_buffer_count = (uint32_t)u;
+	if (get_count(op, name, "zero_optimization.offload_param.",
+		      "buffer_size", 1, 1ULL << 40, &d->param_buffer_size,
+		      NULL, err, errlen))
+		return -1;
+	if (get_bool(zero, name, "zero_optimization.",
+		     "stage3_gather_16bit_weights_on_model_save", false,
+		     &d->gather_16bit_on_save, &a1, err, errlen) ||
+	    get_bool(zero, name, "zero_optimization.",
+		     "stage3_gather_fp16_weights_on_model_save", false, &b,
+		     &a2, err, errlen))
+		return -1;
+	d->gather_16bit_on_save = d->gather_16bit_on_save || b;
+	if (a1 || a2)
+		d->auto_mask |= MC_DS_AUTO_GATHER_16BIT;
+	return 0;
+}
+
 int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_ds_facts *d, char *err, size_t errlen)
 {
-	json_t *o, *zero = NULL, *act = NULL, *oo = NULL, *op = NULL;
-	json_t *bf = NULL, *fp = NULL;
+	json_t *o, *zero = NULL, *act = NULL, *bf = NULL, *fp = NULL;
 	uint64_t u;
-	bool legacy = false, bf16 = false, fp16 = false, bf_auto, fp_auto, b;
-	bool a1, a2;
+	bool bf16 = false, fp16 = false, bf_auto, fp_auto;
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -159,59 +219,9 @@ int mc_dsconfig_parse(const char *text, size_t len, const char *name,
 	if (get_obj(o, name, "zero_optimization", &zero, err, errlen) ||
 	    get_obj(o, name, "activation_checkpointing", &act, err, errlen) ||
 	    get_obj(o, name, "bf16", &bf, err, errlen) ||
-	    get_obj(o, name, "fp16", &fp, err, errlen))
+	    get_obj(o, name, "fp16", &fp, err, errlen) ||
+	    zero_keys(zero, name, d, err, errlen))
 		goto out;
-	if (zero && json_object_get(zero, "stage")) {
-		u = 0;
-		if (get_count(zero, name, "zero_optimization.", "stage", 0, 3,
-			      &u, &a1, err, errlen)) {
-			mc_err(err, errlen, "%s: zero_optimization.stage: "
-			       "expected 0, 1, 2, 3 or \"auto\"", name);
-			goto out;
-		}
-		d->has_stage = !a1;
-		d->stage = (uint32_t)u;
-		if (a1)
-			d->auto_mask |= MC_DS_AUTO_STAGE;
-	}
-	if (get_device(zero, name, "offload_optimizer", &d->offload_optimizer,
-		       &oo, &a1, err, errlen) ||
-	    get_device(zero, name, "offload_param", &d->offload_param, &op,
-		       &a2, err, errlen))
-		goto out;
-	if (a1)
-		d->auto_mask |= MC_DS_AUTO_OFFLOAD_OPTIMIZER;
-	if (a2)
-		d->auto_mask |= MC_DS_AUTO_OFFLOAD_PARAM;
-	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
-		     &legacy, NULL, err, errlen))
-		goto out;
-	if (legacy && d->offload_optimizer == MC_DS_NONE)
-		d->offload_optimizer = MC_DS_CPU;
-	u = d->optimizer_buffer_count;
-	if (get_count(oo, name, "zero_optimization.offload_optimizer.",
-		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
-		goto out;
-	d->optimizer_buffer_count = (uint32_t)u;
-	u = d->param_buffer_count;
-	if (get_count(op, name, "zero_optimization.offload_param.",
-		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
-		goto out;
-	d->param_buffer_count = (uint32_t)u;
-	if (get_count(op, name, "zero_optimization.offload_param.",
-		      "buffer_size", 1, 1ULL << 40, &d->param_buffer_size,
-		      NULL, err, errlen))
-		goto out;
-	if (get_bool(zero, name, "zero_optimization.",
-		     "stage3_gather_16bit_weights_on_model_save", false,
-		     &d->gather_16bit_on_save, &a1, err, errlen) ||
-	    get_bool(zero, name, "zero_optimization.",
-		     "stage3_gather_fp16_weights_on_model_save", false, &b,
-		     &a2, err, errlen))
-		goto out;
-	d->gather_16bit_on_save = d->gather_16bit_on_save || b;
-	if (a1 || a2)
-		d->auto_mask |= MC_DS_AUTO_GATHER_16BIT;
 	if (get_bool(act, name, "activation_checkpointing.",
 		     "cpu_checkpointing", false, &d->cpu_checkpointing, NULL,
 		     err, errlen) ||

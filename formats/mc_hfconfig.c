@@ -277,13 +277,146 @@ static int moe_keys(json_t *o, const char *name, enum family f,
 	return 0;
 }
 
+/* model_type: one of the families memcore sizes, into *f and *type
+ * (and m->model_type). */
+static int model_family(json_t *o, const char *name,
+			struct mc_model_shape *m, enum family *f,
+			const char **type, char *err, size_t errlen)
+{
+	json_t *t = json_object_get(o, "model_type");
+	int i;
+
+	if (!json_is_string(t))
+		return mc_err(err, errlen, "%s: model_type: %s (expected a "
+			      "string such as \"llama\")", name,
+			      t ? "not a string" : "missing");
+	*type = json_string_value(t);
+	for (i = 0; mc_hf_model_types[i]; i++)
+		if (!strcmp(*type, mc_hf_model_types[i]))
+			break;
+	if (!mc_hf_model_types[i]) {
+		char q[40 * 4 + 4];
+
+		return mc_err(err, errlen, "%s: model_type \"%s\" is not one "
+			      "memcore sizes (llama, mistral, qwen2, gpt2, "
+			      "gptj, mixtral, qwen2_moe): give --model-params "
+			      "instead", name,
+			      mc_escape(*type, 40, q, sizeof(q)));
+	}
+	*f = (enum family)i;
+	snprintf(m->model_type, sizeof(m->model_type), "%s", *type);
+	return 0;
+}
+
+/* GPT-2 and GPT-J's names of the shape's keys (GPT2Config,
+ * GPTJConfig). */
+static int gpt_keys(json_t *o, const char *name, struct mc_model_shape *m,
+		    char *err, size_t errlen)
+{
+	if (get_u32(o, name, "n_embd", NULL, 0, &m->hidden, err, errlen) ||
+	    get_u32(o, name, "n_layer", NULL, 0, &m->layers, err, errlen) ||
+	    get_u32(o, name, "n_head", NULL, 0, &m->heads, err, errlen) ||
+	    get_u32(o, name, "n_positions", NULL, 0, &m->max_positions, err,
+		    errlen) ||
+	    get_u32(o, name, "vocab_size", NULL, 0, &m->vocab, err, errlen))
+		return -1;
+	/* n_inner null: 4 * n_embd (GPT2Config, GPTJConfig). */
+	if (m->hidden > UINT32_MAX / 4)
+		return mc_err(err, errlen, "%s: n_embd: too large", name);
+	if (get_u32(o, name, "n_inner", NULL, 4 * m->hidden,
+		    &m->intermediate, err, errlen))
+		return -1;
+	m->kv_heads = m->heads;
+	return 0;
+}
+
+/* The Llama family's keys (LlamaConfig and those that follow it:
+ * mistral, qwen2, mixtral, qwen2_moe). */
+static int llama_keys(json_t *o, const char *name, struct mc_model_shape *m,
+		      char *err, size_t errlen)
+{
+	if (get_u32(o, name, "hidden_size", NULL, 0, &m->hidden, err,
+		    errlen) ||
+	    get_u32(o, name, "num_hidden_layers", NULL, 0, &m->layers, err,
+		    errlen) ||
+	    get_u32(o, name, "intermediate_size", NULL, 0, &m->intermediate,
+		    err, errlen) ||
+	    get_u32(o, name, "num_attention_heads", NULL, 0, &m->heads, err,
+		    errlen) ||
+	    get_u32(o, name, "vocab_size", NULL, 0, &m->vocab, err, errlen) ||
+	    get_u32(o, name, "max_position_embeddings", NULL, 2048,
+		    &m->max_positions, err, errlen))
+		return -1;
+	/* No num_key_value_heads: multi-head attention (one KV head per
+	 * head), as LlamaConfig defaults it. */
+	if (get_u32(o, name, "num_key_value_heads", NULL, m->heads,
+		    &m->kv_heads, err, errlen))
+		return -1;
+	if (get_bool(o, name, "attention_bias", false, &m->attention_bias,
+		     err, errlen) ||
+	    get_bool(o, name, "mlp_bias", false, &m->mlp_bias, err, errlen))
+		return -1;
+	/* head_dim 0: hidden / heads, checked by shape_sane. */
+	if (json_object_get(o, "head_dim") &&
+	    !json_is_null(json_object_get(o, "head_dim")) &&
+	    get_u32(o, name, "head_dim", NULL, 0, &m->head_dim, err, errlen))
+		return -1;
+	return 0;
+}
+
+/* The shape is one a model can have, within what memcore sizes; then
+ * head_dim, when not given. gpt: its keys' names, for the message. */
+static int shape_sane(const char *name, struct mc_model_shape *m, bool gpt,
+		      char *err, size_t errlen)
+{
+	if (m->head_dim > (1u << 16) || m->heads > (1u << 16))
+		return mc_err(err, errlen, "%s: head_dim %u x %u heads: "
+			      "beyond any model memcore sizes", name,
+			      m->head_dim, m->heads);
+	if (!m->head_dim && m->hidden % m->heads)
+		return mc_err(err, errlen, "%s: hidden size %u is not a "
+			      "multiple of %s %u", name, m->hidden, gpt
+			      ? "n_head" : "num_attention_heads", m->heads);
+	if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+		return mc_err(err, errlen, "%s: num_key_value_heads: expected "
+			      "a divisor of num_attention_heads (%u), got %u",
+			      name, m->heads, m->kv_heads);
+	/* Far beyond any real model (2^32 layers of 2^32 hidden would
+	 * overflow): 1M hidden, 1M intermediate, 100k layers, 16M vocab. */
+	if (m->hidden > (1u << 20) || m->intermediate > (1u << 22) ||
+	    m->layers > 100000 || m->vocab > (1u << 24) ||
+	    m->max_positions > (1u << 24))
+		return mc_err(err, errlen, "%s: hidden %u, intermediate %u, "
+			      "layers %u, vocab %u: beyond any model memcore "
+			      "sizes", name, m->hidden, m->intermediate,
+			      m->layers, m->vocab);
+	if (!m->head_dim)
+		m->head_dim = m->hidden / m->heads;
+	return 0;
+}
+
+/* torch_dtype, when it names one of the dtypes memcore sizes. */
+static void dtype_key(json_t *o, struct mc_model_shape *m)
+{
+	json_t *dt = json_object_get(o, "torch_dtype");
+	const char *d;
+
+	if (!json_is_string(dt))
+		return;
+	d = json_string_value(dt);
+	if (!strcmp(d, "float32"))
+		m->dtype_bytes = 4;
+	else if (!strcmp(d, "bfloat16") || !strcmp(d, "float16"))
+		m->dtype_bytes = 2;
+}
+
 int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		      struct mc_model_shape *m, char *err, size_t errlen)
 {
-	json_t *o, *t, *dt;
-	const char *type;
-	enum family f;
-	int rc = -1, i;
+	json_t *o;
+	const char *type = NULL;	/* both set by model_family */
+	enum family f = F_LLAMA;
+	int rc = -1;
 	bool gpt;
 
 	memset(m, 0, sizeof(*m));
@@ -297,129 +430,22 @@ int mc_hfconfig_parse(const char *text, size_t len, const char *name,
 		       "Face config.json)", name);
 		goto out;
 	}
-	t = json_object_get(o, "model_type");
-	if (!json_is_string(t)) {
-		mc_err(err, errlen, "%s: model_type: %s (expected a string "
-		       "such as \"llama\")", name, t ? "not a string"
-		       : "missing");
-		goto out;
-	}
-	type = json_string_value(t);
-	for (i = 0; mc_hf_model_types[i]; i++)
-		if (!strcmp(type, mc_hf_model_types[i]))
-			break;
-	if (!mc_hf_model_types[i]) {
-		char q[40 * 4 + 4];
-
-		mc_err(err, errlen, "%s: model_type \"%s\" is not one "
-		       "memcore sizes (llama, mistral, qwen2, gpt2, gptj, "
-		       "mixtral, qwen2_moe): "
-		       "give --model-params instead", name,
-		       mc_escape(type, 40, q, sizeof(q)));
-		goto out;
-	}
-	f = (enum family)i;
-	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
-	if (foreign_keys(o, name, f, type, err, errlen))
+	if (model_family(o, name, m, &f, &type, err, errlen) ||
+	    foreign_keys(o, name, f, type, err, errlen))
 		goto out;
 	gpt = f == F_GPT2 || f == F_GPTJ;
-	if (gpt) {
-		if (get_u32(o, name, "n_embd", NULL, 0, &m->hidden, err,
-			    errlen) ||
-		    get_u32(o, name, "n_layer", NULL, 0, &m->layers, err,
-			    errlen) ||
-		    get_u32(o, name, "n_head", NULL, 0, &m->heads, err,
-			    errlen) ||
-		    get_u32(o, name, "n_positions", NULL, 0,
-			    &m->max_positions, err, errlen) ||
-		    get_u32(o, name, "vocab_size", NULL, 0, &m->vocab, err,
-			    errlen))
-			goto out;
-		/* n_inner null: 4 * n_embd (GPT2Config, GPTJConfig). */
-		if (m->hidden > UINT32_MAX / 4) {
-			mc_err(err, errlen, "%s: n_embd: too large", name);
-			goto out;
-		}
-		if (get_u32(o, name, "n_inner", NULL, 4 * m->hidden,
-			    &m->intermediate, err, errlen))
-			goto out;
-		m->kv_heads = m->heads;
-	} else {
-		if (get_u32(o, name, "hidden_size", NULL, 0, &m->hidden, err,
-			    errlen) ||
-		    get_u32(o, name, "num_hidden_layers", NULL, 0, &m->layers,
-			    err, errlen) ||
-		    get_u32(o, name, "intermediate_size", NULL, 0,
-			    &m->intermediate, err, errlen) ||
-		    get_u32(o, name, "num_attention_heads", NULL, 0, &m->heads,
-			    err, errlen) ||
-		    get_u32(o, name, "vocab_size", NULL, 0, &m->vocab, err,
-			    errlen) ||
-		    get_u32(o, name, "max_position_embeddings", NULL, 2048,
-			    &m->max_positions, err, errlen))
-			goto out;
-		/* No num_key_value_heads: multi-head attention (one KV head
-		 * per head), as LlamaConfig defaults it. */
-		if (get_u32(o, name, "num_key_value_heads", NULL, m->heads,
-			    &m->kv_heads, err, errlen))
-			goto out;
-		if (get_bool(o, name, "attention_bias", false,
-			     &m->attention_bias, err, errlen) ||
-		    get_bool(o, name, "mlp_bias", false, &m->mlp_bias, err,
-			     errlen))
-			goto out;
-		/* head_dim 0: hidden / heads, checked below. */
-		if (json_object_get(o, "head_dim") &&
-		    !json_is_null(json_object_get(o, "head_dim")) &&
-		    get_u32(o, name, "head_dim", NULL, 0, &m->head_dim, err,
-			    errlen))
-			goto out;
-	}
+	if (gpt ? gpt_keys(o, name, m, err, errlen)
+		: llama_keys(o, name, m, err, errlen))
+		goto out;
 	/* GPT-2 always ties lm_head to wte; the others default untied. */
 	if (get_bool(o, name, "tie_word_embeddings", f == F_GPT2, &m->tied,
-		     err, errlen))
+		     err, errlen) ||
+	    shape_sane(name, m, gpt, err, errlen))
 		goto out;
-	if (m->head_dim > (1u << 16) || m->heads > (1u << 16)) {
-		mc_err(err, errlen, "%s: head_dim %u x %u heads: beyond any "
-		       "model memcore sizes", name, m->head_dim, m->heads);
-		goto out;
-	}
-	if (!m->head_dim && m->hidden % m->heads) {
-		mc_err(err, errlen, "%s: hidden size %u is not a multiple of "
-		       "%s %u", name, m->hidden, gpt ? "n_head"
-		       : "num_attention_heads", m->heads);
-		goto out;
-	}
-	if (m->kv_heads > m->heads || m->heads % m->kv_heads) {
-		mc_err(err, errlen, "%s: num_key_value_heads: expected a "
-		       "divisor of num_attention_heads (%u), got %u", name,
-		       m->heads, m->kv_heads);
-		goto out;
-	}
-	/* Far beyond any real model (2^32 layers of 2^32 hidden would
-	 * overflow): 1M hidden, 1M intermediate, 100k layers, 16M vocab. */
-	if (m->hidden > (1u << 20) || m->intermediate > (1u << 22) ||
-	    m->layers > 100000 || m->vocab > (1u << 24) ||
-	    m->max_positions > (1u << 24)) {
-		mc_err(err, errlen, "%s: hidden %u, intermediate %u, layers "
-		       "%u, vocab %u: beyond any model memcore sizes", name,
-		       m->hidden, m->intermediate, m->layers, m->vocab);
-		goto out;
-	}
-	if (!m->head_dim)
-		m->head_dim = m->hidden / m->heads;
 	if ((f == F_MIXTRAL || f == F_QWEN2_MOE) &&
 	    moe_keys(o, name, f, m, err, errlen))
 		goto out;
-	dt = json_object_get(o, "torch_dtype");
-	if (json_is_string(dt)) {
-		const char *d = json_string_value(dt);
-
-		if (!strcmp(d, "float32"))
-			m->dtype_bytes = 4;
-		else if (!strcmp(d, "bfloat16") || !strcmp(d, "float16"))
-			m->dtype_bytes = 2;
-	}
+	dtype_key(o, m);
 	count(f, m);
 	/* As --model-params: at most 1e15 parameters. */
 	if (m->params > 1000000000000000ULL) {

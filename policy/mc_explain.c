@@ -7,6 +7,7 @@
  */
 #include "mc_rules.h"
 #include "mc_parse.h"
+#include "mc_util.h"
 #include "mc_rules_int.h"
 
 #include <stdarg.h>
@@ -25,13 +26,10 @@ static void add_line(struct mc_explanation *out, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (out->n >= MC_EXPLAIN_LINES)
-		return;
 	va_start(ap, fmt);
-	/* vsnprintf truncates: a line never exceeds MC_EXPLAIN_LINE_MAX. */
-	vsnprintf(out->line[out->n], MC_EXPLAIN_LINE_MAX, fmt, ap);
+	mc_lines_vadd(out->line[0], &out->n, MC_EXPLAIN_LINES,
+		      MC_EXPLAIN_LINE_MAX, fmt, ap);
 	va_end(ap);
-	out->n++;
 }
 
 /* A line with a right-hand "short ..." column. */
@@ -435,113 +433,87 @@ static void explain_dataset(const struct mc_verdict *v, uint32_t ranks,
 			 r->use.dataset_stage);
 }
 
-static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
-			struct mc_explanation *out)
+/* The load peak's line: the copies of the model built in host RAM,
+ * with the tasks' dataset copies (ds_tasks) that are there too. */
+static void ram_load_line(const struct mc_verdict *v, uint32_t ranks,
+			  uint64_t ds_tasks, struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
-	struct sbuf s = { .len = 0 };
-	const char *sep = " = ";
-	char a[32], b[32];
+	uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1 : ranks;
+	char a[32], b[32], c[32];
 
-	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
-	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
-		    v->ram_act_bytes || v->ram_nvme_bytes;
-	/* The ranks' own dataset copies: there in the load peak too. */
-	uint64_t ds_tasks = v->ram_dataset_bytes
-			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
+	add_line(out, INDENT "loading %s = %u %s x %s (model built in host "
+		 "RAM, %s)%s%s%s",
+		 mc_fmt_bytes(mc_add_sat64(v->ram_load_bytes, ds_tasks), a,
+			      sizeof(a)),
+		 copies, plural(copies, "copy", "copies"),
+		 mc_fmt_bytes(v->ram_load_bytes / copies, b, sizeof(b)),
+		 dtype_name(r->use.dtype_bytes),
+		 ds_tasks ? " + " : "",
+		 ds_tasks ? mc_fmt_bytes(ds_tasks, c, sizeof(c)) : "",
+		 ds_tasks ? " the tasks' dataset copies" : "");
+}
 
-	sb_add(&s, "  host RAM      %s needed",
-	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
-	if (v->ram_floor_bytes) {
-		sb_add(&s, "%s%s %s", sep,
-		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
-		       r->unified_memory ? "GPU working set" : "GPU floor");
-		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
-			sb_add(&s, " (%g x GPU memory)",
-			       p->host_ram_per_gpu_ram);
-		sep = " + ";
-	}
-	if (v->ram_tasks_bytes && peak) {
-		sb_tasks(&s, sep, p, r, ranks);
-		sep = " + ";
-	}
-	if (peak) {
-		/* The long form: one term a line, then how they add up. */
-		add_line(out, "%s + the largest of:", s.b);
-		if (v->ram_load_bytes) {
-			uint32_t copies = r->use.load == MC_LOAD_RANK0 ? 1
-					  : ranks;
+/* The training terms after sep, each joined by " + ": workers, tasks
+ * (when not in the peak's head), ZeRO, activations, nvme buffers, the
+ * checkpoint gather, the dataset. Returns the separator after the last
+ * (sep when there was none). */
+static const char *sb_training_terms(struct sbuf *s, const char *sep,
+				     const struct mc_policy *p,
+				     const struct mc_verdict *v,
+				     uint32_t ranks, bool peak)
+{
+	const struct mc_request *r = &v->req;
+	/* The terms that are a figure and a name, in the line's order. */
+	const struct {
+		uint64_t bytes;
+		const char *what;
+	} terms[] = {
+		{ v->ram_act_bytes, "activation offload" },
+		{ v->ram_nvme_bytes, "nvme pinned buffers" },
+		{ v->ram_save_bytes, "checkpoint gather" },
+		{ v->ram_dataset_bytes, "dataset in RAM" },
+	};
+	char a[32];
 
-			char c[32];
-
-			add_line(out, INDENT "loading %s = %u %s x %s (model "
-				 "built in host RAM, %s)%s%s%s",
-				 mc_fmt_bytes(mc_add_sat64(v->ram_load_bytes,
-							   ds_tasks), a,
-					      sizeof(a)),
-				 copies, plural(copies, "copy", "copies"),
-				 mc_fmt_bytes(v->ram_load_bytes / copies, b,
-					      sizeof(b)),
-				 dtype_name(r->use.dtype_bytes),
-				 ds_tasks ? " + " : "",
-				 ds_tasks ? mc_fmt_bytes(ds_tasks, c, sizeof(c))
-				 : "", ds_tasks ? " the tasks' dataset copies"
-				 : "");
-		}
-		s.len = 0;
-		s.b[0] = '\0';
-		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
-			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
-				 v->ram_workers_bytes, v->ram_zero_bytes),
-				 mc_add_sat64(v->ram_act_bytes,
-					   v->ram_nvme_bytes)),
-				 mc_add_sat64(v->ram_save_bytes,
-					      v->ram_dataset_bytes)), a,
-			       sizeof(a)));
-		sep = " ";
-	}
 	if (v->ram_workers_bytes) {
 		uint32_t nw = mc_mul_sat32(ranks, r->dataloader_workers);
 
-		sb_add(&s, "%s%u %s x %s", sep, nw,
+		sb_add(s, "%s%u %s x %s", sep, nw,
 		       plural(nw, "worker", "workers"),
 		       mc_fmt_bytes(mc_terms_ram_per_worker(p, &r->use), a,
 				    sizeof(a)));
 		sep = " + ";
 	}
 	if (v->ram_tasks_bytes && !peak) {
-		sb_tasks(&s, sep, p, r, ranks);
+		sb_tasks(s, sep, p, r, ranks);
 		sep = " + ";
 	}
 	if (v->ram_zero_bytes) {
-		sb_add(&s, "%s%s ZeRO-%u %s", sep,
+		sb_add(s, "%s%s ZeRO-%u %s", sep,
 		       mc_fmt_bytes(v->ram_zero_bytes, a, sizeof(a)),
 		       r->zero_stage, mc_zero_is_offload(r) ? "offload"
 		       : "model load");
 		sep = " + ";
 	}
-	if (v->ram_act_bytes) {
-		sb_add(&s, "%s%s activation offload", sep,
-		       mc_fmt_bytes(v->ram_act_bytes, a, sizeof(a)));
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		if (!terms[i].bytes)
+			continue;
+		sb_add(s, "%s%s %s", sep,
+		       mc_fmt_bytes(terms[i].bytes, a, sizeof(a)), terms[i].what);
 		sep = " + ";
 	}
-	if (v->ram_nvme_bytes) {
-		sb_add(&s, "%s%s nvme pinned buffers", sep,
-		       mc_fmt_bytes(v->ram_nvme_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_save_bytes) {
-		sb_add(&s, "%s%s checkpoint gather", sep,
-		       mc_fmt_bytes(v->ram_save_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (v->ram_dataset_bytes) {
-		sb_add(&s, "%s%s dataset in RAM", sep,
-		       mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
-		sep = " + ";
-	}
-	if (!peak || strcmp(sep, " "))
-		add_line(out, "%s", s.b);
+	return sep;
+}
+
+/* How the terms were counted: the dataset, activations, checkpoint and
+ * DeepSpeed model load each in a line of its own, then the notes. */
+static void ram_term_notes(const struct mc_policy *p,
+			   const struct mc_verdict *v, uint32_t ranks,
+			   struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+
 	if (v->ram_dataset_bytes)
 		explain_dataset(v, ranks, out);
 	if (v->ram_act_bytes)
@@ -575,9 +547,17 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 			   "model: give --largest-layer-params");
 	for (uint32_t i = 0; i < r->use.n_notes; i++)
 		add_line(out, INDENT "note: %s", r->use.notes[i]);
+}
 
-	s.len = 0;
-	s.b[0] = '\0';
+/* The allocation against the need, and what unified memory or an
+ * unknown GPU memory changes of the figures. */
+static void ram_allocated_lines(const struct mc_verdict *v,
+				struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	char a[32], b[32];
+
 	sb_add(&s, INDENT "%s allocated",
 	       mc_fmt_bytes(v->ram_allocated_bytes, a, sizeof(a)));
 	if (v->alloc.mem_source && *v->alloc.mem_source)
@@ -606,6 +586,60 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, INDENT "GPU memory unknown: the RAM floor was not "
 			 "checked (an administrator sets GpuMemory= in "
 			 "memcore.conf)");
+}
+
+static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	const struct mc_request *r = &v->req;
+	struct sbuf s = { .len = 0 };
+	const char *sep = " = ";
+	char a[32];
+
+	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
+	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
+		    v->ram_act_bytes || v->ram_nvme_bytes;
+	/* The ranks' own dataset copies: there in the load peak too. */
+	uint64_t ds_tasks = v->ram_dataset_bytes
+			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
+
+	sb_add(&s, "  host RAM      %s needed",
+	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
+	if (v->ram_floor_bytes) {
+		sb_add(&s, "%s%s %s", sep,
+		       mc_fmt_bytes(v->ram_floor_bytes, a, sizeof(a)),
+		       r->unified_memory ? "GPU working set" : "GPU floor");
+		if (p->host_ram_per_gpu_ram != 1.0 && !r->unified_memory)
+			sb_add(&s, " (%g x GPU memory)",
+			       p->host_ram_per_gpu_ram);
+		sep = " + ";
+	}
+	if (v->ram_tasks_bytes && peak) {
+		sb_tasks(&s, sep, p, r, ranks);
+		sep = " + ";
+	}
+	if (peak) {
+		/* The long form: one term a line, then how they add up. */
+		add_line(out, "%s + the largest of:", s.b);
+		if (v->ram_load_bytes)
+			ram_load_line(v, ranks, ds_tasks, out);
+		s.len = 0;
+		s.b[0] = '\0';
+		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
+			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
+				 v->ram_workers_bytes, v->ram_zero_bytes),
+				 mc_add_sat64(v->ram_act_bytes,
+					   v->ram_nvme_bytes)),
+				 mc_add_sat64(v->ram_save_bytes,
+					      v->ram_dataset_bytes)), a,
+			       sizeof(a)));
+		sep = " ";
+	}
+	sep = sb_training_terms(&s, sep, p, v, ranks, peak);
+	if (!peak || strcmp(sep, " "))
+		add_line(out, "%s", s.b);
+	ram_term_notes(p, v, ranks, out);
+	ram_allocated_lines(v, out);
 }
 
 static void explain_cores(const struct mc_policy *p,
@@ -791,28 +825,27 @@ static void explain_job_fix(const struct mc_policy *p,
 			    jf.opt[i]);
 }
 
-static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
-			struct mc_explanation *out)
+/* The fix of a step no allocation of this node can fit (too few GPUs
+ * or shares, the site's RAM rule, the node's RAM or cores, MaxMemPerNode):
+ * true when it is one. */
+static bool explain_limit_fix(const struct mc_policy *p,
+			      const struct mc_verdict *v,
+			      struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
-	uint32_t w = r->dataloader_workers;
-	struct sbuf s = { .len = 0 };
-	const char *lead = "  fix: ";
 	char a[32], b[32], c[32];
-	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
-	size_t n_opt;
 	enum mc_misfit why = mc_verdict_why(v);
 
 	if (why == MC_MISFIT_NODE_GPUS) {
 		explain_impossible_fix(v, out);
-		return;
+		return true;
 	}
 	if (why == MC_MISFIT_NODE_SHARES) {
 		add_line(out, "  fix: at most %llu %s on this node (%u GPUs x "
 			 "%u), or another partition",
 			 (unsigned long long)mc_node_shares(r, &v->node),
 			 share_name(r), v->node.gpus, r->use.share_per_gpu);
-		return;
+		return true;
 	}
 	if (why == MC_MISFIT_NODE_RAM_RULE) {
 		add_line(out, "  node RAM %s is below the site's RAM rule "
@@ -827,7 +860,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 "(memcore audit lists such nodes)");
 		explain_impossible_fix(v, out);
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
 	if (node_limit(v) == LIMIT_RAM) {
 		add_line(out, "  fix: no allocation on this node can fit %s "
@@ -836,11 +869,11 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 			 mc_fmt_bytes(v->node.ram_bytes, b, sizeof(b)));
 		explain_node_limit(p, v, "       ", "RAM", out);
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
 	if (node_limit(v) == LIMIT_CORES) {
-		explain_node_limit(p, v, lead, "cores", out);
-		return;
+		explain_node_limit(p, v, "  fix: ", "cores", out);
+		return true;
 	}
 	/* Under MaxMemPerNode no --mem holds what the rules need. */
 	if (v->alloc_mem_over_limit && !v->fix_mem_bytes) {
@@ -850,38 +883,58 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 						   sizeof(a)),
 			 (unsigned long long)(v->alloc.mem_limit_bytes >> 20));
 		explain_job_fix(p, v, out);
-		return;
+		return true;
 	}
+	return false;
+}
 
+/* For cores the fewest-worker way out: the largest w that the allocated
+ * cores hold, with the --mem it then needs; short of RAM only, the most
+ * workers that fit the memory and cores given. After s's options. */
+static void sb_fewer_workers(struct sbuf *s, const struct mc_policy *p,
+			     const struct mc_verdict *v)
+{
+	const struct mc_request *r = &v->req;
+	uint32_t w = r->dataloader_workers;
+	int32_t alt, in_mem;
+
+	if (w == 0 || v->step_cpus_hint || v->alloc_mem_over_node ||
+	    v->alloc_cores_over_node || v->alloc_mem_over_limit)
+		return;
+	alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true, false);
+	/* Short of RAM only: so that no --mem is needed. */
+	in_mem = v->ram_short && !v->cores_short ?
+		mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true, true)
+		: -1;
+	if (in_mem >= 0) {
+		sb_add(s, "%s--dataloader-workers=%d", s->len ? ", or " : "",
+		       in_mem);
+		sb_add(s, " (fits the memory and cores given)");
+	} else if (alt >= 0 && (v->cores_short ||
+				mc_ram_at(p, r, (uint32_t)alt) <=
+				v->alloc.mem_bytes)) {
+		sb_add(s, "%s--dataloader-workers=%d", s->len ? ", or " : "",
+		       alt);
+		sb_fix_at(s, p, v, (uint32_t)alt);
+	}
+}
+
+static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
+			struct mc_explanation *out)
+{
+	struct sbuf s = { .len = 0 };
+	const char *lead = "  fix: ";
+	char opt[MC_FIX_OPTIONS][MC_FIX_OPTION_MAX];
+	size_t n_opt;
+
+	if (explain_limit_fix(p, v, out))
+		return;
 	/* The smallest change at the asked w, in the user's forms. */
 	n_opt = fix_options_for(v, v->fix_mem_bytes,
 				v->fix_cpus_per_gpu && !v->step_cpus_hint
 				? v->cores_needed : 0, opt);
 	sb_options(&s, "", opt, n_opt);
-	/* And for cores the fewest-worker way out: the largest w that the
-	 * allocated cores hold, with the --mem it then needs. */
-	if (w > 0 && !v->step_cpus_hint && !v->alloc_mem_over_node &&
-	    !v->alloc_cores_over_node && !v->alloc_mem_over_limit) {
-		int32_t alt = mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
-					false);
-		/* Short of RAM only: the most workers that fit the memory
-		 * and the cores already given, so that no --mem is needed. */
-		int32_t in_mem = v->ram_short && !v->cores_short ?
-			mc_largest_w(p, r, &v->node, &v->alloc, w - 1, true,
-				     true) : -1;
-
-		if (in_mem >= 0) {
-			sb_add(&s, "%s--dataloader-workers=%d", s.len ?
-			       ", or " : "", in_mem);
-			sb_add(&s, " (fits the memory and cores given)");
-		} else if (alt >= 0 && (v->cores_short ||
-				 mc_ram_at(p, r, (uint32_t)alt) <=
-				 v->alloc.mem_bytes)) {
-			sb_add(&s, "%s--dataloader-workers=%d",
-			       s.len ? ", or " : "", alt);
-			sb_fix_at(&s, p, v, (uint32_t)alt);
-		}
-	}
+	sb_fewer_workers(&s, p, v);
 	if (s.len) {
 		add_line(out, "%s%s", lead, s.b);
 		lead = "       ";
@@ -897,7 +950,7 @@ static void explain_fix(const struct mc_policy *p, const struct mc_verdict *v,
 		add_line(out, "       since Slurm 22.05 srun does not inherit "
 			 "sbatch's -c/--cpus-per-task");
 		add_line(out, "       (%u per task for one task per GPU; one "
-			 "task driving all %u GPUs needs %u)", n, r->gpus,
+			 "task driving all %u GPUs needs %u)", n, v->req.gpus,
 			 mc_mul_sat32(v->cores_needed, tpc));
 	}
 }

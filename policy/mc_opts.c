@@ -202,12 +202,156 @@ static int parse_workers(const char *s, struct mc_opts *n, char *err,
 	return 0;
 }
 
+/* --model-params: a parameter count no smaller than any model's. */
+static int parse_params(const char *value, struct mc_opts *n, char *why,
+			size_t wl)
+{
+	if (mc_parse_params(value, &n->params, why, wl) < 0)
+		return -1;
+	/* No model is this small: a bare 7 is 7 billion meant without its
+	 * suffix, and would be sized as 7 parameters. */
+	if (n->params < MC_PARAMS_MIN) {
+		const char *v = strspn(value, "0123456789.") == strlen(value)
+				? value : "7";
+
+		snprintf(why, wl, "%llu parameters is below 1M (1e6), the "
+			 "smallest model taken; give the count with its "
+			 "suffix: %sB for %s billion, %sM for %s million",
+			 (unsigned long long)n->params, v, v, v, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* --deepspeed-config, --model-config: a file name, kept whole. */
+static int parse_path(const char *value, char *dst, char *why, size_t wl)
+{
+	if (!value || !*value)
+		return mc_err(why, wl, "expected a file name");
+	if (strlen(value) >= MC_OPT_PATH_MAX)
+		return mc_err(why, wl, "a path of %zu characters (at most %d)",
+			      strlen(value), MC_OPT_PATH_MAX - 1);
+	memset(dst, 0, MC_OPT_PATH_MAX);
+	memcpy(dst, value, strlen(value));
+	return 0;
+}
+
+/* --dataset: PATH[,PATH...], no path empty. */
+static int parse_dataset(const char *value, struct mc_opts *n, char *why,
+			 size_t wl)
+{
+	if (!value || !*value || value[strlen(value) - 1] == ',' ||
+	    value[0] == ',' || strstr(value, ",,"))
+		return mc_err(why, wl, "expected PATH[,PATH...] (no empty "
+			      "path)");
+	if (strlen(value) >= MC_OPT_PATH_MAX)
+		return mc_err(why, wl, "%zu characters (at most %d)",
+			      strlen(value), MC_OPT_PATH_MAX - 1);
+	memset(n->dataset, 0, MC_OPT_PATH_MAX);
+	memcpy(n->dataset, value, strlen(value));
+	return 0;
+}
+
+/* --dataset-in-memory[=SIZE]: a size from 1M to 1024T, or none. */
+static int parse_dataset_in_memory(const char *value, struct mc_opts *n,
+				   char *why, size_t wl)
+{
+	/* No SIZE: the option alone (srun passes slurmstepd ""), or "yes",
+	 * which a variable can say. */
+	if (!value || !*value || !strcmp(value, "yes")) {
+		n->dataset_in_memory_bytes = 0;
+		return 0;
+	}
+	if (mc_parse_size(value, (uint64_t)1 << 20,
+			  &n->dataset_in_memory_bytes, why, wl) < 0)
+		return -1;
+	if (n->dataset_in_memory_bytes < ((uint64_t)1 << 20) ||
+	    n->dataset_in_memory_bytes > ((uint64_t)1 << 50))
+		return mc_err(why, wl, "expected a size from 1M to 1024T, or "
+			      "no value for the --dataset paths' measured "
+			      "size");
+	return 0;
+}
+
+/* --ram-per-worker: a size from 1M to 1024T. */
+static int parse_ram_per_worker(const char *value, struct mc_opts *n,
+				char *why, size_t wl)
+{
+	if (mc_parse_size(value, (uint64_t)1 << 20, &n->ram_per_worker_bytes,
+			  why, wl) < 0)
+		return -1;
+	if (!n->ram_per_worker_bytes ||
+	    n->ram_per_worker_bytes > ((uint64_t)1 << 50))
+		return mc_err(why, wl, "expected a size from 1M to 1024T");
+	return 0;
+}
+
+/* Option id's value into n; -1 with why. A table of one parser each. */
+static int parse_option(enum mc_opt_id id, const char *value,
+			struct mc_opts *n, char *why, size_t wl)
+{
+	switch (id) {
+	case MC_OPT_WORKERS:
+		return parse_workers(value, n, why, wl);
+	case MC_OPT_PARAMS:
+		return parse_params(value, n, why, wl);
+	case MC_OPT_STAGE:
+		if (mc_parse_count(value, 3, &n->stage, why, wl) < 0)
+			return mc_err(why, wl,
+				      "expected a ZeRO stage 0, 1, 2 or 3");
+		return 0;
+	case MC_OPT_OFFLOAD:
+		return mc_parse_word(value, mc_offload_words, &n->offload, why,
+				     wl);
+	case MC_OPT_MODE:
+		return parse_mode(value, &n->mode, why, wl);
+	case MC_OPT_LARGEST_LAYER:
+		return mc_parse_params(value, &n->largest_layer_params, why,
+				       wl);
+	case MC_OPT_ZERO_INIT:
+		return mc_parse_bool(value, &n->zero_init, why, wl);
+	case MC_OPT_DS_CONFIG:
+		return parse_path(value, n->ds_config, why, wl);
+	case MC_OPT_MODEL_CONFIG:
+		return parse_path(value, n->model_config, why, wl);
+	case MC_OPT_DATASET:
+		return parse_dataset(value, n, why, wl);
+	case MC_OPT_DATASET_IN_MEMORY:
+		return parse_dataset_in_memory(value, n, why, wl);
+	case MC_OPT_MODEL_DTYPE:
+		return mc_parse_word(value, mc_dtype_words, &n->model_dtype,
+				     why, wl);
+	case MC_OPT_MODEL_LOAD:
+		return mc_parse_word(value, mc_load_words, &n->model_load, why,
+				     wl);
+	case MC_OPT_SAVE:
+		return mc_parse_word(value, mc_save_words, &n->save, why, wl);
+	case MC_OPT_SAVE_OPTIM:
+		return mc_parse_bool(value, &n->save_optimizer, why, wl);
+	case MC_OPT_CPU_CKPT:
+		return mc_parse_bool(value, &n->cpu_checkpointing, why, wl);
+	case MC_OPT_SEQ_LEN:
+		return mc_parse_count_min1(value, 1u << 24, &n->seq_len, why,
+					   wl);
+	case MC_OPT_MICRO_BATCH:
+		return mc_parse_count_min1(value, 1u << 24, &n->micro_batch,
+					   why, wl);
+	case MC_OPT_MODEL_PARALLEL:
+		return mc_parse_count_min1(value, 1u << 24,
+					   &n->model_parallel, why, wl);
+	case MC_OPT_RAM_PER_WORKER:
+		return parse_ram_per_worker(value, n, why, wl);
+	default:
+		return mc_err(why, wl, "unknown option");
+	}
+}
+
 int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		bool from_env, char *err, size_t errlen)
 {
 	struct mc_opts n = *o;
 	char why[MC_ERR_MAX];
-	int rc = -1;
+	int rc;
 
 	if (from_env && o->set[id] && !o->from_env[id])
 		return 0;	/* the command line wins */
@@ -225,144 +369,7 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 				 "in the value", table[id].name, q);
 		return -1;
 	}
-	switch (id) {
-	case MC_OPT_WORKERS:
-		rc = parse_workers(value, &n, why, sizeof(why));
-		break;
-	case MC_OPT_PARAMS:
-		rc = mc_parse_params(value, &n.params, why, sizeof(why));
-		/* No model is this small: a bare 7 is 7 billion meant
-		 * without its suffix, and would be sized as 7 parameters. */
-		if (!rc && n.params < MC_PARAMS_MIN) {
-			const char *v = strspn(value, "0123456789.") ==
-					strlen(value) ? value : "7";
-
-			snprintf(why, sizeof(why), "%llu parameters is below "
-				 "1M (1e6), the smallest model taken; give the "
-				 "count with its suffix: %sB for %s billion, "
-				 "%sM for %s million",
-				 (unsigned long long)n.params, v, v, v, v);
-			rc = -1;
-		}
-		break;
-	case MC_OPT_STAGE:
-		rc = mc_parse_count(value, 3, &n.stage, why, sizeof(why));
-		if (rc < 0)
-			snprintf(why, sizeof(why),
-				 "expected a ZeRO stage 0, 1, 2 or 3");
-		break;
-	case MC_OPT_OFFLOAD:
-		rc = mc_parse_word(value, mc_offload_words, &n.offload, why,
-				   sizeof(why));
-		break;
-	case MC_OPT_MODE:
-		rc = parse_mode(value, &n.mode, why, sizeof(why));
-		break;
-	case MC_OPT_LARGEST_LAYER:
-		rc = mc_parse_params(value, &n.largest_layer_params, why,
-				     sizeof(why));
-		break;
-	case MC_OPT_ZERO_INIT:
-		rc = mc_parse_bool(value, &n.zero_init, why, sizeof(why));
-		break;
-	case MC_OPT_DS_CONFIG:
-	case MC_OPT_MODEL_CONFIG: {
-		char *dst = id == MC_OPT_DS_CONFIG ? n.ds_config
-						   : n.model_config;
-
-		if (!value || !*value) {
-			snprintf(why, sizeof(why), "expected a file name");
-		} else if (strlen(value) >= MC_OPT_PATH_MAX) {
-			snprintf(why, sizeof(why), "a path of %zu characters "
-				 "(at most %d)", strlen(value),
-				 MC_OPT_PATH_MAX - 1);
-		} else {
-			memset(dst, 0, MC_OPT_PATH_MAX);
-			memcpy(dst, value, strlen(value));
-			rc = 0;
-		}
-		break;
-	}
-	case MC_OPT_DATASET:
-		if (!value || !*value || value[strlen(value) - 1] == ',' ||
-		    value[0] == ',' || strstr(value, ",,")) {
-			snprintf(why, sizeof(why), "expected PATH[,PATH...] "
-				 "(no empty path)");
-		} else if (strlen(value) >= MC_OPT_PATH_MAX) {
-			snprintf(why, sizeof(why), "%zu characters (at most "
-				 "%d)", strlen(value), MC_OPT_PATH_MAX - 1);
-		} else {
-			memset(n.dataset, 0, MC_OPT_PATH_MAX);
-			memcpy(n.dataset, value, strlen(value));
-			rc = 0;
-		}
-		break;
-	case MC_OPT_DATASET_IN_MEMORY:
-		/* No SIZE: the option alone (srun passes slurmstepd ""), or
-		 * "yes", which a variable can say. */
-		if (!value || !*value || !strcmp(value, "yes")) {
-			n.dataset_in_memory_bytes = 0;
-			rc = 0;
-			break;
-		}
-		rc = mc_parse_size(value, (uint64_t)1 << 20,
-				   &n.dataset_in_memory_bytes, why,
-				   sizeof(why));
-		if (!rc && (n.dataset_in_memory_bytes < ((uint64_t)1 << 20) ||
-			    n.dataset_in_memory_bytes > ((uint64_t)1 << 50))) {
-			snprintf(why, sizeof(why), "expected a size from 1M "
-				 "to 1024T, or no value for the --dataset "
-				 "paths' measured size");
-			rc = -1;
-		}
-		break;
-	case MC_OPT_MODEL_DTYPE:
-		rc = mc_parse_word(value, mc_dtype_words, &n.model_dtype, why,
-				   sizeof(why));
-		break;
-	case MC_OPT_MODEL_LOAD:
-		rc = mc_parse_word(value, mc_load_words, &n.model_load, why,
-				   sizeof(why));
-		break;
-	case MC_OPT_SAVE:
-		rc = mc_parse_word(value, mc_save_words, &n.save, why,
-				   sizeof(why));
-		break;
-	case MC_OPT_SAVE_OPTIM:
-		rc = mc_parse_bool(value, &n.save_optimizer, why, sizeof(why));
-		break;
-	case MC_OPT_CPU_CKPT:
-		rc = mc_parse_bool(value, &n.cpu_checkpointing, why,
-				   sizeof(why));
-		break;
-	case MC_OPT_SEQ_LEN:
-	case MC_OPT_MICRO_BATCH:
-	case MC_OPT_MODEL_PARALLEL: {
-		uint32_t *dst = id == MC_OPT_SEQ_LEN ? &n.seq_len
-			: id == MC_OPT_MICRO_BATCH ? &n.micro_batch
-			: &n.model_parallel;
-
-		rc = mc_parse_count(value, 1u << 24, dst, why, sizeof(why));
-		if (!rc && !*dst) {
-			snprintf(why, sizeof(why), "must be at least 1");
-			rc = -1;
-		}
-		break;
-	}
-	case MC_OPT_RAM_PER_WORKER:
-		rc = mc_parse_size(value, (uint64_t)1 << 20,
-				   &n.ram_per_worker_bytes, why, sizeof(why));
-		if (!rc && (!n.ram_per_worker_bytes ||
-			    n.ram_per_worker_bytes > ((uint64_t)1 << 50))) {
-			snprintf(why, sizeof(why), "expected a size from 1M "
-				 "to 1024T");
-			rc = -1;
-		}
-		break;
-	default:
-		snprintf(why, sizeof(why), "unknown option");
-		break;
-	}
+	rc = parse_option(id, value, &n, why, sizeof(why));
 	if (rc == 0 && o->set[id] && !o->from_env[id] && !from_env &&
 	    memcmp(&n, o, sizeof(n)) != 0) {
 		snprintf(why, sizeof(why), "given twice with different values");

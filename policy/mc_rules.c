@@ -381,11 +381,90 @@ bool mc_verdict_impossible(const struct mc_verdict *v)
 	return w >= MC_MISFIT_NODE_GPUS && w <= MC_MISFIT_NODE_CORES;
 }
 
+/* The host RAM terms of step r and their sum, against the allocation
+ * and the node. */
+static void ram_terms(const struct mc_policy *p, const struct mc_request *r,
+		      const struct mc_node *node, const struct mc_alloc *alloc,
+		      struct mc_verdict *v)
+{
+	uint32_t g = r->gpus, w = r->dataloader_workers;
+
+	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
+	v->ram_floor_bytes = gpu_term(p, r);
+	v->ram_workers_bytes = workers_term(p, r, w);
+	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
+	v->ram_tasks_bytes = tasks_term(p, r);
+	v->ram_load_bytes = mc_terms_load_bytes(&r->use, g, r->model_params,
+						r->zero_stage);
+	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
+	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
+	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
+	v->ram_dataset_bytes = mc_terms_dataset_bytes(&r->use, g, w);
+	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
+	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
+	v->node_ram_short = node->ram_bytes &&
+		v->ram_needed_bytes > node->ram_bytes;
+}
+
+/* What a request made before submission asks beyond the node (its
+ * GPUs, shares, memory, cores) or beyond MaxMemPerNode. */
+static void requested_over(const struct mc_request *r,
+			   const struct mc_node *node,
+			   const struct mc_alloc *alloc, struct mc_verdict *v)
+{
+	v->node_gpus_short = node->gpus && r->gpus > node->gpus;
+	v->node_shares_short = r->use.share_kind && r->use.share_per_gpu &&
+		node->gpus && r->use.share_count > mc_node_shares(r, node);
+	v->alloc_mem_over_node = node->ram_bytes &&
+		alloc->mem_bytes > node->ram_bytes;
+	v->alloc_cores_over_node = node->cores &&
+		alloc->cores > node->cores;
+	v->alloc_mem_over_limit = alloc->mem_limit_bytes &&
+		alloc->mem_limit_asked_bytes > alloc->mem_limit_bytes;
+	/* slurmctld compares a per-GPU figure as the node's memory
+	 * (mc_slurm_alloc.h): under the ceiling only --mem fits. */
+	if (v->alloc_mem_over_limit && v->alloc.mem_form == MC_MEM_PER_GPU)
+		v->alloc.mem_form = MC_MEM_PER_NODE;
+}
+
+/* The fixes the verdict offers: the memory to ask, --cpus-per-gpu (Slurm
+ * counts CPUs, hyperthreads, not cores), and -c for an srun step that got
+ * fewer CPUs than its job holds. */
+static void verdict_fixes(const struct mc_alloc *alloc, uint32_t tpc,
+			  struct mc_verdict *v)
+{
+	uint32_t g = v->req.gpus;
+
+	if ((v->ram_short || v->alloc_mem_over_node ||
+	     v->alloc_mem_over_limit) && !v->node_ram_short &&
+	    !v->node_gpus_short)
+		v->fix_mem_bytes = v->ram_needed_bytes;
+	/* Under MaxMemPerNode no memory request holds more than it. */
+	if (v->alloc_mem_over_limit &&
+	    v->fix_mem_bytes > alloc->mem_limit_bytes)
+		v->fix_mem_bytes = 0;
+	if ((v->cores_short || v->alloc_cores_over_node) &&
+	    !v->node_cores_short && !v->node_gpus_short)
+		v->fix_cpus_per_gpu = mc_mul_sat32((v->cores_needed + g - 1) / g,
+						   tpc);
+	/*
+	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
+	 * holds the CPUs but a plain srun step gets one per task.
+	 */
+	if (v->cores_short && alloc->job_cores &&
+	    alloc->job_cores >= v->cores_needed) {
+		v->step_cpus_hint = true;
+		/* One task per GPU, the usual srun launch. */
+		v->fix_cpus_per_task = mc_mul_sat32((v->cores_needed + g - 1) /
+						    g, tpc);
+	}
+}
+
 void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 			const struct mc_node *node,
 			const struct mc_alloc *alloc, struct mc_verdict *v)
 {
-	uint32_t g = r->gpus, w = r->dataloader_workers;
+	uint32_t w = r->dataloader_workers;
 	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
 	struct mc_request rr;
 
@@ -405,52 +484,20 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->node_cores = node->cores;
 	v->max_dataloader_workers = -1;
 	v->node_max_dataloader_workers = -1;
-	if (!g) {
+	if (!r->gpus) {
 		/* Nothing to size: CPU steps are not memcore's business. */
 		v->fits = true;
 		return;
 	}
-
-	v->gpu_memory_unknown = r->gpu_memory_bytes == 0;
-	v->ram_floor_bytes = gpu_term(p, r);
-	v->ram_workers_bytes = workers_term(p, r, w);
-	v->ram_zero_bytes = mc_zero_ram_bytes(p, r);
-	v->ram_tasks_bytes = tasks_term(p, r);
-	v->ram_load_bytes = mc_terms_load_bytes(&r->use, g, r->model_params,
-						r->zero_stage);
-	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
-	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
-	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
-	v->ram_dataset_bytes = mc_terms_dataset_bytes(&r->use, g, w);
-	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
-	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
-	v->node_ram_short = node->ram_bytes &&
-		v->ram_needed_bytes > node->ram_bytes;
-
+	ram_terms(p, r, node, alloc, v);
 	v->cores_needed = mc_step_cores(p, r, w);
 	v->node_cores_needed = mc_node_cores_needed(p, mc_node_gpus(r, node), w);
 	v->cores_short = alloc->cores < v->cores_needed;
 	v->node_cores_short = node->cores &&
 		(node->cores < v->node_cores_needed ||
 		 node->cores < v->cores_needed);
-
-	if (alloc->requested) {
-		v->node_gpus_short = node->gpus && g > node->gpus;
-		v->node_shares_short = r->use.share_kind &&
-			r->use.share_per_gpu && node->gpus &&
-			r->use.share_count > mc_node_shares(r, node);
-		v->alloc_mem_over_node = node->ram_bytes &&
-			alloc->mem_bytes > node->ram_bytes;
-		v->alloc_cores_over_node = node->cores &&
-			alloc->cores > node->cores;
-		v->alloc_mem_over_limit = alloc->mem_limit_bytes &&
-			alloc->mem_limit_asked_bytes > alloc->mem_limit_bytes;
-		/* slurmctld compares a per-GPU figure as the node's memory
-		 * (mc_slurm_alloc.h): under the ceiling only --mem fits. */
-		if (v->alloc_mem_over_limit &&
-		    v->alloc.mem_form == MC_MEM_PER_GPU)
-			v->alloc.mem_form = MC_MEM_PER_NODE;
-	}
+	if (alloc->requested)
+		requested_over(r, node, alloc, v);
 	/* The audit's RAM rule for the node's own GPUs (at this step's M,
 	 * a shared card's whole memory); an APU's one memory pool meets it
 	 * by construction. */
@@ -476,31 +523,7 @@ void mc_verdict_compute(const struct mc_policy *p, const struct mc_request *r,
 	v->node_max_dataloader_workers = mc_largest_w(p, r, node, alloc,
 						   workers_cap(p), false,
 						   false);
-
-	if ((v->ram_short || v->alloc_mem_over_node ||
-	     v->alloc_mem_over_limit) && !v->node_ram_short &&
-	    !v->node_gpus_short)
-		v->fix_mem_bytes = v->ram_needed_bytes;
-	/* Under MaxMemPerNode no memory request holds more than it. */
-	if (v->alloc_mem_over_limit &&
-	    v->fix_mem_bytes > alloc->mem_limit_bytes)
-		v->fix_mem_bytes = 0;
-	/* Slurm's --cpus-per-gpu counts CPUs (hyperthreads), not cores. */
-	if ((v->cores_short || v->alloc_cores_over_node) &&
-	    !v->node_cores_short && !v->node_gpus_short)
-		v->fix_cpus_per_gpu = mc_mul_sat32((v->cores_needed + g - 1) / g,
-						   tpc);
-	/*
-	 * Since Slurm 22.05 srun no longer inherits sbatch's -c: the job
-	 * holds the CPUs but a plain srun step gets one per task.
-	 */
-	if (v->cores_short && alloc->job_cores &&
-	    alloc->job_cores >= v->cores_needed) {
-		v->step_cpus_hint = true;
-		/* One task per GPU, the usual srun launch. */
-		v->fix_cpus_per_task = mc_mul_sat32((v->cores_needed + g - 1) /
-						    g, tpc);
-	}
+	verdict_fixes(alloc, tpc, v);
 }
 
 void mc_audit_node(const struct mc_policy *p, const struct mc_node *node,

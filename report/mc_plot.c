@@ -141,27 +141,28 @@ static unsigned say(FILE *out, unsigned width, const char *s)
 	return n;
 }
 
-int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
-{
-	const struct mc_timeline *tl = in->tl;
-	char grid[MC_PLOT_ROWS][MC_PLOT_MAX_WIDTH + 1];
-	char buf[MC_PLOT_MAX_WIDTH + 64], a[32], b[32], axis[MC_PLOT_MAX_WIDTH + 1];
-	uint64_t top = top_of(in), pms = mc_timeline_point_ms(tl);
-	uint64_t total_ms = pms * tl->n;
-	unsigned cols, lr = 0, rr = 0, oom_col = 0, lines = 0, prev_ft = 0;
-	uint64_t big_nr = 0, big_tot = 0;
-	bool has_l, has_r, has_oom = false;
+/* The chart's grid, and where its lines and the kill are. */
+struct plot_grid {
+	char cell[MC_PLOT_ROWS][MC_PLOT_MAX_WIDTH + 1];
+	unsigned cols;
+	unsigned lr, rr;		/* rows of the limit and the rule */
+	unsigned oom_col;
+	bool has_l, has_r, has_oom;
+};
 
-	if (width < MC_PLOT_MIN_WIDTH)
-		width = MC_PLOT_MIN_WIDTH;
-	if (width > MC_PLOT_MAX_WIDTH)
-		width = MC_PLOT_MAX_WIDTH;
-	cols = width - MC_PLOT_LABEL_COLS;
+/* The title, in two lines when it is wider than width (each cut at
+ * width). Returns the lines printed. */
+static unsigned plot_title(FILE *out, const struct mc_plot_in *in,
+			   unsigned width, uint64_t total_ms, uint64_t pms)
+{
+	char buf[MC_PLOT_MAX_WIDTH + 64], a[32], b[32];
+	unsigned lines = 0;
+
 	snprintf(buf, sizeof(buf), "step %s on %s: memory over %s, a point "
 		 "every %s", in->step, in->host,
 		 mc_plot_fmt_time(total_ms, total_ms, a, sizeof(a)),
 		 mc_plot_fmt_time(pms, pms, b, sizeof(b)));
-	if (strlen(buf) > width) {	/* in two lines, each cut at width */
+	if (strlen(buf) > width) {
 		char *colon = strchr(buf, ':');
 
 		*colon = '\0';
@@ -171,29 +172,35 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 		lines++;
 	}
 	line(out, width, buf);
-	lines++;
-	if (!tl->n) {
-		line(out, width, "  (no samples)");
-		return lines + 1;
+	return lines + 1;
+}
+
+/* The grid: the limit and rule lines first (a bar through them hides
+ * them there), then a column of '#' (non-reclaimable) and ':' (page
+ * cache) for each column's points, and the OOM kill's 'X'. */
+static void fill_grid(const struct mc_plot_in *in, uint64_t top,
+		      struct plot_grid *g)
+{
+	const struct mc_timeline *tl = in->tl;
+	unsigned prev_ft = 0;
+
+	memset(g->cell, ' ', sizeof(g->cell));
+	g->has_r = in->rule_bytes && rows_of(in->rule_bytes, top);
+	g->has_l = in->limit_bytes && rows_of(in->limit_bytes, top);
+	if (g->has_r) {
+		g->rr = rows_of(in->rule_bytes, top) - 1;
+		memset(g->cell[g->rr], '-', g->cols);
 	}
-	memset(grid, ' ', sizeof(grid));
-	/* The lines first: a bar through them hides them there. */
-	has_r = in->rule_bytes && rows_of(in->rule_bytes, top);
-	has_l = in->limit_bytes && rows_of(in->limit_bytes, top);
-	if (has_r) {
-		rr = rows_of(in->rule_bytes, top) - 1;
-		memset(grid[rr], '-', cols);
+	if (g->has_l) {
+		g->lr = rows_of(in->limit_bytes, top) - 1;
+		memset(g->cell[g->lr], '=', g->cols);
 	}
-	if (has_l) {
-		lr = rows_of(in->limit_bytes, top) - 1;
-		memset(grid[lr], '=', cols);
-	}
-	for (unsigned c = 0; c < cols; c++) {
+	for (unsigned c = 0; c < g->cols; c++) {
 		uint64_t nr = 0, tot = 0;
 		uint32_t p0, p1;
 		unsigned fn, ft;
 
-		points_of(tl->n, c, cols, &p0, &p1);
+		points_of(tl->n, c, g->cols, &p0, &p1);
 		for (uint32_t i = p0; i < p1; i++) {
 			if (tl->nr_bytes[i] > nr)
 				nr = tl->nr_bytes[i];
@@ -205,94 +212,125 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 		if (ft < fn)
 			ft = fn;
 		for (unsigned r = 0; r < ft; r++)
-			grid[r][c] = r < fn ? '#' : ':';
+			g->cell[r][c] = r < fn ? '#' : ':';
 		/* At the top of the kill's column, or of the one before when
 		 * the kill had already freed its memory. */
-		if (!has_oom && tl->oom_point >= 0 &&
+		if (!g->has_oom && tl->oom_point >= 0 &&
 		    (uint32_t)tl->oom_point >= p0 &&
 		    (uint32_t)tl->oom_point < p1) {
 			unsigned at = ft > prev_ft ? ft : prev_ft;
 
-			has_oom = true;
-			oom_col = c;
-			grid[at ? at - 1 : 0][c] = 'X';
+			g->has_oom = true;
+			g->oom_col = c;
+			g->cell[at ? at - 1 : 0][c] = 'X';
 		}
 		prev_ft = ft;
 	}
+}
+
+/* The grid's rows, top first, labelled: the limit, the rule, the top
+ * and its half. Returns the lines printed. */
+static unsigned print_grid(FILE *out, const struct mc_plot_in *in,
+			   uint64_t top, unsigned width, struct plot_grid *g)
+{
+	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
+	unsigned lines = 0;
+
 	for (int r = MC_PLOT_ROWS - 1; r >= 0; r--) {
 		const char *label = "";
 
-		if (has_l && (unsigned)r == lr)
+		if (g->has_l && (unsigned)r == g->lr)
 			label = mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a));
-		else if (has_r && (unsigned)r == rr)
+		else if (g->has_r && (unsigned)r == g->rr)
 			label = mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a));
 		else if (r == MC_PLOT_ROWS - 1)
 			label = mc_plot_fmt_bytes(top, a, sizeof(a));
 		else if (r == MC_PLOT_ROWS / 2 - 1)
 			label = mc_plot_fmt_bytes(top / 2, a, sizeof(a));
-		grid[r][cols] = '\0';
+		g->cell[r][g->cols] = '\0';
 		snprintf(buf, sizeof(buf), "%*s |%s",
-			 MC_PLOT_LABEL_COLS - 2, label, grid[r]);
+			 MC_PLOT_LABEL_COLS - 2, label, g->cell[r]);
 		line(out, width, buf);
 		lines++;
 	}
-	/* The time axis: ticks at round times, 10 columns apart or more,
-	 * labelled below. */
-	{
-		uint64_t tick = tick_ms(total_ms, cols), t;
-		char labels[MC_PLOT_MAX_WIDTH + 1];
-		size_t free_at = 0;
+	return lines;
+}
 
-		memset(axis, '-', cols);
-		axis[cols] = '\0';
-		memset(labels, ' ', sizeof(labels));
-		for (t = 0; total_ms && t < total_ms; t += tick) {
-			unsigned c = (unsigned)((unsigned __int128)t * cols /
-						total_ms);
-			size_t l;
+/* The time axis: ticks at round times, 10 columns apart or more,
+ * labelled below; the kill's column an 'X'. Two lines. */
+static unsigned time_axis(FILE *out, unsigned width, uint64_t total_ms,
+			  const struct plot_grid *g)
+{
+	uint64_t tick = tick_ms(total_ms, g->cols), t;
+	char axis[MC_PLOT_MAX_WIDTH + 1], labels[MC_PLOT_MAX_WIDTH + 1];
+	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
+	size_t free_at = 0;
 
-			if (c)
-				axis[c] = '+';
-			mc_plot_fmt_time(t, total_ms, a, sizeof(a));
-			l = strlen(a);
-			if (c < free_at || c + l > cols)
-				continue;
-			memcpy(labels + c, a, l);
-			free_at = c + l + 1;
-		}
-		labels[cols] = '\0';
-		if (has_oom)
-			axis[oom_col] = 'X';
-		snprintf(buf, sizeof(buf), "%*s +%s", MC_PLOT_LABEL_COLS - 2,
-			 "0", axis);
-		line(out, width, buf);
-		snprintf(buf, sizeof(buf), "%*s%s", MC_PLOT_LABEL_COLS, "",
-			 labels);
-		line(out, width, buf);
-		lines += 2;
+	memset(axis, '-', g->cols);
+	axis[g->cols] = '\0';
+	memset(labels, ' ', sizeof(labels));
+	for (t = 0; total_ms && t < total_ms; t += tick) {
+		unsigned c = (unsigned)((unsigned __int128)t * g->cols /
+					total_ms);
+		size_t l;
+
+		if (c)
+			axis[c] = '+';
+		mc_plot_fmt_time(t, total_ms, a, sizeof(a));
+		l = strlen(a);
+		if (c < free_at || c + l > g->cols)
+			continue;
+		memcpy(labels + c, a, l);
+		free_at = c + l + 1;
 	}
-	/* Cores busy (v2), a digit a column: tenths of the allocation. */
-	if (tl->has_cpu && in->cores) {
-		char row[MC_PLOT_MAX_WIDTH + 1];
+	labels[g->cols] = '\0';
+	if (g->has_oom)
+		axis[g->oom_col] = 'X';
+	snprintf(buf, sizeof(buf), "%*s +%s", MC_PLOT_LABEL_COLS - 2, "0",
+		 axis);
+	line(out, width, buf);
+	snprintf(buf, sizeof(buf), "%*s%s", MC_PLOT_LABEL_COLS, "", labels);
+	line(out, width, buf);
+	return 2;
+}
 
-		for (unsigned c = 0; c < cols; c++) {
-			uint32_t p0, p1, busy = 0;
-			uint64_t tenths;
+/* Cores busy (v2), a digit a column: tenths of the allocation. One
+ * line. */
+static unsigned cores_row(FILE *out, const struct mc_plot_in *in,
+			  unsigned width, unsigned cols)
+{
+	const struct mc_timeline *tl = in->tl;
+	char row[MC_PLOT_MAX_WIDTH + 1], buf[MC_PLOT_MAX_WIDTH + 64];
 
-			points_of(tl->n, c, cols, &p0, &p1);
-			for (uint32_t i = p0; i < p1; i++)
-				if (tl->cpu_milli[i] > busy)
-					busy = tl->cpu_milli[i];
-			tenths = (uint64_t)busy * 10 / (in->cores * 1000ULL);
-			row[c] = !tenths ? '.' : tenths > 9 ? '9'
-					 : (char)('0' + tenths);
-		}
-		row[cols] = '\0';
-		snprintf(buf, sizeof(buf), "%*s  %s", MC_PLOT_LABEL_COLS - 2,
-			 "cores", row);
-		line(out, width, buf);
-		lines++;
+	for (unsigned c = 0; c < cols; c++) {
+		uint32_t p0, p1, busy = 0;
+		uint64_t tenths;
+
+		points_of(tl->n, c, cols, &p0, &p1);
+		for (uint32_t i = p0; i < p1; i++)
+			if (tl->cpu_milli[i] > busy)
+				busy = tl->cpu_milli[i];
+		tenths = (uint64_t)busy * 10 / (in->cores * 1000ULL);
+		row[c] = !tenths ? '.' : tenths > 9 ? '9'
+				 : (char)('0' + tenths);
 	}
+	row[cols] = '\0';
+	snprintf(buf, sizeof(buf), "%*s  %s", MC_PLOT_LABEL_COLS - 2,
+		 "cores", row);
+	line(out, width, buf);
+	return 1;
+}
+
+/* The legend: the marks, the lines, the largest figures, the kill.
+ * Returns the lines printed. */
+static unsigned plot_legend(FILE *out, const struct mc_plot_in *in,
+			    unsigned width, uint64_t pms, uint64_t total_ms)
+{
+	const struct mc_timeline *tl = in->tl;
+	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
+	uint64_t big_nr = 0, big_tot = 0;
+	unsigned lines = 0;
+
 	snprintf(buf, sizeof(buf), "  # non-reclaimable  : page cache");
 	lines += say(out, width, buf);
 	if (tl->has_cpu && in->cores) {
@@ -334,6 +372,34 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 					  total_ms, a, sizeof(a)));
 		lines += say(out, width, buf);
 	}
+	return lines;
+}
+
+int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
+{
+	const struct mc_timeline *tl = in->tl;
+	struct plot_grid g;
+	uint64_t top = top_of(in), pms = mc_timeline_point_ms(tl);
+	uint64_t total_ms = pms * tl->n;
+	unsigned lines;
+
+	if (width < MC_PLOT_MIN_WIDTH)
+		width = MC_PLOT_MIN_WIDTH;
+	if (width > MC_PLOT_MAX_WIDTH)
+		width = MC_PLOT_MAX_WIDTH;
+	lines = plot_title(out, in, width, total_ms, pms);
+	if (!tl->n) {
+		line(out, width, "  (no samples)");
+		return (int)lines + 1;
+	}
+	memset(&g, 0, sizeof(g));
+	g.cols = width - MC_PLOT_LABEL_COLS;
+	fill_grid(in, top, &g);
+	lines += print_grid(out, in, top, width, &g);
+	lines += time_axis(out, width, total_ms, &g);
+	if (tl->has_cpu && in->cores)
+		lines += cores_row(out, in, width, g.cols);
+	lines += plot_legend(out, in, width, pms, total_ms);
 	return (int)lines;
 }
 
@@ -361,6 +427,63 @@ static void xml_text(FILE *out, const char *s)
 #define SVG_PW 780
 #define SVG_PH 220
 
+/* A value's height in the panel at y0, of a chart whose top is top. */
+static double svg_y(unsigned y0, uint64_t top, uint64_t v)
+{
+	return y0 + SVG_T + SVG_PH - (double)v * SVG_PH / (double)top;
+}
+
+/* The panel's marks over the series: the rule's figure and the limit
+ * asked as lines, labelled, and the OOM kill; each on a white halo.
+ * xs: the width of a point. */
+static void svg_marks(FILE *out, const struct mc_plot_in *in, unsigned y0,
+		      uint64_t top, double xs)
+{
+	const struct mc_timeline *tl = in->tl;
+	char a[32];
+
+#define Y(v) svg_y(y0, top, (v))
+	if (in->rule_bytes) {
+		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n", SVG_L, Y(in->rule_bytes), SVG_L + SVG_PW,
+			Y(in->rule_bytes));
+		fprintf(out, "<path class=\"rule\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">the rule's "
+			"figure %s</text>\n", SVG_L, Y(in->rule_bytes),
+			SVG_L + SVG_PW, Y(in->rule_bytes), SVG_L + SVG_PW - 4,
+			Y(in->rule_bytes) + 14,
+			mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
+	}
+	if (in->limit_bytes) {
+		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n", SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
+			Y(in->limit_bytes));
+		fprintf(out, "<path class=\"limit\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">asked %s",
+			SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
+			Y(in->limit_bytes), SVG_L + SVG_PW - 4,
+			Y(in->limit_bytes) - 5,
+			mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)));
+		if (in->limit_option) {
+			fputs(" (", out);
+			xml_text(out, in->limit_option);
+			fputs(")", out);
+		}
+		fputs("</text>\n", out);
+	}
+	if (tl->oom_point >= 0) {
+		double x = SVG_L + (tl->oom_point + 0.5) * xs;
+
+		fprintf(out, "<path class=\"halo\" d=\"M %.1f %d L %.1f %d\"/>\n"
+			"<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n"
+			"<text class=\"oomt\" x=\"%.1f\" y=\"%d\">OOM kill"
+			"</text>\n", x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
+			x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
+			x - 6, y0 + SVG_T + SVG_PH - 10);
+	}
+#undef Y
+}
+
 static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 {
 	const struct mc_timeline *tl = in->tl;
@@ -369,7 +492,7 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 	char a[32], b[32];
 	double xs = (double)SVG_PW / (tl->n ? tl->n : 1);
 
-#define Y(v) (y0 + SVG_T + SVG_PH - (double)(v) * SVG_PH / (double)top)
+#define Y(v) svg_y(y0, top, (v))
 	fprintf(out, "<g>\n<text x=\"%d\" y=\"%u\" font-size=\"15\" "
 		"font-weight=\"bold\">step ", SVG_L, y0 + 22);
 	xml_text(out, in->step);
@@ -415,44 +538,7 @@ static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
 			y0 + SVG_T + SVG_PH + 18,
 			mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
 	}
-	if (in->rule_bytes) {
-		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n", SVG_L, Y(in->rule_bytes), SVG_L + SVG_PW,
-			Y(in->rule_bytes));
-		fprintf(out, "<path class=\"rule\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">the rule's "
-			"figure %s</text>\n", SVG_L, Y(in->rule_bytes),
-			SVG_L + SVG_PW, Y(in->rule_bytes), SVG_L + SVG_PW - 4,
-			Y(in->rule_bytes) + 14,
-			mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
-	}
-	if (in->limit_bytes) {
-		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n", SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
-			Y(in->limit_bytes));
-		fprintf(out, "<path class=\"limit\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">asked %s",
-			SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
-			Y(in->limit_bytes), SVG_L + SVG_PW - 4,
-			Y(in->limit_bytes) - 5,
-			mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)));
-		if (in->limit_option) {
-			fputs(" (", out);
-			xml_text(out, in->limit_option);
-			fputs(")", out);
-		}
-		fputs("</text>\n", out);
-	}
-	if (tl->oom_point >= 0) {
-		double x = SVG_L + (tl->oom_point + 0.5) * xs;
-
-		fprintf(out, "<path class=\"halo\" d=\"M %.1f %d L %.1f %d\"/>\n"
-			"<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n"
-			"<text class=\"oomt\" x=\"%.1f\" y=\"%d\">OOM kill"
-			"</text>\n", x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
-			x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
-			x - 6, y0 + SVG_T + SVG_PH - 10);
-	}
+	svg_marks(out, in, y0, top, xs);
 	/* legend */
 	fprintf(out, "<rect class=\"nr\" x=\"%d\" y=\"%d\" width=\"14\" "
 		"height=\"10\"/><text x=\"%d\" y=\"%d\">non-reclaimable</text>"

@@ -11,6 +11,7 @@
 #include "mc_memstat.h"
 #include "mc_parse.h"
 #include "mc_summary.h"
+#include "mc_util.h"
 
 #define MIB ((uint64_t)1 << 20)
 
@@ -260,21 +261,24 @@ void mc_summary_explain_brief(const struct mc_used *u,
 	explain(u, a, step, host, NULL, false, t);
 }
 
-static void explain(const struct mc_used *u, const struct mc_advice *a,
-		    const char *step, const char *host,
-		    const char *tmpfs_where, bool notes,
-		    struct mc_summary_text *t)
+/* A line of t, while there is room. */
+#define LINE(...) mc_lines_add(t->line[0], &t->n, MC_SUMMARY_LINES, \
+			       MC_SUMMARY_LINE_MAX, __VA_ARGS__)
+
+/* What the step used: the samples, the memory asked, the peaks, the page
+ * cache squeeze, the cores, the OOM kills. */
+static void explain_used(const struct mc_used *u, const struct mc_advice *a,
+			 const char *step, const char *host,
+			 const char *tmpfs_where, bool notes,
+			 struct mc_summary_text *t)
 {
 	char asked[32], opt[48], rule[32], nr[32], fc[32], an[32], sh[32],
-	     msh[32], kp[32], wall[32], next[48], fp[32];
+	     msh[32], kp[32], wall[32];
 	const struct mc_peak *pk = &u->peak;
 	uint32_t interval_ms = u->sample_interval_ms;
 	const char *kernel_peak_name =
 		mc_memstat_peak_file((int)u->cgroup_version);
 
-#define LINE(...) (t->n < MC_SUMMARY_LINES ? \
-	(void)snprintf(t->line[t->n++], MC_SUMMARY_LINE_MAX, __VA_ARGS__) \
-	: (void)0)
 	t->n = 0;
 	if (interval_ms && pk->samples)
 		LINE("memcore: step %s on %s used (%" PRIu64 " sample%s, "
@@ -331,12 +335,23 @@ static void explain(const struct mc_used *u, const struct mc_advice *a,
 		     u->oom_kills, u->oom_kills == 1 ? "" : "s", asked, an, sh,
 		     tmpfs_where && *tmpfs_where ? tmpfs_where : "none seen",
 		     nr, u->max_events, u->max_events == 1 ? "" : "s");
+}
+
+/* What to ask next time, and why that figure; a page cache squeeze's own
+ * fix. None from too few samples. */
+static void explain_next(const struct mc_used *u, const struct mc_advice *a,
+			 struct mc_summary_text *t)
+{
+	char wall[32], next[48], fp[32];
+	const struct mc_peak *pk = &u->peak;
+
 	if (a->too_few) {
 		LINE("  next time    no advice: %" PRIu64 " sample%s over %s "
 		     "%s too few to size a next run (at least %d, over 1 s "
 		     "or more): ask as this time", pk->samples,
-		     pk->samples == 1 ? "" : "s", wall, pk->samples == 1
-		     ? "is" : "are", MC_SUMMARY_MIN_SAMPLES);
+		     pk->samples == 1 ? "" : "s",
+		     fmt_duration(u->wall_usec, wall, sizeof(wall)),
+		     pk->samples == 1 ? "is" : "are", MC_SUMMARY_MIN_SAMPLES);
 		return;
 	}
 	mc_summary_mem_option(u, a->mem_bytes, next, sizeof(next));
@@ -377,7 +392,16 @@ static void explain(const struct mc_used *u, const struct mc_advice *a,
 		     mc_fmt_bytes(pk->max_file_bytes, mf, sizeof(mf)),
 		     mc_fmt_bytes(u->refault_file_bytes, rb, sizeof(rb)));
 	}
+}
 #undef LINE
+
+static void explain(const struct mc_used *u, const struct mc_advice *a,
+		    const char *step, const char *host,
+		    const char *tmpfs_where, bool notes,
+		    struct mc_summary_text *t)
+{
+	explain_used(u, a, step, host, tmpfs_where, notes, t);
+	explain_next(u, a, t);
 }
 
 void mc_summary_log_line(const struct mc_used *u, const struct mc_advice *a,

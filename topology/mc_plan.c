@@ -356,70 +356,70 @@ static void warn_short(struct mc_plan_gpu *g, const struct mc_numa *m,
 		 cpg);
 }
 
-int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
-		    hwloc_const_bitmap_t allowed, const unsigned *gpus,
-		    size_t n, struct mc_plan *plan, char *err, size_t errlen)
-{
-	hwloc_bitmap_t taken = hwloc_bitmap_alloc();
-	hwloc_bitmap_t numa_set = hwloc_bitmap_alloc();
-	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
-	unsigned order[MC_MAX_GPUS];
-	char takers_buf[MC_PLAN_MSG_MAX / 4];
-	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
-	unsigned words[MC_MAX_NUMA] = { 0 };
-	struct takers_memo memo = { .valid = false };
-	int near[MC_MAX_NUMA], near_of = -1;
-	size_t nn = 0;
-	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
-	uint32_t node_gpus = mc_topology_slurm_gpus(f);
-	int rc = -1;
+/* mc_plan_compute's working state, shared by its passes. */
+struct plan_work {
+	const struct mc_node_facts *f;
+	hwloc_const_bitmap_t allowed;	/* NULL: every CPU */
+	hwloc_bitmap_t taken;		/* CPUs given to a GPU so far */
+	hwloc_bitmap_t numa_set, avail;	/* scratch */
+	unsigned words[MC_MAX_NUMA];	/* numa_cpus's parse, per node */
+	unsigned order[MC_MAX_GPUS];	/* the GPUs in Slurm index order */
+	size_t n;
+};
 
-	plan->n = 0;
-	if (!taken || !numa_set || !avail) {
-		mc_err(err, errlen, "out of memory");
-		goto out;
-	}
-	if (n > MC_MAX_GPUS || n > node_gpus) {
-		mc_err(err, errlen, "%zu GPUs asked for, the node has %u",
-			    n, node_gpus);
-		goto out;
-	}
+/* The GPUs asked for: on the node, each once. */
+static int check_gpus(const unsigned *gpus, size_t n, uint32_t node_gpus,
+		      char *err, size_t errlen)
+{
+	if (n > MC_MAX_GPUS || n > node_gpus)
+		return mc_err(err, errlen, "%zu GPUs asked for, the node has %u",
+			      n, node_gpus);
 	for (size_t i = 0; i < n; i++) {
-		if (gpus[i] >= node_gpus) {
-			mc_err(err, errlen, "GPU %u is not on this node "
-				    "(%u GPUs)", gpus[i], node_gpus);
-			goto out;
-		}
+		if (gpus[i] >= node_gpus)
+			return mc_err(err, errlen, "GPU %u is not on this node "
+				      "(%u GPUs)", gpus[i], node_gpus);
 		for (size_t j = 0; j < i; j++)
-			if (gpus[j] == gpus[i]) {
-				mc_err(err, errlen, "GPU %u listed twice",
-					    gpus[i]);
-				goto out;
-			}
+			if (gpus[j] == gpus[i])
+				return mc_err(err, errlen, "GPU %u listed "
+					      "twice", gpus[i]);
 	}
-	for (size_t i = 0; i < n; i++) {
+	return 0;
+}
+
+/* Each GPU's entry of the plan, empty, with its NUMA node and the cores
+ * it wants; w->order the GPUs in Slurm index order. */
+static int plan_entries(struct plan_work *w, unsigned workers,
+			const unsigned *gpus, struct mc_plan *plan, char *err,
+			size_t errlen)
+{
+	for (size_t i = 0; i < w->n; i++) {
 		struct mc_plan_gpu *g = &plan->gpu[i];
 
 		memset(g, 0, sizeof(*g));
 		g->cpus = hwloc_bitmap_alloc();
 		plan->n = i + 1;
-		if (!g->cpus) {
-			mc_err(err, errlen, "out of memory");
-			goto out;
-		}
+		if (!g->cpus)
+			return mc_err(err, errlen, "out of memory");
 		g->index = gpus[i];
 		/* A MIG slice binds like its parent card. */
-		g->numa_os_index = mc_topology_gpu_numa(f, gpus[i]);
+		g->numa_os_index = mc_topology_gpu_numa(w->f, gpus[i]);
 		g->cores_wanted = workers + 1;
-		order[i] = gpus[i];
+		w->order[i] = gpus[i];
 	}
 	/* Slurm index order decides who gets the lowest cores, whatever
 	 * order the caller listed the GPUs in: every task must agree. */
-	qsort(order, n, sizeof(order[0]), cmp_unsigned);
-	/* Pass 1: every GPU takes from its own NUMA node first, so that a
-	 * lower GPU's borrowing never takes a higher GPU's own cores. */
-	for (size_t k = 0; k < n; k++) {
-		struct mc_plan_gpu *g = by_index(plan, order[k]);
+	qsort(w->order, w->n, sizeof(w->order[0]), cmp_unsigned);
+	return 0;
+}
+
+/* Pass 1: every GPU takes from its own NUMA node first, so that a lower
+ * GPU's borrowing never takes a higher GPU's own cores. */
+static void take_own_node(struct plan_work *w, struct mc_plan *plan)
+{
+	const struct mc_node_facts *f = w->f;
+
+	for (size_t k = 0; k < w->n; k++) {
+		struct mc_plan_gpu *g = by_index(plan, w->order[k]);
 		const struct mc_numa *m = find_numa(f, g->numa_os_index);
 
 		if (!m) {
@@ -430,7 +430,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 "bound", g->index);
 			continue;
 		}
-		if (numa_cpus(f, m, words, numa_set) < 0) {
+		if (numa_cpus(f, m, w->words, w->numa_set) < 0) {
 			g->outside = true;
 			snprintf(g->warning, sizeof(g->warning),
 				 "memcore: GPU %u: NUMA node %d has no usable "
@@ -438,22 +438,31 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 				 g->index, g->numa_os_index, m->cpus);
 			continue;
 		}
-		allowed_free(numa_set, allowed, taken, avail);
-		take_cores(f, avail, g);
+		allowed_free(w->numa_set, w->allowed, w->taken, w->avail);
+		take_cores(f, w->avail, g);
 		/* No CPU of its node allowed: a locality problem, which
 		 * borrowing from elsewhere would only hide. */
-		if (allowed)
-			hwloc_bitmap_and(numa_set, numa_set, allowed);
-		g->outside = hwloc_bitmap_iszero(numa_set);
+		if (w->allowed)
+			hwloc_bitmap_and(w->numa_set, w->numa_set, w->allowed);
+		g->outside = hwloc_bitmap_iszero(w->numa_set);
 		g->cores_local = g->cores;
-		hwloc_bitmap_or(taken, taken, g->cpus);
+		hwloc_bitmap_or(w->taken, w->taken, g->cpus);
 	}
-	/* Pass 2: a GPU whose node is short borrows from the nearest nodes.
-	 * The order depends on the GPU's NUMA node only: made again only
-	 * when it differs from the last short GPU's (neighbours in index
-	 * order mostly share a node). */
-	for (size_t k = 0; k < n; k++) {
-		struct mc_plan_gpu *g = by_index(plan, order[k]);
+}
+
+/* Pass 2: a GPU whose node is short borrows from the nearest nodes. The
+ * order depends on the GPU's NUMA node only: made again only when it
+ * differs from the last short GPU's (neighbours in index order mostly
+ * share a node). */
+static void borrow_near(struct plan_work *w, struct mc_plan *plan)
+{
+	const struct mc_node_facts *f = w->f;
+	bool has_gpu[MC_MAX_NUMA], has_gpu_done = false;
+	int near[MC_MAX_NUMA], near_of = -1;
+	size_t nn = 0;
+
+	for (size_t k = 0; k < w->n; k++) {
+		struct mc_plan_gpu *g = by_index(plan, w->order[k]);
 		int own = numa_pos(f, g->numa_os_index);
 
 		if (g->outside || own < 0 || g->warning[0] ||
@@ -468,39 +477,77 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 			near_of = own;
 		}
 		for (size_t j = 0; j < nn && g->cores < g->cores_wanted; j++) {
-			if (numa_cpus(f, &f->numa[near[j]], words,
-				      numa_set) < 0)
+			if (numa_cpus(f, &f->numa[near[j]], w->words,
+				      w->numa_set) < 0)
 				continue;
-			allowed_free(numa_set, allowed, taken, avail);
-			take_cores(f, avail, g);
+			allowed_free(w->numa_set, w->allowed, w->taken,
+				     w->avail);
+			take_cores(f, w->avail, g);
 		}
-		hwloc_bitmap_or(taken, taken, g->cpus);
+		hwloc_bitmap_or(w->taken, w->taken, g->cpus);
 	}
-	/* The warnings: none at all, or fewer than w + 1 anywhere. */
-	for (size_t k = 0; k < n; k++) {
-		struct mc_plan_gpu *g = by_index(plan, order[k]);
+}
+
+/* The warnings: none at all, or fewer than w + 1 anywhere. */
+static void plan_warnings(struct plan_work *w, struct mc_plan *plan)
+{
+	const struct mc_node_facts *f = w->f;
+	char takers_buf[MC_PLAN_MSG_MAX / 4];
+	struct takers_memo memo = { .valid = false };
+
+	for (size_t k = 0; k < w->n; k++) {
+		struct mc_plan_gpu *g = by_index(plan, w->order[k]);
 		const struct mc_numa *m = find_numa(f, g->numa_os_index);
 
 		if (g->warning[0] || !m ||
-		    numa_cpus(f, m, words, numa_set) < 0)
+		    numa_cpus(f, m, w->words, w->numa_set) < 0)
 			continue;
-		if (allowed)
-			hwloc_bitmap_and(avail, numa_set, allowed);
+		if (w->allowed)
+			hwloc_bitmap_and(w->avail, w->numa_set, w->allowed);
 		else
-			hwloc_bitmap_copy(avail, numa_set);
+			hwloc_bitmap_copy(w->avail, w->numa_set);
 		if (g->cores == 0)
-			warn_none(g, m, numa_set, avail, allowed,
-				  takers(plan, order, k, g, takers_buf,
+			warn_none(g, m, w->numa_set, w->avail, w->allowed,
+				  takers(plan, w->order, k, g, takers_buf,
 					 sizeof(takers_buf), &memo));
 		else if (g->cores < g->cores_wanted)
-			warn_short(g, m, numa_set, allowed);
+			warn_short(g, m, w->numa_set, w->allowed);
 	}
+}
+
+int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
+		    hwloc_const_bitmap_t allowed, const unsigned *gpus,
+		    size_t n, struct mc_plan *plan, char *err, size_t errlen)
+{
+	static const struct plan_work zero;
+	struct plan_work w = zero;
+	/* Slurm's GPUs: MIG slices count as GPUs when there are any. */
+	uint32_t node_gpus = mc_topology_slurm_gpus(f);
+	int rc = -1;
+
+	w.f = f;
+	w.allowed = allowed;
+	w.n = n;
+	w.taken = hwloc_bitmap_alloc();
+	w.numa_set = hwloc_bitmap_alloc();
+	w.avail = hwloc_bitmap_alloc();
+	plan->n = 0;
+	if (!w.taken || !w.numa_set || !w.avail) {
+		mc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	if (check_gpus(gpus, n, node_gpus, err, errlen) < 0 ||
+	    plan_entries(&w, workers, gpus, plan, err, errlen) < 0)
+		goto out;
+	take_own_node(&w, plan);
+	borrow_near(&w, plan);
+	plan_warnings(&w, plan);
 	rc = 0;
 out:
 	if (rc < 0)
 		mc_plan_free(plan);
-	hwloc_bitmap_free(taken);
-	hwloc_bitmap_free(numa_set);
-	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(w.taken);
+	hwloc_bitmap_free(w.numa_set);
+	hwloc_bitmap_free(w.avail);
 	return rc;
 }

@@ -194,6 +194,16 @@ int mc_parse_count(const char *s, uint32_t max, uint32_t *out,
 	return 0;
 }
 
+int mc_parse_count_min1(const char *s, uint32_t max, uint32_t *out,
+			char *err, size_t errlen)
+{
+	if (mc_parse_count(s, max, out, err, errlen) < 0)
+		return -1;
+	if (!*out)
+		return mc_err(err, errlen, "must be at least 1");
+	return 0;
+}
+
 /*
  * digits[.digits] as a mantissa of up to 19 significant digits and a power
  * of ten; *sp is left after the number. Returns -1 when there is no digit

@@ -50,6 +50,11 @@ int mc_parse_size_rounded(const char *s, uint64_t default_unit,
 int mc_parse_count(const char *s, uint32_t max, uint32_t *out,
 		   char *err, size_t errlen);
 
+/* mc_parse_count of a count that must be at least 1 ("must be at least
+ * 1" for 0): --nodes, --shards, --seq-len and the like. */
+int mc_parse_count_min1(const char *s, uint32_t max, uint32_t *out,
+			char *err, size_t errlen);
+
 /*
  * A non-negative finite ratio such as "1.0" or "1.5", in [min, max].
  */

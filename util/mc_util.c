@@ -15,6 +15,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void mc_lines_vadd(char *lines, size_t *n, size_t max, size_t len,
+		   const char *fmt, va_list ap)
+{
+	if (*n >= max)
+		return;
+	/* vsnprintf truncates: a line never exceeds len - 1 characters. */
+	vsnprintf(lines + *n * len, len, fmt, ap);
+	(*n)++;
+}
+
+void mc_lines_add(char *lines, size_t *n, size_t max, size_t len,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mc_lines_vadd(lines, n, max, len, fmt, ap);
+	va_end(ap);
+}
+
 int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 {
 	va_list ap;

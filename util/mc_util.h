@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <stdarg.h>
 #include <sys/types.h>
 
 /*
@@ -23,6 +24,19 @@
  */
 int mc_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A printf line appended to an array of lines, char lines[max][len] whose
+ * count is *n: at lines[*n], cut to len - 1 characters, while *n < max
+ * (then nothing). The explanation (mc_rules.h) and the summary
+ * (mc_summary.h) are such arrays, each of its own size.
+ */
+void mc_lines_add(char *lines, size_t *n, size_t max, size_t len,
+		  const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void mc_lines_vadd(char *lines, size_t *n, size_t max, size_t len,
+		   const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 /*
  * True when s holds a control byte (< 0x20 or 0x7f): a newline, CR or
