@@ -917,6 +917,19 @@ mc_cli_filter_install() {
 	    "$MC_TOP/contrib/cli_filter.lua" >"$1/cli_filter.lua"
 }
 
+# mc_submit_host CONF: a submit host of the running cluster, its slurm.conf
+# with CliFilterPlugins=cli_filter/lua and the filter calling memcore with
+# CONF, in $MC_WORK/submit; MC_SUBMIT_CONF names that slurm.conf (sbatch
+# reads it from SLURM_CONF).
+mc_submit_host() {
+	local dir=$MC_WORK/submit
+
+	mkdir -p "$dir"
+	{ cat "$SLURM_CONF"; echo "CliFilterPlugins=cli_filter/lua"; } >"$dir/slurm.conf"
+	mc_cli_filter_install "$dir" "$1"
+	MC_SUBMIT_CONF=$dir/slurm.conf
+}
+
 # mc_mib TEXT LABEL: the size memcore writes "N B|KiB|MiB|GiB" right before
 # LABEL in TEXT (the first one), in MiB, cut to an integer.
 mc_mib() {

@@ -4,8 +4,8 @@
 # test_58_corpus_forms.sh (the single node, in the guests too).
 #
 # Source after lib.sh or lib_multinode.sh, once the cluster runs. The test
-# sets SLURM_VER, NOFILTER (a slurm.conf without CliFilterPlugins: how the
-# launch side submits), and defines mc_corpus_targets INDEX: the launches
+# sets SLURM_VER, calls mc_corpus_login (the login host, and NOFILTER, how
+# the launch side submits), and defines mc_corpus_targets INDEX: the launches
 # of a request, words "PARTITION:NODE" (NODE empty: Slurm chooses). Then:
 #     mc_corpus_read FILE; mc_corpus_submit; mc_corpus_launch; mc_corpus_compare
 # and assert on CASES, DIS, LETS, BROKEN, SKIPPED. Every case counts: no
@@ -30,6 +30,20 @@
 # early jobs were gone ("broken()" though they ran). Before the cluster
 # starts (every test sources this first).
 MC_MIN_JOB_AGE=3600
+
+# mc_corpus_login POLICY: the login host, once the cluster runs: its
+# memcore.conf (POLICY, the file's lines) in LOGIN_CONF, the cli_filter
+# calling memcore with it, the shape cache in the work directory, and
+# NOFILTER, the cluster's slurm.conf without CliFilterPlugins (how the
+# launch side submits).
+mc_corpus_login() {
+	LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
+	printf '%s\n' "$1" >"$LOGIN_CONF"
+	mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
+	export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
+	NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
+	grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$NOFILTER"
+}
 
 mc_corpus_ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 _mc_corpus_part_opt() { [ "$1" = - ] || printf -- '-p\n%s\n' "$1"; }

@@ -144,20 +144,17 @@ assert_contains "$MC_OUT" "1 x $SHARE" "memcore check sizes the same share"
 # --- at submission, through contrib/cli_filter.lua (sbatch --test-only) ---
 # A client-side slurm.conf with CliFilterPlugins: the filter hands the
 # job's options to memcore check, which reads the job's files as the user.
-ALT=$MC_WORK/submit
-mkdir -p "$ALT"
-{ cat "$SLURM_CONF"; echo "CliFilterPlugins=cli_filter/lua"; } >"$ALT/slurm.conf"
-mc_cli_filter_install "$ALT" "$CONF"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
+mc_submit_host "$CONF"
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
 assert_ne 0 "$MC_RC" "cli_filter: a shard:2 job with --mem=6G is refused at submission"
 assert_contains "$MC_ERR" "$SNEED needed" "... sized by its share ($SNEED)"
 assert_contains "$MC_ERR" "refused at submission" "... nothing queued"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --wrap true
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --wrap true
 assert_rc 0 "cli_filter: the same job with --mem=9G passes"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
 assert_ne 0 "$MC_RC" "cli_filter: the job files' step short of RAM is refused at submission"
 assert_contains "$MC_ERR" "$NEED needed" "... with the same $NEED"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gpus=1 --cpus-per-gpu=10 "$FIX" --deepspeed-config="$D/ds_config.json" --model-config="$D/config.json" --wrap true
 assert_rc 0 "cli_filter: ... and passes with $FIX"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued by --test-only"
 

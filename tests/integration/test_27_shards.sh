@@ -75,14 +75,11 @@ assert_eq "$SNEED_B" "$(jq -r .ram_needed_bytes <<<"$MC_OUT")" "... needing the 
 mc_run "$MEMCORE_BUILD/memcore" check --config "$CLIENT" --shards 2 --cpus 4 --mem 9G --dataloader-workers 1
 assert_rc 0 "memcore check --shards 2 --mem 9G fits"
 assert_contains "$MC_OUT" "gres/shard: 2/8 of a 14.76 GiB GPU" "memcore check: the same share, from the node's Gres"
-ALT=$MC_WORK/submit
-mkdir -p "$ALT"
-{ cat "$SLURM_CONF"; echo "CliFilterPlugins=cli_filter/lua"; } >"$ALT/slurm.conf"
-mc_cli_filter_install "$ALT" "$CLIENT"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
+mc_submit_host "$CLIENT"
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=6G --dataloader-workers=1 --wrap true
 assert_ne 0 "$MC_RC" "cli_filter: a shard:2 job with --mem=6G is refused at submission"
 assert_contains "$MC_ERR" "$SNEED needed" "... with the launch figure ($SNEED)"
-mc_run env SLURM_CONF="$ALT/slurm.conf" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --wrap true
+mc_run env SLURM_CONF="$MC_SUBMIT_CONF" sbatch --test-only -n1 --gres=shard:2 -c4 --mem=9G --dataloader-workers=1 --wrap true
 assert_rc 0 "cli_filter: the same job with --mem=9G passes"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing queued by --test-only"
 

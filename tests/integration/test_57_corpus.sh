@@ -64,20 +64,14 @@ EOF
 	       -e '/NodeName=mc-n3 /s/Name=gpu /Name=gpu Type=v100 /' "$MC_CONF_DIR/gres.conf"
 	echo "NodeName=mc-n[1-2] Name=shard Count=32" >>"$MC_CONF_DIR/gres.conf"
 	echo "NodeName=mc-n3 Name=mps Count=400" >>"$MC_CONF_DIR/gres.conf"
-	# The same cluster without the filter: how the launch side submits.
-	grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$MC_CONF_DIR/slurm-nofilter.conf"
 }
 mc_cluster_start
-NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
 SLURM_VER=$(sinfo -V | awk '{print $2}')
 
 # The login host's policy: the nodes' (without a TopologyFile: the nodes
 # come from slurmctld) and the GPU memory slurmctld does not know, exactly
 # as the topologies give it (15843721216 and 16911433728 bytes).
-LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
-{ printf '%s\n' "${POLICY[@]}"; echo "GpuTypeMemory=t4:15472384K,v100:16515072K"; } >"$LOGIN_CONF"
-mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
-export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
+mc_corpus_login "$(printf '%s\n' "${POLICY[@]}" "GpuTypeMemory=t4:15472384K,v100:16515072K")"
 hidden=$(scontrol -o show node 2>/dev/null | grep -c 'NodeName=mc-c')
 assert_eq 0 "$hidden" "the powered-down cloud nodes are hidden from the node API"
 

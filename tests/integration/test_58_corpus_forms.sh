@@ -41,15 +41,9 @@ SLURM_VER=$(sinfo -V | awk '{print $2}')
 # node from slurmctld, the GPU memory slurmctld does not know, exactly as
 # the topology gives it: 15843721216 bytes).
 NODE_CONF=$MC_CONF_DIR/memcore.conf
-LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
 printf 'Bind=none\nTopologyFile=%s\n' "$TOPO" >"$NODE_CONF"
-printf 'Bind=none\nGpuTypeMemory=t4:15472384K\n' >"$LOGIN_CONF"
 mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$NODE_CONF"
-mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
-export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
-# The same cluster without the filter: how the launch side submits.
-NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
-grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$NOFILTER"
+mc_corpus_login $'Bind=none\nGpuTypeMemory=t4:15472384K'
 
 mc_corpus_targets() { echo "${PARTS[$1]}:"; }   # the one node: Slurm places it
 

@@ -52,15 +52,10 @@ CliFilterPlugins=cli_filter/lua
 EOC
 	sed -i -e '/NodeName=mc-n[12] /s/Name=gpu /Name=gpu Type=t4 /' \
 	       -e '/NodeName=mc-n3 /s/Name=gpu /Name=gpu Type=v100 /' "$MC_CONF_DIR/gres.conf"
-	grep -v '^CliFilterPlugins=' "$SLURM_CONF" >"$MC_CONF_DIR/slurm-nofilter.conf"
 }
 mc_cluster_start
-NOFILTER=$MC_CONF_DIR/slurm-nofilter.conf
 SLURM_VER=$(sinfo -V | awk '{print $2}')
-LOGIN_CONF=$MC_CONF_DIR/memcore-login.conf
-{ printf '%s\n' "${POLICY[@]}"; echo "GpuTypeMemory=t4:15472384K,v100:16515072K"; } >"$LOGIN_CONF"
-mc_cli_filter_install "$MC_CONF_DIR" "$LOGIN_CONF"
-export MEMCORE_CACHE_DIR=$MC_WORK/shape-cache
+mc_corpus_login "$(printf '%s\n' "${POLICY[@]}" "GpuTypeMemory=t4:15472384K,v100:16515072K")"
 
 # "each": one launch per shape, pinned (g4dn rows alternate mc-n1/mc-n2);
 # "any": Slurm places it in the partition (or list) of the row.
