@@ -570,6 +570,19 @@ static int judge_shapes(const struct part_ask *q, struct part_answer *a)
  * memcore's (Slurm never places the job there). Then the nodes that fit
  * and the shape to show: the first that fits, one that surely fits
  * before one that may not. */
+/* A shape moved in the array: its pointers into its own grant's words
+ * (the memory option, alloc.mem_source, copied into its decision) still
+ * name old, the grant's place before the move. */
+static void moved(struct shape_verdict *s, const char *old)
+{
+	const char **p[] = { &s->grant.alloc.mem_source,
+			     &s->d.j.v.alloc.mem_source };
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		if (*p[i] == old)
+			*p[i] = s->grant.mem_source;
+}
+
 static void candidates_first(struct part_answer *a)
 {
 	struct shape_verdict *sv = a->sv;
@@ -583,6 +596,8 @@ static void candidates_first(struct part_answer *a)
 
 			sv[k_out] = sv[k];
 			sv[k] = t;
+			moved(&sv[k_out], sv[k].grant.mem_source);
+			moved(&sv[k], sv[k_out].grant.mem_source);
 		}
 		k_out++;
 	}
