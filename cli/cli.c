@@ -51,8 +51,15 @@ bool mc_cli_node_option(int opt, const char *arg, struct mc_cli_common *c)
 int mc_cli_option_error(const char *cmd, int opt, char **argv)
 {
 	char q[256];	/* the user's word, escaped: one line, no ESC */
+	const char *w = argv[optind - 1];
 
-	mc_escape(argv[optind - 1], 64, q, sizeof(q));
+	/* An unknown letter inside a bundle ("-xh"): getopt has not moved
+	 * past the word yet, so the word before it is argv[optind - 1];
+	 * optopt is the letter. A long option's word starts with "--". */
+	if (opt == '?' && optopt > ' ' && optopt < 127 && strncmp(w, "--", 2))
+		snprintf(q, sizeof(q), "-%c", optopt);
+	else
+		mc_escape(w, 64, q, sizeof(q));
 	if (opt == ':')
 		return mc_cli_usage_error("%s: %s: missing value", cmd, q);
 	return mc_cli_usage_error("%s: unknown option '%s' (see memcore %s "
@@ -75,8 +82,15 @@ int mc_cli_read_options(const char *cmd, int argc, char **argv,
 		}
 		if (opt == ':' || opt == '?')
 			return mc_cli_option_error(cmd, opt, argv);
-		if (common && mc_cli_node_option(opt, optarg, common))
+		if (common && mc_cli_node_option(opt, optarg, common)) {
+			/* "--topology=" is no file and "--partition=" no
+			 * partition: never this host nor the default in
+			 * their place (--config= says so itself). */
+			if (optarg && !*optarg && opt != MC_CLI_OPT_CONFIG)
+				return mc_cli_usage_error("--%s=: empty value",
+							  options[idx].name);
 			continue;
+		}
 		rc = take(ctx, opt, optarg, options[idx].name);
 		if (rc != MC_CLI_ON)
 			return rc;

@@ -551,7 +551,9 @@ static int read_report_args(int argc, char **argv, struct report_args *ra,
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", report_options, NULL)) != -1) {
+	opterr = 0;	/* the messages are memcore's (mc_cli_option_error) */
+	while ((opt = getopt_long(argc, argv, ":h", report_options, NULL))
+	       != -1) {
 		if (opt == MC_CLI_OPT_JSON)
 			ra->json = true;
 		else if (opt == 'p')

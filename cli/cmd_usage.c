@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "mc_cgroup.h"
 #include "mc_memstat.h"
+#include "mc_util.h"
 #include "mc_parse.h"
 
 static void usage_usage(FILE *out)
@@ -134,16 +135,18 @@ static void print_text(const char *dir, const struct mc_memstat *m)
 static int cgroup_dir(const char *dir, char *buf, size_t len, char *err,
 		      size_t errlen)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], q[256];
 	struct statfs fs;
 
+	/* The user's words, escaped and cut (one line, no ESC): the reason
+	 * after them always fits. */
+	mc_escape(dir, 160, q, sizeof(q));
 	if (!realpath(dir, real)) {
-		snprintf(err, errlen, "--cgroup=%s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "--cgroup=%s: %s", q, strerror(errno));
 		return -1;
 	}
 	if (statfs(real, &fs) != 0) {
-		snprintf(err, errlen, "--cgroup=%s: %s", real,
-			 strerror(errno));
+		snprintf(err, errlen, "--cgroup=%s: %s", q, strerror(errno));
 		return -1;
 	}
 	if (fs.f_type != CGROUP_SUPER_MAGIC &&
@@ -162,17 +165,20 @@ static int cgroup_dir(const char *dir, char *buf, size_t len, char *err,
 			part[n] = '\0';
 			if (lstat(part, &st) == 0 &&
 			    S_ISLNK(st.st_mode)) {
+				char qp[256], qr[256];
+
 				snprintf(err, errlen, "--cgroup=%s: %s is a "
 					 "symlink to %s, outside the cgroup "
 					 "filesystem: refused; name the "
-					 "cgroup directory itself", dir, part,
-					 real);
+					 "cgroup directory itself", q,
+					 mc_escape(part, 160, qp, sizeof(qp)),
+					 mc_escape(real, 160, qr, sizeof(qr)));
 				return -1;
 			}
 		}
 	}
 	if ((size_t)snprintf(buf, len, "%s", real) >= len) {
-		snprintf(err, errlen, "--cgroup=%s: path too long", dir);
+		snprintf(err, errlen, "--cgroup=%s: path too long", q);
 		return -1;
 	}
 	return 0;

@@ -358,7 +358,11 @@ ssize_t mc_read_fd(int fd, char *buf, size_t len)
 
 ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: no effect on a regular, /proc or cgroup file, but a
+	 * FIFO in its place (a copied cgroup tree given to memcore usage)
+	 * reads as empty instead of waiting for a writer forever. */
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+			O_NONBLOCK);
 	ssize_t n;
 	int e;
 

@@ -212,6 +212,23 @@ SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: l
 expect_eq "unparsable slurm.conf: nothing on stdout" "$OUT" ""
 SLURM_CONF=$TMP/bad-slurm.conf row 2 "memcore: slurm.conf $TMP/bad-slurm.conf: libslurm cannot read it (its parser's message is above)" report 5
 
+# --- found by the house pass's hostile run -------------------------------
+# An empty --topology= or --partition= is no file and no partition: never
+# this host or the default in their place.
+row 2 "memcore: --topology=: empty value" check --config "$TMP/empty.conf" --gpus 1 --topology=
+row 2 "memcore: --topology=: empty value" audit --config "$TMP/empty.conf" --topology=
+row 2 "memcore: --topology=: empty value" plan --config "$TMP/empty.conf" --topology=
+row 2 "memcore: --partition=: empty value" check --config "$TMP/empty.conf" --topology "$T8" --gpus 1 --partition=
+# An unknown letter inside a bundle is named, not the word before it.
+row 2 "memcore: check: unknown option '-x'" check --gpus 1 -xh
+row 2 "memcore: usage: unknown option '-x'" usage --pid 1 -xz
+row 2 "memcore: stage: unknown option '-x'" stage -j 2 -qx a b
+# memcore report's own options: one message, memcore's, not getopt's too.
+row 2 "memcore: report: unknown option '--bogus'" report 1 --bogus
+expect_eq "report --bogus: one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
+row 2 "memcore: report: --svg: missing value" report 1 --svg
+expect_eq "report --svg: one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
+
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"
 finish

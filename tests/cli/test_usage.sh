@@ -102,6 +102,17 @@ expect_contains "symlink in a parent" "$ERR" "$TMP/up/n1 is a symlink to"
 run_mc usage --cgroup "$TMP/nonexistent"
 expect_eq "missing dir: rc" "$RC" 2
 expect_contains "missing dir" "$ERR" "--cgroup=$TMP/nonexistent: No such file or directory"
+# A FIFO in place of a cgroup file (a copied tree): read as empty, never
+# waited on; and the user's words escaped in the error, on one line.
+mkdir -p "$TMP/fifo"
+echo 1000 >"$TMP/fifo/memory.usage_in_bytes"
+mkfifo "$TMP/fifo/memory.stat"
+RC=0; ERR=$(timeout 20 "$MEMCORE" usage --cgroup "$TMP/fifo" 2>&1 >/dev/null) || RC=$?
+expect_eq "memory.stat a FIFO: exit 2, not a hang (124)" "$RC" 2
+expect_contains "memory.stat a FIFO" "$ERR" "$TMP/fifo/memory.stat: no 'total_rss' line"
+run_mc usage --cgroup $'/nonexistent/\x1b[31mred\nmemcore: forged'
+expect_eq "control bytes in --cgroup: rc" "$RC" 2
+expect_eq "control bytes in --cgroup: escaped, one line" "$ERR" 'memcore: --cgroup=/nonexistent/\x1b[31mred\nmemcore: forged: No such file or directory'
 # On the real cgroupfs (when this machine has a memory hierarchy), a path
 # that resolves inside it is read, through a symlink too.
 for m in /sys/fs/cgroup/memory /sys/fs/cgroup; do
