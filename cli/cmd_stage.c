@@ -118,7 +118,7 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 	o->quiet = false;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:hqj:", stage_options, NULL))
+	while ((opt = getopt_long(argc, argv, ":hqj:", stage_options, NULL))
 	       != -1) {
 		unsigned long j;
 

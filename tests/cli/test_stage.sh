@@ -71,6 +71,13 @@ run_mc stage --quiet "$S" "$D"
 expect_eq "--quiet: nothing on stdout" "$OUT" ""
 expect_eq "--quiet: the FIFO line too" "$ERR" ""
 expect_eq "mtime changed: copied again" "$(stat -c %y "$D/ds/empty")" "$(stat -c %y "$S/empty")"
+# Options after the paths are options, as cp takes them: never a
+# destination named "-q".
+cd "$TMP" || fail "cd $TMP"
+run_mc stage "$S" "$D" -q
+cd - >/dev/null || fail "cd back"
+expect_eq "SRC DEST -q: quiet" "$OUT$ERR" ""
+expect_eq "SRC DEST -q: no directory '-q'" "$([ -e "$TMP/-q" ] && echo made)" ""
 
 # 4. Bad input: nothing is written.
 run_mc stage "$TMP/nope" "$S" "$TMP/d2"
