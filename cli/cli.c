@@ -19,13 +19,37 @@
 
 int mc_cli_usage_error(const char *fmt, ...)
 {
+	char buf[4096], *msg = buf;
 	va_list ap;
+	int n;
 
-	fputs("memcore: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(buf) && (msg = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	} else {
+		msg = buf;	/* cut at 4 KiB when memory is short */
+		if (n < 0)
+			buf[0] = '\0';
+	}
+	/* One line whatever the user typed: a value's control bytes (a
+	 * newline that would forge a second "memcore:" line, an escape
+	 * sequence) are written as mc_escape writes them. */
+	fputs("memcore: ", stderr);
+	for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+		if (*c == '\n')
+			fputs("\\n", stderr);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", *c);
+		else
+			fputc(*c, stderr);
+	}
 	fputc('\n', stderr);
+	if (msg != buf)
+		free(msg);
 	return MC_EXIT_USAGE;
 }
 

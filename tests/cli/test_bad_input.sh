@@ -229,6 +229,13 @@ expect_eq "report --bogus: one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)"
 row 2 "memcore: report: --svg: missing value" report 1 --svg
 expect_eq "report --svg: one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
 
+# A value's control bytes are escaped in the message: one line, never a
+# forged second "memcore:" line or a terminal escape.
+chk 2 "memcore: --mem=1\\nmemcore: forged: unknown size suffix" --gpus 1 --mem $'1\nmemcore: forged'
+expect_eq "--mem with a newline: one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
+chk 2 'memcore: --gpus=1\x1b[2J: not a whole number' --gpus $'1\x1b[2J'
+row 2 'memcore: --pid=1\x1b[31m: not a process id' usage --pid $'1\x1b[31m'
+
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"
 finish
