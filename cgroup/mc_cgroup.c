@@ -205,7 +205,7 @@ int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
 int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		   char *err, size_t errlen)
 {
-	char path[PATH_MAX], root[PATH_MAX], why[256];
+	char path[PATH_MAX], root[PATH_MAX], rel[PATH_MAX], why[256];
 	char *buf;
 	size_t rl;
 	int rc = -1;
@@ -226,8 +226,8 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (mc_cgroup_parse_proc(buf, &cg->version, cg->rel, sizeof(cg->rel),
-				 why, sizeof(why)) < 0) {
+	if (mc_cgroup_parse_proc(buf, &cg->version, rel, sizeof(rel), why,
+				 sizeof(why)) < 0) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		goto out;
 	}
@@ -246,20 +246,20 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 	/* In a container the mount shows a subtree ("root" /docker/x) while
 	 * /proc/<pid>/cgroup may print the full path. */
 	rl = strlen(root);
-	if (rl > 1 && !strncmp(cg->rel, root, rl) &&
-	    (cg->rel[rl] == '/' || cg->rel[rl] == '\0')) {
-		memmove(cg->rel, cg->rel + rl, strlen(cg->rel + rl) + 1);
-		if (!cg->rel[0])
-			snprintf(cg->rel, sizeof(cg->rel), "/");
+	if (rl > 1 && !strncmp(rel, root, rl) &&
+	    (rel[rl] == '/' || rel[rl] == '\0')) {
+		memmove(rel, rel + rl, strlen(rel + rl) + 1);
+		if (!rel[0])
+			snprintf(rel, sizeof(rel), "/");
 	}
-	if (strlen(cg->mount) + strlen(cg->rel) + 1 >= sizeof(cg->dir)) {
+	if (strlen(cg->mount) + strlen(rel) + 1 >= sizeof(cg->dir)) {
 		snprintf(err, errlen, "cgroup path too long");
 		goto out;
 	}
-	if (!strcmp(cg->rel, "/"))
+	if (!strcmp(rel, "/"))
 		snprintf(cg->dir, sizeof(cg->dir), "%s", cg->mount);
 	else
-		snprintf(cg->dir, sizeof(cg->dir), "%s%s", cg->mount, cg->rel);
+		snprintf(cg->dir, sizeof(cg->dir), "%s%s", cg->mount, rel);
 	rc = 0;
 out:
 	free(buf);
@@ -288,23 +288,26 @@ int mc_cgroup_at(const char *dir, struct mc_cgroup *cg, char *err,
 	    strncmp(dir, cg->mount, (ml = strlen(cg->mount))) ||
 	    (dir[ml] != '/' && dir[ml] != '\0' && strcmp(cg->mount, "/")))
 		snprintf(cg->mount, sizeof(cg->mount), "/");
-	ml = strcmp(cg->mount, "/") ? strlen(cg->mount) : 0;
-	snprintf(cg->rel, sizeof(cg->rel), "%s", dir[ml] ? dir + ml : "/");
 	return 0;
+}
+
+const char *mc_cgroup_rel(const struct mc_cgroup *cg)
+{
+	size_t ml = strlen(cg->mount);
+
+	if (ml <= 1 || strncmp(cg->dir, cg->mount, ml))
+		return cg->dir;
+	return cg->dir[ml] ? cg->dir + ml : "/";
 }
 
 int mc_cgroup_child(const struct mc_cgroup *parent, const char *name,
 		    struct mc_cgroup *child)
 {
-	const char *sep = strcmp(parent->rel, "/") ? "/" : "";
-
 	if (!name[0] || strchr(name, '/') || child == parent)
 		return -1;
 	child->version = parent->version;
 	if ((size_t)snprintf(child->dir, sizeof(child->dir), "%s/%s",
-			     parent->dir, name) >= sizeof(child->dir) ||
-	    (size_t)snprintf(child->rel, sizeof(child->rel), "%s%s%s",
-			     parent->rel, sep, name) >= sizeof(child->rel))
+			     parent->dir, name) >= sizeof(child->dir))
 		return -1;
 	snprintf(child->mount, sizeof(child->mount), "%s", parent->mount);
 	return 0;

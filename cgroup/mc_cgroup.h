@@ -48,9 +48,13 @@ struct mc_cgroup {
 	int version;		/* 1 or 2: for cgroup/ alone */
 	char mount[PATH_MAX];	/* the hierarchy's mount point; limits are
 				 * looked for up to it ("": dir's own) */
-	char rel[PATH_MAX];	/* path inside it ("/" for the root) */
-	char dir[PATH_MAX];	/* mount + rel: the directory */
+	char dir[PATH_MAX];	/* the directory: mount + its path inside
+				 * the hierarchy (mc_cgroup_rel) */
 };
+
+/* cg's path inside its hierarchy, derived from dir and mount ("/" for
+ * the root; dir itself when mount is "" or "/"). Points into cg. */
+const char *mc_cgroup_rel(const struct mc_cgroup *cg);
 
 /*
  * Parse /proc/<pid>/cgroup text: the memory cgroup's path inside its

@@ -76,14 +76,14 @@ bool mc_stepcg_slurm_scope(const struct mc_cgroup *cg, uint32_t job_id,
 	scope->version = cg->version;
 	snprintf(scope->mount, sizeof(scope->mount), "%s", cg->mount);
 	if (cg->version == 1) {
-		if (mc_cgroup_slurm_step(cg->rel, job_id,
+		if (mc_cgroup_slurm_step(mc_cgroup_rel(cg), job_id,
 					 mc_stepcg_token(step_id, token,
 							 sizeof(token)),
-					 scope->rel, sizeof(scope->rel)) == 0 &&
+					 path, sizeof(path)) == 0 &&
 		    (size_t)snprintf(scope->dir, sizeof(scope->dir), "%s%s",
-				     cg->mount, scope->rel) < sizeof(scope->dir))
+				     cg->mount, path) < sizeof(scope->dir))
 			return true;
-		scope->dir[0] = scope->rel[0] = '\0';
+		scope->dir[0] = '\0';
 		return false;
 	}
 	/* v2: the sibling "user" with a limit of its own (memory.max not
@@ -97,8 +97,6 @@ bool mc_stepcg_slurm_scope(const struct mc_cgroup *cg, uint32_t job_id,
 		scope->dir[0] = '\0';
 		return false;
 	}
-	snprintf(scope->rel, sizeof(scope->rel), "%s",
-		 scope->dir + strlen(cg->mount));
 	return true;
 }
 
@@ -212,8 +210,6 @@ int mc_stepcg_own_parent(const struct mc_cgroup *cg, struct mc_cgroup *out,
 		snprintf(err, errlen, "%s: at the root", cg->dir);
 		return -1;
 	}
-	snprintf(out->rel, sizeof(out->rel), "%s",
-		 out->dir[ml] ? out->dir + ml : "/");
 	return 0;
 }
 

@@ -534,7 +534,7 @@ static void verdict(struct mc_plugin *p, spank_t sp)
 	 * asked only now that it is refused (mc_step.h). */
 	if (d->refused && p->step.n_het)
 		mc_step_het_check(&p->step);
-	verdict_text(p, s, d, ds_used ? ds_text : "", text, sizeof(text));
+	verdict_text(p, s, d, ds_text, text, sizeof(text));
 	judged(p, s, d, &pol, &req);
 	/* The step runs, held to its memory when the decision says so
 	 * (memcore.c, mc_enforce.c read it). */
@@ -603,8 +603,9 @@ int mc_stepd_user_init(struct mc_plugin *p, spank_t sp)
 {
 	const struct mc_step *s = mc_stepd_step(p, sp);
 
-	memset(&p->enf, 0, sizeof(p->enf));
-	/* The decision says whether the step is held to its memory. */
+	/* The decision says whether the step is held to its memory; p->enf
+	 * stays as it started (zero: nothing held) unless it does
+	 * (mc_enforce_user_init sets it up). */
 	verdict_once(p, sp);
 	if (s && !mc_step_ignored(s))
 		mc_enforce_user_init(&p->enf, s, &p->decision, sp);

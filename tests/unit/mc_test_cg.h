@@ -20,7 +20,6 @@ static inline struct mc_cgroup mc_test_cg(const char *dir, int version,
 {
 	struct mc_cgroup cg;
 	char err[256];
-	size_t rl = root ? strlen(root) : 0;
 
 	memset(&cg, 0, sizeof(cg));
 	if (!version && (version = mc_memstat_version(dir, err,
@@ -29,8 +28,6 @@ static inline struct mc_cgroup mc_test_cg(const char *dir, int version,
 	cg.version = version;
 	snprintf(cg.dir, sizeof(cg.dir), "%s", dir);
 	snprintf(cg.mount, sizeof(cg.mount), "%s", root ? root : "");
-	snprintf(cg.rel, sizeof(cg.rel), "%s",
-		 rl && !strncmp(dir, root, rl) && dir[rl] ? dir + rl : "/");
 	return cg;
 }
 

@@ -345,22 +345,22 @@ static void test_find(void **state)
 	assert_int_equal(cg.version, 1);
 	assert_string_equal(cg.dir,
 		"/sys/fs/cgroup/memory/slurm_n1/uid_0/job_7/step_0/task_0");
-	assert_int_equal(mc_cgroup_slurm_step(cg.rel, 7, "0", step,
+	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "0", step,
 					      sizeof(step)), 0);
 	assert_string_equal(step, "/slurm_n1/uid_0/job_7/step_0");
 	/* another job's or step's cgroup is not this step's */
-	assert_int_equal(mc_cgroup_slurm_step(cg.rel, 77, "0", step,
+	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 77, "0", step,
 					      sizeof(step)), -1);
-	assert_int_equal(mc_cgroup_slurm_step(cg.rel, 7, "1", step,
+	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "1", step,
 					      sizeof(step)), -1);
-	assert_int_equal(mc_cgroup_slurm_step(cg.rel, 7, "batch", step,
+	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "batch", step,
 					      sizeof(step)), -1);
 	fixture("proc-v2", proc, sizeof(proc));
 	if (mc_cgroup_find(proc, 4242, &cg, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_int_equal(cg.version, 2);
 	assert_string_equal(cg.mount, "/sys/fs/cgroup");
-	assert_int_equal(mc_cgroup_slurm_step(cg.rel, 7, "0", step,
+	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "0", step,
 					      sizeof(step)), 0);
 	assert_string_equal(step, "/system.slice/slurmd.service/job_7/step_0");
 	assert_int_equal(mc_cgroup_slurm_step("/slurm/uid_0/job_7/step_batch",
@@ -385,7 +385,7 @@ static void test_find_live_matches_libcgroup(void **state)
 		free(lc);
 		skip();
 	}
-	assert_string_equal(cg.rel, lc[0] ? lc : "/");
+	assert_string_equal(mc_cgroup_rel(&cg), lc[0] ? lc : "/");
 	free(lc);
 }
 
