@@ -133,6 +133,7 @@ void mc_policy_defaults(struct mc_policy *p)
 void mc_config_init(struct mc_config *cfg)
 {
 	cfg->path[0] = '\0';
+	cfg->warning[0] = '\0';
 	mc_policy_defaults(&cfg->global);
 	cfg->n_partitions = 0;
 	/* The partition slots are only read below n_partitions. */
@@ -718,6 +719,28 @@ static int check_textfile_dir(const struct mc_policy *p, char *why,
 		? -1 : 0;
 }
 
+/*
+ * PrometheusTextfile= in p checked (check_textfile_dir); when it fails the
+ * key is turned off in p and cfg->warning says so, "WHERE=PATH: why; ...",
+ * unless a warning is there already (the first is the one to fix).
+ * Monitoring is not enforcement: this never fails the policy.
+ */
+static void textfile_or_off(struct mc_config *cfg, struct mc_policy *p,
+			    const char *where)
+{
+	char why[MC_ERR_MAX], q[PATH_MAX + 16];
+
+	if (!check_textfile_dir(p, why, sizeof(why)))
+		return;
+	if (!cfg->warning[0])
+		mc_err(cfg->warning, sizeof(cfg->warning), "%s=%s: %s; the "
+		       "textfile is off until this is fixed (a monitoring "
+		       "key: GPU steps run, uncounted there)", where,
+		       mc_escape(p->prometheus_textfile, 0, q, sizeof(q)),
+		       why);
+	p->prometheus_textfile[0] = '\0';
+}
+
 static void state_init(struct conf_state *st, struct mc_config *cfg,
 		       const char *name, char *err, size_t errlen)
 {
@@ -847,15 +870,11 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		return -1;
 	}
 	{
-		char why[MC_ERR_MAX];
+		char where[PATH_MAX + 48];
 
-		if (check_textfile_dir(&cfg->global, why, sizeof(why))) {
-			mc_err(err, errlen, "%s:%u: PrometheusTextfile: %s",
-			       path, st.global_line[key_lookup(
-				       "PrometheusTextfile")], why);
-			mc_config_init(cfg);
-			return -1;
-		}
+		snprintf(where, sizeof(where), "%s:%u: PrometheusTextfile",
+			 path, st.global_line[key_lookup("PrometheusTextfile")]);
+		textfile_or_off(cfg, &cfg->global, where);
 	}
 	set_path(cfg, path);
 	return 0;
@@ -894,11 +913,15 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 	}
 	/* Parse into a copy of the one policy: cfg is untouched on error. */
 	tmp = cfg->global;
-	if (set_key(&tmp, k, value, why, sizeof(why)) ||
-	    (!strcasecmp(mc_keys[k].name, "PrometheusTextfile") &&
-	     check_textfile_dir(&tmp, why, sizeof(why)))) {
+	if (set_key(&tmp, k, value, why, sizeof(why))) {
 		mc_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
 		return -1;
+	}
+	if (!strcasecmp(mc_keys[k].name, "PrometheusTextfile")) {
+		char where[128];
+
+		snprintf(where, sizeof(where), "%s: %s", origin, key);
+		textfile_or_off(cfg, &tmp, where);
 	}
 	/* An argument overrides the whole file, partition lines included:
 	 * `mode=off` in plugstack.conf must switch memcore off everywhere.

@@ -128,6 +128,12 @@ struct mc_partition {
 
 struct mc_config {
 	char path[PATH_MAX];		/* file it came from, "" if none */
+	/* A monitoring key the file system check turned off at load, and
+	 * why ("" none): "FILE:LINE: PrometheusTextfile: why; ...". Never
+	 * an error: monitoring is not enforcement (DESIGN.md), so it is
+	 * said (slurmd's log, --memcore=explain, memcore audit) and every
+	 * other key still applies. */
+	char warning[MC_ERR_MAX];
 	struct mc_policy global;
 	size_t n_partitions;
 	struct mc_partition partitions[MC_MAX_PARTITIONS];
@@ -192,8 +198,10 @@ void mc_config_init(struct mc_config *cfg);
  * "FILE: reason" for a missing, unreadable or non-regular file) and cfg
  * left at defaults. Beyond the text, it checks the file system for one
  * key: a PrometheusTextfile= whose directory others than root can write
- * is refused ("FILE:LINE: PrometheusTextfile: directory D is writable by
- * others than root (mode 0777): ...", mc_dir_root_only in mc_util.h).
+ * (mc_dir_root_only in mc_util.h) is turned off, not refused: the rest
+ * of the file applies, and cfg->warning says "FILE:LINE:
+ * PrometheusTextfile=PATH: directory D is writable by others than root
+ * (mode 0777): ...; the textfile is off ...".
  */
 int mc_config_load(const char *path, struct mc_config *cfg,
 		   char *err, size_t errlen);
@@ -209,7 +217,8 @@ int mc_config_parse(const char *text, size_t len, const char *name,
 /*
  * Set one global key, e.g. from a plugstack argument `mode=warn`.
  * origin names where it came from in messages ("plugstack.conf").
- * PrometheusTextfile= is checked as in mc_config_load.
+ * PrometheusTextfile= is checked as in mc_config_load: a directory others
+ * can write leaves the key unset, returns 0 and says so in cfg->warning.
  * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
  * error. The argument overrides the whole file: the key is also dropped
  * from every PartitionName line, so `mode=off` turns memcore off everywhere.

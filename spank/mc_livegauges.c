@@ -26,6 +26,7 @@
 #include "mc_metrics.h"
 #include "mc_plugin.h"
 #include "mc_textfile.h"
+#include "mc_util.h"
 #include "mc_livegauges.h"
 
 /* The job's user's name from the node's name service, else its uid. */
@@ -86,10 +87,12 @@ void mc_livegauges_start(struct mc_plugin *p)
 		return;
 	}
 	snprintf(g->tmp, sizeof(g->tmp), ".%s.tmp", g->name);
-	g->dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The textfile's directory, as the textfile itself opens it. */
+	g->dfd = mc_open_root_dir(dir[0] ? dir : "/");
 	if (g->dfd < 0) {
 		slurm_info("memcore: step %s: no live gauges: cannot open %s "
-			   "(%m)", p->step.step_name, dir[0] ? dir : "/");
+			   "as a directory root's alone (%m)",
+			   p->step.step_name, dir[0] ? dir : "/");
 		return;
 	}
 	g->v[MC_G_LIMIT] = a->usage.asked_bytes;

@@ -193,6 +193,8 @@ static int start(struct mc_plugin *p)
 			    slurm, host, p->cfg_err);
 		return 0;
 	}
+	if (p->cfg.warning[0])
+		slurm_error("memcore on %s: %s", host, p->cfg.warning);
 	mc_config_policy(&p->cfg, NULL, &pol);
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)
 		mc_enforce_slurmd_sweep();

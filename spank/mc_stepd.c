@@ -421,6 +421,9 @@ static bool request(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 	p->after.judged = p->after.refused = true;
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
 		 pol->prometheus_textfile);
+	if (p->cfg.warning[0])
+		slurm_info("memcore: job %s: warning: %s", s->step_name,
+			   p->cfg.warning);
 	return false;
 }
 
@@ -451,6 +454,10 @@ static void verdict_text(const struct mc_plugin *p, const struct mc_step *s,
 		for (size_t i = 0; i < e->n; i++)
 			mc_appendf(text, len, &used, "%s%s", i ? "\n" : "",
 				   e->line[i]);
+		/* A monitoring key the node's policy turned off. */
+		if (p->cfg.warning[0])
+			mc_appendf(text, len, &used, "%smemcore: warning: %s",
+				   used ? "\n" : "", p->cfg.warning);
 	}
 	if (ds_text[0])
 		mc_appendf(text, len, &used, "%s%s", used ? "\n" : "",
@@ -473,6 +480,9 @@ static void judged(struct mc_plugin *p, const struct mc_step *s,
 	p->after.report = pol->report;
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
 		 pol->prometheus_textfile);
+	if (p->cfg.warning[0])
+		slurm_info("memcore: job %s: warning: %s", s->step_name,
+			   p->cfg.warning);
 	slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram needed=%s "
 		   "allocated=%s cores needed=%u allocated=%u node cores "
 		   "needed=%u has=%u nodes=%u", s->step_name,

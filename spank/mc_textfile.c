@@ -249,8 +249,12 @@ void mc_textfile_add(const struct mc_plugin *p)
 					"alone)" : "lock its lock file";
 		goto fail;
 	}
-	what = "open its directory";
-	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Opened as judged at load: no link of another owner's on the way,
+	 * root's alone (mc_open_root_dir), whoever owns the directories
+	 * above it now. */
+	what = "open its directory (root's alone, reached through no link "
+	       "but root's)";
+	dfd = mc_open_root_dir(dir[0] ? dir : "/");
 	if (dfd < 0)
 		goto fail;
 	rc = read_prom(dfd, base, text, sizeof(text), &fst);

@@ -181,11 +181,14 @@ static int root_chain(const char *real, char *why, size_t whylen)
 				      strerror(errno));
 		if (!S_ISDIR(st.st_mode))
 			return mc_err(why, whylen, "%s is not a directory", q);
-		if (st.st_uid != 0)
+		/* Above it a daemon's own account may own a directory
+		 * (mc_util.h); the directory itself is root's. */
+		if (st.st_uid != 0 && (last || st.st_uid > MC_SYSTEM_UID_MAX))
 			return mc_err(why, whylen, "directory %s is owned by "
-				      "uid %u, not root: its owner could plant "
-				      "or replace the file", q,
-				      (unsigned)st.st_uid);
+				      "uid %u, not root%s: its owner could "
+				      "plant or replace the file", q,
+				      (unsigned)st.st_uid, last ? "" :
+				      " nor a system account");
 		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 		    (last || !(st.st_mode & S_ISVTX)))
 			return mc_err(why, whylen, "directory %s is writable by "
@@ -403,6 +406,72 @@ void mc_assert_failed(const char *expr, const char *file, int line,
 	fprintf(stderr, "memcore: invariant broken: %s at %s:%d (%s)\n", expr,
 		file, line, func);
 	abort();
+}
+
+/* The next component of dir from the directory fd (its name in name[]),
+ * following a link only when root owns it. Returns the new fd or -1. */
+static int open_component(int fd, const char *name)
+{
+	struct stat st;
+	int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			 O_CLOEXEC);
+
+	/* A link under O_NOFOLLOW | O_DIRECTORY fails ENOTDIR (or ELOOP):
+	 * root's (/var/run) is followed, anyone else's refused. */
+	if (sub >= 0 || (errno != ELOOP && errno != ENOTDIR))
+		return sub;
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -1;
+	if (!S_ISLNK(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (st.st_uid != 0) {
+		errno = ELOOP;
+		return -1;
+	}
+	return openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int mc_open_root_dir(const char *dir)
+{
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int fd, sub;
+
+	if (dir[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (const char *p = dir; fd >= 0 && *p;) {
+		size_t n;
+
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (n > NAME_MAX) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n;
+		sub = open_component(fd, name);
+		close(fd);
+		fd = sub;
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
 }
 
 DIR *mc_opendir_fd(int dfd)

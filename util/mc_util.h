@@ -113,12 +113,19 @@ int mc_open_regular(const char *what, const char *path, int flags,
  * Whether the directory of the file at absolute path `path` is one only
  * root can write, so that a file root writes there cannot be planted,
  * replaced or renamed by anyone else: after resolving links (realpath),
- * the directory and every directory above it must be owned by root and
- * writable by neither group nor others, except that a directory above
- * it may be world-writable when root owns it and its sticky bit is set
- * (/tmp: others cannot rename or remove what root put there). The
- * directory itself gets no such exception: there anyone could create the
- * file before root does, or take the name of its temporary file.
+ * the directory must be owned by root and writable by neither group nor
+ * others; every directory above it must be owned by root or by a system
+ * account (uid at most MC_SYSTEM_UID_MAX: Debian's prometheus-node-exporter
+ * keeps its textfile directory, root's, under /var/lib/prometheus, which
+ * the prometheus account owns) and writable by no one else, except that
+ * one may be world-writable when root owns it and its sticky bit is set
+ * (/tmp: others cannot rename or remove what root put there). A system
+ * account above the directory can at most swap it for another directory
+ * it holds: root opens it with mc_open_root_dir, which follows no link of
+ * another owner and checks the directory it opened, so the swap makes the
+ * write fail, never land elsewhere. The directory itself gets no
+ * exception: there anyone could create the file before root does, or
+ * take the name of its temporary file.
  * Every symbolic link in the path as written must be root's (a user's
  * link passes the resolved check and can be pointed elsewhere). A
  * directory not there yet is judged by the nearest one that is: it must
@@ -139,6 +146,21 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen);
  * of root's.
  */
 bool mc_st_root_only(const struct stat *st, unsigned deny);
+
+/* The highest uid of a system account (Debian's SYS_UID_MAX, login.defs):
+ * daemons' own accounts such as prometheus, never a person's. */
+#define MC_SYSTEM_UID_MAX 999
+
+/*
+ * Open the directory dir (an absolute path) for root to write files in,
+ * as mc_dir_root_only judged it at load: from "/" down, one component at
+ * a time (openat), a symbolic link followed only when root owns it (a
+ * link of anyone else's, swapped in since, is refused: ELOOP), and the
+ * directory opened must be owned by root and writable by no one else
+ * (EPERM otherwise: its owner could plant or replace what root writes).
+ * Returns the descriptor (O_DIRECTORY, O_CLOEXEC), or -1 with errno.
+ */
+int mc_open_root_dir(const char *dir);
 
 /*
  * Read (out false) or write (out true) exactly len bytes at fd,

@@ -289,15 +289,23 @@ if command -v promtool >/dev/null; then
 	assert_rc 0 "(f) ... promtool still parses it"
 fi
 
-# memcore.conf refuses a textfile directory others can write, naming the
-# file, the line and the key: GPU steps are refused as under any broken
-# key, CPU steps run, the node is not drained; fixed, the next step fits.
+# A textfile directory others can write turns the textfile off, never the
+# node's GPU work (monitoring is not enforcement): the GPU step runs and
+# is not counted; --memcore=explain and slurmd's log name the file, the
+# line, the key and why; the node is not drained.
 LINE=$(grep -n '^PrometheusTextfile=' "$CONF" | cut -d: -f1)
 chmod 0777 "$PDIR"
-mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M echo gpu-ran
-assert_ne 0 "$MC_RC" "(f) directory mode 0777: a GPU step is refused"
-assert_contains "$MC_ERR" "$CONF:$LINE: PrometheusTextfile: directory $PDIR is writable by others than root (mode 0777)" "(f) ... naming the file, the line, the key and why"
-assert_not_contains "$MC_OUT" gpu-ran "(f) ... its program never ran"
+j_open=$(judged)
+n0=$(slog_lines)
+mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --gpus=1 --mem=256M --memcore=explain echo gpu-ran
+assert_rc 0 "(f) directory mode 0777: the GPU step runs"
+assert_contains "$MC_OUT" gpu-ran "(f) ... its program ran"
+WARN="$CONF:$LINE: PrometheusTextfile=$PROM: directory $PDIR is writable by others than root (mode 0777)"
+assert_contains "$MC_ERR" "memcore: warning: $WARN" "(f) ... --memcore=explain names the file, the line, the key and why"
+assert_contains "$MC_ERR" "the textfile is off until this is fixed" "(f) ... and that the textfile is off"
+mc_wait_until 10 eval 'slog_since "$n0" | grep -qF "warning: $WARN"'
+assert_contains "$(slog_since "$n0")" "warning: $WARN" "(f) ... so does slurmd's log"
+assert_eq "$j_open" "$(judged)" "(f) ... the step is not counted in the textfile"
 mc_run runuser -u nobody -- srun --chdir=/tmp -n1 --mem=100M echo cpu-ran
 assert_rc 0 "(f) ... a CPU-only step runs"
 assert_node_idle "(f) ... the node is IDLE, not drained" 20

@@ -1,6 +1,8 @@
 #!/bin/bash
 # The dashboards on real parts: Debian's prometheus-node-exporter reads the
-# PrometheusTextfile's directory (textfile collector), Debian's prometheus
+# PrometheusTextfile in its own default textfile directory, as the package
+# made it (/var/lib/prometheus/node-exporter, root's, under a directory of
+# the prometheus account), Debian's prometheus
 # scrapes it every second and serves contrib/prometheus/consoles, and GPU
 # steps of known memory run on the test cluster.
 #  (a) while two steps of two jobs run at once, every query of every panel
@@ -44,8 +46,16 @@ CONSOLES=$MC_TOP/contrib/prometheus/consoles
 jq -e '.panels | length > 0' "$GRAFANA" >/dev/null || mc_die "$GRAFANA: no panels"
 
 mc_cluster_start
-PROMDIR=$MC_WORK/tmp/prom
-mkdir -p "$PROMDIR"
+# The directory Debian's prometheus-node-exporter reads by default, as the
+# package made it (root's, under /var/lib/prometheus, which the prometheus
+# account owns): README and etc/memcore.conf document it, and memcore
+# must write there, not turn the textfile off.
+PROMDIR=$(prometheus-node-exporter --help 2>&1 | sed -n 's/.*--collector.textfile.directory="\([^"]*\)".*/\1/p')
+[ -d "$PROMDIR" ] || mc_die "prometheus-node-exporter's textfile directory '$PROMDIR' is not there"
+mc_log "node_exporter's own textfile directory: $(stat -c '%n %U:%G %a' "$PROMDIR" "${PROMDIR%/*}" | tr '\n' ' ')"
+ls "$PROMDIR" | grep -q '^memcore' &&
+	mc_die "$PROMDIR holds memcore files already (a node of a cluster? run the tests on a build host)"
+mc_at_exit "rm -f '$PROMDIR'/memcore.prom '$PROMDIR'/memcore_step_*.prom '$PROMDIR'/.memcore*"
 mc_small_policy
 printf 'SampleInterval=500ms\nPrometheusTextfile=%s\n' "$PROMDIR/memcore.prom" >>"$MC_CONF_DIR/memcore.conf"
 
@@ -62,7 +72,6 @@ pick_port() {
 NE_PORT=$(pick_port) || mc_die "no free port"
 PROM_PORT=$(pick_port "$NE_PORT") || mc_die "no free port"
 prometheus-node-exporter --collector.disable-defaults --collector.textfile \
-	--collector.textfile.directory="$PROMDIR" \
 	--web.listen-address="127.0.0.1:$NE_PORT" >"$MC_LOG_DIR/node_exporter.log" 2>&1 &
 NE_PID=$!
 mc_at_exit 'kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null'
@@ -306,7 +315,7 @@ mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.r
 assert_eq 0 $? "(c) Prometheus counts 4 steps judged"
 mc_wait_until 10 eval '[ "$(q "count(memcore_step_memory_limit_bytes)" | jq ".data.result | length")" = 0 ]'
 assert_eq 0 $? "(c) the gauges of the ended steps are gone from Prometheus (stale)"
-assert_eq "" "$(ls -A "$PROMDIR" | grep -v '^memcore.prom$')" "(c) their files are removed, nothing left beside the counters"
+assert_eq "" "$(ls -A "$PROMDIR" | grep -e memcore -e '^\.' | grep -v '^memcore.prom$')" "(c) their files are removed, nothing left beside the counters"
 check_panels "$A" end
 
 # --- (d) a file left by a killed slurmstepd ------------------------------------

@@ -783,10 +783,12 @@ static void test_prometheus_textfile(void **state)
 }
 
 /* At load, a PrometheusTextfile= whose directory others than root can
- * write is refused with the file, the line and the key (anyone could
- * plant the file root reads back, or take its temporary file's name);
- * one not there yet passes; a root-owned sticky directory above it (as
- * /tmp) passes, the same as the textfile's own directory does not. */
+ * write is turned off, never refused (monitoring is not enforcement):
+ * the rest of the file applies, and cfg.warning names the file, the line,
+ * the key and why (anyone could plant the file root reads back, or take
+ * its temporary file's name); one not there yet passes; a root-owned
+ * sticky directory above it (as /tmp) passes, the same as the textfile's
+ * own directory does not. */
 static void test_prometheus_textfile_dir(void **state)
 {
 	char top[] = "/tmp/mc-prom-XXXXXX", conf[PATH_MAX], dir[PATH_MAX],
@@ -805,41 +807,64 @@ static void test_prometheus_textfile_dir(void **state)
 	mc_test_write_text(conf, text);
 
 	err[0] = '\0';
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
 	if (root) {
-		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
-				 0);
-		assert_string_equal(err, "");
+		assert_string_equal(cfg.warning, "");
+		assert_string_equal(cfg.global.prometheus_textfile, val);
 	} else {	/* the directory is this user's, not root's */
-		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
-				 -1);
-		assert_non_null(strstr(err, "is owned by uid"));
+		assert_non_null(strstr(cfg.warning, "is owned by uid"));
+		assert_string_equal(cfg.global.prometheus_textfile, "");
 	}
 
 	assert_int_equal(chmod(dir, 0777), 0);
-	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
 	if (root) {
-		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile: "
+		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile=%s: "
 			 "directory %s is writable by others than root (mode "
-			 "0777): anyone could plant or replace the file",
-			 conf, dir);
-		assert_string_equal(err, want);
+			 "0777): anyone could plant or replace the file; the "
+			 "textfile is off until this is fixed (a monitoring "
+			 "key: GPU steps run, uncounted there)", conf, val,
+			 dir);
+		assert_string_equal(cfg.warning, want);
 	}
 	assert_string_equal(cfg.global.prometheus_textfile, "");
-	assert_int_equal(cfg.global.mode, MC_MODE_ENFORCE);	/* nothing applied */
-	/* group-writable, and sticky, are refused all the same */
+	assert_int_equal(cfg.global.mode, MC_MODE_WARN);	/* the rest applies */
+	/* group-writable, and sticky, are turned off all the same */
 	assert_int_equal(chmod(dir, 01777), 0);
-	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, ":3: PrometheusTextfile: directory "));
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
+	assert_non_null(strstr(cfg.warning, ":3: PrometheusTextfile="));
 	assert_int_equal(chmod(dir, 0775), 0);
-	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "writable by others than root"));
-	/* as a plugstack argument: the same check, nothing applied */
+	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
+	assert_non_null(strstr(cfg.warning, "writable by others than root"));
+	/* as a plugstack argument: the same check, the key left off */
+	mc_config_init(&cfg);
 	assert_int_equal(mc_config_set(&cfg, "prometheustextfile", val, NULL,
-				       err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "plugstack.conf: prometheustextfile="));
-	assert_non_null(strstr(err, "writable by others than root"));
+				       err, sizeof(err)), 0);
+	assert_non_null(strstr(cfg.warning,
+			       "plugstack.conf: prometheustextfile="));
+	assert_non_null(strstr(cfg.warning, "writable by others than root"));
 	assert_string_equal(cfg.global.prometheus_textfile, "");
 
+	if (root) {
+		/* Debian's prometheus-node-exporter: root's directory under
+		 * one a system account owns (/var/lib/prometheus) */
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chown(top, 103, 103), 0);
+		assert_int_equal(chmod(top, 0755), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), 0);
+		/* ... not a person's */
+		assert_int_equal(chown(top, 1000, 1000), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "is owned by uid 1000, not root "
+				       "nor a system account"));
+		/* ... and the directory itself only root's */
+		assert_int_equal(chown(top, 0, 0), 0);
+		assert_int_equal(chown(dir, 103, 103), 0);
+		assert_int_equal(mc_dir_root_only(val, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "is owned by uid 103, not root:"));
+		assert_int_equal(chown(dir, 0, 0), 0);
+	}
 	if (root) {
 		/* a sticky, world-writable directory above it: /tmp's way */
 		assert_int_equal(chmod(dir, 0755), 0);
@@ -848,11 +873,11 @@ static void test_prometheus_textfile_dir(void **state)
 		/* ... not sticky: whoever can write it can rename prom */
 		assert_int_equal(chmod(top, 0777), 0);
 		assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)),
-				 -1);
-		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile: "
+				 0);
+		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile=%s: "
 			 "directory %s is writable by others than root", conf,
-			 top);
-		assert_int_equal(strncmp(err, want, strlen(want)), 0);
+			 val, top);
+		assert_int_equal(strncmp(cfg.warning, want, strlen(want)), 0);
 		assert_int_equal(chmod(top, 0700), 0);
 	}
 	/* a directory not there yet: nothing can be planted in it */

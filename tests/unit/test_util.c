@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -208,6 +209,52 @@ static void test_open_regular(void **state)
  * under any key), a real without binary noise, a string that only looks
  * like the marker left as it is.
  */
+/* mc_open_root_dir: what root writes the textfile and gauges into is
+ * reached through no link but root's and is root's alone when opened,
+ * whoever swapped something in since the policy was checked. */
+static void test_open_root_dir(void **state)
+{
+	char top[] = "/tmp/mc-rootdir-XXXXXX", dir[64], link[64], sub[96];
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof(dir), "%s/d", top);
+	snprintf(link, sizeof(link), "%s/l", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(symlink("d", link), 0);
+	fd = mc_open_root_dir(dir);
+	assert_true(fd >= 0);
+	close(fd);
+	/* root's link: followed, as /var/run is */
+	fd = mc_open_root_dir(link);
+	assert_true(fd >= 0);
+	close(fd);
+	/* a link of someone else's (swapped in by a daemon's account) */
+	assert_int_equal(lchown(link, 103, 103), 0);
+	assert_int_equal(mc_open_root_dir(link), -1);
+	assert_int_equal(errno, ELOOP);
+	snprintf(sub, sizeof(sub), "%s/x", link);
+	assert_int_equal(mc_open_root_dir(sub), -1);
+	/* the directory opened: another owner's, or writable by others */
+	assert_int_equal(chown(dir, 103, 103), 0);
+	assert_int_equal(mc_open_root_dir(dir), -1);
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(chown(dir, 0, 0), 0);
+	assert_int_equal(chmod(dir, 0775), 0);
+	assert_int_equal(mc_open_root_dir(dir), -1);
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(mc_open_root_dir("relative"), -1);
+	assert_int_equal(errno, EINVAL);
+	unlink(link);
+	rmdir(dir);
+	rmdir(top);
+}
+
 static void test_json_dumps(void **state)
 {
 	json_t *o = json_object(), *a = json_array(), *n = json_object();
@@ -250,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_shell_word),
 		cmocka_unit_test(test_open_regular),
+		cmocka_unit_test(test_open_root_dir),
 		cmocka_unit_test(test_json_dumps),
 	};
 
