@@ -225,7 +225,10 @@ install: all
 	  etc/plugstack.conf.d/memcore.conf.in \
 	  > $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf
 	install -m 0644 etc/memcore.conf $(DESTDIR)$(DOCDIR)/memcore.conf.example
-	install -m 0644 contrib/cli_filter.lua $(DESTDIR)$(DATADIR)/cli_filter.lua
+	sed -e 's|^local MEMCORE = .*|local MEMCORE = "$(BINDIR)/memcore"|' \
+	  -e 's|^local MEMCORE_CONF = .*|local MEMCORE_CONF = "$(SYSCONFDIR)/memcore.conf"|' \
+	  contrib/cli_filter.lua >$(DESTDIR)$(DATADIR)/cli_filter.lua
+	chmod 0644 $(DESTDIR)$(DATADIR)/cli_filter.lua
 	install -m 0644 contrib/examples/*.sbatch $(DESTDIR)$(DOCDIR)/examples/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/memcore.conf ] || \
 	  install -m 0644 etc/memcore.conf $(DESTDIR)$(SYSCONFDIR)/memcore.conf

@@ -15,6 +15,9 @@ Slurm's cli_filter docs say the same: "not a security mechanism".
 Install on login hosts (Debian: cli_filter_lua.so is in
 slurm-wlm-basic-plugins, built against liblua5.1-0):
   cp cli_filter.lua /etc/slurm/cli_filter.lua    # next to slurm.conf
+(the one `make install` puts in DATADIR names its own BINDIR/memcore and
+SYSCONFDIR/memcore.conf below; a copy of contrib/ names /usr/bin and
+/etc/slurm)
   slurm.conf:  CliFilterPlugins=cli_filter/lua
 The memcore.so plugin must be in the login host's plugstack.conf too, so
 that sbatch/srun/salloc know --dataloader-workers and friends.
@@ -54,7 +57,8 @@ memcore.conf's TopologyFile= or NodeRam=/NodeCores=/NodeGpus= on a
 partition line still take precedence (sites without slurmctld access from
 the login host). When slurmctld does not answer (`memcore check` exit 3),
 or anything else keeps the check from running, the job is let through, and
-the reason is logged (sbatch -v); the launch check remains.
+the reason is said on stderr ("memcore: submit-time check skipped: ...",
+with or without -v); the launch check remains.
 
 Verified on Slurm 22.05 (Debian 12): SPANK options reach cli_filter/lua as
 options.spank[<plugin name>][<option name>] (a string, nil when not given),
@@ -66,7 +70,8 @@ cpus-per-task "0", cpus-per-gpu "0", ntasks-per-node "-2", nodes "1-0".
 
 -- ------------------------------------------------------------ settings ----
 -- The memcore command and the policy file it reads (the site's, as the
--- plugin uses it on the nodes).
+-- plugin uses it on the nodes). `make install` writes its own BINDIR and
+-- SYSCONFDIR here; the .deb and the RPM install /usr/bin and /etc/slurm.
 local MEMCORE = "/usr/bin/memcore"
 local MEMCORE_CONF = "/etc/slurm/memcore.conf"
 -- The partition of a job that names none. nil: slurmctld's default one
@@ -203,11 +208,24 @@ local function run_check(job, partition, cmd)
 	err = err:gsub("%s+$", "")
 	if err == "" then err = out:gsub("%s+$", "") end
 	if err == "" then err = "exit status " .. tostring(rc) end
+	if rc == 126 or rc == 127 then	-- the shell's: not there, not run
+		err = MEMCORE .. " cannot be run (" .. err .. "): MEMCORE in " ..
+		      "cli_filter.lua names the memcore command"
+	end
 	return nil, err, rc
 end
 
 local function say(lines)
 	for _, l in ipairs(lines) do io.stderr:write(l, "\n") end
+end
+
+-- The check could not run: the job goes on unchecked at submission, and
+-- the user reads why on stderr (not only at -v: a site whose filter
+-- cannot find memcore would otherwise queue every misfit in silence).
+local function skipped(why)
+	say({ "memcore: submit-time check skipped: " .. why ..
+	      " (the job is submitted; memcore checks it at launch)" })
+	return slurm.SUCCESS
 end
 
 -- memcore check's lines for the job's Slurm options it does not model at
@@ -231,15 +249,11 @@ function memcore_pre_submit(options, pack_offset)
 		return slurm.SUCCESS
 	end
 	if type(slurm.json_cli_options) ~= "function" then
-		slurm.log_verbose("memcore: submit-time check skipped: this " ..
-				  "Slurm has no slurm.json_cli_options")
-		return slurm.SUCCESS
+		return skipped("this Slurm has no slurm.json_cli_options")
 	end
 	local job = slurm.json_cli_options(options)
 	if type(job) ~= "string" or job == "" then
-		slurm.log_verbose("memcore: submit-time check skipped: " ..
-				  "slurm.json_cli_options gave nothing")
-		return slurm.SUCCESS
+		return skipped("slurm.json_cli_options gave nothing")
 	end
 	local parts = {}
 	local plist = options.partition
@@ -263,10 +277,9 @@ function memcore_pre_submit(options, pack_offset)
 				say({ why })
 				return slurm.ERROR
 			end
-			-- rc 3: slurmctld did not answer; the launch check remains
-			slurm.log_verbose("memcore: submit-time check skipped: %s",
-					  why)
-			return slurm.SUCCESS
+			-- rc 3: slurmctld did not answer; 127: no memcore at
+			-- MEMCORE; the launch check remains
+			return skipped(why)
 		end
 		if v.gpus == 0 then
 			return slurm.SUCCESS	-- no GPUs: untouched

@@ -165,13 +165,39 @@ for f in "$MC_TOP"/contrib/examples/*.sbatch; do
 done
 assert_eq "" "$(queued)" "--test-only queued nothing"
 
-# --- a broken login-host setup never stops a submission ---------------------
-# (a missing policy file: the check is skipped, said at sbatch -v)
-sed -i "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$MC_WORK/missing.conf\"|" "$MC_CONF_DIR/cli_filter.lua"
+# --- the filter as `make install` puts it -----------------------------------
+# (PREFIX and SYSCONFDIR of the test's own: the installed filter calls the
+# memcore and reads the memcore.conf it was installed with, not /usr/bin's
+# and /etc/slurm's)
+INST=$MC_WORK/inst
+make -s -C "$MC_TOP" install PREFIX="$INST" SYSCONFDIR="$INST/etc" \
+	SLURM_PLUGIN_DIR="$INST/lib" >"$MC_LOG_DIR/install.log" 2>&1 ||
+	{ cat "$MC_LOG_DIR/install.log"; mc_die "make install failed"; }
+assert_contains "$(grep '^local MEMCORE' "$INST/share/memcore/cli_filter.lua")" "\"$INST/bin/memcore\"" "make install: the filter names the memcore it installed"
+assert_contains "$(grep '^local MEMCORE_CONF' "$INST/share/memcore/cli_filter.lua")" "\"$INST/etc/memcore.conf\"" "... and the memcore.conf of its SYSCONFDIR"
+cp "$LOGIN_CONF" "$INST/etc/memcore.conf"
+cp "$INST/share/memcore/cli_filter.lua" "$MC_CONF_DIR/cli_filter.lua"
 touch -d '+2 seconds' "$MC_CONF_DIR/cli_filter.lua"   # cli_filter/lua reloads on a newer mtime
-mc_run sbatch -v --parsable "${JOB[@]}" --mem=400G --wrap true
+mc_run sbatch --parsable "${JOB[@]}" --mem=400G --wrap true
+assert_ne 0 "$MC_RC" "through the installed filter: a misfit is refused at submission"
+assert_contains "$MC_ERR" "allocated (--mem=400G)" "... with memcore's explanation"
+assert_eq "" "$(queued)" "... and nothing is queued"
+
+# --- a broken login-host setup never stops a submission ---------------------
+# and says so on stderr, not only at -v: no memcore where the filter looks
+# (a PREFIX the filter does not know), then a missing policy file
+mv "$INST/bin/memcore" "$INST/bin/memcore.gone"
+mc_run sbatch --parsable "${JOB[@]}" --mem=400G --wrap true
+assert_eq 0 "$MC_RC" "no memcore where the filter looks: the job is submitted"
+assert_contains "$MC_ERR" "memcore: submit-time check skipped: $INST/bin/memcore cannot be run" "... and sbatch says why on stderr, without -v"
+scancel "${MC_OUT%%;*}" 2>/dev/null
+mc_jobs_idle 30
+mv "$INST/bin/memcore.gone" "$INST/bin/memcore"
+sed -i "s|^local MEMCORE_CONF = .*|local MEMCORE_CONF = \"$MC_WORK/missing.conf\"|" "$MC_CONF_DIR/cli_filter.lua"
+touch -d '+4 seconds' "$MC_CONF_DIR/cli_filter.lua"
+mc_run sbatch --parsable "${JOB[@]}" --mem=400G --wrap true
 assert_eq 0 "$MC_RC" "missing memcore.conf on the login host: the job is submitted"
-assert_contains "$MC_ERR" "memcore: submit-time check skipped" "sbatch -v says the check was skipped"
+assert_contains "$MC_ERR" "memcore: submit-time check skipped" "sbatch says the check was skipped, without -v"
 assert_contains "$MC_ERR" "missing.conf" "and why"
 scancel "${MC_OUT%%;*}" 2>/dev/null
 mc_jobs_idle 30
