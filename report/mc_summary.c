@@ -64,9 +64,25 @@ static uint64_t round_up_mib(uint64_t b)
 	return (b + MIB - 1) / MIB * MIB;
 }
 
+/* Whether the step's usage came near its limit (MC_SQUEEZE_NEAR_PCT):
+ * only then can the limit be what squeezed its page cache. */
+static bool near_limit(const struct mc_used *u)
+{
+	uint64_t top = u->peak.max_usage_bytes > u->kernel_peak_bytes
+		       ? u->peak.max_usage_bytes : u->kernel_peak_bytes;
+
+	/* Bytes below 2^57 (128 PiB): times 100 stays within 64 bits. */
+	return u->asked_bytes &&
+	       top / 4 * 100 >= u->asked_bytes / 4 * MC_SQUEEZE_NEAR_PCT;
+}
+
 /* Page cache squeezed by the limit (mc_summary.h, MC_SQUEEZE_*). */
 static void squeeze(const struct mc_used *u, struct mc_advice *a)
 {
+	uint64_t floor;
+
+	if (!near_limit(u))
+		return;
 	if (u->squeeze & MC_SQUEEZE_REFAULT)
 		a->refault_large =
 			u->refault_file_bytes >= MC_SQUEEZE_REFAULT_MIN_BYTES &&
@@ -74,10 +90,15 @@ static void squeeze(const struct mc_used *u, struct mc_advice *a)
 	if ((u->squeeze & MC_SQUEEZE_STALL) && u->wall_usec)
 		a->stall_large = u->stall_usec * 100 >=
 				 u->wall_usec * MC_SQUEEZE_STALL_PCT;
-	if (a->refault_large || a->stall_large)
-		a->squeeze_mem_bytes = round_up_mib(a->mem_bytes +
-						    u->peak.max_file_bytes +
-						    u->refault_file_bytes);
+	if (!a->refault_large && !a->stall_large)
+		return;
+	a->squeeze_mem_bytes = round_up_mib(a->mem_bytes +
+					    u->peak.max_file_bytes +
+					    u->refault_file_bytes);
+	/* Short of memory, so never a figure below what it had. */
+	floor = round_up_mib(u->asked_bytes + u->refault_file_bytes);
+	if (a->squeeze_mem_bytes < floor)
+		a->squeeze_mem_bytes = floor;
 }
 
 void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)

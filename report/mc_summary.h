@@ -135,6 +135,17 @@ void mc_used_decided(struct mc_used *u, const struct mc_decision *d,
  */
 #define MC_SQUEEZE_REFAULT_MIN_BYTES ((uint64_t)64 << 20)
 #define MC_SQUEEZE_STALL_PCT 10
+/*
+ * ... and only when the step's own usage came within this share of its
+ * limit (the larger of its sampled usage and the kernel's peak): the
+ * limit reclaims a cgroup's page cache only as its usage reaches it
+ * (kernel Documentation/admin-guide/cgroup-v1/memory.rst, "2.5 Reclaim";
+ * cgroup-v2.rst, memory.max and memory.high). Refaults and stalls far
+ * below the limit came from elsewhere: another job evicting pages both
+ * read (a page is charged to the cgroup that first touched it), or the
+ * node's own pressure; a larger --mem would not have helped.
+ */
+#define MC_SQUEEZE_NEAR_PCT 85
 
 /* How much above the peak the advice asks, in percent: a second run of
  * the same job differs a little (allocator, batch order). */
@@ -168,7 +179,9 @@ struct mc_advice {
 	 * MC_SQUEEZE_STALL_PCT), and the memory that holds the step's files:
 	 * mem_bytes + the largest page cache + the refaulted bytes, rounded
 	 * up to MiB (an upper bound: a file read n times is refaulted up to
-	 * n - 1 times). 0 when not squeezed. */
+	 * n - 1 times), and never less than what was asked plus the
+	 * refaulted bytes: a step its limit squeezed needs more than it
+	 * had. 0 when not squeezed. */
 	bool refault_large, stall_large;
 	uint64_t squeeze_mem_bytes;
 };

@@ -592,6 +592,31 @@ static void test_squeeze_advice(void **state)
 	}
 	assert_true(sq);
 	assert_true(fix);
+	/* The same refaults and stall while the step's usage stayed far
+	 * below its limit (two jobs reading one file: the one with the
+	 * small --mem evicts the pages both read): not squeezed by its
+	 * limit, and no fix at all, never one below what it had. */
+	v = u;
+	v.asked_bytes = 30 * GIB;
+	v.peak = (struct mc_peak){ 0 };
+	peak_enough(&v.peak, GIB + 40 * MIB, GIB, 0, GIB);
+	v.kernel_peak_bytes = GIB + 50 * MIB;
+	v.refault_file_bytes = 2 * GIB;
+	v.stall_usec = 200000000ULL;
+	mc_summary_advise(&v, &a);
+	assert_false(a.refault_large || a.stall_large);
+	assert_int_equal(a.squeeze_mem_bytes, 0);
+	mc_summary_explain(&v, &a, "12.0", "gpu07", NULL, &t);
+	for (size_t i = 0; i < t.n; i++)
+		assert_null(strstr(t.line[i], "squeezed"));
+	/* ... the kernel's peak at the limit (a climb between samples):
+	 * squeezed, and the fix above what it had plus what was read
+	 * again, though the sampled figures alone would ask less. */
+	v.kernel_peak_bytes = 30 * GIB;
+	mc_summary_advise(&v, &a);
+	assert_true(a.refault_large);
+	assert_true(a.squeeze_mem_bytes >= 32 * GIB);
+	assert_true(a.squeeze_mem_bytes > v.asked_bytes);
 	/* The stall alone is enough; small refaults are noise even when the
 	 * page cache was smaller still. */
 	u.refault_file_bytes = MC_SQUEEZE_REFAULT_MIN_BYTES - 1;
