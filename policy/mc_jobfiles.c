@@ -144,6 +144,13 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 	memset(f, 0, sizeof(*f));
 	if (strlen(s) >= sizeof(buf))
 		return mc_err(err, errlen, "%s: too long", MC_JOBFILES_ENV);
+	/* srun writes no control byte (an option's value with one is
+	 * refused): one here was set by hand, and quoted it would forge a
+	 * line of slurmd's log or of the user's stderr. */
+	if (mc_has_ctrl(s))
+		return mc_err(err, errlen, "%s: a control byte: not a value "
+			      "memcore wrote (the variable is memcore's own: "
+			      "unset it)", MC_JOBFILES_ENV);
 	strcpy(buf, s);
 	for (char *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
