@@ -55,6 +55,11 @@ bool mc_has_ctrl(const char *s);
  */
 const char *mc_escape(const char *s, size_t max, char *buf, size_t len);
 
+/* The buffer for a value the user gave (a path, an option's value) as a
+ * message quotes it through mc_escape: cut with "..." past it, so that
+ * the reason after it always fits a message (MC_ERR_MAX). */
+#define MC_QUOTE_MAX 160
+
 /*
  * msg made one line: its control bytes written as mc_escape writes them
  * (\n, \r, \t, \xNN), every other byte as it is (a backslash too, so a

@@ -236,6 +236,19 @@ expect_eq "--mem with a newline: one line on stderr" "$(printf '%s\n' "$ERR" | w
 chk 2 'memcore: --gpus=1\x1b[2J: not a whole number' --gpus $'1\x1b[2J'
 row 2 'memcore: --pid=1\x1b[31m: not a process id' usage --pid $'1\x1b[31m'
 
+# A long path is cut with "..." in the message, so that the reason after it
+# always shows (a 1000-character --dataset hid why before): every path
+# option, as usage --cgroup's.
+LONG=/x/$(printf 'p%.0s' {1..1100})
+chk 2 "memcore: --dataset=/x/pppp" --gpus 1 --dataset "$LONG" --dataset-in-memory
+chk 2 "ppp...: 1103 characters (at most 1023)" --gpus 1 --dataset "$LONG" --dataset-in-memory
+chk 2 "ppp... (--dataset) is unknown: it cannot be read (No such file or directory); give its size in RAM: --dataset-in-memory=SIZE" \
+	--gpus 1 --dataset "${LONG:0:1000}" --dataset-in-memory
+chk 2 "ppp...: cannot open: No such file or directory" --gpus 1 --deepspeed-config "${LONG:0:1000}"
+chk 2 "ppp...: cannot open: No such file or directory" --gpus 1 --model-config "${LONG:0:1000}"
+mkdir -p "$TMP/${LONG:3:200}" && printf '{bad' >"$TMP/${LONG:3:200}/ds.json"
+chk 2 "ppp...: not JSON at line 1, column 4:" --gpus 1 --deepspeed-config "$TMP/${LONG:3:200}/ds.json"
+
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"
 finish
