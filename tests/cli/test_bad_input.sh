@@ -249,6 +249,31 @@ chk 2 "ppp...: cannot open: No such file or directory" --gpus 1 --model-config "
 mkdir -p "$TMP/${LONG:3:200}" && printf '{bad' >"$TMP/${LONG:3:200}/ds.json"
 chk 2 "ppp...: not JSON at line 1, column 4:" --gpus 1 --deepspeed-config "$TMP/${LONG:3:200}/ds.json"
 
+# memcore report --svg FILE, as root for a user (DESIGN: trust
+# boundaries): never through a link a user planted (a root file
+# overwritten), never into a FIFO (a hang), never over another user's
+# file, never in a directory anyone can write that is not sticky; said
+# before Slurm is asked, exit 2, the target untouched.
+SV=$TMP/svg
+mkdir -p "$SV" && echo secret >"$SV/target"
+ln -s "$SV/target" "$SV/link"
+mkfifo "$SV/fifo"
+mkdir -m 0777 "$SV/open" && chmod 0777 "$SV/open"
+row 2 "memcore: report: --svg $SV/link: a symbolic link: refused, never followed (name the file itself)" report 1 --svg "$SV/link"
+expect_eq "--svg through a link: its target untouched" "$(cat "$SV/target")" secret
+RC=0; timeout 10 "$MEMCORE" report 1 --svg "$SV/fifo" >"$TMP/out" 2>"$TMP/err" || RC=$?
+expect_eq "--svg on a FIFO: exit 2, not a hang" "$RC" 2
+expect_contains "--svg on a FIFO: refused" "$(cat "$TMP/err")" "memcore: report: --svg $SV/fifo: not a regular file: refused"
+row 2 "memcore: report: --svg $SV/open/p.svg: its directory is writable by anyone (mode 0777) and not sticky: anyone could replace the file; refused" report 1 --svg "$SV/open/p.svg"
+row 2 "memcore: report: --svg $SV/: Is a directory" report 1 --svg "$SV/"
+row 2 "memcore: report: --svg $SV/ppp" report 1 --svg "$SV/${LONG:3:1000}"
+row 2 "ppp...: File name too long" report 1 --svg "$SV/${LONG:3:1000}"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	echo theirs >"$SV/theirs" && chown nobody "$SV/theirs"
+	row 2 "memcore: report: --svg $SV/theirs: a file of uid $(id -u nobody), not yours: refused, never replaced" report 1 --svg "$SV/theirs"
+	expect_eq "--svg over another user's file: untouched" "$(cat "$SV/theirs")" theirs
+fi
+
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"
 finish
