@@ -202,7 +202,7 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	    a->usage.oom_kills) {
 		where[0] = '\0';
 		if (a->usage.oom_kills)
-			mc_tmpfs_where(where, sizeof(where));
+			mc_tmpfs_where(p->step.uid, where, sizeof(where));
 		mc_summary_explain(&a->usage, &a->advice, e->step_name,
 				   p->step.host, where, &t);
 		say(&t);

@@ -143,6 +143,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 		return;
 	mc_assert(d->limit_bytes && !d->refused);
 	snprintf(e->step_name, sizeof(e->step_name), "%s", s->step_name);
+	e->uid = s->uid;
 	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s->mem_source);
 	e->limit_bytes = d->limit_bytes;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n) == ESPANK_SUCCESS)
@@ -512,7 +513,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			const struct mc_memstat *m)
 {
 	char lim[32], at[32], anon[32], shm[32], file[32], more[32];
-	char where[160];	/* the node's tmpfs mounts (mc_tmpfs.h) */
+	char where[160];	/* the job's tmpfs mounts (mc_tmpfs.h) */
 	uint64_t limit = m->limit_bytes != MC_MEM_UNLIMITED ? m->limit_bytes
 							     : e->limit_bytes;
 	/* The victim's memory is gone by now: what the step held at the
@@ -539,7 +540,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			"buffers)", mc_fmt_bytes(peak, at, sizeof(at)),
 			mc_fmt_bytes(anon_est, anon, sizeof(anon)),
 			mc_fmt_bytes(shmem, shm, sizeof(shm)),
-			mc_tmpfs_where(where, sizeof(where)));
+			mc_tmpfs_where(e->uid, where, sizeof(where)));
 	slurm_spank_log("  not counted      %s of file pages (page cache, "
 			"memory-mapped files): the kernel reclaims them "
 			"before it kills", mc_fmt_bytes(m->file_bytes, file,
