@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "mc_parse.h"
@@ -115,6 +116,7 @@ size_t mc_tmpfs_parse(const char *text, struct mc_tmpfs_mount *out,
 		}
 		snprintf(out[k].path, sizeof(out[k].path), "%s", path);
 		out[k].used_bytes = 0;
+		out[k].owner = out[k].mode = 0;
 next:
 		s = *end ? end + 1 : end;
 	}
@@ -162,11 +164,16 @@ size_t mc_tmpfs_scan(const char *path, struct mc_tmpfs_mount *out,
 	free(text);
 	for (size_t i = 0; i < n; i++) {
 		struct statvfs st;
+		struct stat root;
 
 		if (statvfs(out[i].path, &st) == 0 && st.f_blocks >= st.f_bfree)
 			out[i].used_bytes = (uint64_t)(st.f_blocks -
 						       st.f_bfree) *
 					    st.f_frsize;
+		if (stat(out[i].path, &root) == 0) {
+			out[i].owner = root.st_uid;
+			out[i].mode = root.st_mode;
+		}
 	}
 	qsort(out, n, sizeof(out[0]), by_use);
 	return n;
@@ -209,10 +216,28 @@ const char *mc_tmpfs_describe(const struct mc_tmpfs_mount *m, size_t n,
 	return buf;
 }
 
-const char *mc_tmpfs_where(char *buf, size_t buflen)
+/* Whether the job's user uid may write the mount root by its mode
+ * alone: the job's own tmpfs (mc_tmpfs.h). */
+static bool own_mount(const struct mc_tmpfs_mount *m, uint32_t uid)
+{
+	return (m->mode & S_IWOTH) ||
+	       (m->owner == uid && (m->mode & S_IWUSR));
+}
+
+size_t mc_tmpfs_own(struct mc_tmpfs_mount *m, size_t n, uint32_t uid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (own_mount(&m[i], uid))
+			m[k++] = m[i];
+	return k;
+}
+
+const char *mc_tmpfs_where(uint32_t uid, char *buf, size_t buflen)
 {
 	struct mc_tmpfs_mount m[MC_TMPFS_MAX];
 	size_t n = mc_tmpfs_scan(NULL, m, MC_TMPFS_MAX);
 
-	return mc_tmpfs_describe(m, n, buf, buflen);
+	return mc_tmpfs_describe(m, mc_tmpfs_own(m, n, uid), buf, buflen);
 }

@@ -17,6 +17,23 @@
 #include "mc_gpu_probe.h"
 #include "mc_jsonout.h"
 
+/* "memcore: " and msg as one line, whatever the user typed: a value's
+ * control bytes (a newline that would forge a second "memcore:" line, an
+ * escape sequence) are written as mc_escape writes them (mc_oneline). */
+static void put_oneline(const char *msg)
+{
+	size_t len = 4 * strlen(msg) + 1;
+	char small[1024], *line = len > sizeof(small) ? malloc(len) : small;
+
+	if (!line) {	/* cut when memory is short */
+		line = small;
+		len = sizeof(small);
+	}
+	fprintf(stderr, "memcore: %s\n", mc_oneline(msg, line, len));
+	if (line != small)
+		free(line);
+}
+
 int mc_cli_usage_error(const char *fmt, ...)
 {
 	char buf[4096], *msg = buf;
@@ -35,19 +52,7 @@ int mc_cli_usage_error(const char *fmt, ...)
 		if (n < 0)
 			buf[0] = '\0';
 	}
-	/* One line whatever the user typed: a value's control bytes (a
-	 * newline that would forge a second "memcore:" line, an escape
-	 * sequence) are written as mc_escape writes them. */
-	fputs("memcore: ", stderr);
-	for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
-		if (*c == '\n')
-			fputs("\\n", stderr);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(stderr, "\\x%02x", *c);
-		else
-			fputc(*c, stderr);
-	}
-	fputc('\n', stderr);
+	put_oneline(msg);
 	if (msg != buf)
 		free(msg);
 	return MC_EXIT_USAGE;

@@ -32,6 +32,7 @@
 #include "mc_jobrec.h"
 #include "mc_jsonout.h"
 #include "mc_memstat.h"
+#include "mc_outfile.h"
 #include "mc_slurm_compat.h"
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
@@ -82,13 +83,17 @@ static void report_usage(FILE *out)
 "                chart, as wide as the terminal: non-reclaimable '#', page\n"
 "                cache ':' above it, the limit asked '=', the rule's figure\n"
 "                '-', the OOM kill 'X'; on cgroup v2 the cores busy below\n"
-"  --svg FILE    the same charts as one SVG picture, written to FILE\n"
+"  --svg FILE    the same charts as one SVG picture, written to FILE (a new\n"
+"                file renamed over it: never through a symbolic link, into\n"
+"                a FIFO, over another user's file, or in a directory anyone\n"
+"                can write that is not sticky)\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  something to show\n"
 "  1  nothing to show (or the job is not yours)\n"
 "  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
-"     parse, not a job id, an --svg FILE that cannot be written)\n"
+"     parse, not a job id, an --svg FILE that cannot be written or is\n"
+"     refused)\n"
 "  3  slurmctld could not be reached\n");
 }
 
@@ -461,50 +466,33 @@ static json_t *agg_json(const struct mc_jobrec_agg *g)
 	return o;
 }
 
-/* Can path be written (made, when it is not there)? 0, or -1 with errno
- * set. */
-static int report_svg_check(const char *path)
+/* "memcore: report: --svg FILE: why", FILE escaped and cut (the reason
+ * always shows). Returns the exit status, 2. */
+static int svg_error(const char *path, const char *why)
 {
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
+	char q[MC_QUOTE_MAX];
 
-	if (!*path) {
-		errno = ENOENT;
-		return -1;
-	}
-	if (access(path, F_OK) == 0)
-		return access(path, W_OK);
-	if (errno != ENOENT)
-		return -1;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
-		 slash ? path : ".");
-	return access(dir, W_OK | X_OK);
+	return mc_cli_usage_error("report: --svg %s: %s",
+				  mc_escape(path, 0, q, sizeof(q)), why);
 }
 
-/* The SVG of svg's steps into path (svg freed). 0, or -1 said. */
+/* The SVG of svg's steps into path (svg freed), never through what a
+ * user planted there (mc_outfile.h). 0, or the exit status said. */
 static int report_svg_write(const char *path, struct mc_report_svg *svg)
 {
-	FILE *f;
+	struct mc_outfile o;
+	char why[MC_ERR_MAX];
 	int rc;
 
-	if (!svg) {
-		fprintf(stderr, "memcore: report: --svg %s: out of memory\n",
-			path);
-		return -1;
-	}
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "memcore: report: --svg %s: %s\n", path,
-			strerror(errno));
+	if (!svg)
+		return svg_error(path, "out of memory");
+	if (mc_outfile_open(&o, path, why, sizeof(why)) < 0) {
 		free(svg);
-		return -1;
+		return svg_error(path, why);
 	}
-	rc = mc_report_svg_write(svg, f);
-	if (fclose(f) != 0 || rc < 0) {
-		fprintf(stderr, "memcore: report: --svg %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
+	rc = mc_report_svg_write(svg, o.f);
+	if (mc_outfile_commit(&o, rc == 0, why, sizeof(why)) < 0)
+		return svg_error(path, why);
 	return 0;
 }
 
@@ -581,9 +569,9 @@ static int read_report_args(int argc, char **argv, struct report_args *ra,
 						    sizeof(q)), MC_JOB_ID_MAX);
 	}
 	/* A FILE that cannot be written is said before Slurm is asked. */
-	if (ra->svg_path && report_svg_check(ra->svg_path) < 0)
-		return mc_cli_usage_error("report: --svg %s: %s", ra->svg_path,
-					  strerror(errno));
+	if (ra->svg_path && mc_outfile_check(ra->svg_path, err,
+					     sizeof(err)) < 0)
+		return svg_error(ra->svg_path, err);
 	return MC_CLI_ON;
 }
 
@@ -786,7 +774,7 @@ int mc_cmd_report(int argc, char **argv)
 	}
 	if (ra.svg_path && !svg)
 		svg = mc_report_svg_new();
-	if (ra.svg_path && report_svg_write(ra.svg_path, svg) < 0) {
+	if (ra.svg_path && report_svg_write(ra.svg_path, svg) != 0) {
 		free(jv.admin_comment);
 		mc_free_ctl_conf(conf);
 		return MC_EXIT_USAGE;

@@ -470,12 +470,16 @@ int mc_dataset_parse(const char *s, struct mc_dataset *d, char *err,
 		size_t l = e ? (size_t)(e - p) : strlen(p);
 
 		if (d->n == MC_DATASET_PATHS_MAX) {
-			snprintf(err, errlen, "%s: more than %d paths",
+			snprintf(err, errlen, "%s: more than %d paths: not a "
+				 "value memcore wrote (the variable is memcore's "
+				 "own, set by srun and sbatch: unset it)",
 				 MC_DATASET_ENV, MC_DATASET_PATHS_MAX);
 			return -1;
 		}
 		if (parse_entry(p, l, &d->p[d->n], why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "%s: entry %zu: %s",
+			snprintf(err, errlen, "%s: entry %zu: %s: not a value "
+				 "memcore wrote (the variable is memcore's own, "
+				 "set by srun and sbatch: unset it)",
 				 MC_DATASET_ENV, d->n + 1, why);
 			memset(d, 0, sizeof(*d));
 			return -1;
@@ -498,6 +502,19 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d)
 	return b;
 }
 
+/*
+ * A dataset path quoted in a message: what srun measured, or what the
+ * job's environment says it measured (MEMCORE_DATASET_FACTS, which the
+ * user can set by hand): its control bytes escaped (a newline would forge
+ * a line of the user's stderr and slurmd's log, an escape sequence drive
+ * the terminal), cut with "..." to len so that the reason after it always
+ * shows. Returns buf.
+ */
+static const char *quote_path(const char *path, char *buf, size_t len)
+{
+	return mc_escape(path, 0, buf, len);
+}
+
 int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
 			       char *err, size_t errlen)
 {
@@ -505,7 +522,7 @@ int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
 				  "--dataset-in-memory=SIZE";
 	uint64_t sum = 0;
 	size_t named = 0;
-	char a[32];
+	char a[32], q[MC_QUOTE_MAX];
 
 	for (size_t i = 0; i < d->n; i++) {
 		const struct mc_dataset_path *p = &d->p[i];
@@ -516,15 +533,18 @@ int mc_dataset_in_memory_bytes(const struct mc_dataset *d, uint64_t *bytes,
 		if (p->err) {
 			snprintf(err, errlen, "--dataset-in-memory: the size of "
 				 "%s (--dataset) is unknown: it cannot be read "
-				 "(%s); %s", p->path, strerror(p->err), fix);
+				 "(%s); %s", quote_path(p->path, q, sizeof(q)),
+				 strerror(p->err), fix);
 			return -1;
 		}
 		if (p->partial) {
 			snprintf(err, errlen, "--dataset-in-memory: the size of "
 				 "%s (--dataset) is unknown: the walk stopped "
 				 "at its bounds after %" PRIu64 " files (at "
-				 "least %s); %s", p->path, p->files,
-				 mc_fmt_bytes(p->bytes, a, sizeof(a)), fix);
+				 "least %s); %s", quote_path(p->path, q,
+							     sizeof(q)),
+				 p->files, mc_fmt_bytes(p->bytes, a, sizeof(a)),
+				 fix);
 			return -1;
 		}
 		sum = mc_add_sat64(sum, p->bytes);
@@ -587,7 +607,7 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 {
 	uint64_t need = mc_dataset_network_bytes(d);
 	char a[32], b[32], dest[MC_DATASET_PATH_MAX + 32], job[16];
-	char cmd[MC_DATASET_STAGE_CMD_MAX];
+	char cmd[MC_DATASET_STAGE_CMD_MAX], q[MC_DATASET_NOTE_PATH];
 	bool any = false, fits;
 	size_t n = 0;
 
@@ -610,8 +630,9 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		if (!fs)
 			continue;
 		snprintf(lines[n++], 200, "memcore: dataset %s (%s) is on %s: "
-			 "%s%s in %" PRIu64 " files", p->path,
-			 from_words[p->from], fs, p->partial ? "at least " : "",
+			 "%s%s in %" PRIu64 " files", quote_path(p->path, q,
+				 MC_DATASET_NOTE_PATH), from_words[p->from],
+			 fs, p->partial ? "at least " : "",
 			 mc_fmt_bytes(p->bytes, a, sizeof(a)), p->files);
 	}
 	if (n < max)

@@ -34,6 +34,10 @@
 #define MC_DATASET_ENV "MEMCORE_DATASET_FACTS"
 #define MC_DATASET_PATHS_MAX 8
 #define MC_DATASET_PATH_MAX 1024
+/* A path quoted in a line of the note, escaped and cut with "..." (200
+ * bytes: the filesystem, size and count after it always show); in an
+ * error message, MC_QUOTE_MAX (mc_util.h). */
+#define MC_DATASET_NOTE_PATH 72
 /* The walk's bounds: a tree larger than this is reported as "at least". */
 #define MC_DATASET_WALK_ENTRIES 200000
 #define MC_DATASET_WALK_MS 2000
@@ -118,8 +122,12 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 const char *mc_dataset_format(const struct mc_dataset *d, char *buf,
 			      size_t len);
 
-/* Parse it back, strictly. Returns 0, or -1 with err =
- * "MEMCORE_DATASET_FACTS: ...". */
+/* Parse it back, strictly. The user can set the variable by hand: a
+ * path's %-escapes may hold any byte but NUL, so every message that
+ * quotes a path escapes it (mc_escape) and cuts it (MC_QUOTE_MAX,
+ * MC_DATASET_NOTE_PATH) before its reason. Returns 0, or -1 with err =
+ * "MEMCORE_DATASET_FACTS: entry N: WHAT: not a value memcore wrote (...:
+ * unset it)", one line that names nothing of the value. */
 int mc_dataset_parse(const char *s, struct mc_dataset *d, char *err,
 		     size_t errlen);
 

@@ -46,31 +46,33 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
 		     size_t *len, char *err, size_t errlen)
 {
 	struct stat st;
-	char *buf = NULL;
+	char *buf = NULL, q[MC_QUOTE_MAX];
 	size_t got = 0;
 	int fd;
 
 	*text = NULL;
 	*len = 0;
+	/* The user's path in every message below: cut, the reason shows. */
+	mc_escape(path, 0, q, sizeof(q));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return mc_err(err, errlen, "%s=%s: cannot open: %s", what, path,
+		return mc_err(err, errlen, "%s=%s: cannot open: %s", what, q,
 			      strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return mc_err(err, errlen, "%s=%s: not a regular file", what,
-			      path);
+			      q);
 	}
 	if (st.st_size > MC_JSONFILE_MAX) {
 		close(fd);
 		return mc_err(err, errlen, "%s=%s: %lld bytes, larger than "
-			      "the %u memcore reads", what, path,
+			      "the %u memcore reads", what, q,
 			      (long long)st.st_size, MC_JSONFILE_MAX);
 	}
 	buf = malloc(MC_JSONFILE_MAX + 1);
 	if (!buf) {
 		close(fd);
-		return mc_err(err, errlen, "%s=%s: out of memory", what, path);
+		return mc_err(err, errlen, "%s=%s: out of memory", what, q);
 	}
 	/* Read to the bound, not to st_size: a file that grows between the
 	 * stat and the read is still cut off at the bound. */
@@ -81,7 +83,7 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
 			continue;
 		if (n < 0) {
 			mc_err(err, errlen, "%s=%s: cannot read: %s", what,
-			       path, strerror(errno));
+			       q, strerror(errno));
 			goto fail;
 		}
 		if (n == 0)
@@ -89,7 +91,7 @@ int mc_jsonfile_read(const char *path, const char *what, char **text,
 		got += (size_t)n;
 		if (got > MC_JSONFILE_MAX) {
 			mc_err(err, errlen, "%s=%s: larger than the %u bytes "
-			       "memcore reads", what, path, MC_JSONFILE_MAX);
+			       "memcore reads", what, q, MC_JSONFILE_MAX);
 			goto fail;
 		}
 	}

@@ -42,17 +42,27 @@ static const char *file_option(const struct mc_opts *o, enum mc_opt_id id,
 	return buf;
 }
 
+/* "--deepspeed-config=PATH" for the parsers' messages, PATH cut (with
+ * "...") so that where in the file and why always show. */
+static void file_name(const char *opt, const char *path, char *buf,
+		      size_t len)
+{
+	char q[MC_QUOTE_MAX];
+
+	snprintf(buf, len, "%s=%s", opt, mc_escape(path, 0, q, sizeof(q)));
+}
+
 int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		     char *err, size_t errlen)
 {
-	char *text, opt[64], name[MC_OPT_PATH_MAX + 64];
+	char *text, opt[64], name[MC_QUOTE_MAX + 64];
 	size_t len;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) {
 		file_option(o, MC_OPT_DS_CONFIG, opt, sizeof(opt));
-		snprintf(name, sizeof(name), "%s=%s", opt, o->ds_config);
+		file_name(opt, o->ds_config, name, sizeof(name));
 		if (mc_jsonfile_read(o->ds_config, opt, &text, &len, err,
 				     errlen) < 0)
 			return -1;
@@ -65,7 +75,7 @@ int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 	}
 	if (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]) {
 		file_option(o, MC_OPT_MODEL_CONFIG, opt, sizeof(opt));
-		snprintf(name, sizeof(name), "%s=%s", opt, o->model_config);
+		file_name(opt, o->model_config, name, sizeof(name));
 		if (mc_jsonfile_read(o->model_config, opt, &text, &len, err,
 				     errlen) < 0)
 			return -1;
@@ -144,6 +154,13 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 	memset(f, 0, sizeof(*f));
 	if (strlen(s) >= sizeof(buf))
 		return mc_err(err, errlen, "%s: too long", MC_JOBFILES_ENV);
+	/* srun writes no control byte (an option's value with one is
+	 * refused): one here was set by hand, and quoted it would forge a
+	 * line of slurmd's log or of the user's stderr. */
+	if (mc_has_ctrl(s))
+		return mc_err(err, errlen, "%s: a control byte: not a value "
+			      "memcore wrote (the variable is memcore's own: "
+			      "unset it)", MC_JOBFILES_ENV);
 	strcpy(buf, s);
 	for (char *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {

@@ -376,12 +376,17 @@ int mc_opts_set(struct mc_opts *o, enum mc_opt_id id, const char *value,
 		rc = -1;
 	}
 	if (rc < 0) {
+		char q[MC_QUOTE_MAX];
+
+		/* A long value (a --dataset path) cut with "...": the reason
+		 * after it always shows. */
+		mc_escape(value, 0, q, sizeof(q));
 		if (from_env)
-			snprintf(err, errlen, "%s=%s: %s", table[id].env,
-				 value ? value : "", why);
+			snprintf(err, errlen, "%s=%s: %s", table[id].env, q,
+				 why);
 		else
-			snprintf(err, errlen, "--%s=%s: %s", table[id].name,
-				 value ? value : "", why);
+			snprintf(err, errlen, "--%s=%s: %s", table[id].name, q,
+				 why);
 		return -1;
 	}
 	n.set[id] = true;

@@ -32,6 +32,7 @@
 #include "mc_after.h"
 #include "mc_cgread.h"
 #include "mc_tmpfs.h"
+#include "mc_log.h"
 
 void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 {
@@ -54,8 +55,8 @@ void mc_after_task_post_fork(struct mc_plugin *p, spank_t sp)
 		return;
 	if (mc_sampler_start(&a->sampler, &e->scope, a->sample_interval_ms,
 			     err, sizeof(err)) < 0)
-		slurm_info("memcore: job %s: the step runs unsampled: %s",
-			   e->step_name, err);
+		mc_log_info("memcore: job %s: the step runs unsampled: %s",
+			    e->step_name, err);
 	mc_livegauges_start(p);	/* the live gauges, from the sampler */
 }
 
@@ -152,16 +153,16 @@ static void finish(struct mc_plugin *p)
 				      ? a->sample_interval_ms : 0;
 	mc_summary_advise(&a->usage, &a->advice);
 	if (a->sampler.started)
-		slurm_debug("memcore: job %s: sampler: %" PRIu64 " samples, "
-			    "%" PRIu64 " ns of CPU each, %" PRIu64
-			    " unreadable%s", e->step_name,
-			    a->usage.peak.samples,
-			    a->usage.peak.samples
-			    ? a->sampler.own_cpu_ns / a->usage.peak.samples : 0,
-			    a->sampler.read_errors,
-			    a->sampler.joined ? ""
-			    : "; its thread was stuck in a read and is left "
-			      "to end with slurmstepd");
+		mc_log_debug("memcore: job %s: sampler: %" PRIu64 " samples, "
+			     "%" PRIu64 " ns of CPU each, %" PRIu64
+			     " unreadable%s", e->step_name,
+			     a->usage.peak.samples,
+			     a->usage.peak.samples
+			     ? a->sampler.own_cpu_ns / a->usage.peak.samples : 0,
+			     a->sampler.read_errors,
+			     a->sampler.joined ? ""
+			     : "; its thread was stuck in a read and is left "
+			       "to end with slurmstepd");
 }
 
 /* One message, so that srun's own lines cannot land inside it. */
@@ -192,7 +193,7 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	finish(p);
 	mc_summary_log_line(&a->usage, &a->advice, e->step_name, line,
 			    sizeof(line));
-	slurm_info("memcore: %s", line);
+	mc_log_info("memcore: %s", line);
 	/* Kept with the job while slurmctld still lets it change: started
 	 * now, while the job runs, and waited for below, before srun learns
 	 * that the tasks ended (mc_keep.c). */
@@ -201,7 +202,7 @@ void mc_after_task_exit(struct mc_plugin *p, spank_t sp)
 	    a->usage.oom_kills) {
 		where[0] = '\0';
 		if (a->usage.oom_kills)
-			mc_tmpfs_where(where, sizeof(where));
+			mc_tmpfs_where(p->step.uid, where, sizeof(where));
 		mc_summary_explain(&a->usage, &a->advice, e->step_name,
 				   p->step.host, where, &t);
 		say(&t);
@@ -221,11 +222,11 @@ void mc_after_exit(struct mc_plugin *p, spank_t sp)
 		mc_sampler_stop(&a->sampler, &pk, &cpu, &wall);
 	mc_livegauges_stop(p);
 	if (!mc_keep_wait(p, MC_KEEP_EXIT_WAIT_MS))
-		slurm_info("memcore: job %s: the summary was still on its way "
-			   "to slurmctld %u ms after the step's end: slurmstepd "
-			   "ends without it; it is in the 'after the step' line "
-			   "above only", p->step.step_name,
-			   MC_KEEP_TASK_EXIT_WAIT_MS + MC_KEEP_EXIT_WAIT_MS);
+		mc_log_info("memcore: job %s: the summary was still on its way "
+			    "to slurmctld %u ms after the step's end: slurmstepd "
+			    "ends without it; it is in the 'after the step' line "
+			    "above only", p->step.step_name,
+			    MC_KEEP_TASK_EXIT_WAIT_MS + MC_KEEP_EXIT_WAIT_MS);
 	/* Refused steps count too: they end here without a task_exit. */
 	if (a->judged)
 		mc_textfile_add(p);

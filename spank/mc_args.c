@@ -12,6 +12,7 @@
 #include "mc_plugin.h"
 #include "mc_args.h"
 #include "mc_step.h"
+#include "mc_log.h"
 
 /* The one instance the callbacks below reach (they get no context). */
 static struct mc_plugin *cb_plugin;
@@ -39,7 +40,7 @@ static int option_cb(int val, const char *optarg, int remote)
 			err, sizeof(err)) == 0)
 		return 0;
 	if (!remote) {
-		slurm_error("memcore: %s", err);
+		mc_log_error("memcore: %s", err);
 		return -1;
 	}
 	if (!cb_plugin->opts_err[0])
@@ -75,8 +76,8 @@ int mc_plugin_register_options(struct mc_plugin *p, spank_t sp)
 		/* Another plugin owning the name is the admin's to fix; the
 		 * rest of memcore still works. */
 		if (rc != ESPANK_SUCCESS)
-			slurm_error("memcore: cannot register --%s: %s",
-				    p->options[i].name, spank_strerror(rc));
+			mc_log_error("memcore: cannot register --%s: %s",
+				     p->options[i].name, spank_strerror(rc));
 	}
 	return 0;
 }
@@ -204,7 +205,7 @@ int mc_args_init_post_opt(struct mc_plugin *p, spank_t sp)
 	    (!mc_opts_name_files(&p->opts) &&
 	     mc_opts_check(&p->opts, err, sizeof(err)) < 0) ||
 	    mc_plugin_job_files(p, sp, err, sizeof(err)) < 0) {
-		slurm_error("memcore: %s", err);
+		mc_log_error("memcore: %s", err);
 		return -1;
 	}
 	return 0;

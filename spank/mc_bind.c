@@ -47,6 +47,7 @@
 #include "mc_nodefacts.h"
 #include "mc_bind.h"
 #include "mc_step.h"
+#include "mc_log.h"
 
 /* NUMA node numbers a preferred policy can name (the kernel's nodemask
  * is at most this wide on x86_64/arm64/ppc64 builds). */
@@ -280,29 +281,29 @@ static void apply(const struct task_bind *b, const struct mc_step *s,
 	char list[MC_CPULIST_MAX];
 
 	if (hwloc_bitmap_iszero(b->use)) {
-		slurm_verbose("memcore: step %s task %d: no GPU core in its "
-			      "CPUs %s, left as Slurm set it", s->step_name,
-			      s->task_id, mc_plan_cpulist(allowed, list,
-							  sizeof(list)));
+		mc_log_verbose("memcore: step %s task %d: no GPU core in its "
+			       "CPUs %s, left as Slurm set it", s->step_name,
+			       s->task_id, mc_plan_cpulist(allowed, list,
+							   sizeof(list)));
 		return;
 	}
 	if (set_affinity(b->use) < 0) {
-		slurm_error("memcore: step %s task %d: sched_setaffinity(%s): "
-			    "%m; left as Slurm set it", s->step_name,
-			    s->task_id, mc_plan_cpulist(b->use, list,
-							sizeof(list)));
+		mc_log_error("memcore: step %s task %d: sched_setaffinity(%s): "
+			     "%m; left as Slurm set it", s->step_name,
+			     s->task_id, mc_plan_cpulist(b->use, list,
+							 sizeof(list)));
 		return;
 	}
 	/* Several GPUs on several NUMA nodes: no single node to prefer;
 	 * the kernel's local allocation follows the bound threads. */
 	if (b->one_node && prefer_node(b->node) < 0)
-		slurm_verbose("memcore: step %s task %d: set_mempolicy"
-			      "(MPOL_PREFERRED, node %d): %m", s->step_name,
-			      s->task_id, b->node);
-	slurm_info("memcore: step %s task %d: %s; bound to CPUs %s%s",
-		   s->step_name, s->task_id, b->which,
-		   mc_plan_cpulist(b->use, list, sizeof(list)),
-		   b->one_node ? ", memory prefers the GPU's NUMA node" : "");
+		mc_log_verbose("memcore: step %s task %d: set_mempolicy"
+			       "(MPOL_PREFERRED, node %d): %m", s->step_name,
+			       s->task_id, b->node);
+	mc_log_info("memcore: step %s task %d: %s; bound to CPUs %s%s",
+		    s->step_name, s->task_id, b->which,
+		    mc_plan_cpulist(b->use, list, sizeof(list)),
+		    b->one_node ? ", memory prefers the GPU's NUMA node" : "");
 }
 
 static void bind_task(struct mc_plugin *p, spank_t sp,
@@ -321,13 +322,13 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	char err[MC_ERR_MAX];
 
 	if (!allowed) {
-		slurm_error("memcore: step %s task %d: cannot read its CPU "
-			    "mask (%m), not bound", s->step_name, s->task_id);
+		mc_log_error("memcore: step %s task %d: cannot read its CPU "
+			     "mask (%m), not bound", s->step_name, s->task_id);
 		goto out;
 	}
 	if (!plan || !b.use || !b.per_gpu || !b.which) {
-		slurm_error("memcore: step %s task %d: out of memory, not "
-			    "bound", s->step_name, s->task_id);
+		mc_log_error("memcore: step %s task %d: out of memory, not "
+			     "bound", s->step_name, s->task_id);
 		goto out;
 	}
 	n_mine = task_gpus(p, sp, s, mine, step, &n_step);
@@ -335,8 +336,8 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 		goto out;
 	if (mc_plan_compute(f, workers, allowed, step, (size_t)n_step, plan,
 			    err, sizeof(err)) < 0) {
-		slurm_error("memcore: step %s task %d: not bound: %s",
-			    s->step_name, s->task_id, err);
+		mc_log_error("memcore: step %s task %d: not bound: %s",
+			     s->step_name, s->task_id, err);
 		goto out;
 	}
 	for (int k = 0; k < n_mine; k++) {
@@ -351,8 +352,8 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	warn_task(&b, s, n_step, workers);
 	if (n_mine > 1 && spank_setenv(sp, "MEMCORE_GPU_CPUS", b.per_gpu, 1)
 	    != ESPANK_SUCCESS)
-		slurm_error("memcore: step %s task %d: cannot set "
-			    "MEMCORE_GPU_CPUS", s->step_name, s->task_id);
+		mc_log_error("memcore: step %s task %d: cannot set "
+			     "MEMCORE_GPU_CPUS", s->step_name, s->task_id);
 	apply(&b, s, allowed);
 out:
 	if (plan) {
@@ -395,29 +396,29 @@ int mc_bind_task_init(struct mc_plugin *p, spank_t sp,
 	snprintf(buf, sizeof(buf), "%u", workers);
 	if (spank_setenv(sp, "MEMCORE_DATALOADER_WORKERS", buf, 1) !=
 	    ESPANK_SUCCESS)
-		slurm_error("memcore: step %s task %d: cannot set "
-			    "MEMCORE_DATALOADER_WORKERS", s.step_name,
-			    s.task_id);
+		mc_log_error("memcore: step %s task %d: cannot set "
+			     "MEMCORE_DATALOADER_WORKERS", s.step_name,
+			     s.task_id);
 	mc_opts_workers_list(&p->opts, workers, list, sizeof(list));
 	if (spank_setenv(sp, "MEMCORE_DATALOADER_WORKERS_LIST", list, 1) !=
 	    ESPANK_SUCCESS)
-		slurm_error("memcore: step %s task %d: cannot set "
-			    "MEMCORE_DATALOADER_WORKERS_LIST", s.step_name,
-			    s.task_id);
+		mc_log_error("memcore: step %s task %d: cannot set "
+			     "MEMCORE_DATALOADER_WORKERS_LIST", s.step_name,
+			     s.task_id);
 	if (pol.bind == MC_BIND_NONE)
 		return 0;
 	/* The user chose a binding (--cpu-bind=cores, map_cpu:..., none):
 	 * theirs wins. */
 	if (p->bind_user_cpu_bind[0]) {
-		slurm_verbose("memcore: step %s task %d: --cpu-bind=%s given, "
-			      "not bound", s.step_name, s.task_id,
-			      p->bind_user_cpu_bind);
+		mc_log_verbose("memcore: step %s task %d: --cpu-bind=%s given, "
+			       "not bound", s.step_name, s.task_id,
+			       p->bind_user_cpu_bind);
 		return 0;
 	}
 	f = mc_plugin_facts(p, &pol, err, sizeof(err));
 	if (!f) {
-		slurm_error("memcore: step %s task %d: not bound: %s",
-			    s.step_name, s.task_id, err);
+		mc_log_error("memcore: step %s task %d: not bound: %s",
+			     s.step_name, s.task_id, err);
 		return 0;
 	}
 	bind_task(p, sp, f, &s, workers);

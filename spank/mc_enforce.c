@@ -60,6 +60,7 @@
 #include "mc_stepcg.h"
 #include "mc_tmpfs.h"
 #include "mc_util.h"
+#include "mc_log.h"
 
 /* At exit, rmdir of memcore's own cgroup retries while a process of the
  * step is still leaving it: 50 us, doubling, about 3 ms in all at most;
@@ -102,10 +103,10 @@ void mc_enforce_slurmd_sweep(void)
 		return;
 	n = mc_owncg_sweep(&dir, NULL);
 	if (n > 0)
-		slurm_info("memcore: removed %d empty memcore cgroup%s "
-			   "(memcore_<job>, memcore_<job>_<step>) left in %s "
-			   "by ended jobs and steps", n, n == 1 ? "" : "s",
-			   dir.dir);
+		mc_log_info("memcore: removed %d empty memcore cgroup%s "
+			    "(memcore_<job>, memcore_<job>_<step>) left in %s "
+			    "by ended jobs and steps", n, n == 1 ? "" : "s",
+			    dir.dir);
 }
 
 void mc_enforce_job_epilog(uint32_t job_id)
@@ -120,10 +121,10 @@ void mc_enforce_job_epilog(uint32_t job_id)
 	    mc_owncg_job_name(job_id, name, sizeof(name)) < 0)
 		return;
 	if (!mc_owncg_job_leave(&dir, name, -1))
-		slurm_info("memcore: job %u: %s/%s is still in use at the job's "
-			   "end (a process outlived it); the next step on this "
-			   "node removes it once it is empty", job_id,
-			   dir.dir, name);
+		mc_log_info("memcore: job %u: %s/%s is still in use at the job's "
+			    "end (a process outlived it); the next step on this "
+			    "node removes it once it is empty", job_id,
+			    dir.dir, name);
 }
 
 void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
@@ -142,6 +143,7 @@ void mc_enforce_user_init(struct mc_enforce *e, const struct mc_step *s,
 		return;
 	mc_assert(d->limit_bytes && !d->refused);
 	snprintf(e->step_name, sizeof(e->step_name), "%s", s->step_name);
+	e->uid = s->uid;
 	snprintf(e->mem_source, sizeof(e->mem_source), "%s", s->mem_source);
 	e->limit_bytes = d->limit_bytes;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n) == ESPANK_SUCCESS)
@@ -224,10 +226,10 @@ static void protect_stepd(const struct mc_enforce *e, int task_id)
 		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, TASK_OOM_SCORE_ADJ,
 				    strlen(TASK_OOM_SCORE_ADJ)) < 0)
-			slurm_error("memcore: step %s: cannot raise the task's "
-				    "oom_score_adj, and slurmstepd cannot be "
-				    "protected from the OOM killer (no "
-				    "CAP_SYS_RESOURCE): %m", e->step_name);
+			mc_log_error("memcore: step %s: cannot raise the task's "
+				     "oom_score_adj, and slurmstepd cannot be "
+				     "protected from the OOM killer (no "
+				     "CAP_SYS_RESOURCE): %m", e->step_name);
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -241,8 +243,8 @@ static void protect_stepd(const struct mc_enforce *e, int task_id)
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pp);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "-1000", 5) != 5)
-		slurm_error("memcore: step %s: cannot protect slurmstepd from "
-			    "the OOM killer: %m", e->step_name);
+		mc_log_error("memcore: step %s: cannot protect slurmstepd from "
+			     "the OOM killer: %m", e->step_name);
 	if (fd >= 0)
 		close(fd);
 }
@@ -255,7 +257,7 @@ static void warn_step(const struct mc_enforce *e, const char *what,
 {
 	slurm_spank_log("memcore: step %s: %s (%s); the step runs without "
 			"memcore's memory limit", e->step_name, what, err);
-	slurm_info("memcore: step %s: %s: %s", e->step_name, what, err);
+	mc_log_info("memcore: step %s: %s: %s", e->step_name, what, err);
 }
 
 void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
@@ -265,7 +267,7 @@ void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 
 	if (e->warning[0] && task_id == 0) {
 		slurm_spank_log("%s", e->warning);
-		slurm_info("%s", e->warning);
+		mc_log_info("%s", e->warning);
 	}
 	/* memcore's own cgroup is made and joined at task_post_fork. */
 	if (!e->active || e->own)
@@ -286,9 +288,9 @@ void mc_enforce_task_init_privileged(struct mc_enforce *e, int task_id)
 	if (changed) {
 		char b[32];
 
-		slurm_info("memcore: step %s: memory limit of %s tightened to "
-			   "%s", e->step_name, e->scope.dir,
-			   mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
+		mc_log_info("memcore: step %s: memory limit of %s tightened to "
+			    "%s", e->step_name, e->scope.dir,
+			    mc_fmt_bytes(e->limit_bytes, b, sizeof(b)));
 	}
 }
 
@@ -299,9 +301,9 @@ static void own_leave_job(struct mc_enforce *e)
 	if (e->job_lock_fd < 0)
 		return;
 	if (mc_owncg_job_leave(&e->top, e->job_name, e->job_lock_fd))
-		slurm_debug("memcore: step %s: %s/%s removed (the job's last "
-			    "step here)", e->step_name, e->top.dir,
-			    e->job_name);
+		mc_log_debug("memcore: step %s: %s/%s removed (the job's last "
+			     "step here)", e->step_name, e->top.dir,
+			     e->job_name);
 	e->job_lock_fd = -1;
 }
 
@@ -339,9 +341,9 @@ static int job_join(struct mc_enforce *e, const char **what, char *err,
 					made ? MC_CG_SWAP_OFF_NEW
 					     : MC_CG_SWAP_LEAVE }, NULL, err,
 				len) < 0)
-		slurm_info("memcore: step %s: cannot cap the job's memory at "
-			   "%s: %s", e->step_name,
-			   mc_fmt_bytes(e->job_limit_bytes, b, sizeof(b)), err);
+		mc_log_info("memcore: step %s: cannot cap the job's memory at "
+			    "%s: %s", e->step_name,
+			    mc_fmt_bytes(e->job_limit_bytes, b, sizeof(b)), err);
 	return 0;
 }
 
@@ -394,9 +396,9 @@ static int own_make(struct mc_enforce *e, pid_t pid, const char **what,
 				*what = "the cgroup tree is read-only";
 			return -1;
 		}
-		slurm_info("memcore: step %s: %s/%s is in use (an earlier run "
-			   "of the job, requeued?): never joined, the next "
-			   "name", e->step_name, e->parent.dir, e->name);
+		mc_log_info("memcore: step %s: %s/%s is in use (an earlier run "
+			    "of the job, requeued?): never joined, the next "
+			    "name", e->step_name, e->parent.dir, e->name);
 	}
 	if (mc_cgroup_child(&e->parent, e->name, &e->scope) < 0) {
 		snprintf(err, len, "%s/%s: path too long", e->parent.dir,
@@ -454,7 +456,7 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 				snprintf(e->refusal, sizeof(e->refusal),
 					 "memcore: step %s: %s: %s",
 					 e->step_name, what, err);
-				slurm_error("%s", e->refusal);
+				mc_log_error("%s", e->refusal);
 				kill(pid, SIGKILL);
 				return 0;
 			}
@@ -469,9 +471,9 @@ int mc_enforce_task_post_fork(struct mc_enforce *e, spank_t sp)
 	/* The kernel's first move into any cgroup after a quiet spell waits
 	 * for an RCU grace period (cgroup_threadgroup_rwsem): several ms on
 	 * a small VM, the same for Slurm's own task/cgroup. */
-	slurm_debug("memcore: step %s: task %d into %s: made in %ld us, moved "
-		    "in %ld us", e->step_name, (int)pid, e->scope.dir, made_us,
-		    us_since(&t0) - made_us);
+	mc_log_debug("memcore: step %s: task %d into %s: made in %ld us, moved "
+		     "in %ld us", e->step_name, (int)pid, e->scope.dir, made_us,
+		     us_since(&t0) - made_us);
 	return 0;
 }
 
@@ -493,9 +495,9 @@ static int own_remove(struct mc_enforce *e, int tries, char *err,
 			e->removed = true;
 			close(e->lock_fd);
 			e->lock_fd = -1;
-			slurm_debug("memcore: step %s: %s removed in %ld us "
-				    "(%d tries)", e->step_name, e->scope.dir,
-				    us_since(&t0), i + 1);
+			mc_log_debug("memcore: step %s: %s removed in %ld us "
+				     "(%d tries)", e->step_name, e->scope.dir,
+				     us_since(&t0), i + 1);
 			return 0;
 		}
 		if (errno != EBUSY || i + 1 == tries)
@@ -511,7 +513,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			const struct mc_memstat *m)
 {
 	char lim[32], at[32], anon[32], shm[32], file[32], more[32];
-	char where[160];	/* the node's tmpfs mounts (mc_tmpfs.h) */
+	char where[160];	/* the job's tmpfs mounts (mc_tmpfs.h) */
 	uint64_t limit = m->limit_bytes != MC_MEM_UNLIMITED ? m->limit_bytes
 							     : e->limit_bytes;
 	/* The victim's memory is gone by now: what the step held at the
@@ -538,7 +540,7 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 			"buffers)", mc_fmt_bytes(peak, at, sizeof(at)),
 			mc_fmt_bytes(anon_est, anon, sizeof(anon)),
 			mc_fmt_bytes(shmem, shm, sizeof(shm)),
-			mc_tmpfs_where(where, sizeof(where)));
+			mc_tmpfs_where(e->uid, where, sizeof(where)));
 	slurm_spank_log("  not counted      %s of file pages (page cache, "
 			"memory-mapped files): the kernel reclaims them "
 			"before it kills", mc_fmt_bytes(m->file_bytes, file,
@@ -569,9 +571,9 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 				"workers (--dataloader-workers), smaller "
 				"batches; less data in tmpfs (%s)", more,
 				where);
-	slurm_info("memcore: step %s: %" PRIu64 " OOM kill(s), limit %s, "
-		   "peak %s, anon ~%s, shmem %s, file %s", e->step_name, kills,
-		   lim, at, anon, shm, file);
+	mc_log_info("memcore: step %s: %" PRIu64 " OOM kill(s), limit %s, "
+		    "peak %s, anon ~%s, shmem %s, file %s", e->step_name, kills,
+		    lim, at, anon, shm, file);
 }
 
 static void explain_line(const struct mc_enforce *e,
@@ -652,10 +654,10 @@ int mc_enforce_exit(struct mc_enforce *e)
 	if (!e->active || !e->own)
 		return 0;
 	if (own_remove(e, RMDIR_TRIES, err, sizeof(err)) < 0)
-		slurm_info("memcore: step %s: its memory cgroup is still in "
-			   "use (%s): a process outlived the step; the next "
-			   "step on this node removes it once it is empty",
-			   e->step_name, err);
+		mc_log_info("memcore: step %s: its memory cgroup is still in "
+			    "use (%s): a process outlived the step; the next "
+			    "step on this node removes it once it is empty",
+			    e->step_name, err);
 	/* Unheld from here: a later step's sweep may take it once empty. */
 	if (e->lock_fd >= 0) {
 		close(e->lock_fd);

@@ -50,6 +50,8 @@ struct mc_enforce {
 	uint64_t oom_start;	/* OOM kills in scope when the step began */
 	uint32_t local_tasks, exited;
 	char step_name[48];	/* "12.0", "12.batch" */
+	uint32_t uid;		/* the job's user: whose tmpfs the OOM
+				 * explanation names (mc_tmpfs.h) */
 	char mem_source[96];	/* "--mem=256M", ... */
 	/* A problem found in user_init, where nothing reaches the user:
 	 * local task 0 prints it in task_init_privileged. */

@@ -60,6 +60,7 @@
 #include "mc_thread.h"
 #include "mc_plugin.h"
 #include "mc_keep.h"
+#include "mc_log.h"
 
 /* The write's whole time: within the two waits of the hooks
  * (MC_KEEP_TASK_EXIT_WAIT_MS + MC_KEEP_EXIT_WAIT_MS). */
@@ -222,10 +223,10 @@ static void *keep(void *arg)
 				break;
 			}
 			if (lock < 0) {	/* no lock to take here: unserialised */
-				slurm_info("memcore: job %s: %s: this node's "
-					   "steps of the job write their "
-					   "records without taking turns",
-					   p->step.step_name, err);
+				mc_log_info("memcore: job %s: %s: this node's "
+					    "steps of the job write their "
+					    "records without taking turns",
+					    p->step.step_name, err);
 				use_lock = false;
 			}
 		}
@@ -264,15 +265,15 @@ static void *keep(void *arg)
 	}
 	unlock(&lock);
 	if (seen) {
-		slurm_debug("memcore: job %s: summary kept in the job's "
-			    "AdminComment (%zu bytes) in %ld ms, %u tries",
-			    p->step.step_name, strlen(cur), since_ms(&t0),
-			    tries);
+		mc_log_debug("memcore: job %s: summary kept in the job's "
+			     "AdminComment (%zu bytes) in %ld ms, %u tries",
+			     p->step.step_name, strlen(cur), since_ms(&t0),
+			     tries);
 		return NULL;
 	}
-	slurm_info("memcore: job %s: the summary could not be kept with the "
-		   "job (%s, after %ld ms); it is in the 'after the step' "
-		   "line above only", p->step.step_name, why, since_ms(&t0));
+	mc_log_info("memcore: job %s: the summary could not be kept with the "
+		    "job (%s, after %ld ms); it is in the 'after the step' "
+		    "line above only", p->step.step_name, why, since_ms(&t0));
 	return NULL;
 }
 

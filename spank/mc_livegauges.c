@@ -28,6 +28,7 @@
 #include "mc_textfile.h"
 #include "mc_util.h"
 #include "mc_livegauges.h"
+#include "mc_log.h"
 
 /* The job's user's name from the node's name service, else its uid. */
 static void user_name(uint32_t uid, char *buf, size_t len)
@@ -79,20 +80,20 @@ void mc_livegauges_start(struct mc_plugin *p)
 	if (mc_gauges_labels(&ids, g->labels, sizeof(g->labels)) < 0 ||
 	    mc_gaugefile_name(g->name, node, (long)getpid(), p->step.job_id,
 			      step) < 0) {
-		slurm_info("memcore: step %s: no live gauges in %s: a label "
-			   "(user %s, node %s, partition %s) is no valid label "
-			   "or file name part", p->step.step_name,
-			   dir[0] ? dir : "/", user, node,
-			   p->step.partition[0] ? p->step.partition : "-");
+		mc_log_info("memcore: step %s: no live gauges in %s: a label "
+			    "(user %s, node %s, partition %s) is no valid label "
+			    "or file name part", p->step.step_name,
+			    dir[0] ? dir : "/", user, node,
+			    p->step.partition[0] ? p->step.partition : "-");
 		return;
 	}
 	snprintf(g->tmp, sizeof(g->tmp), ".%s.tmp", g->name);
 	/* The textfile's directory, as the textfile itself opens it. */
 	g->dfd = mc_open_root_dir(dir[0] ? dir : "/");
 	if (g->dfd < 0) {
-		slurm_info("memcore: step %s: no live gauges: cannot open %s "
-			   "as a directory root's alone (%m)",
-			   p->step.step_name, dir[0] ? dir : "/");
+		mc_log_info("memcore: step %s: no live gauges: cannot open %s "
+			    "as a directory root's alone (%m)",
+			    p->step.step_name, dir[0] ? dir : "/");
 		return;
 	}
 	g->v[MC_G_LIMIT] = a->usage.asked_bytes;
@@ -116,14 +117,14 @@ void mc_livegauges_stop(struct mc_plugin *p)
 	 * that, and the next step on the node removes the file. */
 	mc_sampler_set_hook(&a->sampler, NULL, NULL);
 	if (mc_gaugefile_remove(g) < 0)
-		slurm_info("memcore: step %s: cannot remove its live gauges "
-			   "file %s (%m)", p->step.step_name, g->name);
+		mc_log_info("memcore: step %s: cannot remove its live gauges "
+			    "file %s (%m)", p->step.step_name, g->name);
 	if (g->failures)
-		slurm_info("memcore: step %s: live gauges file %s: %" PRIu64
-			   " of %" PRIu64 " writes failed, the first could "
-			   "not %s (%s)", p->step.step_name, g->name,
-			   g->failures, g->failures + g->writes,
-			   g->first_what, strerror(g->first_errno));
+		mc_log_info("memcore: step %s: live gauges file %s: %" PRIu64
+			    " of %" PRIu64 " writes failed, the first could "
+			    "not %s (%s)", p->step.step_name, g->name,
+			    g->failures, g->failures + g->writes,
+			    g->first_what, strerror(g->first_errno));
 	mc_textfile_node(node, sizeof(node));
 	mc_gaugefile_clean(g->dfd, node, (long)getpid());
 	g->on = false;

@@ -18,6 +18,7 @@
 #include "mc_plugin.h"
 #include "mc_nodefacts.h"
 #include "mc_step.h"
+#include "mc_log.h"
 
 /* A libslurm count as memcore keeps it: 0 for none or unknown. */
 static uint32_t gres_count(const char *name)
@@ -52,19 +53,19 @@ const struct mc_node_facts *mc_plugin_facts(struct mc_plugin *p,
 	if (p->cache_path[0]) {
 		if (mc_cache_read(p->cache_path, want, &p->facts, NULL, why,
 				  sizeof(why)) == 0) {
-			slurm_debug("memcore: node facts from cache %s",
-				    p->cache_path);
+			mc_log_debug("memcore: node facts from cache %s",
+				     p->cache_path);
 			p->facts_loaded = true;
 			return &p->facts;
 		}
-		slurm_info("memcore: %s; node facts from hwloc (%s) instead",
-			   why, want);
+		mc_log_info("memcore: %s; node facts from hwloc (%s) instead",
+			    why, want);
 	}
 	if (mc_topology_load(pol->topology_file, &p->facts, err, errlen) < 0)
 		return NULL;
 	/* slurmd passed its gres counts to slurmstepd with the step. */
 	mc_plugin_slurm_gres(&p->facts);
-	slurm_debug("memcore: node facts from hwloc (%s)", want);
+	mc_log_debug("memcore: node facts from hwloc (%s)", want);
 	p->facts_loaded = true;
 	return &p->facts;
 }

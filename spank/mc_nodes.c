@@ -17,6 +17,7 @@
 
 #include "mc_slurm_compat.h"
 #include "mc_step.h"
+#include "mc_log.h"
 
 int mc_hostlist_nth(const char *list, uint32_t n, char *buf, size_t len)
 {
@@ -81,9 +82,9 @@ void mc_step_het_check(struct mc_step *s)
 		return;
 	s->n_het = 0;
 	if (mc_load_job(&msg, s->job_id) != 0 || !msg) {
-		slurm_info("memcore: step %s: slurmctld did not say whether "
-			   "job %u is heterogeneous (%m): ended as its own "
-			   "job's step only", s->step_name, s->job_id);
+		mc_log_info("memcore: step %s: slurmctld did not say whether "
+			    "job %u is heterogeneous (%m): ended as its own "
+			    "job's step only", s->step_name, s->job_id);
 		return;
 	}
 	for (uint32_t i = 0; i < msg->record_count; i++)
@@ -93,10 +94,10 @@ void mc_step_het_check(struct mc_step *s)
 	    !j->het_job_id_set ||
 	    !id_in_set(j->het_job_id_set, s->job_id, &n) ||
 	    n > MC_HET_MAX) {
-		slurm_info("memcore: step %s: job %u is not heterogeneous by "
-			   "slurmctld: the job environment's SLURM_HET_SIZE "
-			   "and SLURM_JOB_ID_HET_GROUP_* are ignored",
-			   s->step_name, s->job_id);
+		mc_log_info("memcore: step %s: job %u is not heterogeneous by "
+			    "slurmctld: the job environment's SLURM_HET_SIZE "
+			    "and SLURM_JOB_ID_HET_GROUP_* are ignored",
+			    s->step_name, s->job_id);
 		mc_free_job_info_msg(msg);
 		return;
 	}
@@ -131,8 +132,8 @@ void mc_step_end_everywhere(const struct mc_step *step)
 	if (setgroups(0, NULL) != 0 || setgid((gid_t)s->gid) != 0 ||
 	    setuid((uid_t)s->uid) != 0 || getuid() != (uid_t)s->uid ||
 	    (s->uid != 0 && setuid(0) == 0)) {
-		slurm_info("memcore: step %s: cannot become uid %u to end it "
-			   "on its other nodes: %m", s->step_name, s->uid);
+		mc_log_info("memcore: step %s: cannot become uid %u to end it "
+			    "on its other nodes: %m", s->step_name, s->uid);
 		return;
 	}
 	/* Let the other refusing nodes print their own lines first: the
@@ -141,13 +142,13 @@ void mc_step_end_everywhere(const struct mc_step *step)
 	mc_step_het_check(&c);	/* as the user, when not asked yet */
 	if (!s->n_het) {
 		if (mc_kill_job_step(s->job_id, s->step_id) != 0)
-			slurm_info("memcore: step %s: ending it on its other "
-				   "nodes failed: %m", s->step_name);
+			mc_log_info("memcore: step %s: ending it on its other "
+				    "nodes failed: %m", s->step_name);
 		return;
 	}
 	/* A component without this step id has no part in the step. */
 	for (uint32_t k = 0; k < s->n_het; k++)
 		if (mc_kill_job_step(s->het_job_id[k], s->step_id) != 0)
-			slurm_debug("memcore: step %s: component job %u: %m",
-				    s->step_name, s->het_job_id[k]);
+			mc_log_debug("memcore: step %s: component job %u: %m",
+				     s->step_name, s->het_job_id[k]);
 }

@@ -30,6 +30,7 @@
 #include "mc_plugin.h"
 #include "mc_nodefacts.h"
 #include "mc_slurmd.h"
+#include "mc_log.h"
 
 /* One line for the GPUs: "4 x 139.8 GiB (cuda)", or each when mixed. */
 static void describe_gpus(const struct mc_node_facts *f,
@@ -126,42 +127,42 @@ static void warnings(const char *host, const char *ram, const char *policy,
 	if (mc_topology_ram_disagrees(f)) {
 		char hw[32];
 
-		slurm_info("memcore: host RAM %s is the kernel's (MemTotal, "
-			   "as RealMemory); hwloc's NUMA nodes hold %s", ram,
-			   mc_fmt_bytes(f->hwloc_ram_bytes, hw,
-					sizeof(hw)));
+		mc_log_info("memcore: host RAM %s is the kernel's (MemTotal, "
+			    "as RealMemory); hwloc's NUMA nodes hold %s", ram,
+			    mc_fmt_bytes(f->hwloc_ram_bytes, hw,
+					 sizeof(hw)));
 	}
 	if (f->n_gpus && a->gpu_memory_known && !a->ram_rule_ok) {
 		mc_fmt_bytes(a->ram_needed_bytes, need, sizeof(need));
 		mc_fmt_bytes(a->gpu_memory_total_bytes, gmem, sizeof(gmem));
-		slurm_info("memcore: warning: %s breaks the RAM sizing rule: "
-			   "%s host RAM, %s needed = %s of GPU memory x %.2f "
-			   "(HostRamPerGpuRam); GPU steps will be refused "
-			   "RAM they cannot get", host, ram, need, gmem,
-			   pol->host_ram_per_gpu_ram);
+		mc_log_info("memcore: warning: %s breaks the RAM sizing rule: "
+			    "%s host RAM, %s needed = %s of GPU memory x %.2f "
+			    "(HostRamPerGpuRam); GPU steps will be refused "
+			    "RAM they cannot get", host, ram, need, gmem,
+			    pol->host_ram_per_gpu_ram);
 	}
 	if (mc_shards_disagree(pol, f->slurm_shards, f->slurm_gpus,
 			       &per))
-		slurm_info("memcore: warning: %s: ShardsPerGpu=%u in %s, but "
-			   "Slurm configures %u shards per GPU here (Gres "
-			   "shard:%u over %u GPUs): shard steps are sized by "
-			   "ShardsPerGpu=; remove it to follow Slurm", host,
-			   pol->shards_per_gpu, policy, per, f->slurm_shards,
-			   f->slurm_gpus);
+		mc_log_info("memcore: warning: %s: ShardsPerGpu=%u in %s, but "
+			    "Slurm configures %u shards per GPU here (Gres "
+			    "shard:%u over %u GPUs): shard steps are sized by "
+			    "ShardsPerGpu=; remove it to follow Slurm", host,
+			    pol->shards_per_gpu, policy, per, f->slurm_shards,
+			    f->slurm_gpus);
 	if (f->n_gpus && !a->cores_rule_ok)
-		slurm_info("memcore: warning: %s breaks the cores sizing rule: "
-			   "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
-			   "%u reserved", host, f->cores, a->cores_needed,
-			   f->n_gpus, a->workers, pol->reserved_cores);
+		mc_log_info("memcore: warning: %s breaks the cores sizing rule: "
+			    "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
+			    "%u reserved", host, f->cores, a->cores_needed,
+			    f->n_gpus, a->workers, pol->reserved_cores);
 	if (f->n_gpus && a->ram_rule_ok && a->cores_rule_ok &&
 	    !nj->step.v.fits) {
 		char why[160];
 
-		slurm_info("memcore: warning: %s: a step of all its %u GPUs "
-			   "at %u workers, given the whole node, does not fit: "
-			   "%s (memcore audit explains)", host, node->gpus,
-			   a->workers, mc_verdict_reason(&nj->step.v, why,
-							 sizeof(why)));
+		mc_log_info("memcore: warning: %s: a step of all its %u GPUs "
+			    "at %u workers, given the whole node, does not fit: "
+			    "%s (memcore audit explains)", host, node->gpus,
+			    a->workers, mc_verdict_reason(&nj->step.v, why,
+							  sizeof(why)));
 	}
 }
 
@@ -186,44 +187,44 @@ static int start(struct mc_plugin *p)
 		 * own until slurmd starts with a good policy. */
 		if (p->cache_path[0] == '/')
 			unlink(p->cache_path);
-		slurm_error("memcore %s (Slurm %s) on %s: %s; GPU steps are "
-			    "refused until the policy is fixed (each step "
-			    "reads it afresh: no restart needed), CPU-only "
-			    "steps run; no node facts cached", MC_VERSION,
-			    slurm, host, p->cfg_err);
+		mc_log_error("memcore %s (Slurm %s) on %s: %s; GPU steps are "
+			     "refused until the policy is fixed (each step "
+			     "reads it afresh: no restart needed), CPU-only "
+			     "steps run; no node facts cached", MC_VERSION,
+			     slurm, host, p->cfg_err);
 		return 0;
 	}
 	if (p->cfg.warning[0])
-		slurm_error("memcore on %s: %s", host, p->cfg.warning);
+		mc_log_error("memcore on %s: %s", host, p->cfg.warning);
 	mc_config_policy(&p->cfg, NULL, &pol);
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)
 		mc_enforce_slurmd_sweep();
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF &&
 	    !mc_cap_sys_resource())
-		slurm_error("memcore on %s: slurmd has no CAP_SYS_RESOURCE, "
-			    "so memcore cannot give slurmstepd back its "
-			    "oom_score_adj of -1000 where Slurm's cgroup "
-			    "charges slurmstepd to the step (cgroup v1): each "
-			    "task raises its own oom_score_adj to 1000 "
-			    "instead, so that the OOM killer picks a task "
-			    "first. Run slurmd with CAP_SYS_RESOURCE (a "
-			    "container's or sandbox's capability set) to "
-			    "protect slurmstepd", host);
+		mc_log_error("memcore on %s: slurmd has no CAP_SYS_RESOURCE, "
+			     "so memcore cannot give slurmstepd back its "
+			     "oom_score_adj of -1000 where Slurm's cgroup "
+			     "charges slurmstepd to the step (cgroup v1): each "
+			     "task raises its own oom_score_adj to 1000 "
+			     "instead, so that the OOM killer picks a task "
+			     "first. Run slurmd with CAP_SYS_RESOURCE (a "
+			     "container's or sandbox's capability set) to "
+			     "protect slurmstepd", host);
 	if (mc_topology_load(pol.topology_file, &facts, err, sizeof(err)) < 0) {
 		/* A stale cache must not outlive the topology it came from. */
 		if (p->cache_path[0])
 			unlink(p->cache_path);
-		slurm_error("memcore %s (Slurm %s) on %s: %s; policy %s; no "
-			    "node facts cached, GPU steps load the topology "
-			    "themselves", MC_VERSION, slurm, host, err,
-			    policy);
+		mc_log_error("memcore %s (Slurm %s) on %s: %s; policy %s; no "
+			     "node facts cached, GPU steps load the topology "
+			     "themselves", MC_VERSION, slurm, host, err,
+			     policy);
 		return 0;
 	}
 	/* Only here, never in slurmstepd: NVML may take seconds to start. */
 	mc_gpu_probe_fill_default(&facts, note, sizeof(note));
 	if (note[0])
-		slurm_info("memcore: GPU memory: %s (GpuMemory= in %s "
-			   "applies)", note, policy);
+		mc_log_info("memcore: GPU memory: %s (GpuMemory= in %s "
+			    "applies)", note, policy);
 	/* Slurm's own GPU and shard counts: the shards per GPU of every
 	 * --gres=shard step here (mc_shards_per_gpu). */
 	mc_plugin_slurm_gres(&facts);
@@ -234,11 +235,11 @@ static int start(struct mc_plugin *p)
 	mc_facts_judge(&facts, &pol, &node, &nj);
 	describe_gpus(&facts, &pol, gpus, sizeof(gpus));
 	mc_fmt_bytes(facts.host_ram_bytes, ram, sizeof(ram));
-	slurm_info("memcore %s (Slurm %s) on %s: topology %s; policy %s; "
-		   "%s host RAM, %u cores, %u NUMA nodes, %s; audit at "
-		   "%u workers: %s; %s", MC_VERSION, slurm, host,
-		   facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
-		   nj.rule.workers, audit_word(&facts, &nj), cache);
+	mc_log_info("memcore %s (Slurm %s) on %s: topology %s; policy %s; "
+		    "%s host RAM, %u cores, %u NUMA nodes, %s; audit at "
+		    "%u workers: %s; %s", MC_VERSION, slurm, host,
+		    facts.source, policy, ram, facts.cores, facts.n_numa, gpus,
+		    nj.rule.workers, audit_word(&facts, &nj), cache);
 	warnings(host, ram, policy, &facts, &pol, &node, &nj);
 	return 0;
 }

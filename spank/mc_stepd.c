@@ -44,6 +44,7 @@
 #include "mc_rules.h"
 #include "mc_topology.h"
 #include "mc_step.h"
+#include "mc_log.h"
 
 /*
  * The step's partition from slurmd's own record of the job (mc_jobview.h),
@@ -64,15 +65,15 @@ static void trusted_partition(struct mc_plugin *p)
 	rc = mc_jobview_read(dir, s->job_id, s->partition,
 			     sizeof(s->partition), err, sizeof(err));
 	if (rc == 0)
-		slurm_info("memcore: step %s: no record of job %u in %s (the "
-			   "job prolog did not run: slurmd started before "
-			   "memcore was in its plugstack?): the global "
-			   "policy, whatever the step's partition",
-			   s->step_name, s->job_id, dir);
+		mc_log_info("memcore: step %s: no record of job %u in %s (the "
+			    "job prolog did not run: slurmd started before "
+			    "memcore was in its plugstack?): the global "
+			    "policy, whatever the step's partition",
+			    s->step_name, s->job_id, dir);
 	else if (rc < 0)
-		slurm_error("memcore: step %s: %s: the global policy, "
-			    "whatever the step's partition", s->step_name,
-			    err);
+		mc_log_error("memcore: step %s: %s: the global policy, "
+			     "whatever the step's partition", s->step_name,
+			     err);
 }
 
 const struct mc_step *mc_stepd_step(struct mc_plugin *p, spank_t sp)
@@ -155,7 +156,7 @@ static void setup_error(struct mc_plugin *p, const struct mc_policy *pol,
 		 allow ? " (OnError=allow: the step runs unchecked)"
 		       : " (OnError=refuse: GPU steps cannot start until the "
 			 "administrator fixes it)");
-	slurm_info("%s", line);	/* log once: the user has it from task 0 */
+	mc_log_info("%s", line);	/* log once: the user has it from task 0 */
 	keep(p, allow ? 0 : -1, line);
 }
 
@@ -328,7 +329,7 @@ static bool dataset_note(spank_t sp, const struct mc_step *s,
 	rc = mc_dataset_parse(v, &d, err, sizeof(err));
 	free(v);
 	if (rc < 0) {
-		slurm_info("memcore: step %s: %s", s->step_name, err);
+		mc_log_info("memcore: step %s: %s", s->step_name, err);
 		return false;
 	}
 	if (pol->local_scratch[0] && statvfs(pol->local_scratch, &sv) == 0)
@@ -339,8 +340,8 @@ static bool dataset_note(spank_t sp, const struct mc_step *s,
 		mc_appendf(text, len, used, "%s%s", *used ? "\n" : "",
 			   lines[i]);
 	if (n)
-		slurm_info("memcore: job %s: dataset on a network filesystem"
-			   "%s", s->step_name, refuse ? ": refused" : "");
+		mc_log_info("memcore: job %s: dataset on a network filesystem"
+			    "%s", s->step_name, refuse ? ": refused" : "");
 	return refuse;
 }
 
@@ -364,8 +365,8 @@ static const struct mc_node_facts *before_judging(struct mc_plugin *p,
 			       MC_LAUNCH_UNCHECKED)) {
 		snprintf(err, sizeof(err), "memcore: step %s: refused: %s",
 			 s->step_name, s->user_err);
-		slurm_info("memcore: job %s: refused: %s", s->step_name,
-			   s->user_err);
+		mc_log_info("memcore: job %s: refused: %s", s->step_name,
+			    s->user_err);
 		keep(p, -1, err);
 		return NULL;
 	}
@@ -403,7 +404,7 @@ static bool request(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 	if (rc < 0) {
 		snprintf(err, sizeof(err), "memcore: step %s: %s%s",
 			 s->step_name, rc == -2 ? "refused: " : "", why);
-		slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+		mc_log_info("memcore: job %s: refused: %s", s->step_name, why);
 		keep(p, -1, err);
 		return false;
 	}
@@ -415,15 +416,12 @@ static bool request(struct mc_plugin *p, spank_t sp, const struct mc_step *s,
 	if (!why[0])
 		return true;
 	snprintf(err, sizeof(err), "memcore: step %s: %s", s->step_name, why);
-	slurm_info("memcore: job %s: refused: %s", s->step_name, why);
+	mc_log_info("memcore: job %s: refused: %s", s->step_name, why);
 	keep(p, -1, err);
 	/* Counted in the cluster view as refused. */
 	p->after.judged = p->after.refused = true;
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
 		 pol->prometheus_textfile);
-	if (p->cfg.warning[0])
-		slurm_info("memcore: job %s: warning: %s", s->step_name,
-			   p->cfg.warning);
 	return false;
 }
 
@@ -481,18 +479,18 @@ static void judged(struct mc_plugin *p, const struct mc_step *s,
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
 		 pol->prometheus_textfile);
 	if (p->cfg.warning[0])
-		slurm_info("memcore: job %s: warning: %s", s->step_name,
-			   p->cfg.warning);
-	slurm_info("memcore: job %s: %s: gpus=%u workers=%u ram needed=%s "
-		   "allocated=%s cores needed=%u allocated=%u node cores "
-		   "needed=%u has=%u nodes=%u", s->step_name,
-		   v->fits && !d->refused ? "fits"
-		   : d->refused ? "refused" : "warned",
-		   req->gpus, d->workers,
-		   mc_fmt_bytes(v->ram_needed_bytes, need, sizeof(need)),
-		   mc_fmt_bytes(v->ram_allocated_bytes, have, sizeof(have)),
-		   v->cores_needed, v->cores_allocated, v->node_cores_needed,
-		   v->node_cores, req->nodes);
+		mc_log_info("memcore: job %s: warning: %s", s->step_name,
+			    p->cfg.warning);
+	mc_log_info("memcore: job %s: %s: gpus=%u workers=%u ram needed=%s "
+		    "allocated=%s cores needed=%u allocated=%u node cores "
+		    "needed=%u has=%u nodes=%u", s->step_name,
+		    v->fits && !d->refused ? "fits"
+		    : d->refused ? "refused" : "warned",
+		    req->gpus, d->workers,
+		    mc_fmt_bytes(v->ram_needed_bytes, need, sizeof(need)),
+		    mc_fmt_bytes(v->ram_allocated_bytes, have, sizeof(have)),
+		    v->cores_needed, v->cores_allocated, v->node_cores_needed,
+		    v->node_cores, req->nodes);
 }
 
 static void verdict(struct mc_plugin *p, spank_t sp)
@@ -567,10 +565,10 @@ static void verdict_once(struct mc_plugin *p, spank_t sp)
 	/* Counted by the tests (one per step, whatever its task count) and
 	 * memcore's own share of a launch (BENCHMARKS.md). */
 	if (p->step_loaded && p->step_rc == 0 && !mc_step_ignored(&p->step))
-		slurm_debug("memcore: step %s: verdict computed in %ld us, "
-			    "once for all its tasks", p->step.step_name,
-			    (long)((t1.tv_sec - t0.tv_sec) * 1000000L +
-				   (t1.tv_nsec - t0.tv_nsec) / 1000));
+		mc_log_debug("memcore: step %s: verdict computed in %ld us, "
+			     "once for all its tasks", p->step.step_name,
+			     (long)((t1.tv_sec - t0.tv_sec) * 1000000L +
+				    (t1.tv_nsec - t0.tv_nsec) / 1000));
 }
 
 /* The step's verdict, delivered by this task: -1 refused. */

@@ -46,6 +46,7 @@
 #include "mc_plugin.h"
 #include "mc_textfile.h"
 #include "mc_util.h"
+#include "mc_log.h"
 
 #define LOCK_WAIT_MS 2000
 #define TEXT_MAX (256 * 1024)
@@ -226,8 +227,8 @@ void mc_textfile_add(const struct mc_plugin *p)
 	base = strrchr(path, '/');
 	if (!base || !base[1] || (size_t)(base - path) >= sizeof(dir) ||
 	    strlen(base + 1) + 6 > NAME_MAX) {
-		slurm_info("memcore: PrometheusTextfile=%s: not an absolute "
-			   "file path", path);
+		mc_log_info("memcore: PrometheusTextfile=%s: not an absolute "
+			    "file path", path);
 		return;
 	}
 	memcpy(dir, path, (size_t)(base - path));
@@ -263,25 +264,25 @@ void mc_textfile_add(const struct mc_plugin *p)
 		goto fail;
 	}
 	if (rc > 0 && (bad = untrusted(&fst, why, sizeof(why)))) {
-		slurm_info("memcore: PrometheusTextfile=%s: not adopted (%s): "
-			   "its counts start afresh", path, bad);
+		mc_log_info("memcore: PrometheusTextfile=%s: not adopted (%s): "
+			    "its counts start afresh", path, bad);
 		text[0] = '\0';
 	}
 	dropped = mc_metrics_parse(text, node, &m);
 	if (dropped)
-		slurm_info("memcore: PrometheusTextfile=%s: %zu sample%s not "
-			   "adopted (another node's than %s, or damaged)", path,
-			   dropped, dropped == 1 ? "" : "s", node);
+		mc_log_info("memcore: PrometheusTextfile=%s: %zu sample%s not "
+			    "adopted (another node's than %s, or damaged)", path,
+			    dropped, dropped == 1 ? "" : "s", node);
 	what = "add a series (the node name is no label)";
 	rc = mc_metrics_add(&m, &st);
 	if (rc < 0)
 		goto fail;
 	if (rc > 0)
-		slurm_info("memcore: step %s: PrometheusTextfile=%s: counted "
-			   "under partition=\"" MC_METRICS_OTHER "\" (its "
-			   "partition is no label, or %d partitions are "
-			   "counted already)", p->step.step_name, path,
-			   MC_METRICS_SERIES_MAX - 1);
+		mc_log_info("memcore: step %s: PrometheusTextfile=%s: counted "
+			    "under partition=\"" MC_METRICS_OTHER "\" (its "
+			    "partition is no label, or %d partitions are "
+			    "counted already)", p->step.step_name, path,
+			    MC_METRICS_SERIES_MAX - 1);
 	what = "format it";
 	len = mc_metrics_format(&m, text, sizeof(text));
 	if (len < 0)
@@ -292,9 +293,9 @@ void mc_textfile_add(const struct mc_plugin *p)
 	close(lfd);	/* and the lock with it */
 	return;
 fail:
-	slurm_info("memcore: step %s: PrometheusTextfile=%s: cannot %s (%m); "
-		   "this step is not counted there", p->step.step_name, path,
-		   what);
+	mc_log_info("memcore: step %s: PrometheusTextfile=%s: cannot %s (%m); "
+		    "this step is not counted there", p->step.step_name, path,
+		    what);
 	if (dfd >= 0)
 		close(dfd);
 	if (lfd >= 0)

@@ -42,6 +42,7 @@
 #include "mc_prolog.h"
 #include "mc_slurmd.h"
 #include "mc_stepd.h"
+#include "mc_log.h"
 
 SPANK_PLUGIN(memcore, 1);
 
@@ -149,11 +150,11 @@ static void log_task_time(spank_t sp)
 	if (!plugin.step_loaded || mc_step_ignored(&plugin.step))
 		return;
 	spank_get_item(sp, S_TASK_ID, &task);
-	slurm_debug("memcore: step %s task %d: memcore took %ld us before the "
-		    "program (task_init_privileged %ld, task_init %ld)",
-		    step_name(), task,
-		    t[MC_HOOK_TASK_PRIV] + t[MC_HOOK_TASK_INIT],
-		    t[MC_HOOK_TASK_PRIV], t[MC_HOOK_TASK_INIT]);
+	mc_log_debug("memcore: step %s task %d: memcore took %ld us before the "
+		     "program (task_init_privileged %ld, task_init %ld)",
+		     step_name(), task,
+		     t[MC_HOOK_TASK_PRIV] + t[MC_HOOK_TASK_INIT],
+		     t[MC_HOOK_TASK_PRIV], t[MC_HOOK_TASK_INIT]);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -237,13 +238,13 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		return 0;
 	MC_ONCE();
 	once_rc = MC_TIMED(MC_HOOK_EXIT, mc_stepd_exit(&plugin, sp));
-	slurm_debug("memcore: step %s: memcore took %ld us in slurmstepd "
-		    "(init %ld, init_post_opt %ld, user_init %ld, "
-		    "task_post_fork %ld, task_exit %ld, exit %ld)",
-		    step_name(),
-		    t[MC_HOOK_INIT] + t[MC_HOOK_POST_OPT] + t[MC_HOOK_USER_INIT] +
-		    t[MC_HOOK_POST_FORK] + t[MC_HOOK_TASK_EXIT] + t[MC_HOOK_EXIT],
-		    t[MC_HOOK_INIT], t[MC_HOOK_POST_OPT], t[MC_HOOK_USER_INIT],
-		    t[MC_HOOK_POST_FORK], t[MC_HOOK_TASK_EXIT], t[MC_HOOK_EXIT]);
+	mc_log_debug("memcore: step %s: memcore took %ld us in slurmstepd "
+		     "(init %ld, init_post_opt %ld, user_init %ld, "
+		     "task_post_fork %ld, task_exit %ld, exit %ld)",
+		     step_name(),
+		     t[MC_HOOK_INIT] + t[MC_HOOK_POST_OPT] + t[MC_HOOK_USER_INIT] +
+		     t[MC_HOOK_POST_FORK] + t[MC_HOOK_TASK_EXIT] + t[MC_HOOK_EXIT],
+		     t[MC_HOOK_INIT], t[MC_HOOK_POST_OPT], t[MC_HOOK_USER_INIT],
+		     t[MC_HOOK_POST_FORK], t[MC_HOOK_TASK_EXIT], t[MC_HOOK_EXIT]);
 	return once_rc;
 }

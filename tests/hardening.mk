@@ -23,7 +23,7 @@
 
 CLANG        ?= clang-19
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline
+FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline dataset
 # What the targets parse: pure C, no Slurm, no hwloc.
 FUZZ_SRC     := $(foreach d,util formats policy data alloc report,$(wildcard $(d)/*.c)) \
                 cgroup/mc_memstat.c

@@ -108,6 +108,26 @@ const char *mc_escape(const char *s, size_t max, char *buf, size_t len)
 	return buf;
 }
 
+const char *mc_oneline(const char *msg, char *buf, size_t len)
+{
+	size_t used = 0, n;
+	char e[5];
+
+	if (!len)
+		return buf;
+	for (msg = msg ? msg : ""; *msg; msg++) {
+		n = *msg == '\\' ? 1 : escape1((unsigned char)*msg, e);
+		if (n == 1)
+			e[0] = *msg;
+		if (used + n >= len)
+			break;
+		memcpy(buf + used, e, n);
+		used += n;
+	}
+	buf[used] = '\0';
+	return buf;
+}
+
 const char *mc_shell_word(const char *s, char *buf, size_t len)
 {
 	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"

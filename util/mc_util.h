@@ -55,6 +55,21 @@ bool mc_has_ctrl(const char *s);
  */
 const char *mc_escape(const char *s, size_t max, char *buf, size_t len);
 
+/* The buffer for a value the user gave (a path, an option's value) as a
+ * message quotes it through mc_escape: cut with "..." past it, so that
+ * the reason after it always fits a message (MC_ERR_MAX). */
+#define MC_QUOTE_MAX 160
+
+/*
+ * msg made one line: its control bytes written as mc_escape writes them
+ * (\n, \r, \t, \xNN), every other byte as it is (a backslash too, so a
+ * value mc_escape already quoted inside msg reads the same). For a whole
+ * message that quotes what a user set (a log line of slurmd, a line on a
+ * terminal): nothing in it can forge a second line or drive the terminal.
+ * Cut to len - 1 bytes, whole escapes only. Returns buf.
+ */
+const char *mc_oneline(const char *msg, char *buf, size_t len);
+
 /*
  * s as one word of a POSIX shell command line, for a command memcore
  * prints for the user to paste (the staging command): s itself when it

@@ -236,6 +236,44 @@ expect_eq "--mem with a newline: one line on stderr" "$(printf '%s\n' "$ERR" | w
 chk 2 'memcore: --gpus=1\x1b[2J: not a whole number' --gpus $'1\x1b[2J'
 row 2 'memcore: --pid=1\x1b[31m: not a process id' usage --pid $'1\x1b[31m'
 
+# A long path is cut with "..." in the message, so that the reason after it
+# always shows (a 1000-character --dataset hid why before): every path
+# option, as usage --cgroup's.
+LONG=/x/$(printf 'p%.0s' {1..1100})
+chk 2 "memcore: --dataset=/x/pppp" --gpus 1 --dataset "$LONG" --dataset-in-memory
+chk 2 "ppp...: 1103 characters (at most 1023)" --gpus 1 --dataset "$LONG" --dataset-in-memory
+chk 2 "ppp... (--dataset) is unknown: it cannot be read (No such file or directory); give its size in RAM: --dataset-in-memory=SIZE" \
+	--gpus 1 --dataset "${LONG:0:1000}" --dataset-in-memory
+chk 2 "ppp...: cannot open: No such file or directory" --gpus 1 --deepspeed-config "${LONG:0:1000}"
+chk 2 "ppp...: cannot open: No such file or directory" --gpus 1 --model-config "${LONG:0:1000}"
+mkdir -p "$TMP/${LONG:3:200}" && printf '{bad' >"$TMP/${LONG:3:200}/ds.json"
+chk 2 "ppp...: not JSON at line 1, column 4:" --gpus 1 --deepspeed-config "$TMP/${LONG:3:200}/ds.json"
+
+# memcore report --svg FILE, as root for a user (DESIGN: trust
+# boundaries): never through a link a user planted (a root file
+# overwritten), never into a FIFO (a hang), never over another user's
+# file, never in a directory anyone can write that is not sticky; said
+# before Slurm is asked, exit 2, the target untouched.
+SV=$TMP/svg
+mkdir -p "$SV" && echo secret >"$SV/target"
+ln -s "$SV/target" "$SV/link"
+mkfifo "$SV/fifo"
+mkdir -m 0777 "$SV/open" && chmod 0777 "$SV/open"
+row 2 "memcore: report: --svg $SV/link: a symbolic link: refused, never followed (name the file itself)" report 1 --svg "$SV/link"
+expect_eq "--svg through a link: its target untouched" "$(cat "$SV/target")" secret
+RC=0; timeout 10 "$MEMCORE" report 1 --svg "$SV/fifo" >"$TMP/out" 2>"$TMP/err" || RC=$?
+expect_eq "--svg on a FIFO: exit 2, not a hang" "$RC" 2
+expect_contains "--svg on a FIFO: refused" "$(cat "$TMP/err")" "memcore: report: --svg $SV/fifo: not a regular file: refused"
+row 2 "memcore: report: --svg $SV/open/p.svg: its directory is writable by anyone (mode 0777) and not sticky: anyone could replace the file; refused" report 1 --svg "$SV/open/p.svg"
+row 2 "memcore: report: --svg $SV/: Is a directory" report 1 --svg "$SV/"
+row 2 "memcore: report: --svg $SV/ppp" report 1 --svg "$SV/${LONG:3:1000}"
+row 2 "ppp...: File name too long" report 1 --svg "$SV/${LONG:3:1000}"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	echo theirs >"$SV/theirs" && chown nobody "$SV/theirs"
+	row 2 "memcore: report: --svg $SV/theirs: a file of uid $(id -u nobody), not yours: refused, never replaced" report 1 --svg "$SV/theirs"
+	expect_eq "--svg over another user's file: untouched" "$(cat "$SV/theirs")" theirs
+fi
+
 [ "$ROWS" -ge 40 ] || fail "only $ROWS rows (want at least 40)"
 echo "$ROWS rows"
 finish

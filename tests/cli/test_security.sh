@@ -98,4 +98,13 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2
 else
 	echo "SKIP: the setuid refusal needs root, runuser and user nobody"
 fi
+# Every line memcore.so writes to slurmd's log goes through mc_log
+# (spank/mc_log.h), which writes it as one line: a value a user set
+# (MEMCORE_JOB_FILES, MEMCORE_DATASET_FACTS, SLURM_CPU_BIND, a file name)
+# cannot forge a line there. No direct slurm_error/info/verbose/debug call
+# in spank/ beside mc_log.c's own (mc_prolog.c logs only the job id and the
+# administrator's LocalScratch, and is converted by its owner).
+direct=$(grep -nE '\bslurm_(error|info|verbose|debug[0-9]?)\(' "$TOP"/spank/*.c |
+	grep -vE '^[^:]*/(mc_log|mc_prolog)\.c:')
+expect_eq "spank/: every log line through mc_log (one line whatever it quotes)" "$direct" ""
 finish

@@ -20,6 +20,7 @@
 
 #include "mc_dataset.h"
 #include "mc_opts.h"
+#include "mc_util.h"
 
 static void test_paths(void **state)
 {
@@ -160,7 +161,8 @@ static void test_roundtrip(void **state)
 					  "err=0,from=0,path=", &e, err,
 					  sizeof(err)), -1);
 	assert_string_equal(err, "MEMCORE_DATASET_FACTS: entry 1: path: "
-			    "empty");
+			    "empty: not a value memcore wrote (the variable is "
+			    "memcore's own, set by srun and sbatch: unset it)");
 	assert_int_equal(mc_dataset_parse("fs=6969,bytes=-1,files=1,partial=0,"
 					  "err=0,from=0,path=/x", &e, err,
 					  sizeof(err)), -1);
@@ -388,6 +390,76 @@ static void test_probe_hung(void **state)
 	rmdir(dir);
 }
 
+/* True when no line of lines[0..n) holds a control byte. */
+static bool lines_clean(char (*lines)[200], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mc_has_ctrl(lines[i]))
+			return false;
+	return true;
+}
+
+/*
+ * MEMCORE_DATASET_FACTS set by hand (the user's own environment reaches
+ * slurmstepd): a path whose %-escapes decode to an ESC or a newline is
+ * quoted escaped in the note and in --dataset-in-memory's error (never a
+ * raw control byte on stderr or in slurmd's log); a long path is cut with
+ * "..." so that the filesystem, the size and the reason always show; a
+ * malformed value is one line that names the variable and what to do.
+ */
+static void test_forged_facts(void **state)
+{
+	static const char forged[] = "fs=6969,bytes=1048576,files=1,partial=0,"
+				     "err=0,from=0,path=/nfs/%1B[2J%0Amemcore:"
+				     "%20this%20step%20fits";
+	struct mc_dataset d;
+	char lines[8][200], err[MC_ERR_MAX], val[8192];
+	uint64_t b;
+	bool refuse;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(mc_dataset_parse(forged, &d, err, sizeof(err)), 0);
+	n = mc_dataset_note(&d, MC_NETDS_NOTE, "/scratch", (uint64_t)10 << 30,
+			    77, lines, 8, &refuse);
+	assert_int_equal(n, 4);
+	assert_true(lines_clean(lines, n));
+	assert_string_equal(lines[0], "memcore: dataset /nfs/\\x1b[2J\\nmemcore"
+			    ": this step fits (--dataset) is on NFS: 1 MiB in "
+			    "1 files");
+	d.p[0].err = 13;
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_false(mc_has_ctrl(err));
+	assert_non_null(strstr(err, "/nfs/\\x1b[2J\\nmemcore"));
+	/* A path of 1000 characters: cut, the reason after it shown. */
+	memset(&d, 0, sizeof(d));
+	d.n = 1;
+	memset(d.p[0].path, 'a', 1000);
+	d.p[0].path[0] = '/';
+	d.p[0].fs_magic = MC_FS_LUSTRE;
+	d.p[0].bytes = (uint64_t)3 << 30;
+	d.p[0].files = 12;
+	mc_dataset_format(&d, val, sizeof(val));
+	assert_int_equal(mc_dataset_parse(val, &d, err, sizeof(err)), 0);
+	n = mc_dataset_note(&d, MC_NETDS_NOTE, "/scratch", (uint64_t)10 << 30,
+			    77, lines, 8, &refuse);
+	assert_non_null(strstr(lines[0], "a... (--dataset) is on Lustre: 3 GiB "
+			       "in 12 files"));
+	d.p[0].err = 2;
+	assert_int_equal(mc_dataset_in_memory_bytes(&d, &b, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "a... (--dataset) is unknown: it cannot be "
+			       "read (No such file or directory); give its "
+			       "size in RAM: --dataset-in-memory=SIZE"));
+	/* Malformed: one line naming the variable, nothing of the value. */
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1\n\x1b[2J", &d, err,
+					  sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_DATASET_FACTS: entry 1: bytes: a bad "
+			    "value: not a value memcore wrote (the variable is "
+			    "memcore's own, set by srun and sbatch: unset it)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_in_memory),
+		cmocka_unit_test(test_forged_facts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

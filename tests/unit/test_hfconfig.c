@@ -594,6 +594,16 @@ static void test_jobfiles_roundtrip(void **state)
 			    "wrote");
 	assert_int_equal(mc_jobfiles_parse("zz=1", &g, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unknown key 'zz'"));
+	/* A hand-set newline would forge a line of slurmd's log: refused,
+	 * and the message quotes nothing of the value. */
+	assert_int_equal(mc_jobfiles_parse("ds=x\nslurmd: forged,st=1", &g, err,
+					   sizeof(err)), -1);
+	assert_string_equal(err, "MEMCORE_JOB_FILES: a control byte: not a "
+			    "value memcore wrote (the variable is memcore's "
+			    "own: unset it)");
+	assert_int_equal(mc_jobfiles_parse("\x1b[31m=1", &g, err, sizeof(err)),
+			 -1);
+	assert_null(strchr(err, 0x1b));
 }
 
 /* Options override the files, and the explanation's notes say so. */

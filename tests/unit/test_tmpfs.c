@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -70,8 +71,8 @@ static void test_parse(void **state)
 static void test_describe(void **state)
 {
 	struct mc_tmpfs_mount m[3] = {
-		{ "/tmp", 3 * GIB }, { "/dev/shm", 12ULL << 20 },
-		{ "/run/user/1000", 0 },
+		{ "/tmp", 3 * GIB, 0, 0 }, { "/dev/shm", 12ULL << 20, 0, 0 },
+		{ "/run/user/1000", 0, 0, 0 },
 	};
 	char buf[160];
 
@@ -115,7 +116,38 @@ static void test_scan(void **state)
 	assert_int_equal(mc_tmpfs_scan("/nonexistent/mountinfo", m,
 				       MC_TMPFS_MAX), 0);
 	/* The live node: something printable, never empty. */
-	assert_true(strlen(mc_tmpfs_where(buf, sizeof(buf))) > 0);
+	assert_true(strlen(mc_tmpfs_where(0, buf, sizeof(buf))) > 0);
+}
+
+/*
+ * Only the job's own tmpfs is named (mc_tmpfs.h): one its user owns and
+ * may write, or one anyone may write (/dev/shm). Another user's RAM disk
+ * and /run/user/UID are left out, their paths never shown, even when they
+ * hold the most; a group's tmpfs too.
+ */
+static void test_own(void **state)
+{
+	struct mc_tmpfs_mount m[5] = {
+		{ "/mnt/bob-ramdisk", 8ULL << 30, 1002, S_IFDIR | 0700 },
+		{ "/run/user/1002", 1ULL << 30, 1002, S_IFDIR | 0700 },
+		{ "/mnt/alice", 512ULL << 20, 1001, S_IFDIR | 0755 },
+		{ "/dev/shm", 64ULL << 20, 0, S_IFDIR | 01777 },
+		{ "/mnt/team", 32ULL << 20, 0, S_IFDIR | 0770 },
+	};
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	n = mc_tmpfs_own(m, 5, 1001);
+	assert_int_equal(n, 2);
+	assert_string_equal(mc_tmpfs_describe(m, n, buf, sizeof(buf)),
+			    "/mnt/alice 512 MiB, /dev/shm 64 MiB");
+	assert_null(strstr(buf, "bob"));
+	assert_null(strstr(buf, "1002"));
+	/* a mode never read (stat failed) is nobody's: left out */
+	m[0].mode = 0;
+	m[0].owner = 1001;
+	assert_int_equal(mc_tmpfs_own(m, 1, 1001), 0);
 }
 
 int main(void)
@@ -124,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,23 @@ static void test_escape(void **state)
 	assert_string_equal(mc_escape("abc", 0, b, 1), "");
 }
 
+/* A whole message made one line (a log line of slurmd): control bytes
+ * escaped, a backslash kept, so an mc_escape'd value inside reads the
+ * same; cut to the buffer, never a half escape. */
+static void test_oneline(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_string_equal(mc_oneline("job 5: ds=x\nslurmd: forged", b,
+				       sizeof(b)), "job 5: ds=x\\nslurmd: forged");
+	assert_string_equal(mc_oneline("a\x1b[31m b\\x1b", b, sizeof(b)),
+			    "a\\x1b[31m b\\x1b");
+	assert_string_equal(mc_oneline(NULL, b, sizeof(b)), "");
+	assert_string_equal(mc_oneline("ab\x1b", b, 5), "ab");
+	assert_ptr_equal(mc_oneline("abc", b, 0), b);
+}
+
 /* What sh makes of word: the one argument it parses, read back through
  * printf %s (the shell itself is the reference, not our own rules). */
 static void sh_parse(const char *word, char *out, size_t len)
@@ -295,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_appendf),
 		cmocka_unit_test(test_mul_sat),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_oneline),
 		cmocka_unit_test(test_shell_word),
 		cmocka_unit_test(test_open_regular),
 		cmocka_unit_test(test_open_root_dir),
