@@ -281,50 +281,6 @@ static int space_check(const struct mc_stage_plan *plan, const char *dest)
 	return MC_EXIT_REFUSED;
 }
 
-/* mkdir -p DEST (its own mode: 0777 less the umask). */
-static int make_dest(const char *dest)
-{
-	char p[PATH_MAX], q[2 * PATH_MAX];
-	size_t l = strlen(dest);
-
-	if (l >= sizeof(p))
-		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
-					  q, sizeof(q)), strerror(ENAMETOOLONG));
-	memcpy(p, dest, l + 1);
-	for (size_t i = 1; i <= l; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "memcore: stage: %s: %s\n",
-				mc_escape(p, 0, q, sizeof(q)), strerror(errno));
-			return MC_EXIT_REFUSED;
-		}
-		p[i] = dest[i];
-	}
-	return 0;
-}
-
-/* DEST: a directory, or nothing yet. */
-static int check_dest(const char *dest)
-{
-	char q[2 * PATH_MAX];
-	struct stat st;
-
-	/* DEST/NAME would be /NAME. */
-	if (!*dest)
-		return mc_cli_usage_error("stage: DEST is empty (name the "
-			"directory the SRCs are copied into)");
-	if (stat(dest, &st) == 0 && !S_ISDIR(st.st_mode))
-		return mc_cli_usage_error("stage: %s: not a directory (DEST "
-			"is the directory the SRCs are copied into)",
-			mc_escape(dest, 0, q, sizeof(q)));
-	if (stat(dest, &st) != 0 && errno != ENOENT)
-		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
-			q, sizeof(q)), strerror(errno));
-	return 0;
-}
-
 static void summary(const struct mc_stage_plan *plan,
 		    const struct monitor *m, const char *dest)
 {
@@ -341,7 +297,7 @@ static void summary(const struct mc_stage_plan *plan,
 }
 
 /* The copy with its progress; signals stop it (a rerun resumes). */
-static int copy_all(const struct mc_stage_plan *plan,
+static int copy_all(struct mc_stage_plan *plan,
 		    const struct stage_opts *o, const char *dest)
 {
 	struct mc_stage_progress pr = { .stop = &stop_signal };
@@ -398,11 +354,47 @@ static int copy_all(const struct mc_stage_plan *plan,
 	return 0;
 }
 
+/* The plan of every SRC against DEST: everything checked before anything
+ * is written. 0 or MC_EXIT_USAGE (said). */
+static int plan_all(struct mc_stage_plan *plan, int argc, char **argv,
+		    const struct stage_opts *o)
+{
+	char err[2 * PATH_MAX + 128];
+	const char *dest = argv[argc - 1];
+
+	/* DEST/NAME would be /NAME. */
+	if (!*dest)
+		return mc_cli_usage_error("stage: DEST is empty (name the "
+			"directory the SRCs are copied into)");
+	if (mc_stage_plan_init(plan, dest, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("stage: %s; nothing was copied",
+					  err);
+	for (int i = optind; i < argc - 1; i++)
+		if (mc_stage_plan_src(plan, argv[i], o->quiet, err,
+				      sizeof(err)) < 0)
+			return mc_cli_usage_error("stage: %s; nothing was "
+						  "copied", err);
+	return 0;
+}
+
+/* DEST made when missing (mkdir -p, 0700): exit 1 when it cannot be,
+ * 2 when what is there is not the caller's. */
+static int make_dest(struct mc_stage_plan *plan)
+{
+	char err[2 * PATH_MAX + 128];
+	int rc = mc_stage_make_dest(plan, err, sizeof(err));
+
+	if (rc == -2)
+		return mc_cli_usage_error("stage: %s", err);
+	if (rc < 0)
+		fprintf(stderr, "memcore: stage: %s\n", err);
+	return rc < 0 ? MC_EXIT_REFUSED : 0;
+}
+
 int mc_cmd_stage(int argc, char **argv)
 {
 	struct stage_opts o;
-	struct mc_stage_plan plan;
-	char err[2 * PATH_MAX + 128];
+	struct mc_stage_plan plan = { .dest_fd = -1 };
 	const char *dest;
 	int rc;
 
@@ -410,19 +402,11 @@ int mc_cmd_stage(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	dest = argv[argc - 1];
-	if ((rc = check_dest(dest)) != 0)
-		return rc;
-	mc_stage_plan_init(&plan, dest);
-	for (int i = optind; i < argc - 1; i++)
-		if (mc_stage_plan_src(&plan, argv[i], dest, o.quiet, err,
-				      sizeof(err)) < 0) {
-			mc_stage_plan_free(&plan);
-			return mc_cli_usage_error("stage: %s; nothing was "
-						  "copied", err);
-		}
-	rc = space_check(&plan, dest);
+	rc = plan_all(&plan, argc, argv, &o);
 	if (!rc)
-		rc = make_dest(dest);
+		rc = space_check(&plan, dest);
+	if (!rc)
+		rc = make_dest(&plan);
 	if (!rc)
 		rc = copy_all(&plan, &o, dest);
 	mc_stage_plan_free(&plan);
