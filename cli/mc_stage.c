@@ -137,17 +137,17 @@ static int own_dir(const struct stat *st, const char *path, const char *fix,
 {
 	char q[2 * PATH_MAX], who[320];
 
-	if (st->st_uid != geteuid()) {
-		snprintf(err, errlen, "%s: owned by %s, not by you; %s",
-			 mc_escape(path, 0, q, sizeof(q)),
-			 owner_name(st->st_uid, who, sizeof(who)), fix);
-		return -1;
-	}
 	if (st->st_mode & 022) {
 		snprintf(err, errlen, "%s: %s can write it (mode %04o); %s",
 			 mc_escape(path, 0, q, sizeof(q)), st->st_mode & 002 ?
 			 "others" : "its group", (unsigned)(st->st_mode & 07777),
 			 fix);
+		return -1;
+	}
+	if (st->st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by %s, not by you; %s",
+			 mc_escape(path, 0, q, sizeof(q)),
+			 owner_name(st->st_uid, who, sizeof(who)), fix);
 		return -1;
 	}
 	return 0;
@@ -638,27 +638,28 @@ static void count(struct mc_stage_plan *p, const struct mc_stage_entry *e)
 	}
 }
 
-/* A directory already at DEST for entry i: the caller's alone, held by its
- * identity from now on. */
-static int judge_dir(struct mc_stage_plan *p, size_t i, int pfd, char *err,
-		     size_t errlen)
+/* A directory already at DEST for entry i (lstat read d): the caller's
+ * alone, held by its identity from now on. */
+static int judge_dir(struct mc_stage_plan *p, size_t i, int pfd,
+		     const struct stat *d, char *err, size_t errlen)
 {
 	struct mc_stage_entry *e = &p->e[i];
 	char buf[MSG];
 	struct stat st;
-	int fd = openat(pfd, e->name, DIR_FLAGS);
+	int fd;
 
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int rc = errno;
+	if (own_dir(d, entry_path(p, i, true, buf, sizeof(buf)), FIX_BELOW,
+		    err, errlen) < 0)
+		return -1;
+	if ((fd = openat(pfd, e->name, DIR_FLAGS)) < 0 || fstat(fd, &st) != 0 ||
+	    st.st_dev != d->st_dev || st.st_ino != d->st_ino) {
+		int rc = fd < 0 ? errno : ESTALE;
 
 		if (fd >= 0)
 			close(fd);
-		return entry_error(p, i, true, NULL, rc, err, errlen);
+		return changed(p, i, true, rc, err, errlen);
 	}
 	close(fd);
-	if (own_dir(&st, entry_path(p, i, true, buf, sizeof(buf)), FIX_BELOW,
-		    err, errlen) < 0)
-		return -1;
 	e->ddev = st.st_dev;
 	e->dino = st.st_ino;
 	e->dthere = e->skip = true;
@@ -701,7 +702,7 @@ static int judge_at(struct mc_stage_plan *p, size_t i, int pfd, char *err,
 		return -1;
 	}
 	if (e->kind == MC_STAGE_DIR)
-		return judge_dir(p, i, pfd, err, errlen);
+		return judge_dir(p, i, pfd, &d, err, errlen);
 	if (e->kind == MC_STAGE_FILE)
 		e->skip = S_ISREG(d.st_mode) &&
 			  (uint64_t)d.st_size == e->size &&
