@@ -67,8 +67,8 @@ static void stage_usage(FILE *out)
 "     anything is written; a write error; something below SRC or DEST\n"
 "     changed since it was read; interrupted by a signal)\n"
 "  2  usage or input error (a SRC or a file in it that cannot be read,\n"
-"     DEST not a directory, not yours or writable by others, a directory\n"
-"     under DEST not yours, something of another type in the way under\n"
+"     DEST not a directory, DEST or a directory under it not the caller's\n"
+"     or writable by others, something of another type in the way under\n"
 "     DEST); nothing was written\n");
 }
 
