@@ -31,15 +31,26 @@ static void stage_usage(FILE *out)
 	fprintf(out,
 "usage: memcore stage [options] SRC [SRC...] DEST\n"
 "\n"
-"Copy each SRC (a file or a directory tree) into the directory DEST (made\n"
-"if missing) as DEST/NAME, NAME being SRC's last component: a dataset from\n"
-"a network filesystem to node-local scratch. Directories, regular files\n"
-"and symlinks (made again as symlinks, never followed below SRC) are\n"
-"copied with their permission bits and mtimes; other types are skipped,\n"
-"with a line naming each. A file already at DEST with the same size and\n"
-"mtime is skipped, so a rerun resumes; each file is written under a\n"
-"temporary name and renamed into place once complete. Nothing is written\n"
-"when the bytes still to copy do not fit in DEST's free space.\n"
+"Copy each SRC (a file or a directory tree) into the directory DEST as\n"
+"DEST/NAME, NAME being SRC's last component: a dataset from a network\n"
+"filesystem to node-local scratch. Directories, regular files and symlinks\n"
+"(made again as symlinks, never followed below SRC) are copied with their\n"
+"mtimes and their permission bits less set-user/group-ID and less group\n"
+"and other write; other types are skipped, with a line naming each. A file\n"
+"already at DEST with the same size and mtime is skipped, so a rerun\n"
+"resumes; each file is written under a temporary name and renamed into\n"
+"place once complete. Nothing is written when the bytes still to copy do\n"
+"not fit in DEST's free space.\n"
+"\n"
+"DEST must be yours and writable by no one else (not a shared 1777\n"
+"scratch itself: LocalScratch/job_J, made for your job, is); so must each\n"
+"directory already under it. A missing DEST is made (mkdir -p) mode 0700:\n"
+"chmod it yourself to share the copy. Below SRC and DEST nothing is\n"
+"reached by name again after the plan: each directory is opened without\n"
+"following symlinks and checked to be the one read or made before; a swap\n"
+"stops the copy (\"changed since it was read\"). root stages under the\n"
+"same rules (its DEST root's own; a SRC or DEST symlink followed only when\n"
+"root owns it); the copies are the caller's.\n"
 "  -j, --jobs N              files copied at once (default: the online\n"
 "                            CPUs, at most 8; 1..256)\n"
 "  --progress-interval SECS  without a terminal on stderr: a progress line\n"
@@ -53,10 +64,12 @@ static void stage_usage(FILE *out)
 "Exit status (memcore(8) EXIT STATUS):\n"
 "  0  everything was copied (or was there already)\n"
 "  1  the copy failed (not enough free space on DEST, checked before\n"
-"     anything is written; a write error; interrupted by a signal)\n"
-"  2  usage or input error (a SRC that cannot be read, DEST not a\n"
-"     directory, something of another type in the way under DEST);\n"
-"     nothing was written\n");
+"     anything is written; a write error; something below SRC or DEST\n"
+"     changed since it was read; interrupted by a signal)\n"
+"  2  usage or input error (a SRC or a file in it that cannot be read,\n"
+"     DEST not a directory, DEST or a directory under it not the caller's\n"
+"     or writable by others, something of another type in the way under\n"
+"     DEST); nothing was written\n");
 }
 
 enum { OPT_INTERVAL = 256 };
@@ -281,50 +294,6 @@ static int space_check(const struct mc_stage_plan *plan, const char *dest)
 	return MC_EXIT_REFUSED;
 }
 
-/* mkdir -p DEST (its own mode: 0777 less the umask). */
-static int make_dest(const char *dest)
-{
-	char p[PATH_MAX], q[2 * PATH_MAX];
-	size_t l = strlen(dest);
-
-	if (l >= sizeof(p))
-		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
-					  q, sizeof(q)), strerror(ENAMETOOLONG));
-	memcpy(p, dest, l + 1);
-	for (size_t i = 1; i <= l; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "memcore: stage: %s: %s\n",
-				mc_escape(p, 0, q, sizeof(q)), strerror(errno));
-			return MC_EXIT_REFUSED;
-		}
-		p[i] = dest[i];
-	}
-	return 0;
-}
-
-/* DEST: a directory, or nothing yet. */
-static int check_dest(const char *dest)
-{
-	char q[2 * PATH_MAX];
-	struct stat st;
-
-	/* DEST/NAME would be /NAME. */
-	if (!*dest)
-		return mc_cli_usage_error("stage: DEST is empty (name the "
-			"directory the SRCs are copied into)");
-	if (stat(dest, &st) == 0 && !S_ISDIR(st.st_mode))
-		return mc_cli_usage_error("stage: %s: not a directory (DEST "
-			"is the directory the SRCs are copied into)",
-			mc_escape(dest, 0, q, sizeof(q)));
-	if (stat(dest, &st) != 0 && errno != ENOENT)
-		return mc_cli_usage_error("stage: %s: %s", mc_escape(dest, 0,
-			q, sizeof(q)), strerror(errno));
-	return 0;
-}
-
 static void summary(const struct mc_stage_plan *plan,
 		    const struct monitor *m, const char *dest)
 {
@@ -341,7 +310,7 @@ static void summary(const struct mc_stage_plan *plan,
 }
 
 /* The copy with its progress; signals stop it (a rerun resumes). */
-static int copy_all(const struct mc_stage_plan *plan,
+static int copy_all(struct mc_stage_plan *plan,
 		    const struct stage_opts *o, const char *dest)
 {
 	struct mc_stage_progress pr = { .stop = &stop_signal };
@@ -398,11 +367,47 @@ static int copy_all(const struct mc_stage_plan *plan,
 	return 0;
 }
 
+/* The plan of every SRC against DEST: everything checked before anything
+ * is written. 0 or MC_EXIT_USAGE (said). */
+static int plan_all(struct mc_stage_plan *plan, int argc, char **argv,
+		    const struct stage_opts *o)
+{
+	char err[2 * PATH_MAX + 128];
+	const char *dest = argv[argc - 1];
+
+	/* DEST/NAME would be /NAME. */
+	if (!*dest)
+		return mc_cli_usage_error("stage: DEST is empty (name the "
+			"directory the SRCs are copied into)");
+	if (mc_stage_plan_init(plan, dest, err, sizeof(err)) < 0)
+		return mc_cli_usage_error("stage: %s; nothing was copied",
+					  err);
+	for (int i = optind; i < argc - 1; i++)
+		if (mc_stage_plan_src(plan, argv[i], o->quiet, err,
+				      sizeof(err)) < 0)
+			return mc_cli_usage_error("stage: %s; nothing was "
+						  "copied", err);
+	return 0;
+}
+
+/* DEST made when missing (mkdir -p, 0700): exit 1 when it cannot be,
+ * 2 when what is there is not the caller's. */
+static int make_dest(struct mc_stage_plan *plan)
+{
+	char err[2 * PATH_MAX + 128];
+	int rc = mc_stage_make_dest(plan, err, sizeof(err));
+
+	if (rc == -2)
+		return mc_cli_usage_error("stage: %s", err);
+	if (rc < 0)
+		fprintf(stderr, "memcore: stage: %s\n", err);
+	return rc < 0 ? MC_EXIT_REFUSED : 0;
+}
+
 int mc_cmd_stage(int argc, char **argv)
 {
 	struct stage_opts o;
-	struct mc_stage_plan plan;
-	char err[2 * PATH_MAX + 128];
+	struct mc_stage_plan plan = { .dest_fd = -1 };
 	const char *dest;
 	int rc;
 
@@ -410,19 +415,11 @@ int mc_cmd_stage(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	dest = argv[argc - 1];
-	if ((rc = check_dest(dest)) != 0)
-		return rc;
-	mc_stage_plan_init(&plan, dest);
-	for (int i = optind; i < argc - 1; i++)
-		if (mc_stage_plan_src(&plan, argv[i], dest, o.quiet, err,
-				      sizeof(err)) < 0) {
-			mc_stage_plan_free(&plan);
-			return mc_cli_usage_error("stage: %s; nothing was "
-						  "copied", err);
-		}
-	rc = space_check(&plan, dest);
+	rc = plan_all(&plan, argc, argv, &o);
 	if (!rc)
-		rc = make_dest(dest);
+		rc = space_check(&plan, dest);
+	if (!rc)
+		rc = make_dest(&plan);
 	if (!rc)
 		rc = copy_all(&plan, &o, dest);
 	mc_stage_plan_free(&plan);
