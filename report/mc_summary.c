@@ -101,6 +101,13 @@ static void squeeze(const struct mc_used *u, struct mc_advice *a)
 		a->squeeze_mem_bytes = floor;
 }
 
+uint64_t mc_summary_oom_next(uint64_t asked_bytes, uint64_t held_bytes)
+{
+	uint64_t b = asked_bytes > held_bytes ? asked_bytes : held_bytes;
+
+	return round_up_mib(b + b / 2);
+}
+
 void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 {
 	uint32_t w = u->workers, nw = w, base;
@@ -165,12 +172,8 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 	}
 	from_peak = u->peak.nr_bytes;
 	if (u->oom_kills) {
-		/* Killed at the limit: what it needed is more than it held;
-		 * half as much again is a floor to try, not a measurement. */
 		a->mem_unknown_oom = true;
-		if (u->asked_bytes > from_peak)
-			from_peak = u->asked_bytes;
-		from_peak += from_peak / 2;
+		from_peak = mc_summary_oom_next(u->asked_bytes, from_peak);
 	} else {
 		from_peak += from_peak * MC_SUMMARY_HEADROOM_PCT / 100;
 	}

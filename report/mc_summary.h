@@ -62,6 +62,16 @@ struct mc_used;
  */
 void mc_summary_oom_peak(struct mc_used *u, uint64_t end_shmem);
 
+/*
+ * What to ask after an OOM kill, in bytes: half as much again as the
+ * larger of what was asked and what was held (killed at the limit, it
+ * needed more than it held; a floor to try, not a measurement), rounded
+ * up to MiB. The one figure of an OOM kill: the summary's next time
+ * (mc_summary_advise, unless the rule's figure is more) and the kill's
+ * own explanation on stderr (spank/mc_enforce.c) both say it.
+ */
+uint64_t mc_summary_oom_next(uint64_t asked_bytes, uint64_t held_bytes);
+
 /* Everything the summary of one step on one node is made from. */
 struct mc_used {
 	/* What the user asked and how (the advice uses the same option). */

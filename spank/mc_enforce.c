@@ -58,6 +58,7 @@
 #include "mc_owncg.h"
 #include "mc_parse.h"
 #include "mc_stepcg.h"
+#include "mc_summary.h"
 #include "mc_tmpfs.h"
 #include "mc_util.h"
 #include "mc_log.h"
@@ -557,7 +558,9 @@ static void explain_oom(const struct mc_enforce *e, uint64_t kills,
 				"the rest", mc_fmt_bytes(e->job_limit_bytes,
 							 job, sizeof(job)));
 	}
-	mc_fmt_mem_option(limit * 2, more, sizeof(more));
+	/* The summary's own figure after a kill (mc_summary_oom_next): one
+	 * answer, wherever the user reads it. */
+	mc_fmt_mem_option(mc_summary_oom_next(limit, peak), more, sizeof(more));
 	if (shm_big)
 		slurm_spank_log("  fix: most of it was shared memory: delete "
 				"what the job leaves in tmpfs (%s), use less "

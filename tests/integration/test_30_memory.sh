@@ -114,7 +114,10 @@ round() { # NAME: the checks, on a started cluster
 	assert_match "$MC_ERR" "non-reclaimable  about [0-9.]+ MiB at the kill: anon (2[0-9][0-9]|25[0-6])(\.[0-9]+)? MiB" \
 		"$r: (b) ... and the anonymous memory"
 	assert_contains "$MC_ERR" "not counted" "$r: (b) ... and the file pages that did not count"
-	assert_contains "$MC_ERR" "fix: ask for more with --mem (e.g. --mem=512M), or use less: fewer DataLoader workers" "$r: (b) ... and what to change"
+	assert_contains "$MC_ERR" "fix: ask for more with --mem (e.g. --mem=384M), or use less: fewer DataLoader workers" "$r: (b) ... and what to change"
+	# One figure for one kill: the summary's next time says the same.
+	assert_match "$MC_ERR" "next time    --mem=384M" "$r: (b) ... the summary's next time is that figure"
+	assert_not_contains "$MC_ERR" "--mem=512M" "$r: (b) ... and no other"
 	assert_eq 1 "$(grep -c 'was killed for memory' <<<"$MC_ERR")" "$r: (b) explained once per step, not per task"
 
 	# --- (c) /dev/shm: non-reclaimable, and an OOM explained as shmem -----
