@@ -133,6 +133,7 @@ void mc_policy_defaults(struct mc_policy *p)
 void mc_config_init(struct mc_config *cfg)
 {
 	cfg->path[0] = '\0';
+	cfg->key_off[0] = '\0';
 	mc_policy_defaults(&cfg->global);
 	cfg->n_partitions = 0;
 	/* The partition slots are only read below n_partitions. */
@@ -718,6 +719,48 @@ static int check_textfile_dir(const struct mc_policy *p, char *why,
 		? -1 : 0;
 }
 
+/*
+ * LocalScratch= names where root makes and removes users' directories
+ * (data/mc_scratch.h), so it gets PrometheusTextfile's rule and more
+ * (mc_dir_shared_root). A data-path convenience, not enforcement: a bad
+ * one is turned off, said in cfg->key_off (origin: "FILE:LINE"), never a
+ * refused policy. p is the global policy or a partition's values.
+ */
+static void check_scratch(struct mc_config *cfg, struct mc_policy *p,
+			  const char *origin)
+{
+	char why[MC_ERR_MAX - 160], q[PATH_MAX + 16];
+
+	if (!p->local_scratch[0] ||
+	    mc_dir_shared_root(p->local_scratch, why, sizeof(why)) == 0)
+		return;
+	if (!cfg->key_off[0])
+		mc_err(cfg->key_off, sizeof(cfg->key_off), "%s: LocalScratch="
+		       "%s: %s; LocalScratch is turned off (no staging "
+		       "directory is made, none removed; steps run)", origin,
+		       mc_escape(p->local_scratch, 0, q, sizeof(q)), why);
+	p->local_scratch[0] = '\0';
+}
+
+/* check_scratch for the file's global value and each partition's. */
+static void check_scratch_all(struct conf_state *st)
+{
+	struct mc_config *cfg = st->cfg;
+	int k = key_lookup("LocalScratch");
+	char origin[PATH_MAX + 16];
+
+	snprintf(origin, sizeof(origin), "%s:%u", st->name,
+		 st->global_line[k]);
+	check_scratch(cfg, &cfg->global, origin);
+	for (size_t i = 0; i < cfg->n_partitions; i++) {
+		if (!(cfg->partitions[i].set_mask & ((uint64_t)1 << k)))
+			continue;
+		snprintf(origin, sizeof(origin), "%s:%u", st->name,
+			 st->part_line[i]);
+		check_scratch(cfg, &cfg->partitions[i].values, origin);
+	}
+}
+
 static void state_init(struct conf_state *st, struct mc_config *cfg,
 		       const char *name, char *err, size_t errlen)
 {
@@ -857,6 +900,7 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 			return -1;
 		}
 	}
+	check_scratch_all(&st);
 	set_path(cfg, path);
 	return 0;
 fail:
@@ -909,6 +953,8 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		masks[i] = cfg->partitions[i].set_mask;
 		cfg->partitions[i].set_mask &= ~((uint64_t)1 << k);
 	}
+	if (!strcasecmp(mc_keys[k].name, "LocalScratch"))
+		check_scratch(cfg, &tmp, origin);
 	copy_key(&cfg->global, &tmp, k);
 	c = order_conflict(cfg, &r);
 	if (c != -2) {

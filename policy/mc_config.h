@@ -131,6 +131,10 @@ struct mc_config {
 	struct mc_policy global;
 	size_t n_partitions;
 	struct mc_partition partitions[MC_MAX_PARTITIONS];
+	/* A data-path key turned off where it was loaded, and why (the
+	 * first; "" none): "FILE:LINE: LocalScratch=P: why; LocalScratch is
+	 * turned off ...". Not an error: the policy stands. */
+	char key_off[MC_ERR_MAX];
 };
 
 /*
@@ -194,6 +198,10 @@ void mc_config_init(struct mc_config *cfg);
  * key: a PrometheusTextfile= whose directory others than root can write
  * is refused ("FILE:LINE: PrometheusTextfile: directory D is writable by
  * others than root (mode 0777): ...", mc_dir_root_only in mc_util.h).
+ * A LocalScratch= (global or a partition's) that breaks its rule
+ * (mc_dir_shared_root) is no error: that value is turned off ("") and
+ * cfg->key_off says which and why, for slurmd's log and the commands
+ * (a data-path convenience, not enforcement: it never refuses a step).
  */
 int mc_config_load(const char *path, struct mc_config *cfg,
 		   char *err, size_t errlen);
@@ -209,7 +217,8 @@ int mc_config_parse(const char *text, size_t len, const char *name,
 /*
  * Set one global key, e.g. from a plugstack argument `mode=warn`.
  * origin names where it came from in messages ("plugstack.conf").
- * PrometheusTextfile= is checked as in mc_config_load.
+ * PrometheusTextfile= is checked as in mc_config_load, and so is
+ * LocalScratch= (turned off with cfg->key_off, 0 returned).
  * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
  * error. The argument overrides the whole file: the key is also dropped
  * from every PartitionName line, so `mode=off` turns memcore off everywhere.

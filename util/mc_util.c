@@ -281,6 +281,51 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 		      mc_escape(dir, 0, q, sizeof(q)), strerror(errno));
 }
 
+bool mc_st_shared_dir_ok(const struct stat *st, uid_t owner)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == owner &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) ||
+		(st->st_mode & S_ISVTX));
+}
+
+int mc_dir_shared_root(const char *path, char *why, size_t whylen)
+{
+	char p[PATH_MAX], q[PATH_MAX + 16];
+	size_t n = strlen(path);
+	struct stat st;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (path[0] != '/' || n >= sizeof(p))
+		return mc_err(why, whylen, "expected an absolute path");
+	memcpy(p, path, n);
+	p[n] = '\0';
+	mc_escape(p, 0, q, sizeof(q));
+	/* Above it: PrometheusTextfile's rule for its directory (p seen as
+	 * a file in it), links on the way included. */
+	if (n > 1 && mc_dir_root_only(p, why, whylen) < 0)
+		return -1;
+	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
+		return mc_err(why, whylen, "%s is a symbolic link of uid %u, "
+			      "not root's: its owner could point it elsewhere",
+			      q, (unsigned)st.st_uid);
+	if (stat(p, &st) < 0)
+		return errno == ENOENT || errno == EACCES ? 0 :
+			mc_err(why, whylen, "%s: %s", q, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return mc_err(why, whylen, "%s is not a directory", q);
+	if (st.st_uid != 0)
+		return mc_err(why, whylen, "%s is owned by uid %u, not root: "
+			      "its owner could rename or replace what root "
+			      "makes in it", q, (unsigned)st.st_uid);
+	if (!mc_st_shared_dir_ok(&st, 0))
+		return mc_err(why, whylen, "%s is writable by others than "
+			      "root and not sticky (mode %04o): anyone could "
+			      "rename or replace what root makes in it", q,
+			      (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 bool mc_st_root_only(const struct stat *st, unsigned deny)
 {
 	return S_ISREG(st->st_mode) && st->st_uid == 0 &&

@@ -83,7 +83,7 @@ sed "s|^PlugStackConfig=.*|PlugStackConfig=$BARE/plugstack.conf|" "$MC_CONF_DIR/
 njob=$(SLURM_CONF=$BARE/slurm.conf MEMCORE_DATASET_FACTS=$FACTS mc_sbatch -n1 --gpus=1 --mem=256M --wrap "echo nfs-ran")
 assert_eq COMPLETED "$(mc_wait_job "$njob")" "a batch step with NFS figures runs (NetworkDataset=note)"
 assert_file_contains "$(mc_job_out "$njob")" "memcore: dataset $D/ds (--dataset) is on NFS: 3 MiB in 3 files" "... the note names the dataset"
-assert_file_contains "$(mc_job_out "$njob")" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
+assert_file_contains "$(mc_job_out "$njob")" "memcore:   stage it first: memcore stage $D/ds $SCR/job_$njob (made for you, mode 0700, removed at the job's end)" "... and its staging command is memcore stage into LocalScratch/job_J"
 
 # memcore stage in a batch job: plain progress lines in the job's output
 # (no terminal; --progress-interval=0, a line per file), the summary, and

@@ -95,7 +95,7 @@ assert_contains "$MC_ERR" "memcore: dataset $NFS/ds (--dataset) is on NFS: $(fmt
 	"... its stderr names the dataset, NFS, its size ($BYTES bytes, find) and its files"
 assert_contains "$MC_ERR" "memcore:   local scratch $LS: $(fmt_bytes "$FREE") free, the dataset is $(fmt_bytes "$BYTES") (it fits)" \
 	"... LocalScratch's free space ($FREE bytes, df)"
-assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (removed at the job's end)" \
+assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (made for you, mode 0700, removed at the job's end)" \
 	"... the staging command"
 assert_contains "$MC_ERR" "memcore: refused (NetworkDataset=refuse): the dataset fits on local scratch; stage it and read it from $LS/job_$RJ" \
 	"... and the refusal"
@@ -117,7 +117,7 @@ cat >"$U/stage.sh" <<'EOS'
 #!/bin/bash
 # $1: this job's output file (the note is in it before this runs); $2: memcore's directory
 echo "facts=$MEMCORE_DATASET_FACTS"
-cmd=$(sed -n "s/^memcore:   stage it first: \(memcore stage .*\) (removed at the job's end)\$/\1/p" "$1")
+cmd=$(sed -n "s/^memcore:   stage it first: \(memcore stage .*\) (made for you, mode 0700, removed at the job's end)\$/\1/p" "$1")
 echo "cmd=$cmd"
 [ -n "$cmd" ] || exit 3
 PATH=$2:$PATH
