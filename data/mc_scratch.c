@@ -356,14 +356,17 @@ static void rm_entry(int fd, const char *name, int depth, struct rm_state *r)
 		return;
 	}
 	isdir = S_ISDIR(sx.stx_mode);
-	if (isdir)
+	if (isdir) {
+		long before = r->left;
+
 		rm_dir_below(fd, name, &sx, depth, r);
+		if (r->left > before)
+			return;	/* it keeps what was left, said */
+	}
 	if (unlinkat(fd, name, isdir ? AT_REMOVEDIR : 0) == 0)
 		r->removed++;
-	else if (!isdir || errno != ENOTEMPTY || !r->err[0])
-		note(r, name, "cannot be removed", errno);
 	else
-		r->left++;	/* what is left below it was said */
+		note(r, name, "cannot be removed", errno);
 }
 
 /* Every entry of the open directory fd (which is closed here). */
@@ -394,28 +397,28 @@ static double seconds_since(const struct timespec *t0)
 
 /*
  * What an entry of .memcore-removing was, from its name NAME@INO[how].N:
- * "job 7: removed /scratch/job_7" (at the job's end), "job 7: removed
- * what stood at /scratch/job_7 before the job" (.before), else "removed
- * /scratch/NAME".
+ * who "job 7: " for job_7, else ""; what "/scratch/job_7" (taken at the
+ * job's end), "what stood at /scratch/job_7 before the job" (.before),
+ * else "/scratch/NAME".
  */
-static void what_was(const char *entry, const char *scratch, char *buf,
-		     size_t len)
+static void what_was(const char *entry, const char *scratch, char *who,
+		     size_t wholen, char *what, size_t len)
 {
 	char q[PATH_MAX + 16], orig[NAME_MAX + 1], e[4 * NAME_MAX + 8];
 	const char *at = strchr(entry, '@');
 	size_t n = at ? (size_t)(at - entry) : strlen(entry);
+	bool before = at && strstr(at, ".before.");
 	unsigned job;
 	char tail;
 
 	snprintf(orig, sizeof(orig), "%.*s", (int)n, entry);
 	mc_escape(scratch, 0, q, sizeof(q));
-	if (sscanf(orig, "job_%u%c", &job, &tail) == 1 && at)
-		snprintf(buf, len, "job %u: removed %s%s/%s%s", job,
-			 strstr(at, ".before.") ? "what stood at " : "", q,
-			 orig, strstr(at, ".before.") ? " before the job" : "");
-	else
-		snprintf(buf, len, "removed %s/%s", q,
-			 mc_escape(orig, 0, e, sizeof(e)));
+	who[0] = '\0';
+	if (sscanf(orig, "job_%u%c", &job, &tail) == 1)
+		snprintf(who, wholen, "job %u: ", job);
+	snprintf(what, len, "%s%s/%s%s", before ? "what stood at " : "", q,
+		 mc_escape(orig, 0, e, sizeof(e)),
+		 before ? " before the job" : "");
 }
 
 /* One entry of .memcore-removing, removed whole and said. */
@@ -423,22 +426,22 @@ static long sweep_one(int tfd, const char *entry, const char *scratch,
 		      const struct statx *top, mc_scratch_say_fn say)
 {
 	struct rm_state r;
-	char what[2 * PATH_MAX], line[3 * PATH_MAX];
+	char who[32], what[2 * PATH_MAX], line[3 * PATH_MAX];
 	struct timespec t0;
 
 	memset(&r, 0, sizeof(r));
 	r.top = *top;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rm_entry(tfd, entry, 1, &r);
-	what_was(entry, scratch, what, sizeof(what));
+	what_was(entry, scratch, who, sizeof(who), what, sizeof(what));
 	if (r.left)
-		snprintf(line, sizeof(line), "memcore: %s: %ld entries "
-			 "removed in %.2f s, %ld left: %s", what, r.removed,
-			 seconds_since(&t0), r.left, r.err);
+		snprintf(line, sizeof(line), "memcore: %s%s: %ld entries "
+			 "removed in %.2f s, %ld left: %s", who, what,
+			 r.removed, seconds_since(&t0), r.left, r.err);
 	else
-		snprintf(line, sizeof(line), "memcore: %s (%ld entries, %.2f "
-			 "s, out of Slurm's wait)", what, r.removed,
-			 seconds_since(&t0));
+		snprintf(line, sizeof(line), "memcore: %sremoved %s (%ld "
+			 "entries, %.2f s, out of Slurm's wait)", who, what,
+			 r.removed, seconds_since(&t0));
 	say(r.left > 0, line);
 	return r.removed;
 }
