@@ -251,18 +251,6 @@ int mc_scratch_retire(struct mc_scratch *s, uint32_t job_id, char *err,
 	return rc == 0;
 }
 
-/* The entries of the directory fd, read through a descriptor of its own
- * (fd stays usable and unmoved). NULL with errno on failure. */
-static DIR *open_listing(int fd)
-{
-	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = own >= 0 ? fdopendir(own) : NULL;
-
-	if (!d && own >= 0)
-		close(own);
-	return d;
-}
-
 static bool dot(const char *name)
 {
 	return !strcmp(name, ".") || !strcmp(name, "..");
@@ -272,7 +260,7 @@ bool mc_scratch_pending(const struct mc_scratch *s)
 {
 	struct dirent *de;
 	bool any = false;
-	DIR *d = open_listing(s->tfd);
+	DIR *d = mc_opendir_fd(s->tfd);
 
 	while (d && !any && (de = readdir(d)))
 		any = !dot(de->d_name);
@@ -460,7 +448,7 @@ long mc_scratch_sweep(int tfd, const char *scratch, mc_scratch_say_fn say)
 		    "STATX_MNT_ID, Linux 5.8)");
 		return 0;
 	}
-	d = open_listing(tfd);
+	d = mc_opendir_fd(tfd);
 	while (d && (de = readdir(d)))
 		if (!dot(de->d_name))
 			n += sweep_one(dirfd(d), de->d_name, scratch, &top,

@@ -162,7 +162,8 @@ const char *mc_shell_word(const char *s, char *buf, size_t len)
  * the last (others cannot rename or remove what root put there).
  * 0, or -1 with why.
  */
-static int root_chain(const char *real, char *why, size_t whylen)
+static int root_chain(const char *real, bool sticky_last, char *why,
+		      size_t whylen)
 {
 	char q[PATH_MAX + 16];
 	size_t n = strlen(real), end = 1;
@@ -187,7 +188,7 @@ static int root_chain(const char *real, char *why, size_t whylen)
 				      "or replace the file", q,
 				      (unsigned)st.st_uid);
 		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-		    (last || !(st.st_mode & S_ISVTX)))
+		    ((last && !sticky_last) || !(st.st_mode & S_ISVTX)))
 			return mc_err(why, whylen, "directory %s is writable by "
 				      "others than root (mode %04o): anyone "
 				      "could plant or replace the file", q,
@@ -244,7 +245,7 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 	if (root_links(dir, why, whylen) < 0)
 		return -1;
 	if (realpath(dir, real))
-		return root_chain(real, why, whylen);
+		return root_chain(real, false, why, whylen);
 	/* Not ours to see (a user's memcore on a login host): slurmstepd,
 	 * root, checks it where it writes. */
 	if (errno == EACCES)
@@ -265,7 +266,7 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 		if (realpath(dir, real)) {
 			char up[PATH_MAX + 160];
 
-			if (root_chain(real, up, sizeof(up)) < 0)
+			if (root_chain(real, false, up, sizeof(up)) < 0)
 				return mc_err(why, whylen, "%s is not there "
 					      "yet, and anyone could make it: "
 					      "%s", mc_escape(path, 0, q,
@@ -290,9 +291,8 @@ bool mc_st_shared_dir_ok(const struct stat *st, uid_t owner)
 
 int mc_dir_shared_root(const char *path, char *why, size_t whylen)
 {
-	char p[PATH_MAX], q[PATH_MAX + 16];
+	char p[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 16];
 	size_t n = strlen(path);
-	struct stat st;
 
 	while (n > 1 && path[n - 1] == '/')
 		n--;
@@ -300,30 +300,17 @@ int mc_dir_shared_root(const char *path, char *why, size_t whylen)
 		return mc_err(why, whylen, "expected an absolute path");
 	memcpy(p, path, n);
 	p[n] = '\0';
-	mc_escape(p, 0, q, sizeof(q));
-	/* Above it: PrometheusTextfile's rule for its directory (p seen as
-	 * a file in it), links on the way included. */
-	if (n > 1 && mc_dir_root_only(p, why, whylen) < 0)
+	if (root_links(p, why, whylen) < 0)
 		return -1;
-	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
-		return mc_err(why, whylen, "%s is a symbolic link of uid %u, "
-			      "not root's: its owner could point it elsewhere",
-			      q, (unsigned)st.st_uid);
-	if (stat(p, &st) < 0)
-		return errno == ENOENT || errno == EACCES ? 0 :
-			mc_err(why, whylen, "%s: %s", q, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return mc_err(why, whylen, "%s is not a directory", q);
-	if (st.st_uid != 0)
-		return mc_err(why, whylen, "%s is owned by uid %u, not root: "
-			      "its owner could rename or replace what root "
-			      "makes in it", q, (unsigned)st.st_uid);
-	if (!mc_st_shared_dir_ok(&st, 0))
-		return mc_err(why, whylen, "%s is writable by others than "
-			      "root and not sticky (mode %04o): anyone could "
-			      "rename or replace what root makes in it", q,
-			      (unsigned)(st.st_mode & 07777));
-	return 0;
+	/* Not there yet: PrometheusTextfile's rule judges who could make
+	 * it (the nearest directory there, root's alone). */
+	if (!realpath(p, real))
+		return errno == ENOENT ? (mc_dir_root_only(p, why, whylen) < 0
+					  ? -1 : 0) : errno == EACCES ? 0 :
+			mc_err(why, whylen, "%s: %s",
+			       mc_escape(p, 0, q, sizeof(q)), strerror(errno));
+	/* Root's all the way down, the sticky bit allowed on it too. */
+	return root_chain(real, true, why, whylen);
 }
 
 bool mc_st_root_only(const struct stat *st, unsigned deny)

@@ -143,14 +143,15 @@ bool mc_st_shared_dir_ok(const struct stat *st, uid_t owner);
 /*
  * The load-time rule of a directory root makes and removes users'
  * directories in (LocalScratch=): an absolute path whose every symbolic
- * link is root's and whose every directory above it is root's alone
- * (mc_dir_root_only's rule, a sticky one above allowed), the directory
- * itself root's and mc_st_shared_dir_ok. One not there yet passes when
- * only root could make it (the prolog checks it again when it opens it).
- * A trailing slash is ignored. Returns 0 safe, or -1 with why ("directory
- * /x is owned by uid 1001, not root: ...", "/x/s is a symbolic link of uid
- * 1001, not root's: ...", "/x/s is writable by others than root and not
- * sticky (mode 0777)").
+ * link is root's, the directory (resolved) and every one above it root's
+ * and writable by no one else unless sticky (a 1777 /scratch, under a
+ * 1777 /tmp: others cannot rename or remove what root put there), that
+ * is mc_st_shared_dir_ok all the way down. One not there yet passes when
+ * only root could make it (mc_dir_root_only's rule; the prolog checks it
+ * again when it opens it). A trailing slash is ignored. Returns 0 safe,
+ * or -1 with why ("directory /x is owned by uid 1001, not root: ...",
+ * "/x/s is a symbolic link of uid 1001, not root's: ...", "directory /x/s
+ * is writable by others than root (mode 0777): ...").
  */
 int mc_dir_shared_root(const char *path, char *why, size_t whylen);
 
