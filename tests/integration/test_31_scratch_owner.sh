@@ -78,7 +78,7 @@ SRC=$(mktemp -d /tmp/mc-bindsrc.XXXXXX)
 mc_at_exit "rm -rf '$SRC'"
 echo precious >"$SRC/f1"; mkdir "$SRC/d"; echo precious >"$SRC/d/f2"
 assert_eq "$(stat -c %d "$SRC")" "$(stat -c %d "$SCR")" "(setup) the bind's source is on LocalScratch's filesystem (same st_dev)"
-bj=$(sbatch_as "$V" --wrap "mkdir $SCR/job_\$SLURM_JOB_ID/m && touch $OUTD/b-ready-\$SLURM_JOB_ID && sleep 4")
+bj=$(sbatch_as "$V" --wrap "mkdir -p $SCR/job_\$SLURM_JOB_ID/m && touch $OUTD/b-ready-\$SLURM_JOB_ID && sleep 4")
 mc_wait_until 30 test -e "$OUTD/b-ready-$bj"
 mount --bind "$SRC" "$SCR/job_$bj/m" || mc_die "mount --bind failed"
 assert_eq COMPLETED "$(mc_wait_job "$bj")" "a job with a bind mount under its job_J completes"

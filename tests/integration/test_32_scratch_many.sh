@@ -38,7 +38,7 @@ cp "$MEMCORE_BUILD/progs/mc_many_files" "$OUTD/" || mc_die "make progs first"
 chmod 0755 "$OUTD/mc_many_files"
 
 jid=$(cd "$OUTD" && runuser -u "$U" -- sbatch --parsable -o "$OUTD/%j.out" -n1 --gpus=1 --mem=256M \
-	--wrap "date +t0=%s.%N; $OUTD/mc_many_files $SCR/job_\$SLURM_JOB_ID $FILES 300; date +%s.%N >$OUTD/end-\$SLURM_JOB_ID")
+	--wrap "date +t0=%s.%N; mkdir -p $SCR/job_\$SLURM_JOB_ID; $OUTD/mc_many_files $SCR/job_\$SLURM_JOB_ID $FILES 300; date +%s.%N >$OUTD/end-\$SLURM_JOB_ID")
 assert_match "$jid" '^[0-9]+$' "a job of $U leaving $FILES files in its job_J is submitted"
 mc_wait_until 280 test -s "$OUTD/end-$jid"
 end=$(cat "$OUTD/end-$jid")
