@@ -156,10 +156,10 @@ int mc_cli_policy(const struct mc_cli_common *c, struct mc_config *cfg,
 		fprintf(stderr, "memcore: %s\n", err);
 		return -1;
 	}
-	/* A monitoring key turned off: the admin reads it in every command
-	 * that reads the policy, memcore audit first. */
-	if (cfg->warning[0])
-		fprintf(stderr, "memcore: warning: %s\n", cfg->warning);
+	/* Not an error (the answer stands), but the administrator must
+	 * see it wherever the policy is read. */
+	if (cfg->key_off[0])
+		fprintf(stderr, "memcore: warning: %s\n", cfg->key_off);
 	mc_config_policy(cfg, c->partition, p);
 	return 0;
 }

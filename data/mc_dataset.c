@@ -661,7 +661,8 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 	if (n < max && (fits || !scratch || !*scratch))
 		snprintf(lines[n++], 200, "memcore:   stage it first: %s%s",
 			 cmd, scratch && *scratch ?
-			 " (removed at the job's end)" : "");
+			 " (made for you, mode 0700, removed at the "
+			 "job's end)" : "");
 	if (policy == MC_NETDS_REFUSE && fits) {
 		*refuse = true;
 		if (n < max)

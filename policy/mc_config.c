@@ -133,7 +133,7 @@ void mc_policy_defaults(struct mc_policy *p)
 void mc_config_init(struct mc_config *cfg)
 {
 	cfg->path[0] = '\0';
-	cfg->warning[0] = '\0';
+	cfg->key_off[0] = '\0';
 	mc_policy_defaults(&cfg->global);
 	cfg->n_partitions = 0;
 	/* The partition slots are only read below n_partitions. */
@@ -720,25 +720,72 @@ static int check_textfile_dir(const struct mc_policy *p, char *why,
 }
 
 /*
- * PrometheusTextfile= in p checked (check_textfile_dir); when it fails the
- * key is turned off in p and cfg->warning says so, "WHERE=PATH: why; ...",
- * unless a warning is there already (the first is the one to fix).
- * Monitoring is not enforcement: this never fails the policy.
+ * Turn off a key whose value failed its file system check: value (the
+ * field in a policy) emptied, and cfg->key_off says "ORIGIN: KEY=VALUE:
+ * why; what_off" unless it holds an earlier one (the first is the one to
+ * fix). Never a refused policy (mc_config.h, key_off).
  */
-static void textfile_or_off(struct mc_config *cfg, struct mc_policy *p,
-			    const char *where)
+static void turn_off(struct mc_config *cfg, char *value, const char *origin,
+		     const char *key, const char *why, const char *what_off)
 {
-	char why[MC_ERR_MAX], q[PATH_MAX + 16];
+	char q[PATH_MAX + 16];
 
-	if (!check_textfile_dir(p, why, sizeof(why)))
-		return;
-	if (!cfg->warning[0])
-		mc_err(cfg->warning, sizeof(cfg->warning), "%s=%s: %s; the "
-		       "textfile is off until this is fixed (a monitoring "
-		       "key: GPU steps run, uncounted there)", where,
-		       mc_escape(p->prometheus_textfile, 0, q, sizeof(q)),
-		       why);
-	p->prometheus_textfile[0] = '\0';
+	if (!cfg->key_off[0])
+		mc_err(cfg->key_off, sizeof(cfg->key_off), "%s: %s=%s: %s; %s",
+		       origin, key, mc_escape(value, 0, q, sizeof(q)), why,
+		       what_off);
+	value[0] = '\0';
+}
+
+/* PrometheusTextfile= in p checked (check_textfile_dir), off when not
+ * safe: monitoring is not enforcement. */
+static void check_textfile(struct mc_config *cfg, struct mc_policy *p,
+			   const char *origin, const char *key)
+{
+	char why[MC_ERR_MAX - 160];
+
+	if (check_textfile_dir(p, why, sizeof(why)))
+		turn_off(cfg, p->prometheus_textfile, origin, key, why,
+			 "the textfile is off until this is fixed (a "
+			 "monitoring key: GPU steps run, uncounted there)");
+}
+
+/*
+ * LocalScratch= names where root makes and removes users' directories
+ * (data/mc_scratch.h), so it gets PrometheusTextfile's rule and more
+ * (mc_dir_shared_root). A data-path convenience, not enforcement: a bad
+ * one is turned off. p is the global policy or a partition's values.
+ */
+static void check_scratch(struct mc_config *cfg, struct mc_policy *p,
+			  const char *origin, const char *key)
+{
+	char why[MC_ERR_MAX - 160];
+
+	if (p->local_scratch[0] &&
+	    mc_dir_shared_root(p->local_scratch, why, sizeof(why)) != 0)
+		turn_off(cfg, p->local_scratch, origin, key, why,
+			 "LocalScratch is turned off (no staging directory "
+			 "is made, none removed; steps run)");
+}
+
+/* check_scratch for the file's global value and each partition's. */
+static void check_scratch_all(struct conf_state *st)
+{
+	struct mc_config *cfg = st->cfg;
+	int k = key_lookup("LocalScratch");
+	char origin[PATH_MAX + 16];
+
+	snprintf(origin, sizeof(origin), "%s:%u", st->name,
+		 st->global_line[k]);
+	check_scratch(cfg, &cfg->global, origin, "LocalScratch");
+	for (size_t i = 0; i < cfg->n_partitions; i++) {
+		if (!(cfg->partitions[i].set_mask & ((uint64_t)1 << k)))
+			continue;
+		snprintf(origin, sizeof(origin), "%s:%u", st->name,
+			 st->part_line[i]);
+		check_scratch(cfg, &cfg->partitions[i].values, origin,
+			      "LocalScratch");
+	}
 }
 
 static void state_init(struct conf_state *st, struct mc_config *cfg,
@@ -870,12 +917,14 @@ int mc_config_load(const char *path, struct mc_config *cfg,
 		return -1;
 	}
 	{
-		char where[PATH_MAX + 48];
+		char origin[PATH_MAX + 16];
 
-		snprintf(where, sizeof(where), "%s:%u: PrometheusTextfile",
-			 path, st.global_line[key_lookup("PrometheusTextfile")]);
-		textfile_or_off(cfg, &cfg->global, where);
+		snprintf(origin, sizeof(origin), "%s:%u", path,
+			 st.global_line[key_lookup("PrometheusTextfile")]);
+		check_textfile(cfg, &cfg->global, origin,
+			       "PrometheusTextfile");
 	}
+	check_scratch_all(&st);
 	set_path(cfg, path);
 	return 0;
 fail:
@@ -917,12 +966,8 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		mc_err(err, errlen, "%s: %s=%s: %s", origin, key, value, why);
 		return -1;
 	}
-	if (!strcasecmp(mc_keys[k].name, "PrometheusTextfile")) {
-		char where[128];
-
-		snprintf(where, sizeof(where), "%s: %s", origin, key);
-		textfile_or_off(cfg, &tmp, where);
-	}
+	if (!strcasecmp(mc_keys[k].name, "PrometheusTextfile"))
+		check_textfile(cfg, &tmp, origin, key);
 	/* An argument overrides the whole file, partition lines included:
 	 * `mode=off` in plugstack.conf must switch memcore off everywhere.
 	 * The file's cross-key check holds for arguments too; on a conflict
@@ -932,6 +977,8 @@ int mc_config_set(struct mc_config *cfg, const char *key, const char *value,
 		masks[i] = cfg->partitions[i].set_mask;
 		cfg->partitions[i].set_mask &= ~((uint64_t)1 << k);
 	}
+	if (!strcasecmp(mc_keys[k].name, "LocalScratch"))
+		check_scratch(cfg, &tmp, origin, key);
 	copy_key(&cfg->global, &tmp, k);
 	c = order_conflict(cfg, &r);
 	if (c != -2) {

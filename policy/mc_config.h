@@ -128,15 +128,16 @@ struct mc_partition {
 
 struct mc_config {
 	char path[PATH_MAX];		/* file it came from, "" if none */
-	/* A monitoring key the file system check turned off at load, and
-	 * why ("" none): "FILE:LINE: PrometheusTextfile: why; ...". Never
-	 * an error: monitoring is not enforcement (DESIGN.md), so it is
-	 * said (slurmd's log, --memcore=explain, memcore audit) and every
-	 * other key still applies. */
-	char warning[MC_ERR_MAX];
 	struct mc_policy global;
 	size_t n_partitions;
 	struct mc_partition partitions[MC_MAX_PARTITIONS];
+	/* A key the file system check turned off where it was loaded, and
+	 * why (the first; "" none): "FILE:LINE: PrometheusTextfile=P: why;
+	 * the textfile is off ..." or "... LocalScratch=P: why; LocalScratch
+	 * is turned off ...". Never an error: monitoring and the data path
+	 * are not enforcement (DESIGN.md), so it is said (slurmd's log,
+	 * --memcore=explain, every memcore command) and the policy stands. */
+	char key_off[MC_ERR_MAX];
 };
 
 /*
@@ -199,9 +200,12 @@ void mc_config_init(struct mc_config *cfg);
  * left at defaults. Beyond the text, it checks the file system for one
  * key: a PrometheusTextfile= whose directory others than root can write
  * (mc_dir_root_only in mc_util.h) is turned off, not refused: the rest
- * of the file applies, and cfg->warning says "FILE:LINE:
+ * of the file applies, and cfg->key_off says "FILE:LINE:
  * PrometheusTextfile=PATH: directory D is writable by others than root
- * (mode 0777): ...; the textfile is off ...".
+ * (mode 0777): ...; the textfile is off ...". A LocalScratch= (global or
+ * a partition's) that breaks its rule (mc_dir_shared_root) is turned off
+ * the same way ("" and cfg->key_off says which and why): a data-path
+ * convenience, not enforcement, never refuses a step.
  */
 int mc_config_load(const char *path, struct mc_config *cfg,
 		   char *err, size_t errlen);
@@ -217,8 +221,9 @@ int mc_config_parse(const char *text, size_t len, const char *name,
 /*
  * Set one global key, e.g. from a plugstack argument `mode=warn`.
  * origin names where it came from in messages ("plugstack.conf").
- * PrometheusTextfile= is checked as in mc_config_load: a directory others
- * can write leaves the key unset, returns 0 and says so in cfg->warning.
+ * PrometheusTextfile= is checked as in mc_config_load, and so is
+ * LocalScratch=: either, when it fails, is left unset with cfg->key_off
+ * saying why, and 0 is returned.
  * Returns 0 or -1 with err = "ORIGIN: KEY=VALUE: reason"; cfg unchanged on
  * error. The argument overrides the whole file: the key is also dropped
  * from every PartitionName line, so `mode=off` turns memcore off everywhere.

@@ -194,8 +194,10 @@ static int start(struct mc_plugin *p)
 			     slurm, host, p->cfg_err);
 		return 0;
 	}
-	if (p->cfg.warning[0])
-		mc_log_error("memcore on %s: %s", host, p->cfg.warning);
+	/* A key turned off at load (PrometheusTextfile=, LocalScratch=):
+	 * the policy stands. */
+	if (p->cfg.key_off[0])
+		mc_log_error("memcore on %s: %s", host, p->cfg.key_off);
 	mc_config_policy(&p->cfg, NULL, &pol);
 	if (pol.cgroup_memory && pol.mode != MC_MODE_OFF)
 		mc_enforce_slurmd_sweep();

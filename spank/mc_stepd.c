@@ -453,9 +453,9 @@ static void verdict_text(const struct mc_plugin *p, const struct mc_step *s,
 			mc_appendf(text, len, &used, "%s%s", i ? "\n" : "",
 				   e->line[i]);
 		/* A monitoring key the node's policy turned off. */
-		if (p->cfg.warning[0])
+		if (p->cfg.key_off[0])
 			mc_appendf(text, len, &used, "%smemcore: warning: %s",
-				   used ? "\n" : "", p->cfg.warning);
+				   used ? "\n" : "", p->cfg.key_off);
 	}
 	if (ds_text[0])
 		mc_appendf(text, len, &used, "%s%s", used ? "\n" : "",
@@ -478,9 +478,9 @@ static void judged(struct mc_plugin *p, const struct mc_step *s,
 	p->after.report = pol->report;
 	snprintf(p->after.textfile, sizeof(p->after.textfile), "%s",
 		 pol->prometheus_textfile);
-	if (p->cfg.warning[0])
+	if (p->cfg.key_off[0])
 		mc_log_info("memcore: job %s: warning: %s", s->step_name,
-			    p->cfg.warning);
+			    p->cfg.key_off);
 	mc_log_info("memcore: job %s: %s: gpus=%u workers=%u ram needed=%s "
 		    "allocated=%s cores needed=%u allocated=%u node cores "
 		    "needed=%u has=%u nodes=%u", s->step_name,

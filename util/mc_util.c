@@ -182,7 +182,8 @@ const char *mc_shell_word(const char *s, char *buf, size_t len)
  * the last (others cannot rename or remove what root put there).
  * 0, or -1 with why.
  */
-static int root_chain(const char *real, char *why, size_t whylen)
+static int root_chain(const char *real, bool sticky_last, char *why,
+		      size_t whylen)
 {
 	char q[PATH_MAX + 16];
 	size_t n = strlen(real), end = 1;
@@ -210,7 +211,7 @@ static int root_chain(const char *real, char *why, size_t whylen)
 				      (unsigned)st.st_uid, last ? "" :
 				      " nor a system account");
 		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-		    (last || !(st.st_mode & S_ISVTX)))
+		    ((last && !sticky_last) || !(st.st_mode & S_ISVTX)))
 			return mc_err(why, whylen, "directory %s is writable by "
 				      "others than root (mode %04o): anyone "
 				      "could plant or replace the file", q,
@@ -267,7 +268,7 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 	if (root_links(dir, why, whylen) < 0)
 		return -1;
 	if (realpath(dir, real))
-		return root_chain(real, why, whylen);
+		return root_chain(real, false, why, whylen);
 	/* Not ours to see (a user's memcore on a login host): slurmstepd,
 	 * root, checks it where it writes. */
 	if (errno == EACCES)
@@ -288,7 +289,7 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 		if (realpath(dir, real)) {
 			char up[PATH_MAX + 160];
 
-			if (root_chain(real, up, sizeof(up)) < 0)
+			if (root_chain(real, false, up, sizeof(up)) < 0)
 				return mc_err(why, whylen, "%s is not there "
 					      "yet, and anyone could make it: "
 					      "%s", mc_escape(path, 0, q,
@@ -302,6 +303,37 @@ int mc_dir_root_only(const char *path, char *why, size_t whylen)
 	}
 	return mc_err(why, whylen, "directory %s: %s",
 		      mc_escape(dir, 0, q, sizeof(q)), strerror(errno));
+}
+
+bool mc_st_shared_dir_ok(const struct stat *st, uid_t owner)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == owner &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) ||
+		(st->st_mode & S_ISVTX));
+}
+
+int mc_dir_shared_root(const char *path, char *why, size_t whylen)
+{
+	char p[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 16];
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (path[0] != '/' || n >= sizeof(p))
+		return mc_err(why, whylen, "expected an absolute path");
+	memcpy(p, path, n);
+	p[n] = '\0';
+	if (root_links(p, why, whylen) < 0)
+		return -1;
+	/* Not there yet: PrometheusTextfile's rule judges who could make
+	 * it (the nearest directory there, root's alone). */
+	if (!realpath(p, real))
+		return errno == ENOENT ? (mc_dir_root_only(p, why, whylen) < 0
+					  ? -1 : 0) : errno == EACCES ? 0 :
+			mc_err(why, whylen, "%s: %s",
+			       mc_escape(p, 0, q, sizeof(q)), strerror(errno));
+	/* Root's all the way down, the sticky bit allowed on it too. */
+	return root_chain(real, true, why, whylen);
 }
 
 bool mc_st_root_only(const struct stat *st, unsigned deny)

@@ -154,6 +154,30 @@ int mc_open_regular(const char *what, const char *path, int flags,
 int mc_dir_root_only(const char *path, char *why, size_t whylen);
 
 /*
+ * Whether st (an fstat of an opened directory) is one where root may make
+ * a directory for a user: a directory owned by owner (root; the unit tests
+ * pass their own uid) that no one else can write, or that is sticky (a
+ * shared /scratch, mode 1777: others can make names in it but cannot
+ * rename or remove what the owner put there).
+ */
+bool mc_st_shared_dir_ok(const struct stat *st, uid_t owner);
+
+/*
+ * The load-time rule of a directory root makes and removes users'
+ * directories in (LocalScratch=): an absolute path whose every symbolic
+ * link is root's, the directory (resolved) and every one above it root's
+ * and writable by no one else unless sticky (a 1777 /scratch, under a
+ * 1777 /tmp: others cannot rename or remove what root put there), that
+ * is mc_st_shared_dir_ok all the way down. One not there yet passes when
+ * only root could make it (mc_dir_root_only's rule; the prolog checks it
+ * again when it opens it). A trailing slash is ignored. Returns 0 safe,
+ * or -1 with why ("directory /x is owned by uid 1001, not root: ...",
+ * "/x/s is a symbolic link of uid 1001, not root's: ...", "directory /x/s
+ * is writable by others than root (mode 0777): ...").
+ */
+int mc_dir_shared_root(const char *path, char *why, size_t whylen);
+
+/*
  * Whether st (an fstat of an opened file) is a regular file of root's
  * with none of the mode bits deny set (022: only root may write it; 077:
  * only root may open it) and one link (no second name another user could

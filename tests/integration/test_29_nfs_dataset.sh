@@ -18,8 +18,9 @@
 #    directory never listed (atime kept on the server; root's own listing
 #    at the end moves it, so that check can fail). The job runs the
 #    staging command of its own note, as given, as the user: the files
-#    arrive in LocalScratch/job_J (checksums against the server's), and
-#    the epilog removes job_J at the job's end;
+#    arrive in LocalScratch/job_J (checksums against the server's; job_J
+#    made for nobody by the prolog), and the epilog takes job_J away at
+#    the job's end, a detached sweeper empties it;
 #  - the server stopped (a hard mount: statfs there waits for ever): srun
 #    gives up on the path after the walk's bound + 1 s and the step runs,
 #    no note, the path's figures ETIMEDOUT (it hung srun before).
@@ -95,7 +96,7 @@ assert_contains "$MC_ERR" "memcore: dataset $NFS/ds (--dataset) is on NFS: $(fmt
 	"... its stderr names the dataset, NFS, its size ($BYTES bytes, find) and its files"
 assert_contains "$MC_ERR" "memcore:   local scratch $LS: $(fmt_bytes "$FREE") free, the dataset is $(fmt_bytes "$BYTES") (it fits)" \
 	"... LocalScratch's free space ($FREE bytes, df)"
-assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (removed at the job's end)" \
+assert_contains "$MC_ERR" "memcore:   stage it first: memcore stage $NFS/ds $LS/job_$RJ (made for you, mode 0700, removed at the job's end)" \
 	"... the staging command"
 assert_contains "$MC_ERR" "memcore: refused (NetworkDataset=refuse): the dataset fits on local scratch; stage it and read it from $LS/job_$RJ" \
 	"... and the refusal"
@@ -117,7 +118,7 @@ cat >"$U/stage.sh" <<'EOS'
 #!/bin/bash
 # $1: this job's output file (the note is in it before this runs); $2: memcore's directory
 echo "facts=$MEMCORE_DATASET_FACTS"
-cmd=$(sed -n "s/^memcore:   stage it first: \(memcore stage .*\) (removed at the job's end)\$/\1/p" "$1")
+cmd=$(sed -n "s/^memcore:   stage it first: \(memcore stage .*\) (made for you, mode 0700, removed at the job's end)\$/\1/p" "$1")
 echo "cmd=$cmd"
 [ -n "$cmd" ] || exit 3
 PATH=$2:$PATH
@@ -153,9 +154,10 @@ assert_eq "$SUMS" "$(sed -n 's/^sum //p' <<<"$OUT")" "the staged files are the s
 assert_contains "$OUT" "owners=nobody " "... and the user's"
 ENTRIES=$(sed -n 's/^entries=//p' <<<"$OUT")
 mc_wait_until 20 test ! -e "$LS/job_$SJ"
-assert_eq "" "$(ls -A "$LS")" "the epilog removed $LS/job_$SJ at the job's end (nothing else under LocalScratch)"
+mc_wait_until 20 test -z "$(ls -A "$LS/.memcore-removing" 2>/dev/null)"
+assert_eq "" "$(ls -A "$LS" | grep -v '^\.memcore-removing$'; ls -A "$LS/.memcore-removing" 2>/dev/null)" "the epilog removed $LS/job_$SJ at the job's end (nothing else under LocalScratch)"
 mc_wait_until 10 grep -q "memcore: job $SJ: removed $LS/job_$SJ" "$MC_LOG_DIR/slurmd.log"
-assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $SJ: removed $LS/job_$SJ ($ENTRIES entries)" \
+assert_file_contains "$MC_LOG_DIR/slurmd.log" "memcore: job $SJ: removed $LS/job_$SJ ($ENTRIES entries, " \
 	"... said in slurmd's log, every entry counted ($ENTRIES, find in the job)"
 
 # The atime check above can fail: root's listing over NFS moves it.

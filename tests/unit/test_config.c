@@ -784,7 +784,7 @@ static void test_prometheus_textfile(void **state)
 
 /* At load, a PrometheusTextfile= whose directory others than root can
  * write is turned off, never refused (monitoring is not enforcement):
- * the rest of the file applies, and cfg.warning names the file, the line,
+ * the rest of the file applies, and cfg.key_off names the file, the line,
  * the key and why (anyone could plant the file root reads back, or take
  * its temporary file's name); one not there yet passes; a root-owned
  * sticky directory above it (as /tmp) passes, the same as the textfile's
@@ -810,10 +810,10 @@ static void test_prometheus_textfile_dir(void **state)
 	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
 	assert_string_equal(err, "");
 	if (root) {
-		assert_string_equal(cfg.warning, "");
+		assert_string_equal(cfg.key_off, "");
 		assert_string_equal(cfg.global.prometheus_textfile, val);
 	} else {	/* the directory is this user's, not root's */
-		assert_non_null(strstr(cfg.warning, "is owned by uid"));
+		assert_non_null(strstr(cfg.key_off, "is owned by uid"));
 		assert_string_equal(cfg.global.prometheus_textfile, "");
 	}
 
@@ -826,24 +826,24 @@ static void test_prometheus_textfile_dir(void **state)
 			 "textfile is off until this is fixed (a monitoring "
 			 "key: GPU steps run, uncounted there)", conf, val,
 			 dir);
-		assert_string_equal(cfg.warning, want);
+		assert_string_equal(cfg.key_off, want);
 	}
 	assert_string_equal(cfg.global.prometheus_textfile, "");
 	assert_int_equal(cfg.global.mode, MC_MODE_WARN);	/* the rest applies */
 	/* group-writable, and sticky, are turned off all the same */
 	assert_int_equal(chmod(dir, 01777), 0);
 	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
-	assert_non_null(strstr(cfg.warning, ":3: PrometheusTextfile="));
+	assert_non_null(strstr(cfg.key_off, ":3: PrometheusTextfile="));
 	assert_int_equal(chmod(dir, 0775), 0);
 	assert_int_equal(mc_config_load(conf, &cfg, err, sizeof(err)), 0);
-	assert_non_null(strstr(cfg.warning, "writable by others than root"));
+	assert_non_null(strstr(cfg.key_off, "writable by others than root"));
 	/* as a plugstack argument: the same check, the key left off */
 	mc_config_init(&cfg);
 	assert_int_equal(mc_config_set(&cfg, "prometheustextfile", val, NULL,
 				       err, sizeof(err)), 0);
-	assert_non_null(strstr(cfg.warning,
+	assert_non_null(strstr(cfg.key_off,
 			       "plugstack.conf: prometheustextfile="));
-	assert_non_null(strstr(cfg.warning, "writable by others than root"));
+	assert_non_null(strstr(cfg.key_off, "writable by others than root"));
 	assert_string_equal(cfg.global.prometheus_textfile, "");
 
 	if (root) {
@@ -877,7 +877,7 @@ static void test_prometheus_textfile_dir(void **state)
 		snprintf(want, sizeof(want), "%s:3: PrometheusTextfile=%s: "
 			 "directory %s is writable by others than root", conf,
 			 val, top);
-		assert_int_equal(strncmp(cfg.warning, want, strlen(want)), 0);
+		assert_int_equal(strncmp(cfg.key_off, want, strlen(want)), 0);
 		assert_int_equal(chmod(top, 0700), 0);
 	}
 	/* a directory not there yet: nothing can be planted in it */

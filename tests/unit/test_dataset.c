@@ -198,8 +198,8 @@ static void test_note(void **state)
 	assert_string_equal(lines[2], "memcore:   local scratch /scratch: "
 			    "10 GiB free, the dataset is 300 MiB (it fits)");
 	assert_string_equal(lines[3], "memcore:   stage it first: memcore "
-			    "stage /nfs/ds /scratch/job_77 (removed at the "
-			    "job's end)");
+			    "stage /nfs/ds /scratch/job_77 (made for you, mode "
+			    "0700, removed at the job's end)");
 	n = mc_dataset_note(&d, MC_NETDS_REFUSE, "/scratch",
 			    (uint64_t)10 << 30, 77, lines, 8, &refuse);
 	assert_true(refuse);
