@@ -1,13 +1,12 @@
 #!/bin/bash
 # memcore stage in a real batch job, between two local users (issue 37):
 # the victim's job stages a group dataset into LocalScratch/job_J (made for
-# the job's user, 0700: by the job prolog where it does, else by the job
-# itself here); between memcore's plan and its copy (the LD_PRELOAD hook of
+# the job's user, 0700, by the job prolog); between memcore's plan and its copy (the LD_PRELOAD hook of
 # tests/cli/stage_hook.c, built here, never shipped: the first
 # pthread_create waits for this test) the attacker swaps their `sub` in the
 # dataset for a symlink to the victim's ~/.ssh. The stage stops naming the
 # path ("changed since it was read"), no byte of the victim's key is in
-# job_J, and the epilog still removes job_J. tests/cli/test_stage_users.sh
+# job_J, and the epilog still takes job_J away and its sweeper empties it. tests/cli/test_stage_users.sh
 # holds the DEST side and root's; this is the same on a real node.
 # About 15 s.
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +47,6 @@ mkdir -m 0700 "$OUT" && chown "$V" "$OUT"
 
 jid=$(cd "$OUT" && runuser -u "$V" -- sbatch --parsable -n1 --gpus=1 --mem=256M -o "$OUT/stage-%j.out" --wrap "
 S=$SCR/job_\$SLURM_JOB_ID
-[ -d \$S ] || mkdir -m 0700 \$S
 env LD_PRELOAD=$W/hook.so MC_TEST_HOOK=$W/hook.sh $MEMCORE_BUILD/memcore stage -q -j 1 $DS \$S
 echo rc=\$?
 stat -c mode=%a \$S
@@ -66,5 +64,6 @@ assert_contains "$out" "rc=1" "memcore stage exits 1 (the copy failed)"
 assert_contains "$out" "memcore: stage: $DS/sub: changed since it was read" "... naming the swapped path"
 assert_contains "$out" "mode=700" "job_J is the victim's alone (0700)"
 assert_not_contains "$out" "leak=" "no byte of the victim's key in job_J"
-mc_wait_until 20 test ! -e "$SCR/job_$jid"
-assert_eq "" "$(ls -A "$SCR")" "the epilog removed job_J"
+mc_wait_until 20 eval '[ -z "$(ls -A "$SCR" | grep -vx .memcore-removing)" ] && [ -z "$(ls -A "$SCR/.memcore-removing" 2>/dev/null)" ]'
+assert_eq "" "$(ls -A "$SCR" | grep -vx .memcore-removing)" "the epilog took job_J away"
+assert_eq "" "$(ls -A "$SCR/.memcore-removing" 2>/dev/null)" "... and its sweeper emptied it"
