@@ -178,7 +178,13 @@ static int own_links(const char *path, char *err, size_t errlen)
 	if (cut >= sizeof(pre))
 		return path_error(err, errlen, path, ENAMETOOLONG);
 	for (; cut > 0; cut = cut_last(path, cut)) {
-		snprintf(pre, sizeof(pre), "%.*s", (int)cut, path);
+		size_t n = cut;
+
+		/* "a/link/" would be followed by lstat: the name alone,
+		 * without its trailing slashes, is what is a symlink. */
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		snprintf(pre, sizeof(pre), "%.*s", (int)n, path);
 		if (lstat(pre, &st) != 0 || !S_ISLNK(st.st_mode) ||
 		    st.st_uid == geteuid() || st.st_uid == 0)
 			continue;

@@ -179,4 +179,27 @@ run_v stage -q "$GRP/locked" "$SCR/job_7"
 expect_eq "an unreadable SRC file: rc" "$RC" 2
 expect_eq "... the message" "$ERR" "memcore: stage: SRC $GRP/locked: Permission denied; nothing was copied"
 [ -e "$SCR/job_7" ] && fail "an unreadable SRC file: DEST was made"
+# 6. A symlink another user owns in the middle of the path, not only as its
+# last component ("a/link/" once made lstat follow it): refused for the
+# victim's DEST, root's DEST (a stand-in for /etc holding cron.d) and
+# root's SRC (a stand-in for /root).
+mkdir -m 0700 "$VH/mid" && chown "$V" "$VH/mid"
+ln -s "$VH" "$SCR/via" && chown -h "$A" "$SCR/via"
+run_v stage -q "$GRP/ds2" "$SCR/via/mid"
+expect_eq "the victim's DEST through the attacker's symlink in the middle: rc" "$RC" 2
+expect_contains "... named" "$ERR" "memcore: stage: $SCR/via: a symlink owned by $A"
+expect_eq "... nothing written" "$(ls -A "$VH/mid")" ""
+ETC=$TMP/etc
+mkdir -m 0755 "$ETC" "$ETC/cron.d"
+mkdir -m 0755 "$GRP/cron.d" && echo '* * * * * root touch /pwned' >"$GRP/cron.d/evil" && chown -R "$A" "$GRP/cron.d"
+ln -s "$TMP" "$SCR/via2" && chown -h "$A" "$SCR/via2"
+run_mc stage -q "$GRP/cron.d" "$SCR/via2/etc"
+expect_eq "root's DEST through the attacker's symlink in the middle: rc" "$RC" 2
+expect_contains "... named" "$ERR" "memcore: stage: $SCR/via2: a symlink owned by $A"
+expect_eq "... nothing in the cron.d stand-in" "$(ls -A "$ETC/cron.d")" ""
+mkdir -m 0700 "$TMP/root" "$TMP/rdest" && echo ROOT-SECRET >"$TMP/root/key" && chmod 0600 "$TMP/root/key"
+run_mc stage -q "$SCR/via2/root/key" "$TMP/rdest"
+expect_eq "root's SRC through the attacker's symlink in the middle: rc" "$RC" 2
+expect_contains "... named" "$ERR" "memcore: stage: $SCR/via2: a symlink owned by $A"
+expect_eq "... nothing read" "$(ls -A "$TMP/rdest")" ""
 finish
