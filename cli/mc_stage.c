@@ -1197,10 +1197,22 @@ static bool stale_tmp(const char *name)
 	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* The temporary files a killed stage left in directory fd (one that
- * existed before this run), removed: a rerun's copy is whole without
- * them. */
-static void sweep_dir(int fd, struct mc_stage_progress *pr)
+/* Whether the plan copies an entry called name into directory entry dir
+ * (a dataset's own file may be named like a temporary one). */
+static bool planned_in(const struct mc_stage_plan *p, size_t dir,
+		       const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].parent == dir && !strcmp(p->e[i].name, name))
+			return true;
+	return false;
+}
+
+/* The temporary files a killed stage left in directory entry dir (open
+ * on fd; one that existed before this run), removed: a rerun's copy is
+ * whole without them. A name the source itself has is the dataset's. */
+static void sweep_dir(const struct mc_stage_plan *p, size_t dir, int fd,
+		      struct mc_stage_progress *pr)
 {
 	struct dirent *de;
 	struct stat st;
@@ -1214,7 +1226,7 @@ static void sweep_dir(int fd, struct mc_stage_progress *pr)
 	}
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, ".memcore-stage.", 15) ||
-		    !stale_tmp(de->d_name) ||
+		    !stale_tmp(de->d_name) || planned_in(p, dir, de->d_name) ||
 		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    S_ISDIR(st.st_mode) ||
 		    unlinkat(dfd, de->d_name, 0) != 0)
@@ -1263,7 +1275,7 @@ static int make_dir(struct cursor *c, size_t i, struct mc_stage_progress *pr,
 	e->ddev = st.st_dev;
 	e->dino = st.st_ino;
 	if (e->skip)
-		sweep_dir(fd, pr);
+		sweep_dir(c->p, i, fd, pr);
 	cur_take(c, i, fd);
 	return 0;
 }

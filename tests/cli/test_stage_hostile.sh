@@ -97,4 +97,18 @@ else
 	echo "skip: the unreadable-file case needs root and runuser"
 fi
 
+# A dataset's own file named like a temporary file of a killed stage
+# (".memcore-stage.PID.N", the PID gone): a rerun keeps it (it is in the
+# source); only a name the source lacks is swept.
+mkdir -p "$TMP/t/ds"
+echo important >"$TMP/t/ds/.memcore-stage.999999.0"
+echo x >"$TMP/t/ds/a"
+run_mc stage -q "$TMP/t/ds" "$TMP/t-out"
+expect_eq "a temporary-looking dataset file: first stage rc" "$RC" 0
+echo left >"$TMP/t-out/ds/.memcore-stage.999999.1"
+run_mc stage "$TMP/t/ds" "$TMP/t-out"
+expect_eq "rerun: rc" "$RC" 0
+expect_eq "rerun: the dataset's own file kept" "$(cat "$TMP/t-out/ds/.memcore-stage.999999.0" 2>&1)" important
+[ -e "$TMP/t-out/ds/.memcore-stage.999999.1" ] && fail "rerun: a killed stage's temporary file left"
+expect_contains "rerun: one temporary file removed" "$ERR" "removed 1 temporary files"
 finish

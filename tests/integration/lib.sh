@@ -945,3 +945,15 @@ mc_mib_after() {
 
 # mc_between N LO HI: N is a number within LO..HI.
 mc_between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# mc_local_scratch: LocalScratch= a fresh shared scratch of the test's own
+# (mode 1777, as /scratch usually is) in memcore.conf, slurmd restarted to
+# read it; SCR names it. Removed at exit, a mount a test made below it
+# first (rm would empty a bind mount's source).
+mc_local_scratch() {
+	SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX) || mc_die "no scratch directory"
+	chmod 1777 "$SCR"
+	mc_at_exit "findmnt -rn -o TARGET | grep -F '$SCR/' | sort -r | xargs -r -n1 umount -l; rm -rf --one-file-system '$SCR'"
+	echo "LocalScratch=$SCR" >>"$MC_CONF_DIR/memcore.conf"
+	mc_restart_slurmd
+}

@@ -30,11 +30,7 @@ mc_cluster_start
 mc_small_policy
 CONF=$MC_CONF_DIR/memcore.conf
 # A scratch of the test's own: the epilog removes job_J under it.
-SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX)
-chmod 1777 "$SCR"
-mc_at_exit "rm -rf '$SCR'"
-echo "LocalScratch=$SCR" >>"$CONF"
-mc_restart_slurmd
+mc_local_scratch
 # What is under LocalScratch but memcore's own .memcore-removing, and in it.
 scratch_left() { ls -A "$SCR" | grep -v '^\.memcore-removing$'; ls -A "$SCR/.memcore-removing" 2>/dev/null; }
 

@@ -23,10 +23,7 @@ MC_REAL_MEMORY=20000 MC_GPUS=2
 mc_cluster_start
 mc_small_policy
 CONF=$MC_CONF_DIR/memcore.conf
-SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX)
-chmod 1777 "$SCR"
-echo "LocalScratch=$SCR" >>"$CONF"
-mc_restart_slurmd
+mc_local_scratch
 
 # Two users of our own (short unique names), their jobs' files in a
 # directory they can write.
@@ -37,8 +34,9 @@ useradd -M -N -s /bin/bash "$V" || mc_die "useradd $V failed"
 mc_at_exit "userdel '$V'"
 OUTD=$(mktemp -d /tmp/mc-out.XXXXXX)
 chmod 1777 "$OUTD"
-# at exit: the bind mount if an assertion left it, then the trees
-mc_at_exit "findmnt -rn -o TARGET | grep -F '$SCR/' | xargs -r -n1 umount -l; rm -rf '$SCR' '$OUTD'"
+# at exit (mc_local_scratch's: the bind mount if an assertion left it,
+# then the scratch)
+mc_at_exit "rm -rf '$OUTD'"
 AUID=$(id -u "$A")
 as() { local u=$1; shift; (cd "$OUTD" && timeout -k 5 "$MC_CMD_TIMEOUT" runuser -u "$u" -- "$@" </dev/null); }
 sbatch_as() { local u=$1; shift; as "$u" sbatch --parsable -o "$OUTD/%j.out" -n1 --gpus=1 --mem=256M "$@"; }

@@ -22,11 +22,7 @@ MC_SLURM_CONF_LINES="PrologEpilogTimeout=4"
 mc_cluster_start
 mc_small_policy
 CONF=$MC_CONF_DIR/memcore.conf
-SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX)
-chmod 1777 "$SCR"
-mc_at_exit "rm -rf '$SCR'"
-echo "LocalScratch=$SCR" >>"$CONF"
-mc_restart_slurmd
+mc_local_scratch
 
 U=mcmany$$
 useradd -M -N -s /bin/bash "$U" || mc_die "useradd $U failed"

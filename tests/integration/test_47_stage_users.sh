@@ -15,11 +15,7 @@ MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
 MC_REAL_MEMORY=20000 MC_GPUS=2
 mc_cluster_start
 mc_small_policy
-SCR=$(mktemp -d /tmp/mc-scratch.XXXXXX)
-chmod 1777 "$SCR"
-mc_at_exit "rm -rf '$SCR'"
-echo "LocalScratch=$SCR" >>"$MC_CONF_DIR/memcore.conf"
-mc_restart_slurmd
+mc_local_scratch
 
 A=mcatk$$ V=mcvic$$ G=mcgrp$$
 W=$(mktemp -d /tmp/mc-users.XXXXXX)
