@@ -321,8 +321,9 @@ static int count_in_column(char **rows, int nrows, size_t col, char ch)
 
 /* A step that climbs by 64 MiB a second to its 2 GiB limit and is killed
  * there, drawn at 80 and at 40 columns: no line wider than asked, the
- * limit's row all '=' until the climb reaches it, the bars growing, the
- * OOM marker on the time axis where the kill was (as a share of the
+ * axis up to 2.5 GiB (the round value above its 2 GiB and 8 MiB), the
+ * limit's row all '=' until the climb reaches it, the bars growing to it,
+ * the OOM marker on the time axis where the kill was (as a share of the
  * step's length), named in the legend. */
 static void test_plot_oom(void **state)
 {
@@ -350,9 +351,10 @@ static void test_plot_oom(void **state)
 		struct chart c;
 		char *rows[MC_PLOT_ROWS + 1], *axis = NULL;
 		unsigned cols = widths[w] - MC_PLOT_LABEL_COLS;
-		/* the limit is the chart's top: its row is the top row; the
-		 * rule's, 12 x 1.5/2 = 9 rows up, the 4th from the top */
-		int nrows, lim_row = 0, rule_row = MC_PLOT_ROWS - 9;
+		/* 12 rows of 2.5 GiB: the limit's 2 GiB ends row 9.6, the
+		 * 10th from the bottom (the 3rd from the top); the rule's
+		 * 1.5 GiB row 7.2, the 7th (the 6th from the top) */
+		int nrows, lim_row = 2, rule_row = 5;
 		double want;
 		char *x;
 		int prev = 0;
@@ -362,8 +364,9 @@ static void test_plot_oom(void **state)
 			assert_true(strlen(c.line[i]) <= widths[w]);
 		nrows = plot_rows(&c, rows);
 		assert_int_equal(nrows, MC_PLOT_ROWS);
-		assert_non_null(strstr(rows[lim_row], "2 GiB |"));
-		assert_non_null(strstr(rows[rule_row], "1.5 GiB |"));
+		assert_non_null(strstr(rows[0], " 2.5 GiB |"));
+		assert_non_null(strstr(rows[lim_row], " 2.0 GiB |"));
+		assert_non_null(strstr(rows[rule_row], " 1.5 GiB |"));
 		/* the first half of the step: far below the limit */
 		assert_int_equal(rows[lim_row][10], '=');
 		assert_int_equal(rows[rule_row][10], '-');
@@ -374,7 +377,8 @@ static void test_plot_oom(void **state)
 			assert_true(h >= prev);
 			prev = h;
 		}
-		assert_true(prev >= MC_PLOT_ROWS - 2);
+		/* ... to the row under the limit's by 90% of the step */
+		assert_true(prev >= MC_PLOT_ROWS - lim_row - 1);
 		/* the OOM marker on the axis, where the kill was in time */
 		for (int i = 0; i < c.n; i++)
 			if (!strncmp(c.line[i], "       0 +", 10))
@@ -400,14 +404,16 @@ static void test_plot_oom(void **state)
 	}
 }
 
-/* A step that holds a fifth of its 10 GiB for a minute: every bar in the
- * two or three rows at the bottom (a fifth of 12 rows, rounded), the
- * limit's row untouched, no OOM marker. */
+/* A step that holds a fifth of its 10 GiB for a minute: scaled to what
+ * it used (2 GiB, up to 2.5 GiB), its bars up to the 10th row of 12;
+ * the limit above the chart, named in the line over it with '^', no '='
+ * row; no OOM marker. */
 static void test_plot_fifth(void **state)
 {
 	struct mc_timeline tl;
 	struct mc_plot_in in = { .step = "43.0", .host = "node7",
-				 .limit_bytes = 10 * GIB, .tl = &tl };
+				 .limit_bytes = 10 * GIB,
+				 .limit_option = "--mem=10G", .tl = &tl };
 	struct chart c;
 	char *rows[MC_PLOT_ROWS + 1];
 	int nrows;
@@ -423,11 +429,13 @@ static void test_plot_fifth(void **state)
 	for (int r = 0; r < nrows; r++) {
 		bool bar = strpbrk(rows[r] + 10, "#:") != NULL;
 
-		/* row r from the top: the bottom 12/5 = 2.4 rows */
-		assert_int_equal(bar, r >= MC_PLOT_ROWS - 2);
+		/* row r from the top: 2 of 2.5 GiB is 9.6 rows */
+		assert_int_equal(bar, r >= MC_PLOT_ROWS - 10);
+		assert_null(strchr(rows[r], '='));
 	}
-	for (size_t col = 10; col < 80; col++)
-		assert_int_equal(rows[0][col], '=');
+	assert_non_null(strstr(rows[0], " 2.5 GiB |"));
+	assert_string_equal(c.line[1], "         ^ above the chart: asked "
+			    "10 GiB (--mem=10G)");
 	assert_null(strchr(c.text, 'X'));
 	/* the time axis says its unit */
 	{
