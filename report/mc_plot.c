@@ -350,6 +350,9 @@ static unsigned off_top(FILE *out, const struct mc_plot_in *in,
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
 			 " the rule's figure %s",
 			 mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
+	/* too wide: a comma where say() may cut, each mark on its line */
+	if (strlen(buf) > width)
+		buf[strlen(buf) - strlen(strchr(buf, ':'))] = ',';
 	return say(out, width, buf);
 }
 
@@ -635,17 +638,18 @@ static size_t chars_of(const char *s)
 
 /* l's box from its anchor point, text and class: an estimate on the
  * wide side (DejaVu Sans, the sans-serif of Debian's Chromium, is about
- * 0.6 em a character, bold 0.68), the white halo's 1.5 px around. */
+ * 0.6 em a character, bold 0.68; its ascent 0.93 em, descent 0.24), the
+ * white halo's 1.5 px around. */
 static void label_box(struct mc_plot_label *l)
 {
 	bool bold;
 	double fs = font_of(l->cls, &bold);
 
 	l->bw = (double)chars_of(l->text) * fs * (bold ? 0.7 : 0.62) + 3;
-	l->bh = fs * 1.05 + 3;
+	l->bh = fs * 1.17 + 3;
 	l->bx = l->anchor == 's' ? l->x - 1.5 : l->anchor == 'e'
 		? l->x - l->bw + 1.5 : l->x - l->bw / 2;
-	l->by = l->y - fs * 0.8 - 1.5;
+	l->by = l->y - fs * 0.93 - 1.5;
 }
 
 /* A new label at (x, y), its box computed. Returns it. */
@@ -705,6 +709,26 @@ static void nudge(struct mc_plot_label *l, size_t i, double ymin,
 	label_box(&l[i]);
 }
 
+/* The title within the picture: without its ", a point every ..." when
+ * it is too wide, then cut with "...". */
+static void fit_title(struct mc_plot_label *p)
+{
+	char *cut;
+	size_t len;
+
+	if (!p || p->bx + p->bw <= SVG_W - 4)
+		return;
+	cut = strstr(p->text, ", a point every");
+	if (cut)
+		*cut = '\0';
+	label_box(p);
+	for (len = strlen(p->text); p->bx + p->bw > SVG_W - 4 && len > 8;
+	     len--) {
+		memcpy(p->text + len - 4, "...", 4);
+		label_box(p);
+	}
+}
+
 /* The title, the memory ticks, the time ticks, the legend's words. */
 static void labels_fixed(const struct mc_plot_in *in,
 			 const struct mc_plot_axis *ax, struct mc_plot_label *l,
@@ -721,7 +745,7 @@ static void labels_fixed(const struct mc_plot_in *in,
 		 "every %s", step, host,
 		 mc_plot_fmt_time(total_ms, total_ms, a, sizeof(a)),
 		 mc_plot_fmt_time(pms, pms, b, sizeof(b)));
-	label_add(l, n, SVG_L, 22, 's', "title", buf);
+	fit_title(label_add(l, n, SVG_L, 22, 's', "title", buf));
 	for (unsigned k = 0; k <= ax->ticks; k++)
 		label_add(l, n, SVG_L - 6, SVG_B - (double)SVG_PH * k /
 			  ax->ticks + 4, 'e', "yl",
@@ -730,7 +754,7 @@ static void labels_fixed(const struct mc_plot_in *in,
 	for (uint64_t t = 0, tick = tick_ms(total_ms, SVG_PW / 10);
 	     t <= total_ms; t += tick)
 		label_add(l, n, SVG_L + (double)SVG_PW * (double)t /
-			  (double)total_ms, SVG_B + 20, 'm', "xl",
+			  (double)total_ms, SVG_B + 22, 'm', "xl",
 			  mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
 	label_add(l, n, SVG_L + 20, SVG_PANEL_H - 21, 's', "lg",
 		  "non-reclaimable");
