@@ -772,6 +772,8 @@ int mc_cmd_report(int argc, char **argv)
 		else
 			step_text(&jv, &u, &a, step, host, ra.plot);
 	}
+	if (ra.plot && !ra.json)
+		mc_report_plot_folded(mc_cli_term_width(STDOUT_FILENO));
 	if (ra.svg_path && !svg)
 		svg = mc_report_svg_new();
 	if (ra.svg_path && report_svg_write(ra.svg_path, svg) != 0) {

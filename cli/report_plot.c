@@ -122,6 +122,13 @@ int mc_report_svg_write(struct mc_report_svg *s, FILE *out)
 	return rc;
 }
 
+/* The steps --plot drew no chart for (nothing to show), named together
+ * by mc_report_plot_folded: one command, one job, so kept here. */
+static struct {
+	size_t n;
+	char step[SVG_MAX][48];
+} folded;
+
 void mc_report_plot(const struct mc_used *u, const char *step,
 		    const char *host, unsigned width)
 {
@@ -135,7 +142,29 @@ void mc_report_plot(const struct mc_used *u, const char *step,
 		return;
 	}
 	plot_in(&in, u, &tl, step, host, opt, sizeof(opt));
+	if (mc_plot_nothing(&in)) {
+		if (folded.n < SVG_MAX)
+			snprintf(folded.step[folded.n++],
+				 sizeof(folded.step[0]), "%s", step);
+		return;
+	}
 	printf("\n");
 	mc_plot_text(stdout, &in, width);
 	printf("\n");
+}
+
+void mc_report_plot_folded(unsigned width)
+{
+	static struct mc_timeline empty;
+	static struct mc_plot_in in[SVG_MAX];
+
+	for (size_t i = 0; i < folded.n; i++) {
+		in[i].step = folded.step[i];
+		in[i].host = "";
+		in[i].tl = &empty;
+	}
+	if (folded.n)
+		printf("\n");
+	mc_plot_text_folded(stdout, in, folded.n, width);
+	folded.n = 0;
 }

@@ -41,8 +41,15 @@ void mc_report_svg_add(struct mc_report_svg *s, const struct mc_used *u,
  * writing failed. */
 int mc_report_svg_write(struct mc_report_svg *s, FILE *out);
 
-/* The chart of u on stdout at width, or the line that says why not. */
+/* The chart of u on stdout at width, or the line that says why not; a
+ * step with nothing to show (mc_plot_nothing) is kept for
+ * mc_report_plot_folded instead. */
 void mc_report_plot(const struct mc_used *u, const char *step,
 		    const char *host, unsigned width);
+
+/* After the job's steps: the one line naming the steps mc_report_plot
+ * drew nothing for ("steps 5.batch, 5.3: no memory to show ..."), or
+ * nothing. */
+void mc_report_plot_folded(unsigned width);
 
 #endif

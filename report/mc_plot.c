@@ -9,6 +9,7 @@
 
 #define MIB ((uint64_t)1 << 20)
 #define GIB ((uint64_t)1 << 30)
+#define TIB ((uint64_t)1 << 40)
 
 const char *mc_plot_fmt_time(uint64_t ms, uint64_t scale_ms, char *buf,
 			     size_t len)
@@ -48,18 +49,86 @@ const char *mc_plot_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-/* What the chart is scaled to: the limit, the rule's figure or the
- * largest usage, whichever is most. */
-static uint64_t top_of(const struct mc_plot_in *in)
+uint64_t mc_plot_peak(const struct mc_timeline *tl)
 {
-	const struct mc_timeline *tl = in->tl;
-	uint64_t top = in->limit_bytes > in->rule_bytes ? in->limit_bytes
-							: in->rule_bytes;
+	uint64_t peak = 0;
 
 	for (uint32_t i = 0; i < tl->n; i++)
-		if (tl->nr_bytes[i] + tl->file_bytes[i] > top)
-			top = tl->nr_bytes[i] + tl->file_bytes[i];
-	return top ? top : MIB;
+		if (tl->nr_bytes[i] + tl->file_bytes[i] > peak)
+			peak = tl->nr_bytes[i] + tl->file_bytes[i];
+	return peak;
+}
+
+bool mc_plot_nothing(const struct mc_plot_in *in)
+{
+	return !in->tl->n || (in->tl->oom_point < 0 &&
+			      mc_plot_peak(in->tl) <= MC_PLOT_NOTHING_BYTES);
+}
+
+/* What the axis must hold: the usage; a mark just above it, so that it is
+ * drawn where it is rather than named off the top; the limit of a step
+ * killed there. */
+static uint64_t scale_value(const struct mc_plot_in *in)
+{
+	uint64_t peak = mc_plot_peak(in->tl), v = peak;
+	const uint64_t marks[2] = { in->limit_bytes, in->rule_bytes };
+
+	for (int k = 0; k < 2; k++)
+		if (marks[k] > v && marks[k] - peak <= peak / 4)
+			v = marks[k];
+	if (in->tl->oom_point >= 0 && in->limit_bytes > v &&
+	    peak >= in->limit_bytes / 2)
+		v = in->limit_bytes;
+	return v;
+}
+
+/* The digits a tick's label needs: 2 for 0.25, 1 for 0.5 or 2.5. */
+static int decimals_of(double step)
+{
+	for (int d = 0; d < 2; d++, step *= 10)
+		if (step - (double)(uint64_t)(step + 1e-9) < 1e-6)
+			return d;
+	return 2;
+}
+
+void mc_plot_axis_of(const struct mc_plot_in *in, struct mc_plot_axis *ax)
+{
+	static const double mult[] = { 1, 2, 2.5, 5 };
+	uint64_t vb = scale_value(in);
+	double v, p;
+
+	ax->unit = vb >= 3 * TIB / 4 ? TIB : vb >= 3 * GIB / 4 ? GIB : MIB;
+	ax->unit_name = ax->unit == TIB ? "TiB" : ax->unit == GIB ? "GiB"
+								 : "MiB";
+	v = (double)vb / (double)ax->unit;
+	/* the smallest round step that leaves at most MC_PLOT_MAX_TICKS
+	 * intervals up to the first multiple above v (MiB: whole ones) */
+	for (p = ax->unit == MIB ? 1 : 0.1;; p *= 10)
+		for (size_t k = 0; k < 4; k++) {
+			double n = (double)(uint64_t)(v / (p * mult[k]) + 1e-9)
+				   + 1;
+
+			if (n > MC_PLOT_MAX_TICKS)
+				continue;
+			ax->step = p * mult[k];
+			ax->ticks = (unsigned)n;
+			ax->top = n * ax->step;
+			ax->top_bytes = (uint64_t)(ax->top * (double)ax->unit +
+						   0.5);
+			ax->decimals = decimals_of(ax->step);
+			return;
+		}
+}
+
+const char *mc_plot_fmt_tick(const struct mc_plot_axis *ax, unsigned k,
+			     char *buf, size_t len)
+{
+	if (!k)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%.*f %s", ax->decimals, k * ax->step,
+			 ax->unit_name);
+	return buf;
 }
 
 /* Rows of MC_PLOT_ROWS that v fills, rounded to the nearest. */
@@ -148,6 +217,7 @@ struct plot_grid {
 	unsigned lr, rr;		/* rows of the limit and the rule */
 	unsigned oom_col;
 	bool has_l, has_r, has_oom;
+	struct mc_plot_axis ax;
 };
 
 /* The title, in two lines when it is wider than width (each cut at
@@ -175,9 +245,10 @@ static unsigned plot_title(FILE *out, const struct mc_plot_in *in,
 	return lines + 1;
 }
 
-/* The grid: the limit and rule lines first (a bar through them hides
- * them there), then a column of '#' (non-reclaimable) and ':' (page
- * cache) for each column's points, and the OOM kill's 'X'. */
+/* The grid: the limit and rule lines first where they are inside the
+ * axis (a bar through them hides them there), then a column of '#'
+ * (non-reclaimable) and ':' (page cache) for each column's points, and
+ * the OOM kill's 'X'. */
 static void fill_grid(const struct mc_plot_in *in, uint64_t top,
 		      struct plot_grid *g)
 {
@@ -185,8 +256,10 @@ static void fill_grid(const struct mc_plot_in *in, uint64_t top,
 	unsigned prev_ft = 0;
 
 	memset(g->cell, ' ', sizeof(g->cell));
-	g->has_r = in->rule_bytes && rows_of(in->rule_bytes, top);
-	g->has_l = in->limit_bytes && rows_of(in->limit_bytes, top);
+	g->has_r = in->rule_bytes && in->rule_bytes <= top &&
+		   rows_of(in->rule_bytes, top);
+	g->has_l = in->limit_bytes && in->limit_bytes <= top &&
+		   rows_of(in->limit_bytes, top);
 	if (g->has_r) {
 		g->rr = rows_of(in->rule_bytes, top) - 1;
 		memset(g->cell[g->rr], '-', g->cols);
@@ -228,32 +301,59 @@ static void fill_grid(const struct mc_plot_in *in, uint64_t top,
 	}
 }
 
-/* The grid's rows, top first, labelled: the limit, the rule, the top
- * and its half. Returns the lines printed. */
-static unsigned print_grid(FILE *out, const struct mc_plot_in *in,
-			   uint64_t top, unsigned width, struct plot_grid *g)
+/* The grid's rows, top first, each tick of the axis labelled on its row
+ * (the rows of 0..top, MC_PLOT_ROWS of them, are top / MC_PLOT_ROWS
+ * each; a tick is on the row it ends). Returns the lines printed. */
+static unsigned print_grid(FILE *out, unsigned width, struct plot_grid *g)
 {
-	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
-	unsigned lines = 0;
+	char buf[MC_PLOT_MAX_WIDTH + 64];
+	const char *label[MC_PLOT_ROWS] = { NULL };
+	char ticks[MC_PLOT_MAX_TICKS + 1][32];
 
-	for (int r = MC_PLOT_ROWS - 1; r >= 0; r--) {
-		const char *label = "";
+	for (unsigned k = 1; k <= g->ax.ticks; k++) {
+		uint64_t v = (uint64_t)((double)g->ax.top_bytes * k /
+					g->ax.ticks + 0.5);
+		unsigned r = rows_of(v, g->ax.top_bytes);
 
-		if (g->has_l && (unsigned)r == g->lr)
-			label = mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a));
-		else if (g->has_r && (unsigned)r == g->rr)
-			label = mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a));
-		else if (r == MC_PLOT_ROWS - 1)
-			label = mc_plot_fmt_bytes(top, a, sizeof(a));
-		else if (r == MC_PLOT_ROWS / 2 - 1)
-			label = mc_plot_fmt_bytes(top / 2, a, sizeof(a));
-		g->cell[r][g->cols] = '\0';
-		snprintf(buf, sizeof(buf), "%*s |%s",
-			 MC_PLOT_LABEL_COLS - 2, label, g->cell[r]);
-		line(out, width, buf);
-		lines++;
+		if (r)
+			label[r - 1] = mc_plot_fmt_tick(&g->ax, k, ticks[k],
+							sizeof(ticks[k]));
 	}
-	return lines;
+	for (int r = MC_PLOT_ROWS - 1; r >= 0; r--) {
+		g->cell[r][g->cols] = '\0';
+		snprintf(buf, sizeof(buf), "%*s |%s", MC_PLOT_LABEL_COLS - 2,
+			 label[r] ? label[r] : "", g->cell[r]);
+		line(out, width, buf);
+	}
+	return MC_PLOT_ROWS;
+}
+
+/* The marks above the axis' top, named over the chart with '^'. Returns
+ * the lines printed (0: none). */
+static unsigned off_top(FILE *out, const struct mc_plot_in *in,
+			unsigned width, uint64_t top)
+{
+	char buf[MC_PLOT_MAX_WIDTH + 128], a[32];
+	bool lim = in->limit_bytes > top, rule = in->rule_bytes > top;
+
+	if (!lim && !rule)
+		return 0;
+	snprintf(buf, sizeof(buf), "%*s ^ above the chart:",
+		 MC_PLOT_LABEL_COLS - 2, "");
+	if (lim)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 " asked %s%s%s%s%s", mc_plot_fmt_bytes(in->limit_bytes,
+			 a, sizeof(a)), in->limit_option ? " (" : "",
+			 in->limit_option ? in->limit_option : "",
+			 in->limit_option ? ")" : "", rule ? "," : "");
+	if (rule)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 " the rule's figure %s",
+			 mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
+	/* too wide: a comma where say() may cut, each mark on its line */
+	if (strlen(buf) > width)
+		buf[strlen(buf) - strlen(strchr(buf, ':'))] = ',';
+	return say(out, width, buf);
 }
 
 /* The time axis: ticks at round times, 10 columns apart or more,
@@ -321,14 +421,41 @@ static unsigned cores_row(FILE *out, const struct mc_plot_in *in,
 	return 1;
 }
 
+/* The legend of the lines drawn: the limit's, the rule's (the limit's
+ * row shows both when they fall on one). Returns the lines printed. */
+static unsigned legend_lines(FILE *out, const struct mc_plot_in *in,
+			     unsigned width, const struct plot_grid *g)
+{
+	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
+	unsigned lines = 0;
+
+	if (g->has_l) {
+		snprintf(buf, sizeof(buf), "  = asked %s%s%s%s",
+			 mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)),
+			 in->limit_option ? " (" : "",
+			 in->limit_option ? in->limit_option : "",
+			 in->limit_option ? ")" : "");
+		lines += say(out, width, buf);
+	}
+	if (g->has_r) {
+		snprintf(buf, sizeof(buf), "  - the rule's figure %s%s",
+			 mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)),
+			 g->has_l && g->lr == g->rr ? " (on the '=' row: "
+			 "that row holds both)" : "");
+		lines += say(out, width, buf);
+	}
+	return lines;
+}
+
 /* The legend: the marks, the lines, the largest figures, the kill.
  * Returns the lines printed. */
 static unsigned plot_legend(FILE *out, const struct mc_plot_in *in,
-			    unsigned width, uint64_t pms, uint64_t total_ms)
+			    unsigned width, const struct plot_grid *g,
+			    uint64_t pms, uint64_t total_ms)
 {
 	const struct mc_timeline *tl = in->tl;
 	char buf[MC_PLOT_MAX_WIDTH + 64], a[32];
-	uint64_t big_nr = 0, big_tot = 0;
+	uint64_t big_nr = 0;
 	unsigned lines = 0;
 
 	snprintf(buf, sizeof(buf), "  # non-reclaimable  : page cache");
@@ -338,25 +465,10 @@ static unsigned plot_legend(FILE *out, const struct mc_plot_in *in,
 			 " allocated, 0 to 9, '.' under a tenth", in->cores);
 		lines += say(out, width, buf);
 	}
-	if (in->limit_bytes) {
-		snprintf(buf, sizeof(buf), "  = asked %s%s%s%s",
-			 mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)),
-			 in->limit_option ? " (" : "",
-			 in->limit_option ? in->limit_option : "",
-			 in->limit_option ? ")" : "");
-		lines += say(out, width, buf);
-	}
-	if (in->rule_bytes) {
-		snprintf(buf, sizeof(buf), "  - the rule's figure %s",
-			 mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
-		lines += say(out, width, buf);
-	}
-	for (uint32_t i = 0; i < tl->n; i++) {
+	lines += legend_lines(out, in, width, g);
+	for (uint32_t i = 0; i < tl->n; i++)
 		if (tl->nr_bytes[i] > big_nr)
 			big_nr = tl->nr_bytes[i];
-		if (tl->nr_bytes[i] + tl->file_bytes[i] > big_tot)
-			big_tot = tl->nr_bytes[i] + tl->file_bytes[i];
-	}
 	snprintf(buf, sizeof(buf), "  largest: %s non-reclaimable",
 		 mc_plot_fmt_bytes(big_nr, a, sizeof(a)));
 	if (in->limit_bytes)
@@ -364,7 +476,8 @@ static unsigned plot_legend(FILE *out, const struct mc_plot_in *in,
 			 ", %.0f%% of asked", 100.0 * (double)big_nr /
 			 (double)in->limit_bytes);
 	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ", %s with "
-		 "page cache", mc_plot_fmt_bytes(big_tot, a, sizeof(a)));
+		 "page cache", mc_plot_fmt_bytes(mc_plot_peak(tl), a,
+						 sizeof(a)));
 	lines += say(out, width, buf);
 	if (tl->oom_point >= 0) {
 		snprintf(buf, sizeof(buf), "  X OOM kill, by %s",
@@ -379,7 +492,7 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 {
 	const struct mc_timeline *tl = in->tl;
 	struct plot_grid g;
-	uint64_t top = top_of(in), pms = mc_timeline_point_ms(tl);
+	uint64_t pms = mc_timeline_point_ms(tl);
 	uint64_t total_ms = pms * tl->n;
 	unsigned lines;
 
@@ -394,16 +507,73 @@ int mc_plot_text(FILE *out, const struct mc_plot_in *in, unsigned width)
 	}
 	memset(&g, 0, sizeof(g));
 	g.cols = width - MC_PLOT_LABEL_COLS;
-	fill_grid(in, top, &g);
-	lines += print_grid(out, in, top, width, &g);
+	mc_plot_axis_of(in, &g.ax);
+	lines += off_top(out, in, width, g.ax.top_bytes);
+	fill_grid(in, g.ax.top_bytes, &g);
+	lines += print_grid(out, width, &g);
 	lines += time_axis(out, width, total_ms, &g);
 	if (tl->has_cpu && in->cores)
 		lines += cores_row(out, in, width, g.cols);
-	lines += plot_legend(out, in, width, pms, total_ms);
+	lines += plot_legend(out, in, width, &g, pms, total_ms);
 	return (int)lines;
 }
 
-/* Text for XML: the record's names have no markup, but say so anyway. */
+/* The names of in[0..n)'s steps with nothing to show, "5.batch, 5.3",
+ * into buf; a step named again (another node) once. Returns how many. */
+static size_t folded_names(const struct mc_plot_in *in, size_t n,
+			   char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		if (!mc_plot_nothing(&in[i]))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = mc_plot_nothing(&in[j]) &&
+			       !strcmp(in[j].step, in[i].step);
+		if (seen)
+			continue;
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			 k ? ", " : "", in[i].step);
+		k++;
+	}
+	return k;
+}
+
+/* "steps 5.batch, 5.3: no memory to show (32 MiB or less)" into buf;
+ * "" when none. */
+static void folded_line(const struct mc_plot_in *in, size_t n, char *buf,
+			size_t len)
+{
+	char names[1024];
+	size_t k = folded_names(in, n, names, sizeof(names));
+
+	if (!k)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s %s: no memory to show (%llu MiB or "
+			 "less)", k > 1 ? "steps" : "step", names,
+			 MC_PLOT_NOTHING_BYTES >> 20);
+}
+
+int mc_plot_text_folded(FILE *out, const struct mc_plot_in *in, size_t n,
+			unsigned width)
+{
+	char buf[1200];
+
+	folded_line(in, n, buf + 2, sizeof(buf) - 2);
+	if (!buf[2])
+		return 0;
+	memcpy(buf, "  ", 2);
+	return (int)say(out, width < MC_PLOT_MIN_WIDTH ? MC_PLOT_MIN_WIDTH
+			: width, buf);
+}
+
+/* Text for XML: <>&" escaped, control characters dropped; the rest (the
+ * labels' UTF-8 arrow) as it is. */
 static void xml_text(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
@@ -415,174 +585,420 @@ static void xml_text(FILE *out, const char *s)
 			fputs("&amp;", out);
 		else if (*s == '"')
 			fputs("&quot;", out);
-		else if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
+		else if ((unsigned char)*s >= 0x20 && *s != 0x7f)
 			fputc(*s, out);
 	}
 }
 
+/* A record's name for a label: printable ASCII only (the record's names
+ * are; a label must stay well-formed XML whatever it holds). */
+static void ascii_name(char *dst, size_t len, const char *s)
+{
+	size_t k = 0;
+
+	for (; s && *s && k + 1 < len; s++)
+		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
+			dst[k++] = *s;
+	dst[k] = '\0';
+}
+
 #define SVG_W 900
-#define SVG_PANEL_H 330
-#define SVG_L 90	/* plot area: left, top, width, height */
-#define SVG_T 40
-#define SVG_PW 780
-#define SVG_PH 220
+#define SVG_PANEL_H 340
+#define SVG_L MC_PLOT_SVG_LEFT
+#define SVG_T MC_PLOT_SVG_TOP
+#define SVG_PW MC_PLOT_SVG_WIDTH
+#define SVG_PH MC_PLOT_SVG_HEIGHT
+#define SVG_B (SVG_T + SVG_PH)	/* the plot area's bottom */
+#define SVG_OFF_Y (SVG_T - 8)	/* baseline of the marks above the top */
+#define SVG_FOLD_H 36		/* the line of steps with nothing to show */
+#define SVG_NUDGE 15		/* a mark's name moves by this */
 
-/* A value's height in the panel at y0, of a chart whose top is top. */
-static double svg_y(unsigned y0, uint64_t top, uint64_t v)
+/* A value's height in a panel whose top is 0, of an axis up to top. */
+static double svg_y(uint64_t top, uint64_t v)
 {
-	return y0 + SVG_T + SVG_PH - (double)v * SVG_PH / (double)top;
+	return SVG_B - (double)v * SVG_PH / (double)top;
 }
 
-/* The panel's marks over the series: the rule's figure and the limit
- * asked as lines, labelled, and the OOM kill; each on a white halo.
- * xs: the width of a point. */
-static void svg_marks(FILE *out, const struct mc_plot_in *in, unsigned y0,
-		      uint64_t top, double xs)
+/* The classes of labels: font size and weight, for their boxes. */
+static double font_of(const char *cls, bool *bold)
 {
-	const struct mc_timeline *tl = in->tl;
-	char a[32];
-
-#define Y(v) svg_y(y0, top, (v))
-	if (in->rule_bytes) {
-		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n", SVG_L, Y(in->rule_bytes), SVG_L + SVG_PW,
-			Y(in->rule_bytes));
-		fprintf(out, "<path class=\"rule\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">the rule's "
-			"figure %s</text>\n", SVG_L, Y(in->rule_bytes),
-			SVG_L + SVG_PW, Y(in->rule_bytes), SVG_L + SVG_PW - 4,
-			Y(in->rule_bytes) + 14,
-			mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)));
-	}
-	if (in->limit_bytes) {
-		fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n", SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
-			Y(in->limit_bytes));
-		fprintf(out, "<path class=\"limit\" d=\"M %d %.1f L %d %.1f\"/>"
-			"\n<text class=\"ll\" x=\"%d\" y=\"%.1f\">asked %s",
-			SVG_L, Y(in->limit_bytes), SVG_L + SVG_PW,
-			Y(in->limit_bytes), SVG_L + SVG_PW - 4,
-			Y(in->limit_bytes) - 5,
-			mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)));
-		if (in->limit_option) {
-			fputs(" (", out);
-			xml_text(out, in->limit_option);
-			fputs(")", out);
-		}
-		fputs("</text>\n", out);
-	}
-	if (tl->oom_point >= 0) {
-		double x = SVG_L + (tl->oom_point + 0.5) * xs;
-
-		fprintf(out, "<path class=\"halo\" d=\"M %.1f %d L %.1f %d\"/>\n"
-			"<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n"
-			"<text class=\"oomt\" x=\"%.1f\" y=\"%d\">OOM kill"
-			"</text>\n", x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
-			x, y0 + SVG_T, x, y0 + SVG_T + SVG_PH,
-			x - 6, y0 + SVG_T + SVG_PH - 10);
-	}
-#undef Y
+	*bold = strcmp(cls, "yl") && strcmp(cls, "xl") && strcmp(cls, "lg");
+	return !strcmp(cls, "title") ? 15 : 12;
 }
 
-static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
+/* Characters of UTF-8 s. */
+static size_t chars_of(const char *s)
+{
+	size_t k = 0;
+
+	for (; *s; s++)
+		k += ((unsigned char)*s & 0xc0) != 0x80;
+	return k;
+}
+
+/* l's box from its anchor point, text and class: an estimate on the
+ * wide side (DejaVu Sans, the sans-serif of Debian's Chromium, is about
+ * 0.6 em a character, bold 0.68; its ascent 0.93 em, descent 0.24), the
+ * white halo's 1.5 px around. */
+static void label_box(struct mc_plot_label *l)
+{
+	bool bold;
+	double fs = font_of(l->cls, &bold);
+
+	l->bw = (double)chars_of(l->text) * fs * (bold ? 0.7 : 0.62) + 3;
+	l->bh = fs * 1.17 + 3;
+	l->bx = l->anchor == 's' ? l->x - 1.5 : l->anchor == 'e'
+		? l->x - l->bw + 1.5 : l->x - l->bw / 2;
+	l->by = l->y - fs * 0.93 - 1.5;
+}
+
+/* A new label at (x, y), its box computed. Returns it. */
+static struct mc_plot_label *label_add(struct mc_plot_label *l, size_t *n,
+				       double x, double y, char anchor,
+				       const char *cls, const char *text)
+{
+	struct mc_plot_label *p = &l[*n];
+
+	if (*n >= MC_PLOT_LABELS_MAX)
+		return NULL;
+	p->x = x;
+	p->y = y;
+	p->anchor = anchor;
+	p->cls = cls;
+	snprintf(p->text, sizeof(p->text), "%s", text);
+	label_box(p);
+	(*n)++;
+	return p;
+}
+
+static bool boxes_overlap(const struct mc_plot_label *a,
+			  const struct mc_plot_label *b)
+{
+	return a->bx < b->bx + b->bw && b->bx < a->bx + a->bw &&
+	       a->by < b->by + b->bh && b->by < a->by + a->bh;
+}
+
+/* l[i] overlaps one of l[0..i). */
+static bool overlaps_any(const struct mc_plot_label *l, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (boxes_overlap(&l[i], &l[j]))
+			return true;
+	return false;
+}
+
+/* Move l[i] (the last placed) off the others: down, up, further down ...
+ * by SVG_NUDGE, its baseline kept in [ymin, ymax]; where no place is
+ * free it stays where it was asked. */
+static void nudge(struct mc_plot_label *l, size_t i, double ymin,
+		  double ymax)
+{
+	double y0 = l[i].y;
+
+	for (int k = 0; k <= 2 * (SVG_PH / SVG_NUDGE); k++) {
+		double dy = (k + 1) / 2 * SVG_NUDGE * (k % 2 ? 1 : -1);
+
+		if (y0 + dy < ymin || y0 + dy > ymax)
+			continue;
+		l[i].y = y0 + dy;
+		label_box(&l[i]);
+		if (!overlaps_any(l, i))
+			return;
+	}
+	l[i].y = y0;
+	label_box(&l[i]);
+}
+
+/* The title within the picture: without its ", a point every ..." when
+ * it is too wide, then cut with "...". */
+static void fit_title(struct mc_plot_label *p)
+{
+	char *cut;
+	size_t len;
+
+	if (!p || p->bx + p->bw <= SVG_W - 4)
+		return;
+	cut = strstr(p->text, ", a point every");
+	if (cut)
+		*cut = '\0';
+	label_box(p);
+	for (len = strlen(p->text); p->bx + p->bw > SVG_W - 4 && len > 8;
+	     len--) {
+		memcpy(p->text + len - 4, "...", 4);
+		label_box(p);
+	}
+}
+
+/* The title, the memory ticks, the time ticks, the legend's words. */
+static void labels_fixed(const struct mc_plot_in *in,
+			 const struct mc_plot_axis *ax, struct mc_plot_label *l,
+			 size_t *n)
 {
 	const struct mc_timeline *tl = in->tl;
-	uint64_t top = top_of(in), pms = mc_timeline_point_ms(tl);
+	uint64_t pms = mc_timeline_point_ms(tl);
 	uint64_t total_ms = pms * (tl->n ? tl->n : 1);
-	char a[32], b[32];
-	double xs = (double)SVG_PW / (tl->n ? tl->n : 1);
+	char buf[160], step[48], host[64], a[32], b[32];
 
-#define Y(v) svg_y(y0, top, (v))
-	fprintf(out, "<g>\n<text x=\"%d\" y=\"%u\" font-size=\"15\" "
-		"font-weight=\"bold\">step ", SVG_L, y0 + 22);
-	xml_text(out, in->step);
-	fputs(" on ", out);
-	xml_text(out, in->host);
-	fprintf(out, ": memory over %s, a point every %s</text>\n",
-		mc_plot_fmt_time(total_ms, total_ms, a, sizeof(a)),
-		mc_plot_fmt_time(pms, pms, b, sizeof(b)));
-	/* the usage (nr + page cache) as a step outline, filled light, the
-	 * non-reclaimable part over it, filled dark */
-	for (int part = 0; part < 2 && tl->n; part++) {
-		fprintf(out, "<path class=\"%s\" d=\"M %d %.1f",
-			part ? "nr" : "cache", SVG_L, Y(0));
-		for (uint32_t i = 0; i < tl->n; i++) {
-			uint64_t v = tl->nr_bytes[i] +
-				     (part ? 0 : tl->file_bytes[i]);
-
-			fprintf(out, " L %.1f %.1f L %.1f %.1f", SVG_L + i * xs,
-				Y(v), SVG_L + (i + 1) * xs, Y(v));
-		}
-		fprintf(out, " L %.1f %.1f Z\"/>\n", SVG_L + tl->n * xs, Y(0));
-	}
-	/* axes */
-	fprintf(out, "<path class=\"axis\" d=\"M %d %d L %d %d L %d %d\"/>\n",
-		SVG_L, y0 + SVG_T, SVG_L, y0 + SVG_T + SVG_PH, SVG_L + SVG_PW,
-		y0 + SVG_T + SVG_PH);
-	for (int k = 0; k <= 4; k++) {
-		uint64_t v = top / 4 * (uint64_t)k;
-
-		fprintf(out, "<text class=\"yl\" x=\"%d\" y=\"%.1f\">%s</text>\n",
-			SVG_L - 6, Y(v) + 4,
-			mc_plot_fmt_bytes(v, a, sizeof(a)));
-	}
+	ascii_name(step, sizeof(step), in->step);
+	ascii_name(host, sizeof(host), in->host);
+	snprintf(buf, sizeof(buf), "step %s on %s: memory over %s, a point "
+		 "every %s", step, host,
+		 mc_plot_fmt_time(total_ms, total_ms, a, sizeof(a)),
+		 mc_plot_fmt_time(pms, pms, b, sizeof(b)));
+	fit_title(label_add(l, n, SVG_L, 22, 's', "title", buf));
+	for (unsigned k = 0; k <= ax->ticks; k++)
+		label_add(l, n, SVG_L - 6, SVG_B - (double)SVG_PH * k /
+			  ax->ticks + 4, 'e', "yl",
+			  mc_plot_fmt_tick(ax, k, a, sizeof(a)));
 	/* round times, 100 px apart or more */
 	for (uint64_t t = 0, tick = tick_ms(total_ms, SVG_PW / 10);
-	     t <= total_ms; t += tick) {
-		double x = SVG_L + (double)SVG_PW * (double)t /
-			   (double)total_ms;
+	     t <= total_ms; t += tick)
+		label_add(l, n, SVG_L + (double)SVG_PW * (double)t /
+			  (double)total_ms, SVG_B + 22, 'm', "xl",
+			  mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
+	label_add(l, n, SVG_L + 20, SVG_PANEL_H - 21, 's', "lg",
+		  "non-reclaimable");
+	label_add(l, n, SVG_L + 180, SVG_PANEL_H - 21, 's', "lg",
+		  "page cache");
+}
 
-		fprintf(out, "<path class=\"axis\" d=\"M %.1f %d L %.1f %d\"/>"
-			"\n<text class=\"xl\" x=\"%.1f\" y=\"%u\">%s</text>\n",
-			x, y0 + SVG_T + SVG_PH, x, y0 + SVG_T + SVG_PH + 4, x,
-			y0 + SVG_T + SVG_PH + 18,
-			mc_plot_fmt_time(t, total_ms, a, sizeof(a)));
+/* A mark's name: "asked 8 GiB (--mem=8G)", "the rule's figure 6 GiB",
+ * with " ↑" when it is above the axis. */
+static void mark_text(const struct mc_plot_in *in, bool limit, bool off,
+		      char *buf, size_t len)
+{
+	char a[32], opt[48];
+
+	ascii_name(opt, sizeof(opt), in->limit_option);
+	if (limit)
+		snprintf(buf, len, "asked %s%s%s%s%s",
+			 mc_plot_fmt_bytes(in->limit_bytes, a, sizeof(a)),
+			 opt[0] ? " (" : "", opt, opt[0] ? ")" : "",
+			 off ? " \xe2\x86\x91" : "");
+	else
+		snprintf(buf, len, "the rule's figure %s%s",
+			 mc_plot_fmt_bytes(in->rule_bytes, a, sizeof(a)),
+			 off ? " \xe2\x86\x91" : "");
+}
+
+/* The limit's and the rule's names: at their line's right end (the
+ * limit's above it, the rule's below), or in a row over the plot area,
+ * right to left, when they are above the axis' top. */
+static void labels_marks(const struct mc_plot_in *in, uint64_t top,
+			 struct mc_plot_label *l, size_t *n)
+{
+	const uint64_t v[2] = { in->limit_bytes, in->rule_bytes };
+	double off_x = SVG_L + SVG_PW;
+	char buf[160];
+
+	for (int k = 0; k < 2; k++) {
+		struct mc_plot_label *p;
+		bool off = v[k] > top;
+
+		if (!v[k])
+			continue;
+		mark_text(in, k == 0, off, buf, sizeof(buf));
+		if (off) {
+			p = label_add(l, n, off_x, SVG_OFF_Y, 'e', "ll", buf);
+			if (p)
+				off_x = p->bx - 10;
+			continue;
+		}
+		p = label_add(l, n, SVG_L + SVG_PW - 4, svg_y(top, v[k]) +
+			      (k ? 14 : -5), 'e', "ll", buf);
+		if (p)
+			nudge(l, *n - 1, SVG_T + 12, SVG_B - 4);
 	}
-	svg_marks(out, in, y0, top, xs);
-	/* legend */
+}
+
+/* The OOM kill's name at the top of the plot area, left of its line (or
+ * right of it, near the left edge), nudged down off the others. */
+static void label_oom(const struct mc_plot_in *in, struct mc_plot_label *l,
+		      size_t *n)
+{
+	const struct mc_timeline *tl = in->tl;
+	double x = SVG_L + (tl->oom_point + 0.5) * SVG_PW / tl->n;
+	struct mc_plot_label *p;
+
+	if (tl->oom_point < 0 || !tl->n)
+		return;
+	p = label_add(l, n, x - 6, SVG_T + 14, 'e', "oomt", "OOM kill");
+	if (!p)
+		return;
+	if (p->bx < SVG_L) {
+		p->anchor = 's';
+		p->x = x + 6;
+		label_box(p);
+	}
+	nudge(l, *n - 1, SVG_T + 14, SVG_B - 4);
+}
+
+size_t mc_plot_svg_labels(const struct mc_plot_in *in,
+			  struct mc_plot_label *l)
+{
+	struct mc_plot_axis ax;
+	size_t n = 0;
+
+	mc_plot_axis_of(in, &ax);
+	labels_fixed(in, &ax, l, &n);
+	labels_marks(in, ax.top_bytes, l, &n);
+	label_oom(in, l, &n);
+	return n;
+}
+
+/* A horizontal line across the plot area at v, on a white halo. */
+static void svg_hline(FILE *out, const char *cls, double y)
+{
+	fprintf(out, "<path class=\"halo\" d=\"M %d %.1f L %d %.1f\"/>\n"
+		"<path class=\"%s\" d=\"M %d %.1f L %d %.1f\"/>\n", SVG_L, y,
+		SVG_L + SVG_PW, y, cls, SVG_L, y, SVG_L + SVG_PW, y);
+}
+
+/* The usage (non-reclaimable + page cache) as a step outline filled
+ * light, the non-reclaimable part over it filled dark. */
+static void svg_usage(FILE *out, const struct mc_timeline *tl, uint64_t top)
+{
+	double xs = (double)SVG_PW / tl->n;
+
+	for (int part = 0; part < 2; part++) {
+		fprintf(out, "<path class=\"%s\" d=\"M %d %d",
+			part ? "nr" : "cache", SVG_L, SVG_B);
+		for (uint32_t i = 0; i < tl->n; i++) {
+			double y = svg_y(top, tl->nr_bytes[i] +
+					 (part ? 0 : tl->file_bytes[i]));
+
+			fprintf(out, " L %.1f %.1f L %.1f %.1f",
+				SVG_L + i * xs, y, SVG_L + (i + 1) * xs, y);
+		}
+		fprintf(out, " L %d %d Z\"/>\n", SVG_L + SVG_PW, SVG_B);
+	}
+}
+
+/* The plot area, its grid at the ticks, the axes and the time ticks. */
+static void svg_frame(FILE *out, const struct mc_plot_label *l, size_t n,
+		      const struct mc_plot_axis *ax)
+{
+	fprintf(out, "<rect class=\"area\" x=\"%d\" y=\"%d\" width=\"%d\" "
+		"height=\"%d\"/>\n", SVG_L, SVG_T, SVG_PW, SVG_PH);
+	for (unsigned k = 1; k <= ax->ticks; k++) {
+		double y = SVG_B - (double)SVG_PH * k / ax->ticks;
+
+		fprintf(out, "<path class=\"grid\" d=\"M %d %.1f L %d %.1f\"/>"
+			"\n", SVG_L, y, SVG_L + SVG_PW, y);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i].cls, "xl"))
+			fprintf(out, "<path class=\"axis\" d=\"M %.1f %d L %.1f "
+				"%d\"/>\n", l[i].x, SVG_B, l[i].x, SVG_B + 4);
+}
+
+/* The marks over the usage: the rule's figure and the limit where they
+ * are inside the axis, the OOM kill's line. */
+static void svg_marks(FILE *out, const struct mc_plot_in *in, uint64_t top)
+{
+	const struct mc_timeline *tl = in->tl;
+
+	if (in->rule_bytes && in->rule_bytes <= top)
+		svg_hline(out, "rule", svg_y(top, in->rule_bytes));
+	if (in->limit_bytes && in->limit_bytes <= top)
+		svg_hline(out, "limit", svg_y(top, in->limit_bytes));
+	if (tl->oom_point >= 0 && tl->n) {
+		double x = SVG_L + (tl->oom_point + 0.5) * SVG_PW / tl->n;
+
+		fprintf(out, "<path class=\"halo\" d=\"M %.1f %d L %.1f %d\"/>"
+			"\n<path class=\"oom\" d=\"M %.1f %d L %.1f %d\"/>\n", x,
+			SVG_T, x, SVG_B, x, SVG_T, x, SVG_B);
+	}
+}
+
+static void svg_labels(FILE *out, const struct mc_plot_label *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\"%s>",
+			l[i].cls, l[i].x, l[i].y, l[i].anchor == 'e'
+			? " text-anchor=\"end\"" : l[i].anchor == 'm'
+			? " text-anchor=\"middle\"" : "");
+		xml_text(out, l[i].text);
+		fputs("</text>\n", out);
+	}
+}
+
+/* One step's panel, its top at y0. */
+static void svg_panel(FILE *out, const struct mc_plot_in *in, unsigned y0)
+{
+	struct mc_plot_label l[MC_PLOT_LABELS_MAX];
+	struct mc_plot_axis ax;
+	size_t n = mc_plot_svg_labels(in, l);
+
+	mc_plot_axis_of(in, &ax);
+	fprintf(out, "<g class=\"panel\" transform=\"translate(0 %u)\">\n", y0);
+	svg_frame(out, l, n, &ax);
+	if (in->tl->n)
+		svg_usage(out, in->tl, ax.top_bytes);
+	fprintf(out, "<path class=\"axis\" d=\"M %d %d L %d %d L %d %d\"/>\n",
+		SVG_L, SVG_T, SVG_L, SVG_B, SVG_L + SVG_PW, SVG_B);
+	svg_marks(out, in, ax.top_bytes);
 	fprintf(out, "<rect class=\"nr\" x=\"%d\" y=\"%d\" width=\"14\" "
-		"height=\"10\"/><text x=\"%d\" y=\"%d\">non-reclaimable</text>"
-		"\n<rect class=\"cache\" x=\"%d\" y=\"%d\" width=\"14\" "
-		"height=\"10\"/><text x=\"%d\" y=\"%d\">page cache</text>\n",
-		SVG_L, y0 + SVG_PANEL_H - 30, SVG_L + 20, y0 + SVG_PANEL_H - 21,
-		SVG_L + 160, y0 + SVG_PANEL_H - 30, SVG_L + 180,
-		y0 + SVG_PANEL_H - 21);
+		"height=\"10\"/>\n<rect class=\"cache\" x=\"%d\" y=\"%d\" "
+		"width=\"14\" height=\"10\"/>\n", SVG_L, SVG_PANEL_H - 30,
+		SVG_L + 160, SVG_PANEL_H - 30);
+	svg_labels(out, l, n);
 	fputs("</g>\n", out);
-#undef Y
+}
+
+static const char svg_style[] =
+	"<style>\n"
+	".nr { fill: #3b6ea5; stroke: #1d3a5c; stroke-width: 0.5 }\n"
+	".cache { fill: #a9c4e4; stroke: #6f8fb5; stroke-width: 0.5 }\n"
+	".area { fill: #ffffff }\n"
+	".grid { stroke: #e4e4e4; stroke-width: 1 }\n"
+	".halo { stroke: #ffffff; stroke-width: 3.5 }\n"
+	".axis { fill: none; stroke: #000000; stroke-width: 1 }\n"
+	".limit { stroke: #c0392b; stroke-width: 2 }\n"
+	".rule { stroke: #d68910; stroke-width: 2; stroke-dasharray: 8 5 }\n"
+	".oom { stroke: #7d3c98; stroke-width: 2; stroke-dasharray: 2 3 }\n"
+	".title { font-size: 15px; font-weight: bold }\n"
+	".ll, .oomt, .fold { font-weight: bold; stroke: #ffffff; "
+	"stroke-width: 3; paint-order: stroke }\n"
+	"</style>\n";
+
+/* Under the panels: the steps with nothing to show, in one line. */
+static void svg_folded(FILE *out, const struct mc_plot_in *in, size_t n,
+		       unsigned y0)
+{
+	char buf[1200];
+
+	folded_line(in, n, buf, sizeof(buf));
+	if (!buf[0])
+		return;
+	fprintf(out, "<text class=\"fold\" x=\"%d\" y=\"%u\">", SVG_L,
+		y0 + 24);
+	xml_text(out, buf);
+	fputs("</text>\n", out);
 }
 
 int mc_plot_svg(FILE *out, const struct mc_plot_in *in, size_t n)
 {
-	unsigned h = (unsigned)(n ? n : 1) * SVG_PANEL_H;
+	size_t shown = 0, none = 0;
+	unsigned h;
 
+	for (size_t i = 0; i < n; i++)
+		mc_plot_nothing(&in[i]) ? none++ : shown++;
+	h = (unsigned)shown * SVG_PANEL_H + (none || !n ? SVG_FOLD_H : 0);
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%u\" viewBox=\"0 0 %d %u\" "
 		"font-family=\"sans-serif\" font-size=\"12\">\n"
-		"<title>memcore: memory over time</title>\n"
-		"<style>\n"
-		".nr { fill: #6e6e6e; stroke: #222222; stroke-width: 0.5 }\n"
-		".halo { stroke: #ffffff; stroke-width: 3.5 }\n"
-		".cache { fill: #cfcfcf; stroke: #888888; stroke-width: 0.5 }\n"
-		".axis { fill: none; stroke: #000000; stroke-width: 1 }\n"
-		".limit { stroke: #000000; stroke-width: 2 }\n"
-		".rule { stroke: #000000; stroke-width: 1.5; "
-		"stroke-dasharray: 8 5 }\n"
-		".oom { stroke: #000000; stroke-width: 2; "
-		"stroke-dasharray: 2 3 }\n"
-		".yl { text-anchor: end }\n"
-		".xl { text-anchor: middle }\n"
-		".ll { text-anchor: end; font-weight: bold; stroke: #ffffff; "
-		"stroke-width: 3; paint-order: stroke }\n"
-		".oomt { text-anchor: end; font-weight: bold; stroke: #ffffff; "
-		"stroke-width: 3; paint-order: stroke }\n"
-		"</style>\n"
+		"<title>memcore: memory over time</title>\n%s"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-		SVG_W, h, SVG_W, h);
+		SVG_W, h, SVG_W, h, svg_style);
+	shown = 0;
 	for (size_t i = 0; i < n; i++)
-		svg_panel(out, &in[i], (unsigned)i * SVG_PANEL_H);
+		if (!mc_plot_nothing(&in[i]))
+			svg_panel(out, &in[i], (unsigned)shown++ * SVG_PANEL_H);
+	svg_folded(out, in, n, (unsigned)shown * SVG_PANEL_H);
 	if (!n)
-		fprintf(out, "<text x=\"%d\" y=\"40\">no step of this job "
+		fprintf(out, "<text x=\"%d\" y=\"24\">no step of this job "
 			"kept a timeline</text>\n", SVG_L);
 	fputs("</svg>\n", out);
 	return ferror(out) ? -1 : 0;

@@ -3,10 +3,12 @@
 # timeline with the step's record, and memcore report draws it.
 #  (a) a step that climbs 8 MiB every 150 ms to its OOM kill at --mem=256M,
 #      drawn by `memcore report JOBID --plot` in an 80-column tmux window:
+#      the axis up to 300 MiB (round, above the limit it was killed at),
 #      the climb, the limit's '=' row that the bars reach, the OOM marker
 #      near the end of the time axis;
-#  (b) a step that holds a fifth of its --mem=1G: its bars far below the
-#      limit's row, "20% of asked" or so;
+#  (b) a step that holds a fifth of its --mem=1G: scaled to what it used
+#      (its bars fill most of the chart), the limit named above it,
+#      "20% of asked" or so;
 #  (c) --svg FILE: well-formed (xmllint), one panel, the OOM kill named;
 #  (d) --json: the series, its largest non-reclaimable point at the
 #      record's peak (rounded up by a 63rd at most), the OOM point at the
@@ -79,8 +81,9 @@ plot "$ja" timeline-oom
 assert_contains "$PANE" "MC-PLOT-RC=0" "(a) memcore report --plot exits 0"
 assert_match "$PANE" "step $ja\.0 on mc-node1: memory over [0-9.]+ s, a point every" "(a) the chart names the step, the node and the time it covers"
 assert_eq 12 "$(rows | wc -l)" "(a) 12 rows of memory, none wrapped at 80 columns"
-assert_match "$(rows | head -n1)" "^ *256 MiB \|" "(a) the top row is the limit asked, labelled 256 MiB"
-assert_match "$(rows | head -n1)" "=====" "(a) ... drawn as '='"
+assert_match "$(rows | head -n1)" "^ *300 MiB \|" "(a) the top row is 300 MiB, the round value above the limit it was killed at"
+limrow=$(rows | awk 'substr($0, 11, 1) == "=" { print NR; exit }')
+assert_match "$limrow" "^[23]$" "(a) the limit's row of '=' (256 MiB of 300: the 3rd from the top)"
 # the climb: bars never shrink over the first 90% of the columns, and go
 # from the bottom quarter to the limit's row before the kill (anywhere in
 # the columns: how near the end it gets there depends on the sampling's
@@ -90,8 +93,8 @@ first=$(head -n1 <<<"$heights")
 top=$(sort -n <<<"$heights" | tail -n1)
 awk 'NR <= 63 { if (NR > 1 && $1 < prev) bad = 1; prev = $1 } END { exit bad }' <<<"$heights"
 assert_eq 0 $? "(a) the bars climb column by column: $(tr '\n' ' ' <<<"$heights")"
-[ "$first" -le 3 ] && [ "$top" -ge 11 ]
-assert_eq 0 $? "(a) from $first rows at the start to $top of 12 (the limit) before the kill"
+[ "$first" -le 3 ] && [ "$top" -ge $((12 - ${limrow:-0})) ]
+assert_eq 0 $? "(a) from $first rows at the start to $top of 12 (the row under the limit's or it) before the kill"
 axis=$(grep -E '^ +0 \+' <<<"$PANE")
 xcol=$(awk '{ print index($0, "X") }' <<<"$axis")
 [ -n "$xcol" ] && [ "$xcol" -ge $((10 + 70 * 8 / 10)) ]
@@ -108,10 +111,12 @@ jb=$(cat "$MC_WORK/tmp/job-b")
 plot "$jb" timeline-fifth
 assert_contains "$PANE" "MC-PLOT-RC=0" "(b) memcore report --plot exits 0"
 assert_eq 12 "$(rows | wc -l)" "(b) 12 rows of memory"
-assert_match "$(rows | head -n1)" "^ *1 GiB \|=+$" "(b) the limit's row (1 GiB) is all '=': nothing comes near it"
+assert_match "$(rows | head -n1)" "^ *250 MiB \|" "(b) scaled to what it used: the top row is 250 MiB, round above its 200"
+assert_contains "$PANE" "^ above the chart: asked 1 GiB (--mem=1G)" "(b) the limit named above the chart"
+assert_not_contains "$(rows)" "=" "(b) ... and no '=' row in it"
 max=$(bar_heights | sort -n | tail -n1)
-[ "$max" -ge 1 ] && [ "$max" -le 4 ]
-assert_eq 0 $? "(b) the bars stay in the bottom ${max} of 12 rows (a fifth is 2.4)"
+[ "$max" -ge 8 ] && [ "$max" -le 12 ]
+assert_eq 0 $? "(b) the bars fill ${max} of 12 rows (200 of 250 MiB is 9.6)"
 assert_not_contains "$(rows; grep -E '^ +0 \+' <<<"$PANE")" "X" "(b) no OOM marker"
 pct=$(grep -oE "[0-9]+% of asked" <<<"$PANE" | grep -oE "^[0-9]+")
 [ -n "$pct" ] && [ "$pct" -ge 15 ] && [ "$pct" -le 30 ]
@@ -129,7 +134,7 @@ fi
 assert_file_contains "$svg" "<svg xmlns=\"http://www.w3.org/2000/svg\"" "(c) ... an SVG document"
 assert_file_contains "$svg" ">OOM kill</text>" "(c) ... with the OOM kill named"
 assert_file_contains "$svg" ">asked 256 MiB (--mem=256M)</text>" "(c) ... and the limit"
-assert_eq 1 "$(grep -c '^<g>$' "$svg")" "(c) one panel: the job's one step"
+assert_eq 1 "$(grep -c '^<g class="panel"' "$svg")" "(c) one panel: the job's one step"
 mc_run "$MEMCORE" report "$ja" --svg /nonexistent/x.svg
 assert_eq 2 "$MC_RC" "(c) an unwritable --svg FILE is an input error"
 assert_contains "$MC_ERR" "memcore: report: --svg /nonexistent/x.svg: No such file or directory" "(c) ... naming it and why"

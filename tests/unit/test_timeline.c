@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,6 +310,15 @@ static int plot_rows(const struct chart *c, char **rows)
 	return k;
 }
 
+/* One of c's lines holds s. */
+static bool chart_has(const struct chart *c, const char *s)
+{
+	for (int i = 0; i < c->n; i++)
+		if (strstr(c->line[i], s))
+			return true;
+	return false;
+}
+
 static int count_in_column(char **rows, int nrows, size_t col, char ch)
 {
 	int k = 0;
@@ -321,8 +331,9 @@ static int count_in_column(char **rows, int nrows, size_t col, char ch)
 
 /* A step that climbs by 64 MiB a second to its 2 GiB limit and is killed
  * there, drawn at 80 and at 40 columns: no line wider than asked, the
- * limit's row all '=' until the climb reaches it, the bars growing, the
- * OOM marker on the time axis where the kill was (as a share of the
+ * axis up to 2.5 GiB (the round value above its 2 GiB and 8 MiB), the
+ * limit's row all '=' until the climb reaches it, the bars growing to it,
+ * the OOM marker on the time axis where the kill was (as a share of the
  * step's length), named in the legend. */
 static void test_plot_oom(void **state)
 {
@@ -350,9 +361,10 @@ static void test_plot_oom(void **state)
 		struct chart c;
 		char *rows[MC_PLOT_ROWS + 1], *axis = NULL;
 		unsigned cols = widths[w] - MC_PLOT_LABEL_COLS;
-		/* the limit is the chart's top: its row is the top row; the
-		 * rule's, 12 x 1.5/2 = 9 rows up, the 4th from the top */
-		int nrows, lim_row = 0, rule_row = MC_PLOT_ROWS - 9;
+		/* 12 rows of 2.5 GiB: the limit's 2 GiB ends row 9.6, the
+		 * 10th from the bottom (the 3rd from the top); the rule's
+		 * 1.5 GiB row 7.2, the 7th (the 6th from the top) */
+		int nrows, lim_row = 2, rule_row = 5;
 		double want;
 		char *x;
 		int prev = 0;
@@ -362,8 +374,9 @@ static void test_plot_oom(void **state)
 			assert_true(strlen(c.line[i]) <= widths[w]);
 		nrows = plot_rows(&c, rows);
 		assert_int_equal(nrows, MC_PLOT_ROWS);
-		assert_non_null(strstr(rows[lim_row], "2 GiB |"));
-		assert_non_null(strstr(rows[rule_row], "1.5 GiB |"));
+		assert_non_null(strstr(rows[0], " 2.5 GiB |"));
+		assert_non_null(strstr(rows[lim_row], " 2.0 GiB |"));
+		assert_non_null(strstr(rows[rule_row], " 1.5 GiB |"));
 		/* the first half of the step: far below the limit */
 		assert_int_equal(rows[lim_row][10], '=');
 		assert_int_equal(rows[rule_row][10], '-');
@@ -374,7 +387,8 @@ static void test_plot_oom(void **state)
 			assert_true(h >= prev);
 			prev = h;
 		}
-		assert_true(prev >= MC_PLOT_ROWS - 2);
+		/* ... to the row under the limit's by 90% of the step */
+		assert_true(prev >= MC_PLOT_ROWS - lim_row - 1);
 		/* the OOM marker on the axis, where the kill was in time */
 		for (int i = 0; i < c.n; i++)
 			if (!strncmp(c.line[i], "       0 +", 10))
@@ -400,14 +414,16 @@ static void test_plot_oom(void **state)
 	}
 }
 
-/* A step that holds a fifth of its 10 GiB for a minute: every bar in the
- * two or three rows at the bottom (a fifth of 12 rows, rounded), the
- * limit's row untouched, no OOM marker. */
+/* A step that holds a fifth of its 10 GiB for a minute: scaled to what
+ * it used (2 GiB, up to 2.5 GiB), its bars up to the 10th row of 12;
+ * the limit above the chart, named in the line over it with '^', no '='
+ * row; no OOM marker. */
 static void test_plot_fifth(void **state)
 {
 	struct mc_timeline tl;
 	struct mc_plot_in in = { .step = "43.0", .host = "node7",
-				 .limit_bytes = 10 * GIB, .tl = &tl };
+				 .limit_bytes = 10 * GIB,
+				 .limit_option = "--mem=10G", .tl = &tl };
 	struct chart c;
 	char *rows[MC_PLOT_ROWS + 1];
 	int nrows;
@@ -423,12 +439,14 @@ static void test_plot_fifth(void **state)
 	for (int r = 0; r < nrows; r++) {
 		bool bar = strpbrk(rows[r] + 10, "#:") != NULL;
 
-		/* row r from the top: the bottom 12/5 = 2.4 rows */
-		assert_int_equal(bar, r >= MC_PLOT_ROWS - 2);
+		/* row r from the top: 2 of 2.5 GiB is 9.6 rows */
+		assert_int_equal(bar, r >= MC_PLOT_ROWS - 10);
+		assert_null(strchr(rows[r], '='));
 	}
-	for (size_t col = 10; col < 80; col++)
-		assert_int_equal(rows[0][col], '=');
-	assert_null(strchr(c.text, 'X'));
+	assert_non_null(strstr(rows[0], " 2.5 GiB |"));
+	assert_string_equal(c.line[1], "         ^ above the chart: asked "
+			    "10 GiB (--mem=10G)");
+	assert_false(chart_has(&c, "X"));
 	/* the time axis says its unit */
 	{
 		bool unit = false;
@@ -482,6 +500,243 @@ static void test_plot_cores(void **state)
 	for (int i = 0; i < c.n; i++)
 		assert_true(strncmp(c.line[i], "   cores ", 9));
 	free(c.text);
+}
+
+/* tl: n points of nr climbing evenly to peak, killed at the last point
+ * when oom. */
+static void climb(struct mc_timeline *tl, uint32_t n, uint64_t peak,
+		  bool oom)
+{
+	mc_timeline_init(tl, 1000);
+	for (uint32_t k = 0; k < n; k++)
+		mc_timeline_add(tl, (uint64_t)k * 1000000, peak * (k + 1) / n,
+				0, false, 0, 0);
+	if (oom)
+		mc_timeline_add(tl, (uint64_t)n * 1000000, 0, 0, false, 0, 1);
+}
+
+/* The memory axis: a round top just above the usage, in the unit shown,
+ * at most 5 intervals; a mark within a quarter above the usage and an
+ * OOM-killed step's limit drawn inside it. */
+static void test_plot_axis(void **state)
+{
+	static const struct {
+		uint64_t peak, limit, rule;
+		bool oom;
+		const char *top, *first;	/* the top's tick, the 1st */
+		unsigned ticks;
+	} cases[] = {
+		{ 1434 * MIB, 30 * GIB, 24 * GIB, false, "1.5 GiB", "0.5 GiB",
+		  3 },
+		{ 203 * MIB, 3 * GIB, 0, false, "250 MiB", "50 MiB", 5 },
+		{ 250 * MIB, 256 * MIB, 0, true, "300 MiB", "100 MiB", 3 },
+		{ 3 * GIB, 3 * GIB, 0, true, "4 GiB", "1 GiB", 4 },
+		{ 900 * MIB, GIB, 0, false, "1.25 GiB", "0.25 GiB", 5 },
+		{ 700 * MIB, 0, 0, false, "800 MiB", "200 MiB", 4 },
+		{ 5 * GIB, 6 * GIB, 0, false, "8 GiB", "2 GiB", 4 },
+		{ 5 * GIB, 8 * GIB, 0, false, "6 GiB", "2 GiB", 3 },
+		{ 3 * MIB, 0, 0, false, "4 MiB", "1 MiB", 4 },
+		{ 1536 * GIB, 0, 0, false, "2.0 TiB", "0.5 TiB", 4 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mc_timeline tl;
+		struct mc_plot_in in = { .step = "1.0", .host = "n", .tl = &tl,
+					 .limit_bytes = cases[i].limit,
+					 .rule_bytes = cases[i].rule };
+		struct mc_plot_axis ax;
+		char a[32];
+
+		climb(&tl, 10, cases[i].peak, cases[i].oom);
+		mc_plot_axis_of(&in, &ax);
+		assert_string_equal(mc_plot_fmt_tick(&ax, ax.ticks, a,
+						     sizeof(a)), cases[i].top);
+		assert_string_equal(mc_plot_fmt_tick(&ax, 1, a, sizeof(a)),
+				    cases[i].first);
+		assert_string_equal(mc_plot_fmt_tick(&ax, 0, a, sizeof(a)),
+				    "0");
+		assert_int_equal(ax.ticks, cases[i].ticks);
+		assert_true(ax.top_bytes > mc_plot_peak(&tl));
+	}
+}
+
+/* A 1.4 GiB climb under --mem=30G at 80 columns: it fills the chart (the
+ * top row's bar), the limit and the rule named over it, no '=' or '-'
+ * row, no line past 80; the same climb at 40 columns wraps the names. */
+static void test_plot_climb_text(void **state)
+{
+	struct mc_timeline tl;
+	struct mc_plot_in in = { .step = "5.0", .host = "node1", .tl = &tl,
+				 .limit_bytes = 30 * GIB,
+				 .limit_option = "--mem=30G",
+				 .rule_bytes = 24 * GIB };
+	struct chart c;
+	char *rows[MC_PLOT_ROWS + 1];
+
+	(void)state;
+	climb(&tl, 90, 1434 * MIB, false);
+	for (unsigned width = 80; width >= 40; width -= 40) {
+		render(&c, &in, width);
+		for (int i = 0; i < c.n; i++)
+			assert_true(strlen(c.line[i]) <= width);
+		assert_int_equal(plot_rows(&c, rows), MC_PLOT_ROWS);
+		assert_non_null(strstr(rows[0], " 1.5 GiB |"));
+		assert_non_null(strstr(rows[4], " 1.0 GiB |"));
+		assert_non_null(strstr(rows[8], " 0.5 GiB |"));
+		assert_non_null(strchr(rows[1], '#'));
+		for (int r = 0; r < MC_PLOT_ROWS; r++)
+			assert_null(strpbrk(rows[r] + 10, "=-"));
+		assert_true(chart_has(&c, "         ^ above the chart"));
+		assert_true(chart_has(&c, "asked 30 GiB (--mem=30G)"));
+		assert_true(chart_has(&c, "the rule's figure 24 GiB"));
+		free(c.text);
+	}
+}
+
+/* No two of l[0..n)'s boxes overlap, and each is inside the picture. */
+static void assert_apart(const struct mc_plot_label *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].bx < 0 || l[i].bx + l[i].bw > 900)
+			print_error("'%s' out\n", l[i].text);
+		assert_true(l[i].bx >= 0 && l[i].bx + l[i].bw <= 900);
+		assert_true(l[i].by >= 0);
+		for (size_t j = 0; j < i; j++) {
+			bool apart = l[i].bx >= l[j].bx + l[j].bw ||
+				     l[j].bx >= l[i].bx + l[i].bw ||
+				     l[i].by >= l[j].by + l[j].bh ||
+				     l[j].by >= l[i].by + l[i].bh;
+
+			if (!apart)
+				print_error("'%s' over '%s'\n", l[i].text,
+					    l[j].text);
+			assert_true(apart);
+		}
+	}
+}
+
+/* The label named text among l[0..n), NULL if none. */
+static const struct mc_plot_label *label_named(const struct mc_plot_label *l,
+					       size_t n, const char *text)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(l[i].text, text, strlen(text)))
+			return &l[i];
+	return NULL;
+}
+
+/* The SVG's labels never overprint: a climb far under its limit (named
+ * over the chart), an OOM kill at the limit with the rule near it (the
+ * issue's "OOM kill" over "asked 1 GiB"), the limit and the rule at one
+ * figure, a kill at the start, a long title. */
+static void test_plot_svg_labels(void **state)
+{
+	static const struct {
+		uint64_t peak, limit, rule;
+		bool oom;
+		uint32_t n;
+		const char *step;
+	} cases[] = {
+		{ 1434 * MIB, 30 * GIB, 24 * GIB, false, 90, "5.0" },
+		{ GIB, GIB, 960 * MIB, true, 30, "6.0" },
+		{ GIB, GIB, GIB, true, 30, "7.0" },
+		{ 990 * MIB, GIB, GIB, false, 30, "7.1" },
+		{ 900 * MIB, GIB, 0, true, 1, "8.0" },
+		{ 200 * MIB, 3 * GIB, 2900 * MIB, false, 120,
+		  "4294967294.4294967290+het_component_12345" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mc_timeline tl;
+		struct mc_plot_in in = { .step = cases[i].step, .host = "node1",
+					 .tl = &tl, .limit_option = "--mem=1G",
+					 .limit_bytes = cases[i].limit,
+					 .rule_bytes = cases[i].rule };
+		struct mc_plot_label l[MC_PLOT_LABELS_MAX];
+		size_t n;
+
+		climb(&tl, cases[i].n, cases[i].peak, cases[i].oom);
+		n = mc_plot_svg_labels(&in, l);
+		assert_true(n > 8);
+		assert_apart(l, n);
+		assert_non_null(label_named(l, n, "asked "));
+		if (cases[i].oom)
+			assert_non_null(label_named(l, n, "OOM kill"));
+	}
+	/* the first case: both marks over the plot area, with their arrow */
+	{
+		struct mc_timeline tl;
+		struct mc_plot_in in = { .step = "5.0", .host = "node1",
+					 .tl = &tl, .limit_bytes = 30 * GIB,
+					 .limit_option = "--mem=30G",
+					 .rule_bytes = 24 * GIB };
+		struct mc_plot_label l[MC_PLOT_LABELS_MAX];
+		const struct mc_plot_label *p;
+		size_t n;
+
+		climb(&tl, 90, 1434 * MIB, false);
+		n = mc_plot_svg_labels(&in, l);
+		p = label_named(l, n, "asked 30 GiB (--mem=30G) \xe2\x86\x91");
+		assert_non_null(p);
+		assert_true(p->by + p->bh <= MC_PLOT_SVG_TOP);
+		p = label_named(l, n, "the rule's figure 24 GiB \xe2\x86\x91");
+		assert_non_null(p);
+		assert_true(p->by + p->bh <= MC_PLOT_SVG_TOP);
+	}
+}
+
+/* Steps with nothing to show (no points, a few MiB, none) get no panel
+ * and one line; an OOM-killed one is always drawn. */
+static void test_plot_folded(void **state)
+{
+	static struct mc_timeline tl[4];
+	struct mc_plot_in in[4] = {
+		{ "5.batch", "n1", &tl[0], GIB, NULL, 0, 0 },
+		{ "5.0", "n1", &tl[1], GIB, NULL, 0, 0 },
+		{ "5.1", "n1", &tl[2], GIB, NULL, 0, 0 },
+		{ "5.2", "n1", &tl[3], GIB, NULL, 0, 0 },
+	};
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	climb(&tl[0], 20, 12 * MIB, false);	/* a shell and srun */
+	climb(&tl[1], 20, 500 * MIB, false);
+	mc_timeline_init(&tl[2], 1000);		/* no samples */
+	climb(&tl[3], 3, 5 * MIB, true);
+	assert_true(mc_plot_nothing(&in[0]));
+	assert_false(mc_plot_nothing(&in[1]));
+	assert_true(mc_plot_nothing(&in[2]));
+	assert_false(mc_plot_nothing(&in[3]));
+	f = open_memstream(&text, &len);
+	assert_int_equal(mc_plot_text_folded(f, in, 4, 80), 1);
+	fclose(f);
+	assert_string_equal(text, "  steps 5.batch, 5.1: no memory to show "
+			    "(32 MiB or less)\n");
+	free(text);
+	f = open_memstream(&text, &len);
+	assert_int_equal(mc_plot_svg(f, in, 4), 0);
+	fclose(f);
+	/* two panels, 340 px each, and the line under them */
+	assert_non_null(strstr(text, "height=\"716\""));
+	assert_non_null(strstr(text, ">steps 5.batch, 5.1: no memory to "
+			       "show (32 MiB or less)</text>"));
+	{
+		int panels = 0;
+
+		for (char *p = text; (p = strstr(p, "<g class=\"panel\"")); p++)
+			panels++;
+		assert_int_equal(panels, 2);
+	}
+	free(text);
+	f = open_memstream(&text, &len);
+	assert_int_equal(mc_plot_text_folded(f, &in[1], 1, 80), 0);
+	fclose(f);
+	assert_string_equal(text, "");
+	free(text);
 }
 
 /* Step 9.s's record of u on n1, into rec. */
@@ -638,6 +893,10 @@ int main(void)
 		cmocka_unit_test(test_plot_oom),
 		cmocka_unit_test(test_plot_fifth),
 		cmocka_unit_test(test_plot_cores),
+		cmocka_unit_test(test_plot_axis),
+		cmocka_unit_test(test_plot_climb_text),
+		cmocka_unit_test(test_plot_svg_labels),
+		cmocka_unit_test(test_plot_folded),
 		cmocka_unit_test(test_jobrec_cut),
 		cmocka_unit_test(test_record_timeline),
 	};
