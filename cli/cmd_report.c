@@ -175,7 +175,8 @@ static void step_name(uint32_t job, uint32_t step, char *buf, size_t len)
 }
 
 /* From slurmdbd: the job's AdminComment (when slurmctld had none) and
- * every step's MaxRSS. 0, or -1 when slurmdbd does not know the job. */
+ * every step's MaxRSS. 0, -1 when slurmdbd does not know the job, 2 when
+ * need_comment and it is an array's (the list view). */
 static int from_dbd(struct job_view *jv, const char *cluster,
 		    bool need_comment)
 {
@@ -186,6 +187,7 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 	mc_list_iter it;
 	slurmdb_job_rec_t *j;
 	int rc = -1;
+	bool array = false;
 
 	db = slurmdb_connection_get(NULL);
 	if (!db) {
@@ -225,6 +227,9 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 			slurmdb_step_rec_t *st;
 			mc_list_iter si;
 
+			if (need_comment && j->array_job_id == jv->job_id &&
+			    j->array_task_id != NO_VAL)
+				array = true;
 			if (j->jobid != jv->job_id)
 				continue;
 			rc = 0;
@@ -272,7 +277,7 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 		slurm_list_destroy(jobs);
 	}
 	slurmdb_connection_close(&db);
-	return rc;
+	return array ? 2 : rc;
 }
 
 /* Does m hold tasks of array job_id (the list view shows them all)? */
@@ -705,7 +710,7 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 {
 	uid_t me = getuid();
 	slurm_conf_t *cf = *conf;
-	int rc;
+	int rc, dbd = 0;
 
 	jv->accounting = cf->accounting_storage_type &&
 			 strcmp(cf->accounting_storage_type,
@@ -728,8 +733,14 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			(uint32_t)cf->min_job_age);
 		return MC_EXIT_REFUSED;
 	}
-	if (jv->accounting && from_dbd(jv, cf->cluster_name, rc == 1) < 0 &&
-	    rc == 1) {
+	if (jv->accounting)
+		dbd = from_dbd(jv, cf->cluster_name, rc == 1);
+	if (dbd == 2) {
+		free(jv->admin_comment);
+		jv->admin_comment = NULL;
+		return REPORT_ARRAY;
+	}
+	if (dbd < 0 && rc == 1) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is known "
 			"neither to slurmctld nor to slurmdbd (or Slurm does "
 			"not let you see it)%s%s\n", jv->job_id,
@@ -837,6 +848,13 @@ static void step_text(const struct job_view *jv, const struct mc_used *u,
 	}
 }
 
+/* Where a refusal would be is worth saying: nothing kept, or a job that
+ * ended other than COMPLETED (a refused step fails its job). */
+static bool refusal_matters(const struct job_view *jv, bool kept)
+{
+	return !jv->running && (!kept || strcmp(jv->state, "COMPLETED"));
+}
+
 /* The detailed view's end, text: a running job's steps now; for a job
  * with no record, where a refused step's refusal is. */
 static void live_text(const struct job_view *jv, bool kept,
@@ -848,10 +866,11 @@ static void live_text(const struct job_view *jv, bool kept,
 		mc_report_live_text(jv->job_id, ls, (size_t)nls);
 		return;
 	}
-	if (kept)
+	if (!refusal_matters(jv, kept))
 		return;
-	printf("  memcore kept nothing with this job: no GPU step of it "
-	       "ran to its end under memcore's sampler\n");
+	if (!kept)
+		printf("  memcore kept nothing with this job: no GPU step of "
+		       "it ran to its end under memcore's sampler\n");
 	printf("  note: %s\n", mc_report_refusal_note(jv->job_id, jv->nodes,
 						       note, sizeof(note)));
 }
@@ -865,7 +884,7 @@ static void live_json(json_t *o, const struct job_view *jv, bool kept,
 	json_object_set_new(o, "running_steps", jv->running && nls >= 0
 			    ? mc_report_live_json(ls, (size_t)nls)
 			    : json_null());
-	json_object_set_new(o, "refusal_note", kept || jv->running
+	json_object_set_new(o, "refusal_note", !refusal_matters(jv, kept)
 			    ? json_null()
 			    : json_string(mc_report_refusal_note(
 				jv->job_id, jv->nodes, note, sizeof(note))));
