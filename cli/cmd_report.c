@@ -596,7 +596,7 @@ static int take_date(const char *opt, const char *arg, time_t *t)
 static int take_option(struct report_args *ra, int opt, char **argv)
 {
 	switch (opt) {
-	case MC_CLI_OPT_JSON: ra->json = true; return MC_CLI_ON;
+	case MC_CLI_OPT_JSON: ra->json = ra->list.json = true; return MC_CLI_ON;
 	case 'p': ra->plot = true; return MC_CLI_ON;
 	case 's': ra->svg_path = optarg; return MC_CLI_ON;
 	case 'u': ra->list.user = optarg; return MC_CLI_ON;
