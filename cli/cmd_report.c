@@ -38,6 +38,8 @@
 #include "mc_slurmctld.h"
 #include "mc_summary.h"
 #include "mc_util.h"
+#include "report_jobs.h"
+#include "report_live.h"
 #include "report_plot.h"
 
 /* libslurm's list types by what its functions return: `List` up to 23.x,
@@ -69,6 +71,8 @@ static void report_usage(FILE *out)
 {
 	fprintf(out,
 "usage: memcore report JOBID [--json] [--plot] [--svg FILE]\n"
+"       memcore report JOBID JOBID... [--json]\n"
+"       memcore report -u USER [-S DATE] [-E DATE] [--json]\n"
 "\n"
 "What each step of the job used on each node, as memcore measured it in\n"
 "slurmstepd: asked, the rule's figure, the peak non-reclaimable memory with\n"
@@ -76,7 +80,22 @@ static void report_usage(FILE *out)
 "to ask next time; with Slurm's MaxRSS of the step beside it when Slurm's\n"
 "accounting (slurmdbd) has it. Read from the job's AdminComment, which\n"
 "slurmctld keeps until MinJobAge after the job ends and slurmdbd after\n"
-"that. Only the job's user, root and SlurmUser may read it.\n"
+"that. Only the job's user, root and SlurmUser may read it. A running\n"
+"job: its running steps, read now on this node (non-reclaimable, page\n"
+"cache, limit), and where the others' figures are.\n"
+"\n"
+"Several jobs (JOBID JOBID..., an array: 12_[1-3], 12_3, or 12 for all its\n"
+"tasks; -u USER over a time): a line per job, its asked RAM, peak\n"
+"non-reclaimable, efficiency (memory: peak / asked; CPU: CPU time /\n"
+"(CPUs x wall time)) and next time's --mem and --cpus-per-gpu, then a\n"
+"line per job name with the largest peak across its runs and the --mem\n"
+"that covers them all.\n"
+"  -u, --user USER  the user's jobs (from slurmdbd; without it, those\n"
+"                slurmctld still knows)\n"
+"  -S, --starttime DATE  jobs running at or after DATE: YYYY-MM-DD,\n"
+"                YYYY-MM-DDTHH:MM[:SS] (local time), now, now-Nd, now-Nh\n"
+"                (default: today 00:00, as sacct)\n"
+"  -E, --endtime DATE  ... and at or before DATE (default: now)\n"
 "  --json        machine-readable output, with each step's timeline (the\n"
 "                series of its memory over time)\n"
 "  --plot        under each step and node, its memory over time as a text\n"
@@ -89,11 +108,11 @@ static void report_usage(FILE *out)
 "                can write that is not sticky)\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
-"  0  something to show\n"
+"  0  something to show (a job, several: at least one)\n"
 "  1  nothing to show (or the job is not yours)\n"
 "  2  usage or input error (no readable slurm.conf, one libslurm cannot\n"
-"     parse, not a job id, an --svg FILE that cannot be written or is\n"
-"     refused)\n"
+"     parse, not a job id, not a DATE, no such USER, an --svg FILE that\n"
+"     cannot be written or is refused)\n"
 "  3  slurmctld could not be reached\n");
 }
 
@@ -101,6 +120,9 @@ static const struct option report_options[] = {
 	{ "json", no_argument, NULL, MC_CLI_OPT_JSON },
 	{ "plot", no_argument, NULL, 'p' },
 	{ "svg", required_argument, NULL, 's' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "starttime", required_argument, NULL, 'S' },
+	{ "endtime", required_argument, NULL, 'E' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -111,7 +133,8 @@ struct job_view {
 	char state[32];
 	char source[16];		/* "slurmctld", "slurmdbd" */
 	char *admin_comment;		/* malloc'd, NULL none */
-	bool accounting;
+	char nodes[256];		/* the job's nodes, "" none yet */
+	bool accounting, running;
 	struct step_rss {
 		char step[48];
 		uint64_t max_rss_bytes;
@@ -152,7 +175,8 @@ static void step_name(uint32_t job, uint32_t step, char *buf, size_t len)
 }
 
 /* From slurmdbd: the job's AdminComment (when slurmctld had none) and
- * every step's MaxRSS. 0, or -1 when slurmdbd does not know the job. */
+ * every step's MaxRSS. 0, -1 when slurmdbd does not know the job, 2 when
+ * need_comment and it is an array's (the list view). */
 static int from_dbd(struct job_view *jv, const char *cluster,
 		    bool need_comment)
 {
@@ -163,6 +187,7 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 	mc_list_iter it;
 	slurmdb_job_rec_t *j;
 	int rc = -1;
+	bool array = false;
 
 	db = slurmdb_connection_get(NULL);
 	if (!db) {
@@ -202,6 +227,9 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 			slurmdb_step_rec_t *st;
 			mc_list_iter si;
 
+			if (need_comment && j->array_job_id == jv->job_id &&
+			    j->array_task_id != NO_VAL)
+				array = true;
 			if (j->jobid != jv->job_id)
 				continue;
 			rc = 0;
@@ -209,6 +237,8 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 				jv->uid = j->uid;
 				snprintf(jv->state, sizeof(jv->state), "%s",
 					 state_name(j->state));
+				snprintf(jv->nodes, sizeof(jv->nodes), "%s",
+					 j->nodes ? j->nodes : "");
 				snprintf(jv->source, sizeof(jv->source),
 					 "slurmdbd");
 				free(jv->admin_comment);
@@ -247,11 +277,22 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 		slurm_list_destroy(jobs);
 	}
 	slurmdb_connection_close(&db);
-	return rc;
+	return array ? 2 : rc;
 }
 
-/* From slurmctld. 0; 1 when it does not know the job (any more); -1 with
- * the reason printed when it does not answer. */
+/* Does m hold tasks of array job_id (the list view shows them all)? */
+static bool is_array(const job_info_msg_t *m, uint32_t job_id)
+{
+	for (uint32_t i = 0; m && i < m->record_count; i++)
+		if (m->job_array[i].array_job_id == job_id &&
+		    m->job_array[i].array_task_id != NO_VAL)
+			return true;
+	return false;
+}
+
+/* From slurmctld. 0; 1 when it does not know the job (any more); 2 when
+ * it is an array's (its tasks: the list view); -1 with the reason
+ * printed when it does not answer. */
 static int from_ctld(struct job_view *jv)
 {
 	job_info_msg_t *m = NULL;
@@ -265,12 +306,19 @@ static int from_ctld(struct job_view *jv)
 			jv->job_id, slurm_strerror(e));
 		return -1;
 	}
+	if (is_array(m, jv->job_id)) {
+		mc_free_job_info_msg(m);
+		return 2;
+	}
 	for (uint32_t i = 0; m && i < m->record_count; i++) {
 		const job_info_t *j = &m->job_array[i];
 
 		if (j->job_id != jv->job_id)
 			continue;
 		jv->uid = j->user_id;
+		jv->running = (j->job_state & JOB_STATE_BASE) == JOB_RUNNING;
+		snprintf(jv->nodes, sizeof(jv->nodes), "%s",
+			 j->nodes ? j->nodes : "");
 		snprintf(jv->state, sizeof(jv->state), "%s",
 			 state_name(j->job_state));
 		snprintf(jv->source, sizeof(jv->source), "slurmctld");
@@ -528,46 +576,91 @@ static void squeeze_notes(const char **recs, const size_t *lens, size_t n,
 struct report_args {
 	bool json, plot;
 	const char *svg_path;		/* --svg FILE, NULL none */
+	struct mc_jobs_args list;	/* the JOBIDs, -u, -S, -E */
 };
 
-/* The command line: the options into ra, the job id into jv.
+/* -S / -E DATE into *t: MC_CLI_ON, or the usage error. */
+static int take_date(const char *opt, const char *arg, time_t *t)
+{
+	char q[80];
+
+	if (mc_report_date(arg, t) == 0)
+		return MC_CLI_ON;
+	return mc_cli_usage_error("report: %s %s: not a DATE (YYYY-MM-DD, "
+				  "YYYY-MM-DDTHH:MM[:SS], now, now-Nd, "
+				  "now-Nh)", opt, mc_escape(arg, 64, q,
+							    sizeof(q)));
+}
+
+/* One option of report's: MC_CLI_ON, else the exit status. */
+static int take_option(struct report_args *ra, int opt, char **argv)
+{
+	switch (opt) {
+	case MC_CLI_OPT_JSON: ra->json = ra->list.json = true; return MC_CLI_ON;
+	case 'p': ra->plot = true; return MC_CLI_ON;
+	case 's': ra->svg_path = optarg; return MC_CLI_ON;
+	case 'u': ra->list.user = optarg; return MC_CLI_ON;
+	case 'S': return take_date("-S", optarg, &ra->list.start);
+	case 'E': return take_date("-E", optarg, &ra->list.end);
+	case 'h': report_usage(stdout); return 0;
+	default: return mc_cli_option_error("report", opt, argv);
+	}
+}
+
+/* The JOBID arguments into ra->list.specs (argc entries at most):
+ * MC_CLI_ON, else the usage error. */
+static int take_jobids(int argc, char **argv, struct report_args *ra)
+{
+	ra->list.specs = calloc((size_t)argc + 1, sizeof(*ra->list.specs));
+	if (!ra->list.specs)
+		return mc_cli_usage_error("report: out of memory");
+	/* Digits only, in Slurm's range: strtoul would take " 5" and "+5"
+	 * and wrap 4294967297 to job 1, someone else's job. */
+	for (int i = optind; i < argc; i++) {
+		char q[80];
+
+		if (mc_jobspec_parse(argv[i],
+				     &ra->list.specs[ra->list.n_specs++]) < 0)
+			return mc_cli_usage_error("report: '%s' is not a job "
+				"id (1 to %u, digits only; an array's tasks: "
+				"12_3, 12_[1-3,5])", mc_escape(argv[i], 64, q,
+				sizeof(q)), MC_JOB_ID_MAX);
+	}
+	return MC_CLI_ON;
+}
+
+/* The one plain job of the detailed view, else 0 (the list view). */
+static uint32_t single_job(const struct report_args *ra)
+{
+	const struct mc_jobs_args *l = &ra->list;
+
+	return l->n_specs == 1 && !l->user && !l->specs[0].tasks_given
+	       ? l->specs[0].job : 0;
+}
+
+/* The command line: the options and job ids into ra.
  * MC_CLI_ON, else the exit status (--help: 0). */
-static int read_report_args(int argc, char **argv, struct report_args *ra,
-			    struct job_view *jv)
+static int read_report_args(int argc, char **argv, struct report_args *ra)
 {
 	char err[MC_ERR_MAX];
-	int opt;
+	int opt, rc;
 
 	optind = 1;
 	opterr = 0;	/* the messages are memcore's (mc_cli_option_error) */
-	while ((opt = getopt_long(argc, argv, ":h", report_options, NULL))
-	       != -1) {
-		if (opt == MC_CLI_OPT_JSON)
-			ra->json = true;
-		else if (opt == 'p')
-			ra->plot = true;
-		else if (opt == 's')
-			ra->svg_path = optarg;
-		else if (opt == 'h') {
-			report_usage(stdout);
-			return 0;
-		} else
-			return mc_cli_option_error("report", opt, argv);
-	}
-	if (optind + 1 != argc)
-		return mc_cli_usage_error("report: expected one JOBID (see "
-					  "memcore report --help)");
-	/* Digits only, in Slurm's range: strtoul would take " 5" and "+5"
-	 * and wrap 4294967297 to job 1, someone else's job. */
-	if (mc_parse_count(argv[optind], MC_JOB_ID_MAX, &jv->job_id, err,
-			   sizeof(err)) < 0 || !jv->job_id) {
-		char q[80];
-
-		return mc_cli_usage_error("report: '%s' is not a job id (1 to "
-					  "%u, digits only)",
-					  mc_escape(argv[optind], 64, q,
-						    sizeof(q)), MC_JOB_ID_MAX);
-	}
+	while ((opt = getopt_long(argc, argv, ":hu:S:E:", report_options,
+				  NULL)) != -1)
+		if ((rc = take_option(ra, opt, argv)) != MC_CLI_ON)
+			return rc;
+	if ((rc = take_jobids(argc, argv, ra)) != MC_CLI_ON)
+		return rc;
+	if (!ra->list.n_specs == !ra->list.user)
+		return mc_cli_usage_error("report: expected JOBID... or -u "
+					  "USER (see memcore report --help)");
+	if ((ra->list.start || ra->list.end) && !ra->list.user)
+		return mc_cli_usage_error("report: -S and -E go with -u USER");
+	if ((ra->plot || ra->svg_path) && !single_job(ra))
+		return mc_cli_usage_error("report: --plot and --svg take one "
+					  "job");
 	/* A FILE that cannot be written is said before Slurm is asked. */
 	if (ra->svg_path && mc_outfile_check(ra->svg_path, err,
 					     sizeof(err)) < 0)
@@ -575,17 +668,23 @@ static int read_report_args(int argc, char **argv, struct report_args *ra,
 	return MC_CLI_ON;
 }
 
-/*
- * The job from slurmctld, else slurmdbd, shown only to its user, root
- * and SlurmUser: MC_CLI_ON with *conf (the caller frees it), else the
- * exit status (*conf freed).
- */
-static int load_job(struct job_view *jv, slurm_conf_t **conf)
+/* -u without -S: from today's 00:00, as sacct. */
+static time_t today(void)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	return mktime(&tm);
+}
+
+/* slurm.conf read, slurmctld's configuration into *conf (the caller frees
+ * it): MC_CLI_ON, else the exit status. */
+static int report_conf(slurm_conf_t **conf)
 {
 	const char *cpath = mc_ctld_conf();
-	uid_t me = getuid();
-	slurm_conf_t *cf;
-	int rc;
 
 	if (!cpath)
 		return mc_cli_usage_error("report: no readable slurm.conf "
@@ -597,13 +696,29 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			"%s\n", slurm_strerror(errno));
 		return MC_EXIT_UNREACHABLE;
 	}
-	cf = *conf;
+	return MC_CLI_ON;
+}
+
+/* load_job's answer for an array's id: its tasks go to the list view. */
+#define REPORT_ARRAY (-2)
+
+/*
+ * The job from slurmctld, else slurmdbd, shown only to its user, root
+ * and SlurmUser: MC_CLI_ON, REPORT_ARRAY, else the exit status.
+ */
+static int load_job(struct job_view *jv, slurm_conf_t **conf)
+{
+	uid_t me = getuid();
+	slurm_conf_t *cf = *conf;
+	int rc, dbd = 0;
+
 	jv->accounting = cf->accounting_storage_type &&
 			 strcmp(cf->accounting_storage_type,
 				"accounting_storage/none");
 	rc = from_ctld(jv);
+	if (rc == 2)
+		return REPORT_ARRAY;
 	if (rc < 0) {
-		mc_free_ctl_conf(cf);
 		return MC_EXIT_UNREACHABLE;
 	}
 	if (rc == 1 && !jv->accounting) {
@@ -616,16 +731,20 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			"left is the one 'after the step' line per step in "
 			"each node's slurmd log\n", jv->job_id,
 			(uint32_t)cf->min_job_age);
-		mc_free_ctl_conf(cf);
 		return MC_EXIT_REFUSED;
 	}
-	if (jv->accounting && from_dbd(jv, cf->cluster_name, rc == 1) < 0 &&
-	    rc == 1) {
+	if (jv->accounting)
+		dbd = from_dbd(jv, cf->cluster_name, rc == 1);
+	if (dbd == 2) {
+		free(jv->admin_comment);
+		jv->admin_comment = NULL;
+		return REPORT_ARRAY;
+	}
+	if (dbd < 0 && rc == 1) {
 		fprintf(stderr, "memcore: report: job %" PRIu32 " is known "
 			"neither to slurmctld nor to slurmdbd (or Slurm does "
 			"not let you see it)%s%s\n", jv->job_id,
 			jv->note[0] ? ": " : "", jv->note);
-		mc_free_ctl_conf(cf);
 		return MC_EXIT_REFUSED;
 	}
 	/* Slurm showed it; memcore shows it to its user and the admins. */
@@ -634,7 +753,6 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			"yours: only its user, root and SlurmUser (%s) may "
 			"read its report\n", jv->job_id,
 			cf->slurm_user_name ? cf->slurm_user_name : "?");
-		mc_free_ctl_conf(cf);
 		free(jv->admin_comment);
 		return MC_EXIT_REFUSED;
 	}
@@ -730,65 +848,172 @@ static void step_text(const struct job_view *jv, const struct mc_used *u,
 	}
 }
 
-int mc_cmd_report(int argc, char **argv)
+/* Where a refusal would be is worth saying: nothing kept, or a job that
+ * ended other than COMPLETED (a refused step fails its job). */
+static bool refusal_matters(const struct job_view *jv, bool kept)
+{
+	return !jv->running && (!kept || strcmp(jv->state, "COMPLETED"));
+}
+
+/*
+ * A job with no record whose AdminComment holds another tool's text: the
+ * records may have been there and been replaced. Princeton's jobstats
+ * sets the whole field ("JS1:" and its summary) from slurmctld's epilog
+ * after the job ends (sacctmgr update job ... set AdminComment=JS1:...),
+ * which slurmdbd then keeps instead of memcore's records; others may do
+ * the same. NULL when the field is empty (nothing was kept) or kept.
+ */
+static const char *records_replaced(const struct job_view *jv, bool kept)
+{
+	const char *c = jv->admin_comment;
+
+	if (kept || !c || !*c)
+		return NULL;
+	if (!strncmp(c, "JS1:", 4))
+		return "this job's AdminComment holds jobstats' summary "
+		       "(JS1:...): jobstats' slurmctld epilog replaces the "
+		       "whole field after the job ends, and with it any "
+		       "record memcore kept there (memcore(8), AFTER THE "
+		       "STEP)";
+	return "this job's AdminComment holds another tool's text and no "
+	       "memcore record: a tool that sets the whole field after the "
+	       "job ends replaces the records memcore kept there";
+}
+
+/* The detailed view's end, text: a running job's steps now; for a job
+ * with no record, where a refused step's refusal is, or what replaced
+ * the records. */
+static void live_text(const struct job_view *jv, bool kept,
+		      const struct mc_live_step *ls, int nls)
+{
+	const char *gone = records_replaced(jv, kept);
+	char note[512];
+
+	if (jv->running && nls >= 0) {
+		mc_report_live_text(jv->job_id, ls, (size_t)nls);
+		return;
+	}
+	if (!refusal_matters(jv, kept))
+		return;
+	if (gone)
+		printf("  memcore's records are not there: %s\n", gone);
+	else if (!kept)
+		printf("  memcore kept nothing with this job: no GPU step of "
+		       "it ran to its end under memcore's sampler\n");
+	printf("  note: %s\n", mc_report_refusal_note(jv->job_id, jv->nodes,
+						       note, sizeof(note)));
+}
+
+/* The same in the JSON answer: running_steps and refusal_note. */
+static void live_json(json_t *o, const struct job_view *jv, bool kept,
+		      const struct mc_live_step *ls, int nls)
+{
+	char note[512];
+
+	json_object_set_new(o, "running_steps", jv->running && nls >= 0
+			    ? mc_report_live_json(ls, (size_t)nls)
+			    : json_null());
+	json_object_set_new(o, "refusal_note", !refusal_matters(jv, kept)
+			    ? json_null()
+			    : json_string(mc_report_refusal_note(
+				jv->job_id, jv->nodes, note, sizeof(note))));
+	json_object_set_new(o, "records_replaced",
+			    records_replaced(jv, kept)
+			    ? json_string(records_replaced(jv, kept))
+			    : json_null());
+}
+
+/* One step-node record into the answer (JSON, text, SVG). */
+static void report_record(const struct job_view *jv,
+			  const struct report_args *ra, const char *r,
+			  size_t len, json_t *arr, struct mc_report_svg **svg)
+{
+	char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
+	struct mc_used u;
+	struct mc_advice a;
+
+	if (len >= sizeof(rec))
+		return;
+	memcpy(rec, r, len);
+	rec[len] = '\0';
+	if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step), host,
+				    sizeof(host)) < 0)
+		return;
+	if (*svg || (ra->svg_path && (*svg = mc_report_svg_new())))
+		mc_report_svg_add(*svg, &u, step, host);
+	if (ra->json)
+		json_array_append_new(arr, record_json(&u, &a, step, host,
+						       rss_of(jv, step)));
+	else
+		step_text(jv, &u, &a, step, host, ra->plot);
+}
+
+/* The detailed view of one job: the exit status, or REPORT_ARRAY. */
+static int report_one(const struct report_args *ra, uint32_t job,
+		      slurm_conf_t **conf)
 {
 	static struct job_view jv;
-	struct report_args ra = { .json = false };
-	slurm_conf_t *conf = NULL;
 	const char *recs[RECS_MAX];
 	size_t lens[RECS_MAX], n;
 	struct mc_jobrec_agg agg;
 	struct mc_report_svg *svg = NULL;
+	struct mc_live_step *ls = NULL;
 	json_t *o = NULL, *arr = NULL;
-	int rc;
+	int rc, nls = -1;
 
-	if ((rc = read_report_args(argc, argv, &ra, &jv)) != MC_CLI_ON ||
-	    (rc = load_job(&jv, &conf)) != MC_CLI_ON)
+	jv.job_id = job;
+	if ((rc = load_job(&jv, conf)) != MC_CLI_ON)
 		return rc;
 	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
-	if (ra.json) {
+	if (jv.running && (ls = calloc(MC_LIVE_STEPS_MAX, sizeof(*ls))))
+		nls = mc_report_live(job, ls, MC_LIVE_STEPS_MAX);
+	if (ra->json) {
 		o = job_json(&jv, &agg);
 		arr = json_array();
 	} else {
 		job_text(&jv, n, &agg, recs, lens);
 	}
-	for (size_t i = 0; i < n; i++) {
-		char rec[MC_SUMMARY_RECORD_MAX + 1], step[48], host[64];
-		struct mc_used u;
-		struct mc_advice a;
-
-		if (lens[i] >= sizeof(rec))
-			continue;
-		memcpy(rec, recs[i], lens[i]);
-		rec[lens[i]] = '\0';
-		if (mc_summary_record_parse(rec, &u, &a, step, sizeof(step),
-					    host, sizeof(host)) < 0)
-			continue;
-		if (svg || (ra.svg_path && (svg = mc_report_svg_new())))
-			mc_report_svg_add(svg, &u, step, host);
-		if (ra.json)
-			json_array_append_new(arr, record_json(&u, &a, step,
-				host, rss_of(&jv, step)));
-		else
-			step_text(&jv, &u, &a, step, host, ra.plot);
-	}
-	if (ra.plot && !ra.json)
+	for (size_t i = 0; i < n; i++)
+		report_record(&jv, ra, recs[i], lens[i], arr, &svg);
+	if (ra->plot && !ra->json)
 		mc_report_plot_folded(mc_cli_term_width(STDOUT_FILENO));
-	if (ra.svg_path && !svg)
+	if (ra->svg_path && !svg)
 		svg = mc_report_svg_new();
-	if (ra.svg_path && report_svg_write(ra.svg_path, svg) != 0) {
-		free(jv.admin_comment);
-		mc_free_ctl_conf(conf);
-		return MC_EXIT_USAGE;
-	}
-	if (ra.json) {
+	rc = n || agg.steps || nls > 0 ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	if (ra->svg_path && report_svg_write(ra->svg_path, svg) != 0) {
+		json_decref(o);
+		json_decref(arr);
+		rc = MC_EXIT_USAGE;
+	} else if (ra->json) {
 		json_object_set_new(o, "steps", arr);
+		live_json(o, &jv, n || agg.steps, ls, nls);
 		mc_cli_json_print(o);
-	} else if (!n && !agg.steps) {
-		printf("  memcore kept nothing with this job: no GPU step of it "
-		       "ran to its end under memcore's sampler\n");
+	} else {
+		live_text(&jv, n || agg.steps, ls, nls);
 	}
+	free(ls);
 	free(jv.admin_comment);
-	mc_free_ctl_conf(conf);
-	return n || agg.steps ? MC_EXIT_FITS : MC_EXIT_REFUSED;
+	return rc;
+}
+
+int mc_cmd_report(int argc, char **argv)
+{
+	static struct report_args ra;
+	slurm_conf_t *conf = NULL;
+	int rc;
+
+	memset(&ra, 0, sizeof(ra));
+	if ((rc = read_report_args(argc, argv, &ra)) == MC_CLI_ON &&
+	    (rc = report_conf(&conf)) == MC_CLI_ON) {
+		if (ra.list.user && !ra.list.start)
+			ra.list.start = today();
+		rc = single_job(&ra) ? report_one(&ra, single_job(&ra), &conf)
+				     : REPORT_ARRAY;
+		if (rc == REPORT_ARRAY)
+			rc = mc_report_jobs(&ra.list, conf);
+	}
+	if (conf)
+		mc_free_ctl_conf(conf);
+	free(ra.list.specs);
+	return rc;
 }

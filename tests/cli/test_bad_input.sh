@@ -199,7 +199,7 @@ cfg 2 "memcore: $TMP/shadow.conf:1: expected Key=Value (a word without '=')" sha
 case "$ERR" in *s3cret*) fail "shadow.conf: the line is printed: $ERR" ;; esac
 # Job ids: 1..4294967294, digits only; never wrapped to another job.
 for id in 4294967297 4294967295 0 ' 5' +5 5x ''; do
-	row 2 "memcore: report: '$id' is not a job id (1 to 4294967294, digits only)" report "$id"
+	row 2 "memcore: report: '$id' is not a job id (1 to 4294967294, digits only; an array's tasks: 12_3, 12_[1-3,5])" report "$id"
 done
 # --svg FILE that cannot be written: said before Slurm is asked.
 row 2 "memcore: report: --svg $TMP/no-such-dir/x.svg: No such file or directory" report 5 --svg "$TMP/no-such-dir/x.svg"
