@@ -869,7 +869,8 @@ static const char *records_replaced(const struct job_view *jv, bool kept)
 
 	if (kept || !c || !*c)
 		return NULL;
-	if (!strncmp(c, "JS1:", 4))
+	/* sacctmgr lowercases the unquoted value jobstats' epilog passes. */
+	if (!strncasecmp(c, "JS1:", 4))
 		return "this job's AdminComment holds jobstats' summary "
 		       "(JS1:...): jobstats' slurmctld epilog replaces the "
 		       "whole field after the job ends, and with it any "
@@ -895,9 +896,12 @@ static void live_text(const struct job_view *jv, bool kept,
 	}
 	if (!refusal_matters(jv, kept))
 		return;
-	if (gone)
+	if (gone) {
+		/* Steps ran and were recorded: no refusal to point at. */
 		printf("  memcore's records are not there: %s\n", gone);
-	else if (!kept)
+		return;
+	}
+	if (!kept)
 		printf("  memcore kept nothing with this job: no GPU step of "
 		       "it ran to its end under memcore's sampler\n");
 	printf("  note: %s\n", mc_report_refusal_note(jv->job_id, jv->nodes,
@@ -908,19 +912,18 @@ static void live_text(const struct job_view *jv, bool kept,
 static void live_json(json_t *o, const struct job_view *jv, bool kept,
 		      const struct mc_live_step *ls, int nls)
 {
+	const char *gone = records_replaced(jv, kept);
 	char note[512];
 
 	json_object_set_new(o, "running_steps", jv->running && nls >= 0
 			    ? mc_report_live_json(ls, (size_t)nls)
 			    : json_null());
-	json_object_set_new(o, "refusal_note", !refusal_matters(jv, kept)
-			    ? json_null()
+	json_object_set_new(o, "refusal_note", !refusal_matters(jv, kept) ||
+			    gone ? json_null()
 			    : json_string(mc_report_refusal_note(
 				jv->job_id, jv->nodes, note, sizeof(note))));
 	json_object_set_new(o, "records_replaced",
-			    records_replaced(jv, kept)
-			    ? json_string(records_replaced(jv, kept))
-			    : json_null());
+			    gone ? json_string(gone) : json_null());
 }
 
 /* One step-node record into the answer (JSON, text, SVG). */
