@@ -124,7 +124,7 @@ mc_run srun -n1 --gpus=1 --mem=100M -J mc-dash-seed true
 assert_ne 0 "$MC_RC" "the seed step refused"
 mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 1 ]' ||
 	mc_die "Prometheus has no counters of the seed step"
-sleep 2	# a few samples of it
+sleep 10	# samples of it: increase() extrapolates by at most 1.5 intervals
 mc_run srun -n1 --gpus=1 --mem=100M -J mc-dash-refused true
 assert_ne 0 "$MC_RC" "a step refused (100 MiB < the rule's $RULE bytes)"
 mc_run srun -n1 --gpus=1 --mem=256M -J mc-dash-oom "$PROGS/mc_anon_toucher" 512
@@ -181,8 +181,8 @@ mib() { awk "BEGIN { printf \"%.0f\\n\", ($1) * 1048576 }"; }
 # libc, the kernel's share); an OOM-killed step's peak lies between 3/4 of
 # its limit and the limit plus 16 MiB.
 # increase() over the range extrapolates a little past the first and last
-# samples (at most an interval of 1 s over the tens of seconds since the
-# seed step): counts and sums within [x, 1.1 x].
+# samples (1.5 intervals of 1 s at most, over the 10 s or more since the
+# seed step): counts and sums within [x, 1.2 x].
 expect() {
 	local ref=$1 job=$2 phase=$3 held mem cache n_ran w_lo w_hi r
 	if [ "$job" = "$A" ]; then held=$A_MIB mem=$A_MEM cache=$A_FILE; else held=$B_MIB mem=$B_MEM cache=0; fi
@@ -201,16 +201,16 @@ expect() {
 	n_ran=1
 	[ "$phase" = end ] && n_ran=3
 	case $ref in
-	waste) echo "1 $(mib "$w_lo") $(mib "$w_hi * 1.1")" ;;
+	waste) echo "1 $(mib "$w_lo") $(mib "$w_hi * 1.2")" ;;
 	waste_per_step) echo "1 $(mib "$w_lo/$n_ran * 0.95") $(mib "$w_hi/$n_ran * 1.05")" ;;
-	judged) [ "$phase" = end ] && echo "1 4 4.4" || echo "1 2 2.2" ;;
-	refused) echo "1 1 1.1" ;;
-	oom) echo "1 1 1.1" ;;
+	judged) [ "$phase" = end ] && echo "1 4 4.8" || echo "1 2 2.4" ;;
+	refused) echo "1 1 1.2" ;;
+	oom) echo "1 1 1.2" ;;
 	# CPU seconds over allocated core seconds: a share.
 	cpu_busy) echo "1 0 1.05" ;;
 	# Per hour over the last 5 minutes: there, positive, bounded.
 	judged_rate | refused_rate | oom_rate) echo "1 0.001 200" ;;
-	waste_rate) echo "1 0 $(mib "$w_hi * 1.1 * 12 * 1.5")" ;;
+	waste_rate) echo "1 0 $(mib "$w_hi * 1.2 * 12 * 1.5")" ;;
 	nr) echo "1 $(mib $held) $(mib $((held + 64)))" ;;
 	cache) echo "1 $(mib "$cache * 0.95") $(mib $((cache + 32)))" ;;
 	limit) echo "1 $(mib $mem) $(mib $mem)" ;;
@@ -392,8 +392,8 @@ for p in "$A_PID" "$B_PID"; do
 	wait "$p"
 	assert_eq 0 $? "(c) the step of pid $p ran to its end"
 done
-mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 4 ]'
-assert_eq 0 $? "(c) Prometheus counts 4 steps judged"
+mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 5 ]'
+assert_eq 0 $? "(c) Prometheus counts 5 steps judged (the seed's too)"
 mc_wait_until 10 eval '[ "$(q "count(memcore_step_memory_limit_bytes)" | jq ".data.result | length")" = 0 ]'
 assert_eq 0 $? "(c) the gauges of the ended steps are gone from Prometheus (stale)"
 assert_eq "" "$(ls -A "$PROMDIR" | grep -e memcore -e '^\.' | grep -v '^memcore.prom$')" "(c) their files are removed, nothing left beside the counters"
