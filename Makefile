@@ -216,7 +216,8 @@ install: all
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR) $(DESTDIR)$(BINDIR) \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d $(DESTDIR)$(DOCDIR) \
-	  $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DATADIR)
+	  $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DATADIR) \
+	  $(DESTDIR)$(DATADIR)/grafana $(DESTDIR)$(DATADIR)/prometheus/consoles
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/memcore.so
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/memcore
 	install -m 0644 docs/memcore.8 $(DESTDIR)$(MANDIR)/man8/memcore.8
@@ -230,6 +231,9 @@ install: all
 	  contrib/cli_filter.lua >$(DESTDIR)$(DATADIR)/cli_filter.lua
 	chmod 0644 $(DESTDIR)$(DATADIR)/cli_filter.lua
 	install -m 0644 contrib/examples/*.sbatch $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 contrib/grafana/memcore.json $(DESTDIR)$(DATADIR)/grafana/memcore.json
+	install -m 0644 contrib/prometheus/consoles/memcore.html \
+	  $(DESTDIR)$(DATADIR)/prometheus/consoles/memcore.html
 	[ -e $(DESTDIR)$(SYSCONFDIR)/memcore.conf ] || \
 	  install -m 0644 etc/memcore.conf $(DESTDIR)$(SYSCONFDIR)/memcore.conf
 
@@ -238,7 +242,9 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man8/memcore.8 $(DESTDIR)$(MANDIR)/man5/memcore.conf.5 \
 	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/memcore.conf \
 	  $(DESTDIR)$(DOCDIR)/memcore.conf.example \
-	  $(DESTDIR)$(DATADIR)/cli_filter.lua
+	  $(DESTDIR)$(DATADIR)/cli_filter.lua \
+	  $(DESTDIR)$(DATADIR)/grafana/memcore.json \
+	  $(DESTDIR)$(DATADIR)/prometheus/consoles/memcore.html
 	rm -rf $(DESTDIR)$(DOCDIR)/examples
 
 # The Debian package (Debian 12; debhelper, dpkg-dev, fakeroot): this tree

@@ -58,7 +58,9 @@ static void stage_usage(FILE *out)
 "                            file); on a terminal, a progress bar\n"
 "  -q, --quiet               no progress, no summary, no line for a\n"
 "                            skipped type (errors only)\n"
-"The summary (files copied, skipped, bytes, seconds, MB/s) is printed on\n"
+"Progress counts the whole: files already there are done from the start\n"
+"(\"100 MiB already there\"); its rate (MiB/s) and ETA are this run's.\n"
+"The summary (files copied, skipped, bytes, seconds, MiB/s) is printed on\n"
 "stdout, progress on stderr.\n"
 "\n"
 "Exit status (memcore(8) EXIT STATUS):\n"
@@ -91,8 +93,10 @@ struct stage_opts {
 /* Watched by the progress thread and the per-file callback. */
 struct monitor {
 	struct mc_stage_progress *pr;
-	uint64_t total_bytes;
+	uint64_t total_bytes;	/* still to copy */
 	size_t total_files;
+	uint64_t skip_bytes;	/* already there: done from the start */
+	size_t skip_files;
 	struct timespec t0;
 	double interval;
 	bool tty, quiet;
@@ -171,31 +175,83 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 	return 0;
 }
 
-/* One line of progress: "memcore: stage: 1.50 MiB of 3 MiB (50%), ..."
- * or, on a terminal, the bar redrawn in place. Caller holds m->lock. */
+/* MiB/s: the rate in the binary units of the sizes beside it. */
+static double mib_per_s(uint64_t b, double s)
+{
+	return s > 0 ? (double)b / 1048576.0 / s : 0.0;
+}
+
+/*
+ * The time left at the rate so far: "12.3 s", "4 min 05 s", "2 h 07 min",
+ * or "--" before anything was copied (no rate yet). The rate is this
+ * run's: bytes a resumed stage found already there took no time.
+ */
+static const char *fmt_eta(uint64_t left, uint64_t b, double s, char *buf,
+			   size_t len)
+{
+	double t;
+
+	if (!left) {
+		snprintf(buf, len, "0 s");
+		return buf;
+	}
+	if (!b || s <= 0) {
+		snprintf(buf, len, "--");
+		return buf;
+	}
+	t = (double)left * s / (double)b;
+	if (t < 59.95)
+		snprintf(buf, len, "%.1f s", t);
+	else if (t < 3600)
+		snprintf(buf, len, "%u min %02u s", (unsigned)(t + 0.5) / 60,
+			 (unsigned)(t + 0.5) % 60);
+	else if (t < 1e7)
+		snprintf(buf, len, "%u h %02u min", (unsigned)(t / 3600),
+			 (unsigned)(t / 60) % 60);
+	else
+		snprintf(buf, len, "over 100 days");
+	return buf;
+}
+
+/*
+ * One line of progress: "memcore: stage: 150 MiB of 200 MiB (75%), 40 of
+ * 50 files, 310.2 MiB/s, 0.5 s, ETA 0.2 s" or, on a terminal, the bar
+ * redrawn in place. The whole dataset is counted: what a resumed stage
+ * found already there is done from the start, and said ("75%, 100 MiB
+ * already there"). Caller holds m->lock.
+ */
 static void progress_line(struct monitor *m, bool final)
 {
-	uint64_t b = m->pr->bytes;
-	size_t f = m->pr->files;
-	double s = since(&m->t0), pct = m->total_bytes
-		? 100.0 * (double)b / (double)m->total_bytes : 100.0;
-	char x[32], y[32], bar[21], line[160];
+	uint64_t b = m->pr->bytes, done = m->skip_bytes + b,
+		 whole = m->skip_bytes + m->total_bytes,
+		 left = m->total_bytes > b ? m->total_bytes - b : 0;
+	size_t f = m->skip_files + m->pr->files,
+	       nf = m->skip_files + m->total_files;
+	double s = since(&m->t0), pct = whole
+		? 100.0 * (double)done / (double)whole : 100.0;
+	char x[32], y[32], z[32], eta[32], there[64] = "", bar[21], line[200];
 	unsigned cols;
 
-	mc_fmt_bytes(b, x, sizeof(x));
-	mc_fmt_bytes(m->total_bytes, y, sizeof(y));
+	mc_fmt_bytes(done, x, sizeof(x));
+	mc_fmt_bytes(whole, y, sizeof(y));
+	fmt_eta(left, b, s, eta, sizeof(eta));
+	if (m->skip_bytes)
+		snprintf(there, sizeof(there), "%s already there",
+			 mc_fmt_bytes(m->skip_bytes, z, sizeof(z)));
 	if (!m->tty) {
-		fprintf(stderr, "memcore: stage: %s of %s (%.0f%%), %zu of %zu "
-			"files, %.1f MB/s, %.1f s\n", x, y, pct, f,
-			m->total_files, s > 0 ? (double)b / 1e6 / s : 0.0, s);
+		fprintf(stderr, "memcore: stage: %s of %s (%.0f%%%s%s), %zu of "
+			"%zu files, %.1f MiB/s, %.1f s, ETA %s\n", x, y, pct,
+			*there ? ", " : "", there, f, nf, mib_per_s(b, s), s,
+			eta);
 		return;
 	}
 	for (int i = 0; i < 20; i++)
 		bar[i] = i < (int)(pct * 20 / 100) ? '#' : '.';
 	bar[20] = '\0';
-	snprintf(line, sizeof(line), "[%s] %3.0f%% %s/%s  %zu/%zu files  "
-		 "%.1f MB/s", bar, pct, x, y, f, m->total_files,
-		 s > 0 ? (double)b / 1e6 / s : 0.0);
+	/* What matters most first: a narrow terminal cuts the end. */
+	snprintf(line, sizeof(line), "[%s] %3.0f%% %s/%s  %.1f MiB/s  ETA %s"
+		 "  %zu/%zu files%s%s%s", bar, pct, x, y, mib_per_s(b, s), eta,
+		 f, nf, *there ? "  (" : "", there, *there ? ")" : "");
 	/* One row less than the terminal is wide: a line that wrapped is
 	 * not redrawn in place by "\r" (the row above keeps the old one). */
 	cols = mc_cli_term_width(STDERR_FILENO);
@@ -302,10 +358,10 @@ static void summary(const struct mc_stage_plan *plan,
 	char x[32], q[2 * PATH_MAX];
 
 	printf("memcore: stage: %zu file%s copied, %zu skipped (already "
-	       "there), %s (%" PRIu64 " bytes) in %.2f s, %.1f MB/s, to %s\n",
+	       "there), %s (%" PRIu64 " bytes) in %.2f s, %.1f MiB/s, to %s\n",
 	       (size_t)m->pr->files, m->pr->files == 1 ? "" : "s",
 	       plan->skip_files, mc_fmt_bytes(b, x,
-	       sizeof(x)), b, s, s > 0 ? (double)b / 1e6 / s : 0.0,
+	       sizeof(x)), b, s, mib_per_s(b, s),
 	       mc_escape(dest, 0, q, sizeof(q)));
 }
 
@@ -316,6 +372,8 @@ static int copy_all(struct mc_stage_plan *plan,
 	struct mc_stage_progress pr = { .stop = &stop_signal };
 	struct monitor m = { .pr = &pr, .total_bytes = plan->copy_bytes,
 			     .total_files = plan->copy_files,
+			     .skip_bytes = plan->skip_bytes,
+			     .skip_files = plan->skip_files,
 			     .interval = o->interval, .quiet = o->quiet,
 			     .tty = isatty(STDERR_FILENO) };
 	struct sigaction sa = { .sa_handler = on_signal,

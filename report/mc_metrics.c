@@ -17,6 +17,7 @@ const char *const mc_metric_names[MC_M_COUNT] = {
 	[MC_M_MEMORY_ASKED_BYTES] = "memcore_memory_asked_bytes_total",
 	[MC_M_MEMORY_PEAK_NR_BYTES] =
 		"memcore_memory_peak_nonreclaimable_bytes_total",
+	[MC_M_MEMORY_NEEDED_BYTES] = "memcore_memory_needed_bytes_total",
 	[MC_M_CORES_ASKED] = "memcore_cores_asked_total",
 	[MC_M_CORE_SECONDS_ASKED] = "memcore_core_seconds_asked_total",
 	[MC_M_CPU_SECONDS] = "memcore_cpu_seconds_total",
@@ -31,6 +32,9 @@ static const char *const help[MC_M_COUNT] = {
 				    "allocated on the node.",
 	[MC_M_MEMORY_PEAK_NR_BYTES] = "The steps' peak non-reclaimable "
 				      "memory (usage less page cache).",
+	[MC_M_MEMORY_NEEDED_BYTES] = "Per step the larger of the rule's "
+				     "figure and the peak non-reclaimable "
+				     "memory, at most what was allocated.",
 	[MC_M_CORES_ASKED] = "Cores the steps that ran were allocated.",
 	[MC_M_CORE_SECONDS_ASKED] = "Allocated cores times the steps' wall "
 				    "time.",

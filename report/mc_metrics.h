@@ -28,6 +28,11 @@
 enum mc_metric {
 	MC_M_STEPS_JUDGED, MC_M_STEPS_REFUSED, MC_M_STEPS_OOM_KILLED,
 	MC_M_MEMORY_ASKED_BYTES, MC_M_MEMORY_PEAK_NR_BYTES,
+	/* Per step the larger of the rule's figure and the peak, at most
+	 * what was asked: asked minus this is what was asked beyond need
+	 * (a step that asked what the rule says wasted nothing, whatever
+	 * its peak). */
+	MC_M_MEMORY_NEEDED_BYTES,
 	MC_M_CORES_ASKED, MC_M_CORE_SECONDS_ASKED, MC_M_CPU_SECONDS,
 	MC_M_COUNT
 };

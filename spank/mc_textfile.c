@@ -164,6 +164,13 @@ static void step_series(const struct mc_plugin *p, const char *node,
 	st->v[MC_M_STEPS_OOM_KILLED] = u->oom_kills > 0;
 	st->v[MC_M_MEMORY_ASKED_BYTES] = (double)u->asked_bytes;
 	st->v[MC_M_MEMORY_PEAK_NR_BYTES] = (double)u->peak.nr_bytes;
+	{
+		uint64_t need = u->rule_bytes > u->peak.nr_bytes
+				? u->rule_bytes : u->peak.nr_bytes;
+
+		st->v[MC_M_MEMORY_NEEDED_BYTES] =
+			(double)(need < u->asked_bytes ? need : u->asked_bytes);
+	}
 	st->v[MC_M_CORES_ASKED] = u->cores_allocated;
 	st->v[MC_M_CORE_SECONDS_ASKED] = u->cores_allocated *
 					 (u->wall_usec / 1e6);

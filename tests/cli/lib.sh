@@ -30,6 +30,19 @@ expect_contains() {
 	case "$2" in *"$3"*) ;; *) fail "$1: '$3' not in: $2" ;; esac
 }
 
+# fmt_bytes BYTES: the figure as memcore prints sizes (util/mc_parse.c
+# mc_fmt_bytes: B, KiB, MiB or GiB, whole or with two decimals, rounded).
+fmt_bytes() {
+	local b=$1 u=0 div=1 h units=(B KiB MiB GiB)
+	while [ $u -lt 3 ] && [ $((b / div)) -ge 1024 ]; do div=$((div * 1024)) u=$((u + 1)); done
+	if [ $((b % div)) = 0 ]; then
+		printf '%s %s\n' $((b / div)) "${units[u]}"
+	else
+		h=$(((b * 100 + div / 2) / div))
+		printf '%d.%02d %s\n' $((h / 100)) $((h % 100)) "${units[u]}"
+	fi
+}
+
 # run_mc: runs memcore, sets OUT, ERR and RC.
 run_mc() {
 	RC=0

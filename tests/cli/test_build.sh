@@ -95,7 +95,7 @@ dest2=$TMP/dest-default
 make -s -C "$TOP" install DESTDIR="$dest2" SLURM_PLUGIN_DIR=/usr/lib/slurm-test >/dev/null ||
 	fail "make install DESTDIR (default PREFIX) failed"
 files=$(MANWIDTH=200 man -l "$TOP/docs/memcore.8" 2>/dev/null | sed -n '/^FILES/,/^SEE ALSO/p')
-for f in memcore/cli_filter.lua doc/memcore/examples/; do
+for f in memcore/cli_filter.lua doc/memcore/examples/ memcore/grafana/memcore.json memcore/prometheus/consoles/memcore.html; do
 	[ -e "$dest2/usr/local/share/$f" ] || fail "make install: /usr/local/share/$f missing"
 	expect_contains "memcore(8) FILES: package path" "$files" "/usr/share/$f"
 	expect_contains "memcore(8) FILES: make install path" "$files" "/usr/local/share/$f"

@@ -4,7 +4,8 @@
 # whose size changed is the only one copied again; a DEST too small (a
 # 1 MiB tmpfs) is refused with the figures and nothing written; a missing
 # SRC, a DEST that is a file and a directory in the way are input errors;
-# progress lines without a terminal.
+# progress lines without a terminal (the whole dataset, MiB/s, an ETA; a
+# rerun's files already there counted as done and said).
 . "$(dirname "$0")/lib.sh"
 
 S=$TMP/src/ds
@@ -30,7 +31,7 @@ run_mc stage --progress-interval=0 -j 3 "$S" "$D"
 expect_eq "first stage rc" "$RC" 0
 expect_contains "summary: all copied" "$OUT" "memcore: stage: $NFILES files copied, 0 skipped (already there)"
 expect_contains "summary: the bytes" "$OUT" "($BYTES bytes)"
-expect_contains "summary: MB/s" "$OUT" " MB/s, to $D"
+expect_contains "summary: MiB/s (the sizes' binary units)" "$OUT" " MiB/s, to $D"
 expect_contains "the FIFO is skipped, named" "$ERR" "memcore: stage: skipped $S/fifo: a FIFO (only files, directories and symlinks are staged)"
 for f in shard0.arrow sub/shard1.arrow sub/deeper/tiny empty; do
 	cmp -s "$S/$f" "$D/ds/$f" || fail "$f: copied bytes differ (cmp)"
@@ -47,9 +48,12 @@ expect_eq "link-out is a symlink, not a copy of its target" "$(readlink "$D/ds/s
 expect_eq "no temporary file left" "$(find "$TMP/dest" -name '.memcore-stage.*' | wc -l)" 0
 # Progress without a terminal, --progress-interval=0: a line per file,
 # the last one at 100%.
-lines=$(grep -c '^memcore: stage: .* of .* files, .* MB/s' <<<"$ERR")
-expect_eq "a progress line per file" "$lines" "$NFILES"
-expect_contains "the last progress line" "$(grep ' files, ' <<<"$ERR" | tail -1)" "(100%), $NFILES of $NFILES files"
+lines=$(grep -c '^memcore: stage: .* of .* files, [0-9.]* MiB/s, [0-9.]* s, ETA ' <<<"$ERR")
+expect_eq "a progress line per file (MiB/s, ETA)" "$lines" "$NFILES"
+expect_contains "the last progress line" "$(grep ' files, ' <<<"$ERR" | tail -1)" \
+	"memcore: stage: $(fmt_bytes "$BYTES") of $(fmt_bytes "$BYTES") (100%), $NFILES of $NFILES files, "
+expect_contains "the last progress line: nothing left" "$(grep ' files, ' <<<"$ERR" | tail -1)" ", ETA 0 s"
+expect_eq "no MB/s (decimal) anywhere" "$(grep -c 'MB/s' <<<"$OUT$ERR")" 0
 
 # 2. A rerun skips everything and writes nothing.
 before=$(find "$D" -printf '%p %i %y\n' | sort)
@@ -64,6 +68,10 @@ printf 'more' >>"$S/sub/deeper/tiny"
 run_mc stage --progress-interval=0 "$S" "$D"
 expect_eq "changed file rc" "$RC" 0
 expect_contains "changed file: one copied" "$OUT" "memcore: stage: 1 file copied, $((NFILES - 1)) skipped (already there), 5 B (5 bytes)"
+# Its progress counts the whole: the other files (all bytes but tiny's 1)
+# already there, done from the start, and said.
+expect_eq "changed file: its progress line, the whole" "$(grep ' of [0-9]* files, ' <<<"$ERR")" \
+	"$(printf 'memcore: stage: %s of %s (100%%, %s already there), %s of %s files, ' "$(fmt_bytes $((BYTES + 4)))" "$(fmt_bytes $((BYTES + 4)))" "$(fmt_bytes $((BYTES - 1)))" "$NFILES" "$NFILES")$(grep -o '[0-9.]* MiB/s, [0-9.]* s, ETA 0 s$' <<<"$ERR")"
 cmp -s "$S/sub/deeper/tiny" "$D/ds/sub/deeper/tiny" || fail "the changed file: bytes differ (cmp)"
 # ... and the same size with another mtime is copied too
 touch -d '2022-02-02' "$S/empty"

@@ -7,7 +7,10 @@
 #    temporary files are left;
 #  - the rerun copies exactly what was missing, skips what was whole,
 #    removes the temporary files the killed run left, and the tree is
-#    the source's (diff -r);
+#    the source's (diff -r); its progress counts the whole dataset, the
+#    whole files as done from the start ("N MiB already there", computed
+#    here from the files the killed run left whole), with a rate in MiB/s
+#    and an ETA that is the bytes left at that rate;
 #  - on a terminal (an 80-column tmux window) the progress is one bar
 #    redrawn in place, never wider than the terminal, then the summary.
 # About 5 s.
@@ -31,18 +34,55 @@ expect_eq "killed by SIGXFSZ mid-copy (128 + 25)" "$RC" 153
 tmps=$(find "$D" -name '.memcore-stage.*' | wc -l)
 [ "$tmps" -ge 1 ] || fail "the killed stage left no temporary file (it was not killed mid-file)"
 [ -e "$D/ds/d2/big.arrow" ] && fail "the 48 MiB file is under its real name after a kill at 32 MiB"
-whole=0
+whole=0 whole_bytes=0
 while IFS= read -r f; do
 	rel=${f#"$D/ds/"}
-	if cmp -s "$f" "$S/$rel"; then whole=$((whole + 1)); else fail "$rel: under its real name but not the source's bytes"; fi
+	if cmp -s "$f" "$S/$rel"; then whole=$((whole + 1)) whole_bytes=$((whole_bytes + $(stat -c %s "$f"))); else fail "$rel: under its real name but not the source's bytes"; fi
 done < <(find "$D/ds" -type f ! -name '.memcore-stage.*')
 echo "killed: $whole of $NFILES files in place, $tmps temporary files left"
 [ "$whole" -lt "$NFILES" ] || fail "every file was in place before the kill"
 tmp_bytes=$(find "$D" -name '.memcore-stage.*' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
 
 # 2. The rerun: what was missing, nothing else; the leftovers removed.
-run_mc stage "$S" "$D"
+run_mc stage --progress-interval=0 "$S" "$D"
 expect_eq "rerun rc" "$RC" 0
+# A line per file copied, each counting the whole 240 MiB and 513 files,
+# the whole files already there as done: "D of 240 MiB (P%, W already
+# there), F of 513 files, R MiB/s, T s, ETA E".
+TOTAL=$(((192 + 48) << 20))
+mapfile -t plines < <(grep ' of [0-9]* files, ' <<<"$ERR")
+expect_eq "rerun: a progress line per file copied" "${#plines[@]}" "$((NFILES - whole))"
+re='^memcore: stage: ([0-9.]+) (B|KiB|MiB|GiB) of ([^(]*) \(([0-9]+)%, ([^)]*) already there\), ([0-9]+) of ([0-9]+) files, ([0-9.]+) MiB/s, ([0-9.]+) s, ETA (.*)$'
+n=0
+for l in "${plines[@]}"; do
+	n=$((n + 1))
+	if ! [[ $l =~ $re ]]; then
+		fail "rerun: progress line $n not as documented: $l"
+		continue
+	fi
+	done_b=$(awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[2]}" 'BEGIN { m = u == "GiB" ? 2^30 : u == "MiB" ? 2^20 : u == "KiB" ? 1024 : 1; printf "%.0f", v * m }')
+	expect_eq "rerun line $n: the whole dataset" "${BASH_REMATCH[3]}" "$(fmt_bytes $TOTAL)"
+	expect_eq "rerun line $n: what was already there ($whole files, $whole_bytes bytes)" "${BASH_REMATCH[5]}" "$(fmt_bytes $whole_bytes)"
+	expect_eq "rerun line $n: of all the files" "${BASH_REMATCH[7]}" "$NFILES"
+	[ "${BASH_REMATCH[6]}" -gt "$whole" ] || fail "rerun line $n: ${BASH_REMATCH[6]} files done, not more than the $whole already there"
+	[ "$done_b" -ge "$whole_bytes" ] || fail "rerun line $n: $done_b bytes done, less than the $whole_bytes already there"
+	expect_near "rerun line $n: the percentage of the whole" "${BASH_REMATCH[4]}" "$(awk -v d="$done_b" -v t=$TOTAL 'BEGIN { print 100 * d / t }')" 0.6
+	# The ETA: the bytes left at this run's rate (what it copied over its
+	# seconds), within the rounding of the printed figures.
+	rate=${BASH_REMATCH[8]} eta=${BASH_REMATCH[10]}
+	if [ "$done_b" -ge $TOTAL ]; then
+		expect_eq "rerun line $n: all done, ETA 0 s" "$eta" "0 s"
+	elif [[ $eta =~ ^([0-9.]+)\ s$ ]] && awk -v r="$rate" 'BEGIN { exit !(r >= 1) }'; then
+		want=$(awk -v t=$TOTAL -v d="$done_b" -v r="$rate" 'BEGIN { printf "%.3f", (t - d) / (r * 1048576) }')
+		tol=$(awk -v w="$want" 'BEGIN { printf "%.3f", 0.06 + w * 0.03 }')
+		expect_near "rerun line $n: ETA, the bytes left at ${rate} MiB/s" "${BASH_REMATCH[1]}" "$want" "$tol"
+	else
+		[[ $eta =~ ^[0-9]+\ min\ [0-9]{2}\ s$ ]] || fail "rerun line $n: ETA '$eta' (rate $rate MiB/s): neither seconds nor minutes"
+	fi
+done
+expect_contains "rerun: the last line, all of it" "${plines[-1]:-}" "memcore: stage: 240 MiB of 240 MiB (100%, $(fmt_bytes $whole_bytes) already there), $NFILES of $NFILES files, "
+expect_contains "rerun: the last line, nothing left" "${plines[-1]:-}" ", ETA 0 s"
+echo "rerun: ${#plines[@]} progress lines; first: ${plines[0]:-}"
 expect_contains "rerun: copies the rest, skips the whole ones" "$OUT" \
 	"memcore: stage: $((NFILES - whole)) files copied, $whole skipped (already there)"
 expect_contains "rerun: removes the killed run's temporary files" "$ERR" \
@@ -75,8 +115,9 @@ if command -v tmux >/dev/null; then
 	expect_contains "tmux: the stage ended" "$screen" "STAGE-RC=0"
 	bars=$(grep -c '^\[[#.]\{20\}\] ' <<<"$screen")
 	expect_eq "tmux: one progress bar, redrawn in place" "$bars" 1
-	expect_contains "tmux: the bar at its end" "$(grep '^\[' <<<"$screen")" \
-		"[####################] 100% 240 MiB/240 MiB  $NFILES/$NFILES files  "
+	expect_match() { [[ $2 =~ $3 ]] || fail "$1: '$3' does not match: $2"; }
+	expect_match "tmux: the bar at its end (MiB/s, ETA, files)" "$(grep '^\[' <<<"$screen")" \
+		"^\[####################\] 100% 240 MiB/240 MiB  [0-9.]+ MiB/s  ETA 0 s  $NFILES/$NFILES fi"
 	expect_eq "tmux: no per-file line on a terminal" "$(grep -c ' of .* files, ' <<<"$screen")" 0
 	expect_contains "tmux: the summary below it" "$screen" "memcore: stage: $NFILES files copied, 0 skipped"
 	long=$(awk 'length > 80' <<<"$screen")

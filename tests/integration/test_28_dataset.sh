@@ -94,7 +94,7 @@ jid=$(mc_sbatch -n1 --gpus=1 --mem=256M -o "$MC_JOB_DIR/stage-%j.out" \
 	--wrap "$MEMCORE_BUILD/memcore stage --progress-interval=0 $D/many $SCR/job_\$SLURM_JOB_ID && find $SCR/job_\$SLURM_JOB_ID | wc -l | sed 's/^/entries=/'")
 assert_eq COMPLETED "$(mc_wait_job "$jid")" "a batch job that runs memcore stage completes"
 out=$(cat "$MC_JOB_DIR/stage-$jid.out")
-assert_eq 40 "$(grep -c '^memcore: stage: .* of .* (.*%), [0-9]* of 40 files, .* MB/s, .* s$' <<<"$out")" \
+assert_eq 40 "$(grep -c '^memcore: stage: .* of .* (.*%), [0-9]* of 40 files, [0-9.]* MiB/s, [0-9.]* s, ETA .*$' <<<"$out")" \
 	"... its output has a plain progress line per file (no terminal)"
 assert_contains "$(grep ' of 40 files' <<<"$out" | tail -n 1)" "(100%), 40 of 40 files" "... the last at 100%"
 assert_contains "$out" "memcore: stage: 40 files copied, 0 skipped (already there), 1.27 MiB ($((20 * 65536 + 20 * 1000)) bytes)" "... and the summary"

@@ -7,20 +7,27 @@
 # steps of known memory run on the test cluster.
 #  (a) while two steps of two jobs run at once, every query of every panel
 #      of contrib/grafana/memcore.json (taken from the file with jq: a new
-#      panel without an expectation here fails), $job set to each job,
-#      returns that job's series alone, labelled jobid, step, user, node,
-#      with the memory the step holds (mc_hold: anonymous, mapped file),
-#      its limit (--mem) and the rule's figure (HostRamPerGpuRam x the
-#      GPU's memory in the topology); the cluster panels the counts of the
-#      steps ended so far (a refused one, an OOM-killed one);
-#  (b) the console (memcore.html, served by Prometheus) runs only queries
-#      of the Grafana file, and headless Chromium draws its graphs: each
-#      graph has a drawn line in the DOM, the screenshot has coloured
-#      pixels; a job with no steps draws no per-job line (the check can
-#      fail);
+#      panel without an expectation here fails), its variables substituted
+#      as Grafana does ($partition, $node, $user: all (".*"), then the
+#      test's own, regex-escaped, then a partition that matches nothing:
+#      no series, so every query uses them; $job each job; $__range 1h,
+#      $__rate_interval 5m), returns that job's series alone, labelled
+#      jobid, step, user, node, with the memory the step holds (mc_hold:
+#      anonymous, mapped file), its limit (--mem) and the rule's figure
+#      (HostRamPerGpuRam x the GPU's memory in the topology); the cluster
+#      panels the increase over the range of the steps ended so far (a
+#      refused one, an OOM-killed one), waste against the larger of the
+#      rule and the peak; the variables' label_values queries offer the
+#      partition, node, user and jobs;
+#  (b) the console (memcore.html, served by Prometheus, self-contained: no
+#      /classic/static) runs only queries of the Grafana file, and
+#      headless Chromium draws its graphs and tables: each graph has a
+#      drawn line in the DOM, the screenshot has coloured pixels; a job
+#      with no steps draws no per-job line (the check can fail);
 #  (c) once the steps end their gauges go (stale in Prometheus, files
 #      removed), and the cluster panels count them: judged, refused,
-#      OOM-killed, asked minus peak;
+#      OOM-killed, asked beyond need; report --json's keys are memcore(8)
+#      JSON OUTPUT's;
 #  (d) a gauges file a killed slurmstepd left (its pid gone) is removed by
 #      the next step on the node; another node's is left alone.
 # guest: no: Debian's prometheus, prometheus-node-exporter and chromium
@@ -31,6 +38,9 @@
 MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
 MC_REAL_MEMORY=20000 MC_GPUS=2
 PROGS=$MEMCORE_BUILD/progs
+# The two live steps hold their memory until the test has looked: every
+# panel's query four times over, the variables, the console.
+MC_CMD_TIMEOUT=600
 MIB=$((1 << 20))
 PY=/usr/bin/python3	# Debian's, with python3-pil
 for p in mc_hold mc_anon_toucher; do
@@ -107,6 +117,14 @@ mc_log "the rule's figure for one GPU: $per_gpu x $gpu_kib KiB = $RULE bytes"
 ME=$(id -un)
 
 # --- steps ending before the live ones: a refusal, an OOM kill --------------
+# First a refused step that makes the counters' series, scraped before the
+# steps the panels count: increase() counts from a series' first sample,
+# as on a node whose file has long been there.
+mc_run srun -n1 --gpus=1 --mem=100M -J mc-dash-seed true
+assert_ne 0 "$MC_RC" "the seed step refused"
+mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 1 ]' ||
+	mc_die "Prometheus has no counters of the seed step"
+sleep 10	# samples of it: increase() extrapolates by at most 1.5 intervals
 mc_run srun -n1 --gpus=1 --mem=100M -J mc-dash-refused true
 assert_ne 0 "$MC_RC" "a step refused (100 MiB < the rule's $RULE bytes)"
 mc_run srun -n1 --gpus=1 --mem=256M -J mc-dash-oom "$PROGS/mc_anon_toucher" 512
@@ -115,7 +133,7 @@ job_named() { scontrol -o show job 2>/dev/null | grep " JobName=$1 " | sed -n 's
 REFUSED=$(job_named mc-dash-refused) OOM=$(job_named mc-dash-oom)
 [ -n "$REFUSED" ] && [ -n "$OOM" ] || mc_die "scontrol does not name the refused and the OOM-killed jobs"
 ctr() { sed -n "s/^$1{node=\"$MC_NODE_NAME\",partition=\"\([^\"]*\)\"} //p" "$PROMDIR/memcore.prom" 2>/dev/null; }
-mc_wait_until 10 eval '[ "$(ctr memcore_steps_judged_total)" = 2 ]' ||
+mc_wait_until 10 eval '[ "$(ctr memcore_steps_judged_total)" = 3 ]' ||
 	mc_die "the two steps are not in $PROMDIR/memcore.prom"
 # The partition label the counters got (slurmd's record, else "other"):
 # the gauges must carry the same.
@@ -162,22 +180,37 @@ mib() { awk "BEGIN { printf \"%.0f\\n\", ($1) * 1048576 }"; }
 # non-reclaimable memory is what it holds plus up to 64 MiB (the program,
 # libc, the kernel's share); an OOM-killed step's peak lies between 3/4 of
 # its limit and the limit plus 16 MiB.
+# increase() over the range extrapolates a little past the first and last
+# samples (1.5 intervals of 1 s at most, over the 10 s or more since the
+# seed step): counts and sums within [x, 1.2 x].
 expect() {
-	local ref=$1 job=$2 phase=$3 held mem cache n_ran w_lo w_hi
+	local ref=$1 job=$2 phase=$3 held mem cache n_ran w_lo w_hi r
 	if [ "$job" = "$A" ]; then held=$A_MIB mem=$A_MEM cache=$A_FILE; else held=$B_MIB mem=$B_MEM cache=0; fi
-	# waste = asked - peak of the steps that ran: the OOM one (256 MiB,
-	# peak 192..272), then A and B too.
-	w_lo=$((256 - 272)) w_hi=$((256 - 192)) n_ran=1
-	if [ "$phase" = end ]; then
-		w_lo=$((w_lo + A_MEM - A_MIB - 64 + B_MEM - B_MIB - 64))
-		w_hi=$((w_hi + A_MEM - A_MIB + B_MEM - B_MIB)) n_ran=3
-	fi
+	# waste = asked beyond need, need the larger of the rule's figure and
+	# the peak, at most asked: the OOM one (256 MiB, peak 192..272), then
+	# A and B too (peak: what they hold, up to 64 MiB more).
+	r=$(awk -v r="$RULE" 'BEGIN { print r / 1048576 }')
+	read -r w_lo w_hi < <(awk -v r="$r" -v end="$([ "$phase" = end ] && echo 1 || echo 0)" \
+		-v am="$A_MEM" -v ah="$A_MIB" -v bm="$B_MEM" -v bh="$B_MIB" '
+		function need(asked, peak) { n = peak > r ? peak : r; return n < asked ? n : asked }
+		BEGIN {
+			lo = 256 - need(256, 272); hi = 256 - need(256, 192)
+			if (end) { lo += am - need(am, ah + 64) + bm - need(bm, bh + 64); hi += am - need(am, ah) + bm - need(bm, bh) }
+			print lo, hi
+		}')
+	n_ran=1
+	[ "$phase" = end ] && n_ran=3
 	case $ref in
-	waste) echo "1 $(mib $w_lo) $(mib $w_hi)" ;;
-	waste_per_step) echo "1 $(mib "$w_lo/$n_ran") $(mib "$w_hi/$n_ran")" ;;
-	judged) [ "$phase" = end ] && echo "1 4 4" || echo "1 2 2" ;;
-	refused) echo "1 1 1" ;;
-	oom) echo "1 1 1" ;;
+	waste) echo "1 $(mib "$w_lo") $(mib "$w_hi * 1.2")" ;;
+	waste_per_step) echo "1 $(mib "$w_lo/$n_ran * 0.95") $(mib "$w_hi/$n_ran * 1.05")" ;;
+	judged) [ "$phase" = end ] && echo "1 4 4.8" || echo "1 2 2.4" ;;
+	refused) echo "1 1 1.2" ;;
+	oom) echo "1 1 1.2" ;;
+	# CPU seconds over allocated core seconds: a share.
+	cpu_busy) echo "1 0 1.05" ;;
+	# Per hour over the last 5 minutes: there, positive, bounded.
+	judged_rate | refused_rate | oom_rate) echo "1 0.001 200" ;;
+	waste_rate) echo "1 0 $(mib "$w_hi * 1.2 * 12 * 1.5")" ;;
 	nr) echo "1 $(mib $held) $(mib $((held + 64)))" ;;
 	cache) echo "1 $(mib "$cache * 0.95") $(mib $((cache + 32)))" ;;
 	limit) echo "1 $(mib $mem) $(mib $mem)" ;;
@@ -187,11 +220,30 @@ expect() {
 	*) echo "" ;;
 	esac
 }
-# check_panels JOB PHASE: every target of every panel, $job=JOB.
+# grafana_re VALUE: a variable's value as Grafana puts it into a regex
+# matcher (its special characters escaped).
+grafana_re() { sed 's/[][\\^$.|?*+(){}]/\\&/g' <<<"$1"; }
+# subst EXPR JOB PARTITION NODE USER: the query Grafana sends (the
+# values already regex-escaped, or ".*" for All).
+subst() {
+	local e=$1
+	e=${e//\$__rate_interval/5m} e=${e//\$__range/1h}
+	e=${e//\$partition/$3} e=${e//\$node/$4} e=${e//\$user/$5} e=${e//\$job/$2}
+	printf '%s\n' "$e"
+}
+# check_panels JOB PHASE [VARS]: every target of every panel, $job=JOB;
+# VARS: all (".*", the default), mine (the test's partition, node and
+# user, escaped) or none (a partition no series has: no series at all).
 check_panels() {
-	local job=$1 phase=$2 ref expr want n lo hi res got vals labels
-	while IFS=$'\t' read -r ref title expr; do
-		expr=${expr//\$job/$job}
+	local job=$1 phase=$2 vars=${3:-all} ref expr want n lo hi res got vals labels raw p=".*" nd=".*" u=".*"
+	case $vars in
+	mine) p=$(grafana_re "$PART") nd=$(grafana_re "$MC_NODE_NAME") u=$(grafana_re "$ME") ;;
+	none) p=no-such-partition ;;
+	esac
+	while IFS=$'\t' read -r ref title raw; do
+		case $raw in *'$partition'*'$node'*) ;; *) _mc_fail "panel '$title' ($ref): not filtered by \$partition and \$node: $raw" ;; esac
+		case $raw in *memcore_step_*) case $raw in *'$user'*) ;; *) _mc_fail "panel '$title' ($ref): a gauge query not filtered by \$user: $raw" ;; esac ;; esac
+		expr=$(subst "$raw" "$job" "$p" "$nd" "$u")
 		case $expr in *'$'*) _mc_fail "panel '$title' ($ref): a variable this test does not know: $expr"; continue ;; esac
 		want=$(expect "$ref" "$job" "$phase")
 		if [ -z "$want" ]; then
@@ -200,12 +252,13 @@ check_panels() {
 		fi
 		# Gauges exist only while steps run.
 		if [ "$phase" = end ] && [[ $expr == *memcore_step_* ]]; then want="0 0 0"; fi
+		[ "$vars" = none ] && want="0 0 0"
 		read -r n lo hi <<<"$want"
 		res=$(q "$expr") || { _mc_fail "panel '$title': the query failed: $expr"; continue; }
 		got=$(jq '.data.result | length' <<<"$res")
 		vals=$(jq -r '[.data.result[].value[1]] | join(" ")' <<<"$res")
-		mc_log "[$phase] $ref (\$job=$job): $expr -> $(jq -c '[.data.result[] | {m: (.metric | del(.instance, .job, .__name__)), v: .value[1]}]' <<<"$res")"
-		assert_eq "$n" "$got" "($phase) panel '$title' ($ref, \$job=$job): $n series"
+		mc_log "[$phase $vars] $ref (\$job=$job): $expr -> $(jq -c '[.data.result[] | {m: (.metric | del(.instance, .job, .__name__)), v: .value[1]}]' <<<"$res")"
+		assert_eq "$n" "$got" "($phase, $vars) panel '$title' ($ref, \$job=$job): $n series"
 		for v in $vals; do
 			within "$lo" "$hi" "$v"
 			assert_eq 0 $? "($phase) panel '$title' ($ref, \$job=$job): $v in [$lo, $hi]"
@@ -216,11 +269,30 @@ check_panels() {
 			labels=$(jq -r '.data.result[] | .metric | "\(.jobid) \(.step) \(.user) \(.node) \(.partition)"' <<<"$res" | sort -u)
 			assert_eq "$job 0 $ME $MC_NODE_NAME $PART" "$labels" "($phase) panel '$title' ($ref): jobid, step, user, node, partition of job $job's step"
 		fi
-		if [ "$ref" = running ] && [ "$phase" = run ]; then
+		if [ "$ref" = running ] && [ "$phase" = run ] && [ "$vars" != none ]; then
 			assert_eq "$(printf '%s\n' "$A" "$B" | sort)" "$(jq -r '.data.result[].metric.jobid' <<<"$res" | sort)" "(run) panel '$title': the running steps of both jobs"
 		fi
 		CHECKED+=("$expr")
 	done < <(jq -r '.panels[] | .title as $t | .targets[]? | [.refId, $t, .expr] | @tsv' "$GRAFANA")
+}
+# The data source: a variable of type datasource, which works both
+# imported and provisioned from a file (${DS_*} inputs only on import).
+assert_eq "prometheus" "$(jq -r '.templating.list[] | select(.name == "datasource" and .type == "datasource") | .query' "$GRAFANA")" \
+	"the dashboard has a datasource variable of type prometheus"
+assert_eq "" "$(jq -r '[.. | objects | select(has("uid")) | .uid | select(type == "string" and startswith("$") and . != "${datasource}")] | unique | join(" ")' "$GRAFANA")" \
+	"every panel, target and variable names the data source \${datasource}"
+assert_eq "" "$(grep -o 'DS_[A-Z_]*' "$GRAFANA" | sort -u)" "no \${DS_*} input"
+# var_values NAME [PARTITION NODE USER]: what the variable NAME offers,
+# its label_values(SELECTOR, LABEL) asked of Prometheus as Grafana does
+# (/api/v1/label/LABEL/values?match[]=SELECTOR), the variables before it
+# substituted.
+var_values() {
+	local def sel label
+	def=$(jq -r --arg n "$1" '.templating.list[] | select(.name == $n) | .query.query' "$GRAFANA")
+	sel=$(sed -n 's/^label_values(\(.*\), *\([a-z]*\))$/\1/p' <<<"$def")
+	label=$(sed -n 's/^label_values(\(.*\), *\([a-z]*\))$/\2/p' <<<"$def")
+	sel=$(subst "$sel" "" "${2:-.*}" "${3:-.*}" "${4:-.*}")
+	curl -sfG "$API/api/v1/label/$label/values" --data-urlencode "match[]=$sel" | jq -r '.data[]' | sort | tr '\n' ' '
 }
 # node_exporter took every file whole: the steps' files and the counters
 # share no family, and the steps' families agree on HELP and TYPE.
@@ -228,20 +300,27 @@ assert_eq 0 "$(q node_textfile_scrape_error | jq -r '.data.result[0].value[1]')"
 CHECKED=()
 check_panels "$A" run
 check_panels "$B" run
+check_panels "$A" run mine
+check_panels "$B" run none
+assert_eq "$PART " "$(var_values partition)" "(a) the \$partition variable offers the partition"
+assert_eq "$MC_NODE_NAME " "$(var_values node "$(grafana_re "$PART")")" "(a) the \$node variable offers the node of that partition"
+assert_eq "" "$(var_values node no-such-partition)" "(a) ... and none of a partition that has none"
+assert_eq "$ME " "$(var_values user)" "(a) the \$user variable offers the running steps' user"
 # The dashboard's $job variable lists the jobs whose steps ran (with
 # gauges) in the dashboard's time range: A and B, which held their memory
 # over many scrapes, never the refused one, which never ran. The
 # OOM-killed one is offered only when a scrape caught its file before the
 # kill (under a loaded machine it may not: CI saw it missing), so it may
 # be there but nothing else may.
-jobs=$(curl -sfG "$API/api/v1/label/jobid/values" --data-urlencode "match[]=$(jq -r '.templating.list[] | select(.name == "job") | .query.query' "$GRAFANA" | sed -n 's/^label_values(\(.*\), *jobid)$/\1/p')" | jq -r '.data[]' | sort | tr '\n' ' ')
+jobs=$(var_values job)
 assert_eq "$(printf '%s\n' "$A" "$B" | sort | tr '\n' ' ')" "$(tr ' ' '\n' <<<"$jobs" | grep -vx "$OOM" | grep . | sort | tr '\n' ' ')" \
 	"(a) the \$job variable offers jobs $A and $B (and $OOM when a scrape caught it), not $REFUSED (refused)"
 
 # --- (b) the console page -----------------------------------------------------
 # Its queries: q('...') in the page, and the table's query "...".
-mapfile -t cq < <(grep -oE "q\('[^']*'\)" "$CONSOLES/memcore.html" | sed -E "s/^q\('(.*)'\)$/\1/"
-	grep -oE '\{\{ range query "[^"]*"' "$CONSOLES/memcore.html" | sed -E 's/.*query "(.*)"$/\1/')
+mapfile -t cq < <(grep -oE "q\('[^']*'\)" "$CONSOLES/memcore.html" | sed -E "s/^q\('(.*)'\)$/\1/")
+assert_eq "" "$(grep -n '<script src\|<link \|<img \|@import' "$CONSOLES/memcore.html")" "(b) the console loads nothing (no /classic/static, which Prometheus 3 no longer serves)"
+assert_eq "$(jq -r '.panels[] | .targets[]? | .expr' "$GRAFANA" | sort)" "$(printf '%s\n' "${cq[@]}" | sort)" "(b) the console runs every Grafana query"
 assert_ne 0 "${#cq[@]}" "(b) the console has queries"
 grafana_exprs=$(jq -r '.panels[] | .targets[]? | .expr' "$GRAFANA")
 for e in "${cq[@]}"; do
@@ -250,7 +329,7 @@ for e in "${cq[@]}"; do
 done
 page=$(curl -sf "$API/consoles/memcore.html?job=$A")
 assert_contains "$page" "Job $A: its running steps" "(b) Prometheus serves the console for job $A"
-assert_match "$page" "consoles/memcore.html\?job=$B\">$B<" "(b) its table links job $B's running step"
+assert_eq 0 "$(grep -c 'classic/static' <<<"$page")" "(b) ... which names nothing under /classic/static"
 SHOT=$MEMCORE_BUILD/logs/test_46_dashboard.console.png
 mkdir -p "${SHOT%/*}"
 chrome() { timeout -k 5 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
@@ -261,6 +340,8 @@ chrome --screenshot="$MC_WORK/tmp/none.png" "$API/consoles/memcore.html?job=1&ra
 assert_file "$SHOT" "(b) Chromium took a screenshot of the console ($SHOT)"
 chrome --dump-dom "$url" >"$MC_WORK/tmp/dom-a.html"
 chrome --dump-dom "$API/consoles/memcore.html?job=1&range=1m" >"$MC_WORK/tmp/dom-none.html"
+assert_match "$(cat "$MC_WORK/tmp/dom-a.html")" "consoles/memcore.html\?job=$B\">$B<" "(b) its table links job $B's running step"
+assert_match "$(cat "$MC_WORK/tmp/dom-a.html")" "<td>judged $PART</td><td class=\"num\">[0-9.]+</td>" "(b) its table counts the steps judged in the range"
 # drawn DOM GRAPH-ID: the graph's div holds a line of at least two points.
 drawn() {
 	"$PY" - "$1" "$2" <<'EOF'
@@ -274,7 +355,7 @@ part = dom[start:end if end > 0 else len(dom)]
 sys.exit(0 if re.search(r'<path class="path" d="M[^"]*L', part) else 1)
 EOF
 }
-for g in waste waste_per_step steps nr cache headroom; do
+for g in steps_rate waste_rate nr cache headroom; do
 	drawn "$MC_WORK/tmp/dom-a.html" $g
 	assert_eq 0 $? "(b) the console (job $A) draws graph '$g'"
 done
@@ -311,12 +392,20 @@ for p in "$A_PID" "$B_PID"; do
 	wait "$p"
 	assert_eq 0 $? "(c) the step of pid $p ran to its end"
 done
-mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 4 ]'
-assert_eq 0 $? "(c) Prometheus counts 4 steps judged"
+mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 5 ]'
+assert_eq 0 $? "(c) Prometheus counts 5 steps judged (the seed's too)"
 mc_wait_until 10 eval '[ "$(q "count(memcore_step_memory_limit_bytes)" | jq ".data.result | length")" = 0 ]'
 assert_eq 0 $? "(c) the gauges of the ended steps are gone from Prometheus (stale)"
 assert_eq "" "$(ls -A "$PROMDIR" | grep -e memcore -e '^\.' | grep -v '^memcore.prom$')" "(c) their files are removed, nothing left beside the counters"
 check_panels "$A" end
+check_panels "$A" end mine
+
+# report --json: its keys are those memcore(8) lists under JSON OUTPUT.
+mc_run "$MEMCORE_BUILD/memcore" report "$A" --json
+assert_rc 0 "(c) memcore report $A --json"
+doc_keys() { awk -v t="^[.]SS $1\$" '/^\.S[HS]/ { k = ($0 ~ t) } k && p && /^\.B [a-z_]+$/ { print $2 } { p = ($0 == ".TP") }' "$MC_TOP/docs/memcore.8" | sort | tr '\n' ' '; }
+assert_eq "$(doc_keys 'memcore report \\\\-\\\\-json')" "$(jq -r 'keys[]' <<<"$MC_OUT" | sort | tr '\n' ' ')" "(c) report --json: the keys memcore(8) JSON OUTPUT lists"
+assert_eq "$(doc_keys 'memcore report \\\\-\\\\-json, each of steps')" "$(jq -r '.steps[0] | keys[]' <<<"$MC_OUT" | sort | tr '\n' ' ')" "(c) report --json: a step's keys, as memcore(8) JSON OUTPUT lists them"
 
 # --- (d) a file left by a killed slurmstepd ------------------------------------
 dead=$(sh -c 'echo $$')

@@ -103,7 +103,8 @@ assert_eq "$(cat "$tmp/make-install.list")" "$(cat "$tmp/deb.list")" "the .deb a
 for f in "$PLUGIN_DIR/memcore.so" /usr/bin/memcore /usr/share/man/man8/memcore.8 \
 	 /usr/share/man/man5/memcore.conf.5 /etc/slurm/memcore.conf \
 	 /etc/slurm/plugstack.conf.d/memcore.conf /usr/share/memcore/cli_filter.lua \
-	 /usr/share/doc/$PKG/examples/one-task-all-gpus.sbatch; do
+	 /usr/share/doc/$PKG/examples/one-task-all-gpus.sbatch \
+	 /usr/share/memcore/grafana/memcore.json /usr/share/memcore/prometheus/consoles/memcore.html; do
 	grep -qxF "$f" "$tmp/deb.list"; assert_eq 0 $? "the package has $f"
 done
 

@@ -1038,7 +1038,7 @@ static void test_metrics_bound(void **state)
 	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
 		assert_true(*c >= 0x20 ? *c < 0x7f : *c == '\n');
 	/* Read back as node n1: everything; as another node: nothing
-	 * (8 metrics x 128 series dropped). */
+	 * (9 metrics x 128 series dropped). */
 	assert_int_equal(mc_metrics_parse(text, "n1", &m), 0);
 	assert_int_equal(m.n, MC_METRICS_SERIES_MAX);
 	assert_int_equal(mc_metrics_parse(text, "n2", &m),
