@@ -22,6 +22,7 @@
 #include "mc_parse.h"
 #include "mc_stepcg.h"
 #include "mc_util.h"
+#include "mc_slurm_compat.h"
 #include "report_live.h"
 
 /* This host's Slurm node name: the node whose NodeName or NodeHostname
@@ -146,7 +147,7 @@ static void read_here(struct mc_live_step *s, slurm_step_id_t id)
 static void add_step(const job_step_info_t *st, const char *here,
 		     struct mc_live_step *out, size_t *n, size_t max)
 {
-	hostlist_t hl = slurm_hostlist_create(st->nodes ? st->nodes : "");
+	mc_hostlist_t hl = slurm_hostlist_create(st->nodes ? st->nodes : "");
 	char *node, step[48];
 	uint32_t sid = st->step_id.step_id;
 
@@ -177,7 +178,7 @@ int mc_report_live(uint32_t job, struct mc_live_step *out, size_t max)
 	char here[64];
 	size_t n = 0;
 
-	if (slurm_get_job_steps((time_t)0, job, NO_VAL, &r, SHOW_ALL) != 0)
+	if (mc_get_job_steps(job, &r) != 0)
 		return -1;
 	here_node(here, sizeof(here));
 	for (uint32_t i = 0; r && i < r->job_step_count; i++) {

@@ -90,6 +90,27 @@ static inline int mc_load_job(job_info_msg_t **resp, uint32_t job_id)
 #define MC_JOB_DESC_SET_ID(d, id) ((d)->job_id = (id))
 #endif
 
+/* A job's steps (memcore report on a running job): slurm_get_job_steps(
+ * update_time, job_id, step_id, resp, flags) up to 24.11, (slurm_step_id_t
+ * *, resp, flags) in 26.05 (sid's headers), 25.05 taken as above. Returns
+ * what slurm_get_job_steps returns (0, or -1 with errno); free *resp with
+ * slurm_free_job_step_info_response_msg. */
+static inline int mc_get_job_steps(uint32_t job_id,
+				   job_step_info_response_msg_t **resp)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	slurm_step_id_t id = {
+		.job_id = job_id,
+		.step_het_comp = NO_VAL,
+		.step_id = NO_VAL,
+	};
+
+	return slurm_get_job_steps(&id, resp, SHOW_ALL);
+#else
+	return slurm_get_job_steps((time_t)0, job_id, NO_VAL, resp, SHOW_ALL);
+#endif
+}
+
 /*
  * Free what mc_load_job gave. Slurm 22.05.8's slurm_free_job_info_members
  * frees every string of a job record but admin_comment (its disassembly
