@@ -53,20 +53,6 @@ typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
 #define MC_JOB_ID_MAX 4294967294u
 #define TRES_MEM_ID 2	/* Slurm's TRES id of "mem" (TRES_MEM) */
 
-/* Slurm's base job states (enum job_states), as scontrol names them. */
-static const char *state_name(uint32_t state)
-{
-	static const char *const names[] = {
-		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED",
-		"FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
-		"DEADLINE", "OUT_OF_MEMORY",
-	};
-	uint32_t base = state & JOB_STATE_BASE;
-
-	return base < sizeof(names) / sizeof(names[0]) ? names[base]
-						       : "UNKNOWN";
-}
-
 static void report_usage(FILE *out)
 {
 	fprintf(out,
@@ -236,7 +222,7 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 			if (need_comment) {
 				jv->uid = j->uid;
 				snprintf(jv->state, sizeof(jv->state), "%s",
-					 state_name(j->state));
+					 mc_job_state_name(j->state));
 				snprintf(jv->nodes, sizeof(jv->nodes), "%s",
 					 j->nodes ? j->nodes : "");
 				snprintf(jv->source, sizeof(jv->source),
@@ -320,7 +306,7 @@ static int from_ctld(struct job_view *jv)
 		snprintf(jv->nodes, sizeof(jv->nodes), "%s",
 			 j->nodes ? j->nodes : "");
 		snprintf(jv->state, sizeof(jv->state), "%s",
-			 state_name(j->job_state));
+			 mc_job_state_name(j->job_state));
 		snprintf(jv->source, sizeof(jv->source), "slurmctld");
 		jv->admin_comment = j->admin_comment
 				    ? strdup(j->admin_comment) : NULL;

@@ -63,8 +63,7 @@ struct rjobs {
 	size_t hidden;			/* not the caller's: left out */
 };
 
-/* Slurm's base job states, as scontrol names them. */
-static const char *state_of(uint32_t state)
+const char *mc_job_state_name(uint32_t state)
 {
 	static const char *const names[] = {
 		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED",
@@ -268,7 +267,7 @@ static void add_ctld(struct rjobs *js, const job_info_t *j,
 	r->array_task_id = j->array_task_id;
 	r->uid = j->user_id;
 	snprintf(r->name, sizeof(r->name), "%s", j->name ? j->name : "");
-	snprintf(r->state, sizeof(r->state), "%s", state_of(j->job_state));
+	snprintf(r->state, sizeof(r->state), "%s", mc_job_state_name(j->job_state));
 	snprintf(r->nodes, sizeof(r->nodes), "%s", j->nodes ? j->nodes : "");
 	snprintf(r->source, sizeof(r->source), "slurmctld");
 	r->start = j->start_time;
@@ -296,7 +295,7 @@ static void add_dbd(struct rjobs *js, const slurmdb_job_rec_t *j,
 	r->uid = j->uid;
 	snprintf(r->name, sizeof(r->name), "%s",
 		 j->jobname ? j->jobname : "");
-	snprintf(r->state, sizeof(r->state), "%s", state_of(j->state));
+	snprintf(r->state, sizeof(r->state), "%s", mc_job_state_name(j->state));
 	snprintf(r->nodes, sizeof(r->nodes), "%s", j->nodes ? j->nodes : "");
 	snprintf(r->source, sizeof(r->source), "slurmdbd");
 	r->start = j->start;

@@ -50,4 +50,8 @@ int mc_report_date(const char *s, time_t *t);
  */
 int mc_report_jobs(const struct mc_jobs_args *a, const slurm_conf_t *conf);
 
+/* Slurm's base job state (enum job_states, the flags above it ignored) as
+ * scontrol names it: "COMPLETED", ...; "UNKNOWN" past the last. */
+const char *mc_job_state_name(uint32_t state);
+
 #endif
