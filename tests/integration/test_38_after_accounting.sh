@@ -188,6 +188,9 @@ mc_log "running step: $st; anon+shmem in $cg: $own"
 assert_eq 0 $? "--json: nonreclaimable_bytes $jnr against the cgroup's anon + shmem $own read here"
 assert_eq "true 2147483648" "$(jq -r '"\(.this_node) \(.limit_bytes)"' <<<"$st")" "--json: this node, the 2 GiB limit"
 assert_eq null "$(jq -r .refusal_note <<<"$MC_OUT")" "--json: no refusal note for a running job"
+# -u asks slurmdbd, which learns of a job's start from slurmctld in its
+# own time: wait until sacct shows the job running.
+mc_wait_until 60 eval 'sacct -n -X -P -j "$jl" -o State 2>/dev/null | grep -q RUNNING'
 mc_run runuser -u nobody -- "$MEMCORE" report -u nobody --json
 assert_eq "RUNNING null" "$(jq -r ".jobs[] | select(.job_id == $jl) | \"\(.state) \(.end_epoch)\"" <<<"$MC_OUT")" "-u: the running job, without an end"
 scancel "$jl"
