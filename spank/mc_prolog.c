@@ -64,7 +64,7 @@ static bool scratch_open(uint32_t id, int ac, char **av, struct mc_scratch *s)
 	if (mc_scratch_open(s, pol.local_scratch, err, sizeof(err)) == 0)
 		return true;
 	mc_log_error("memcore: job %u: no staging directory under "
-		    "LocalScratch: %s", id, err);
+		     "LocalScratch: %s", id, err);
 	return false;
 }
 
@@ -74,7 +74,7 @@ static void scratch_sweep(uint32_t id, struct mc_scratch *s)
 {
 	if (mc_scratch_pending(s) && mc_scratch_sweep_detached(s, say) < 0)
 		mc_log_error("memcore: job %u: %s/%s not emptied: fork: %m",
-			    id, s->path, MC_SCRATCH_TRASH);
+			     id, s->path, MC_SCRATCH_TRASH);
 }
 
 /*
@@ -95,11 +95,11 @@ static void scratch_job_start(spank_t sp, uint32_t id, int ac, char **av)
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
 		mc_log_error("memcore: job %u: the job's user is unknown here: "
-			    "no staging directory made", id);
+			     "no staging directory made", id);
 	else if ((rc = mc_scratch_make(&s, id, uid, gid, note,
 				       sizeof(note))) < 0)
 		mc_log_error("memcore: job %u: no staging directory made: %s",
-			    id, note);
+			     id, note);
 	else if (rc > 0)
 		mc_log_error("memcore: job %u: %s", id, note);
 	scratch_sweep(id, &s);
@@ -121,7 +121,7 @@ static void scratch_job_end(uint32_t id, int ac, char **av)
 		return;
 	if (mc_scratch_retire(&s, id, err, sizeof(err)) < 0)
 		mc_log_error("memcore: job %u: staging directory not removed "
-			    "at the job's end: %s", id, err);
+			     "at the job's end: %s", id, err);
 	scratch_sweep(id, &s);
 	mc_scratch_close(&s);
 }
@@ -140,8 +140,8 @@ void mc_prolog_job(spank_t sp, int ac, char **av)
 	    mc_jobview_write(dir, id, getenv("SLURM_JOB_PARTITION"), err,
 			     sizeof(err)) < 0)
 		mc_log_error("memcore: job %u: cannot keep slurmd's view of the "
-			    "job (%s): its steps get the global policy", id,
-			    err);
+			     "job (%s): its steps get the global policy", id,
+			     err);
 	scratch_job_start(sp, id, ac, av);
 }
 
