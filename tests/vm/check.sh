@@ -8,7 +8,7 @@
 # (tests/vm/guest/run-tests.sh). The suites run side by side.
 #
 #   MEMCORE_VM_CACHE    image cache (default /var/cache/memcore-vm)
-#   MEMCORE_VM_TIMEOUT  seconds per guest boot (default 2400)
+#   MEMCORE_VM_TIMEOUT  seconds per guest boot (default 3600)
 #   MEMCORE_VM_OUT      results per suite (default tests/vm/.work/<suite>/:
 #                       console.log, logs/, layout.md)
 #   MEMCORE_VM_LAYOUTS=1 also record the cgroup layout Slurm makes
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#suites[@]} -gt 0 ] || read -ra suites <<<"$VM_SUITES_ALL"
 [ "$(id -u)" = 0 ] || { vm_log "SKIP: the guest tier needs root (chroot, mount)"; exit 77; }
-timeout_s=${MEMCORE_VM_TIMEOUT:-2400}
+timeout_s=${MEMCORE_VM_TIMEOUT:-3600}
 ci=0; [ "${CI:-}" = true ] && ci=1
 
 declare -A result
