@@ -34,6 +34,7 @@
 #include "mc_memstat.h"
 #include "mc_outfile.h"
 #include "mc_slurm_compat.h"
+#include "mc_slurmdb_compat.h"
 #include "mc_parse.h"
 #include "mc_slurmctld.h"
 #include "mc_summary.h"
@@ -42,10 +43,6 @@
 #include "report_live.h"
 #include "report_plot.h"
 
-/* libslurm's list types by what its functions return: `List` up to 23.x,
- * `list_t *` later; neither name is needed. */
-typedef __typeof__(slurmdb_jobs_get((void *)0, (void *)0)) mc_list;
-typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
 
 #define RECS_MAX 256
 /* Slurm's job ids: 0 is none, 0xfffffffe and 0xffffffff its NO_VAL and
@@ -119,6 +116,8 @@ struct job_view {
 	char state[32];
 	char source[16];		/* "slurmctld", "slurmdbd" */
 	char *admin_comment;		/* malloc'd, NULL none */
+	char *system_comment;		/* malloc'd, NULL none (slurmdbd's) */
+	bool from_system;		/* the records: SystemComment's copy */
 	char nodes[256];		/* the job's nodes, "" none yet */
 	bool accounting, running;
 	struct step_rss {
@@ -167,7 +166,7 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 		    bool need_comment)
 {
 	slurmdb_job_cond_t cond;
-	slurm_selected_step_t *sel;
+	slurm_selected_step_t sel;
 	void *db;
 	mc_list jobs;
 	mc_list_iter it;
@@ -181,32 +180,14 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 			 "answer: Slurm's MaxRSS cannot be shown");
 		return -1;
 	}
-	memset(&cond, 0, sizeof(cond));
-	/* No destructor: libslurm's would xfree what calloc made. */
-	cond.step_list = slurm_list_create(NULL);
-	sel = calloc(1, sizeof(*sel));
-	if (!cond.step_list || !sel) {
-		free(sel);
+	/* This cluster's job, whenever it ran (sacct does the same). */
+	if (mc_job_cond_one(&cond, &sel, jv->job_id, cluster) < 0) {
 		slurmdb_connection_close(&db);
 		return -1;
 	}
-	sel->array_task_id = NO_VAL;
-	sel->het_job_offset = NO_VAL;
-	sel->step_id.job_id = jv->job_id;
-	sel->step_id.step_id = NO_VAL;
-	sel->step_id.step_het_comp = NO_VAL;
-	slurm_list_append(cond.step_list, sel);
-	/* This cluster's job, whenever it ran (sacct does the same). */
-	cond.cluster_list = slurm_list_create(NULL);
-	if (cond.cluster_list && cluster)
-		slurm_list_append(cond.cluster_list, (void *)cluster);
 	cond.flags = JOBCOND_FLAG_NO_TRUNC;
-	cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;	/* any (0 matches none) */
 	jobs = slurmdb_jobs_get(db, &cond);
-	slurm_list_destroy(cond.step_list);
-	if (cond.cluster_list)
-		slurm_list_destroy(cond.cluster_list);
-	free(sel);
+	mc_job_cond_free(&cond);
 	if (jobs) {
 		it = slurm_list_iterator_create(jobs);
 		while ((j = slurm_list_next(it))) {
@@ -230,6 +211,10 @@ static int from_dbd(struct job_view *jv, const char *cluster,
 				free(jv->admin_comment);
 				jv->admin_comment = j->admin_comment
 					? strdup(j->admin_comment) : NULL;
+				/* The job epilog's copy (mc_keepdbd.c). */
+				free(jv->system_comment);
+				jv->system_comment = j->system_comment
+					? strdup(j->system_comment) : NULL;
 			}
 			if (!j->steps)
 				continue;
@@ -723,7 +708,8 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 		dbd = from_dbd(jv, cf->cluster_name, rc == 1);
 	if (dbd == 2) {
 		free(jv->admin_comment);
-		jv->admin_comment = NULL;
+		free(jv->system_comment);
+		jv->admin_comment = jv->system_comment = NULL;
 		return REPORT_ARRAY;
 	}
 	if (dbd < 0 && rc == 1) {
@@ -740,6 +726,7 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 			"read its report\n", jv->job_id,
 			cf->slurm_user_name ? cf->slurm_user_name : "?");
 		free(jv->admin_comment);
+		free(jv->system_comment);
 		return MC_EXIT_REFUSED;
 	}
 	if (!jv->accounting)
@@ -751,8 +738,36 @@ static int load_job(struct job_view *jv, slurm_conf_t **conf)
 	return MC_CLI_ON;
 }
 
+/*
+ * An AdminComment without memcore's records that holds another tool's
+ * text: the records may have been there and been replaced. Princeton's
+ * jobstats sets the whole field ("JS1:" and its summary) from
+ * slurmctld's epilog after the job ends (sacctmgr update job ... set
+ * AdminComment=JS1:...), which slurmdbd then keeps instead of memcore's
+ * records; others may do the same. The records may still be read from
+ * their copy in SystemComment (mc_keepdbd.c). NULL when the field is
+ * empty (nothing was kept) or holds the records.
+ */
+static const char *records_replaced(const struct job_view *jv)
+{
+	const char *c = jv->admin_comment;
+
+	if (!c || !*c || mc_jobrec_block(c))
+		return NULL;
+	/* sacctmgr lowercases the unquoted value jobstats' epilog passes. */
+	if (!strncasecmp(c, "JS1:", 4))
+		return "this job's AdminComment holds jobstats' summary "
+		       "(JS1:...): jobstats' slurmctld epilog replaces the "
+		       "whole field after the job ends, and with it any "
+		       "record memcore kept there (memcore(8), AFTER THE "
+		       "STEP)";
+	return "this job's AdminComment holds another tool's text and no "
+	       "memcore record: a tool that sets the whole field after the "
+	       "job ends replaces the records memcore kept there";
+}
+
 /* The JSON answer's job keys (its "steps" come after). */
-static json_t *job_json(const struct job_view *jv,
+static json_t *job_json(const struct job_view *jv, size_t n,
 			const struct mc_jobrec_agg *agg)
 {
 	json_t *o = json_object();
@@ -763,6 +778,9 @@ static json_t *job_json(const struct job_view *jv,
 			    json_string(user_name(jv->uid, who, sizeof(who))));
 	json_object_set_new(o, "state", json_string(jv->state));
 	json_object_set_new(o, "source", json_string(jv->source));
+	json_object_set_new(o, "records_field", !n ? json_null()
+			    : json_string(jv->from_system ? "SystemComment"
+							  : "AdminComment"));
 	json_object_set_new(o, "accounting", json_boolean(jv->accounting));
 	json_object_set_new(o, "dropped", json_integer(agg->steps));
 	json_object_set_new(o, "aggregate", agg_json(agg));
@@ -791,6 +809,11 @@ static void job_text(const struct job_view *jv, size_t n,
 	printf("\n");
 	if (jv->note[0])
 		printf("  note: %s\n", jv->note);
+	if (jv->from_system)
+		printf("  note: read from the records' copy in the job's "
+		       "SystemComment, left there by the job epilog: %s\n",
+		       records_replaced(jv) ? records_replaced(jv)
+		       : "its AdminComment holds none");
 	/* Why a squeeze figure is missing: once, not per step. */
 	for (size_t i = 0; i < n_notes; i++)
 		printf("  note: %s\n", notes[i]);
@@ -841,39 +864,13 @@ static bool refusal_matters(const struct job_view *jv, bool kept)
 	return !jv->running && (!kept || strcmp(jv->state, "COMPLETED"));
 }
 
-/*
- * A job with no record whose AdminComment holds another tool's text: the
- * records may have been there and been replaced. Princeton's jobstats
- * sets the whole field ("JS1:" and its summary) from slurmctld's epilog
- * after the job ends (sacctmgr update job ... set AdminComment=JS1:...),
- * which slurmdbd then keeps instead of memcore's records; others may do
- * the same. NULL when the field is empty (nothing was kept) or kept.
- */
-static const char *records_replaced(const struct job_view *jv, bool kept)
-{
-	const char *c = jv->admin_comment;
-
-	if (kept || !c || !*c)
-		return NULL;
-	/* sacctmgr lowercases the unquoted value jobstats' epilog passes. */
-	if (!strncasecmp(c, "JS1:", 4))
-		return "this job's AdminComment holds jobstats' summary "
-		       "(JS1:...): jobstats' slurmctld epilog replaces the "
-		       "whole field after the job ends, and with it any "
-		       "record memcore kept there (memcore(8), AFTER THE "
-		       "STEP)";
-	return "this job's AdminComment holds another tool's text and no "
-	       "memcore record: a tool that sets the whole field after the "
-	       "job ends replaces the records memcore kept there";
-}
-
 /* The detailed view's end, text: a running job's steps now; for a job
  * with no record, where a refused step's refusal is, or what replaced
  * the records. */
 static void live_text(const struct job_view *jv, bool kept,
 		      const struct mc_live_step *ls, int nls)
 {
-	const char *gone = records_replaced(jv, kept);
+	const char *gone = kept ? NULL : records_replaced(jv);
 	char note[512];
 
 	if (jv->running && nls >= 0) {
@@ -884,7 +881,8 @@ static void live_text(const struct job_view *jv, bool kept,
 		return;
 	if (gone) {
 		/* Steps ran and were recorded: no refusal to point at. */
-		printf("  memcore's records are not there: %s\n", gone);
+		printf("  memcore's records are not there, nor their copy in "
+		       "SystemComment: %s\n", gone);
 		return;
 	}
 	if (!kept)
@@ -898,7 +896,7 @@ static void live_text(const struct job_view *jv, bool kept,
 static void live_json(json_t *o, const struct job_view *jv, bool kept,
 		      const struct mc_live_step *ls, int nls)
 {
-	const char *gone = records_replaced(jv, kept);
+	const char *gone = records_replaced(jv);
 	char note[512];
 
 	json_object_set_new(o, "running_steps", jv->running && nls >= 0
@@ -953,11 +951,13 @@ static int report_one(const struct report_args *ra, uint32_t job,
 	jv.job_id = job;
 	if ((rc = load_job(&jv, conf)) != MC_CLI_ON)
 		return rc;
-	n = mc_jobrec_split(jv.admin_comment, recs, lens, RECS_MAX, &agg);
+	n = mc_jobrec_split(mc_jobrec_pick(jv.admin_comment, jv.system_comment,
+					   &jv.from_system),
+			    recs, lens, RECS_MAX, &agg);
 	if (jv.running && (ls = calloc(MC_LIVE_STEPS_MAX, sizeof(*ls))))
 		nls = mc_report_live(job, ls, MC_LIVE_STEPS_MAX);
 	if (ra->json) {
-		o = job_json(&jv, &agg);
+		o = job_json(&jv, n + agg.steps, &agg);
 		arr = json_array();
 	} else {
 		job_text(&jv, n, &agg, recs, lens);
@@ -982,6 +982,7 @@ static int report_one(const struct report_args *ra, uint32_t job,
 	}
 	free(ls);
 	free(jv.admin_comment);
+	free(jv.system_comment);
 	return rc;
 }
 

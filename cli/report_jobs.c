@@ -29,12 +29,11 @@
 #include "mc_jsonout.h"
 #include "mc_parse.h"
 #include "mc_slurm_compat.h"
+#include "mc_slurmdb_compat.h"
 #include "mc_summary.h"
 #include "mc_util.h"
 #include "report_jobs.h"
 
-typedef __typeof__(slurmdb_jobs_get((void *)0, (void *)0)) mc_list;
-typedef __typeof__(slurm_list_iterator_create((mc_list)0)) mc_list_iter;
 
 #define MC_JOB_ID_MAX 4294967294u
 #define RECS_MAX 256
@@ -196,7 +195,7 @@ static void figures_add(struct figures *f, const struct mc_used *u,
 		f->next_cpg = a->cpus_per_gpu;
 }
 
-/* The figures of a job's AdminComment (NULL: none). */
+/* The figures of the records in comment (NULL: none). */
 static void figures_of(const char *comment, struct figures *f)
 {
 	const char *recs[RECS_MAX];
@@ -300,7 +299,9 @@ static void add_dbd(struct rjobs *js, const slurmdb_job_rec_t *j,
 	snprintf(r->source, sizeof(r->source), "slurmdbd");
 	r->start = j->start;
 	r->end = (j->state & JOB_STATE_BASE) > JOB_SUSPENDED ? j->end : 0;
-	figures_of(j->admin_comment, &r->f);
+	/* The job epilog's copy when AdminComment lost it (mc_keepdbd.c). */
+	figures_of(mc_jobrec_pick(j->admin_comment, j->system_comment, NULL),
+		   &r->f);
 }
 
 /* The jobs of spec from slurmctld: how many matched, -1 when it does
@@ -351,6 +352,7 @@ static int dbd_get(struct rjobs *js, slurmdb_job_cond_t *cond,
 	jobs = slurmdb_jobs_get(db, cond);
 	if (cond->cluster_list)
 		slurm_list_destroy(cond->cluster_list);
+	cond->cluster_list = NULL;
 	if (jobs) {
 		it = slurm_list_iterator_create(jobs);
 		while ((j = slurm_list_next(it)))
@@ -369,25 +371,13 @@ static int dbd_spec(struct rjobs *js, const struct mc_jobspec *spec,
 		    const slurm_conf_t *conf)
 {
 	slurmdb_job_cond_t cond;
-	slurm_selected_step_t *sel = calloc(1, sizeof(*sel));
+	slurm_selected_step_t sel;
 	int rc;
 
-	memset(&cond, 0, sizeof(cond));
-	/* No destructor: libslurm's would xfree what calloc made. */
-	cond.step_list = slurm_list_create(NULL);
-	if (!sel || !cond.step_list) {
-		free(sel);
+	if (mc_job_cond_one(&cond, &sel, spec->job, NULL) < 0)
 		return -1;
-	}
-	sel->array_task_id = NO_VAL;
-	sel->het_job_offset = NO_VAL;
-	sel->step_id.job_id = spec->job;
-	sel->step_id.step_id = NO_VAL;
-	sel->step_id.step_het_comp = NO_VAL;
-	slurm_list_append(cond.step_list, sel);
 	rc = dbd_get(js, &cond, spec, conf);
-	slurm_list_destroy(cond.step_list);
-	free(sel);
+	mc_job_cond_free(&cond);
 	return rc;
 }
 

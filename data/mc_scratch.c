@@ -7,18 +7,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mc_parse.h"
 #include "mc_scratch.h"
+#include "mc_detach.h"
 #include "mc_util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -458,41 +457,28 @@ long mc_scratch_sweep(int tfd, const char *scratch, mc_scratch_say_fn say)
 	return n;
 }
 
-/* The detached sweeper's life: no terminal, no inherited signal mask,
- * behind any sweeper already running. Never returns. */
-static void sweeper(const struct mc_scratch *s, mc_scratch_say_fn say)
-{
-	sigset_t none;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int lock = openat(s->tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+struct sweeper_arg {
+	const struct mc_scratch *s;
+	mc_scratch_say_fn say;
+};
 
-	for (int i = 0; null >= 0 && i < 3; i++)
-		dup2(null, i);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+/* The detached sweeper's life (mc_run_detached): nicer than the epilog,
+ * behind any sweeper already running. */
+static void sweeper(void *arg)
+{
+	const struct sweeper_arg *a = arg;
+	int lock = openat(a->s->tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
 	if (setpriority(PRIO_PROCESS, 0, 10) != 0)
 		errno = 0;	/* at the epilog's priority, then */
 	if (lock >= 0 && flock(lock, LOCK_EX) == 0)
-		mc_scratch_sweep(s->tfd, s->path, say);
-	_exit(0);
+		mc_scratch_sweep(a->s->tfd, a->s->path, a->say);
 }
 
 int mc_scratch_sweep_detached(const struct mc_scratch *s,
 			      mc_scratch_say_fn say)
 {
-	pid_t pid;
-	int st;
+	struct sweeper_arg a = { s, say };
 
-	fflush(NULL);	/* nothing buffered is written twice */
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
-		sweeper(s, say);
-	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return 0;
+	return mc_run_detached(sweeper, &a);
 }

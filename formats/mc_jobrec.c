@@ -129,7 +129,7 @@ static void agg_add(struct mc_jobrec_agg *a, const char *rec, size_t len)
 size_t mc_jobrec_split(const char *text, const char **recs, size_t *lens,
 		       size_t max, struct mc_jobrec_agg *agg)
 {
-	const char *p = text ? strstr(text, MC_JOBREC_TAG) : NULL;
+	const char *p = mc_jobrec_block(text);
 	struct mc_jobrec_agg none;
 	size_t n = 0;
 
@@ -300,4 +300,28 @@ int mc_jobrec_merge(const char *cur, const char *rec, char *out,
 	}
 	out[used - 1] = '\0';	/* no ';' after the last */
 	return 0;
+}
+
+const char *mc_jobrec_block(const char *text)
+{
+	return text ? strstr(text, MC_JOBREC_TAG) : NULL;
+}
+
+const char *mc_jobrec_pick(const char *admin, const char *system,
+			   bool *from_system)
+{
+	bool sys = !mc_jobrec_block(admin) && mc_jobrec_block(system);
+
+	if (from_system)
+		*from_system = sys;
+	return sys ? system : admin;
+}
+
+bool mc_jobrec_sql_safe(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if (*p < 0x20 || *p > 0x7e || *p == '\'' || *p == '"' ||
+		    *p == '`' || *p == '\\')
+			return false;
+	return true;
 }

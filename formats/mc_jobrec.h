@@ -70,4 +70,27 @@ bool mc_jobrec_has(const char *text, const char *rec);
 size_t mc_jobrec_split(const char *text, const char **recs, size_t *lens,
 		       size_t max, struct mc_jobrec_agg *agg);
 
+/* memcore's block in text (from MC_JOBREC_TAG to the end), NULL when
+ * text (NULL: none) holds none. */
+const char *mc_jobrec_block(const char *text);
+
+/*
+ * Of a job's AdminComment and SystemComment (slurmdbd's; NULL: none),
+ * the one that holds memcore's records: admin when it has them, else
+ * system when it has them (the copy the job epilog leaves there,
+ * spank/mc_keepdbd.c: jobstats' slurmctld epilog replaces the whole
+ * AdminComment after the job), else admin. *from_system (NULL: not
+ * wanted) says which.
+ */
+const char *mc_jobrec_pick(const char *admin, const char *system,
+			   bool *from_system);
+
+/*
+ * Can text go into slurmdbd as it is? slurmdbd puts a job's comments
+ * into its SQL between single quotes without escaping them
+ * (as_mysql_modify_job, Slurm 22.05-26.05): printable ASCII only, no
+ * quote of any kind and no backslash. memcore's records never hold one.
+ */
+bool mc_jobrec_sql_safe(const char *text);
+
 #endif

@@ -17,6 +17,7 @@
 #include <slurm/spank.h>
 
 #include "mc_jobview.h"
+#include "mc_keepdbd.h"
 #include "mc_plugin.h"
 #include "mc_log.h"
 #include "mc_prolog.h"
@@ -158,4 +159,6 @@ void mc_prolog_job_end(spank_t sp, int ac, char **av)
 	/* The job's own memory cgroup, if its last step could not. */
 	mc_enforce_job_epilog(id);
 	scratch_job_end(id, ac, av);
+	/* The records, safe from tools that replace AdminComment. */
+	mc_keepdbd_job_end(id);
 }

@@ -17,7 +17,8 @@ struct mc_plugin;
  * for its steps (mc_jobview.h). Never fails (mc_prolog.c). */
 void mc_prolog_job(spank_t sp, int ac, char **av);
 /* Job epilog (root): remove that record, and LocalScratch=/job_J
- * (mc_scratch.h). Never fails (mc_prolog.c). */
+ * (mc_scratch.h); copy memcore's records to slurmdbd's SystemComment
+ * (mc_keepdbd.h). Never fails (mc_prolog.c). */
 void mc_prolog_job_end(spank_t sp, int ac, char **av);
 
 #endif

@@ -242,6 +242,7 @@ ssize_t mc_read_at(int dfd, const char *name, char *buf, size_t len);
  */
 DIR *mc_opendir_fd(int dfd);
 
+
 /*
  * An invariant that must hold where it stands (Slurm's xassert): checked
  * in the test builds (-DMC_DEBUG: make sanitize, make integration-asan),

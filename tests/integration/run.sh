@@ -96,7 +96,9 @@ for t in "${tests[@]}"; do
 		fail=$((fail + 1)); failed+=("$n")
 		why="rc $rc"; [ $rc = 124 ] && why="timed out after ${t_s}s"
 		printf 'FAIL  %-40s %4ss  (%s; log %s)\n' "$n" "$dt" "$why" "$log"
-		grep -E '^(FAIL|  )' "$log" | head -n 40 | sed 's/^/      /'
+		# The failed assertions first (a test's own output lines may
+		# start with two spaces too and would push them out of sight).
+		grep -E -A6 '^FAIL: ' "$log" | grep -E '^(FAIL: |  )' | head -n 40 | sed 's/^/      /'
 		echo "      ----- last lines of $log -----"
 		tail -n 30 "$log" | sed 's/^/      /'
 	fi

@@ -10,7 +10,8 @@
 # from slurmdbd, each figure against one computed here from the jobs' own
 # records and sacct, and the line per job name; a running job (item 7):
 # its step read now on this node, against the step's cgroup files read
-# here; a job whose step was refused: where the refusal is.
+# here; a job whose step was refused: where the refusal is; the records
+# kept through jobstats, which replaces the AdminComment (item 2).
 . "$(dirname "$0")/lib_slurmdbd.sh"
 
 MC_SOCKETS=1 MC_CORES_PER_SOCKET=2 MC_THREADS_PER_CORE=1
@@ -25,6 +26,9 @@ MEMCORE=$MEMCORE_BUILD/memcore
 mc_cluster_start
 mc_small_policy
 printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
+# slurmd itself loads the plugin: the job epilog copies the records to
+# slurmdbd's SystemComment (item 2).
+mc_restart_slurmd
 
 # A step that maps a 512 MiB file and holds 200 MiB, as user nobody.
 d=/tmp/mc_test38_$$.bin
@@ -195,19 +199,40 @@ mc_run runuser -u nobody -- "$MEMCORE" report -u nobody --json
 assert_eq "RUNNING null" "$(jq -r ".jobs[] | select(.job_id == $jl) | \"\(.state) \(.end_epoch)\"" <<<"$MC_OUT")" "-u: the running job, without an end"
 scancel "$jl"
 
+# The job epilog's copy of the records in slurmdbd's SystemComment (issue
+# 38 item 2), made by a process of its own in its own time: the same
+# block as the AdminComment's.
+ac=$(sacct -n -X -P -j "$job" -o AdminComment 2>&1)
+mc_wait_until 60 eval 'sacct -n -X -P -j "$job" -o SystemComment 2>/dev/null | grep -q memcore1:'
+sc=$(sacct -n -X -P -j "$job" -o SystemComment 2>&1)
+assert_eq "memcore1:${ac#*memcore1:}" "$sc" "the job epilog copied memcore's records into slurmdbd's SystemComment"
+
 # jobstats beside memcore: its slurmctld epilog sets the whole AdminComment
 # in slurmdbd once the job has ended (Princeton's jobstats,
 # slurm/slurmctldepilog.sh: the same sacctmgr command), and memcore's
-# records go with it: the report says what replaced them, not that no step
-# ran.
+# records go with it; the report reads them from their copy in
+# SystemComment and says what replaced the AdminComment.
 JS='JS1:H4sIAAAAAAAAA6tWKkktLlGyUlAqS8wpTtVRSi4tykvMTS0GAI2bS5sZAAAA'
 mc_run sacctmgr -i update job where jobid="$job" set AdminComment="$JS"
 assert_rc 0 "jobstats' epilog command sets job $job's AdminComment"
 # (sacctmgr lowercases an unquoted value: jobstats' own command passes it
 # so, and memcore reads the prefix either way.)
-assert_eq "${JS,,}" "$(sacct -n -X -P -j "$job" -o AdminComment 2>&1 | tr 'A-Z' 'a-z')" "... to jobstats' summary alone (memcore's records gone from slurmdbd)"
+assert_eq "${JS,,}" "$(sacct -n -X -P -j "$job" -o AdminComment 2>&1 | tr 'A-Z' 'a-z')" "... to jobstats' summary alone (memcore's records gone from AdminComment)"
 mc_run runuser -u nobody -- "$MEMCORE" report "$job"
-assert_contains "$MC_OUT" "memcore's records are not there: this job's AdminComment holds jobstats' summary (JS1:...)" "the report says jobstats replaced the records"
-assert_not_contains "$MC_OUT" "kept nothing" "... not that nothing was kept"
+mc_log "after jobstats: $MC_OUT $MC_ERR"
+assert_match "$MC_OUT" "memcore: job $job \(user nobody, COMPLETED\), from slurmdbd: 2 step-node summaries" "the records survive jobstats: both step-node summaries"
+assert_contains "$MC_OUT" "note: read from the records' copy in the job's SystemComment, left there by the job epilog: this job's AdminComment holds jobstats' summary (JS1:...)" "... read from the copy, saying jobstats replaced the AdminComment"
 mc_run runuser -u nobody -- "$MEMCORE" report "$job" --json
+assert_eq "SystemComment 2" "$(jq -r '"\(.records_field) \(.steps | length)"' <<<"$MC_OUT")" "--json: records_field, and the steps"
+assert_eq "$peak" "$(jq -r ".steps[] | select(.step == \"$job.0\") | .peak_nonreclaimable_bytes" <<<"$MC_OUT")" "... the step's peak as the AdminComment had it"
 assert_contains "$(jq -r .records_replaced <<<"$MC_OUT")" "jobstats' slurmctld epilog replaces the whole field" "--json: records_replaced"
+mc_run runuser -u nobody -- "$MEMCORE" report -u nobody --json
+assert_eq "$(jq -r ".steps[] | select(.step == \"$job.0\") | .peak_nonreclaimable_bytes" <<<"$(runuser -u nobody -- "$MEMCORE" report "$job" --json)")" \
+	"$(jq -r ".jobs[] | select(.job_id == $job) | .peak_nonreclaimable_bytes" <<<"$MC_OUT")" "-u: the job's peak from the copy"
+# Without the copy either: the report says what replaced the records, not
+# that nothing was kept.
+mc_run sacctmgr -i update job where jobid="$job" set SystemComment=
+assert_rc 0 "an administrator empties the copy"
+mc_run runuser -u nobody -- "$MEMCORE" report "$job"
+assert_contains "$MC_OUT" "memcore's records are not there, nor their copy in SystemComment: this job's AdminComment holds jobstats' summary (JS1:...)" "no records, no copy: the report says jobstats replaced them"
+assert_not_contains "$MC_OUT" "kept nothing" "... not that nothing was kept"

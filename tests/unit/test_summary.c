@@ -813,6 +813,44 @@ static void test_jobrec(void **state)
  * where), and their OOM kills; a merge done twice is done once. */
 /* The aggregate as a record holds it, hostile: a sign is no count, and
  * counts saturate instead of wrapping back to nothing. */
+/* The records' copy in SystemComment (spank/mc_keepdbd.c): read when
+ * AdminComment lost them (jobstats' summary there), never over it; and
+ * what slurmdbd's unescaped SQL could not take is never sent. */
+static void test_jobrec_pick(void **state)
+{
+	const char *rec = MC_JOBREC_TAG "1.0@n1:a=1";
+	char sc[64], full[MC_SUMMARY_RECORD_MAX + 64];
+	struct mc_used u = usage8();
+	struct mc_advice a;
+	bool sys = true;
+
+	(void)state;
+	snprintf(sc, sizeof(sc), "bb %s", rec);
+	assert_ptr_equal(mc_jobrec_pick(rec, sc, &sys), rec);
+	assert_false(sys);
+	assert_ptr_equal(mc_jobrec_pick("js1:abc", sc, &sys), sc);
+	assert_true(sys);
+	assert_string_equal(mc_jobrec_block(sc), rec);
+	assert_ptr_equal(mc_jobrec_pick("JS1:abc", "bb", &sys), "JS1:abc");
+	assert_false(sys);
+	assert_null(mc_jobrec_pick(NULL, NULL, NULL));
+	assert_null(mc_jobrec_block("JS1:abc"));
+	/* A record with its timeline, as the plugin writes it. */
+	mc_peak_add(&u.peak, 5 * GIB, 4 * GIB, GIB, 0);
+	mc_summary_advise(&u, &a);
+	strcpy(full, MC_JOBREC_TAG);
+	assert_int_equal(mc_summary_record(&u, &a, "12.batch", "gpu-07",
+					   full + strlen(full),
+					   sizeof(full) - strlen(full)), 0);
+	assert_true(mc_jobrec_sql_safe(full));
+	assert_false(mc_jobrec_sql_safe("a'; drop table job_table; --"));
+	assert_false(mc_jobrec_sql_safe("a\\"));
+	assert_false(mc_jobrec_sql_safe("a\"b"));
+	assert_false(mc_jobrec_sql_safe("a`b"));
+	assert_false(mc_jobrec_sql_safe("a\nb"));
+	assert_false(mc_jobrec_sql_safe("caf\xc3\xa9"));
+}
+
 static void test_jobrec_aggregate_bounds(void **state)
 {
 	const char *recs[8];
@@ -1091,6 +1129,7 @@ int main(void)
 		cmocka_unit_test(test_jobrec),
 		cmocka_unit_test(test_jobrec_aggregate),
 		cmocka_unit_test(test_jobrec_aggregate_bounds),
+		cmocka_unit_test(test_jobrec_pick),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_labels),
 		cmocka_unit_test(test_metrics_bound),
