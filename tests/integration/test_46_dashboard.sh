@@ -2,9 +2,12 @@
 # The dashboards on real parts: Debian's prometheus-node-exporter reads the
 # PrometheusTextfile in its own default textfile directory, as the package
 # made it (/var/lib/prometheus/node-exporter, root's, under a directory of
-# the prometheus account), Debian's prometheus
-# scrapes it every second and serves contrib/prometheus/consoles, and GPU
-# steps of known memory run on the test cluster.
+# the prometheus account), Debian's prometheus of every release the guests
+# run (bookworm's 2.42 installed here, trixie's 2.53 and sid's 3.5 unpacked
+# from their packages, tests/vm/prometheus.sh) scrapes it every second and
+# serves contrib/prometheus/consoles, and GPU steps of known memory run on
+# the test cluster. Every query of (a) and (c), and the console's graphs
+# of (b), are asked of each release.
 #  (a) while two steps of two jobs run at once, every query of every panel
 #      of contrib/grafana/memcore.json (taken from the file with jq: a new
 #      panel without an expectation here fails), its variables substituted
@@ -80,7 +83,6 @@ pick_port() {
 	return 1
 }
 NE_PORT=$(pick_port) || mc_die "no free port"
-PROM_PORT=$(pick_port "$NE_PORT") || mc_die "no free port"
 prometheus-node-exporter --collector.disable-defaults --collector.textfile \
 	--web.listen-address="127.0.0.1:$NE_PORT" >"$MC_LOG_DIR/node_exporter.log" 2>&1 &
 NE_PID=$!
@@ -92,20 +94,40 @@ scrape_configs:
   - job_name: node
     static_configs: [{targets: ['127.0.0.1:$NE_PORT']}]
 EOF
-# The console library directory is empty: memcore.html needs none.
-prometheus --config.file="$MC_WORK/prometheus.yml" \
-	--storage.tsdb.path="$MC_WORK/prom-data" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" \
-	--web.console.templates="$CONSOLES" \
-	--web.console.libraries="$MC_WORK/prom-libs" >"$MC_LOG_DIR/prometheus.log" 2>&1 &
-PROM_PID=$!
-mc_at_exit 'kill "$PROM_PID" 2>/dev/null; wait "$PROM_PID" 2>/dev/null'
-API=http://127.0.0.1:$PROM_PORT
-# q EXPR: the instant query's JSON.
+# Debian's Prometheus of every release the guests run, each scraping the
+# same node_exporter (tests/vm/prometheus.sh: this machine's own, and
+# trixie's and sid's unpacked from their packages): every query below is
+# asked of each. The console library directory is empty: memcore.html
+# needs none.
+mapfile -t RELEASES < <(bash "$MC_TOP/tests/vm/prometheus.sh")
+[ "${#RELEASES[@]}" -ge 3 ] || mc_die "not every release's Prometheus: ${RELEASES[*]} (tests/vm/prometheus.sh)"
+PROM_API=() PROM_NAME=() PROM_PIDS=()
+mc_at_exit 'kill "${PROM_PIDS[@]}" 2>/dev/null; wait "${PROM_PIDS[@]}" 2>/dev/null'
+used=$NE_PORT
+for r in "${RELEASES[@]}"; do
+	read -r suite ver bin <<<"$r"
+	port=$(pick_port $used) || mc_die "no free port"
+	used="$used $port"
+	mkdir -p "$MC_WORK/prom-data-$suite"
+	"$bin" --config.file="$MC_WORK/prometheus.yml" \
+		--storage.tsdb.path="$MC_WORK/prom-data-$suite" \
+		--web.listen-address="127.0.0.1:$port" \
+		--web.console.templates="$CONSOLES" \
+		--web.console.libraries="$MC_WORK/prom-libs" >"$MC_LOG_DIR/prometheus-$suite.log" 2>&1 &
+	PROM_PIDS+=($!)
+	PROM_API+=("http://127.0.0.1:$port") PROM_NAME+=("Prometheus ${ver%%+*} ($suite)")
+done
+# q EXPR: the instant query's JSON, of the Prometheus at $API.
 q() { curl -sfG --max-time 5 "$API/api/v1/query" --data-urlencode "query=$1"; }
-mc_wait_until 30 eval '[ "$(q up | jq -r ".data.result[0].value[1]" 2>/dev/null)" = 1 ]' ||
-	{ mc_dump_logs; mc_die "Prometheus did not scrape node_exporter in 30 s"; }
-mc_log "node_exporter on :$NE_PORT, Prometheus on :$PROM_PORT"
+for i in "${!PROM_API[@]}"; do
+	API=${PROM_API[$i]}
+	mc_wait_until 30 eval '[ "$(q up | jq -r ".data.result[0].value[1]" 2>/dev/null)" = 1 ]' ||
+		{ mc_dump_logs; mc_die "${PROM_NAME[$i]} did not scrape node_exporter in 30 s"; }
+	mc_log "${PROM_NAME[$i]} on $API"
+done
+# This machine's own first: the steps' waits and the console's pictures.
+API=${PROM_API[0]} PV=${PROM_NAME[0]}
+mc_log "node_exporter on :$NE_PORT"
 
 # What the queries must return, computed here: the rule's figure is
 # HostRamPerGpuRam x the GPU's CUDA memory (KiB in the topology); the
@@ -126,8 +148,10 @@ mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.r
 	mc_die "Prometheus has no counters of the seed step"
 sleep 10	# samples of it: increase() extrapolates by at most 1.5 intervals
 mc_run srun -n1 --gpus=1 --mem=100M -J mc-dash-refused true
+T_REFUSED=$SECONDS
 assert_ne 0 "$MC_RC" "a step refused (100 MiB < the rule's $RULE bytes)"
 mc_run srun -n1 --gpus=1 --mem=256M -J mc-dash-oom "$PROGS/mc_anon_toucher" 512
+T_OOM=$SECONDS
 assert_ne 0 "$MC_RC" "a step OOM-killed"
 job_named() { scontrol -o show job 2>/dev/null | grep " JobName=$1 " | sed -n 's/^JobId=\([0-9]*\) .*/\1/p'; }
 REFUSED=$(job_named mc-dash-refused) OOM=$(job_named mc-dash-oom)
@@ -208,8 +232,16 @@ expect() {
 	oom) echo "1 1 1.2" ;;
 	# CPU seconds over allocated core seconds: a share.
 	cpu_busy) echo "1 0 1.05" ;;
-	# Per hour over the last 5 minutes: there, positive, bounded.
-	judged_rate | refused_rate | oom_rate) echo "1 0.001 200" ;;
+	# Per hour over the last 5 minutes: there, positive, bounded; the
+	# refused and the OOM-killed step's once the window has passed
+	# them (every release is asked in turn: the last minutes later), 0.
+	judged_rate) echo "1 0.001 200" ;;
+	refused_rate | oom_rate)
+		local t=$T_OOM
+		[ "$ref" = refused_rate ] && t=$T_REFUSED
+		if [ $((SECONDS - t)) -lt 280 ]; then echo "1 0.001 200"
+		elif [ $((SECONDS - t)) -gt 310 ]; then echo "1 0 0"
+		else echo "1 0 200"; fi ;;
 	waste_rate) echo "1 0 $(mib "$w_hi * 1.2 * 12 * 1.5")" ;;
 	nr) echo "1 $(mib $held) $(mib $((held + 64)))" ;;
 	cache) echo "1 $(mib "$cache * 0.95") $(mib $((cache + 32)))" ;;
@@ -258,19 +290,19 @@ check_panels() {
 		got=$(jq '.data.result | length' <<<"$res")
 		vals=$(jq -r '[.data.result[].value[1]] | join(" ")' <<<"$res")
 		mc_log "[$phase $vars] $ref (\$job=$job): $expr -> $(jq -c '[.data.result[] | {m: (.metric | del(.instance, .job, .__name__)), v: .value[1]}]' <<<"$res")"
-		assert_eq "$n" "$got" "($phase, $vars) panel '$title' ($ref, \$job=$job): $n series"
+		assert_eq "$n" "$got" "($phase, $vars, $PV) panel '$title' ($ref, \$job=$job): $n series"
 		for v in $vals; do
 			within "$lo" "$hi" "$v"
-			assert_eq 0 $? "($phase) panel '$title' ($ref, \$job=$job): $v in [$lo, $hi]"
+			assert_eq 0 $? "($phase, $PV) panel '$title' ($ref, \$job=$job): $v in [$lo, $hi]"
 		done
 		# The per-job panels show that job's step alone, labelled from
 		# what slurmstepd knows (never the job's environment).
 		if [[ $expr == *"jobid=\"$job\""* ]] && [ "$n" -gt 0 ]; then
 			labels=$(jq -r '.data.result[] | .metric | "\(.jobid) \(.step) \(.user) \(.node) \(.partition)"' <<<"$res" | sort -u)
-			assert_eq "$job 0 $ME $MC_NODE_NAME $PART" "$labels" "($phase) panel '$title' ($ref): jobid, step, user, node, partition of job $job's step"
+			assert_eq "$job 0 $ME $MC_NODE_NAME $PART" "$labels" "($phase, $PV) panel '$title' ($ref): jobid, step, user, node, partition of job $job's step"
 		fi
 		if [ "$ref" = running ] && [ "$phase" = run ] && [ "$vars" != none ]; then
-			assert_eq "$(printf '%s\n' "$A" "$B" | sort)" "$(jq -r '.data.result[].metric.jobid' <<<"$res" | sort)" "(run) panel '$title': the running steps of both jobs"
+			assert_eq "$(printf '%s\n' "$A" "$B" | sort)" "$(jq -r '.data.result[].metric.jobid' <<<"$res" | sort)" "(run, $PV) panel '$title': the running steps of both jobs"
 		fi
 		CHECKED+=("$expr")
 	done < <(jq -r '.panels[] | .title as $t | .targets[]? | [.refId, $t, .expr] | @tsv' "$GRAFANA")
@@ -315,6 +347,20 @@ assert_eq "$ME " "$(var_values user)" "(a) the \$user variable offers the runnin
 jobs=$(var_values job)
 assert_eq "$(printf '%s\n' "$A" "$B" | sort | tr '\n' ' ')" "$(tr ' ' '\n' <<<"$jobs" | grep -vx "$OOM" | grep . | sort | tr '\n' ' ')" \
 	"(a) the \$job variable offers jobs $A and $B (and $OOM when a scrape caught it), not $REFUSED (refused)"
+# The same queries of the other releases' Prometheus (their own scrapes
+# of the same node_exporter, from the same moment), the variants a user
+# picks (the test's own, and All).
+for i in "${!PROM_API[@]}"; do
+	[ "$i" = 0 ] && continue
+	API=${PROM_API[$i]} PV=${PROM_NAME[$i]}
+	mc_wait_until 20 eval '[ "$(nr_of "$A" | cut -d. -f1)" -ge $((A_MIB * MIB)) ] && [ "$(nr_of "$B" | cut -d. -f1)" -ge $((B_MIB * MIB)) ]'
+	assert_eq 0 $? "(a, $PV) the gauges of jobs $A and $B at their held memory"
+	check_panels "$A" run mine
+	check_panels "$B" run
+	assert_eq "$PART $MC_NODE_NAME $ME " "$(var_values partition)$(var_values node "$(grafana_re "$PART")")$(var_values user)" \
+		"(a, $PV) the \$partition, \$node and \$user variables offer the test's"
+done
+API=${PROM_API[0]} PV=${PROM_NAME[0]}
 
 # --- (b) the console page -----------------------------------------------------
 # Its queries: q('...') in the page, and the table's query "...".
@@ -361,6 +407,15 @@ for g in steps_rate waste_rate nr cache headroom; do
 done
 drawn "$MC_WORK/tmp/dom-none.html" nr
 assert_eq 1 $? "(b) ... and for a job without steps its per-job graph has no line (the check can fail)"
+# The console as each other release serves it, drawn by its API.
+for i in "${!PROM_API[@]}"; do
+	[ "$i" = 0 ] && continue
+	chrome --dump-dom "${PROM_API[$i]}/consoles/memcore.html?job=$A&range=1m" >"$MC_WORK/tmp/dom-a-$i.html"
+	for g in steps_rate waste_rate nr cache headroom; do
+		drawn "$MC_WORK/tmp/dom-a-$i.html" $g
+		assert_eq 0 $? "(b, ${PROM_NAME[$i]}) the console (job $A) draws graph '$g'"
+	done
+done
 # pixels PNG: its coloured pixels (lines, legend swatches), its dark ones
 # (text, axes), all.
 pixels() {
@@ -397,8 +452,14 @@ assert_eq 0 $? "(c) Prometheus counts 5 steps judged (the seed's too)"
 mc_wait_until 10 eval '[ "$(q "count(memcore_step_memory_limit_bytes)" | jq ".data.result | length")" = 0 ]'
 assert_eq 0 $? "(c) the gauges of the ended steps are gone from Prometheus (stale)"
 assert_eq "" "$(ls -A "$PROMDIR" | grep -e memcore -e '^\.' | grep -v '^memcore.prom$')" "(c) their files are removed, nothing left beside the counters"
-check_panels "$A" end
-check_panels "$A" end mine
+for i in "${!PROM_API[@]}"; do
+	API=${PROM_API[$i]} PV=${PROM_NAME[$i]}
+	mc_wait_until 15 eval '[ "$(q "sum(memcore_steps_judged_total)" | jq -r ".data.result[0].value[1]")" = 5 ] && [ "$(q "count(memcore_step_memory_limit_bytes)" | jq ".data.result | length")" = 0 ]'
+	assert_eq 0 $? "(c, $PV) 5 steps judged, the ended steps' gauges gone"
+	check_panels "$A" end mine
+	[ "$i" = 0 ] && check_panels "$A" end
+done
+API=${PROM_API[0]} PV=${PROM_NAME[0]}
 
 # report --json: its keys are those memcore(8) lists under JSON OUTPUT.
 mc_run "$MEMCORE_BUILD/memcore" report "$A" --json
