@@ -347,6 +347,7 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	SETI("peak_anon_bytes", u->peak.anon_at_nr_bytes);
 	SETI("peak_shmem_bytes", u->peak.shmem_at_nr_bytes);
 	SETI("page_cache_at_peak_bytes", u->peak.file_at_nr_bytes);
+	SETI("max_page_cache_bytes", u->peak.max_file_bytes);
 	SETI("max_shmem_bytes", u->peak.max_shmem_bytes);
 	SETI("kernel_peak_bytes", u->kernel_peak_bytes);
 	json_object_set_new(o, "kernel_peak_source",

@@ -1,11 +1,14 @@
 /*
- * mc_mmap_shuffle FILE PASSES [SEED] - read an existing FILE through mmap,
+ * mc_mmap_shuffle FILE PASSES [SEED [shared]] - read an existing FILE
+ * through mmap,
  * one byte of each page, in a new random order each pass, PASSES times:
  * what a training job does to a memory-mapped dataset it shuffles (the
  * Hugging Face datasets library maps its Arrow files and reads rows in
  * shuffled order). The file's cached pages are dropped first (fsync, then
  * POSIX_FADV_DONTNEED), so that every page this process reads is read
- * from disk and charged to its own memory cgroup, whoever wrote the file.
+ * from disk and charged to its own memory cgroup, whoever wrote the file;
+ * with "shared", they are kept: a second reader of a dataset another job
+ * reads (the pages it finds cached stay charged to whoever read them in).
  * Prints "read N pages x P passes in shuffled order, sum S" and exits 0;
  * any failure exits 1 with the reason.
  */
@@ -38,12 +41,13 @@ int main(int argc, char **argv)
 	struct stat st;
 	int fd;
 
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: %s FILE PASSES [SEED]\n", argv[0]);
+	if (argc < 3 || argc > 5 || (argc == 5 && strcmp(argv[4], "shared"))) {
+		fprintf(stderr, "usage: %s FILE PASSES [SEED [shared]]\n",
+			argv[0]);
 		return 1;
 	}
 	passes = strtoul(argv[2], NULL, 10);
-	if (argc == 4)
+	if (argc >= 4)
 		seed ^= strtoull(argv[3], NULL, 10);
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -58,7 +62,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Written back, then dropped: clean pages only leave the cache. */
-	if (fsync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+	if (argc < 5 &&
+	    (fsync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))) {
 		perror("fsync/posix_fadvise");
 		return 1;
 	}
