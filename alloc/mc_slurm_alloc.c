@@ -370,6 +370,19 @@ const char *mc_slurm_let_through(const char *name)
 	return NULL;
 }
 
+bool mc_slurm_may_give_more(const char *name)
+{
+	static const char *const more[] = {
+		"ntasks-per-core", "ntasks-per-socket", "spread-job",
+		"distribution", "extra-node-info", "whole",
+	};
+
+	for (size_t i = 0; name && i < sizeof(more) / sizeof(more[0]); i++)
+		if (!strcmp(name, more[i]))
+			return mc_slurm_let_through(name) != NULL;
+	return false;
+}
+
 /* GPUs asked in a GPU form (not derived from --ntasks-per-gpu). */
 static bool gpu_form(const struct mc_slurm_job *j)
 {

@@ -618,10 +618,12 @@ static void candidates_first(struct part_answer *a)
  * candidate (Slurm answers that one itself).
  */
 static void let_through_why(const struct mc_ctld_nodes *nodes,
+			    const struct mc_cli_notes *notes,
 			    struct part_answer *a)
 {
 	const struct shape_verdict *sv = a->sv;
 	size_t rep = a->rep;
+	char where[160];
 
 	if ((!a->n_cand || a->n_fit < a->n_need) && a->unjudged) {
 		a->let_through = true;
@@ -631,6 +633,12 @@ static void let_through_why(const struct mc_ctld_nodes *nodes,
 			 nodes->n_unjudged, nodes->n_unjudged == 1 ? "node"
 			 : "nodes", nodes->partition, nodes->unjudged,
 			 nodes->unjudged_why);
+	} else if ((!a->n_cand || a->n_fit < a->n_need) &&
+		   (snprintf(where, sizeof(where), "any node of partition %s",
+			     nodes->partition), true) &&
+		   mc_cli_unmodelled_why(notes, where, a->let_why,
+					 sizeof(a->let_why))) {
+		a->let_through = true;
 	} else if (rep != SIZE_MAX && sv[rep].unsure) {
 		/* Every shape that fits fits only the most cores Slurm may
 		 * give: never a refusal on a guess (the launch judges). */
@@ -878,7 +886,7 @@ int mc_check_partition(const struct mc_policy *p,
 		return MC_EXIT_USAGE;
 	}
 	candidates_first(&a);
-	let_through_why(nodes, &a);
+	let_through_why(nodes, notes, &a);
 	doubt_check(nodes, &a);
 	if (!a.n_cand) {
 		rc = answer_no_candidate(&q, json, print, notes, &a);
@@ -903,4 +911,16 @@ int mc_check_partition(const struct mc_policy *p,
 	free(a.shape_of);
 	free(a.sv);
 	return launch == MC_LAUNCH_REFUSED ? MC_EXIT_REFUSED : MC_EXIT_FITS;
+}
+
+bool mc_cli_unmodelled_why(const struct mc_cli_notes *n, const char *where,
+			   char *buf, size_t len)
+{
+	if (!n || !n->unmodelled[0])
+		return false;
+	snprintf(buf, len, "memcore: as modelled without --%s the job does "
+		 "not fit %s; --%s may change what Slurm gives it (%s): let through, "
+		 "the launch check judges it", n->unmodelled, where,
+		 n->unmodelled, mc_slurm_let_through(n->unmodelled));
+	return true;
 }

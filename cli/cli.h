@@ -205,7 +205,22 @@ typedef bool (*mc_cli_alloc_fn)(const void *args,
 struct mc_cli_notes {
 	size_t n;
 	char line[MC_CLI_NOTES_MAX][MC_EXPLAIN_LINE_MAX];
+	/* The first such option that may give the job more than modelled
+	 * ("" none; mc_slurm_may_give_more: --ntasks-per-socket spreads its
+	 * tasks over nodes): a job that does not fit as modelled without it
+	 * is let through to the launch check, never refused
+	 * (mc_cli_unmodelled_why). */
+	char unmodelled[48];
 };
+
+/*
+ * The let-through line of a job that does not fit as modelled and gave
+ * an option not modelled at submission (n->unmodelled) into buf; false
+ * (buf untouched) when it gave none. where: "any node of partition gpu",
+ * "this node".
+ */
+bool mc_cli_unmodelled_why(const struct mc_cli_notes *n, const char *where,
+			   char *buf, size_t len);
 
 /* Append n's lines to the JSON array lines (n NULL: none). */
 void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);

@@ -604,6 +604,10 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 			/* -w, -x: the partition's nodes narrowed to the
 			 * job's (mc_node_pick.h) */
 		} else if (mc_slurm_let_through(key)) {
+			if (!notes->unmodelled[0] &&
+			    mc_slurm_may_give_more(key))
+				snprintf(notes->unmodelled,
+					 sizeof(notes->unmodelled), "%s", key);
 			/* one line each; Slurm's table holds each once */
 			if (notes->n < MC_CLI_NOTES_MAX)
 				snprintf(notes->line[notes->n++],
@@ -1135,6 +1139,15 @@ static int judge_node(struct check_run *r)
 		  NULL, &r->d);
 	unsure = mc_cli_cores_unsure(&r->p, &req, alloc, &r->node, NULL, j,
 				     unsure_why, sizeof(unsure_why));
+	/* Never a refusal on what is not modelled: the launch judges. */
+	if (r->d.launch == MC_LAUNCH_REFUSED &&
+	    mc_cli_unmodelled_why(notes, "this node", unsure_why,
+				  sizeof(unsure_why))) {
+		unsure = true;
+		r->d.launch = mc_launch_outcome(&r->p, r->user_warn, true);
+		r->d.launch_line = mc_launch_line(&r->p, r->user_warn,
+						  r->d.launch);
+	}
 	if (a->common.json) {
 		json_t *o = mc_cli_verdict_json(&r->p, r->node_source, &j->v,
 						&j->e);

@@ -35,6 +35,11 @@ sed -n '/^} let_through\[\] = {$/,/^};$/p' "$TOP/alloc/mc_slurm_alloc.c" |
 expect_eq "let-through options in the tsv" "$([ "$(wc -l <"$TMP/tsv.let")" -ge 20 ] && echo yes)" yes
 expect_eq "tsv let-through options = mc_slurm_let_through's table" "$(diff "$TMP/tsv.let" "$TMP/c.let")" ""
 
+# Those that may give the job more than modelled (mc_slurm_may_give_more)
+# let a job that does not fit as modelled through, never refuse it; the
+# others leave the verdict as it was.
+more=$(sed -n '/static const char \*const more\[\] = {$/,/};$/p' "$TOP/alloc/mc_slurm_alloc.c" | grep -o '"[a-z-]*"' | tr -d '"' | sort)
+expect_eq "the options that may give more: six" "$(wc -l <<<"$more")" 6
 n=0
 while IFS=$'\t' read -r name why; do
 	line="memcore: --$name is not modelled at submission: $why (the launch check judges it)"
@@ -42,6 +47,15 @@ while IFS=$'\t' read -r name why; do
 		run_mc "${C[@]}" --slurm-options "{$base}"
 		want_rc=$RC want_out=$OUT
 		run_mc "${C[@]}" --slurm-options "{$base,\"$name\":\"1\"}"
+		if [ "$base" = "$BIG" ] && grep -qx -- "$name" <<<"$more"; then
+			lt="memcore: as modelled without --$name the job does not fit this node; --$name may change what Slurm gives it ($why): let through, the launch check judges it"
+			expect_eq "--$name: a job that does not fit as modelled is let through" "$want_rc $RC" "1 0"
+			expect_contains "--$name: its let-through line" "$OUT" "$lt"
+			expect_contains "--$name: its line (text)" "$OUT" "$line"
+			run_mc "${C[@]}" --json --slurm-options "{$base,\"$name\":\"1\"}"
+			expect_eq "--$name: let_through in the JSON" "$(jq -r .let_through <<<"$OUT")" "$lt"
+			continue
+		fi
 		expect_eq "--$name: the verdict unchanged" "$RC" "$want_rc"
 		expect_contains "--$name: its line (text)" "$OUT" "$line"
 		expect_eq "--$name: only that line added" "$(grep -vxF -- "$line" <<<"$OUT")" "$want_out"
@@ -99,6 +113,9 @@ LUA
 	expect_eq "cli_filter: one verbose line each" "$(grep -c '^V:memcore: --.* is not modelled' <<<"$out")" 2
 	out=$(lua_run "{$FIT}")
 	expect_eq "cli_filter: none without such an option" "$(grep -c 'is not modelled' <<<"$out")" 0
+	out=$(lua_run "{$BIG,\"ntasks-per-socket\":\"2\"}")
+	expect_contains "cli_filter: --ntasks-per-socket, not fitting as modelled: queued" "$out" "rc=0"
+	expect_contains "cli_filter: ... its let-through line at sbatch -v" "$out" "V:memcore: as modelled without --ntasks-per-socket the job does not fit this node;"
 	out=$(lua_run "{$BIG,\"core-spec\":\"2\"}")
 	expect_contains "cli_filter: refused" "$out" "rc=-1"
 	expect_contains "cli_filter: refused, the line with the explanation" "$(cat "$TMP/lua.err")" \

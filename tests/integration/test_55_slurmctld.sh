@@ -149,6 +149,14 @@ assert_eq null "$(jf .doubt_nodes)" "-x: no doubt"
 check --partition mixed --slurm-options "{$J,\"nodelist\":\"mc-big1\"}"
 assert_rc 1 "-w mc-big1: the job gets that node, which it does not fit"
 assert_match "$(head -n1 <<<"$MC_OUT")" "^memcore: fits on none of the 1 node of partition mixed: not on mc-big1 " "-w: only mc-big1 judged"
+# An option that may give the job more than modelled (issue 41): not a
+# refusal on a guess, let through; one that only narrows what the job
+# gets leaves the refusal.
+check --partition mixed --slurm-options "{$J,\"nodelist\":\"mc-big1\",\"ntasks-per-socket\":\"2\"}" --json
+assert_rc 0 "-w mc-big1 --ntasks-per-socket=2: let through"
+assert_eq "true" "$(jf '.let_through | startswith("memcore: as modelled without --ntasks-per-socket the job does not fit any node of partition mixed; ")')" "... saying why"
+check --partition mixed --slurm-options "{$J,\"nodelist\":\"mc-big1\",\"overcommit\":\"1\"}"
+assert_rc 1 "-w mc-big1 --overcommit: still refused (it only narrows)"
 check --partition mixed --slurm-options "{$J,\"nodelist\":\"$MC_NODE_NAME\"}"
 assert_rc 0 "-w $MC_NODE_NAME: fits"
 check --partition mixed --slurm-options "{$J,\"exclude\":\"$MC_NODE_NAME,mc-big[1-2]\"}"
