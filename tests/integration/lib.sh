@@ -320,6 +320,19 @@ EOF
 	# slurmd writes it only when it starts with this line (mc_restart_slurmd).
 	mc_set_plugstack "required $MEMCORE_BUILD/memcore.so config=$MC_CONF_DIR/memcore.conf cache=$MC_WORK/state/d/memcore-node-facts"
 }
+# mc_squeeze_setup NAME MIB INTERVAL: mc_small_policy with the rule's
+# figure below 128 MiB (0.005 of the fake GPU's memory, so that a step
+# under --mem=128M is let run), SampleInterval=INTERVAL, and a file of MIB
+# MiB written to disk, $MC_WORK/tmp/NAME, in f (removed at exit): the page
+# cache squeeze tests (test_37_squeeze, test_37_squeeze_shared).
+mc_squeeze_setup() {
+	mc_small_policy
+	sed -i 's/^HostRamPerGpuRam=.*/HostRamPerGpuRam=0.005/' "$MC_CONF_DIR/memcore.conf"
+	printf 'SampleInterval=%s\n' "$3" >>"$MC_CONF_DIR/memcore.conf"
+	f=$MC_WORK/tmp/$1
+	mc_at_exit "rm -f '$f'"
+	dd if=/dev/zero of="$f" bs=1M count="$2" conv=fsync status=none || mc_die "cannot write $f"
+}
 # mc_at_exit CMD: run CMD (eval'd) at exit, before the cluster stops.
 mc_at_exit() { MC_AT_EXIT+=("$1"); }
 

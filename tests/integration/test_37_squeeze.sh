@@ -46,15 +46,7 @@ mc_log "cgroup v$((V2 + 1)), PSI $([ $PSI = 1 ] && echo on || echo off)"
 
 
 mc_cluster_start
-mc_small_policy
-# The rule's figure below 128 MiB (0.005 of the fake GPU's memory), so
-# that the tight step is let run.
-sed -i 's/^HostRamPerGpuRam=.*/HostRamPerGpuRam=0.005/' "$MC_CONF_DIR/memcore.conf"
-printf 'SampleInterval=500ms\n' >>"$MC_CONF_DIR/memcore.conf"
-
-f=$MC_WORK/tmp/shuffle.bin
-mc_at_exit 'rm -f "$MC_WORK/tmp/shuffle.bin"'
-dd if=/dev/zero of="$f" bs=1M count=$FILE_MIB conv=fsync status=none || mc_die "cannot write $f"
+mc_squeeze_setup shuffle.bin $FILE_MIB 500ms
 
 # run MEM: the shuffled passes under --mem=MEM; sets OUT, ERR, JOB.
 run() {

@@ -26,15 +26,7 @@ MEMCORE=$MEMCORE_BUILD/memcore
 FILE_MIB=256 S_MIB=128 L_MIB=1024 MIB=1048576
 
 mc_cluster_start
-mc_small_policy
-# The rule's figure below 128 MiB (0.005 of the fake GPU's memory), so
-# that S is let run.
-sed -i 's/^HostRamPerGpuRam=.*/HostRamPerGpuRam=0.005/' "$MC_CONF_DIR/memcore.conf"
-printf 'SampleInterval=250ms\n' >>"$MC_CONF_DIR/memcore.conf"
-
-f=$MC_WORK/tmp/shared.bin
-mc_at_exit 'rm -f "$MC_WORK/tmp/shared.bin"'
-dd if=/dev/zero of="$f" bs=1M count=$FILE_MIB conv=fsync status=none || mc_die "cannot write $f"
+mc_squeeze_setup shared.bin $FILE_MIB 250ms
 
 # S first: its first pass reads every page in (dropping the file's cache
 # before it), its limit keeping at most 128 MiB of them; it goes on
