@@ -370,16 +370,24 @@ const char *mc_slurm_let_through(const char *name)
 	return NULL;
 }
 
-bool mc_slurm_may_give_more(const char *name)
+bool mc_slurm_may_give_more(const char *name, const char *value)
 {
 	static const char *const more[] = {
 		"ntasks-per-core", "ntasks-per-socket", "spread-job",
-		"distribution", "extra-node-info", "whole",
+		"extra-node-info", "whole", "core-spec", "thread-spec",
 	};
 
-	for (size_t i = 0; name && i < sizeof(more) / sizeof(more[0]); i++)
+	if (!name || !mc_slurm_let_through(name))
+		return false;
+	/* block and cyclic place the tasks memcore counts; plane,
+	 * arbitrary and nopack change how many go to a node. */
+	if (!strcmp(name, "distribution"))
+		return value && (strstr(value, "plane") ||
+				 strstr(value, "arbitrary") ||
+				 strstr(value, "nopack"));
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		if (!strcmp(name, more[i]))
-			return mc_slurm_let_through(name) != NULL;
+			return true;
 	return false;
 }
 

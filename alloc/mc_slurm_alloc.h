@@ -186,19 +186,21 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 const char *mc_slurm_let_through(const char *name);
 
 /*
- * Whether let-through option `name` may give the job more than memcore
- * models without it (more nodes, or more CPUs on a node): --ntasks-per-
- * core, --ntasks-per-socket and --spread-job spread tasks over more
- * cores, sockets and nodes; --distribution places them otherwise than
- * the default; -B selects nodes by their sockets, cores and threads;
- * --whole gives an srun step its job's whole nodes. A job that does not
- * fit as modelled is then let through to the launch check, never refused
- * at submission (a false refusal, issue 41). The others only narrow or
- * bind what the job gets (--constraint, --core-spec, --overcommit,
- * --exact, the bindings): a job that fits nowhere without them fits
- * nowhere with them, and its refusal stands.
+ * Whether let-through option `name` with value (NULL: none) may give the
+ * job more than memcore models without it (more nodes, or more CPUs on a
+ * node): --ntasks-per-core, --ntasks-per-socket and --spread-job spread
+ * tasks over more cores, sockets and nodes; -B selects nodes by their
+ * sockets, cores and threads; --whole gives an srun step its job's whole
+ * nodes; --core-spec and --thread-spec imply --exclusive (sbatch(1));
+ * --distribution with plane, arbitrary or nopack changes how many tasks
+ * a node gets (block and cyclic do not). A job that does not fit as
+ * modelled is then let through to the launch check, never refused at
+ * submission (a false refusal, issue 41). The others only narrow or bind
+ * what the job gets (--constraint, --overcommit, --exact, the bindings):
+ * a job that fits nowhere without them fits nowhere with them, and its
+ * refusal stands.
  */
-bool mc_slurm_may_give_more(const char *name);
+bool mc_slurm_may_give_more(const char *name, const char *value);
 
 /* Whether the job asks for GPUs at all (any form). */
 bool mc_slurm_job_has_gpus(const struct mc_slurm_job *j);

@@ -605,7 +605,7 @@ static int read_slurm_options(const char *text, struct mc_opts *opts,
 			 * job's (mc_node_pick.h) */
 		} else if (mc_slurm_let_through(key)) {
 			if (!notes->unmodelled[0] &&
-			    mc_slurm_may_give_more(key))
+			    mc_slurm_may_give_more(key, s))
 				snprintf(notes->unmodelled,
 					 sizeof(notes->unmodelled), "%s", key);
 			/* one line each; Slurm's table holds each once */

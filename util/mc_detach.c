@@ -25,9 +25,12 @@ int mc_run_detached(void (*fn)(void *arg), void *arg)
 
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
+		/* Nothing of the epilog's output stays open: slurmd reads
+		 * it to its end. */
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int i = 0; null >= 0 && i < 3; i++)
-			dup2(null, i);
+		for (int i = 0; i < 3; i++)
+			if (null < 0 || dup2(null, i) < 0)
+				close(i);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		fn(arg);

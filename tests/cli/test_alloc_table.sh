@@ -39,7 +39,7 @@ expect_eq "tsv let-through options = mc_slurm_let_through's table" "$(diff "$TMP
 # let a job that does not fit as modelled through, never refuse it; the
 # others leave the verdict as it was.
 more=$(sed -n '/static const char \*const more\[\] = {$/,/};$/p' "$TOP/alloc/mc_slurm_alloc.c" | grep -o '"[a-z-]*"' | tr -d '"' | sort)
-expect_eq "the options that may give more: six" "$(wc -l <<<"$more")" 6
+expect_eq "the options that may give more: seven, and --distribution by its value" "$(wc -l <<<"$more")" 7
 n=0
 while IFS=$'\t' read -r name why; do
 	line="memcore: --$name is not modelled at submission: $why (the launch check judges it)"
@@ -66,6 +66,17 @@ while IFS=$'\t' read -r name why; do
 	n=$((n + 1))
 done <"$TMP/tsv.let"
 expect_eq "every let-through option tried" "$n" "$(wc -l <"$TMP/tsv.let")"
+# --distribution: plane, arbitrary and nopack change how many tasks a
+# node gets (let through); block and cyclic do not (the refusal stands).
+for d in plane=4 arbitrary block:nopack; do
+	run_mc "${C[@]}" --slurm-options "{$BIG,\"distribution\":\"$d\"}"
+	expect_eq "--distribution=$d: let through" "$RC" 0
+	expect_contains "--distribution=$d: its let-through line" "$OUT" "memcore: as modelled without --distribution the job does not fit this node;"
+done
+for d in block cyclic:cyclic; do
+	run_mc "${C[@]}" --slurm-options "{$BIG,\"distribution\":\"$d\"}"
+	expect_eq "--distribution=$d: still refused" "$RC" 1
+done
 
 # (c) An emulated option gives no such line (a value each takes).
 declare -A V=([nodes]=1 [ntasks]=8 [ntasks-per-node]=8 [ntasks-per-gpu]=1
@@ -116,9 +127,9 @@ LUA
 	out=$(lua_run "{$BIG,\"ntasks-per-socket\":\"2\"}")
 	expect_contains "cli_filter: --ntasks-per-socket, not fitting as modelled: queued" "$out" "rc=0"
 	expect_contains "cli_filter: ... its let-through line at sbatch -v" "$out" "V:memcore: as modelled without --ntasks-per-socket the job does not fit this node;"
-	out=$(lua_run "{$BIG,\"core-spec\":\"2\"}")
+	out=$(lua_run "{$BIG,\"overcommit\":\"1\"}")
 	expect_contains "cli_filter: refused" "$out" "rc=-1"
 	expect_contains "cli_filter: refused, the line with the explanation" "$(cat "$TMP/lua.err")" \
-		"memcore: --core-spec is not modelled at submission:"
+		"memcore: --overcommit is not modelled at submission:"
 fi
 finish
