@@ -305,9 +305,9 @@ static void add_dbd(struct rjobs *js, const slurmdb_job_rec_t *j,
 }
 
 /* The jobs of spec from slurmctld: how many matched, -1 when it does
- * not answer. */
+ * not answer; *array: some were an array's tasks. */
 static int ctld_spec(struct rjobs *js, const struct mc_jobspec *spec,
-		     const slurm_conf_t *conf)
+		     const slurm_conf_t *conf, bool *array)
 {
 	job_info_msg_t *m = NULL;
 	int n = 0;
@@ -325,6 +325,7 @@ static int ctld_spec(struct rjobs *js, const struct mc_jobspec *spec,
 		if (spec_has(spec, j->job_id, j->array_job_id,
 			     j->array_task_id)) {
 			add_ctld(js, j, conf);
+			*array |= j->array_task_id != NO_VAL;
 			n++;
 		}
 	}
@@ -450,11 +451,15 @@ static int collect(struct rjobs *js, const struct mc_jobs_args *a,
 		       ? MC_EXIT_UNREACHABLE : 0;
 	}
 	for (size_t i = 0; i < a->n_specs; i++) {
-		int n = ctld_spec(js, &a->specs[i], conf);
+		bool array = false;
+		int n = ctld_spec(js, &a->specs[i], conf, &array);
 
 		if (n < 0)
 			return MC_EXIT_UNREACHABLE;
-		if (!n && accounting)
+		/* An array's tasks leave slurmctld one by one (MinJobAge
+		 * after each ends): those gone come from slurmdbd, those
+		 * still there stay slurmctld's (slot). */
+		if ((!n || array) && accounting)
 			dbd_spec(js, &a->specs[i], conf);
 	}
 	return 0;
