@@ -64,12 +64,17 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 			    json_integer((json_int_t)v->ram_zero_bytes));
 	/* --dataset-in-memory's term, only with the option: the output of
 	 * a job without it stays as it was. */
-	if (v->req.use.dataset_bytes) {
+	if (v->req.use.dataset_bytes)
 		json_object_set_new(o, "dataset_in_memory_bytes", json_integer(
 				    (json_int_t)v->req.use.dataset_bytes));
-		json_object_set_new(o, "ram_dataset_bytes", json_integer(
-				    (json_int_t)v->ram_dataset_bytes));
-	}
+	/* The term table's rows, each under its key when it counts: the
+	 * output of a job without one stays as it was. */
+	for (size_t i = 0; i < MC_TERM_COUNT; i++)
+		if (v->ram_term_bytes[i] || (i == MC_TERM_DATASET &&
+					     v->req.use.dataset_bytes))
+			json_object_set_new(o, mc_term_table[i].json_key,
+					    json_integer((json_int_t)
+							 v->ram_term_bytes[i]));
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));
 	json_object_set_new(o, "node_ram_bytes",

@@ -134,6 +134,99 @@ static int get_device(json_t *zero, const char *name, const char *key,
 	return 0;
 }
 
+/* Whether key is present (not null) in o. */
+static bool has_key(json_t *o, const char *key)
+{
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	return v && !json_is_null(v);
+}
+
+/*
+ * A legacy key that DeepSpeed's DeepSpeedConfigModel turns into its new
+ * one (config_utils.py _process_deprecated_field): refused beside the new
+ * key as DeepSpeed refuses it ("Cannot provide deprecated parameter ...
+ * and replacing parameter ... together").
+ */
+static int legacy_beside(json_t *zero, const char *name, const char *old,
+			 const char *new_key, char *err, size_t errlen)
+{
+	if (has_key(zero, old) && has_key(zero, new_key))
+		return mc_err(err, errlen, "%s: zero_optimization.%s: a legacy "
+			      "key beside its new one, %s (DeepSpeed refuses "
+			      "both together): keep %s", name, old, new_key,
+			      new_key);
+	return 0;
+}
+
+/*
+ * The 16-bit gather on save under each of its names, as DeepSpeed's
+ * DeepSpeedZeroConfig reads them (zero/config.py): the field
+ * gather_16bit_weights_on_model_save, its alias
+ * stage3_gather_16bit_weights_on_model_save (pydantic populate_by_name:
+ * either is the field), and the deprecated
+ * stage3_gather_fp16_weights_on_model_save that sets it.
+ */
+static int gather_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
+		       char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"stage3_gather_16bit_weights_on_model_save",
+		"gather_16bit_weights_on_model_save",
+		"stage3_gather_fp16_weights_on_model_save",
+	};
+	bool v[3], a[3];
+
+	for (int i = 0; i < 3; i++)
+		if (get_bool(zero, name, "zero_optimization.", keys[i], false,
+			     &v[i], &a[i], err, errlen))
+			return -1;
+	if (has_key(zero, keys[0]) && has_key(zero, keys[1]) &&
+	    (v[0] != v[1] || a[0] != a[1]))
+		return mc_err(err, errlen, "%s: zero_optimization.%s and %s: "
+			      "two names of one setting that disagree: keep "
+			      "one", name, keys[0], keys[1]);
+	if (legacy_beside(zero, name, keys[2], keys[0], err, errlen) ||
+	    legacy_beside(zero, name, keys[2], keys[1], err, errlen))
+		return -1;
+	d->gather_16bit_on_save = v[0] || v[1] || v[2];
+	if (a[0] || a[1] || a[2])
+		d->auto_mask |= MC_DS_AUTO_GATHER_16BIT;
+	return 0;
+}
+
+/*
+ * DeepSpeed's legacy offload booleans (zero/config.py, deprecated):
+ * cpu_offload sets offload_optimizer {device: cpu}, cpu_offload_param
+ * sets offload_param {device: cpu}, each refused beside its new key;
+ * cpu_offload_use_pin_memory only pins (no new key is set, the size is
+ * the same): read, checked, and no term of its own.
+ */
+static int legacy_offload_keys(json_t *zero, const char *name,
+			       struct mc_ds_facts *d, char *err,
+			       size_t errlen)
+{
+	bool opt = false, par = false, pin = false;
+
+	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
+		     &opt, NULL, err, errlen) ||
+	    get_bool(zero, name, "zero_optimization.", "cpu_offload_param",
+		     false, &par, NULL, err, errlen) ||
+	    get_bool(zero, name, "zero_optimization.",
+		     "cpu_offload_use_pin_memory", false, &pin, NULL, err,
+		     errlen) ||
+	    legacy_beside(zero, name, "cpu_offload", "offload_optimizer", err,
+			  errlen) ||
+	    legacy_beside(zero, name, "cpu_offload_param", "offload_param",
+			  err, errlen))
+		return -1;
+	if (opt)
+		d->offload_optimizer = MC_DS_CPU;
+	if (par)
+		d->offload_param = MC_DS_CPU;
+	return 0;
+}
+
 /* zero_optimization (zero: NULL when absent): the stage, the offload
  * devices and their buffers, the 16-bit gather on save. */
 static int zero_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
@@ -141,7 +234,7 @@ static int zero_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
 {
 	json_t *oo = NULL, *op = NULL;
 	uint64_t u;
-	bool legacy = false, b, a1, a2;
+	bool a1, a2;
 
 	if (zero && json_object_get(zero, "stage")) {
 		u = 0;
@@ -164,11 +257,8 @@ static int zero_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
 		d->auto_mask |= MC_DS_AUTO_OFFLOAD_OPTIMIZER;
 	if (a2)
 		d->auto_mask |= MC_DS_AUTO_OFFLOAD_PARAM;
-	if (get_bool(zero, name, "zero_optimization.", "cpu_offload", false,
-		     &legacy, NULL, err, errlen))
+	if (legacy_offload_keys(zero, name, d, err, errlen))
 		return -1;
-	if (legacy && d->offload_optimizer == MC_DS_NONE)
-		d->offload_optimizer = MC_DS_CPU;
 	u = d->optimizer_buffer_count;
 	if (get_count(oo, name, "zero_optimization.offload_optimizer.",
 		      "buffer_count", 1, 1024, &u, NULL, err, errlen))
@@ -183,17 +273,7 @@ static int zero_keys(json_t *zero, const char *name, struct mc_ds_facts *d,
 		      "buffer_size", 1, 1ULL << 40, &d->param_buffer_size,
 		      NULL, err, errlen))
 		return -1;
-	if (get_bool(zero, name, "zero_optimization.",
-		     "stage3_gather_16bit_weights_on_model_save", false,
-		     &d->gather_16bit_on_save, &a1, err, errlen) ||
-	    get_bool(zero, name, "zero_optimization.",
-		     "stage3_gather_fp16_weights_on_model_save", false, &b,
-		     &a2, err, errlen))
-		return -1;
-	d->gather_16bit_on_save = d->gather_16bit_on_save || b;
-	if (a1 || a2)
-		d->auto_mask |= MC_DS_AUTO_GATHER_16BIT;
-	return 0;
+	return gather_keys(zero, name, d, err, errlen);
 }
 
 int mc_dsconfig_parse(const char *text, size_t len, const char *name,

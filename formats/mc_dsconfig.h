@@ -11,8 +11,14 @@
  *   zero_optimization.offload_param.buffer_count     5 (nvme)
  *   zero_optimization.offload_param.buffer_size      1e8 elements (nvme)
  *   zero_optimization.cpu_offload                    legacy: optimizer cpu
- *   zero_optimization.stage3_gather_16bit_weights_on_model_save  false
- *     (also its older name ..._fp16_weights_on_model_save)
+ *   zero_optimization.cpu_offload_param              legacy: param cpu
+ *   zero_optimization.cpu_offload_use_pin_memory     legacy: pinning only
+ *   zero_optimization.gather_16bit_weights_on_model_save  false, also
+ *     under its alias stage3_gather_16bit_weights_on_model_save and the
+ *     deprecated stage3_gather_fp16_weights_on_model_save
+ *   (every spelling zero/config.py accepts: a legacy key beside its new
+ *   one, or the two names of the gather disagreeing, is refused naming
+ *   the key, as DeepSpeed's config_utils.py refuses it)
  *   activation_checkpointing.cpu_checkpointing       false
  *   activation_checkpointing.partition_activations   false
  *   train_micro_batch_size_per_gpu                   integer or "auto"

@@ -256,7 +256,7 @@ static bool job_fix_applies(const struct job_fix *f, const struct mc_verdict *v)
 
 	if (f->kind == JOB_LOAD)
 		return v->ram_load_bytes && f->value > (int)u->load;
-	if (!v->ram_save_bytes)
+	if (!v->ram_term_bytes[MC_TERM_SAVE])
 		return false;
 	if (f->value == MC_SAVE_RANK0)
 		return u->save == MC_SAVE_ALL;
@@ -421,13 +421,16 @@ static void explain_dataset(const struct mc_verdict *v, uint32_t ranks,
 		 : plural(ranks, "task", "tasks"),
 		 mc_fmt_bytes(r->use.dataset_bytes, a, sizeof(a)), w,
 		 plural(w, "worker", "workers"),
-		 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
-	if (v->fits && v->ram_dataset_bytes < v->ram_needed_bytes / 4)
+		 mc_fmt_bytes(v->ram_term_bytes[MC_TERM_DATASET], b,
+			      sizeof(b)));
+	if (v->fits &&
+	    v->ram_term_bytes[MC_TERM_DATASET] < v->ram_needed_bytes / 4)
 		return;
 	add_line(out, INDENT "instead: stage the dataset to local scratch and "
 		 "map it (keep_in_memory=False): one page-cache copy the "
 		 "kernel can reclaim, not %s of copies",
-		 mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
+		 mc_fmt_bytes(v->ram_term_bytes[MC_TERM_DATASET], a,
+			      sizeof(a)));
 	if (r->use.dataset_stage && *r->use.dataset_stage)
 		add_line(out, INDENT "stage it first: %s",
 			 r->use.dataset_stage);
@@ -464,16 +467,6 @@ static const char *sb_training_terms(struct sbuf *s, const char *sep,
 				     uint32_t ranks, bool peak)
 {
 	const struct mc_request *r = &v->req;
-	/* The terms that are a figure and a name, in the line's order. */
-	const struct {
-		uint64_t bytes;
-		const char *what;
-	} terms[] = {
-		{ v->ram_act_bytes, "activation offload" },
-		{ v->ram_nvme_bytes, "nvme pinned buffers" },
-		{ v->ram_save_bytes, "checkpoint gather" },
-		{ v->ram_dataset_bytes, "dataset in RAM" },
-	};
 	char a[32];
 
 	if (v->ram_workers_bytes) {
@@ -496,11 +489,13 @@ static const char *sb_training_terms(struct sbuf *s, const char *sep,
 		       : "model load");
 		sep = " + ";
 	}
-	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
-		if (!terms[i].bytes)
+	/* The table's terms, a figure and a name each, in its order. */
+	for (size_t i = 0; i < MC_TERM_COUNT; i++) {
+		if (!v->ram_term_bytes[i])
 			continue;
 		sb_add(s, "%s%s %s", sep,
-		       mc_fmt_bytes(terms[i].bytes, a, sizeof(a)), terms[i].what);
+		       mc_fmt_bytes(v->ram_term_bytes[i], a, sizeof(a)),
+		       mc_term_table[i].name);
 		sep = " + ";
 	}
 	return sep;
@@ -513,28 +508,21 @@ static void ram_term_notes(const struct mc_policy *p,
 			   struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
+	struct mc_term_ctx c = {
+		.gpus = r->gpus, .nodes = r->nodes ? r->nodes : 1,
+		.workers = r->dataloader_workers, .params = r->model_params,
+	};
+	char line[MC_EXPLAIN_LINE_MAX];
 
-	if (v->ram_dataset_bytes)
+	if (v->ram_term_bytes[MC_TERM_DATASET])
 		explain_dataset(v, ranks, out);
-	if (v->ram_act_bytes)
-		add_line(out, INDENT "(activations: %u ranks x %u layers x "
-			 "micro-batch %u x seq %u x hidden %u x %u bytes%s)",
-			 ranks, r->use.layers, r->use.micro_batch,
-			 r->use.seq_len, r->use.hidden,
-			 r->use.act_bytes ? r->use.act_bytes : 4,
-			 r->use.partition_activations &&
-			 r->use.model_parallel > 1 ?
-			 " / model-parallel degree" : "");
-	if (v->ram_save_bytes && r->use.save == MC_SAVE_NONE)
-		add_line(out, INDENT "(checkpoint: DeepSpeed gathers 16-bit "
-			 "weights on rank 0, 2 bytes a parameter)");
-	else if (v->ram_save_bytes)
-		add_line(out, INDENT "(checkpoint: full state dict on %s, %s "
-			 "weights%s, %u bytes a parameter, as saved)",
-			 r->use.save == MC_SAVE_ALL ? "every rank" : "rank 0",
-			 dtype_name(r->use.dtype_bytes),
-			 r->use.save_optimizer ? " + Adam state" : "",
-			 mc_terms_save_param_bytes(&r->use));
+	/* Each table term's own line on how it was counted. */
+	for (size_t i = 0; i < MC_TERM_COUNT; i++) {
+		if (!v->ram_term_bytes[i] || !mc_term_table[i].how)
+			continue;
+		mc_term_table[i].how(&r->use, &c, line, sizeof(line));
+		add_line(out, INDENT "%s", line);
+	}
 	if (v->ram_zero_bytes && !mc_zero_is_offload(r))
 		add_line(out, INDENT "(DeepSpeed: each of %u %s builds the "
 			 "fp32 model in host RAM%s)", r->gpus,
@@ -597,12 +585,17 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 	char a[32];
 
 	uint32_t ranks = mc_terms_ranks(&r->use, r->gpus);
-	bool peak = v->ram_load_bytes || v->ram_save_bytes ||
-		    v->ram_act_bytes || v->ram_nvme_bytes;
+	bool peak = v->ram_load_bytes != 0;
+	uint64_t table = 0;
 	/* The ranks' own dataset copies: there in the load peak too. */
-	uint64_t ds_tasks = v->ram_dataset_bytes
+	uint64_t ds_tasks = v->ram_term_bytes[MC_TERM_DATASET]
 			    ? mc_terms_dataset_task_bytes(&r->use, r->gpus) : 0;
 
+	for (size_t i = 0; i < MC_TERM_COUNT; i++) {
+		table = mc_add_sat64(table, v->ram_term_bytes[i]);
+		if (v->ram_term_bytes[i] && mc_term_table[i].long_form)
+			peak = true;
+	}
 	sb_add(&s, "  host RAM      %s needed",
 	       mc_fmt_bytes(v->ram_needed_bytes, a, sizeof(a)));
 	if (v->ram_floor_bytes) {
@@ -626,13 +619,9 @@ static void explain_ram(const struct mc_policy *p, const struct mc_verdict *v,
 		s.len = 0;
 		s.b[0] = '\0';
 		sb_add(&s, INDENT "training %s =", mc_fmt_bytes(
-			       mc_add_sat64(mc_add_sat64(mc_add_sat64(
-				 v->ram_workers_bytes, v->ram_zero_bytes),
-				 mc_add_sat64(v->ram_act_bytes,
-					   v->ram_nvme_bytes)),
-				 mc_add_sat64(v->ram_save_bytes,
-					      v->ram_dataset_bytes)), a,
-			       sizeof(a)));
+			       mc_add_sat64(mc_add_sat64(v->ram_workers_bytes,
+							 v->ram_zero_bytes),
+					    table), a, sizeof(a)));
 		sep = " ";
 	}
 	sep = sb_training_terms(&s, sep, p, v, ranks, peak);

@@ -286,7 +286,8 @@ static void apply_model(const struct mc_jobfiles *f, const struct mc_opts *o,
 static enum mc_offload ds_offload(const struct mc_ds_facts *d, uint32_t stage)
 {
 	if (d->offload_param == MC_DS_CPU && stage == 3)
-		return MC_OFFLOAD_ALL;
+		return d->offload_optimizer == MC_DS_CPU ? MC_OFFLOAD_ALL
+							 : MC_OFFLOAD_PARAMS;
 	if (d->offload_optimizer == MC_DS_CPU)
 		return MC_OFFLOAD_OPTIMIZER;
 	return MC_OFFLOAD_NONE;

@@ -23,7 +23,8 @@ static const struct {
 	[MC_OPT_STAGE] = { "zero-stage", "MEMCORE_ZERO_STAGE", "0-3",
 		"DeepSpeed ZeRO stage" },
 	[MC_OPT_OFFLOAD] = { "offload", "MEMCORE_OFFLOAD",
-		"none|optimizer|all", "DeepSpeed ZeRO offload to host RAM" },
+		"none|optimizer|all|params",
+		"DeepSpeed ZeRO offload to host RAM" },
 	[MC_OPT_MODE] = { "memcore", "MEMCORE_MODE", "explain|warn",
 		"explain: print the RAM/core plan even when the step fits, "
 		"and at its end what it used and what to ask next time; "

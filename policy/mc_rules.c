@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const mc_offload_words[] = { "none", "optimizer", "all", NULL };
+const char *const mc_offload_words[] = { "none", "optimizer", "all",
+					 "params", NULL };
 
 static uint32_t sat_add32(uint32_t a, uint32_t b)
 {
@@ -57,7 +58,9 @@ uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 
 bool mc_cpu_optimizer(const struct mc_request *r)
 {
-	return r->offload != MC_OFFLOAD_NONE && r->zero_stage > 0 &&
+	/* Parameters alone offloaded: the optimizer steps on the GPUs. */
+	return r->offload != MC_OFFLOAD_NONE &&
+	       r->offload != MC_OFFLOAD_PARAMS && r->zero_stage > 0 &&
 	       r->model_params;
 }
 
@@ -127,6 +130,9 @@ uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
 	/* Each rank of the node materialises the fp32 model (4 bytes a
 	 * parameter) on the host: the no-offload term of both estimators. */
 	long double load = 4.0L * (long double)g * f;
+	long double T = (long double)mc_terms_trainable(&r->use,
+							 r->model_params);
+	long double M;
 	uint64_t m;
 
 	if (!r->model_params || !g)
@@ -143,6 +149,11 @@ uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
 		if (r->offload != MC_OFFLOAD_OPTIMIZER)
 			return 0;
 		k = 4.0L * (long double)gpus_total;
+		/* The optimizer's 16 bytes for the trainable parameters
+		 * only (LoRA: T < P), beside the ranks' fp32 build of all. */
+		if (T < P)
+			return ld_to_bytes((P * k > 16.0L * T ? P * k
+					    : 16.0L * T) * f);
 		if (k < 16)
 			k = 16;
 		return ld_to_bytes(P * k * f);
@@ -158,10 +169,16 @@ uint64_t mc_zero_ram_bytes(const struct mc_policy *p,
 				L = P;
 			return ld_to_bytes(L * load);
 		}
-		m = r->offload == MC_OFFLOAD_ALL ? 18 : 16;
-		if (mc_zero_init(p, r) || 4 * g * n < m)
-			return ld_to_bytes(P * (long double)m * f /
-					   (long double)n);
+		m = r->offload == MC_OFFLOAD_ALL ? 18
+		    : r->offload == MC_OFFLOAD_PARAMS ? 2 : 16;
+		/* The host bytes of the model: the 16-bit parameters (2 a
+		 * parameter, offloaded with all or params) and the optimizer
+		 * state of the trainable ones (16: fp32 master, two moments,
+		 * gradient; LoRA's T < P). */
+		M = T < P ? (m != 16 ? 2.0L * P : 0) + (m != 2 ? 16.0L * T : 0)
+			  : P * (long double)m;
+		if (mc_zero_init(p, r) || 4.0L * g * n * P < M)
+			return ld_to_bytes(M * f / (long double)n);
 		return ld_to_bytes(P * 4.0L * (long double)g * f);
 	default:
 		return 0;
@@ -172,7 +189,7 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 		     char *err, size_t errlen)
 {
 	const char *why = NULL;
-	const char *off = r->offload <= MC_OFFLOAD_ALL
+	const char *off = r->offload <= MC_OFFLOAD_PARAMS
 			  ? mc_offload_words[r->offload] : "?";
 	char buf[MC_ERR_MAX];
 
@@ -191,12 +208,13 @@ int mc_request_check(const struct mc_policy *p, const struct mc_request *r,
 			 "--zero-stage=%u: must be 0, 1, 2 or 3",
 			 r->zero_stage);
 		why = buf;
-	} else if (r->offload > MC_OFFLOAD_ALL) {
-		why = "--offload: expected none, optimizer or all";
-	} else if (r->offload == MC_OFFLOAD_ALL && r->zero_stage < 3) {
-		snprintf(buf, sizeof(buf), "--offload=all (parameter offload) "
+	} else if (r->offload > MC_OFFLOAD_PARAMS) {
+		why = "--offload: expected none, optimizer, all or params";
+	} else if ((r->offload == MC_OFFLOAD_ALL ||
+		    r->offload == MC_OFFLOAD_PARAMS) && r->zero_stage < 3) {
+		snprintf(buf, sizeof(buf), "--offload=%s (parameter offload) "
 			 "needs --zero-stage=3, %s: add --zero-stage=3, or "
-			 "use --offload=optimizer with stage 1 or 2",
+			 "use --offload=optimizer with stage 1 or 2", off,
 			 r->zero_stage ? "not 1 or 2" : "and no stage is given");
 		why = buf;
 	} else if (r->offload != MC_OFFLOAD_NONE && r->zero_stage == 0) {
@@ -246,9 +264,26 @@ static uint64_t tasks_term(const struct mc_policy *p,
 				   p->ram_per_task_bytes) : 0;
 }
 
-uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
-			     const struct mc_request *r)
+/* The term table's context for request r. */
+static struct mc_term_ctx term_ctx(const struct mc_request *r)
 {
+	struct mc_term_ctx c = {
+		.gpus = r->gpus, .nodes = r->nodes ? r->nodes : 1,
+		.workers = r->dataloader_workers, .params = r->model_params,
+	};
+
+	return c;
+}
+
+/* The step's RAM, and the table's rows into bytes (may be NULL). */
+static uint64_t ram_needed(const struct mc_policy *p,
+			   const struct mc_request *r, uint64_t *bytes)
+{
+	uint64_t rows[MC_TERM_COUNT];
+	struct mc_term_ctx c = term_ctx(r);
+	uint64_t table = mc_terms_table_bytes(&r->use, &c,
+					      bytes ? bytes : rows);
+
 	/* Peaks and resident terms as they coexist (mc_terms.h): the
 	 * ranks' dataset copies are there during the load peak too. */
 	return mc_terms_combine(gpu_term(p, r), tasks_term(p, r),
@@ -256,12 +291,14 @@ uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
 						 r->model_params,
 						 r->zero_stage),
 			     mc_terms_dataset_task_bytes(&r->use, r->gpus)),
-		mc_add_sat64(workers_term(p, r, r->dataloader_workers),
-			     mc_terms_dataset_bytes(&r->use, r->gpus,
-						    r->dataloader_workers)),
-		mc_zero_ram_bytes(p, r), mc_terms_act_bytes(&r->use, r->gpus),
-		mc_terms_nvme_bytes(&r->use, r->gpus),
-		mc_terms_save_bytes(&r->use, r->gpus, r->model_params));
+		workers_term(p, r, r->dataloader_workers),
+		mc_zero_ram_bytes(p, r), table);
+}
+
+uint64_t mc_ram_needed_bytes(const struct mc_policy *p,
+			     const struct mc_request *r)
+{
+	return ram_needed(p, r, NULL);
 }
 
 /* The step's RAM had it asked for w workers instead. */
@@ -396,11 +433,7 @@ static void ram_terms(const struct mc_policy *p, const struct mc_request *r,
 	v->ram_tasks_bytes = tasks_term(p, r);
 	v->ram_load_bytes = mc_terms_load_bytes(&r->use, g, r->model_params,
 						r->zero_stage);
-	v->ram_save_bytes = mc_terms_save_bytes(&r->use, g, r->model_params);
-	v->ram_act_bytes = mc_terms_act_bytes(&r->use, g);
-	v->ram_nvme_bytes = mc_terms_nvme_bytes(&r->use, g);
-	v->ram_dataset_bytes = mc_terms_dataset_bytes(&r->use, g, w);
-	v->ram_needed_bytes = mc_ram_needed_bytes(p, r);
+	v->ram_needed_bytes = ram_needed(p, r, v->ram_term_bytes);
 	v->ram_short = v->ram_needed_bytes > alloc->mem_bytes;
 	v->node_ram_short = node->ram_bytes &&
 		v->ram_needed_bytes > node->ram_bytes;

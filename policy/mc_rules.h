@@ -27,8 +27,11 @@
 #include "mc_config.h"
 #include "mc_terms.h"
 
-enum mc_offload { MC_OFFLOAD_NONE = 0, MC_OFFLOAD_OPTIMIZER, MC_OFFLOAD_ALL };
-extern const char *const mc_offload_words[];	/* none optimizer all */
+/* What ZeRO offloads to the host: the optimizer, both, or (ZeRO-3 only)
+ * the parameters alone, the optimizer staying on the GPUs. */
+enum mc_offload { MC_OFFLOAD_NONE = 0, MC_OFFLOAD_OPTIMIZER, MC_OFFLOAD_ALL,
+		  MC_OFFLOAD_PARAMS };
+extern const char *const mc_offload_words[];	/* none optimizer all params */
 
 /* Whether the model is built under deepspeed.zero.Init (ZeRO-3). */
 enum mc_zero_init_src {
@@ -153,12 +156,19 @@ uint64_t mc_ram_workers_bytes(const struct mc_policy *p, uint32_t gpus,
  *                                   model on the host before partitioning)
  *   stage 3, offload all:           zi ? 18P/N * f : P * max(4g, 18/N) * f
  *   stage 3, offload optimizer:     zi ? 16P/N * f : P * max(4g, 16/N) * f
+ *   stage 3, offload parameters:    zi ? 2P/N * f : P * max(4g, 2/N) * f
+ *     (offload_param without offload_optimizer, which the estimators do
+ *     not cover: partition_parameters.py _partition_param allocates each
+ *     rank's partition of the parameters, in their 16-bit dtype, on the
+ *     CPU (pinned) - the 2 bytes by which the estimator's 18 exceeds its
+ *     16 - while the fp32 master weights, Adam's moments and the
+ *     gradients stay on the GPUs: no CPU optimizer, no extra cores)
  *   stage 3, no offload:            zi ? L * 4g * f : P * 4g * f
  *   stage 0, or P = 0:              0
  * L unknown (0) counts as P: without the user's figure memcore cannot
  * assume zero.Init's saving (docs: --largest-layer-params).
  * Combinations that DeepSpeed does not support (offload with stage 0,
- * offload=all below stage 3) return 0; mc_request_check() refuses them.
+ * offload=all or params below stage 3) return 0; mc_request_check() refuses them.
  * t5-3b (P = 2,851,598,336, L = 32,899,072) on 1 node of 8 GPUs: 127.48 GiB
  * for stage 2 with and without offload; stage 3 71.71 / 127.48 (all),
  * 63.74 / 127.48 (optimizer), 1.47 / 127.48 GiB (none), zi yes / no.
@@ -192,12 +202,11 @@ struct mc_verdict {
 	/* RAM */
 	uint64_t ram_floor_bytes, ram_workers_bytes, ram_zero_bytes,
 		 ram_tasks_bytes, ram_needed_bytes, ram_allocated_bytes;
-	/* The job's other uses (mc_terms.h): the load and save peaks,
-	 * activation offload, nvme offload's pinned buffers. */
-	uint64_t ram_load_bytes, ram_save_bytes, ram_act_bytes,
-		 ram_nvme_bytes;
-	/* --dataset-in-memory: ranks x S x (w + 1) (mc_terms.h). */
-	uint64_t ram_dataset_bytes;
+	/* The job's other uses (mc_terms.h): the load peak, and each row of
+	 * the term table (mc_term_table: activation offload, nvme's pinned
+	 * buffers, FSDP CPU offload, the checkpoint gather, the dataset). */
+	uint64_t ram_load_bytes;
+	uint64_t ram_term_bytes[MC_TERM_COUNT];
 	bool ram_short;			/* needed > allocated */
 	bool node_ram_short;		/* needed > node RAM: no --mem fits */
 	/* cores */

@@ -202,16 +202,151 @@ uint64_t mc_terms_dataset_bytes(const struct mc_usage *u, uint32_t gpus,
 		   (uint64_t)workers + 1);
 }
 
+uint64_t mc_terms_trainable(const struct mc_usage *u, uint64_t params)
+{
+	return u->trainable_params && u->trainable_params < params
+	       ? u->trainable_params : params;
+}
+
+uint64_t mc_terms_fsdp_offload_bytes(const struct mc_usage *u,
+				     const struct mc_term_ctx *c)
+{
+	uint64_t d = u->dtype_bytes ? u->dtype_bytes : 4;
+	uint64_t n = c->nodes ? c->nodes : 1;
+	uint64_t t = mc_terms_trainable(u, c->params), x;
+
+	if (!u->fsdp_offload || !c->params || !c->gpus)
+		return 0;
+	/* Parameters, then the trainable ones' gradient and two moments. */
+	x = add(mul(c->params, d), mul(t, 3 * d));
+	return x / n + (x % n != 0);
+}
+
+/* The rows' figures and how-lines: each the row's own, on the usage and
+ * the context. */
+static uint64_t act_row(const struct mc_usage *u, const struct mc_term_ctx *c)
+{
+	return mc_terms_act_bytes(u, c->gpus);
+}
+
+static uint64_t nvme_row(const struct mc_usage *u,
+			 const struct mc_term_ctx *c)
+{
+	return mc_terms_nvme_bytes(u, c->gpus);
+}
+
+static uint64_t save_row(const struct mc_usage *u,
+			 const struct mc_term_ctx *c)
+{
+	return mc_terms_save_bytes(u, c->gpus, c->params);
+}
+
+static uint64_t dataset_row(const struct mc_usage *u,
+			    const struct mc_term_ctx *c)
+{
+	return mc_terms_dataset_bytes(u, c->gpus, c->workers);
+}
+
+static void act_how(const struct mc_usage *u, const struct mc_term_ctx *c,
+		    char *line, size_t len)
+{
+	snprintf(line, len, "(activations: %u ranks x %u layers x "
+		 "micro-batch %u x seq %u x hidden %u x %u bytes%s)",
+		 mc_terms_ranks(u, c->gpus), u->layers, u->micro_batch,
+		 u->seq_len, u->hidden, u->act_bytes ? u->act_bytes : 4,
+		 u->partition_activations && u->model_parallel > 1 ?
+		 " / model-parallel degree" : "");
+}
+
+static void save_how(const struct mc_usage *u, const struct mc_term_ctx *c,
+		     char *line, size_t len)
+{
+	if (u->save == MC_SAVE_NONE)
+		snprintf(line, len, "(checkpoint: DeepSpeed gathers 16-bit "
+			 "weights on rank 0, 2 bytes a parameter)");
+	else
+		snprintf(line, len, "(checkpoint: full state dict on %s, %s "
+			 "weights%s, %u bytes a parameter, as saved)",
+			 u->save == MC_SAVE_ALL ? "every rank" : "rank 0",
+			 u->dtype_bytes == 2 ? "16-bit" : "fp32",
+			 u->save_optimizer ? " + Adam state" : "",
+			 mc_terms_save_param_bytes(u));
+}
+
+static void fsdp_how(const struct mc_usage *u, const struct mc_term_ctx *c,
+		     char *line, size_t len)
+{
+	uint32_t d = u->dtype_bytes ? u->dtype_bytes : 4;
+	uint64_t t = mc_terms_trainable(u, c->params);
+
+	snprintf(line, len, "(FSDP CPU offload: (%.2fB parameters x %u + "
+		 "%.2fB trainable x %u for gradients and Adam's 2 moments) / "
+		 "%u %s, %s)", (double)c->params / 1e9, d, (double)t / 1e9,
+		 3 * d, c->nodes ? c->nodes : 1,
+		 c->nodes > 1 ? "nodes" : "node",
+		 d == 2 ? "16-bit" : "fp32");
+}
+
+const struct mc_term mc_term_table[MC_TERM_COUNT] = {
+	[MC_TERM_ACT] = {
+		"activation offload", "ram_act_bytes",
+		"cpu_checkpointing, layers, micro-batch, sequence, hidden, "
+		"activation bytes, model-parallel degree, ranks",
+		"ranks x layers x micro-batch x seq x hidden x bytes "
+		"(/ model-parallel with partition_activations)",
+		"DeepSpeed activation_checkpointing/checkpointing.py "
+		"(cpu_checkpointing)",
+		true, act_row, act_how },
+	[MC_TERM_NVME] = {
+		"nvme pinned buffers", "ram_nvme_bytes",
+		"offload devices nvme, buffer_count, buffer_size, P / G",
+		"ranks x (param buffer_count x buffer_size x 2 + optimizer "
+		"buffer_count x min(P / G, 1e9) x 4)",
+		"DeepSpeed AsyncPartitionedParameterSwapper, OptimizerSwapper",
+		true, nvme_row, NULL },
+	[MC_TERM_FSDP_OFFLOAD] = {
+		"FSDP CPU offload", "ram_fsdp_offload_bytes",
+		"fsdp_offload_params / fsdp_cpu_offload, P, trainable T, "
+		"dtype d, nodes N",
+		"(d x P + 3d x T) / N",
+		"torch/distributed/fsdp/api.py CPUOffload, _runtime_utils.py",
+		true, mc_terms_fsdp_offload_bytes, fsdp_how },
+	[MC_TERM_SAVE] = {
+		"checkpoint gather", "ram_save_bytes",
+		"--checkpoint-save, --save-optimizer, dtype, 16-bit gather, P",
+		"copies x P x bytes a parameter",
+		"FSDP FULL_STATE_DICT offload_to_cpu; DeepSpeed "
+		"_zero3_consolidated_16bit_state_dict",
+		true, save_row, save_how },
+	[MC_TERM_DATASET] = {
+		"dataset in RAM", "ram_dataset_bytes",
+		"--dataset-in-memory S, ranks, workers w",
+		"ranks x S x (w + 1)",
+		"Open Book, compute/cpu-memory (keep_in_memory)",
+		false, dataset_row, NULL },
+};
+
+uint64_t mc_terms_table_bytes(const struct mc_usage *u,
+			      const struct mc_term_ctx *c, uint64_t *bytes)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < MC_TERM_COUNT; i++) {
+		bytes[i] = mc_term_table[i].bytes(u, c);
+		sum = add(sum, bytes[i]);
+	}
+	return sum;
+}
+
 uint32_t mc_terms_offload_cores(const struct mc_policy *p, bool offloaded)
 {
 	return offloaded ? p->offload_cores_per_gpu : 0;
 }
 
 uint64_t mc_terms_combine(uint64_t floor, uint64_t tasks, uint64_t load,
-			  uint64_t workers, uint64_t zero, uint64_t act,
-			  uint64_t nvme, uint64_t save)
+			  uint64_t workers, uint64_t zero, uint64_t table)
 {
-	uint64_t resident = add(add(add(add(workers, zero), act), nvme), save);
+	uint64_t resident = add(add(workers, zero), table);
 
 	return add(add(floor, tasks), load > resident ? load : resident);
 }

@@ -104,6 +104,13 @@ struct mc_usage {
 	uint32_t model_parallel;	/* 0 = 1 */
 	uint32_t act_bytes;		/* 0 = 4 */
 	uint64_t nvme_pinned_bytes;	/* per rank */
+	/* PyTorch FSDP's CPUOffload(offload_params=True) (Accelerate's
+	 * fsdp_offload_params, torchtune's fsdp_cpu_offload). */
+	bool fsdp_offload;
+	/* LoRA/PEFT: the parameters that train (the adapters); 0: all of
+	 * them (full fine-tuning). The rest are frozen: no gradient, no
+	 * optimizer state. */
+	uint64_t trainable_params;
 	uint64_t ram_per_worker_bytes;	/* 0: the policy's RamPerWorker */
 	/* --dataset-in-memory: the size of one copy of the dataset in RAM
 	 * (0: none), and the command that stages the job's --dataset to
@@ -221,12 +228,83 @@ uint64_t mc_terms_dataset_task_bytes(const struct mc_usage *u,
 uint32_t mc_terms_offload_cores(const struct mc_policy *p, bool offloaded);
 
 /*
- * The combination: floor + tasks + max(load, resident + save), resident =
- * workers + zero + act + nvme. Saturating.
+ * The combination: floor + tasks + max(load, resident), resident =
+ * workers + zero + the table's rows (act, nvme, FSDP offload, save, the
+ * dataset). Saturating.
  */
 uint64_t mc_terms_combine(uint64_t floor, uint64_t tasks, uint64_t load,
-			  uint64_t workers, uint64_t zero, uint64_t act,
-			  uint64_t nvme, uint64_t save);
+			  uint64_t workers, uint64_t zero, uint64_t table);
+
+/*
+ * The host-RAM terms as one table: a term is one row, that drives its
+ * figure, its place in the sum (resident: beside the workers and ZeRO, a
+ * peak of training; every row is), its key in memcore check --json, its
+ * name in the explanation's sum and its line saying how it was counted.
+ * Adding a term is adding a row (and its MC_TERM_ id). The DataLoader
+ * workers, the tasks, the load peak and DeepSpeed's ZeRO estimate are
+ * outside it: they are the verdict's own (mc_rules.h).
+ */
+enum mc_term_id {
+	MC_TERM_ACT = 0,	/* activation offload */
+	MC_TERM_NVME,		/* ZeRO-Infinity's pinned buffers */
+	MC_TERM_FSDP_OFFLOAD,	/* FSDP CPU offload */
+	MC_TERM_SAVE,		/* the consolidated checkpoint */
+	MC_TERM_DATASET,	/* the dataset in RAM */
+	MC_TERM_COUNT
+};
+
+/* What a row's figure is computed from, beside the job's usage. */
+struct mc_term_ctx {
+	uint32_t gpus;		/* g, on this node */
+	uint32_t nodes;		/* N (0 = 1) */
+	uint32_t workers;	/* w per rank */
+	uint64_t params;	/* P (0: unknown) */
+};
+
+struct mc_term {
+	const char *name;	/* in the explanation's sum ("8 GiB NAME") */
+	const char *json_key;	/* memcore check --json, when not 0 */
+	const char *inputs;	/* what it reads, for the docs */
+	const char *formula;
+	const char *source;
+	/* Part of the explanation's long form (one term a line, "the largest
+	 * of"): a peak beside the load. */
+	bool long_form;
+	uint64_t (*bytes)(const struct mc_usage *u,
+			  const struct mc_term_ctx *c);
+	/* How it was counted, "(activations: ...)", into line (NULL: no
+	 * such line; the dataset says its own). */
+	void (*how)(const struct mc_usage *u, const struct mc_term_ctx *c,
+		    char *line, size_t len);
+};
+
+extern const struct mc_term mc_term_table[MC_TERM_COUNT];
+
+/* Every row's figure for ctx (bytes[MC_TERM_COUNT]); returns their sum,
+ * saturating. */
+uint64_t mc_terms_table_bytes(const struct mc_usage *u,
+			      const struct mc_term_ctx *c, uint64_t *bytes);
+
+/*
+ * FSDP CPU offload (bytes, all ranks of the node): PyTorch FSDP with
+ * CPUOffload(offload_params=True) keeps each rank's shard of the
+ * parameters on the host and moves the gradients there for the optimizer
+ * step, which then runs on the CPU and keeps its state there
+ * (torch/distributed/fsdp/api.py CPUOffload: "parameters and gradients
+ * are offloaded to CPU"; _runtime_utils.py _post_backward_hook offloads
+ * the sharded gradient; torch.optim.AdamW creates exp_avg and exp_avg_sq
+ * as zeros_like(param), on the param's device, in its dtype). Sharded
+ * over every rank of the job, the node holds 1/N of it: (d x P + d x T +
+ * 2d x T) / N, d the dtype bytes (--model-dtype, fp32 default), T the
+ * trainable parameters (all of P without LoRA: 4dP/N). 0 without
+ * fsdp_offload, P or GPUs.
+ */
+uint64_t mc_terms_fsdp_offload_bytes(const struct mc_usage *u,
+				     const struct mc_term_ctx *c);
+
+/* The trainable parameters: the usage's (LoRA) when set and at most P,
+ * else P. */
+uint64_t mc_terms_trainable(const struct mc_usage *u, uint64_t params);
 
 /*
  * Check the usage against the policy: --ram-per-worker within

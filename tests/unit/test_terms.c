@@ -405,7 +405,7 @@ static void test_fix_checkpoint_save(void **state)
 	r.use.load = MC_LOAD_META;
 	r.use.save = MC_SAVE_RANK0;
 	judge_on(&p, &r, 1024 * GiB, 1024 * GiB);
-	assert_int_equal(J.v.ram_save_bytes, 405000000000ULL * 2);
+	assert_int_equal(J.v.ram_term_bytes[MC_TERM_SAVE], 405000000000ULL * 2);
 	assert_int_equal(J.v.ram_needed_bytes, resident + 810000000000ULL);
 	assert_true(said("(checkpoint: full state dict on rank 0, 16-bit "
 			 "weights, 2 bytes a parameter, as saved)"));
@@ -515,7 +515,7 @@ static void test_dataset_in_memory(void **state)
 
 		r.use.dataset_bytes = 20 * GiB;
 		judge(&p, &r, 400 * GiB, 15);
-		assert_int_equal(J.v.ram_dataset_bytes, 300 * GiB);
+		assert_int_equal(J.v.ram_term_bytes[MC_TERM_DATASET], 300 * GiB);
 		/* 240 floor + 3 x 4 workers x 4 GiB + 3 tasks + 300 */
 		assert_int_equal(J.v.ram_needed_bytes, 240 * GiB + 48 * GiB +
 				 3 * GiB + 300 * GiB);
