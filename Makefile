@@ -39,7 +39,7 @@ SLURM_PLUGIN_DIR ?= $(shell d=$$(pkg-config --variable=libdir slurm 2>/dev/null)
 	  [ -d "$$c" ] && { echo $$c; exit; }; done; echo /usr/lib/$$(gcc -print-multiarch)/slurm-wlm)
 
 CC       ?= gcc
-PKGS     := hwloc libcgroup jansson
+PKGS     := hwloc libcgroup jansson yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

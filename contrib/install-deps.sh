@@ -21,7 +21,7 @@
 set -euo pipefail
 target=${1:-all}
 build=(build-essential pkg-config binutils
-	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev)
+	libslurm-dev libhwloc-dev hwloc libcgroup-dev libjansson-dev libyaml-dev)
 cluster=(slurmctld slurmd slurm-client munge procps coreutils iproute2
 	util-linux)
 # slurmdbd, mariadb-server: test_38 starts Slurm accounting of its own

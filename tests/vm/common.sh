@@ -27,7 +27,7 @@ vm_mirror() {
 VM_PKGS="mount,netbase,procps,iproute2,kmod,util-linux,coreutils,less,file,
 munge,slurmd,slurmctld,slurm-client,slurm-wlm-basic-plugins,
 build-essential,pkg-config,libslurm-dev,libhwloc-dev,hwloc,libcgroup-dev,
-libjansson-dev,libcmocka-dev,jq,lua5.1,liblua5.1-0,man-db,groff-base,
+libjansson-dev,libyaml-dev,libcmocka-dev,jq,lua5.1,liblua5.1-0,man-db,groff-base,
 debhelper,dpkg-dev,fakeroot,nfs-kernel-server,nfs-common"
 VM_PKGS=${VM_PKGS//$'\n'/}
 
