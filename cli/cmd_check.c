@@ -68,7 +68,8 @@ static void check_usage(FILE *out)
 "  --model-params SIZE       model parameters (7B, 70B, 6.7e9), for DeepSpeed\n"
 "                            ZeRO's host RAM\n"
 "  --zero-stage S            DeepSpeed ZeRO stage 0..3\n"
-"  --offload none|optimizer|all  DeepSpeed ZeRO offload\n"
+"  --offload none|optimizer|all|params  DeepSpeed ZeRO offload (params:\n"
+"                            offload_param alone, the optimizer on the GPUs)\n"
 "  --largest-layer-params SIZE  parameters of the largest layer (ZeRO-3\n"
 "                            without offload, with zero.Init; default: the\n"
 "                            whole model)\n"
@@ -81,6 +82,14 @@ static void check_usage(FILE *out)
 "                            largest layer, layers, hidden size (llama,\n"
 "                            mistral, qwen2, gpt2, gptj, mixtral,\n"
 "                            qwen2_moe); options override\n"
+"  --accelerate-config FILE  the job's Accelerate config YAML: DeepSpeed's\n"
+"                            plugin keys or deepspeed_config_file, FSDP's\n"
+"                            fsdp_config (offload, state dict, loading)\n"
+"  --torchtune-config FILE   the job's torchtune recipe: fsdp_cpu_offload,\n"
+"                            dtype, the LoRA builder's rank and modules\n"
+"  --lora-config FILE        PEFT's adapter_config.json (r, target_modules),\n"
+"                            counted on --model-config\n"
+"  --trainable-params SIZE   LoRA: parameters that train (default: all)\n"
 "  --model-dtype fp32|bf16|fp16  dtype each rank builds the model in without\n"
 "                            ZeRO (default fp32)\n"
 "  --model-load per-rank|rank0|meta  who builds the model on the host without\n"
@@ -217,6 +226,14 @@ static const struct option check_options[] = {
 	{ "dataset", required_argument, NULL, OPT_USER + MC_OPT_DATASET },
 	{ "dataset-in-memory", optional_argument, NULL,
 	  OPT_USER + MC_OPT_DATASET_IN_MEMORY },
+	{ "accelerate-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_ACCEL_CONFIG },
+	{ "torchtune-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_TUNE_CONFIG },
+	{ "lora-config", required_argument, NULL,
+	  OPT_USER + MC_OPT_LORA_CONFIG },
+	{ "trainable-params", required_argument, NULL,
+	  OPT_USER + MC_OPT_TRAINABLE },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "shards-per-gpu", required_argument, NULL, OPT_SHARDS_PER_GPU },
 	{ "mps", required_argument, NULL, OPT_MPS },

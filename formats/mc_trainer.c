@@ -15,7 +15,7 @@
 #include "mc_yamlfile.h"
 
 /* The load and save words of policy/mc_terms.h, by value. */
-enum { LOAD_PER_RANK = 0, LOAD_RANK0 = 1 };
+enum { LOAD_PER_RANK = 0, LOAD_RANK0 = 1, LOAD_META = 2 };
 enum { SAVE_NONE = 0, SAVE_RANK0 = 1 };
 
 /* A job file's text, YAML or JSON (JSON is YAML too, but jansson's
@@ -249,6 +249,10 @@ int mc_accelerate_parse(const char *text, size_t len, const char *name,
 	}
 	if (type == 3 && accel_fsdp(sub, name, t, err, errlen))
 		goto out;
+	/* mixed_precision is the compute dtype (DeepSpeed's bf16/fp16
+	 * block, FSDP's MixedPrecision): the model itself is built as
+	 * from_pretrained builds it, so it says no model dtype. */
+	t->dtype_bytes = 0;
 	rc = 0;
 out:
 	json_decref(o);
@@ -336,6 +340,11 @@ int mc_torchtune_parse(const char *text, size_t len, const char *name,
 	t->dtype_bytes = dt == 0 ? 4 : dt == 3 ? 8 : 2;
 	t->fsdp = true;
 	t->shard = MC_SHARD_JOB;
+	/* The model is built on the meta device and the checkpoint read
+	 * through mmap (full_finetune_distributed.py _setup_model: "we
+	 * initialize the model on meta device"; _utils.py safe_torch_load
+	 * mmap=True, safe_open): page cache, no copy of each rank's own. */
+	t->load = LOAD_META;
 	/* A lora_ builder: torchtune.models.llama3_1.lora_llama3_1_70b. */
 	if (strstr(json_string_value(c), ".lora_") ||
 	    strstr(json_string_value(c), ".qlora_")) {

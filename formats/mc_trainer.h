@@ -40,6 +40,8 @@
  *   save_adapter_weights_only       LoRA: only the adapters are gathered
  *   the checkpointer's full save    gathered on rank 0 in host RAM
  *     (training.gather_cpu_state_dict)
+ *   the model's load                built on the meta device, the
+ *     checkpoint mmap'd (safe_torch_load mmap=True): --model-load=meta
  *
  * PEFT's adapter_config.json (LoraConfig.save_pretrained): r,
  * target_modules (names, or "all-linear"), peft_type LORA.

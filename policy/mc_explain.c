@@ -533,6 +533,16 @@ static void ram_term_notes(const struct mc_policy *p,
 						     "zero.Init"
 			 : "; largest layer unknown, counted as the whole "
 			   "model: give --largest-layer-params");
+	if (v->ram_zero_bytes && r->offload == MC_OFFLOAD_PARAMS)
+		add_line(out, INDENT "(DeepSpeed offload_param alone: each "
+			 "rank's 16-bit partition on the host, 2 bytes a "
+			 "parameter; the optimizer steps on the GPUs)");
+	if (v->ram_zero_bytes && mc_zero_is_offload(r) &&
+	    r->use.trainable_params &&
+	    r->use.trainable_params < r->model_params)
+		add_line(out, INDENT "(LoRA: optimizer state and gradients "
+			 "for %.2fM trainable parameters only, 16 bytes each)",
+			 (double)r->use.trainable_params / 1e6);
 	for (uint32_t i = 0; i < r->use.n_notes; i++)
 		add_line(out, INDENT "note: %s", r->use.notes[i]);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mc_filekind.h"
 #include "mc_jsonfile.h"
 #include "mc_parse.h"
 #include "mc_util.h"
@@ -52,32 +53,142 @@ static void file_name(const char *opt, const char *path, char *buf,
 	snprintf(buf, len, "%s=%s", opt, mc_escape(path, 0, q, sizeof(q)));
 }
 
+/*
+ * Read option id's file at path (the option's own, or a path a file named)
+ * as the user, and check it is of kind want: *text (malloc'd) and the
+ * name for messages. Returns 0 or -1 with err.
+ */
+static int read_job_file(const struct mc_opts *o, enum mc_opt_id id,
+			 const char *path, enum mc_file_kind want,
+			 char **text, size_t *len, char *name, size_t namelen,
+			 char *err, size_t errlen)
+{
+	char opt[64];
+
+	file_option(o, id, opt, sizeof(opt));
+	file_name(opt, path, name, namelen);
+	if (mc_jsonfile_read(path, opt, text, len, err, errlen) < 0)
+		return -1;
+	if (mc_file_kind_check(*text, *len, want, name, err, errlen) < 0) {
+		free(*text);
+		return -1;
+	}
+	return 0;
+}
+
+/* A ds_config.json at path, for option id (--deepspeed-config, or the
+ * Accelerate config whose deepspeed_config_file it is). */
+static int load_ds(const struct mc_opts *o, enum mc_opt_id id,
+		   const char *path, struct mc_jobfiles *f, char *err,
+		   size_t errlen)
+{
+	char *text, name[MC_QUOTE_MAX + 64];
+	size_t len;
+	int rc;
+
+	if (read_job_file(o, id, path, MC_FILE_DEEPSPEED, &text, &len, name,
+			  sizeof(name), err, errlen) < 0)
+		return -1;
+	rc = mc_dsconfig_parse(text, len, name, &f->ds, err, errlen);
+	free(text);
+	if (rc < 0)
+		return -1;
+	f->has_ds = true;
+	base_name(path, f->ds_name, sizeof(f->ds_name));
+	return 0;
+}
+
+/* The trainer files: an Accelerate config, a torchtune recipe, a PEFT
+ * adapter config; each into f->tr. */
+static int load_trainer(const struct mc_opts *o, struct mc_jobfiles *f,
+			char *err, size_t errlen)
+{
+	static const struct {
+		enum mc_opt_id id;
+		enum mc_file_kind kind;
+		int (*parse)(const char *, size_t, const char *,
+			     struct mc_trainer_facts *, char *, size_t);
+	} files[] = {
+		{ MC_OPT_ACCEL_CONFIG, MC_FILE_ACCELERATE, mc_accelerate_parse },
+		{ MC_OPT_TUNE_CONFIG, MC_FILE_TORCHTUNE, mc_torchtune_parse },
+		{ MC_OPT_LORA_CONFIG, MC_FILE_PEFT, mc_peft_parse },
+	};
+	const char *paths[] = { o->accel_config, o->tune_config,
+				o->lora_config };
+	struct mc_trainer_facts t;
+	char *text, name[MC_QUOTE_MAX + 64];
+	size_t len;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!o->set[files[i].id] || !paths[i][0])
+			continue;
+		if (read_job_file(o, files[i].id, paths[i], files[i].kind,
+				  &text, &len, name, sizeof(name), err,
+				  errlen) < 0)
+			return -1;
+		rc = files[i].parse(text, len, name, &t, err, errlen);
+		free(text);
+		if (rc < 0)
+			return -1;
+		if (files[i].id == MC_OPT_LORA_CONFIG) {
+			/* The adapter only: LoRA beside the trainer's own. */
+			if (f->tr.lora_rank)
+				return mc_err(err, errlen, "%s: LoRA given twice "
+					      "(the recipe's model builder and "
+					      "this adapter): keep one", name);
+			if (!f->has_trainer) {
+				f->tr = t;
+				base_name(paths[i], f->trainer_name,
+					  sizeof(f->trainer_name));
+			}
+			f->tr.lora_rank = t.lora_rank;
+			f->tr.lora_targets = t.lora_targets;
+		} else if (f->has_trainer) {
+			return mc_err(err, errlen, "%s: one trainer's file at a "
+				      "time (--accelerate-config or "
+				      "--torchtune-config)", name);
+		} else {
+			f->tr = t;
+			base_name(paths[i], f->trainer_name,
+				  sizeof(f->trainer_name));
+		}
+		f->has_trainer = true;
+		if (t.has_ds || t.ds_file[0]) {
+			if (f->has_ds)
+				return mc_err(err, errlen, "%s: DeepSpeed's "
+					      "settings beside --deepspeed-"
+					      "config: keep one", name);
+			if (t.ds_file[0]) {
+				if (load_ds(o, files[i].id, t.ds_file, f, err,
+					    errlen) < 0)
+					return -1;
+			} else {
+				f->ds = t.ds;
+				f->has_ds = true;
+				snprintf(f->ds_name, sizeof(f->ds_name), "%s",
+					 f->trainer_name);
+			}
+		}
+	}
+	return 0;
+}
+
 int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		     char *err, size_t errlen)
 {
-	char *text, opt[64], name[MC_QUOTE_MAX + 64];
+	char *text, name[MC_QUOTE_MAX + 64];
 	size_t len;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	if (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0]) {
-		file_option(o, MC_OPT_DS_CONFIG, opt, sizeof(opt));
-		file_name(opt, o->ds_config, name, sizeof(name));
-		if (mc_jsonfile_read(o->ds_config, opt, &text, &len, err,
-				     errlen) < 0)
-			return -1;
-		rc = mc_dsconfig_parse(text, len, name, &f->ds, err, errlen);
-		free(text);
-		if (rc < 0)
-			return -1;
-		f->has_ds = true;
-		base_name(o->ds_config, f->ds_name, sizeof(f->ds_name));
-	}
+	if (o->set[MC_OPT_DS_CONFIG] && o->ds_config[0] &&
+	    load_ds(o, MC_OPT_DS_CONFIG, o->ds_config, f, err, errlen) < 0)
+		return -1;
 	if (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]) {
-		file_option(o, MC_OPT_MODEL_CONFIG, opt, sizeof(opt));
-		file_name(opt, o->model_config, name, sizeof(name));
-		if (mc_jsonfile_read(o->model_config, opt, &text, &len, err,
-				     errlen) < 0)
+		if (read_job_file(o, MC_OPT_MODEL_CONFIG, o->model_config,
+				  MC_FILE_MODEL, &text, &len, name,
+				  sizeof(name), err, errlen) < 0)
 			return -1;
 		rc = mc_hfconfig_parse(text, len, name, &f->model, err,
 				       errlen);
@@ -88,6 +199,11 @@ int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		base_name(o->model_config, f->model_name,
 			  sizeof(f->model_name));
 	}
+	if (load_trainer(o, f, err, errlen) < 0)
+		return -1;
+	if (f->tr.lora_rank && f->has_model)
+		f->lora_trainable = mc_lora_params(&f->model, f->tr.lora_rank,
+						   f->tr.lora_targets);
 	return 0;
 }
 
@@ -126,6 +242,18 @@ const char *mc_jobfiles_format(const struct mc_jobfiles *f, char *buf,
 			m->heads, m->kv_heads, m->max_positions, m->tied,
 			m->dtype_bytes, (unsigned long long)m->params,
 			(unsigned long long)m->largest_layer_params);
+	}
+	if (f->has_trainer && n < len) {
+		const struct mc_trainer_facts *t = &f->tr;
+
+		/* ld, sv and zi one above their value: 0 is "not said". */
+		n += (size_t)snprintf(buf + n, len - n, "%stf=%s,fs=%d,fo=%d,"
+			"sh=%d,ld=%d,sv=%d,zi=%d,tdt=%u,ao=%d,lr=%u,tp=%llu",
+			n ? "," : "", f->trainer_name, t->fsdp,
+			t->fsdp_offload, (int)t->shard, t->load + 1,
+			t->save + 1, t->zero_init + 1, t->dtype_bytes,
+			t->act_offload, t->lora_rank,
+			(unsigned long long)f->lora_trainable);
 	}
 	return buf;
 }
@@ -180,6 +308,10 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 		if (!strcmp(t, "ds")) {
 			f->has_ds = true;
 			snprintf(f->ds_name, sizeof(f->ds_name), "%s", v);
+		} else if (!strcmp(t, "tf")) {
+			f->has_trainer = true;
+			snprintf(f->trainer_name, sizeof(f->trainer_name), "%s",
+				 v);
 		} else if (!strcmp(t, "mf")) {
 			f->has_model = true;
 			snprintf(f->model_name, sizeof(f->model_name), "%s", v);
@@ -220,6 +352,16 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 		U("mdt", f->model.dtype_bytes, 4)
 		U("P", f->model.params, 1000000000000000ULL)
 		U("LL", f->model.largest_layer_params, 1000000000000000ULL)
+		U("fs", f->tr.fsdp, 1)
+		U("fo", f->tr.fsdp_offload, 1)
+		U("sh", f->tr.shard, MC_SHARD_NONE)
+		U("ld", f->tr.load, 3)
+		U("sv", f->tr.save, 3)
+		U("zi", f->tr.zero_init, 2)
+		U("tdt", f->tr.dtype_bytes, 8)
+		U("ao", f->tr.act_offload, 1)
+		U("lr", f->tr.lora_rank, 65536)
+		U("tp", f->lora_trainable, 1000000000000000ULL)
 		else
 			return mc_err(err, errlen, "%s: unknown key '%.16s'",
 				      MC_JOBFILES_ENV, t);
@@ -228,6 +370,10 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 			return mc_err(err, errlen, "%s: %s=%.32s: not a value "
 				      "memcore wrote", MC_JOBFILES_ENV, t, v);
 	}
+	/* Back to their values (-1: not said). */
+	f->tr.load -= 1;
+	f->tr.save -= 1;
+	f->tr.zero_init -= 1;
 	return 0;
 }
 
@@ -413,6 +559,76 @@ static void apply_ds(const struct mc_jobfiles *f, const struct mc_opts *o,
 	}
 }
 
+/* "q,v,o,mlp" for LoRA's targets. */
+static const char *lora_targets(uint32_t t, char *buf, size_t len)
+{
+	static const char *const w[] = { "q", "k", "v", "o", "gate", "up",
+					 "down", "lm_head" };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < 8; i++)
+		if (t & (1u << i))
+			mc_appendf(buf, len, &used, "%s%s", used ? "," : "",
+				   w[i]);
+	return buf;
+}
+
+/* The trainer file's settings (Accelerate, torchtune, PEFT), each unless
+ * its option says otherwise, and said in a note. */
+static void apply_trainer(const struct mc_jobfiles *f, const struct mc_opts *o,
+			  struct mc_request *r)
+{
+	const struct mc_trainer_facts *t = &f->tr;
+	struct mc_usage *u = &r->use;
+	char a[48], b[32];
+
+	if (t->fsdp_offload) {
+		u->fsdp_offload = true;
+		u->fsdp_shard = (uint32_t)t->shard;
+		mc_usage_note(u, "%s: FSDP CPU offload: parameters, gradients "
+			      "and optimizer state in host RAM",
+			      f->trainer_name);
+	}
+	if (t->load >= 0 && !o->set[MC_OPT_MODEL_LOAD] && r->zero_stage == 0)
+		u->load = (enum mc_load)t->load;
+	if (t->save >= 0 && !o->set[MC_OPT_SAVE])
+		u->save = (enum mc_save)t->save;
+	if (t->fsdp && (t->load >= 0 || t->save >= 0))
+		mc_usage_note(u, "%s: model load %s, consolidated save %s",
+			      f->trainer_name, mc_load_words[u->load],
+			      mc_save_words[u->save]);
+	if (t->zero_init >= 0 && !o->set[MC_OPT_ZERO_INIT])
+		r->zero_init = t->zero_init ? MC_ZERO_INIT_YES
+					    : MC_ZERO_INIT_NO;
+	if (t->dtype_bytes && !o->set[MC_OPT_MODEL_DTYPE])
+		u->dtype_bytes = t->dtype_bytes;
+	if (t->act_offload)
+		mc_usage_note(u, "%s: enable_activation_offloading: "
+			      "activations in pinned host RAM, not sized here",
+			      f->trainer_name);
+	if (!t->lora_rank)
+		return;
+	if (o->set[MC_OPT_TRAINABLE])
+		mc_usage_note(u, "--trainable-params overrides LoRA's count "
+			      "(rank %u on %s)", t->lora_rank,
+			      lora_targets(t->lora_targets, a, sizeof(a)));
+	else if (f->lora_trainable)
+		u->trainable_params = f->lora_trainable;
+	if (!o->set[MC_OPT_TRAINABLE] && f->lora_trainable)
+		mc_usage_note(u, "LoRA rank %u on %s: %s trainable parameters "
+			      "(the adapters, on %s's shape)", t->lora_rank,
+			      lora_targets(t->lora_targets, a, sizeof(a)),
+			      fmt_params(f->lora_trainable, b, sizeof(b)),
+			      f->model_name);
+	else if (!o->set[MC_OPT_TRAINABLE])
+		mc_usage_note(u, "LoRA rank %u on %s: adapters not counted "
+			      "(give --model-config of a dense model, or "
+			      "--trainable-params): all parameters train",
+			      t->lora_rank,
+			      lora_targets(t->lora_targets, a, sizeof(a)));
+}
+
 /* Values that another makes moot: said, never dropped silently. */
 static void moot_notes(const struct mc_opts *o, const struct mc_policy *p,
 		       struct mc_request *r)
@@ -466,6 +682,8 @@ void mc_jobfiles_apply(const struct mc_jobfiles *f, const struct mc_opts *o,
 		apply_ds(f, o, r);
 	if (f && f->has_model)
 		apply_model(f, o, r);
+	if (f && f->has_trainer)
+		apply_trainer(f, o, r);
 	/* The ds_config's nvme figure needs P: redo it once P is known. */
 	if (f && f->has_ds && f->has_model && r->use.nvme_pinned_bytes &&
 	    f->ds.offload_optimizer == MC_DS_NVME) {

@@ -31,6 +31,7 @@
 #include "mc_hfconfig.h"
 #include "mc_opts.h"
 #include "mc_rules.h"
+#include "mc_trainer.h"
 
 /* The job environment variable that carries the figures. */
 #define MC_JOBFILES_ENV "MEMCORE_JOB_FILES"
@@ -42,12 +43,25 @@ struct mc_jobfiles {
 	char model_name[MC_JOBFILES_NAME_MAX];
 	struct mc_ds_facts ds;
 	struct mc_model_shape model;
+	/* --accelerate-config / --torchtune-config / --lora-config: the
+	 * trainer's settings (its DeepSpeed part is in ds above), the file
+	 * that gave them, and LoRA's trainable parameters counted on the
+	 * model (0: not known). */
+	bool has_trainer;
+	char trainer_name[MC_JOBFILES_NAME_MAX];
+	struct mc_trainer_facts tr;
+	uint64_t lora_trainable;
 };
 
 /*
  * Read and parse the files the options name (as the calling user; see
- * above). Returns 0 (f->has_* say which were named), or -1 with err naming
- * the option, the file, the key and what was expected.
+ * above). A file of another kind than its option's is refused naming what
+ * it is and its option (mc_filekind.h); an Accelerate config's
+ * deepspeed_config_file is read as --deepspeed-config would be, and
+ * refused beside --deepspeed-config; a LoRA adapter's trainable
+ * parameters are counted on --model-config's shape (mc_lora_params).
+ * Returns 0 (f->has_* say which were named), or -1 with err naming the
+ * option, the file, the key and what was expected.
  */
 int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		     char *err, size_t errlen);

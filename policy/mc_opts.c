@@ -85,6 +85,23 @@ static const struct {
 		"Python lists): a copy in every task and DataLoader worker, "
 		"tasks x SIZE x (workers + 1); without =SIZE (or =yes) the "
 		"--dataset paths' measured size" },
+	[MC_OPT_ACCEL_CONFIG] = { "accelerate-config",
+		"MEMCORE_ACCELERATE_CONFIG", "FILE", "the job's Accelerate "
+		"config (accelerate launch --config_file): DeepSpeed's "
+		"plugin keys or deepspeed_config_file, FSDP's fsdp_config "
+		"(read as you, at submission)" },
+	[MC_OPT_TUNE_CONFIG] = { "torchtune-config",
+		"MEMCORE_TORCHTUNE_CONFIG", "FILE", "the job's torchtune "
+		"recipe (tune run --config): fsdp_cpu_offload, dtype, LoRA "
+		"(read as you, at submission)" },
+	[MC_OPT_LORA_CONFIG] = { "lora-config", "MEMCORE_LORA_CONFIG",
+		"FILE", "the PEFT adapter_config.json of a LoRA run: r and "
+		"target_modules, counted on --model-config (read as you, at "
+		"submission)" },
+	[MC_OPT_TRAINABLE] = { "trainable-params",
+		"MEMCORE_TRAINABLE_PARAMS", "SIZE", "parameters that train "
+		"(LoRA's adapters, e.g. 40M): gradients and optimizer state "
+		"for these only (default: all)" },
 };
 
 const char *mc_opt_name(enum mc_opt_id id)
@@ -315,6 +332,14 @@ static int parse_option(enum mc_opt_id id, const char *value,
 		return parse_path(value, n->ds_config, why, wl);
 	case MC_OPT_MODEL_CONFIG:
 		return parse_path(value, n->model_config, why, wl);
+	case MC_OPT_ACCEL_CONFIG:
+		return parse_path(value, n->accel_config, why, wl);
+	case MC_OPT_TUNE_CONFIG:
+		return parse_path(value, n->tune_config, why, wl);
+	case MC_OPT_LORA_CONFIG:
+		return parse_path(value, n->lora_config, why, wl);
+	case MC_OPT_TRAINABLE:
+		return mc_parse_params(value, &n->trainable_params, why, wl);
 	case MC_OPT_DATASET:
 		return parse_dataset(value, n, why, wl);
 	case MC_OPT_DATASET_IN_MEMORY:
@@ -436,6 +461,7 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->use.ram_per_worker_bytes = o->ram_per_worker_bytes;
 	r->use.dataset_bytes = o->set[MC_OPT_DATASET_IN_MEMORY]
 			       ? o->dataset_in_memory_bytes : 0;
+	r->use.trainable_params = o->trainable_params;
 }
 
 bool mc_opts_dataset_measured(const struct mc_opts *o)

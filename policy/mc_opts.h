@@ -45,6 +45,10 @@ enum mc_opt_id {
 	MC_OPT_RAM_PER_WORKER,		/* --ram-per-worker=SIZE */
 	MC_OPT_DATASET,			/* --dataset=PATH[,PATH...] */
 	MC_OPT_DATASET_IN_MEMORY,	/* --dataset-in-memory[=SIZE] */
+	MC_OPT_ACCEL_CONFIG,		/* --accelerate-config=FILE.yaml */
+	MC_OPT_TUNE_CONFIG,		/* --torchtune-config=recipe.yaml */
+	MC_OPT_LORA_CONFIG,		/* --lora-config=adapter_config.json */
+	MC_OPT_TRAINABLE,		/* --trainable-params=SIZE */
 	MC_OPT_COUNT
 };
 
@@ -75,6 +79,10 @@ struct mc_opts {
 	int zero_init;			/* 1 yes, 0 no (when set) */
 	char ds_config[MC_OPT_PATH_MAX];	/* paths as given ("" none) */
 	char model_config[MC_OPT_PATH_MAX];
+	char accel_config[MC_OPT_PATH_MAX];
+	char tune_config[MC_OPT_PATH_MAX];
+	char lora_config[MC_OPT_PATH_MAX];
+	uint64_t trainable_params;	/* LoRA's adapters; 0 all */
 	int model_dtype;		/* mc_dtype_words index */
 	int model_load;			/* enum mc_load */
 	int save;			/* enum mc_save */

@@ -219,6 +219,10 @@ uint64_t mc_terms_fsdp_offload_bytes(const struct mc_usage *u,
 		return 0;
 	/* Parameters, then the trainable ones' gradient and two moments. */
 	x = add(mul(c->params, d), mul(t, 3 * d));
+	if (u->fsdp_shard == 2)
+		return mul(x, mc_terms_ranks(u, c->gpus));
+	if (u->fsdp_shard == 1)
+		return x;
 	return x / n + (x % n != 0);
 }
 
@@ -282,8 +286,9 @@ static void fsdp_how(const struct mc_usage *u, const struct mc_term_ctx *c,
 	snprintf(line, len, "(FSDP CPU offload: (%.2fB parameters x %u + "
 		 "%.2fB trainable x %u for gradients and Adam's 2 moments) / "
 		 "%u %s, %s)", (double)c->params / 1e9, d, (double)t / 1e9,
-		 3 * d, c->nodes ? c->nodes : 1,
-		 c->nodes > 1 ? "nodes" : "node",
+		 3 * d, u->fsdp_shard ? 1 : c->nodes ? c->nodes : 1,
+		 u->fsdp_shard == 2 ? "x each rank, NO_SHARD"
+		 : u->fsdp_shard == 0 && c->nodes > 1 ? "nodes" : "node",
 		 d == 2 ? "16-bit" : "fp32");
 }
 

@@ -107,6 +107,9 @@ struct mc_usage {
 	/* PyTorch FSDP's CPUOffload(offload_params=True) (Accelerate's
 	 * fsdp_offload_params, torchtune's fsdp_cpu_offload). */
 	bool fsdp_offload;
+	/* FSDP's sharding (mc_trainer.h enum mc_fsdp_shard): 0 over every
+	 * rank of the job, 1 within a node (HYBRID_SHARD), 2 none. */
+	uint32_t fsdp_shard;
 	/* LoRA/PEFT: the parameters that train (the adapters); 0: all of
 	 * them (full fine-tuning). The rest are frozen: no gradient, no
 	 * optimizer state. */
@@ -295,7 +298,8 @@ uint64_t mc_terms_table_bytes(const struct mc_usage *u,
  * the sharded gradient; torch.optim.AdamW creates exp_avg and exp_avg_sq
  * as zeros_like(param), on the param's device, in its dtype). Sharded
  * over every rank of the job, the node holds 1/N of it: (d x P + d x T +
- * 2d x T) / N, d the dtype bytes (--model-dtype, fp32 default), T the
+ * 2d x T) / N (HYBRID_SHARD shards within a node: N = 1; NO_SHARD keeps
+ * a whole copy in each rank: x ranks instead), d the dtype bytes (--model-dtype, fp32 default), T the
  * trainable parameters (all of P without LoRA: 4dP/N). 0 without
  * fsdp_offload, P or GPUs.
  */

@@ -176,10 +176,21 @@ static int job_files(struct mc_plugin *p, spank_t sp, struct mc_case *c,
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		const char *named = p->opts.set[MC_OPT_DS_CONFIG]
-			? "--deepspeed-config"
-			: p->opts.set[MC_OPT_MODEL_CONFIG] ? "--model-config"
-			: NULL;
+		static const enum mc_opt_id files[] = {
+			MC_OPT_DS_CONFIG, MC_OPT_MODEL_CONFIG,
+			MC_OPT_ACCEL_CONFIG, MC_OPT_TUNE_CONFIG,
+			MC_OPT_LORA_CONFIG,
+		};
+		const char *named = NULL;
+		char opt[40];
+
+		for (size_t i = 0; !named && i < sizeof(files) /
+		     sizeof(files[0]); i++)
+			if (p->opts.set[files[i]]) {
+				snprintf(opt, sizeof(opt), "--%s",
+					 mc_opt_name(files[i]));
+				named = opt;
+			}
 
 		if (named) {
 			snprintf(err, errlen, "%s: its figures did not reach "
