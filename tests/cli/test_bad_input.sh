@@ -65,7 +65,7 @@ chk 2 "--model-params=0: must be at least 1" --gpus 1 --model-params 0
 chk 2 "--model-params=-7B:" --gpus 1 --model-params -7B
 chk 2 "--zero-stage=4: expected a ZeRO stage 0, 1, 2 or 3" --gpus 1 --zero-stage 4
 chk 2 "--zero-stage=-1:" --gpus 1 --zero-stage -1
-chk 2 "--offload=everything: expected none, optimizer or all" --gpus 1 --offload everything
+chk 2 "--offload=everything: expected none, optimizer, all or params" --gpus 1 --offload everything
 chk 2 "--offload=: empty value" --gpus 1 --offload ''
 chk 2 "--zero-stage=3" --gpus 2 --model-params 7B --zero-stage 2 --offload all
 # Options that no policy accepts together: refused as srun/sbatch/salloc

@@ -137,12 +137,11 @@ static void test_combine(void **state)
 {
 	/* The load peak comes before the workers and the offload; the save
 	 * peak during training, on top of them. */
-	assert_int_equal(mc_terms_combine(640, 8, 200, 64, 0, 0, 0, 0),
-			 640 + 8 + 200);
-	assert_int_equal(mc_terms_combine(640, 8, 50, 64, 0, 0, 0, 25),
-			 640 + 8 + 89);
-	assert_int_equal(mc_terms_combine(1, 1, 0, 1, 1, 1, 1, 1), 7);
-	assert_int_equal(mc_terms_combine(UINT64_MAX, 1, 0, 1, 0, 0, 0, 0),
+	assert_int_equal(mc_terms_combine(640, 8, 200, 64, 0, 0), 640 + 8 + 200);
+	assert_int_equal(mc_terms_combine(640, 8, 50, 64, 0, 25), 640 + 8 + 89);
+	/* the table's rows (act, nvme, save) summed: 3 */
+	assert_int_equal(mc_terms_combine(1, 1, 0, 1, 1, 3), 7);
+	assert_int_equal(mc_terms_combine(UINT64_MAX, 1, 0, 1, 0, 0),
 			 UINT64_MAX);
 }
 
