@@ -1,13 +1,16 @@
 /*
  * fuzz_jobfiles.c - the job's files as a user writes them: the first byte
  * picks the reader (a Hugging Face config.json, a DeepSpeed ds_config.json,
- * the MEMCORE_JOB_FILES figures slurmstepd parses); the rest is the text.
+ * the MEMCORE_JOB_FILES figures slurmstepd parses, an Accelerate config,
+ * a torchtune recipe, a PEFT adapter_config.json: YAML through libyaml);
+ * the rest is the text.
  * A parsed file's figures must survive the trip to slurmstepd unchanged.
  */
 #include "fuzz.h"
 #include "mc_dsconfig.h"
 #include "mc_hfconfig.h"
 #include "mc_jobfiles.h"
+#include "mc_trainer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&f, 0, sizeof(f));
 	s = mc_fuzz_str(data + 1, size - 1);
-	switch (data[0] % 3) {
+	switch (data[0] % 6) {
 	case 0:
 		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c",
 				      &f.model, err, sizeof(err)) == 0) {
@@ -39,15 +42,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
+	case 3:
+	case 4:
+	case 5:
+		if ((data[0] % 6 == 3 ? mc_accelerate_parse
+		     : data[0] % 6 == 4 ? mc_torchtune_parse : mc_peft_parse)(
+			    (const char *)data + 1, size - 1, "t", &f.tr, err,
+			    sizeof(err)) == 0) {
+			f.has_trainer = true;
+			strcpy(f.trainer_name, "t.yaml");
+			if (f.tr.ds.stage > 3 || f.tr.shard > MC_SHARD_NONE)
+				abort();
+		}
+		break;
 	default:
 		(void)mc_jobfiles_parse(s, &g, err, sizeof(err));
 		break;
 	}
-	if (f.has_model || f.has_ds) {
+	if (f.has_model || f.has_ds || f.has_trainer) {
 		mc_jobfiles_format(&f, buf, sizeof(buf));
 		if (mc_jobfiles_parse(buf, &g, err, sizeof(err)) < 0 ||
 		    g.model.params != f.model.params ||
-		    g.ds.stage != f.ds.stage)
+		    g.ds.stage != f.ds.stage ||
+		    (f.has_trainer &&
+		     (g.tr.fsdp_offload != f.tr.fsdp_offload ||
+		      g.tr.save != f.tr.save || g.tr.load != f.tr.load ||
+		      g.tr.lora_rank != f.tr.lora_rank)))
 			abort();
 	}
 	free(s);
