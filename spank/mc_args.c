@@ -168,7 +168,7 @@ int mc_plugin_job_files(struct mc_plugin *p, spank_t sp, char *err,
 		return -1;
 	if (mc_plugin_dataset(p, sp, err, errlen) < 0)
 		return -1;
-	if (!f.has_ds && !f.has_model)
+	if (!f.has_ds && !f.has_model && !f.has_trainer)
 		return 0;
 	mc_jobfiles_format(&f, val, sizeof(val));
 	/* The job's environment carries the figures to slurmstepd, which
