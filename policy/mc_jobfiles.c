@@ -717,6 +717,10 @@ int mc_jobfiles_check(const struct mc_jobfiles *f, const struct mc_opts *o,
 	mc_jobfiles_apply(f, o, &none, &r);
 	if (mc_request_check(NULL, &r, why, sizeof(why)) == 0)
 		return 0;
+	if (f && f->has_trainer)
+		return mc_err(err, errlen, "%s (with %s%s%s)", why,
+			      f->trainer_name, f->has_model ? " and " : "",
+			      f->has_model ? f->model_name : "");
 	if (f && (f->has_ds || f->has_model))
 		return mc_err(err, errlen, "%s (with %s%s%s)", why,
 			      f->has_ds ? f->ds_name : "",

@@ -5,6 +5,8 @@
 #  - --deepspeed-config and --model-config (the real Llama-2-7B config.json):
 #    refused with the ZeRO-3 offload term computed here from DeepSpeed's
 #    estimator, then run with the --mem the refusal printed;
+#  - torchtune's published 70B_full.yaml (fsdp_cpu_offload, bf16) through
+#    srun: its figures reach slurmstepd, the FSDP CPU offload term there;
 #  - a config file the job's user cannot read is refused with the file and
 #    the reason, and a root-only file is never read by anyone (its atime,
 #    set three days back, stays put: relatime would move it on any read);
@@ -101,6 +103,23 @@ chmod 0644 "$D/bad.json"
 mc_run srun -n1 --gpus=1 --mem=40G --deepspeed-config=bad.json true
 assert_contains "$MC_ERR" "bad.json: zero_optimization.stage: expected 0, 1, 2, 3 or \"auto\"" "a bad ds_config value: file, key, expected"
 assert_eq "" "$(squeue -h -t PENDING,RUNNING 2>/dev/null)" "nothing was queued by the refused submissions"
+
+# --- torchtune's recipe: srun reads it, slurmstepd sizes from its figures --
+# fsdp_cpu_offload with dtype bf16: parameters, gradients and AdamW's two
+# moments on the host, 2 + 2 + 4 bytes a parameter (PyTorch FSDP
+# CPUOffload); the full save gathered on rank 0 in bf16, 2 bytes.
+cp "$MC_TOP/tests/data/trainers/torchtune-llama3_1-70B_full.yaml" "$D/70B_full.yaml"
+chmod 0644 "$D/70B_full.yaml"
+TT=$(awk 'BEGIN { printf "%.2f GiB", 7e9 * 8 / 2^30 }')
+mc_run srun -n1 --gpus=1 --cpus-per-gpu=10 --mem=40G --torchtune-config=70B_full.yaml --model-params=7B true
+assert_ne 0 "$MC_RC" "a torchtune FSDP CPU offload step short of RAM: refused"
+assert_contains "$MC_ERR" "$TT FSDP CPU offload" "the FSDP CPU offload term at launch: 8 bytes x 7B = $TT"
+assert_contains "$MC_ERR" "70B_full.yaml: FSDP CPU offload" "... saying the file it came from"
+TFIX=$(grep 'fix:' <<<"$MC_ERR" | grep -o -- '--mem=[0-9]*[MG]' | head -n1)
+mc_run srun -n1 --gpus=1 --cpus-per-gpu=10 "$TFIX" --torchtune-config=70B_full.yaml --model-params=7B echo tune-ran
+assert_contains "$MC_OUT" "tune-ran" "the same step with its printed $TFIX runs"
+mc_run srun -n1 --gpus=1 --mem=40G --deepspeed-config=70B_full.yaml true
+assert_contains "$MC_ERR" "70B_full.yaml: this is a torchtune recipe, not a DeepSpeed config: give it as --torchtune-config" "a recipe given as a ds_config is named as what it is"
 
 # --- files the job's user cannot read: refused, and never read -----------
 cp "$D/ds_config.json" "$D/root-only.json"
