@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = mc_fuzz_str(data + 1, size - 1);
 	switch (data[0] % 3) {
 	case 0:
-		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c",
+		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c", 0,
 				      &f.model, err, sizeof(err)) == 0) {
 			f.has_model = true;
 			strcpy(f.model_name, "config.json");
