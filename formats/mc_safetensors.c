@@ -164,26 +164,6 @@ int mc_safetensors_header(const char *json, size_t len, uint64_t data_len,
 	return rc;
 }
 
-/* Read exactly len bytes at off, or say how many there were. */
-static ssize_t read_full(int fd, void *buf, size_t len, off_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, (char *)buf + got, len - got,
-				  off + (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 /* Open file under dirfd as the caller: a regular file, its size in *size.
  * Links are followed (the Hub cache's snapshots are links to blobs). */
 static int open_under(int dirfd, const char *file, const char *name,
@@ -207,7 +187,7 @@ static int open_under(int dirfd, const char *file, const char *name,
 int mc_safetensors_file(int dirfd, const char *file, const char *name,
 			struct mc_st_figures *f, char *err, size_t errlen)
 {
-	unsigned char le[8];
+	unsigned char le[9];	/* mc_read_fd's NUL after the 8 */
 	uint64_t size, n = 0;
 	char *buf;
 	ssize_t got;
@@ -216,8 +196,9 @@ int mc_safetensors_file(int dirfd, const char *file, const char *name,
 	fd = open_under(dirfd, file, name, &size, err, errlen);
 	if (fd < 0)
 		return -1;
-	got = read_full(fd, le, sizeof(le), 0);
-	if (got != (ssize_t)sizeof(le)) {
+	/* mc_read_fd: up to len - 1 bytes from here, to the end */
+	got = mc_read_fd(fd, (char *)le, sizeof(le));
+	if (got != 8) {
 		close(fd);
 		return mc_err(err, errlen, "%s: truncated: %lld bytes, no "
 			      "safetensors header length", name,
@@ -238,12 +219,12 @@ int mc_safetensors_file(int dirfd, const char *file, const char *name,
 			      "the file's end (%llu bytes; truncated?)", name,
 			      (unsigned long long)n, (unsigned long long)size);
 	}
-	buf = malloc(n ? n : 1);
+	buf = malloc(n + 1);
 	if (!buf) {
 		close(fd);
 		return mc_err(err, errlen, "%s: out of memory", name);
 	}
-	got = read_full(fd, buf, n, 8);
+	got = mc_read_fd(fd, buf, n + 1);
 	close(fd);
 	if (got != (ssize_t)n) {
 		free(buf);
@@ -379,7 +360,7 @@ static int slurp(int dirfd, const char *file, const char *name, size_t max,
 		close(fd);
 		return mc_err(err, errlen, "%s: out of memory", name);
 	}
-	got = read_full(fd, *text, size, 0);
+	got = mc_read_fd(fd, *text, size + 1);
 	close(fd);
 	if (got < 0) {
 		free(*text);
@@ -387,7 +368,6 @@ static int slurp(int dirfd, const char *file, const char *name, size_t max,
 		return mc_err(err, errlen, "%s: cannot read: %s", name,
 			      strerror(errno));
 	}
-	(*text)[got] = '\0';
 	*len = (size_t)got;
 	return 0;
 }
