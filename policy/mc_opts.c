@@ -41,9 +41,10 @@ static const struct {
 		"offload devices, cpu_checkpointing, micro-batch, bf16/fp16, "
 		"16-bit gather on save (read as you, at submission)" },
 	[MC_OPT_MODEL_CONFIG] = { "model-config", "MEMCORE_MODEL_CONFIG",
-		"FILE", "the model's Hugging Face config.json: parameters, "
-		"largest layer, layers and hidden size (read as you, at "
-		"submission)" },
+		"FILE|DIR", "the model's Hugging Face config.json: "
+		"parameters, largest layer, layers and hidden size; or its "
+		"directory, counted from the safetensors headers (read as "
+		"you, at submission)" },
 	[MC_OPT_MODEL_DTYPE] = { "model-dtype", "MEMCORE_MODEL_DTYPE",
 		"fp32|bf16|fp16", "the dtype each rank builds the model in "
 		"without ZeRO (default fp32, from_pretrained's)" },
