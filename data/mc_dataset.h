@@ -67,6 +67,13 @@ struct mc_dataset_path {
 	uint64_t bytes;			/* regular files' st_size, summed */
 	uint64_t files;			/* regular files counted */
 	bool partial;			/* walk stopped at a bound */
+	uint64_t fsid;			/* statfs f_fsid (not carried) */
+	/* A figure `memcore iobench` measured on this filesystem
+	 * (mc_iobench.h), io_when 0: none, the book's figure is quoted. */
+	int64_t io_when;		/* epoch seconds */
+	uint32_t io_ratio_x100;		/* shuffled / sequential x 100 */
+	uint32_t io_gain_x100;		/* over local scratch x 100, 0 none */
+	uint32_t io_verdict;		/* enum mc_iobench_verdict */
 };
 
 struct mc_dataset {
@@ -117,7 +124,8 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 
 /* The figures as MEMCORE_DATASET_FACTS' value: one entry per path,
  * "fs=6969,bytes=N,files=N,partial=0,err=0,from=0,path=%2Fnfs..." joined
- * by ';', the path percent-encoded. Returns buf; "" when d->n is 0 or it
+ * by ';', the path percent-encoded; a path with a measured figure has
+ * "io=WHEN:RATIO:GAIN:VERDICT," before its path. Returns buf; "" when d->n is 0 or it
  * does not fit. */
 const char *mc_dataset_format(const struct mc_dataset *d, char *buf,
 			      size_t len);
