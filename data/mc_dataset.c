@@ -705,10 +705,14 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		any |= !d->p[i].err && mc_fs_network_name(d->p[i].fs_magic);
 	if (!any)
 		return 0;
-	snprintf(dest, sizeof(dest), "%s/job_%u", scratch && *scratch ?
-		 scratch : "LOCAL_SCRATCH", job_id);
-	/* The command --dataset-in-memory's fix prints too. */
-	snprintf(job, sizeof(job), "%u", job_id);
+	/* The command --dataset-in-memory's fix prints too; job 0 (memcore
+	 * check, before any job): the shell's $SLURM_JOB_ID. */
+	if (job_id)
+		snprintf(job, sizeof(job), "%u", job_id);
+	else
+		snprintf(job, sizeof(job), "$SLURM_JOB_ID");
+	snprintf(dest, sizeof(dest), "%s/job_%s", scratch && *scratch ?
+		 scratch : "LOCAL_SCRATCH", job);
 	mc_dataset_stage_cmd(d, true, scratch, job, cmd, sizeof(cmd));
 	for (size_t i = 0; i < d->n && n < max; i++) {
 		const struct mc_dataset_path *p = &d->p[i];

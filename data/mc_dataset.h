@@ -149,7 +149,9 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d);
  * of d. scratch is the policy's LocalScratch ("" none), scratch_free its
  * free bytes (UINT64_MAX unknown), job_id names the staging directory
  * (scratch/job_J: "memcore stage PATH... scratch/job_J", which the job
- * epilog removes, mc_scratch.h). *refuse is set when NetworkDataset=refuse and the
+ * epilog removes, mc_scratch.h; 0: "$SLURM_JOB_ID", memcore check). A
+ * figure `memcore iobench` kept for the filesystem (io_when) is said as
+ * measured, with its date; else the book's, said as the book's. *refuse is set when NetworkDataset=refuse and the
  * scratch can hold the network part. Returns the lines written (0: no
  * dataset on a network filesystem, or NetworkDataset=ignore).
  */
