@@ -441,8 +441,7 @@ int mc_cmd_iobench(int argc, char **argv)
 		return MC_EXIT_USAGE;
 	}
 	k.fs_magic = (uint32_t)sf.f_type;
-	memcpy(&k.fsid, &sf.f_fsid, sizeof(k.fsid) < sizeof(sf.f_fsid) ?
-	       sizeof(k.fsid) : sizeof(sf.f_fsid));
+	k.fsid = mc_dataset_fsid(argv[optind], &sf);
 	if (mc_iobench_sample(argv + optind, (size_t)(argc - optind),
 			      o.sample, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "memcore: iobench: %s\n", err);
@@ -521,7 +520,7 @@ int mc_cmd_iobench(int argc, char **argv)
 		kept[0] = '\0';
 	else if (!o.no_keep && !k.fsid)
 		snprintf(keep_err, sizeof(keep_err), "the filesystem gives "
-			 "no id (statfs f_fsid 0)");
+			 "no id (statfs f_fsid 0, no mount found)");
 	if (o.json) {
 		json_t *j = json_object(), *pa = json_array();
 

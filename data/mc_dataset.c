@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 
@@ -140,6 +141,49 @@ static bool publish(struct probe_ctx *c, size_t i,
 	return abandoned;
 }
 
+/* FNV-1a, 64 bits: a key from a mount's source and type. */
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+uint64_t mc_dataset_fsid(const char *path, const struct statfs *sf)
+{
+	uint64_t id = 0;
+	char line[4096];
+	struct stat st;
+	FILE *f;
+
+	memcpy(&id, &sf->f_fsid, sizeof(id) < sizeof(sf->f_fsid) ?
+	       sizeof(id) : sizeof(sf->f_fsid));
+	if (id)
+		return id;
+	/* No f_fsid (NFS gives none): the mount's source and type, the
+	 * same on every node that mounts that export. */
+	if (stat(path, &st) < 0)
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		char *dash, type[64], src[1024];
+
+		if (sscanf(line, "%*s %*s %u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != st.st_dev ||
+		    !(dash = strstr(line, " - ")) ||
+		    sscanf(dash + 3, "%63s %1023s", type, src) != 2)
+			continue;
+		id = fnv1a(src, fnv1a(" ", fnv1a(type,
+						 0xcbf29ce484222325ULL))) | 1;
+		break;
+	}
+	fclose(f);
+	return id;
+}
+
 static void probe_run(struct probe_ctx *c)
 {
 	struct timespec t0;
@@ -166,13 +210,7 @@ static void probe_run(struct probe_ctx *c)
 			continue;
 		}
 		p.fs_magic = (uint32_t)sf.f_type;
-		{
-			uint64_t id = 0;
-
-			memcpy(&id, &sf.f_fsid, sizeof(id) < sizeof(sf.f_fsid)
-			       ? sizeof(id) : sizeof(sf.f_fsid));
-			p.fsid = id;
-		}
+		p.fsid = mc_dataset_fsid(p.path, &sf);
 		if (realpath(p.path, abs) && strlen(abs) < sizeof(p.path))
 			snprintf(p.path, sizeof(p.path), "%s", abs);
 		if (!c->local && !mc_fs_network_name(p.fs_magic)) {

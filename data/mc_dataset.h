@@ -122,6 +122,16 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 			  uint32_t max_ms, bool local,
 			  mc_dataset_statfs_fn fs);
 
+/*
+ * The id memcore keys a filesystem's measured figure by (mc_iobench.h):
+ * statfs f_fsid, else (NFS gives none) a hash of the mount's type and
+ * source from /proc/self/mountinfo ("nfs4 server:/export": the same on
+ * every node that mounts it), found by path's st_dev. 0: unknown. May
+ * wait on a filesystem that does not answer (stat): call it where the
+ * probe's thread does.
+ */
+uint64_t mc_dataset_fsid(const char *path, const struct statfs *sf);
+
 /* The figures as MEMCORE_DATASET_FACTS' value: one entry per path,
  * "fs=6969,bytes=N,files=N,partial=0,err=0,from=0,path=%2Fnfs..." joined
  * by ';', the path percent-encoded; a path with a measured figure has
