@@ -9,6 +9,10 @@
 #    printed beside the tests' own measurement of the same patterns
 #    (progs/mc_readpattern.c, no memcore code), which must agree on the
 #    direction: NFS's ratio above local disk's, in both;
+#    Seen at 22:25 on 2026-12-07: NFS 1.97 (mc_readpattern 3.00), shuffled
+#    4.98x LocalScratch's: stage; local disk 1.49 (2.13), 0.58x: as is.
+#    Over loopback the NFS ratio itself is modest: the decision rests on
+#    the scratch column, which is what staging would give;
 #  - the page cache of the sample dropped before each pattern: 0 resident
 #    pages (mincore) in memcore's figures and in the program's, on NFS too
 #    (the client's cache; the server's own page cache still holds the
