@@ -1,8 +1,9 @@
 /*
  * fuzz_jobfiles.c - the job's files as a user writes them: the first byte
  * picks the reader (a Hugging Face config.json, a DeepSpeed ds_config.json,
- * the MEMCORE_JOB_FILES figures slurmstepd parses, an Accelerate config,
- * a torchtune recipe, a PEFT adapter_config.json: YAML through libyaml);
+ * the MEMCORE_JOB_FILES figures slurmstepd parses, a safetensors header,
+ * an Accelerate config, a torchtune recipe, a PEFT adapter_config.json:
+ * YAML through libyaml);
  * the rest is the text.
  * A parsed file's figures must survive the trip to slurmstepd unchanged.
  */
@@ -11,6 +12,7 @@
 #include "mc_hfconfig.h"
 #include "mc_jobfiles.h"
 #include "mc_trainer.h"
+#include "mc_safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -22,9 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&f, 0, sizeof(f));
 	s = mc_fuzz_str(data + 1, size - 1);
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
-		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c",
+		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c", 0,
 				      &f.model, err, sizeof(err)) == 0) {
 			f.has_model = true;
 			strcpy(f.model_name, "config.json");
@@ -42,11 +44,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
-	case 3:
+	case 3: {
+		/* the largest tensor is one of those summed */
+		struct mc_st_figures st;
+
+		memset(&st, 0, sizeof(st));
+		if (mc_safetensors_header((const char *)data + 1, size - 1,
+					  UINT64_MAX, "h", &st, err,
+					  sizeof(err)) == 0 &&
+		    st.largest_params > st.params)
+			abort();
+		break;
+	}
 	case 4:
 	case 5:
-		if ((data[0] % 6 == 3 ? mc_accelerate_parse
-		     : data[0] % 6 == 4 ? mc_torchtune_parse : mc_peft_parse)(
+	case 6:
+		if ((data[0] % 7 == 4 ? mc_accelerate_parse
+		     : data[0] % 7 == 5 ? mc_torchtune_parse : mc_peft_parse)(
 			    (const char *)data + 1, size - 1, "t", &f.tr, err,
 			    sizeof(err)) == 0) {
 			f.has_trainer = true;
