@@ -31,26 +31,22 @@ static char err[MC_ERR_MAX];
 
 #define GiB (1024.0 * 1024 * 1024)
 
-/* A fixture's path under tests/data/trainers. */
-static const char *fixture(const char *file)
+/* A fixture's path under tests/data/DIR (two at a time: the call's
+ * arguments). */
+static const char *data_path(const char *dir, const char *file)
 {
-	static char path[4096];
+	static char path[2][4096];
+	static int k;
 	const char *top = getenv("MC_TOP");
 
-	snprintf(path, sizeof(path), "%s/tests/data/trainers/%s",
-		 top ? top : ".", file);
-	return path;
+	k ^= 1;
+	snprintf(path[k], sizeof(path[k]), "%s/tests/data/%s/%s",
+		 top ? top : ".", dir, file);
+	return path[k];
 }
 
-static const char *model_fixture(const char *file)
-{
-	static char path[4096];
-	const char *top = getenv("MC_TOP");
-
-	snprintf(path, sizeof(path), "%s/tests/data/models/%s",
-		 top ? top : ".", file);
-	return path;
-}
+#define fixture(f) data_path("trainers", f)
+#define model_fixture(f) data_path("models", f)
 
 static void opt(struct mc_opts *o, enum mc_opt_id id, const char *v)
 {
