@@ -431,26 +431,26 @@ static void test_squeeze_parse(void **state)
 	assert_int_equal(mc_cgread_parse_refault(
 		"anon 1\nworkingset_refault_anon 11\n"
 		"workingset_refault_file 57344\nworkingset_activate_file 3\n",
-		2, &pages), 0);
+		&mc_cgroup_v2, &pages), 0);
 	assert_int_equal(pages, 57344);
 	/* v1: total_ (the step's children included), wherever it is. */
 	assert_int_equal(mc_cgread_parse_refault(
 		"workingset_refault_file 684\ncache 1\n"
-		"total_workingset_refault_file 101353\n", 1, &pages), 0);
+		"total_workingset_refault_file 101353\n", &mc_cgroup_v1, &pages), 0);
 	assert_int_equal(pages, 101353);
 	/* v1 without the total: the local line. */
 	assert_int_equal(mc_cgread_parse_refault(
-		"workingset_refault_file 684\n", 1, &pages), 0);
+		"workingset_refault_file 684\n", &mc_cgroup_v1, &pages), 0);
 	assert_int_equal(pages, 684);
 	/* Older kernels print none: said, not 0. */
 	pages = 7;
-	assert_int_equal(mc_cgread_parse_refault("cache 1\nrss 2\n", 1,
+	assert_int_equal(mc_cgread_parse_refault("cache 1\nrss 2\n", &mc_cgroup_v1,
 						 &pages), -1);
 	assert_int_equal(pages, 7);
-	assert_int_equal(mc_cgread_parse_refault("workingset_refault 9\n", 2,
+	assert_int_equal(mc_cgread_parse_refault("workingset_refault 9\n", &mc_cgroup_v2,
 						 &pages), -1);
 	assert_int_equal(mc_cgread_parse_refault(
-		"workingset_refault_file x\n", 2, &pages), -1);
+		"workingset_refault_file x\n", &mc_cgroup_v2, &pages), -1);
 
 	assert_int_equal(mc_cgread_parse_pressure(
 		"some avg10=12.50 avg60=3.10 avg300=0.70 total=4211337\n"
@@ -504,7 +504,7 @@ static void test_squeeze_read(void **state)
 	assert_int_equal(q.full_usec, 900000);
 	/* v1: no pressure per cgroup, whatever files are there. */
 	mc_cgread_squeeze_read(MC_TEST_CG(dir, 1, NULL), &q);
-	assert_int_equal(q.psi, MC_PSI_V1);
+	assert_int_equal(q.psi, MC_PSI_NONE);
 	assert_true(q.has_refault);
 	/* No memory.pressure: the kernel has PSI off when it has no
 	 * /proc/pressure either (read here, as the code does not). */
