@@ -154,8 +154,8 @@ int mc_cgroup_parse_mountinfo(const char *text,
 	return -1;
 }
 
-int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount, size_t len, char *err,
-		       size_t errlen)
+int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount,
+		       size_t len, char *err, size_t errlen)
 {
 	char root[PATH_MAX];
 	char *buf = malloc(MOUNTINFO_BUF);

@@ -84,8 +84,8 @@ int mc_cgroup_parse_mountinfo(const char *text,
  * The mount point of this host's hierarchy of ops (v1 memory, or cgroup2),
  * from /proc/self/mountinfo. Returns 0, or -1 with err set.
  */
-int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount, size_t len, char *err,
-		       size_t errlen);
+int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount,
+		       size_t len, char *err, size_t errlen);
 
 /*
  * Locate the memory cgroup of pid (0: this process) from
