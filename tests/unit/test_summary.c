@@ -388,6 +388,9 @@ static void test_sample(void **state)
 			 0);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
+	assert_int_equal(end.cgroup_version, 1);
+	assert_ptr_equal(mc_cgroup_ops_at(path, err, sizeof(err)),
+			 &mc_cgroup_v1);
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v2/job_7/step_0/"
 		 "user/task_0", top);
 	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG(path, 2, NULL), err, sizeof(err)), 0);
@@ -399,6 +402,15 @@ static void test_sample(void **state)
 	assert_int_equal(end.max_events, 31);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
+	assert_int_equal(end.cgroup_version, 2);
+	/* The table is chosen by the cgroup's own files. */
+	assert_ptr_equal(mc_cgroup_ops_at(path, err, sizeof(err)),
+			 &mc_cgroup_v2);
+	/* A step whose cgroup was never found has no table: nothing is
+	 * read and its record keeps no hierarchy ("cv" 0). */
+	assert_int_equal(mc_cgread_end_read(&(struct mc_cgroup){ .ops = NULL },
+					    &end, err, sizeof(err)), -1);
+	assert_int_equal(end.cgroup_version, 0);
 }
 
 static void test_parse(void **state)
