@@ -70,6 +70,13 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p,
 				    (json_int_t)v->req.use.dataset_bytes));
 		json_object_set_new(o, "ram_dataset_bytes", json_integer(
 				    (json_int_t)v->ram_dataset_bytes));
+		/* How it was counted: its kind and the copies per task. */
+		json_object_set_new(o, "dataset_in_memory_kind", json_string(
+				    mc_dataset_kind_words[
+				    v->req.use.dataset_kind]));
+		json_object_set_new(o, "dataset_copies_per_task", json_integer(
+				    mc_terms_dataset_copies(&v->req.use,
+				    v->req.dataloader_workers)));
 	}
 	json_object_set_new(o, "ram_allocated_bytes",
 			    json_integer((json_int_t)v->ram_allocated_bytes));

@@ -288,5 +288,6 @@ int mc_cmd_usage(int argc, char **argv);
 int mc_cmd_keys(int argc, char **argv);
 int mc_cmd_report(int argc, char **argv);
 int mc_cmd_stage(int argc, char **argv);
+int mc_cmd_iobench(int argc, char **argv);
 
 #endif

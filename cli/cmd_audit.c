@@ -307,6 +307,7 @@ static void print_rules(const struct mc_policy *p, const struct mc_node *node,
 			char *b3)
 {
 	const struct mc_audit *a = &nj->rule;
+	char rule[96];
 
 	if (a->unified_memory)
 		printf("RAM rule: %s - an APU node (%s): GPU memory is this "
@@ -327,9 +328,10 @@ static void print_rules(const struct mc_policy *p, const struct mc_node *node,
 		       mc_fmt_bytes(a->gpu_memory_total_bytes, b2, 32),
 		       p->host_ram_per_gpu_ram,
 		       mc_fmt_bytes(a->ram_needed_bytes, b3, 32));
-	printf("cores rule: %s - %u cores, %u needed = %u GPUs x (%u workers "
-	       "+ 1) + %u reserved\n", a->cores_rule_ok ? "ok" : "FAILS",
-	       node->cores, a->cores_needed, node->gpus, a->workers,
+	printf("cores rule: %s - %u cores, %u needed = %s + %u reserved\n",
+	       a->cores_rule_ok ? "ok" : "FAILS", node->cores,
+	       a->cores_needed, mc_cores_rule_text(p, node->gpus, a->workers,
+						   false, rule, sizeof(rule)),
 	       p->reserved_cores);
 	print_step(nj);
 }
@@ -397,7 +399,7 @@ static void shape_audit_text(const struct mc_policy *p,
 {
 	const struct mc_audit *a = &sa->nj.rule;
 	const struct mc_node_record *r = sa->r;
-	char d[160], b1[32], b2[32];
+	char d[160], b1[32], b2[32], rule[96];
 
 	printf("%s: %s: ", sa->hosts, mc_shape_describe(r, sa->m, d,
 							sizeof(d)));
@@ -412,10 +414,11 @@ static void shape_audit_text(const struct mc_policy *p,
 		       mc_fmt_bytes(a->ram_needed_bytes, b2, sizeof(b2)),
 		       r->gpus, mc_fmt_bytes(sa->m, d, sizeof(d)),
 		       p->host_ram_per_gpu_ram);
-	printf(", cores rule %s (%u %s %u = %u x (%u + 1) + %u)\n",
+	printf(", cores rule %s (%u %s %u = %s + %u)\n",
 	       a->cores_rule_ok ? "ok" : "FAILS", r->cores,
-	       a->cores_rule_ok ? ">=" : "<", a->cores_needed, r->gpus,
-	       a->workers, p->reserved_cores);
+	       a->cores_rule_ok ? ">=" : "<", a->cores_needed,
+	       mc_cores_rule_text(p, r->gpus, a->workers, true, rule,
+				  sizeof(rule)), p->reserved_cores);
 	if (sa->finding)
 		printf("  %s\n", sa->finding);
 	print_step(&sa->nj);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -14,6 +15,7 @@
 
 #include "cli.h"
 #include "mc_dataset.h"
+#include "mc_iobench.h"
 #include "mc_util.h"
 #include "mc_facts.h"
 #include "mc_jobenv.h"
@@ -77,10 +79,11 @@ static void check_usage(FILE *out)
 "  --deepspeed-config FILE   the job's ds_config.json: stage, offload devices\n"
 "                            (nvme: pinned buffers only), cpu_checkpointing,\n"
 "                            micro-batch, bf16/fp16, 16-bit gather on save\n"
-"  --model-config FILE       the model's Hugging Face config.json: parameters,\n"
+"  --model-config FILE|DIR   the model's Hugging Face config.json: parameters,\n"
 "                            largest layer, layers, hidden size (llama,\n"
-"                            mistral, qwen2, gpt2, gptj, mixtral,\n"
-"                            qwen2_moe); options override\n"
+"                            qwen2/3, gemma2/3, phi3, deepseek_v2/v3, ...;\n"
+"                            memcore(8)); a model directory: counted from\n"
+"                            its safetensors headers; options override\n"
 "  --model-dtype fp32|bf16|fp16  dtype each rank builds the model in without\n"
 "                            ZeRO (default fp32)\n"
 "  --model-load per-rank|rank0|meta  who builds the model on the host without\n"
@@ -97,10 +100,12 @@ static void check_usage(FILE *out)
 "                            the policy's MinRamPerWorker..MaxRamPerWorker\n"
 "  --dataset PATH[,PATH...]  the job's dataset: checked as a list here; its\n"
 "                            filesystem is judged at launch (memcore(8))\n"
-"  --dataset-in-memory[=SIZE]  the dataset held in RAM (datasets\n"
-"                            keep_in_memory=True, Python lists): tasks x\n"
-"                            SIZE x (workers + 1) more host RAM; without\n"
-"                            SIZE the --dataset paths' size, measured here\n"
+"  --dataset-in-memory[=SIZE][:KIND]  the dataset held in RAM: KIND\n"
+"                            objects (Python lists, the default): tasks x\n"
+"                            SIZE x (workers + 1) more host RAM; arrays\n"
+"                            (numpy/Arrow, keep_in_memory=True): tasks x\n"
+"                            SIZE, the workers share it; without SIZE the\n"
+"                            --dataset paths' size, measured here\n"
 "  --shards N                a --gres=shard:N step: sized by its share of\n"
 "                            the card (shards per GPU: --shards-per-gpu, the\n"
 "                            policy's ShardsPerGpu, else the node's Gres)\n"
@@ -705,6 +710,40 @@ static int check_dataset_in_memory(const struct mc_opts *o,
 	return 0;
 }
 
+/*
+ * --dataset on a network filesystem: the lines the launch note would
+ * give (mc_dataset_note), as notes of the explanation, with the figure
+ * `memcore iobench` kept in the caller's cache for that filesystem, or
+ * the book's, saying which. The paths are read as the caller.
+ */
+static void check_dataset_note(const struct mc_opts *o,
+			       const struct mc_policy *p,
+			       struct mc_cli_notes *notes)
+{
+	static struct mc_dataset d;
+	char lines[8][200], err[MC_ERR_MAX], dir[1024];
+	uint64_t free_bytes = UINT64_MAX;
+	struct statvfs sv;
+	bool refuse;
+	size_t n;
+
+	if (mc_dataset_paths(o->dataset, NULL, NULL, &d, err,
+			     sizeof(err)) < 0)
+		return;
+	mc_dataset_probe(&d, MC_DATASET_WALK_ENTRIES, MC_DATASET_WALK_MS,
+			 false);
+	mc_iobench_known_fill(&d, mc_iobench_cache_dir(getenv(
+		"XDG_CACHE_HOME"), getenv("HOME"), dir, sizeof(dir)),
+		getuid());
+	if (p->local_scratch[0] && statvfs(p->local_scratch, &sv) == 0)
+		free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	n = mc_dataset_note(&d, p->network_dataset, p->local_scratch,
+			    free_bytes, 0, lines, 8, &refuse);
+	for (size_t i = 0; i < n && notes->n < MC_CLI_NOTES_MAX; i++)
+		snprintf(notes->line[notes->n++], sizeof(notes->line[0]),
+			 "%s", lines[i]);
+}
+
 /* Everything one memcore check works with, from its command line to its
  * answer: large, so static, not on the stack. */
 struct check_run {
@@ -1135,6 +1174,8 @@ int mc_cmd_check(int argc, char **argv)
 		mc_ctld_free(&r->ctld);
 		return mc_cli_usage_error("%s", err);
 	}
+	if (r->a.opts.set[MC_OPT_DATASET])
+		check_dataset_note(&r->a.opts, &r->p, &r->notes);
 	ask_figures(r);
 	if (r->node_source == MC_NODE_SLURMCTLD)
 		return judge_partition(r);

@@ -93,13 +93,15 @@ static void print_json(const struct mc_node_facts *f, unsigned workers,
 	mc_cli_json_print(o);
 }
 
-static void print_text(const struct mc_node_facts *f, unsigned workers,
+static void print_text(const struct mc_policy *p,
+		       const struct mc_node_facts *f, unsigned workers,
 		       const char *cores, int n_cpus, const struct mc_plan *plan)
 {
-	char list[MC_CPULIST_MAX];
+	char list[MC_CPULIST_MAX], rule[96];
 
-	printf("node %s: %zu GPUs x (%u workers + 1) cores, inside ", f->source,
-	       plan->n, workers);
+	printf("node %s: %s cores, inside ", f->source,
+	       mc_cores_rule_text(p, (uint32_t)plan->n, workers, false, rule,
+				  sizeof(rule)));
 	if (cores)
 		printf("CPU list %s (%d CPU%s)\n", cores, n_cpus,
 		       n_cpus == 1 ? "" : "s");
@@ -311,15 +313,16 @@ int mc_cmd_plan(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < a.gpus; i++)
 		idx[i] = i;
-	if (mc_plan_compute(&facts, workers, allowed, idx, a.gpus, &plan,
-			    err, sizeof(err)) < 0) {
+	if (mc_plan_compute(&facts, mc_cores_per_gpu_at(workers,
+			    p.workers_per_core, p.min_cores_per_gpu), allowed,
+			    idx, a.gpus, &plan, err, sizeof(err)) < 0) {
 		rc = mc_cli_usage_error("plan: %s", err);
 		goto out;
 	}
 	if (a.c.json)
 		print_json(&facts, workers, a.cores, &plan);
 	else
-		print_text(&facts, workers, a.cores,
+		print_text(&p, &facts, workers, a.cores,
 			   allowed ? hwloc_bitmap_weight(allowed) : 0, &plan);
 	rc = MC_EXIT_FITS;
 	for (size_t i = 0; i < plan.n; i++)

@@ -31,6 +31,8 @@ static void usage(FILE *out)
 "          admin)\n"
 "  stage   copy a dataset to node-local scratch: in parallel, resumable,\n"
 "          after checking it fits\n"
+"  iobench the book's read-pattern benchmark on a sample of a dataset,\n"
+"          where it is and on local scratch: stage it or read it as is\n"
 "\n"
 "Run 'memcore <command> --help' for its options and exit status; see\n"
 "memcore(8). Every command exits 2 on a usage error.\n");
@@ -92,6 +94,8 @@ int main(int argc, char **argv)
 		return mc_cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stage"))
 		return mc_cmd_stage(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "iobench"))
+		return mc_cmd_iobench(argc - 1, argv + 1);
 	char q[256];
 
 	mc_cli_usage_error("unknown command '%s'",

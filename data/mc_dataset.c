@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 
@@ -140,6 +141,49 @@ static bool publish(struct probe_ctx *c, size_t i,
 	return abandoned;
 }
 
+/* FNV-1a, 64 bits: a key from a mount's source and type. */
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+uint64_t mc_dataset_fsid(const char *path, const struct statfs *sf)
+{
+	uint64_t id = 0;
+	char line[4096];
+	struct stat st;
+	FILE *f;
+
+	memcpy(&id, &sf->f_fsid, sizeof(id) < sizeof(sf->f_fsid) ?
+	       sizeof(id) : sizeof(sf->f_fsid));
+	if (id)
+		return id;
+	/* No f_fsid (NFS gives none): the mount's source and type, the
+	 * same on every node that mounts that export. */
+	if (stat(path, &st) < 0)
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		char *dash, type[64], src[1024];
+
+		if (sscanf(line, "%*s %*s %u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != st.st_dev ||
+		    !(dash = strstr(line, " - ")) ||
+		    sscanf(dash + 3, "%63s %1023s", type, src) != 2)
+			continue;
+		id = fnv1a(src, fnv1a(" ", fnv1a(type,
+						 0xcbf29ce484222325ULL))) | 1;
+		break;
+	}
+	fclose(f);
+	return id;
+}
+
 static void probe_run(struct probe_ctx *c)
 {
 	struct timespec t0;
@@ -166,6 +210,7 @@ static void probe_run(struct probe_ctx *c)
 			continue;
 		}
 		p.fs_magic = (uint32_t)sf.f_type;
+		p.fsid = mc_dataset_fsid(p.path, &sf);
 		if (realpath(p.path, abs) && strlen(abs) < sizeof(p.path))
 			snprintf(p.path, sizeof(p.path), "%s", abs);
 		if (!c->local && !mc_fs_network_name(p.fs_magic)) {
@@ -248,6 +293,8 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 		d->p[i].fs_magic = 0;
 		d->p[i].bytes = d->p[i].files = 0;
 		d->p[i].partial = false;
+		d->p[i].fsid = 0;
+		d->p[i].io_when = 0;
 	}
 	if (!d->n)
 		return 0;
@@ -336,10 +383,16 @@ const char *mc_dataset_format(const struct mc_dataset *d, char *buf,
 		const struct mc_dataset_path *p = &d->p[i];
 
 		if (mc_appendf(buf, len, &used, "%sfs=%x,bytes=%" PRIu64
-			       ",files=%" PRIu64 ",partial=%d,err=%d,from=%d,"
-			       "path=", i ? ";" : "", p->fs_magic, p->bytes,
+			       ",files=%" PRIu64 ",partial=%d,err=%d,from=%d,",
+			       i ? ";" : "", p->fs_magic, p->bytes,
 			       p->files, p->partial ? 1 : 0, p->err,
 			       (int)p->from) < 0 ||
+		    (p->io_when > 0 &&
+		     mc_appendf(buf, len, &used, "io=%" PRId64 ":%" PRIu32
+				":%" PRIu32 ":%" PRIu32 ",", p->io_when,
+				p->io_ratio_x100, p->io_gain_x100,
+				p->io_verdict) < 0) ||
+		    mc_appendf(buf, len, &used, "path=") < 0 ||
 		    put_path(buf, len, &used, p->path) < 0) {
 			buf[0] = '\0';
 			return buf;
@@ -374,6 +427,33 @@ static int parse_u64(const char *s, size_t l, int base, uint64_t max,
 	if (errno || *end || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+/* "io=WHEN:RATIO:GAIN:VERDICT," (mc_iobench.h) at *q: the figure a
+ * `memcore iobench` kept, read by srun from the user's cache. */
+static int parse_io(const char **q, const char *end,
+		    struct mc_dataset_path *p)
+{
+	static const uint64_t max[4] = { INT64_MAX, UINT32_MAX, UINT32_MAX, 2 };
+	const char *s = *q + 3;
+	uint64_t v[4];
+
+	for (int i = 0; i < 4; i++) {
+		const char *e = memchr(s, i < 3 ? ':' : ',',
+				       (size_t)(end - s));
+
+		if (!e || parse_u64(s, (size_t)(e - s), 10, max[i], &v[i]) < 0)
+			return -1;
+		s = e + 1;
+	}
+	if (!v[0])
+		return -1;
+	p->io_when = (int64_t)v[0];
+	p->io_ratio_x100 = (uint32_t)v[1];
+	p->io_gain_x100 = (uint32_t)v[2];
+	p->io_verdict = (uint32_t)v[3];
+	*q = s;
 	return 0;
 }
 
@@ -417,6 +497,11 @@ static int parse_entry(const char *s, size_t l, struct mc_dataset_path *p,
 		case 5: p->from = (enum mc_dataset_from)v; break;
 		}
 		q = e + 1;
+		if (k == 5 && (size_t)(end - q) > 3 && !strncmp(q, "io=", 3) &&
+		    parse_io(&q, end, p) < 0) {
+			snprintf(why, whylen, "io: a bad value");
+			return -1;
+		}
 	}
 	{
 		size_t n = 0;
@@ -600,6 +685,46 @@ const char *mc_dataset_stage_cmd(const struct mc_dataset *d,
 	return buf;
 }
 
+/*
+ * What shuffled reads cost where the dataset is: the figure `memcore
+ * iobench` measured on that filesystem and kept in the user's cache
+ * (io_when), said as measured with its date; else the book's, said as
+ * the book's. Returns the lines written (at most max).
+ */
+static size_t io_lines(const struct mc_dataset *d, char (*lines)[200],
+		       size_t max)
+{
+	static const char *const verdict[] = { "read it as is", "stage it",
+					       "pre-shuffle it" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n && n < max; i++) {
+		const struct mc_dataset_path *p = &d->p[i];
+		char day[16], gain[64] = "";
+		time_t t = (time_t)p->io_when;
+		struct tm tm;
+
+		if (p->err || !mc_fs_network_name(p->fs_magic) ||
+		    p->io_when <= 0 || !gmtime_r(&t, &tm))
+			continue;
+		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+		if (p->io_gain_x100)
+			snprintf(gain, sizeof(gain), ", %.1fx local scratch's",
+				 p->io_gain_x100 / 100.0);
+		snprintf(lines[n++], 200, "memcore:   measured here on %s "
+			 "(memcore iobench): shuffled mmap takes %.1fx its "
+			 "sequential read%s: %s", day,
+			 p->io_ratio_x100 / 100.0, gain,
+			 verdict[p->io_verdict < 3 ? p->io_verdict : 0]);
+	}
+	if (!n && max)
+		snprintf(lines[n++], 200, "memcore:   shuffled reads from a "
+			 "network filesystem are slow: 94.2 s per GiB on "
+			 "Lustre vs 0.78 s on local NVMe (the book's figure, "
+			 "not measured here: memcore iobench)");
+	return n;
+}
+
 size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		       const char *scratch, uint64_t scratch_free,
 		       uint32_t job_id, char (*lines)[200], size_t max,
@@ -618,10 +743,14 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 		any |= !d->p[i].err && mc_fs_network_name(d->p[i].fs_magic);
 	if (!any)
 		return 0;
-	snprintf(dest, sizeof(dest), "%s/job_%u", scratch && *scratch ?
-		 scratch : "LOCAL_SCRATCH", job_id);
-	/* The command --dataset-in-memory's fix prints too. */
-	snprintf(job, sizeof(job), "%u", job_id);
+	/* The command --dataset-in-memory's fix prints too; job 0 (memcore
+	 * check, before any job): the shell's $SLURM_JOB_ID. */
+	if (job_id)
+		snprintf(job, sizeof(job), "%u", job_id);
+	else
+		snprintf(job, sizeof(job), "$SLURM_JOB_ID");
+	snprintf(dest, sizeof(dest), "%s/job_%s", scratch && *scratch ?
+		 scratch : "LOCAL_SCRATCH", job);
 	mc_dataset_stage_cmd(d, true, scratch, job, cmd, sizeof(cmd));
 	for (size_t i = 0; i < d->n && n < max; i++) {
 		const struct mc_dataset_path *p = &d->p[i];
@@ -635,10 +764,7 @@ size_t mc_dataset_note(const struct mc_dataset *d, enum mc_netds policy,
 			 fs, p->partial ? "at least " : "",
 			 mc_fmt_bytes(p->bytes, a, sizeof(a)), p->files);
 	}
-	if (n < max)
-		snprintf(lines[n++], 200, "memcore:   shuffled reads from a "
-			 "network filesystem are slow: 94.2 s per GiB on "
-			 "Lustre vs 0.78 s on local NVMe (Open Book)");
+	n += io_lines(d, lines + n, max - n);
 	fits = scratch && *scratch && scratch_free != UINT64_MAX &&
 	       scratch_free >= need;
 	if (n < max) {

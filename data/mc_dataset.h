@@ -67,6 +67,13 @@ struct mc_dataset_path {
 	uint64_t bytes;			/* regular files' st_size, summed */
 	uint64_t files;			/* regular files counted */
 	bool partial;			/* walk stopped at a bound */
+	uint64_t fsid;			/* statfs f_fsid (not carried) */
+	/* A figure `memcore iobench` measured on this filesystem
+	 * (mc_iobench.h), io_when 0: none, the book's figure is quoted. */
+	int64_t io_when;		/* epoch seconds */
+	uint32_t io_ratio_x100;		/* shuffled / sequential x 100 */
+	uint32_t io_gain_x100;		/* over local scratch x 100, 0 none */
+	uint32_t io_verdict;		/* enum mc_iobench_verdict */
 };
 
 struct mc_dataset {
@@ -115,9 +122,20 @@ int mc_dataset_probe_with(struct mc_dataset *d, uint64_t max_entries,
 			  uint32_t max_ms, bool local,
 			  mc_dataset_statfs_fn fs);
 
+/*
+ * The id memcore keys a filesystem's measured figure by (mc_iobench.h):
+ * statfs f_fsid, else (NFS gives none) a hash of the mount's type and
+ * source from /proc/self/mountinfo ("nfs4 server:/export": the same on
+ * every node that mounts it), found by path's st_dev. 0: unknown. May
+ * wait on a filesystem that does not answer (stat): call it where the
+ * probe's thread does.
+ */
+uint64_t mc_dataset_fsid(const char *path, const struct statfs *sf);
+
 /* The figures as MEMCORE_DATASET_FACTS' value: one entry per path,
  * "fs=6969,bytes=N,files=N,partial=0,err=0,from=0,path=%2Fnfs..." joined
- * by ';', the path percent-encoded. Returns buf; "" when d->n is 0 or it
+ * by ';', the path percent-encoded; a path with a measured figure has
+ * "io=WHEN:RATIO:GAIN:VERDICT," before its path. Returns buf; "" when d->n is 0 or it
  * does not fit. */
 const char *mc_dataset_format(const struct mc_dataset *d, char *buf,
 			      size_t len);
@@ -141,7 +159,9 @@ uint64_t mc_dataset_network_bytes(const struct mc_dataset *d);
  * of d. scratch is the policy's LocalScratch ("" none), scratch_free its
  * free bytes (UINT64_MAX unknown), job_id names the staging directory
  * (scratch/job_J: "memcore stage PATH... scratch/job_J", which the job
- * epilog removes, mc_scratch.h). *refuse is set when NetworkDataset=refuse and the
+ * epilog removes, mc_scratch.h; 0: "$SLURM_JOB_ID", memcore check). A
+ * figure `memcore iobench` kept for the filesystem (io_when) is said as
+ * measured, with its date; else the book's, said as the book's. *refuse is set when NetworkDataset=refuse and the
  * scratch can hold the network part. Returns the lines written (0: no
  * dataset on a network filesystem, or NetworkDataset=ignore).
  */

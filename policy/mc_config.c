@@ -80,6 +80,9 @@ const struct mc_key mc_keys[] = {
 	{ "PrometheusTextfile",   MC_KEY_PATH,  F(prometheus_textfile),   0, 0, false, prom_suffix,         false },
 	{ "NetworkDataset",       MC_KEY_WORD,  F(network_dataset),       0, 0, false, mc_netds_words,      true },
 	{ "LocalScratch",         MC_KEY_PATH,  F(local_scratch),         0, 0, false, NULL,                true },
+	/* DataLoader workers that share one core (mc_rules.h): at least 1,
+	 * the Open Book's one each. */
+	{ "WorkersPerCore",       MC_KEY_COUNT, F(workers_per_core),      1, MC_WORKERS_LIMIT, false, NULL, true },
 };
 
 #undef F
@@ -128,6 +131,7 @@ void mc_policy_defaults(struct mc_policy *p)
 	p->prometheus_textfile[0] = '\0';
 	p->network_dataset = MC_NETDS_NOTE;	/* refuse is a site's choice */
 	p->local_scratch[0] = '\0';
+	p->workers_per_core = 1;	/* Open Book: a core per worker */
 }
 
 void mc_config_init(struct mc_config *cfg)
@@ -232,7 +236,7 @@ const char *mc_key_describe(const struct mc_key *k, char *buf, size_t len)
 		mc_appendf(buf, len, &n, "yes | no");
 		break;
 	case MC_KEY_COUNT:
-		mc_appendf(buf, len, &n, "N (0 to %.0f)", k->max);
+		mc_appendf(buf, len, &n, "N (%.0f to %.0f)", k->min, k->max);
 		break;
 	case MC_KEY_SIZE:
 		mc_appendf(buf, len, &n, "%s%sSIZE (at most 1024T)",
@@ -332,7 +336,9 @@ static int set_key(struct mc_policy *p, int k, const char *v,
 		memcpy(field, &w, sizeof(w));
 		return 0;
 	case MC_KEY_COUNT:
-		if (mc_parse_count(v, (uint32_t)key->max, &n, why, whylen))
+		/* A count whose 0 means nothing (WorkersPerCore) has min 1. */
+		if ((key->min >= 1 ? mc_parse_count_min1 : mc_parse_count)(
+			    v, (uint32_t)key->max, &n, why, whylen))
 			return -1;
 		memcpy(field, &n, sizeof(n));
 		return 0;

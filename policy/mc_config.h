@@ -117,6 +117,8 @@ struct mc_policy {
 	 * filesystem gets, and the node-local scratch to stage it to. */
 	enum mc_netds network_dataset;	/* NetworkDataset=note */
 	char local_scratch[PATH_MAX];	/* LocalScratch= ("" none) */
+	/* DataLoader workers one core serves (mc_cores_per_gpu); >= 1. */
+	uint32_t workers_per_core;	/* WorkersPerCore=1 */
 };
 
 /* One `PartitionName=` line: the keys it sets, as a bit per key. */

@@ -77,17 +77,61 @@ static const char *share_name(const struct mc_request *r)
 	return r->use.share_kind == 1 ? "shards" : "MPS shares";
 }
 
+/* Whether the flat MinCoresPerGpu, not the workers, sets the cores of
+ * a GPU at w workers. */
+static bool min_cores_win(const struct mc_policy *p, uint32_t w)
+{
+	return mc_cores_per_gpu_at(w, p->workers_per_core, 0) <
+	       p->min_cores_per_gpu;
+}
+
+/* The workers' part of a GPU's cores: "2 workers + 1", or with a site's
+ * WorkersPerCore "4 workers / WorkersPerCore=2 + 1" (", rounded up"
+ * when it does not divide). */
+static void sb_worker_cores(struct sbuf *s, const struct mc_policy *p,
+			    uint32_t w)
+{
+	uint32_t n = p->workers_per_core ? p->workers_per_core : 1;
+
+	sb_add(s, "%u %s", w, plural(w, "worker", "workers"));
+	if (n > 1)
+		sb_add(s, " / WorkersPerCore=%u%s", n,
+		       w % n ? ", rounded up," : "");
+	sb_add(s, " + 1");
+}
+
 /* "8 GPUs x (2 workers + 1)" or, when the flat minimum wins,
  * "8 GPUs x 16 (MinCoresPerGpu)". */
 static void sb_cores_rule(struct sbuf *s, const struct mc_policy *p,
 			  uint32_t g, uint32_t w)
 {
-	if (p->min_cores_per_gpu > w + 1)
+	if (min_cores_win(p, w)) {
 		sb_add(s, "%u %s x %u (MinCoresPerGpu)", g,
 		       plural(g, "GPU", "GPUs"), p->min_cores_per_gpu);
+		return;
+	}
+	sb_add(s, "%u %s x (", g, plural(g, "GPU", "GPUs"));
+	sb_worker_cores(s, p, w);
+	sb_add(s, ")");
+}
+
+const char *mc_cores_rule_text(const struct mc_policy *p, uint32_t g,
+			       uint32_t w, bool terse, char *buf, size_t len)
+{
+	struct sbuf s = { .len = 0 };
+	uint32_t n = p->workers_per_core ? p->workers_per_core : 1;
+
+	s.b[0] = '\0';
+	if (!terse)
+		sb_cores_rule(&s, p, g, w);
+	else if (min_cores_win(p, w))
+		sb_add(&s, "%u x %u", g, p->min_cores_per_gpu);
+	else if (n > 1)
+		sb_add(&s, "%u x (%u / %u + 1)", g, w, n);
 	else
-		sb_add(s, "%u %s x (%u %s + 1)", g, plural(g, "GPU", "GPUs"),
-		       w, plural(w, "worker", "workers"));
+		sb_add(&s, "%u x (%u + 1)", g, w);
+	snprintf(buf, len, "%s", s.b);
+	return buf;
 }
 
 /* The model's dtype in words: --model-dtype's 2 bytes or fp32. */
@@ -403,31 +447,53 @@ static void sb_tasks(struct sbuf *s, const char *sep,
 
 /*
  * --dataset-in-memory's line, "dataset in RAM  3 tasks x 20 GiB x (4
- * workers + 1) = 300 GiB", and, when the step does not fit or the copies
- * are a quarter of its RAM or more, what holds the dataset once: mapping
- * it from local scratch (Open Book, CPU memory: keep_in_memory=False).
+ * workers + 1) = 300 GiB" for Python objects, "8 tasks x 205 GiB = 1.6
+ * TiB" for arrays the workers share (mc_terms.h), and, when the step
+ * does not fit or the copies are a quarter of its RAM or more, what
+ * holds the dataset once: mapping it from local scratch (Open Book, CPU
+ * memory: keep_in_memory=False); for objects, what arrays would count.
  */
 static void explain_dataset(const struct mc_verdict *v, uint32_t ranks,
 			    struct mc_explanation *out)
 {
 	const struct mc_request *r = &v->req;
 	bool per_gpu = r->use.ranks && r->use.ranks < ranks;
+	bool arrays = r->use.dataset_kind == MC_DATASET_ARRAYS;
 	uint32_t w = r->dataloader_workers;
-	char a[32], b[32];
+	const char *who = per_gpu ? plural(ranks, "GPU process",
+					   "GPU processes")
+				  : plural(ranks, "task", "tasks");
+	char a[32], b[32], c[32];
 
-	add_line(out, INDENT "dataset in RAM  %u %s x %s x (%u %s + 1) = %s: "
-		 "a copy in each task and each DataLoader worker", ranks,
-		 per_gpu ? plural(ranks, "GPU process", "GPU processes")
-		 : plural(ranks, "task", "tasks"),
-		 mc_fmt_bytes(r->use.dataset_bytes, a, sizeof(a)), w,
-		 plural(w, "worker", "workers"),
-		 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
+	if (arrays)
+		add_line(out, INDENT "dataset in RAM  %u %s x %s = %s: a copy "
+			 "in each task, its DataLoader workers share it "
+			 "(arrays: numpy/Arrow pages never written)", ranks,
+			 who, mc_fmt_bytes(r->use.dataset_bytes, a, sizeof(a)),
+			 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
+	else
+		add_line(out, INDENT "dataset in RAM  %u %s x %s x (%u %s + 1) "
+			 "= %s: a copy in each task and each DataLoader "
+			 "worker (Python objects: reference counts copy the "
+			 "pages)", ranks, who,
+			 mc_fmt_bytes(r->use.dataset_bytes, a, sizeof(a)), w,
+			 plural(w, "worker", "workers"),
+			 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
 	if (v->fits && v->ram_dataset_bytes < v->ram_needed_bytes / 4)
 		return;
 	add_line(out, INDENT "instead: stage the dataset to local scratch and "
 		 "map it (keep_in_memory=False): one page-cache copy the "
 		 "kernel can reclaim, not %s of copies",
 		 mc_fmt_bytes(v->ram_dataset_bytes, a, sizeof(a)));
+	if (!arrays && w)
+		add_line(out, INDENT "numpy or Arrow data is not copied into "
+			 "the workers: if it is that, say --dataset-in-memory="
+			 "%s:arrays (%s, not %s)",
+			 mc_fmt_mem_option(r->use.dataset_bytes, c, sizeof(c)),
+			 mc_fmt_bytes(mc_terms_dataset_task_bytes(&r->use,
+								  r->gpus),
+				      a, sizeof(a)),
+			 mc_fmt_bytes(v->ram_dataset_bytes, b, sizeof(b)));
 	if (r->use.dataset_stage && *r->use.dataset_stage)
 		add_line(out, INDENT "stage it first: %s",
 			 r->use.dataset_stage);
@@ -657,12 +723,10 @@ static void explain_cores(const struct mc_policy *p,
 	if (ranks > r->gpus || extra) {
 		/* Per rank: MPS-style steps run several ranks per GPU. */
 		sb_add(&s, "%u %s x (", ranks, plural(ranks, "rank", "ranks"));
-		if (p->min_cores_per_gpu > r->dataloader_workers + 1)
+		if (min_cores_win(p, r->dataloader_workers))
 			sb_add(&s, "%u MinCoresPerGpu", p->min_cores_per_gpu);
 		else
-			sb_add(&s, "%u %s + 1", r->dataloader_workers,
-			       plural(r->dataloader_workers, "worker",
-				      "workers"));
+			sb_worker_cores(&s, p, r->dataloader_workers);
 		if (extra)
 			sb_add(&s, " + %u for the CPU optimizer, "
 			       "OffloadCoresPerGpu", extra);

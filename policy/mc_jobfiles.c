@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mc_jsonfile.h"
+#include "mc_safetensors.h"
 #include "mc_parse.h"
 #include "mc_util.h"
 
@@ -74,16 +76,29 @@ int mc_jobfiles_load(const struct mc_opts *o, struct mc_jobfiles *f,
 		base_name(o->ds_config, f->ds_name, sizeof(f->ds_name));
 	}
 	if (o->set[MC_OPT_MODEL_CONFIG] && o->model_config[0]) {
+		struct stat st;
+
 		file_option(o, MC_OPT_MODEL_CONFIG, opt, sizeof(opt));
 		file_name(opt, o->model_config, name, sizeof(name));
-		if (mc_jsonfile_read(o->model_config, opt, &text, &len, err,
-				     errlen) < 0)
-			return -1;
-		rc = mc_hfconfig_parse(text, len, name, &f->model, err,
-				       errlen);
-		free(text);
-		if (rc < 0)
-			return -1;
+		/* A directory: the checkpoint counts itself, any family. */
+		if (stat(o->model_config, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (mc_modeldir_read(o->model_config, name, &f->model,
+					     NULL, NULL, err, errlen) < 0)
+				return -1;
+		} else {
+			if (mc_jsonfile_read(o->model_config, opt, &text,
+					     &len, err, errlen) < 0)
+				return -1;
+			/* With --model-params any model_type serves for the
+			 * shape: the count is the option's. */
+			rc = mc_hfconfig_parse(text, len, name,
+					       o->set[MC_OPT_PARAMS] ?
+					       MC_HF_ANY_TYPE : 0, &f->model,
+					       err, errlen);
+			free(text);
+			if (rc < 0)
+				return -1;
+		}
 		f->has_model = true;
 		base_name(o->model_config, f->model_name,
 			  sizeof(f->model_name));
@@ -126,6 +141,9 @@ const char *mc_jobfiles_format(const struct mc_jobfiles *f, char *buf,
 			m->heads, m->kv_heads, m->max_positions, m->tied,
 			m->dtype_bytes, (unsigned long long)m->params,
 			(unsigned long long)m->largest_layer_params);
+		/* Only when set, as au= above. */
+		if (m->from_checkpoint && n < len)
+			n += (size_t)snprintf(buf + n, len - n, ",ck=1");
 	}
 	return buf;
 }
@@ -184,12 +202,11 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 			f->has_model = true;
 			snprintf(f->model_name, sizeof(f->model_name), "%s", v);
 		} else if (!strcmp(t, "mt")) {
-			int i;
-
-			for (i = 0; mc_hf_model_types[i]; i++)
-				if (!strcmp(v, mc_hf_model_types[i]))
-					break;
-			bad = !mc_hf_model_types[i];
+			/* any type: one memcore does not count travels
+			 * for its shape (mc_hfconfig.h MC_HF_ANY_TYPE) */
+			bad = !*v || strlen(v) >= sizeof(f->model.model_type)
+			      || v[strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEF"
+					  "GHIJKLMNOPQRSTUVWXYZ0123456789_.-")];
 			snprintf(f->model.model_type,
 				 sizeof(f->model.model_type), "%s", v);
 		} else if (!strcmp(t, "st")) {
@@ -220,6 +237,7 @@ int mc_jobfiles_parse(const char *s, struct mc_jobfiles *f, char *err,
 		U("mdt", f->model.dtype_bytes, 4)
 		U("P", f->model.params, 1000000000000000ULL)
 		U("LL", f->model.largest_layer_params, 1000000000000000ULL)
+		U("ck", f->model.from_checkpoint, 1)
 		else
 			return mc_err(err, errlen, "%s: unknown key '%.16s'",
 				      MC_JOBFILES_ENV, t);
@@ -250,20 +268,28 @@ static void apply_model(const struct mc_jobfiles *f, const struct mc_opts *o,
 	struct mc_usage *u = &r->use;
 	char a[32], b[32];
 
-	if (o->set[MC_OPT_PARAMS]) {
+	if (o->set[MC_OPT_PARAMS] && !m->params) {
+		mc_usage_note(u, "%s (%s, not counted by memcore): "
+			      "--model-params=%s gives the count, the file "
+			      "its shape", f->model_name, m->model_type,
+			      fmt_params(o->params, a, sizeof(a)));
+	} else if (o->set[MC_OPT_PARAMS]) {
 		mc_usage_note(u, "--model-params=%s overrides %s's %s "
 			      "parameters", fmt_params(o->params, a, sizeof(a)),
 			      f->model_name, fmt_params(m->params, b,
 							sizeof(b)));
 	} else {
 		r->model_params = m->params;
-		mc_usage_note(u, "%s (%s): %s parameters, largest layer %s",
+		mc_usage_note(u, "%s (%s): %s parameters%s, largest layer %s",
 			      f->model_name, m->model_type,
 			      fmt_params(m->params, a, sizeof(a)),
+			      m->from_checkpoint ? " (its safetensors "
+			      "checkpoint)" : "",
 			      fmt_params(m->largest_layer_params, b,
 					 sizeof(b)));
 	}
 	if (!o->set[MC_OPT_LARGEST_LAYER] &&
+	    m->largest_layer_params &&
 	    m->largest_layer_params <= r->model_params)
 		r->largest_layer_params = m->largest_layer_params;
 	u->layers = m->layers;

@@ -41,9 +41,10 @@ static const struct {
 		"offload devices, cpu_checkpointing, micro-batch, bf16/fp16, "
 		"16-bit gather on save (read as you, at submission)" },
 	[MC_OPT_MODEL_CONFIG] = { "model-config", "MEMCORE_MODEL_CONFIG",
-		"FILE", "the model's Hugging Face config.json: parameters, "
-		"largest layer, layers and hidden size (read as you, at "
-		"submission)" },
+		"FILE|DIR", "the model's Hugging Face config.json: "
+		"parameters, largest layer, layers and hidden size; or its "
+		"directory, counted from the safetensors headers (read as "
+		"you, at submission)" },
 	[MC_OPT_MODEL_DTYPE] = { "model-dtype", "MEMCORE_MODEL_DTYPE",
 		"fp32|bf16|fp16", "the dtype each rank builds the model in "
 		"without ZeRO (default fp32, from_pretrained's)" },
@@ -79,11 +80,14 @@ static const struct {
 		"filesystem and how to stage it to local scratch (read as "
 		"you, at submission)" },
 	[MC_OPT_DATASET_IN_MEMORY] = { "dataset-in-memory",
-		"MEMCORE_DATASET_IN_MEMORY", "SIZE",
-		"the dataset is held in RAM (datasets keep_in_memory=True, "
-		"Python lists): a copy in every task and DataLoader worker, "
-		"tasks x SIZE x (workers + 1); without =SIZE (or =yes) the "
-		"--dataset paths' measured size" },
+		"MEMCORE_DATASET_IN_MEMORY", "SIZE[:KIND]",
+		"the dataset is held in RAM: a copy in every task, and in "
+		"every DataLoader worker for Python objects (lists of "
+		"samples; the default KIND, objects), tasks x SIZE x "
+		"(workers + 1), or shared by the workers for numpy/Arrow "
+		"data (KIND arrays: keep_in_memory=True, image caches), "
+		"tasks x SIZE; without SIZE (or yes) the --dataset paths' "
+		"measured size" },
 };
 
 const char *mc_opt_name(enum mc_opt_id id)
@@ -252,13 +256,41 @@ static int parse_dataset(const char *value, struct mc_opts *n, char *why,
 	return 0;
 }
 
-/* --dataset-in-memory[=SIZE]: a size from 1M to 1024T, or none. */
+/* --dataset-in-memory[=SIZE][:KIND]: a size from 1M to 1024T, or none;
+ * KIND objects (the default) or arrays, alone or after the size. */
 static int parse_dataset_in_memory(const char *value, struct mc_opts *n,
 				   char *why, size_t wl)
 {
+	const char *colon = value ? strrchr(value, ':') : NULL;
+	const char *kind = colon ? colon + 1 : value;
+	char size[32];
+	int k;
+
+	n->dataset_kind = MC_DATASET_OBJECTS;
+	if (!value)
+		value = "";
+	/* A kind alone ("arrays"), or after the size ("200G:arrays"). */
+	if (kind && mc_parse_word(kind, mc_dataset_kind_words, &k, why,
+				  wl) == 0) {
+		n->dataset_kind = k;
+		if (!colon) {
+			n->dataset_in_memory_bytes = 0;
+			return 0;
+		}
+		if ((size_t)(colon - value) >= sizeof(size))
+			return mc_err(why, wl, "expected SIZE[:arrays|"
+				      ":objects]");
+		memcpy(size, value, (size_t)(colon - value));
+		size[colon - value] = '\0';
+		value = size;
+	} else if (colon) {
+		return mc_err(why, wl, "unknown kind '%s' after ':' (arrays: "
+			      "numpy/Arrow data the workers share; objects: "
+			      "Python objects each worker copies)", kind);
+	}
 	/* No SIZE: the option alone (srun passes slurmstepd ""), or "yes",
 	 * which a variable can say. */
-	if (!value || !*value || !strcmp(value, "yes")) {
+	if (!*value || !strcmp(value, "yes")) {
 		n->dataset_in_memory_bytes = 0;
 		return 0;
 	}
@@ -435,6 +467,7 @@ void mc_opts_request(const struct mc_opts *o, const struct mc_policy *p,
 	r->use.ram_per_worker_bytes = o->ram_per_worker_bytes;
 	r->use.dataset_bytes = o->set[MC_OPT_DATASET_IN_MEMORY]
 			       ? o->dataset_in_memory_bytes : 0;
+	r->use.dataset_kind = (enum mc_dataset_kind)o->dataset_kind;
 }
 
 bool mc_opts_dataset_measured(const struct mc_opts *o)

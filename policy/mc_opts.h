@@ -86,6 +86,7 @@ struct mc_opts {
 	/* --dataset-in-memory's SIZE, one copy in RAM; 0 with the option
 	 * set: the --dataset paths' measured size (mc_opts_dataset_measured) */
 	uint64_t dataset_in_memory_bytes;
+	int dataset_kind;		/* enum mc_dataset_kind (:KIND) */
 };
 
 /* The option's name without dashes ("dataloader-workers"), its

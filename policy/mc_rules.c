@@ -42,11 +42,23 @@ static uint32_t max32(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
-/* Cores per GPU: one for the GPU's process, one per worker, or the flat
- * MinCoresPerGpu when a site sizes that way and it is larger. */
+uint32_t mc_cores_per_gpu_at(uint32_t workers, uint32_t workers_per_core,
+			     uint32_t min_cores)
+{
+	uint32_t n = workers_per_core ? workers_per_core : 1;
+
+	/* One for the GPU's process, the workers' cores rounded up: a
+	 * share of a core is a whole core to Slurm. */
+	return max32(sat_add32(workers / n + (workers % n != 0), 1),
+		     min_cores);
+}
+
+/* Cores per GPU under policy p: the rule above at its WorkersPerCore and
+ * MinCoresPerGpu. */
 uint32_t mc_cores_per_gpu(const struct mc_policy *p, uint32_t workers)
 {
-	return max32(sat_add32(workers, 1), p->min_cores_per_gpu);
+	return mc_cores_per_gpu_at(workers, p->workers_per_core,
+				   p->min_cores_per_gpu);
 }
 
 uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,

@@ -122,14 +122,40 @@ struct mc_alloc {
 	uint32_t cores_fewest;
 };
 
-/* Step cores g * (w + 1), and at least g * MinCoresPerGpu. */
+/*
+ * Cores one GPU needs at w DataLoader workers: one for the GPU's own
+ * process and ceil(w / n) for its workers, n = workers_per_core (the
+ * policy's WorkersPerCore; 0 counts as 1), and at least min_cores
+ * (MinCoresPerGpu; 0 off). n = 1 is the Open Book's rule, w + 1
+ * (compute/cpu/README.md: a core per GPU process and one per worker);
+ * a larger n is a site's measurement that its workers wait on I/O or
+ * the GPU, e.g. facebookresearch/deit#81: 4 workers a GPU ran well on
+ * 4 CPUs a GPU (32 CPUs, 8 GPUs), the GPU process sharing them.
+ * Every cores figure (step, node, audit, binding, advice) comes from
+ * this one.
+ */
+uint32_t mc_cores_per_gpu_at(uint32_t workers, uint32_t workers_per_core,
+			     uint32_t min_cores);
+
+/* Step cores g * (ceil(w / WorkersPerCore) + 1), and at least
+ * g * MinCoresPerGpu. */
 uint32_t mc_step_cores_needed(const struct mc_policy *p, uint32_t gpus,
 			      uint32_t workers);
 
-/* Node cores G * (w + 1) + ReservedCores, and at least
- * G * MinCoresPerGpu + ReservedCores. (Open Book: 28 at G=8 w=2.) */
+/* Node cores G * (ceil(w / WorkersPerCore) + 1) + ReservedCores, and at
+ * least G * MinCoresPerGpu + ReservedCores. (Open Book: 28 at G=8 w=2.) */
 uint32_t mc_node_cores_needed(const struct mc_policy *p, uint32_t node_gpus,
 			      uint32_t workers);
+
+/*
+ * The cores rule for g GPUs at w workers in words, as every explanation
+ * and audit line says it: "8 GPUs x (2 workers + 1)", with a site's
+ * WorkersPerCore "8 GPUs x (4 workers / WorkersPerCore=2 + 1)", or "8
+ * GPUs x 16 (MinCoresPerGpu)" where that floor wins; terse: "8 x (2 +
+ * 1)", "8 x (4 / 2 + 1)", "8 x 16". Returns buf.
+ */
+const char *mc_cores_rule_text(const struct mc_policy *p, uint32_t g,
+			       uint32_t w, bool terse, char *buf, size_t len);
 
 /* Host RAM floor g * M * HostRamPerGpuRam, rounded up to a byte (the
  * caller's mc_ram_needed_bytes takes g * M alone on unified memory). */

@@ -10,7 +10,8 @@
 #include "mc_util.h"
 
 
-/* Cores per GPU: w + 1, or MinCoresPerGpu when larger. */
+/* Cores per GPU: ceil(w / WorkersPerCore) + 1, or MinCoresPerGpu when
+ * larger (mc_cores_per_gpu_at). */
 uint32_t mc_cores_per_gpu(const struct mc_policy *p, uint32_t workers);
 
 /* Whether the step's optimizer runs on the CPU (ZeRO offload). */

@@ -16,6 +16,7 @@
 const char *const mc_load_words[] = { "per-rank", "rank0", "meta", NULL };
 const char *const mc_save_words[] = { "none", "rank0", "all", NULL };
 const char *const mc_dtype_words[] = { "fp32", "bf16", "fp16", NULL };
+const char *const mc_dataset_kind_words[] = { "objects", "arrays", NULL };
 
 /* Saturating, as the rules are: a wrapped figure would let a step
  * through. */
@@ -194,12 +195,20 @@ uint64_t mc_terms_dataset_task_bytes(const struct mc_usage *u,
 	return gpus ? mul(u->dataset_bytes, mc_terms_ranks(u, gpus)) : 0;
 }
 
+uint32_t mc_terms_dataset_copies(const struct mc_usage *u, uint32_t workers)
+{
+	/* Arrays: the rank's copy, its workers' pages shared; objects: one
+	 * in the rank and one in each of its workers. */
+	if (u->dataset_kind == MC_DATASET_ARRAYS)
+		return 1;
+	return workers < UINT32_MAX ? workers + 1 : UINT32_MAX;
+}
+
 uint64_t mc_terms_dataset_bytes(const struct mc_usage *u, uint32_t gpus,
 				uint32_t workers)
 {
-	/* One copy in the rank and one in each of its workers. */
 	return mul(mc_terms_dataset_task_bytes(u, gpus),
-		   (uint64_t)workers + 1);
+		   mc_terms_dataset_copies(u, workers));
 }
 
 uint32_t mc_terms_offload_cores(const struct mc_policy *p, bool offloaded)

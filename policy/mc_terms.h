@@ -44,17 +44,31 @@
  *          Resident.
  *  workers g x w x RamPerWorker, or the job's --ram-per-worker within
  *          [MinRamPerWorker, MaxRamPerWorker]. Resident.
- *  dataset a dataset held in RAM (--dataset-in-memory[=SIZE]): Hugging
- *          Face datasets with keep_in_memory=True, or samples loaded into
- *          Python lists. The Open Book's CPU-memory chapter: it removes
- *          the page faults of a memory-mapped dataset, but every
- *          DataLoader worker process then carries the dataset too (the
- *          fork's copy-on-write pages are copied as Python's reference
- *          counts touch them), and so does each task: ranks x S x (w + 1)
- *          for S the dataset's size in RAM, counted per rank as the
- *          workers are. The ranks' own copies (ranks x S) are loaded
- *          before or after the model and so coexist with the load peak;
- *          the workers' (ranks x w x S) exist once they fork. Resident.
+ *  dataset a dataset held in RAM (--dataset-in-memory[=SIZE][:KIND]):
+ *          Hugging Face datasets with keep_in_memory=True, samples loaded
+ *          into Python lists, an image cache of numpy arrays. Each rank
+ *          holds its own copy (DDP ranks are separate processes that each
+ *          build their dataset: ultralytics/ultralytics#22307, 8 ranks, 8
+ *          copies of a 205.4 GiB cache). Its forked DataLoader workers
+ *          share the rank's pages until they write them, and what they
+ *          write follows what the data is (KIND):
+ *            objects  Python objects (lists of samples, dicts): reading an
+ *                     item writes its reference count, so the pages are
+ *                     copied into every worker over an epoch
+ *                     (pytorch/pytorch#13246; the Open Book's CPU-memory
+ *                     chapter): ranks x S x (w + 1). The default: the
+ *                     count that cannot be short.
+ *            arrays   numpy arrays, Arrow tables, torch tensors: only the
+ *                     arrays' small headers have reference counts, the
+ *                     data buffers are never written (pytorch#13246's
+ *                     workaround is to hold the data so; pytorch#20433
+ *                     measures a list of strings growing in every worker
+ *                     and an np.array not): the workers share the
+ *                     rank's copy, ranks x S.
+ *          S the dataset's size in RAM. The ranks' own copies (ranks x S)
+ *          are loaded before or after the model and so coexist with the
+ *          load peak; the workers' (ranks x w x S, objects) exist once
+ *          they fork. Resident.
  *
  * They combine as they coexist: the load peak comes before the DataLoader
  * workers fork and before DeepSpeed offloads anything, and its host copy
@@ -82,6 +96,9 @@ extern const char *const mc_load_words[];	/* per-rank rank0 meta */
 enum mc_save { MC_SAVE_NONE = 0, MC_SAVE_RANK0, MC_SAVE_ALL };
 extern const char *const mc_save_words[];	/* none rank0 all */
 extern const char *const mc_dtype_words[];	/* fp32 bf16 fp16 */
+/* What an in-memory dataset is, for how its workers share it (above). */
+enum mc_dataset_kind { MC_DATASET_OBJECTS = 0, MC_DATASET_ARRAYS };
+extern const char *const mc_dataset_kind_words[];	/* objects arrays */
 
 #define MC_NOTES_MAX 8
 /* A note fills an explanation line (MC_EXPLAIN_LINE_MAX) after its
@@ -111,6 +128,7 @@ struct mc_usage {
 	 * caller keeps the text while the request is judged). */
 	uint64_t dataset_bytes;
 	const char *dataset_stage;
+	enum mc_dataset_kind dataset_kind;	/* --dataset-in-memory's :KIND */
 	/* A shared GPU asked for at submission: --gres=shard:N or mps:N
 	 * (share_kind 1 shard, 2 mps), and the count per GPU when known. */
 	uint32_t share_kind, share_count, share_per_gpu;
@@ -203,9 +221,13 @@ uint64_t mc_terms_act_bytes(const struct mc_usage *u, uint32_t gpus);
 /* nvme offload's pinned buffers (bytes, all ranks of the node). */
 uint64_t mc_terms_nvme_bytes(const struct mc_usage *u, uint32_t gpus);
 
+/* Copies of an in-memory dataset per rank at w DataLoader workers per
+ * rank: w + 1 for objects, 1 for arrays (above). */
+uint32_t mc_terms_dataset_copies(const struct mc_usage *u, uint32_t workers);
+
 /* The dataset held in RAM (bytes, all ranks of the node): ranks x S x
- * (w + 1), w the DataLoader workers per rank; 0 without one or without
- * GPUs. Saturating. */
+ * mc_terms_dataset_copies, w the DataLoader workers per rank; 0 without
+ * one or without GPUs. Saturating. */
 uint64_t mc_terms_dataset_bytes(const struct mc_usage *u, uint32_t gpus,
 				uint32_t workers);
 /* Its ranks' own copies, ranks x S: the part that coexists with the

@@ -110,7 +110,7 @@ uint64_t mc_summary_oom_next(uint64_t asked_bytes, uint64_t held_bytes)
 
 void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 {
-	uint32_t w = u->workers, nw = w, base;
+	uint32_t w = u->workers, nw = w, base, cw, cnw;
 	uint64_t alloc_milli = (uint64_t)u->cores_allocated * 1000;
 	uint64_t rule, from_peak;
 	int64_t dw;
@@ -150,10 +150,13 @@ void mc_summary_advise(const struct mc_used *u, struct mc_advice *a)
 		}
 	}
 	a->workers = nw;
-	/* Cores: the rule for nw workers, g * (nw + 1), unless the site's
-	 * MinCoresPerGpu asks more (the rule's figure per GPU above w + 1). */
-	base = u->gpus ? (u->rule_cores + u->gpus - 1) / u->gpus : nw + 1;
-	a->cpus_per_gpu = base > w + 1 && base > nw + 1 ? base : nw + 1;
+	/* Cores: the rule for nw workers, g * (ceil(nw / WorkersPerCore) +
+	 * 1), unless the site's MinCoresPerGpu asks more (the rule's figure
+	 * per GPU above the workers' own at w). */
+	cw = mc_cores_per_gpu_at(w, u->workers_per_core, 0);
+	cnw = mc_cores_per_gpu_at(nw, u->workers_per_core, 0);
+	base = u->gpus ? (u->rule_cores + u->gpus - 1) / u->gpus : cnw;
+	a->cpus_per_gpu = base > cw && base > cnw ? base : cnw;
 	/* Slurm's --cpus-per-gpu counts threads on an SMT node. */
 	if (u->threads_per_core > 1)
 		a->cpus_per_gpu *= u->threads_per_core;
@@ -496,6 +499,9 @@ static const struct rec_field rec_fields[] = {
 	 * measured (squeeze 0), as an older memcore's is. */
 	U64("rf", refault_file_bytes), U64("st", stall_usec),
 	U32("sq", squeeze),
+	/* WorkersPerCore: a record without it reads as 0, one worker a
+	 * core, the only rule before it. */
+	U32("wc", workers_per_core),
 };
 #undef U64
 #undef U32
@@ -621,4 +627,5 @@ void mc_used_decided(struct mc_used *u, const struct mc_decision *d,
 	u->rule_bytes = v->ram_needed_bytes;
 	u->rule_cores = v->cores_needed;
 	u->ram_per_worker_bytes = p->ram_per_worker_bytes;
+	u->workers_per_core = p->workers_per_core;
 }

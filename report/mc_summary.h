@@ -88,6 +88,8 @@ struct mc_used {
 	uint64_t rule_bytes;
 	uint32_t rule_cores;
 	uint64_t ram_per_worker_bytes;
+	/* The policy's WorkersPerCore the rule counted cores with (0: 1). */
+	uint32_t workers_per_core;
 	struct mc_peak peak;
 	uint64_t kernel_peak_bytes;	/* 0: the kernel has none */
 	uint64_t oom_kills, high_events, max_events;

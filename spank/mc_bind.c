@@ -44,6 +44,7 @@
 #include "mc_list.h"
 #include "mc_plan.h"
 #include "mc_plugin.h"
+#include "mc_rules.h"
 #include "mc_nodefacts.h"
 #include "mc_bind.h"
 #include "mc_step.h"
@@ -254,7 +255,7 @@ static void add_gpu(struct task_bind *b, const struct mc_plan *plan,
  * advice, and it contradicts their recipe: one message for the step,
  * from local task 0. */
 static void warn_task(const struct task_bind *b, const struct mc_step *s,
-		      int n_step, unsigned workers)
+		      int n_step, unsigned cores_per_gpu)
 {
 	if (!b->warning)
 		return;
@@ -266,7 +267,7 @@ static void warn_task(const struct task_bind *b, const struct mc_step *s,
 				"where they meet (the cores rule counted %u "
 				"per rank; one message for the step)",
 				s->step_name, s->tasks, n_step,
-				n_step == 1 ? "GPU" : "GPUs", workers + 1);
+				n_step == 1 ? "GPU" : "GPUs", cores_per_gpu);
 		return;
 	}
 	slurm_spank_log("%s%s%s", b->warning->warning,
@@ -308,7 +309,7 @@ static void apply(const struct task_bind *b, const struct mc_step *s,
 
 static void bind_task(struct mc_plugin *p, spank_t sp,
 		      const struct mc_node_facts *f, const struct mc_step *s,
-		      unsigned workers)
+		      unsigned cores_per_gpu)
 {
 	unsigned mine[MC_MAX_GPUS], step[MC_MAX_GPUS];
 	int n_mine, n_step = 0;
@@ -334,7 +335,7 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 	n_mine = task_gpus(p, sp, s, mine, step, &n_step);
 	if (n_mine <= 0)
 		goto out;
-	if (mc_plan_compute(f, workers, allowed, step, (size_t)n_step, plan,
+	if (mc_plan_compute(f, cores_per_gpu, allowed, step, (size_t)n_step, plan,
 			    err, sizeof(err)) < 0) {
 		mc_log_error("memcore: step %s task %d: not bound: %s",
 			     s->step_name, s->task_id, err);
@@ -349,7 +350,7 @@ static void bind_task(struct mc_plugin *p, spank_t sp,
 		if (g)
 			add_gpu(&b, plan, g, k, mine, n_mine);
 	}
-	warn_task(&b, s, n_step, workers);
+	warn_task(&b, s, n_step, cores_per_gpu);
 	if (n_mine > 1 && spank_setenv(sp, "MEMCORE_GPU_CPUS", b.per_gpu, 1)
 	    != ESPANK_SUCCESS)
 		mc_log_error("memcore: step %s task %d: cannot set "
@@ -421,6 +422,8 @@ int mc_bind_task_init(struct mc_plugin *p, spank_t sp,
 			     s.step_name, s.task_id, err);
 		return 0;
 	}
-	bind_task(p, sp, f, &s, workers);
+	/* The cores each GPU wants: the rule the step was judged by. */
+	bind_task(p, sp, f, &s, mc_cores_per_gpu_at(workers,
+			pol.workers_per_core, pol.min_cores_per_gpu));
 	return 0;
 }

@@ -121,7 +121,7 @@ static void warnings(const char *host, const char *ram, const char *policy,
 		     const struct mc_node_judgement *nj)
 {
 	const struct mc_audit *a = &nj->rule;
-	char need[32], gmem[32];
+	char need[32], gmem[32], rule[96];
 	uint32_t per;
 
 	if (mc_topology_ram_disagrees(f)) {
@@ -151,9 +151,11 @@ static void warnings(const char *host, const char *ram, const char *policy,
 			    f->slurm_gpus);
 	if (f->n_gpus && !a->cores_rule_ok)
 		mc_log_info("memcore: warning: %s breaks the cores sizing rule: "
-			    "%u cores, %u needed = %u GPUs x (%u workers + 1) + "
-			    "%u reserved", host, f->cores, a->cores_needed,
-			    f->n_gpus, a->workers, pol->reserved_cores);
+			    "%u cores, %u needed = %s + %u reserved", host,
+			    f->cores, a->cores_needed,
+			    mc_cores_rule_text(pol, f->n_gpus, a->workers,
+					       false, rule, sizeof(rule)),
+			    pol->reserved_cores);
 	if (f->n_gpus && a->ram_rule_ok && a->cores_rule_ok &&
 	    !nj->step.v.fits) {
 		char why[160];

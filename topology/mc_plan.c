@@ -338,7 +338,7 @@ static const char *takers(const struct mc_plan *plan, const unsigned *order,
 	return buf[0] ? buf : "others";
 }
 
-/* Some cores, but fewer than w + 1 even from the nearest other nodes. */
+/* Some cores, but fewer than it wants even from the nearest other nodes. */
 static void warn_short(struct mc_plan_gpu *g, const struct mc_numa *m,
 		       hwloc_const_bitmap_t numa_set,
 		       hwloc_const_bitmap_t allowed)
@@ -348,8 +348,8 @@ static void warn_short(struct mc_plan_gpu *g, const struct mc_numa *m,
 
 	mc_plan_cpulist(allowed, allowed_list, sizeof(allowed_list));
 	snprintf(g->warning, sizeof(g->warning),
-		 "memcore: GPU %u gets %u of the %u cores it needs (workers "
-		 "+ 1): the CPUs this task may use (%s) hold no more free "
+		 "memcore: GPU %u gets %u of the %u cores it needs (the "
+		 "cores rule): the CPUs this task may use (%s) hold no more free "
 		 "cores, on NUMA node %d or near it. Ask for more: srun "
 		 "--cpus-per-gpu=%u", g->index, g->cores, g->cores_wanted,
 		 allowed_list[0] ? allowed_list : "all", g->numa_os_index,
@@ -388,7 +388,7 @@ static int check_gpus(const unsigned *gpus, size_t n, uint32_t node_gpus,
 
 /* Each GPU's entry of the plan, empty, with its NUMA node and the cores
  * it wants; w->order the GPUs in Slurm index order. */
-static int plan_entries(struct plan_work *w, unsigned workers,
+static int plan_entries(struct plan_work *w, unsigned cores_per_gpu,
 			const unsigned *gpus, struct mc_plan *plan, char *err,
 			size_t errlen)
 {
@@ -403,7 +403,7 @@ static int plan_entries(struct plan_work *w, unsigned workers,
 		g->index = gpus[i];
 		/* A MIG slice binds like its parent card. */
 		g->numa_os_index = mc_topology_gpu_numa(w->f, gpus[i]);
-		g->cores_wanted = workers + 1;
+		g->cores_wanted = cores_per_gpu ? cores_per_gpu : 1;
 		w->order[i] = gpus[i];
 	}
 	/* Slurm index order decides who gets the lowest cores, whatever
@@ -515,7 +515,7 @@ static void plan_warnings(struct plan_work *w, struct mc_plan *plan)
 	}
 }
 
-int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
+int mc_plan_compute(const struct mc_node_facts *f, unsigned cores_per_gpu,
 		    hwloc_const_bitmap_t allowed, const unsigned *gpus,
 		    size_t n, struct mc_plan *plan, char *err, size_t errlen)
 {
@@ -537,7 +537,7 @@ int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
 		goto out;
 	}
 	if (check_gpus(gpus, n, node_gpus, err, errlen) < 0 ||
-	    plan_entries(&w, workers, gpus, plan, err, errlen) < 0)
+	    plan_entries(&w, cores_per_gpu, gpus, plan, err, errlen) < 0)
 		goto out;
 	take_own_node(&w, plan);
 	borrow_near(&w, plan);

@@ -60,14 +60,15 @@ struct mc_plan {
 
 /*
  * Compute the plan for the GPUs gpus[0..n) (Slurm indices, each at most
- * once, all on this node) with `workers` DataLoader workers per GPU.
+ * once, all on this node), each GPU wanting cores_per_gpu cores (the
+ * policy's cores rule at the step's workers, mc_cores_per_gpu_at).
  * allowed: the OS CPUs the task or allocation may use; NULL means every
  * CPU of the node's NUMA nodes. plan->gpu[i] answers gpus[i].
  * Returns 0, or -1 with err set ("GPU 9 is not on this node (8 GPUs)",
  * "GPU 1 listed twice", no memory) and the plan empty (safe to free).
  * Free with mc_plan_free() in both cases.
  */
-int mc_plan_compute(const struct mc_node_facts *f, unsigned workers,
+int mc_plan_compute(const struct mc_node_facts *f, unsigned cores_per_gpu,
 		    hwloc_const_bitmap_t allowed, const unsigned *gpus,
 		    size_t n, struct mc_plan *plan, char *err, size_t errlen);
 

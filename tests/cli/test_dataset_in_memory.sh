@@ -1,8 +1,9 @@
 #!/bin/bash
-# memcore check --dataset-in-memory[=SIZE]: a dataset held in RAM
-# (keep_in_memory=True) is one copy per task and one per DataLoader worker
-# (the Open Book, CPU memory), so the RAM need grows by exactly
-# SIZE x (workers + 1) x tasks; the explanation says the formula and the
+# memcore check --dataset-in-memory[=SIZE][:KIND]: a dataset held in RAM
+# as Python objects (the default) is one copy per task and one per
+# DataLoader worker (the Open Book, CPU memory), so the RAM need grows by
+# exactly SIZE x (workers + 1) x tasks; numpy/Arrow data (:arrays) one per
+# task, the workers sharing it; the explanation says the formula and the
 # fix, the JSON carries the term, SIZE defaults to the --dataset paths'
 # measured size, and bad values exit 2 naming the option.
 . "$(dirname "$0")/lib.sh"
@@ -104,6 +105,36 @@ done
 MEMCORE_DATASET_IN_MEMORY=abc check --gpus 2
 expect_eq "bad variable exit" "$RC" 2
 expect_contains "bad variable" "$ERR" "memcore: MEMCORE_DATASET_IN_MEMORY=abc: not a number"
+# What the data is (:KIND). ultralytics/ultralytics#22307
+# (https://github.com/ultralytics/ultralytics/issues/22307): DDP on 8 GPUs
+# with cache=True, "Caching images (205.4GB RAM)" (ultralytics/data/
+# base.py: a list of numpy images per rank, GB = 1 << 30), a 1.7 TB node,
+# "each GPU process creates its own copy": 8 copies, OOM. Its workers
+# (default 8) share the numpy pages: as arrays, 8 x 205.4 GiB; as objects
+# (Python lists, the default, pytorch#13246) 8 x 9 copies.
+printf 'NodeRam=1700G\nNodeCores=128\nNodeGpus=8\n' >"$TMP/yolo.conf"
+cache=$((210330 * MIB))		# 205.4 GiB to the MiB
+run_mc check --config "$TMP/yolo.conf" --gpus 8 --dataloader-workers 8 --dataset-in-memory=210330M:arrays --json
+expect_eq "22307 arrays: refused, as the node OOMed" "$RC" 1
+expect_eq "22307 arrays: the reporter's 8 copies" "$(field .ram_dataset_bytes)" $((8 * cache))
+expect_eq "22307 arrays: kind" "$(field .dataset_in_memory_kind)" arrays
+expect_eq "22307 arrays: copies a task" "$(field .dataset_copies_per_task)" 1
+expect_contains "22307 arrays: the line" "$(expl)" "dataset in RAM  8 tasks x 205.40 GiB = 1643.20 GiB: a copy in each task, its DataLoader workers share it"
+expect_contains "22307 arrays: the fix maps it" "$(expl)" "instead: stage the dataset to local scratch"
+run_mc check --config "$TMP/yolo.conf" --gpus 8 --dataloader-workers 8 --dataset-in-memory=210330M --json
+expect_eq "22307 objects: 72 copies" "$(field .ram_dataset_bytes)" $((72 * cache))
+expect_eq "22307 objects: kind" "$(field .dataset_in_memory_kind)" objects
+expect_eq "22307 objects: copies a task" "$(field .dataset_copies_per_task)" 9
+expect_contains "22307 objects: arrays offered" "$(expl)" "if it is that, say --dataset-in-memory=206G:arrays (1643.20 GiB, not 14788.83 GiB)"
+# the kind alone measures the --dataset paths; the variable says it too
+check --json --gpus 2 --dataloader-workers 2 --mem 1500G --dataset "$TMP/ds" --dataset-in-memory=arrays
+expect_eq "arrays, measured: copies" "$(field .ram_dataset_bytes)" $((2 * size))
+MEMCORE_DATASET_IN_MEMORY=2G:arrays check --json --gpus 2 --dataloader-workers 2 --mem 1500G
+expect_eq "variable 2G:arrays" "$(field .ram_dataset_bytes)" $((4 * GIB))
+check --gpus 2 --dataset-in-memory=2G:numpy
+expect_eq "unknown kind: exit" "$RC" 2
+expect_contains "unknown kind" "$ERR" "memcore: --dataset-in-memory=2G:numpy: unknown kind 'numpy' after ':'"
+
 check --gpus 2 --dataset-in-memory=2G --dataset-in-memory=3G
 expect_eq "twice exit" "$RC" 2
 expect_contains "twice" "$ERR" "given twice with different values"

@@ -30,7 +30,7 @@ expect_contains "nvme note" "$OUT" "offloads to nvme: host RAM holds only its pi
 printf '{"model_type": "t5"}' >"$TMP/t5.json"
 run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --model-config "$TMP/t5.json"
 expect_eq "unknown model_type rc" "$RC" 2
-expect_contains "unknown model_type" "$ERR" "t5.json: model_type \"t5\" is not one memcore sizes"
+expect_contains "unknown model_type" "$ERR" "t5.json: model_type \"t5\" is not one memcore counts"
 run_mc check --config "$TMP/empty.conf" --topology "$T" --gpus 1 --deepspeed-config "$TMP/missing.json"
 expect_eq "missing file rc" "$RC" 2
 expect_contains "missing file" "$ERR" "--deepspeed-config=$TMP/missing.json: cannot open: No such file or directory"

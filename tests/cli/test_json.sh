@@ -20,7 +20,7 @@ keys_doc() { # all | optional | plain
 documented=$(keys_doc plain)
 optional=$(keys_doc optional)
 expect_eq "memcore(8) JSON OUTPUT: the --dataset-in-memory keys are optional" \
-	"$(echo $optional)" "dataset_in_memory_bytes ram_dataset_bytes"
+	"$(echo $optional)" "dataset_copies_per_task dataset_in_memory_bytes dataset_in_memory_kind ram_dataset_bytes"
 run_mc check --gpus 2 --dataset-in-memory=1G --topology "$T4" --config "$TMP/empty.conf" --json
 got=$(jq -r 'keys[]' <<<"$OUT" | sort)
 expect_eq "check --dataset-in-memory --json: its keys and the documented ones" \

@@ -1,13 +1,15 @@
 /*
  * fuzz_jobfiles.c - the job's files as a user writes them: the first byte
  * picks the reader (a Hugging Face config.json, a DeepSpeed ds_config.json,
- * the MEMCORE_JOB_FILES figures slurmstepd parses); the rest is the text.
+ * the MEMCORE_JOB_FILES figures slurmstepd parses, a safetensors header);
+ * the rest is the text.
  * A parsed file's figures must survive the trip to slurmstepd unchanged.
  */
 #include "fuzz.h"
 #include "mc_dsconfig.h"
 #include "mc_hfconfig.h"
 #include "mc_jobfiles.h"
+#include "mc_safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,9 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&f, 0, sizeof(f));
 	s = mc_fuzz_str(data + 1, size - 1);
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
-		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c",
+		if (mc_hfconfig_parse((const char *)data + 1, size - 1, "c", 0,
 				      &f.model, err, sizeof(err)) == 0) {
 			f.has_model = true;
 			strcpy(f.model_name, "config.json");
@@ -39,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
+	case 3: {
+		/* the largest tensor is one of those summed */
+		struct mc_st_figures st;
+
+		memset(&st, 0, sizeof(st));
+		if (mc_safetensors_header((const char *)data + 1, size - 1,
+					  UINT64_MAX, "h", &st, err,
+					  sizeof(err)) == 0 &&
+		    st.largest_params > st.params)
+			abort();
+		break;
+	}
 	default:
 		(void)mc_jobfiles_parse(s, &g, err, sizeof(err));
 		break;

@@ -94,7 +94,7 @@ printf '{"model_type": "bert", "hidden_size": 768}\n' >"$D/bert.json"
 chmod 0644 "$D/bert.json"
 mc_run srun -n1 --gpus=1 --mem=40G --model-config=bert.json true
 assert_ne 0 "$MC_RC" "an unknown model_type is refused"
-assert_contains "$MC_ERR" "bert.json: model_type \"bert\" is not one memcore sizes" "... naming it"
+assert_contains "$MC_ERR" "bert.json: model_type \"bert\" is not one memcore counts" "... naming it"
 # A bad key names the file, the key and what was expected.
 printf '{"zero_optimization": {"stage": 7}}\n' >"$D/bad.json"
 chmod 0644 "$D/bad.json"

@@ -129,7 +129,7 @@ static void test_every_key(void **state)
 		"GpuMemory=80G OffloadBufferFactor=2 ZeroInit=no\r\n"
 		"Bind=none TopologyFile=/etc/slurm/topo.xml CgroupMemory=no\n"
 		"AllowUserWarn=false OnError=allow NodeRam=2048 NodeCores=96\n"
-		"NodeGpus=8 UnifiedMemory=Yes"), 0);
+		"NodeGpus=8 UnifiedMemory=Yes WorkersPerCore=3"), 0);
 	assert_policy("every key", p, &(const struct mc_policy){
 		.mode = MC_MODE_WARN,
 		.dataloader_workers = 4,
@@ -152,6 +152,7 @@ static void test_every_key(void **state)
 		.node_cores = 96,
 		.node_gpus = 8,
 		.unified_memory = MC_UNIFIED_YES,
+		.workers_per_core = 3,
 	});
 
 	assert_int_equal(parse("GpuMemory=auto"), 0);
@@ -185,6 +186,14 @@ static void test_errors(void **state)
 		     "t.conf:1: DataloaderWorkers: negative");
 	assert_error("DataloaderWorkers=abc",
 		     "t.conf:1: DataloaderWorkers: not a number");
+	/* WorkersPerCore: 0 workers a core means nothing, so it is no
+	 * "off": an error naming the file and line, as any other. */
+	assert_error("Mode=warn\n\nWorkersPerCore=0",
+		     "t.conf:3: WorkersPerCore: must be at least 1");
+	assert_error("WorkersPerCore=1025",
+		     "t.conf:1: WorkersPerCore: out of range (at most 1024)");
+	assert_error("Mode=warn\nPartitionName=gpu WorkersPerCore=0",
+		     "t.conf:2: WorkersPerCore: must be at least 1");
 	assert_error("DataloaderWorkers=1025",
 		     "t.conf:1: DataloaderWorkers: out of range (at most 1024)");
 	assert_error("NodeCores=99999999999",

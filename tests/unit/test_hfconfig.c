@@ -34,7 +34,7 @@ static int load(const char *file, struct mc_model_shape *m)
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	rc = mc_hfconfig_parse(text, len, file, m, err, sizeof(err));
+	rc = mc_hfconfig_parse(text, len, file, 0, m, err, sizeof(err));
 	free(text);
 	if (rc)
 		fprintf(stderr, "%s\n", err);
@@ -234,6 +234,242 @@ static void test_published_counts(void **state)
 	}
 }
 
+static int parse_hf(const char *s);
+static int parse_hf_flags(const char *s, unsigned flags);
+
+/*
+ * A decoder layer as the state dict names it (modeling_qwen3.py,
+ * modeling_gemma2/3.py, modeling_olmo2.py, modeling_phi3.py,
+ * modeling_starcoder2.py): q, k, v, o (biases where `bias`), the q/k
+ * norms (per head: qk 1, q_norm/k_norm of head_dim; over all heads: qk 2,
+ * of heads*D and kv*D), `norms` norm weights of H (LayerNorm's bias
+ * where ln_bias) and the MLP: gate/up/down (gated) or c_fc/c_proj.
+ */
+struct dec {
+	uint64_t V, H, I, L, heads, kv, D;
+	int bias, qk, norms, ln_bias, gated, mlp_bias, tied;
+};
+
+static uint64_t decoder(const struct dec *d)
+{
+	uint64_t H = d->H, A = d->heads * d->D, K = d->kv * d->D, I = d->I;
+	struct shape top[] = {
+		{ "model.embed_tokens.weight", d->V, H },
+		{ "model.norm.weight", H, 0 },
+		{ "model.norm.bias", d->ln_bias ? H : 0, 0 },
+		{ "lm_head.weight", d->tied ? 0 : d->V, H },
+	};
+	struct shape layer[] = {
+		{ "self_attn.q_proj.weight", A, H },
+		{ "self_attn.q_proj.bias", d->bias ? A : 0, 0 },
+		{ "self_attn.k_proj.weight", K, H },
+		{ "self_attn.k_proj.bias", d->bias ? K : 0, 0 },
+		{ "self_attn.v_proj.weight", K, H },
+		{ "self_attn.v_proj.bias", d->bias ? K : 0, 0 },
+		{ "self_attn.o_proj.weight", H, A },
+		{ "self_attn.o_proj.bias", d->bias ? H : 0, 0 },
+		{ "self_attn.q_norm.weight", d->qk == 1 ? d->D : d->qk == 2 ?
+		  A : 0, 0 },
+		{ "self_attn.k_norm.weight", d->qk == 1 ? d->D : d->qk == 2 ?
+		  K : 0, 0 },
+		{ "*layernorm.weight", H * d->norms, 0 },
+		{ "*layernorm.bias", d->ln_bias ? H * d->norms : 0, 0 },
+		{ "mlp.gate_proj.weight", d->gated ? I : 0, H },
+		{ "mlp.up_proj.weight / c_fc.weight", I, H },
+		{ "mlp.c_fc.bias", d->mlp_bias ? I : 0, 0 },
+		/* H x I, written I x H: a 0 size (no dense MLP) stays 0 */
+		{ "mlp.down_proj.weight / c_proj.weight", I, H },
+		{ "mlp.c_proj.bias", d->mlp_bias ? H : 0, 0 },
+	};
+
+	return tally(top, 4, 1) + tally(layer, 17, d->L);
+}
+
+/*
+ * DeepSeek (modeling_deepseek_v2.py / _v3.py): MLA attention, dense MLP in
+ * the first `dense` layers, then router + experts + shared experts; V3's
+ * router adds e_score_correction_bias.
+ */
+static uint64_t deepseek(uint64_t V, uint64_t H, uint64_t I, uint64_t L,
+			 uint64_t N, uint64_t qr, uint64_t kr, uint64_t nope,
+			 uint64_t rope, uint64_t vd, uint64_t E, uint64_t Im,
+			 uint64_t shared, uint64_t dense, int v3)
+{
+	struct shape top[] = {
+		{ "model.embed_tokens.weight", V, H },
+		{ "model.norm.weight", H, 0 }, { "lm_head.weight", V, H },
+	};
+	struct shape attn[] = {
+		{ "self_attn.q_proj.weight", qr ? 0 : N * (nope + rope), H },
+		{ "self_attn.q_a_proj.weight", qr, H },
+		{ "self_attn.q_a_layernorm.weight", qr, 0 },
+		/* written transposed: a 0 rank (no q LoRA) stays 0 */
+		{ "self_attn.q_b_proj.weight", qr, N * (nope + rope) },
+		{ "self_attn.kv_a_proj_with_mqa.weight", kr + rope, H },
+		{ "self_attn.kv_a_layernorm.weight", kr, 0 },
+		{ "self_attn.kv_b_proj.weight", N * (nope + vd), kr },
+		{ "self_attn.o_proj.weight", H, N * vd },
+		{ "input_layernorm.weight", H, 0 },
+		{ "post_attention_layernorm.weight", H, 0 },
+	};
+	struct shape mlp[] = { { "mlp.gate_proj.weight", I, H },
+			       { "mlp.up_proj.weight", I, H },
+			       { "mlp.down_proj.weight", H, I } };
+	struct shape moe[] = {
+		{ "mlp.gate.weight", E, H },
+		{ "mlp.gate.e_score_correction_bias", v3 ? E : 0, 0 },
+		{ "mlp.shared_experts.gate_proj.weight", Im * shared, H },
+		{ "mlp.shared_experts.up_proj.weight", Im * shared, H },
+		{ "mlp.shared_experts.down_proj.weight", H, Im * shared },
+	};
+	struct shape expert[] = { { "gate_proj.weight", Im, H },
+				  { "up_proj.weight", Im, H },
+				  { "down_proj.weight", H, Im } };
+
+	return tally(top, 3, 1) + tally(attn, 10, L) + tally(mlp, 3, dense) +
+	       tally(moe, 5, L - dense) + tally(expert, 3, E * (L - dense));
+}
+
+/*
+ * The families of today's training jobs, each against its published total
+ * (SOURCES.md: the checkpoint's model.safetensors.index.json total_size
+ * over its dtype's bytes, or the Hub's or model card's figure) and the
+ * tally above.
+ */
+static void test_published_counts_new_families(void **state)
+{
+	struct dec q3 = { 151936, 4096, 12288, 36, 32, 8, 128, 0, 1, 2, 0, 1,
+			  0, 0 };
+	struct dec g2 = { 256000, 3584, 14336, 42, 16, 8, 256, 0, 0, 4, 0, 1,
+			  0, 1 };
+	struct dec g3 = { 262144, 1152, 6912, 26, 4, 1, 256, 0, 1, 4, 0, 1, 0,
+			  1 };
+	struct dec phi3 = { 32064, 3072, 8192, 32, 32, 32, 96, 0, 0, 2, 0, 1,
+			    0, 0 };
+	struct dec sc2 = { 49152, 3072, 12288, 30, 24, 2, 128, 1, 0, 2, 1, 0,
+			   1, 1 };
+	struct dec olmo2 = { 100352, 4096, 11008, 32, 32, 32, 128, 0, 2, 2, 0,
+			     1, 0, 0 };
+	/* Qwen3-30B-A3B: qwen3's attention, 48 sparse layers of a 128 x 2048
+	 * router and 128 experts of 3 x 2048 x 768; no dense MLP */
+	struct dec q3moe = { 151936, 2048, 0, 48, 32, 4, 128, 0, 1, 2, 0, 1, 0,
+			     0 };
+	uint64_t H = 2048, D = 128;
+
+	/* 16,381,470,720 bytes of bfloat16 */
+	check("qwen3-8b.config.json", 16381470720ULL / 2, decoder(&q3));
+	check("qwen3-30b-a3b.config.json", 61064245248ULL / 2,
+	      decoder(&q3moe) + 48 * (128 * H + 128 * 3 * H * 768));
+	check("gemma-2-9b.config.json", 9241705984ULL, decoder(&g2));
+	check("gemma-3-1b-pt.config.json", 999885952ULL, decoder(&g3));
+	/* 7,642,159,104 bytes of bfloat16 */
+	check("phi-3-mini-4k-instruct.config.json", 7642159104ULL / 2,
+	      decoder(&phi3));
+	check("starcoder2-3b.config.json", 3030371328ULL, decoder(&sc2));
+	check("olmo-2-1124-7b.config.json", 7298617344ULL, decoder(&olmo2));
+	/* 31,412,968,448 bytes of bfloat16 */
+	check("deepseek-v2-lite.config.json", 31412968448ULL / 2,
+	      deepseek(102400, 2048, 10944, 27, 16, 0, 512, 128, 64, 128, 64,
+		       1408, 2, 1, 0));
+	/* the card's 671B of the main model (the Hub's 685B adds the 14B
+	 * multi-token-prediction layer transformers does not build) */
+	check("deepseek-v3.config.json", 671000000000ULL,
+	      deepseek(129280, 7168, 18432, 61, 128, 1536, 512, 128, 64, 128,
+		       256, 2048, 1, 3, 1));
+	/* GPT-BigCode (SantaCoder): GPT-2's block, c_attn 2048 x (2048 + 2 x
+	 * 128) with multi_query; no published exact total: the tally only */
+	{
+		struct mc_model_shape m;
+		uint64_t C = H + 2 * D, I = 8192;
+		struct shape top[] = { { "wte", 49280, H }, { "wpe", 2048, H },
+				       { "ln_f", 2 * H, 0 } };
+		struct shape layer[] = {
+			{ "ln_1, ln_2", 4 * H, 0 },
+			{ "attn.c_attn", H, C }, { "attn.c_attn.bias", C, 0 },
+			{ "attn.c_proj", H, H }, { "attn.c_proj.bias", H, 0 },
+			{ "mlp.c_fc", H, I }, { "mlp.c_fc.bias", I, 0 },
+			{ "mlp.c_proj", I, H }, { "mlp.c_proj.bias", H, 0 },
+		};
+
+		assert_int_equal(load("gpt_bigcode-santacoder.config.json",
+				      &m), 0);
+		assert_int_equal(m.params, tally(top, 3, 1) +
+				 tally(layer, 9, 24));
+	}
+}
+
+/* The largest module of the MoE and MLA models: DeepSeek-V3's is its
+ * embedding (129280 x 7168), Qwen3-30B-A3B's too; Gemma-2's and
+ * Starcoder2's ties keep one. */
+static void test_largest_layer_new_families(void **state)
+{
+	struct mc_model_shape m;
+
+	assert_int_equal(load("deepseek-v3.config.json", &m), 0);
+	assert_int_equal(m.largest_layer_params, 129280ULL * 7168);
+	assert_int_equal(m.sparse_layers, 58);
+	assert_int_equal(m.layers, 61);
+	assert_int_equal(load("qwen3-30b-a3b.config.json", &m), 0);
+	assert_int_equal(m.sparse_layers, 48);
+	assert_int_equal(load("gemma-2-9b.config.json", &m), 0);
+	assert_true(m.tied);
+	assert_int_equal(m.dtype_bytes, 4);
+	assert_int_equal(m.head_dim, 256);
+}
+
+/* A model_type memcore does not count: refused alone, read for its shape
+ * (top level or text_config) beside a count from elsewhere. */
+static void test_any_type_shape(void **state)
+{
+	struct mc_model_shape m;
+	/* google/gemma-3-4b-it's config.json: the multimodal model, its
+	 * language model's keys under text_config (the keys that size it) */
+	const char *g3 = "{\"architectures\": [\"Gemma3ForConditionalGeneration"
+		"\"], \"model_type\": \"gemma3\", \"text_config\": {"
+		"\"hidden_size\": 2560, \"intermediate_size\": 10240, "
+		"\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 34, "
+		"\"sliding_window\": 1024}, \"torch_dtype\": \"bfloat16\", "
+		"\"vision_config\": {\"hidden_size\": 1152}}";
+
+	assert_int_equal(mc_hfconfig_parse(g3, strlen(g3), "g.json", 0, &m,
+					   err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "g.json: model_type \"gemma3\" is not one "
+			       "memcore counts"));
+	assert_non_null(strstr(err, "give the model's directory"));
+	assert_int_equal(mc_hfconfig_parse(g3, strlen(g3), "g.json",
+					   MC_HF_ANY_TYPE, &m, err,
+					   sizeof(err)), 0);
+	assert_false(m.counted);
+	assert_int_equal(m.params, 0);
+	assert_int_equal(m.hidden, 2560);
+	assert_int_equal(m.layers, 34);
+	assert_int_equal(m.dtype_bytes, 2);
+	assert_string_equal(m.model_type, "gemma3");
+	/* a bad value is still an error naming it */
+	assert_int_equal(parse_hf_flags("{\"model_type\": \"t5\", \"d_model\":"
+					" -1}", MC_HF_ANY_TYPE), -1);
+	assert_string_equal(err, "cfg.json: d_model: expected a positive "
+			    "integer");
+}
+
+/* DeepSeek's keys are required (the defaults differ between its code
+ * and transformers'); an MLA key in a Llama file is refused. */
+static void test_deepseek_keys(void **state)
+{
+	assert_int_equal(parse_hf("{\"model_type\": \"deepseek_v3\", "
+		"\"hidden_size\": 7168, \"num_hidden_layers\": 61, "
+		"\"intermediate_size\": 18432, \"num_attention_heads\": 128, "
+		"\"vocab_size\": 129280, \"q_lora_rank\": 1536}"), -1);
+	assert_string_equal(err, "cfg.json: kv_lora_rank: missing (expected "
+			    "a positive integer)");
+	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
+		"\": 4096, \"num_hidden_layers\": 32, \"intermediate_size\": "
+		"11008, \"num_attention_heads\": 32, \"vocab_size\": 32000, "
+		"\"kv_lora_rank\": 512}"), -1);
+	assert_non_null(strstr(err, "cfg.json: kv_lora_rank: changes the "
+			       "parameter count of other models"));
+}
+
 static void test_largest_layer(void **state)
 {
 	struct mc_model_shape m;
@@ -248,12 +484,17 @@ static void test_largest_layer(void **state)
 	assert_false(m.tied);
 }
 
-static int parse_hf(const char *s)
+static int parse_hf_flags(const char *s, unsigned flags)
 {
 	struct mc_model_shape m;
 
-	return mc_hfconfig_parse(s, strlen(s), "cfg.json", &m, err,
+	return mc_hfconfig_parse(s, strlen(s), "cfg.json", flags, &m, err,
 				 sizeof(err));
+}
+
+static int parse_hf(const char *s)
+{
+	return parse_hf_flags(s, 0);
 }
 
 /* A key given twice: Python's json keeps the last, so transformers loads
@@ -268,7 +509,7 @@ static void test_duplicate_keys(void **state)
 		" \"num_attention_heads\": 32, \"vocab_size\": 32000, "
 		"\"num_hidden_layers\": 32, \"torch_dtype\": \"float16\"}";
 
-	assert_int_equal(mc_hfconfig_parse(twice, strlen(twice), "cfg.json",
+	assert_int_equal(mc_hfconfig_parse(twice, strlen(twice), "cfg.json", 0,
 					   &m, err, sizeof(err)), 0);
 	assert_int_equal(m.layers, 32);
 	/* Llama-2-7B's shape, published 6,738,415,616 */
@@ -342,20 +583,20 @@ static void test_qwen2_moe_layers(void **state)
 
 	/* Qwen2MoeConfig's defaults: 60 experts of 1408, shared 5632 */
 	snprintf(text, sizeof(text), "%s", QWEN_MOE(""));
-	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json", &all,
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json", 0, &all,
 					   err, sizeof(err)), 0);
 	assert_int_equal(all.params, 14315784192ULL);
 	assert_int_equal(all.sparse_layers, 24);
 	/* layers 1, 3, ... sparse at step 2, and 5 and 7 dense as listed */
 	snprintf(text, sizeof(text), "%s", QWEN_MOE(", \"decoder_sparse_step"
 		 "\": 2, \"mlp_only_layers\": [5, 7, 7]"));
-	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json",
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json", 0,
 					   &some, err, sizeof(err)), 0);
 	assert_int_equal(some.sparse_layers, 10);
 	assert_int_equal(all.params - some.params, 14 * (sparse - dense));
 	snprintf(text, sizeof(text), "%s", QWEN_MOE(", \"mlp_only_layers\": "
 		 "[24]"));
-	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json",
+	assert_int_equal(mc_hfconfig_parse(text, strlen(text), "q.json", 0,
 					   &some, err, sizeof(err)), -1);
 	assert_string_equal(err, "q.json: mlp_only_layers: expected layer "
 			    "indices from 0 to 23");
@@ -368,7 +609,7 @@ static void test_hf_errors(void **state)
 			       "not one "));
 	assert_int_equal(parse_hf("{\"model_type\": \"bert\"}"), -1);
 	assert_non_null(strstr(err, "cfg.json: model_type \"bert\" is not one "
-			       "memcore sizes"));
+			       "memcore counts (llama, "));
 	assert_int_equal(parse_hf("{\"model_type\": \"llama\", \"hidden_size"
 				  "\": 4096}"), -1);
 	assert_string_equal(err, "cfg.json: num_hidden_layers: missing "
@@ -649,6 +890,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_published_counts),
 		cmocka_unit_test(test_largest_layer),
+		cmocka_unit_test(test_published_counts_new_families),
+		cmocka_unit_test(test_largest_layer_new_families),
+		cmocka_unit_test(test_any_type_shape),
+		cmocka_unit_test(test_deepseek_keys),
 		cmocka_unit_test(test_hf_errors),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_foreign_count_keys),

@@ -445,7 +445,7 @@ static void test_mig_slices(void **state)
 	}
 	for (unsigned i = 0; i < MC_MAX_PUS; i++)
 		f.pu_core[i] = MC_PU_NONE;
-	assert_int_equal(mc_plan_compute(&f, 0, NULL, slice, 1, &plan, err,
+	assert_int_equal(mc_plan_compute(&f, 1, NULL, slice, 1, &plan, err,
 					 sizeof(err)), 0);
 	assert_int_equal(plan.gpu[0].numa_os_index, 1);
 	assert_int_equal(hwloc_bitmap_first(plan.gpu[0].cpus), 1);

@@ -396,6 +396,74 @@ static void test_dataset_in_memory(void **state)
 			 MC_OPT_DATASET_IN_MEMORY);
 }
 
+/* --dataset-in-memory=SIZE:KIND, or KIND alone: what the data is, for
+ * how its workers share it (mc_terms.h); objects when not said. */
+static void test_dataset_kind(void **state)
+{
+	static const struct {
+		const char *v;
+		uint64_t bytes;		/* 0: measured */
+		enum mc_dataset_kind kind;
+	} good[] = {
+		{ "200G:arrays", 200ULL << 30, MC_DATASET_ARRAYS },
+		{ "210330M:ARRAYS", 210330ULL << 20, MC_DATASET_ARRAYS },
+		{ "200G:objects", 200ULL << 30, MC_DATASET_OBJECTS },
+		{ "200G", 200ULL << 30, MC_DATASET_OBJECTS },
+		{ "arrays", 0, MC_DATASET_ARRAYS },
+		{ "yes:arrays", 0, MC_DATASET_ARRAYS },
+		{ ":arrays", 0, MC_DATASET_ARRAYS },
+		{ "objects", 0, MC_DATASET_OBJECTS },
+	};
+	static const char *const bad[][2] = {
+		{ "200G:numpy", "--dataset-in-memory=200G:numpy: unknown kind "
+		  "'numpy' after ':' (arrays: numpy/Arrow data the workers "
+		  "share; objects: Python objects each worker copies)" },
+		{ "200G:", "--dataset-in-memory=200G:: unknown kind ''" },
+		{ "0:arrays", "--dataset-in-memory=0:arrays: expected a size "
+		  "from 1M to 1024T" },
+		{ "abc:arrays", "--dataset-in-memory=abc:arrays: not a number" },
+		{ "arrays:200G", "--dataset-in-memory=arrays:200G: unknown "
+		  "kind '200G'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct mc_opts o = { 0 };
+		struct mc_policy p;
+		struct mc_request r = { .gpus = 2 };
+
+		mc_policy_defaults(&p);
+		assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY,
+					     good[i].v, false, err,
+					     sizeof(err)), 0);
+		assert_int_equal(o.dataset_in_memory_bytes, good[i].bytes);
+		assert_int_equal(mc_opts_dataset_measured(&o), !good[i].bytes);
+		mc_opts_request(&o, &p, &r);
+		assert_int_equal(r.use.dataset_kind, good[i].kind);
+		assert_int_equal(r.use.dataset_bytes, good[i].bytes);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct mc_opts o = { 0 };
+
+		assert_int_equal(mc_opts_set(&o, MC_OPT_DATASET_IN_MEMORY,
+					     bad[i][0], false, err,
+					     sizeof(err)), -1);
+		if (strncmp(err, bad[i][1], strlen(bad[i][1])))
+			fail_msg("'%s': '%s', want '%s'", bad[i][0], err,
+				 bad[i][1]);
+		assert_false(o.set[MC_OPT_DATASET_IN_MEMORY]);
+	}
+	/* The variable says it as the option does. */
+	{
+		struct mc_opts o = { 0 };
+
+		assert_int_equal(mc_opts_set_env(&o, MC_OPT_DATASET_IN_MEMORY,
+						 "2G:arrays", err,
+						 sizeof(err)), 0);
+		assert_int_equal(o.dataset_kind, MC_DATASET_ARRAYS);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_workers_list),
 		cmocka_unit_test(test_dataset_in_memory),
+		cmocka_unit_test(test_dataset_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,7 +49,8 @@ static void plan_for(unsigned workers, const char *allowed,
 		set = hwloc_bitmap_alloc();
 		assert_int_equal(mc_plan_parse_cpulist(allowed, set), 0);
 	}
-	if (mc_plan_compute(&facts, workers, set, idx, n, &plan, err,
+	/* The Open Book's rule: w + 1 cores a GPU. */
+	if (mc_plan_compute(&facts, workers + 1, set, idx, n, &plan, err,
 			    sizeof(err)) < 0)
 		fail_msg("mc_plan_compute: %s", err);
 	hwloc_bitmap_free(set);
@@ -406,11 +407,11 @@ static void test_errors(void **state)
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 
 	load("local-2numa-2gpu.xml");
-	assert_int_equal(mc_plan_compute(&facts, 0, NULL, bad, 1, &plan, err,
+	assert_int_equal(mc_plan_compute(&facts, 1, NULL, bad, 1, &plan, err,
 					 sizeof(err)), -1);
 	assert_string_equal(err, "GPU 9 is not on this node (2 GPUs)");
 	assert_int_equal(plan.n, 0);
-	assert_int_equal(mc_plan_compute(&facts, 0, NULL, twice, 2, &plan,
+	assert_int_equal(mc_plan_compute(&facts, 1, NULL, twice, 2, &plan,
 					 err, sizeof(err)), -1);
 	assert_string_equal(err, "GPU 1 listed twice");
 	assert_int_equal(mc_plan_parse_cpulist("0-", set), -1);

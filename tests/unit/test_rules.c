@@ -99,6 +99,7 @@ struct vrow {
 	struct {		/* policy() but these, where not 0 */
 		uint64_t ram_per_worker, ram_per_task;
 		uint32_t min_cores_per_gpu;
+		uint32_t workers_per_core;
 	} pol;
 	struct mc_request r;
 	struct mc_node n;
@@ -166,6 +167,8 @@ static void run_verdicts(const struct vrow *rows, size_t n_rows)
 			p.ram_per_task_bytes = c->pol.ram_per_task;
 		if (c->pol.min_cores_per_gpu)
 			p.min_cores_per_gpu = c->pol.min_cores_per_gpu;
+		if (c->pol.workers_per_core)
+			p.workers_per_core = c->pol.workers_per_core;
 		memset(&o, 0, sizeof(o));
 		mc_verdict_compute(&p, &c->r, &c->n, &c->a, &o.v);
 		mc_verdict_explain(&p, &o.v, c->long_names ? longname : c->step,
@@ -228,6 +231,25 @@ static void test_cores(void **state)
 	assert_int_equal(mc_node_cores_needed(&p, 8, 2), 132);
 	assert_int_equal(mc_step_cores_needed(&p, 2, 20), 42);
 	assert_int_equal(mc_node_cores_needed(&p, 2, 20), 46);
+
+	/* WorkersPerCore: ceil(w / N) + 1 a GPU, 1 the book's rule, 0 as 1;
+	 * MinCoresPerGpu still the floor. Written from the rule. */
+	for (uint32_t n = 0; n <= 5; n++) {
+		for (uint32_t w = 0; w <= 33; w++) {
+			uint32_t per = n ? (w + n - 1) / n + 1 : w + 1;
+
+			p.min_cores_per_gpu = 0;
+			p.workers_per_core = n;
+			assert_int_equal(mc_step_cores_needed(&p, 8, w),
+					 8 * per);
+			assert_int_equal(mc_node_cores_needed(&p, 8, w),
+					 8 * per + 4);
+			p.min_cores_per_gpu = 6;
+			assert_int_equal(mc_step_cores_needed(&p, 8, w),
+					 8 * (per > 6 ? per : 6));
+		}
+	}
+	p.workers_per_core = 1;
 
 	/* Saturation, never wrap-around. */
 	p.min_cores_per_gpu = 0;
@@ -733,6 +755,74 @@ static void test_verdict_node_cores(void **state)
 	RUN(rows);
 }
 
+/*
+ * facebookresearch/deit#81: "We use 32 cpu and 8 gpu, the total
+ * memory(RAM) is 200G", torch.distributed.launch --nproc_per_node=8 with
+ * --num_workers 32: the GPUs starved. The maintainer: num_workers "should
+ * be 4 in your case"; the reporter: "I set the num_workers to be 4 and it
+ * worked now!". By the book's rule (the default) 4 needs 8 x (4 + 1) + 4
+ * = 44 cores and the node holds 2; a site whose workers share cores as
+ * deit's did says WorkersPerCore=2: 8 x (4 / 2 + 1) + 4 = 28, and 4 is
+ * then the most the node holds, the maintainers' figure.
+ */
+static void test_verdict_deit_81(void **state)
+{
+	static const struct vrow rows[] = {
+		{ "deit#81 as reported: 32 workers, the book's rule",
+		  .r = REQ(8, 0, 32), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, false), V(node_cores_short, true),
+			    V(cores_needed, 8 * 33),
+			    V(node_max_dataloader_workers, 2) },
+		  .says = { "--dataloader-workers=2 is the most this node "
+			    "can hold" } },
+		{ "deit#81, the maintainers' 4, the book's rule",
+		  .r = REQ(8, 0, 4), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, false), V(node_cores_short, true),
+			    V(node_cores_needed, 44), V(cores_needed, 40),
+			    V(node_max_dataloader_workers, 2) },
+		  .says = { "node has 32 cores, needs 44 = 8 GPUs x "
+			    "(4 workers + 1) + 4 reserved" } },
+		{ "deit#81, memcore's 2, the book's rule",
+		  .r = REQ(8, 0, 2), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, true), V(node_cores_needed, 28),
+			    V(cores_needed, 24) } },
+		{ "deit#81, the maintainers' 4, WorkersPerCore=2",
+		  .pol = { .workers_per_core = 2 },
+		  .r = REQ(8, 0, 4), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, true), V(node_cores_needed, 28),
+			    V(cores_needed, 24),
+			    V(node_max_dataloader_workers, 4) },
+		  .says = { "CPU cores     24 needed = 8 GPUs x (4 workers / "
+			    "WorkersPerCore=2 + 1)" } },
+		{ "deit#81 as reported, WorkersPerCore=2: the fix is 4",
+		  .pol = { .workers_per_core = 2 },
+		  .r = REQ(8, 0, 32), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, false), V(node_cores_short, true),
+			    V(node_cores_needed, 8 * 17 + 4),
+			    V(node_max_dataloader_workers, 4) },
+		  .says = { "node has 32 cores, needs 140 = 8 GPUs x (32 "
+			    "workers / WorkersPerCore=2 + 1) + 4 reserved",
+			    "--dataloader-workers=4 is the most this node "
+			    "can hold" } },
+		{ "WorkersPerCore=2 at an odd w: rounded up",
+		  .pol = { .workers_per_core = 2 },
+		  .r = REQ(8, 0, 5), .n = NODE(200 * GiB, 32, 8),
+		  .a = ALLOC(200 * GiB, 32, NULL),
+		  .want = { V(fits, false), V(node_cores_needed, 36),
+			    V(cores_needed, 32) },
+		  .says = { "needs 36 = 8 GPUs x (5 workers / WorkersPerCore=2"
+			    ", rounded up, + 1) + 4 reserved" } },
+	};
+
+	(void)state;
+	RUN(rows);
+}
+
 /* 8 GPUs on a 24-core node at w=4; 4 GPUs on a 40-core node. */
 static void test_verdict_24_cores(void **state)
 {
@@ -1184,6 +1274,7 @@ int main(void)
 		cmocka_unit_test(test_design_example),
 		cmocka_unit_test(test_verdict_small_gpu),
 		cmocka_unit_test(test_verdict_node_cores),
+		cmocka_unit_test(test_verdict_deit_81),
 		cmocka_unit_test(test_verdict_24_cores),
 		cmocka_unit_test(test_verdict_node_ram),
 		cmocka_unit_test(test_verdict_impossible),

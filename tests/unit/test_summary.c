@@ -127,6 +127,25 @@ static void test_advise(void **state)
 	assert_int_equal(a.cpus_per_gpu, 2);
 	assert_int_equal(a.mem_bytes, 768 * GIB - 3 * 8 * 4 * GIB);
 
+	/* WorkersPerCore=2 (deit#81's 4 workers on 4 CPUs a GPU): one
+	 * more worker than 4 needs ceil(5 / 2) + 1 = 4 cores, not 6; a
+	 * record without the field (0) is the book's rule, w + 1. */
+	u = usage8();
+	u.workers = 4;
+	u.workers_per_core = 2;
+	u.rule_cores = 24;
+	u.cores_allocated = 24;
+	u.cpu_usec = 24 * u.wall_usec;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.workers, 5);
+	assert_int_equal(a.cpus_per_gpu, 4);
+	u.workers_per_core = 0;
+	u.rule_cores = 40;
+	u.cores_allocated = 40;
+	u.cpu_usec = 40 * u.wall_usec;
+	mc_summary_advise(&u, &a);
+	assert_int_equal(a.cpus_per_gpu, 6);
+
 	/* MinCoresPerGpu=16 (the rule's cores above w + 1) holds. */
 	u = usage8();
 	u.rule_cores = 128;

@@ -569,9 +569,115 @@ static void test_dataset_in_memory(void **state)
 	}
 }
 
+/*
+ * What the data is says how the workers hold it: Python objects are
+ * copied into each forked worker as reads write their reference counts
+ * (pytorch/pytorch#13246), numpy/Arrow buffers stay shared (its
+ * workaround; pytorch#20433's measurement). Written from that sentence:
+ * objects tasks x (w + 1) copies, arrays tasks x 1.
+ */
+static void test_dataset_kinds(void **state)
+{
+	struct mc_policy p;
+	static const struct {
+		uint32_t gpus, ranks, workers;
+		uint64_t size;
+	} rows[] = {
+		{ 3, 0, 4, 20 * GiB },
+		{ 8, 0, 8, 5 * GiB + 777 },
+		{ 2, 16, 1, 3 * GiB },		/* 16 ranks on 2 GPUs (MPS) */
+		{ 1, 0, 0, 1 << 20 },		/* no worker: the same */
+	};
+
+	(void)state;
+	mc_policy_defaults(&p);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mc_usage u = { .ranks = rows[i].ranks,
+				      .dataset_bytes = rows[i].size };
+		uint64_t tasks = rows[i].ranks > rows[i].gpus ? rows[i].ranks
+							      : rows[i].gpus;
+
+		/* The default is objects: the count as before the kinds. */
+		assert_int_equal(mc_terms_dataset_copies(&u, rows[i].workers),
+				 rows[i].workers + 1);
+		assert_int_equal(mc_terms_dataset_bytes(&u, rows[i].gpus,
+							rows[i].workers),
+				 copies_of(rows[i].size, tasks,
+					   rows[i].workers));
+		u.dataset_kind = MC_DATASET_ARRAYS;
+		assert_int_equal(mc_terms_dataset_copies(&u, rows[i].workers),
+				 1);
+		assert_int_equal(mc_terms_dataset_bytes(&u, rows[i].gpus,
+							rows[i].workers),
+				 rows[i].size * tasks);
+		/* The tasks' own copies, in the load peak, are the same. */
+		assert_int_equal(mc_terms_dataset_task_bytes(&u, rows[i].gpus),
+				 rows[i].size * tasks);
+	}
+	/* Objects refused at 300 GiB: the arrays count offered beside. */
+	{
+		struct mc_request r = { .gpus = 3, .nodes = 1,
+					.dataloader_workers = 4,
+					.gpu_memory_bytes = 80 * GiB };
+
+		r.use.dataset_bytes = 20 * GiB;
+		judge(&p, &r, 400 * GiB, 15);
+		assert_true(said("each DataLoader worker (Python objects: "
+				 "reference counts copy the pages)"));
+		assert_true(said("say --dataset-in-memory=20G:arrays (60 GiB, "
+				 "not 300 GiB)"));
+		r.use.dataset_kind = MC_DATASET_ARRAYS;
+		judge(&p, &r, 400 * GiB, 15);
+		assert_int_equal(J.v.ram_dataset_bytes, 60 * GiB);
+		/* 240 floor + 3 x 4 workers x 4 GiB + 3 tasks + 60 */
+		assert_int_equal(J.v.ram_needed_bytes, 351 * GiB);
+		assert_true(J.v.fits);
+		assert_true(said("dataset in RAM  3 tasks x 20 GiB = 60 GiB: a "
+				 "copy in each task, its DataLoader workers "
+				 "share it"));
+		assert_false(said(":arrays ("));
+	}
+}
+
+/*
+ * ultralytics/ultralytics#22307: DDP on 8 GPUs with cache=True (RAM),
+ * "Caching images (205.4GB RAM)" on a 1.7 TB node, and "each GPU process
+ * creates its own copy of the entire cached dataset": 8 copies, an OOM
+ * crash. ultralytics' cache is a list of numpy images, one per rank
+ * (ultralytics/data/base.py cache_images: self.ims[i], b += nbytes,
+ * "GB" = 1 << 30), its default workers=8 (cfg/default.yaml). As arrays:
+ * the reporter's 8 copies, 1643.2 GiB; as objects memcore counted 72.
+ */
+static void test_ultralytics_22307(void **state)
+{
+	struct mc_policy p;
+	/* 205.4 GiB, to the MiB Slurm sizes take. */
+	uint64_t cache = 210330ULL << 20;
+	struct mc_request r = { .gpus = 8, .nodes = 1,
+				.dataloader_workers = 8 };
+
+	(void)state;
+	mc_policy_defaults(&p);
+	r.use.dataset_bytes = cache;
+	r.use.dataset_kind = MC_DATASET_ARRAYS;
+	judge_on(&p, &r, 1700 * GiB, 1700 * GiB);
+	assert_int_equal(J.v.ram_dataset_bytes, 8 * cache);
+	assert_true(said("dataset in RAM  8 tasks x 205.40 GiB = 1643.20 GiB"));
+	/* With 8 workers' 4 GiB each and the tasks' 1 GiB the node is short,
+	 * as the reporter's was: refused, the fix maps the cache. */
+	assert_false(J.v.fits);
+	assert_true(said("instead: stage the dataset to local scratch"));
+	/* What memcore counted before the kinds: 72 copies. */
+	r.use.dataset_kind = MC_DATASET_OBJECTS;
+	judge_on(&p, &r, 1700 * GiB, 1700 * GiB);
+	assert_int_equal(J.v.ram_dataset_bytes, 72 * cache);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dataset_kinds),
+		cmocka_unit_test(test_ultralytics_22307),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_save),
 		cmocka_unit_test(test_activations),
