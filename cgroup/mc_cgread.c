@@ -25,12 +25,10 @@ static int open_in(int dfd, const char *name)
 int mc_cgread_open(struct mc_cgread_src *src, const struct mc_cgroup *cg,
 		   char *err, size_t errlen)
 {
-	const char *dir = cg->dir;
-	int dfd, version = cg->version;
-	const char *usage = version == 1 ? "memory.usage_in_bytes"
-					 : "memory.current";
+	const char *dir = cg->dir, *usage = cg->ops->usage_file;
+	int dfd;
 
-	src->version = version;
+	src->ops = cg->ops;
 	src->stat_fd = src->usage_fd = src->cpu_fd = src->oom_fd = -1;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
@@ -49,10 +47,9 @@ int mc_cgread_open(struct mc_cgread_src *src, const struct mc_cgroup *cg,
 			 strerror(errno));
 		goto fail;
 	}
-	if (version == 2)
-		src->cpu_fd = open_in(dfd, "cpu.stat");
-	src->oom_fd = open_in(dfd, version == 1 ? "memory.oom_control"
-						: "memory.events");
+	if (cg->ops->cpu_file)
+		src->cpu_fd = open_in(dfd, cg->ops->cpu_file);
+	src->oom_fd = open_in(dfd, cg->ops->oom_file);
 	close(dfd);
 	return 0;
 fail:
@@ -159,7 +156,7 @@ int mc_cgread_read(struct mc_cgread_src *src, struct mc_sample *out)
 	}
 	if (reread(src, src->stat_fd) < 0)
 		return -1;
-	if (mc_memstat_parse(src->buf, src->version, &f, err,
+	if (mc_memstat_parse(src->buf, src->ops, &f, err,
 			     sizeof(err)) < 0) {
 		errno = EINVAL;
 		return -1;
@@ -183,40 +180,31 @@ int mc_cgread_read(struct mc_cgread_src *src, struct mc_sample *out)
 	return 0;
 }
 
-/* One decimal number file in dir, or 0 when absent. */
-static uint64_t number_at(int dfd, const char *name)
-{
-	char buf[64];
-	uint64_t v;
-
-	if (mc_read_at(dfd, name, buf, sizeof(buf)) <= 0 ||
-	    mc_memstat_parse_limit(buf, &v) < 0 || v == MC_MEM_UNLIMITED)
-		return 0;
-	return v;
-}
-
 int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
 		       char *err, size_t errlen)
 {
 	const char *dir = cg->dir;
-	char buf[1024];
-	int dfd, version = cg->version;
+	char buf[64];
+	uint64_t v;
+	int dfd;
 
 	memset(out, 0, sizeof(*out));
-	out->cgroup_version = (uint32_t)version;
+	if (!cg->ops) {
+		/* The step's cgroup was never found: no hierarchy, "cv" 0. */
+		snprintf(err, errlen, "no memory cgroup");
+		return -1;
+	}
+	out->cgroup_version = (uint32_t)cg->ops->version;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	out->kernel_peak_bytes = number_at(dfd, mc_memstat_peak_file(version));
-	if (version == 1) {
-		out->max_events = number_at(dfd, "memory.failcnt");
-	} else {
-		if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) > 0)
-			mc_cgread_parse_events(buf, &out->high_events,
-					       &out->max_events);
-	}
+	/* 0 when absent ("max" cannot be a peak). */
+	if (mc_read_at(dfd, cg->ops->peak_file, buf, sizeof(buf)) > 0 &&
+	    mc_memstat_parse_limit(buf, &v) == 0 && v != MC_MEM_UNLIMITED)
+		out->kernel_peak_bytes = v;
+	cg->ops->limit_events(dfd, &out->high_events, &out->max_events);
 	close(dfd);
 	if (mc_memstat_oom_kills(cg, &out->oom_kills, err, errlen) < 0)
 		out->oom_kills = 0;
@@ -224,15 +212,15 @@ int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
 	return 0;
 }
 
-int mc_cgread_parse_refault(const char *memstat, int version,
-			    uint64_t *pages)
+int mc_cgread_parse_refault(const char *memstat,
+			    const struct mc_cgroup_ops *ops, uint64_t *pages)
 {
 	/* v1: the total includes the step's children (task_T), as the
 	 * other v1 figures are taken (mc_memstat_parse). */
-	if (version == 1 &&
-	    line_value(memstat, "total_workingset_refault_file", pages) == 0)
+	if (ops->stat->refault_total &&
+	    line_value(memstat, ops->stat->refault_total, pages) == 0)
 		return 0;
-	return line_value(memstat, "workingset_refault_file", pages);
+	return line_value(memstat, ops->stat->refault, pages);
 }
 
 /* "total=N" on the line of text that starts with word ("some", "full"). */
@@ -285,18 +273,19 @@ void mc_cgread_squeeze_read(const struct mc_cgroup *cg,
 {
 	const char *dir = cg->dir;
 	char buf[8192];
-	int dfd, e, version = cg->version;
+	bool psi = mc_cgroup_has(cg, MC_CG_HAS_PSI);
+	int dfd, e;
 
 	memset(out, 0, sizeof(*out));
-	out->psi = version == 1 ? MC_PSI_V1 : MC_PSI_UNREADABLE;
+	out->psi = psi ? MC_PSI_UNREADABLE : MC_PSI_NONE;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return;
 	if (mc_read_at(dfd, "memory.stat", buf, sizeof(buf)) > 0 &&
-	    mc_cgread_parse_refault(buf, version,
+	    mc_cgread_parse_refault(buf, cg->ops,
 				    &out->refault_file_pages) == 0)
 		out->has_refault = true;
-	if (version == 2) {
+	if (psi) {
 		errno = 0;
 		if (mc_read_at(dfd, "memory.pressure", buf, sizeof(buf)) > 0) {
 			if (mc_cgread_parse_pressure(buf, &out->some_usec,

@@ -54,15 +54,16 @@ struct mc_cgread_end {
 	uint64_t oom_kills;		/* as mc_memstat_oom_kills */
 	uint64_t high_events;		/* v2 memory.events "high" */
 	uint64_t max_events;		/* v2 "max"; v1 memory.failcnt */
-	/* The hierarchy the figures came from, as data for the step's
-	 * record: memcore report names the peak file by it
-	 * (mc_memstat_peak_file) and says why v1 has no stall time. */
+	/* The hierarchy the figures came from (ops->version), as data for
+	 * the step's record: memcore report finds its table by it
+	 * (mc_cgroup_ops_of), names the peak file and says why a hierarchy
+	 * without PSI has no stall time. */
 	uint32_t cgroup_version;
 };
 
 /* The open files of one cgroup, and the read buffer. */
 struct mc_cgread_src {
-	int version;			/* 1 or 2 */
+	const struct mc_cgroup_ops *ops;	/* the hierarchy's table */
 	int stat_fd, usage_fd, cpu_fd;	/* -1 when not open */
 	int oom_fd;			/* -1 when not open */
 	char buf[8192];			/* memory.stat is ~1.5 KiB on 6.x */
@@ -90,8 +91,9 @@ void mc_cgread_close(struct mc_cgread_src *src);
 /*
  * The kernel's counters of cg at the end (see struct mc_cgread_end).
  * Missing files leave their field 0; cgroup_version is set even when it
- * fails (a cgroup not made: its dir ""). Returns 0, or -1 with err set
- * when cg->dir is not a memory cgroup directory.
+ * fails (a cgroup not made: its dir ""), left 0 when cg has no table (its
+ * cgroup was never found). Returns 0, or -1 with err set when cg->dir is
+ * not a memory cgroup directory.
  */
 int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
 		       char *err, size_t errlen);
@@ -114,7 +116,8 @@ int mc_cgread_end_read(const struct mc_cgroup *cg, struct mc_cgread_end *out,
  */
 enum mc_psi_state {
 	MC_PSI_READ = 0,	/* some_usec holds the figure */
-	MC_PSI_V1,		/* cgroup v1: no memory.pressure */
+	MC_PSI_NONE,		/* the hierarchy keeps no memory.pressure
+				 * per cgroup (v1: no MC_CG_HAS_PSI) */
 	MC_PSI_OFF,		/* the kernel has PSI off: no /proc/pressure
 				 * (psi=0, or CONFIG_PSI_DEFAULT_DISABLED
 				 * without psi=1), so no cgroup file either */
@@ -143,8 +146,8 @@ void mc_cgread_squeeze_read(const struct mc_cgroup *cg,
  * v1 "total_workingset_refault_file N" (the local line when the total is
  * absent). Pages. 0, or -1 when the text has none.
  */
-int mc_cgread_parse_refault(const char *memstat, int version,
-			    uint64_t *pages);
+int mc_cgread_parse_refault(const char *memstat,
+			    const struct mc_cgroup_ops *ops, uint64_t *pages);
 
 /*
  * The totals of memory.pressure text ("some avg10=0.00 avg60=0.00

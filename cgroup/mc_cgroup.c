@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libcgroup.h>
-
 #include "mc_cgroup.h"
 #include "mc_memstat.h"
 #include "mc_util.h"
@@ -24,8 +22,7 @@
 #define PROC_CGROUP_BUF 8192
 #define MOUNTINFO_BUF 262144
 
-/* Does the comma-separated list s (length n) hold word? */
-static bool list_has(const char *s, size_t n, const char *word)
+bool mc_cgroup_list_has(const char *s, size_t n, const char *word)
 {
 	size_t wl = strlen(word);
 	const char *end = s + n;
@@ -41,7 +38,8 @@ static bool list_has(const char *s, size_t n, const char *word)
 	return false;
 }
 
-int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
+int mc_cgroup_parse_proc(const char *text, const struct mc_cgroup_ops **ops,
+			 char *rel,
 			 size_t rellen, char *err, size_t errlen)
 {
 	const char *line = text, *v2 = NULL;
@@ -56,12 +54,12 @@ int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
 			const char *path = c2 + 1;
 			size_t pl = n - (size_t)(path - line);
 
-			if (list_has(c1 + 1, (size_t)(c2 - c1 - 1), "memory")) {
+			if (mc_cgroup_list_has(c1 + 1, (size_t)(c2 - c1 - 1), "memory")) {
 				if (pl == 0 || pl >= rellen || path[0] != '/')
 					goto bad;
 				memcpy(rel, path, pl);
 				rel[pl] = '\0';
-				*version = 1;
+				*ops = &mc_cgroup_v1;
 				return 0;
 			}
 			if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
@@ -76,7 +74,7 @@ int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
 			goto bad;
 		memcpy(rel, v2, v2len);
 		rel[v2len] = '\0';
-		*version = 2;
+		*ops = &mc_cgroup_v2;
 		return 0;
 	}
 	snprintf(err, errlen, "no memory cgroup: neither a v1 'memory' line "
@@ -111,7 +109,8 @@ static int unescape(const char *s, size_t n, char *out, size_t outlen)
 	return 0;
 }
 
-int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
+int mc_cgroup_parse_mountinfo(const char *text,
+			      const struct mc_cgroup_ops *ops, char *mount,
 			      size_t mountlen, char *root, size_t rootlen,
 			      char *err, size_t errlen)
 {
@@ -141,16 +140,9 @@ int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
 		}
 		if (!dash || nf < dash + 4)
 			continue;
-		if (version == 1) {
-			if (fl[dash + 1] != 6 || memcmp(f[dash + 1], "cgroup", 6))
-				continue;
-			if (!list_has(f[dash + 3], fl[dash + 3], "memory"))
-				continue;
-		} else {
-			if (fl[dash + 1] != 7 ||
-			    memcmp(f[dash + 1], "cgroup2", 7))
-				continue;
-		}
+		if (!ops->mount_is(f[dash + 1], fl[dash + 1], f[dash + 3],
+				   fl[dash + 3]))
+			continue;
 		if (unescape(f[4], fl[4], mount, mountlen) < 0 ||
 		    unescape(f[3], fl[3], root, rootlen) < 0) {
 			snprintf(err, errlen, "mount point too long");
@@ -158,30 +150,12 @@ int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
 		}
 		return 0;
 	}
-	snprintf(err, errlen, "no %s mount in mountinfo", version == 1
-		 ? "cgroup v1 memory" : "cgroup2");
+	snprintf(err, errlen, "no %s mount in mountinfo", ops->mount_name);
 	return -1;
 }
 
-/* libcgroup knows the v1 mount points when mountinfo could not be read. */
-static int libcgroup_mount(char *mount, size_t len)
-{
-	char *mnt = NULL;
-	int rc = -1;
-
-	if (cgroup_init() != 0)
-		return -1;
-	if (cgroup_get_subsys_mount_point("memory", &mnt) == 0 && mnt &&
-	    strlen(mnt) < len) {
-		snprintf(mount, len, "%s", mnt);
-		rc = 0;
-	}
-	free(mnt);
-	return rc;
-}
-
-int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
-		       size_t errlen)
+int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount,
+		       size_t len, char *err, size_t errlen)
 {
 	char root[PATH_MAX];
 	char *buf = malloc(MOUNTINFO_BUF);
@@ -196,7 +170,7 @@ int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
 		snprintf(err, errlen, "/proc/self/mountinfo: %s",
 			 strerror(errno));
 	else
-		rc = mc_cgroup_parse_mountinfo(buf, version, mount, len, root,
+		rc = mc_cgroup_parse_mountinfo(buf, ops, mount, len, root,
 					       sizeof(root), err, errlen);
 	free(buf);
 	return rc;
@@ -226,18 +200,18 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (mc_cgroup_parse_proc(buf, &cg->version, rel, sizeof(rel), why,
+	if (mc_cgroup_parse_proc(buf, &cg->ops, rel, sizeof(rel), why,
 				 sizeof(why)) < 0) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/self/mountinfo", proc);
 	if (mc_read_at(AT_FDCWD, path, buf, MOUNTINFO_BUF) < 0 ||
-	    mc_cgroup_parse_mountinfo(buf, cg->version, cg->mount,
+	    mc_cgroup_parse_mountinfo(buf, cg->ops, cg->mount,
 				      sizeof(cg->mount), root, sizeof(root),
 				      why, sizeof(why)) < 0) {
-		if (cg->version != 1 ||
-		    libcgroup_mount(cg->mount, sizeof(cg->mount)) < 0) {
+		if (!cg->ops->mount_fallback ||
+		    cg->ops->mount_fallback(cg->mount, sizeof(cg->mount)) < 0) {
 			snprintf(err, errlen, "%s: %s", path, why);
 			goto out;
 		}
@@ -277,13 +251,13 @@ int mc_cgroup_at(const char *dir, struct mc_cgroup *cg, char *err,
 		snprintf(err, errlen, "%s: path too long", dir);
 		return -1;
 	}
-	cg->version = mc_memstat_version(dir, err, errlen);
-	if (cg->version < 0)
+	cg->ops = mc_cgroup_ops_at(dir, err, errlen);
+	if (!cg->ops)
 		return -1;
 	snprintf(cg->dir, sizeof(cg->dir), "%s", dir);
 	/* The walk up for limits stops at the hierarchy's mount point when
 	 * dir is under it; elsewhere (a copied tree) at "/". */
-	if (mc_cgroup_mount_of(cg->version, cg->mount, sizeof(cg->mount), why,
+	if (mc_cgroup_mount_of(cg->ops, cg->mount, sizeof(cg->mount), why,
 			       sizeof(why)) < 0 ||
 	    strncmp(dir, cg->mount, (ml = strlen(cg->mount))) ||
 	    (dir[ml] != '/' && dir[ml] != '\0' && strcmp(cg->mount, "/")))
@@ -305,7 +279,7 @@ int mc_cgroup_child(const struct mc_cgroup *parent, const char *name,
 {
 	if (!name[0] || strchr(name, '/') || child == parent)
 		return -1;
-	child->version = parent->version;
+	child->ops = parent->ops;
 	if ((size_t)snprintf(child->dir, sizeof(child->dir), "%s/%s",
 			     parent->dir, name) >= sizeof(child->dir))
 		return -1;
@@ -318,48 +292,6 @@ int mc_cgroup_attach(const struct mc_cgroup *cg, pid_t pid, char *err,
 {
 	return mc_cgroup_write_u64(cg->dir, "cgroup.procs", (uint64_t)pid, err,
 				   errlen);
-}
-
-/* Does the component [s, s+n) equal prefix followed by exactly want? */
-static bool comp_is(const char *s, size_t n, const char *prefix,
-		    const char *want)
-{
-	size_t pl = strlen(prefix), wl = strlen(want);
-
-	return n == pl + wl && !memcmp(s, prefix, pl) &&
-	       !memcmp(s + pl, want, wl);
-}
-
-int mc_cgroup_slurm_step(const char *rel, uint32_t job_id, const char *step,
-			 char *out, size_t outlen)
-{
-	char job[16];
-	const char *prev = NULL, *p = rel, *found = NULL;
-	size_t prevlen = 0;
-
-	snprintf(job, sizeof(job), "%" PRIu32, job_id);
-	while (*p) {
-		const char *c;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		c = strchr(p, '/');
-		n = c ? (size_t)(c - p) : strlen(p);
-		if (prev && comp_is(prev, prevlen, "job_", job) &&
-		    comp_is(p, n, "step_", step))
-			found = p + n;
-		prev = p;
-		prevlen = n;
-		p += n;
-	}
-	if (!found || (size_t)(found - rel) >= outlen)
-		return -1;
-	memcpy(out, rel, (size_t)(found - rel));
-	out[found - rel] = '\0';
-	return 0;
 }
 
 static bool bad_component(const char *s, size_t n)
@@ -565,52 +497,16 @@ int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
 	return child_dir(scope, name, false, err, errlen);
 }
 
-int mc_cgroup_populated(const char *dir, int version)
+int mc_cgroup_populated(const char *dir, const struct mc_cgroup_ops *ops)
 {
-	char buf[512];
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int rc = -1;
+	int rc;
 
 	if (dfd < 0)
 		return -1;
-	if (version == 2) {
-		const char *p;
-
-		if (mc_read_at(dfd, "cgroup.events", buf, sizeof(buf)) >= 0 &&
-		    (p = strstr(buf, "populated ")) &&
-		    (p == buf || p[-1] == '\n'))
-			rc = p[10] == '0' ? 0 : 1;
-	} else if (mc_read_at(dfd, "cgroup.procs", buf, sizeof(buf)) >= 0) {
-		DIR *d = mc_opendir_fd(dfd);
-		struct dirent *de;
-
-		rc = d ? buf[0] != '\0' : -1;
-		while (d && rc == 0 && (de = readdir(d)) != NULL)
-			if (de->d_type == DT_DIR && de->d_name[0] != '.')
-				rc = 1;
-		if (d)
-			closedir(d);
-	}
+	rc = ops->populated(dfd);
 	close(dfd);
 	return rc;
-}
-
-int mc_cgroup_v2_step_user(const char *stepd_dir, char *user, size_t len)
-{
-	char parent[PATH_MAX], probe[PATH_MAX];
-	const char *base = strrchr(stepd_dir, '/');
-	struct stat st;
-
-	if (!base || strcmp(base + 1, "slurm") ||
-	    mc_cgroup_parent(stepd_dir, parent, sizeof(parent)) < 0)
-		return -1;
-	if ((size_t)snprintf(probe, sizeof(probe), "%s/user/memory.max",
-			     parent) >= sizeof(probe) ||
-	    lstat(probe, &st) < 0 || !S_ISREG(st.st_mode))
-		return -1;
-	if ((size_t)snprintf(user, len, "%s/user", parent) >= len)
-		return -1;
-	return 0;
 }
 
 int mc_cgroup_parent(const char *dir, char *out, size_t len)
@@ -644,4 +540,46 @@ int mc_cgroup_subtree_has(const char *dir, const char *controller)
 		    (p[cl] == ' ' || p[cl] == '\n' || p[cl] == '\0'))
 			return 1;
 	return 0;
+}
+
+const struct mc_cgroup_ops *mc_cgroup_ops_at(const char *dir, char *err,
+					     size_t errlen)
+{
+	static const struct mc_cgroup_ops *const tables[] = {
+		&mc_cgroup_v1, &mc_cgroup_v2,
+	};
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const struct mc_cgroup_ops *ops = NULL;
+	struct stat st;
+
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && !ops;
+	     i++)
+		if (fstatat(dfd, tables[i]->usage_file, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			ops = tables[i];
+	if (!ops)
+		snprintf(err, errlen, "%s: not a memory cgroup (no "
+			 "memory.usage_in_bytes or memory.current: is the "
+			 "memory controller enabled here?)", dir);
+	close(dfd);
+	return ops;
+}
+
+const struct mc_cgroup_ops *mc_cgroup_ops_of(uint32_t version)
+{
+	return version == 1 ? &mc_cgroup_v1 : &mc_cgroup_v2;
+}
+
+bool mc_cgroup_ops_has(const struct mc_cgroup_ops *ops, enum mc_cg_feature f)
+{
+	return (ops->features & (unsigned)f) != 0;
+}
+
+bool mc_cgroup_has(const struct mc_cgroup *cg, enum mc_cg_feature f)
+{
+	return mc_cgroup_ops_has(cg->ops, f);
 }

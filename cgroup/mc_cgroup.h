@@ -36,16 +36,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mc_cgops.h"
+
 /*
  * A memory cgroup, located: the one handle the rest of memcore holds. The
- * hierarchy's version is chosen once, where the cgroup is found
- * (mc_cgroup_find, mc_cgroup_at) and travels inside the handle; only
- * cgroup/ reads it (file names, layouts), so spank/ and cli/ have no
- * version branch and name no version's file. Like Slurm's cgroup plugin
+ * hierarchy's table of operations (mc_cgops.h) is chosen once, where the
+ * cgroup is found (mc_cgroup_find, mc_cgroup_at) and travels inside the
+ * handle; callers ask it for files, operations and capabilities
+ * (mc_cgroup_has), never for a version. Like Slurm's cgroup plugin
  * interface (cgroup_g_*), chosen once per node.
  */
 struct mc_cgroup {
-	int version;		/* 1 or 2: for cgroup/ alone */
+	const struct mc_cgroup_ops *ops;	/* mc_cgroup_v1 or _v2 */
 	char mount[PATH_MAX];	/* the hierarchy's mount point; limits are
 				 * looked for up to it ("": dir's own) */
 	char dir[PATH_MAX];	/* the directory: mount + its path inside
@@ -58,31 +60,32 @@ const char *mc_cgroup_rel(const struct mc_cgroup *cg);
 
 /*
  * Parse /proc/<pid>/cgroup text: the memory cgroup's path inside its
- * hierarchy. Sets *version (1: a v1 "N:...memory...:/path" line; 2: the
- * "0::/path" line, used when there is no v1 memory line) and rel.
- * Returns 0, or -1 with err set (no memory line, no v2 line, malformed).
+ * hierarchy. Sets *ops (mc_cgroup_v1: a v1 "N:...memory...:/path" line;
+ * mc_cgroup_v2: the "0::/path" line, used when there is no v1 memory line)
+ * and rel. Returns 0, or -1 with err set (no memory line, no v2 line,
+ * malformed).
  */
-int mc_cgroup_parse_proc(const char *text, int *version, char *rel,
-			 size_t rellen, char *err, size_t errlen);
+int mc_cgroup_parse_proc(const char *text, const struct mc_cgroup_ops **ops,
+			 char *rel, size_t rellen, char *err, size_t errlen);
 
 /*
- * Parse /proc/self/mountinfo text: the mount point of the v1 memory
- * hierarchy (version 1) or of the cgroup2 hierarchy (version 2), with
+ * Parse /proc/self/mountinfo text: the mount point of ops's hierarchy
+ * (ops->mount_is: the v1 memory hierarchy, or the cgroup2 one), with
  * octal escapes (\040) decoded, and that mount's root inside the
  * hierarchy (field 4; "/" except in containers). Returns 0, or -1 with
  * err set when there is no such mount.
  */
-int mc_cgroup_parse_mountinfo(const char *text, int version, char *mount,
+int mc_cgroup_parse_mountinfo(const char *text,
+			      const struct mc_cgroup_ops *ops, char *mount,
 			      size_t mountlen, char *root, size_t rootlen,
 			      char *err, size_t errlen);
 
 /*
- * The mount point of this host's v1 memory hierarchy (version 1) or
- * cgroup2 hierarchy (version 2), from /proc/self/mountinfo. Returns 0, or
- * -1 with err set.
+ * The mount point of this host's hierarchy of ops (v1 memory, or cgroup2),
+ * from /proc/self/mountinfo. Returns 0, or -1 with err set.
  */
-int mc_cgroup_mount_of(int version, char *mount, size_t len, char *err,
-		       size_t errlen);
+int mc_cgroup_mount_of(const struct mc_cgroup_ops *ops, char *mount,
+		       size_t len, char *err, size_t errlen);
 
 /*
  * Locate the memory cgroup of pid (0: this process) from
@@ -95,7 +98,7 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
 
 /*
  * A memory cgroup named by its directory (memcore usage --cgroup DIR): the
- * version from its files (v1 memory.usage_in_bytes, v2 memory.current),
+ * table from its files (mc_cgroup_ops_at),
  * the mount point of that hierarchy when dir is under it, else "/" (a
  * copied tree: limits are looked for up to "/"). dir is used as given
  * (callers resolve symlinks first). Returns 0, or -1 with err set ("DIR:
@@ -103,6 +106,18 @@ int mc_cgroup_find(const char *proc, pid_t pid, struct mc_cgroup *cg,
  */
 int mc_cgroup_at(const char *dir, struct mc_cgroup *cg, char *err,
 		 size_t errlen);
+
+/*
+ * The table of the memory cgroup at dir, from its files: mc_cgroup_v1 when
+ * its usage file memory.usage_in_bytes is there, mc_cgroup_v2 when
+ * memory.current is; else NULL with err set (not a memory cgroup
+ * directory, or unreadable).
+ */
+const struct mc_cgroup_ops *mc_cgroup_ops_at(const char *dir, char *err,
+					     size_t errlen);
+
+/* Does the comma-separated list s (length n) hold word? */
+bool mc_cgroup_list_has(const char *s, size_t n, const char *word);
 
 /*
  * The cgroup `name` (one component) inside parent, in the same hierarchy,
@@ -120,7 +135,8 @@ int mc_cgroup_attach(const struct mc_cgroup *cg, pid_t pid, char *err,
 		     size_t errlen);
 
 /*
- * cgroup v1 only (v2: mc_cgroup_v2_step_user). In a cgroup path such as
+ * cgroup v1's (mc_cgv1.c; v2: mc_cgroup_v2_step_user), public for the unit
+ * tests; callers use ops->slurm_step_dir. In a cgroup path such as
  * "/slurm_n1/uid_0/job_12/step_0/task_1", find the deepest
  * "job_<job_id>/step_<step>" pair naming this step and copy the path up to
  * and including step_<step> into out. step is Slurm's name for it: "0",
@@ -174,14 +190,16 @@ int mc_cgroup_rmdir(const char *scope, const char *name, char *err,
 		    size_t errlen);
 
 /*
- * Is any process in the cgroup dir or below it? v2: cgroup.events
- * "populated"; v1: a pid in its cgroup.procs or any child directory.
- * Returns 1 (populated), 0 (empty), -1 (unreadable: treat as populated).
+ * Is any process in the cgroup dir (of hierarchy ops) or below it? v2:
+ * cgroup.events "populated"; v1: a pid in its cgroup.procs or any child
+ * directory (ops->populated). Returns 1 (populated), 0 (empty), -1
+ * (unreadable: treat as populated).
  */
-int mc_cgroup_populated(const char *dir, int version);
+int mc_cgroup_populated(const char *dir, const struct mc_cgroup_ops *ops);
 
 /*
- * Slurm's cgroup/v2 layout, recognised from slurmstepd's own cgroup
+ * cgroup v2's (mc_cgv2.c), public for the unit tests; callers use
+ * ops->slurm_step_dir. Slurm's cgroup/v2 layout, recognised from slurmstepd's own cgroup
  * (read from /proc, never built from ids): slurmstepd sits in
  * ".../<step>/slurm" and the step's tasks under ".../<step>/user", where
  * Slurm puts the step's memory limit (so that slurmstepd is not under it).

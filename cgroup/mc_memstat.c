@@ -6,7 +6,6 @@
  * a bounded buffer: cgroupfs files are small and a fixture that is not must
  * not make slurmstepd allocate.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,8 +22,6 @@
 
 /* memory.stat is about 1.5 KiB on 6.x kernels; room for growth. */
 #define STAT_BUF 16384
-#define SUBTREE_MAX_DIRS 4096
-#define SUBTREE_MAX_DEPTH 16
 
 /* A decimal uint64 with nothing but blanks after it. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -84,42 +81,33 @@ int mc_memstat_parse_oom_kill(const char *text, uint64_t *count)
 	return -1;
 }
 
-struct stat_key {
-	const char *v1_total, *v1_local, *v2;
+/* Where each slot of the table's memory.stat keys (struct mc_cg_stat_keys)
+ * goes. */
+static const struct {
 	unsigned bit;
 	size_t off;
-};
-
-static const struct stat_key stat_keys[] = {
-	{ "total_rss", "rss", "anon", MC_MEMSTAT_ANON,
-	  offsetof(struct mc_memstat_fields, anon) },
-	{ "total_shmem", "shmem", "shmem", MC_MEMSTAT_SHMEM,
-	  offsetof(struct mc_memstat_fields, shmem) },
-	{ "total_active_file", "active_file", "active_file",
-	  MC_MEMSTAT_ACTIVE_FILE,
+} slots[MC_CG_STAT_KEYS] = {
+	{ MC_MEMSTAT_ANON, offsetof(struct mc_memstat_fields, anon) },
+	{ MC_MEMSTAT_SHMEM, offsetof(struct mc_memstat_fields, shmem) },
+	{ MC_MEMSTAT_ACTIVE_FILE,
 	  offsetof(struct mc_memstat_fields, active_file) },
-	{ "total_inactive_file", "inactive_file", "inactive_file",
-	  MC_MEMSTAT_INACTIVE_FILE,
+	{ MC_MEMSTAT_INACTIVE_FILE,
 	  offsetof(struct mc_memstat_fields, inactive_file) },
-	{ "hierarchical_memory_limit", NULL, NULL, MC_MEMSTAT_HLIMIT,
+	{ MC_MEMSTAT_HLIMIT,
 	  offsetof(struct mc_memstat_fields, hierarchical_limit) },
 };
 
-int mc_memstat_parse(const char *text, int version,
+int mc_memstat_parse(const char *text, const struct mc_cgroup_ops *ops,
 		     struct mc_memstat_fields *f, char *err, size_t errlen)
 {
-	/* A v1 local field only counts while its total_* has not been
-	 * seen: total_* include the children, which is the step's use. */
+	/* A local field (v1's) only counts while its total has not been
+	 * seen: v1's total_* include the children, which is the step's use. */
+	const struct mc_cg_stat_keys *ks = ops->stat;
 	unsigned from_total = 0;
 	const char *line = text;
 
 	memset(f, 0, sizeof(*f));
 	f->hierarchical_limit = MC_MEM_UNLIMITED;
-	if (version != 1 && version != 2) {
-		snprintf(err, errlen, "memory.stat: unknown cgroup version %d",
-			 version);
-		return -1;
-	}
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
@@ -139,75 +127,44 @@ int mc_memstat_parse(const char *text, int version,
 		key[kl] = '\0';
 		memcpy(val, sp + 1, vl);
 		val[vl] = '\0';
-		for (size_t i = 0; i < sizeof(stat_keys) / sizeof(stat_keys[0]);
-		     i++) {
-			const struct stat_key *k = &stat_keys[i];
-			uint64_t *dst = (uint64_t *)((char *)f + k->off);
-			bool total = version == 1 && !strcmp(key, k->v1_total);
-			bool local = version == 1 && k->v1_local &&
-				     !strcmp(key, k->v1_local);
-			bool v2 = version == 2 && k->v2 && !strcmp(key, k->v2);
+		for (size_t i = 0; i < MC_CG_STAT_KEYS; i++) {
+			unsigned bit = slots[i].bit;
+			uint64_t *dst = (uint64_t *)((char *)f + slots[i].off);
+			bool total = ks->total[i] && !strcmp(key, ks->total[i]);
+			bool local = !total && ks->local[i] &&
+				     !strcmp(key, ks->local[i]);
 			uint64_t v;
 
-			if (!total && !local && !v2)
+			if (!total && !local)
 				continue;
-			if (local && (from_total & k->bit))
+			if (local && (from_total & bit))
 				break;
 			if (parse_u64(val, &v) < 0) {
 				snprintf(err, errlen, "memory.stat: %s: '%s' "
 					 "is not a number", key, val);
 				return -1;
 			}
-			if (k->bit == MC_MEMSTAT_HLIMIT &&
+			if (bit == MC_MEMSTAT_HLIMIT &&
 			    v >= MC_MEM_UNLIMITED_MIN)
 				v = MC_MEM_UNLIMITED;
 			*dst = v;
-			f->found |= k->bit;
+			f->found |= bit;
 			if (total)
-				from_total |= k->bit;
+				from_total |= bit;
 			break;
 		}
 	}
 	if ((f->found & MC_MEMSTAT_NEEDED) != MC_MEMSTAT_NEEDED) {
-		static const char *const v1n[] = { "total_rss", "total_shmem",
-			"total_active_file", "total_inactive_file" };
-		static const char *const v2n[] = { "anon", "shmem",
-			"active_file", "inactive_file" };
-
-		for (unsigned i = 0; i < 4; i++)
-			if (!(f->found & (1u << i))) {
+		for (unsigned i = 0; i < MC_CG_STAT_KEYS; i++)
+			if ((slots[i].bit & MC_MEMSTAT_NEEDED) &&
+			    !(f->found & slots[i].bit)) {
 				snprintf(err, errlen, "memory.stat: no '%s' "
-					 "line", version == 1 ? v1n[i]
-							       : v2n[i]);
+					 "line", ks->total[i]);
 				break;
 			}
 		return -1;
 	}
 	return 0;
-}
-
-int mc_memstat_version(const char *dir, char *err, size_t errlen)
-{
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-	int v = -1;
-
-	if (dfd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (fstatat(dfd, "memory.usage_in_bytes", &st, AT_SYMLINK_NOFOLLOW)
-	    == 0 && S_ISREG(st.st_mode))
-		v = 1;
-	else if (fstatat(dfd, "memory.current", &st, AT_SYMLINK_NOFOLLOW)
-		 == 0 && S_ISREG(st.st_mode))
-		v = 2;
-	else
-		snprintf(err, errlen, "%s: not a memory cgroup (no "
-			 "memory.usage_in_bytes or memory.current: is the "
-			 "memory controller enabled here?)", dir);
-	close(dfd);
-	return v;
 }
 
 /* Read one number file (a limit or a count) in dfd. */
@@ -229,73 +186,10 @@ static int read_limit(int dfd, const char *dir, const char *name,
 	return 0;
 }
 
-/* v1: sum the oom_kill counts of dfd and its descendants. */
-static int sum_oom_v1(int dfd, int depth, unsigned *dirs, uint64_t *sum)
+int mc_memstat_oom_kills(const struct mc_cgroup *cg, uint64_t *count,
+			 char *err, size_t errlen)
 {
-	char buf[256];
-	uint64_t n;
-	DIR *d;
-	struct dirent *e;
-
-	if (mc_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) < 0 ||
-	    mc_memstat_parse_oom_kill(buf, &n) < 0)
-		return -1;
-	*sum += n;
-	if (depth >= SUBTREE_MAX_DEPTH)
-		return 0;
-	d = mc_opendir_fd(dfd);
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL && *dirs < SUBTREE_MAX_DIRS) {
-		int cfd;
-
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		cfd = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY |
-			     O_NOFOLLOW | O_CLOEXEC);
-		if (cfd < 0)
-			continue;	/* removed meanwhile */
-		(*dirs)++;
-		/* A child that vanished or cannot be read adds nothing. */
-		sum_oom_v1(cfd, depth + 1, dirs, sum);
-		close(cfd);
-	}
-	closedir(d);
-	return 0;
-}
-
-static int oom_kills_fd(int dfd, const char *dir, int version,
-			uint64_t *count, char *err, size_t errlen)
-{
-	char buf[512];
-	unsigned dirs = 0;
-
-	*count = 0;
-	if (version == 1) {
-		if (sum_oom_v1(dfd, 0, &dirs, count) < 0) {
-			snprintf(err, errlen, "%s/memory.oom_control: no "
-				 "oom_kill count", dir);
-			return -1;
-		}
-		return 0;
-	}
-	if (mc_read_at(dfd, "memory.events", buf, sizeof(buf)) < 0) {
-		snprintf(err, errlen, "%s/memory.events: %s", dir,
-			 strerror(errno));
-		return -1;
-	}
-	if (mc_memstat_parse_oom_kill(buf, count) < 0) {
-		snprintf(err, errlen, "%s/memory.events: no oom_kill count",
-			 dir);
-		return -1;
-	}
-	return 0;
-}
-
-/* mc_memstat_oom_kills of the directory dir of hierarchy version. */
-static int oom_kills_at(const char *dir, int version, uint64_t *count,
-			char *err, size_t errlen)
-{
+	const char *dir = cg->dir;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc;
 
@@ -303,15 +197,9 @@ static int oom_kills_at(const char *dir, int version, uint64_t *count,
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	rc = oom_kills_fd(dfd, dir, version, count, err, errlen);
+	rc = cg->ops->oom_kills(dfd, dir, count, err, errlen);
 	close(dfd);
 	return rc;
-}
-
-int mc_memstat_oom_kills(const struct mc_cgroup *cg, uint64_t *count,
-			 char *err, size_t errlen)
-{
-	return oom_kills_at(cg->dir, cg->version, count, err, errlen);
 }
 
 /* The smallest of file from dir up to root (own: dir's) into *limit, with
@@ -366,59 +254,58 @@ int mc_memstat_read(const struct mc_cgroup *cg, struct mc_memstat *m,
 	char buf[STAT_BUF];
 	struct mc_memstat_fields f;
 	uint64_t file;
-	int dfd, version = cg->version, rc = -1;
+	const struct mc_cgroup_ops *ops = cg->ops;
+	int dfd, rc = -1;
 
 	memset(m, 0, sizeof(*m));
-	mc_assert(version == 1 || version == 2);
+	mc_assert(ops);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	m->version = version;
+	m->version = ops->version;
 	if (mc_read_at(dfd, "memory.stat", buf, sizeof(buf)) < 0) {
 		snprintf(err, errlen, "%s/memory.stat: %s", dir,
 			 strerror(errno));
 		goto out;
 	}
-	if (mc_memstat_parse(buf, version, &f, err, errlen) < 0) {
+	if (mc_memstat_parse(buf, ops, &f, err, errlen) < 0) {
 		char why[256];
 
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, errlen, "%s/%s", dir, why);
 		goto out;
 	}
-	if (read_limit(dfd, dir, version == 1 ? "memory.usage_in_bytes"
-			: "memory.current", &m->usage_bytes, err, errlen) < 0 ||
-	    read_limit(dfd, dir, version == 1 ? "memory.limit_in_bytes"
-			: "memory.max", &m->limit_bytes, err, errlen) < 0)
+	if (read_limit(dfd, dir, ops->usage_file, &m->usage_bytes, err,
+		       errlen) < 0 ||
+	    read_limit(dfd, dir, ops->limit_file, &m->limit_bytes, err,
+		       errlen) < 0)
 		goto out;
 	if (m->usage_bytes == MC_MEM_UNLIMITED)
 		m->usage_bytes = 0;
-	effective_limit(dir, root, version == 1 ? "memory.limit_in_bytes"
-			: "memory.max", m->limit_bytes, &m->limit_bytes,
-			m->limit_dir, sizeof(m->limit_dir));
-	if (version == 1 && f.hierarchical_limit < m->limit_bytes) {
-		/* A limit above root (a container's view): value only. */
+	effective_limit(dir, root, ops->limit_file, m->limit_bytes,
+			&m->limit_bytes, m->limit_dir, sizeof(m->limit_dir));
+	if (f.hierarchical_limit < m->limit_bytes) {
+		/* A limit above root (a container's view): value only. Only
+		 * v1's memory.stat has one (hierarchical_memory_limit). */
 		m->limit_bytes = f.hierarchical_limit;
 		m->limit_dir[0] = '\0';
 	}
 	/* Optional files: older kernels, swapaccount=0. */
-	if (read_limit(dfd, dir, version == 1 ? "memory.memsw.limit_in_bytes"
-		       : "memory.swap.max", &m->swap_limit_bytes, err,
+	if (read_limit(dfd, dir, ops->swap_file, &m->swap_limit_bytes, err,
 		       errlen) < 0)
 		m->swap_limit_bytes = MC_MEM_UNLIMITED;
 	/* A task's cgroup has none of its own: its step's (or job's)
 	 * applies, found as the memory limit is. */
-	effective_limit(dir, root, version == 1 ? "memory.memsw.limit_in_bytes"
-			: "memory.swap.max", m->swap_limit_bytes,
+	effective_limit(dir, root, ops->swap_file, m->swap_limit_bytes,
 			&m->swap_limit_bytes, m->swap_limit_dir,
 			sizeof(m->swap_limit_dir));
 	/* MC_MEM_UNLIMITED: none kept ("max" cannot be a peak). */
-	if (read_limit(dfd, dir, mc_memstat_peak_file(version),
+	if (read_limit(dfd, dir, ops->peak_file,
 		       &m->peak_bytes, err, errlen) < 0)
 		m->peak_bytes = MC_MEM_UNLIMITED;
-	if (oom_kills_fd(dfd, dir, version, &m->oom_kills, err, errlen) < 0)
+	if (ops->oom_kills(dfd, dir, &m->oom_kills, err, errlen) < 0)
 		goto out;
 	m->anon_bytes = f.anon;
 	m->shmem_bytes = f.shmem;
@@ -433,9 +320,4 @@ int mc_memstat_read(const struct mc_cgroup *cg, struct mc_memstat *m,
 out:
 	close(dfd);
 	return rc;
-}
-
-const char *mc_memstat_peak_file(int version)
-{
-	return version == 1 ? "memory.max_usage_in_bytes" : "memory.peak";
 }

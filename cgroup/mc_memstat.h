@@ -40,7 +40,8 @@
  * value depends on the page size, and no host has that much RAM. */
 #define MC_MEM_UNLIMITED_MIN ((uint64_t)1 << 60)
 
-/* Fields of memory.stat, by hierarchy version. */
+/* Fields of memory.stat; each hierarchy's keys are in its table
+ * (mc_cgops.h, struct mc_cg_stat_keys). */
 struct mc_memstat_fields {
 	uint64_t anon;		/* v1 total_rss, v2 anon */
 	uint64_t shmem;		/* v1 total_shmem, v2 shmem */
@@ -65,7 +66,7 @@ enum {
 
 /* One cgroup's memory, as `memcore usage` and the OOM explanation show it. */
 struct mc_memstat {
-	int version;			/* 1 or 2 */
+	int version;			/* 1 or 2 (ops->version): to print */
 	uint64_t limit_bytes;		/* effective hard limit, or
 					 * MC_MEM_UNLIMITED */
 	char limit_dir[PATH_MAX];	/* the cgroup whose own limit that
@@ -89,13 +90,14 @@ struct mc_memstat {
 };
 
 /*
- * Parse memory.stat text of a v1 (version 1) or v2 (version 2) cgroup.
- * v1 takes the hierarchical total_* fields (the cgroup and its children),
- * and falls back to the local ones when a total_* field is missing. Lines
- * it does not know are skipped. Returns 0, or -1 with err set when a
- * needed field is missing or a value is not a number.
+ * Parse memory.stat text of a cgroup of hierarchy ops, by ops->stat's
+ * keys: v1 takes the hierarchical total_* fields (the cgroup and its
+ * children), and falls back to the local ones when a total_* field is
+ * missing; v2's are hierarchical already. Lines it does not know are
+ * skipped. Returns 0, or -1 with err set when a needed field is missing
+ * or a value is not a number.
  */
-int mc_memstat_parse(const char *text, int version,
+int mc_memstat_parse(const char *text, const struct mc_cgroup_ops *ops,
 		     struct mc_memstat_fields *f, char *err, size_t errlen);
 
 /*
@@ -111,21 +113,6 @@ int mc_memstat_parse_limit(const char *text, uint64_t *bytes);
  * line (kernels before 4.13).
  */
 int mc_memstat_parse_oom_kill(const char *text, uint64_t *count);
-
-/*
- * The version of the memory cgroup at dir: 1 when memory.usage_in_bytes
- * is there, 2 when memory.current is, else -1 with err set (not a memory
- * cgroup directory, or unreadable).
- */
-int mc_memstat_version(const char *dir, char *err, size_t errlen);
-
-/*
- * The file the kernel keeps a memory cgroup's peak in, by hierarchy
- * version: v1 memory.max_usage_in_bytes, v2 memory.peak (6.1 and later).
- * The one place that names it: the summary and memcore report say which
- * file their kernel peak came from.
- */
-const char *mc_memstat_peak_file(int version);
 
 /*
  * Read the cgroup cg into m: version, usage, limit, swap limit, peak, the

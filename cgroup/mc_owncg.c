@@ -118,7 +118,7 @@ static int lock_named(int pfd, const char *name, int op)
 /* Is name under parent a cgroup no step holds and no process is in?
  * fd: it, open; locked by this call when true (the caller closes). */
 static bool unheld_empty(const char *parent, const char *name, int fd,
-			 int version)
+			 const struct mc_cgroup_ops *ops)
 {
 	char child[PATH_MAX];
 
@@ -126,7 +126,7 @@ static bool unheld_empty(const char *parent, const char *name, int fd,
 		return false;	/* a live step's */
 	return (size_t)snprintf(child, sizeof(child), "%s/%s", parent, name)
 		       < sizeof(child) &&
-	       mc_cgroup_populated(child, version) == 0;
+	       mc_cgroup_populated(child, ops) == 0;
 }
 
 /* Close pfd, keeping errno: -1. */
@@ -168,7 +168,7 @@ int mc_owncg_make(const struct mc_cgroup *pcg, const char *name,
 			fd = open_dir(pfd, name);
 			if (fd < 0)
 				continue;	/* gone meanwhile */
-			if (!unheld_empty(parent, name, fd, pcg->version)) {
+			if (!unheld_empty(parent, name, fd, pcg->ops)) {
 				close(fd);
 				close(pfd);
 				snprintf(err, len, "%s/%s: in use", parent,
@@ -246,13 +246,14 @@ int mc_owncg_job_join(const struct mc_cgroup *pcg, const char *name,
 	return lost_race(pfd, parent, name, "joined, five times", err, len);
 }
 
-static int sweep(const char *parent, const char *keep, int version);
+static int sweep(const char *parent, const char *keep,
+		 const struct mc_cgroup_ops *ops);
 
 /* Job cgroup parent/name, open as fd: removed when this process gets
  * LOCK_EX at once (no step holds it) and it is empty once its empty,
  * unheld step cgroups are gone. Returns how many cgroups went. */
 static int job_remove(const char *parent, const char *name, int fd,
-		      int version)
+		      const struct mc_cgroup_ops *ops)
 {
 	char dir[PATH_MAX], err[256];
 	int n;
@@ -261,7 +262,7 @@ static int job_remove(const char *parent, const char *name, int fd,
 	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
 	    >= sizeof(dir))
 		return 0;
-	n = sweep(dir, NULL, version);
+	n = sweep(dir, NULL, ops);
 	if (mc_cgroup_rmdir(parent, name, err, sizeof(err)) == 0)
 		n++;
 	return n;
@@ -284,14 +285,15 @@ int mc_owncg_job_leave(const struct mc_cgroup *pcg, const char *name,
 	}
 	if (fd < 0)
 		return 0;
-	job_remove(parent, name, fd, pcg->version);
+	job_remove(parent, name, fd, pcg->ops);
 	close(fd);
 	return (size_t)snprintf(dir, sizeof(dir), "%s/%s", parent, name)
 		       < sizeof(dir) && lstat(dir, &st) != 0 && errno == ENOENT;
 }
 
-/* mc_owncg_sweep of the directory parent, of hierarchy version. */
-static int sweep(const char *parent, const char *keep, int version)
+/* mc_owncg_sweep of the directory parent, of hierarchy ops. */
+static int sweep(const char *parent, const char *keep,
+		 const struct mc_cgroup_ops *ops)
 {
 	char err[256];
 	struct dirent *de;
@@ -308,7 +310,7 @@ static int sweep(const char *parent, const char *keep, int version)
 			fd = open_dir(dirfd(d), de->d_name);
 			if (fd >= 0) {
 				removed += job_remove(parent, de->d_name, fd,
-						      version);
+						      ops);
 				close(fd);
 			}
 			continue;
@@ -319,7 +321,7 @@ static int sweep(const char *parent, const char *keep, int version)
 		fd = open_dir(dirfd(d), de->d_name);
 		if (fd < 0)
 			continue;
-		if (unheld_empty(parent, de->d_name, fd, version) &&
+		if (unheld_empty(parent, de->d_name, fd, ops) &&
 		    mc_cgroup_rmdir(parent, de->d_name, err, sizeof(err)) == 0)
 			removed++;
 		close(fd);
@@ -330,5 +332,5 @@ static int sweep(const char *parent, const char *keep, int version)
 
 int mc_owncg_sweep(const struct mc_cgroup *parent, const char *keep)
 {
-	return sweep(parent->dir, keep, parent->version);
+	return sweep(parent->dir, keep, parent->ops);
 }

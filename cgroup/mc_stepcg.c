@@ -14,24 +14,6 @@
 
 #include <slurm/slurm.h>
 
-/* The files of one limit, by version. */
-struct limit_files {
-	const char *hard, *soft, *swap;
-};
-
-static const struct limit_files files_v1 = {
-	"memory.limit_in_bytes", "memory.soft_limit_in_bytes",
-	"memory.memsw.limit_in_bytes",
-};
-static const struct limit_files files_v2 = {
-	"memory.max", "memory.high", "memory.swap.max",
-};
-
-static const struct limit_files *files(int version)
-{
-	return version == 1 ? &files_v1 : &files_v2;
-}
-
 const char *mc_stepcg_token(uint32_t step_id, char *buf, size_t len)
 {
 	if (step_id == SLURM_BATCH_SCRIPT)
@@ -69,35 +51,17 @@ static int read_limit(const char *scope, const char *file, uint64_t *v,
 bool mc_stepcg_slurm_scope(const struct mc_cgroup *cg, uint32_t job_id,
 			   uint32_t step_id, struct mc_cgroup *scope)
 {
-	char token[16], path[PATH_MAX], buf[64];
-	uint64_t v;
+	char token[16];
 
 	memset(scope, 0, sizeof(*scope));
-	scope->version = cg->version;
+	scope->ops = cg->ops;
 	snprintf(scope->mount, sizeof(scope->mount), "%s", cg->mount);
-	if (cg->version == 1) {
-		if (mc_cgroup_slurm_step(mc_cgroup_rel(cg), job_id,
-					 mc_stepcg_token(step_id, token,
-							 sizeof(token)),
-					 path, sizeof(path)) == 0 &&
-		    (size_t)snprintf(scope->dir, sizeof(scope->dir), "%s%s",
-				     cg->mount, path) < sizeof(scope->dir))
-			return true;
-		scope->dir[0] = '\0';
-		return false;
-	}
-	/* v2: the sibling "user" with a limit of its own (memory.max not
-	 * "max"); a read, so no guard is needed. */
-	if (mc_cgroup_v2_step_user(cg->dir, scope->dir, sizeof(scope->dir))
-	    < 0 ||
-	    (size_t)snprintf(path, sizeof(path), "%s/memory.max", scope->dir)
-	    >= sizeof(path) ||
-	    mc_read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 ||
-	    mc_memstat_parse_limit(buf, &v) < 0 || v == MC_MEM_UNLIMITED) {
-		scope->dir[0] = '\0';
-		return false;
-	}
-	return true;
+	/* Reads only, so no guard is needed. */
+	return cg->ops->slurm_step_dir(cg, job_id,
+				       mc_stepcg_token(step_id, token,
+						       sizeof(token)),
+				       false, scope->dir,
+				       sizeof(scope->dir)) == 0;
 }
 
 /* Lower file in scope to limit when it is above it: never raise. */
@@ -116,7 +80,7 @@ static int lower(const char *scope, const char *file, uint64_t limit,
 }
 
 /* The hard limit of l on scope; *changed whether it moved. */
-static int constrain_mem(const char *scope, const struct limit_files *f,
+static int constrain_mem(const char *scope, const struct mc_cgroup_ops *f,
 			 const struct mc_cg_limits *l, bool *changed,
 			 char *err, size_t len)
 {
@@ -126,13 +90,14 @@ static int constrain_mem(const char *scope, const struct limit_files *f,
 	switch (l->mem) {
 	case MC_CG_MEM_SET:
 		*changed = true;
-		return mc_cgroup_write_u64(scope, f->hard, l->mem_bytes, err,
-					   len);
+		return mc_cgroup_write_u64(scope, f->limit_file, l->mem_bytes,
+					   err, len);
 	case MC_CG_MEM_LOWER:
-		if (lower(scope, f->hard, l->mem_bytes, changed, err, len) < 0)
+		if (lower(scope, f->limit_file, l->mem_bytes, changed, err,
+			  len) < 0)
 			return -1;
 		if (*changed)
-			lower(scope, f->soft, l->mem_bytes, &soft, e2,
+			lower(scope, f->soft_file, l->mem_bytes, &soft, e2,
 			      sizeof(e2));
 		return 0;
 	case MC_CG_MEM_LEAVE:
@@ -142,10 +107,9 @@ static int constrain_mem(const char *scope, const struct limit_files *f,
 }
 
 /* Swap off as l says (mc_cg_swap); failures are not errors. */
-static void constrain_swap(const char *scope, int version,
+static void constrain_swap(const char *scope, const struct mc_cgroup_ops *f,
 			   const struct mc_cg_limits *l)
 {
-	const struct limit_files *f = files(version);
 	char err[512];
 	uint64_t lim;
 	bool changed;
@@ -155,23 +119,23 @@ static void constrain_swap(const char *scope, int version,
 	/* swapaccount=0 kernels (v1) have no memsw files: nothing to do.
 	 * Someone's swap limit stays. */
 	if (l->swap == MC_CG_SWAP_OFF &&
-	    (read_limit(scope, f->swap, &lim, err, sizeof(err)) < 0 ||
+	    (read_limit(scope, f->swap_file, &lim, err, sizeof(err)) < 0 ||
 	     lim != MC_MEM_UNLIMITED))
 		return;
-	if (version == 2) {
-		mc_cgroup_write(scope, f->swap, "0", err, sizeof(err));
+	if (!mc_cgroup_ops_has(f, MC_CG_SWAP_IS_MEMSW)) {
+		mc_cgroup_write(scope, f->swap_file, "0", err, sizeof(err));
 		return;
 	}
-	/* v1 limits memory+swap: set it to the memory limit. */
+	/* A memory+swap limit (v1): set it to the memory limit. */
 	if (l->swap == MC_CG_SWAP_OFF_NEW) {
-		mc_cgroup_write_u64(scope, f->swap, l->mem_bytes, err,
+		mc_cgroup_write_u64(scope, f->swap_file, l->mem_bytes, err,
 				    sizeof(err));
 		return;
 	}
-	if (read_limit(scope, f->hard, &lim, err, sizeof(err)) < 0 ||
+	if (read_limit(scope, f->limit_file, &lim, err, sizeof(err)) < 0 ||
 	    lim == MC_MEM_UNLIMITED)
 		return;
-	lower(scope, f->swap, lim, &changed, err, sizeof(err));
+	lower(scope, f->swap_file, lim, &changed, err, sizeof(err));
 }
 
 int mc_stepcg_constrain(const struct mc_cgroup *cg,
@@ -184,12 +148,11 @@ int mc_stepcg_constrain(const struct mc_cgroup *cg,
 	mc_assert(l->swap != MC_CG_SWAP_OFF_NEW || l->mem != MC_CG_MEM_LEAVE);
 	if (changed)
 		*changed = false;
-	if (constrain_mem(cg->dir, files(cg->version), l, &moved, err, len)
-	    < 0)
+	if (constrain_mem(cg->dir, cg->ops, l, &moved, err, len) < 0)
 		return -1;
 	if (changed)
 		*changed = moved;
-	constrain_swap(cg->dir, cg->version, l);
+	constrain_swap(cg->dir, cg->ops, l);
 	return 0;
 }
 
@@ -198,12 +161,12 @@ int mc_stepcg_own_parent(const struct mc_cgroup *cg, struct mc_cgroup *out,
 {
 	size_t ml = strlen(cg->mount);
 
-	if (cg->version == 1) {
+	if (!mc_cgroup_has(cg, MC_CG_LEAF_PROCS)) {
 		*out = *cg;
 		return 0;
 	}
 	memset(out, 0, sizeof(*out));
-	out->version = cg->version;
+	out->ops = cg->ops;
 	snprintf(out->mount, sizeof(out->mount), "%s", cg->mount);
 	if (mc_cgroup_parent(cg->dir, out->dir, sizeof(out->dir)) < 0 ||
 	    strncmp(out->dir, cg->mount, ml)) {
@@ -216,7 +179,7 @@ int mc_stepcg_own_parent(const struct mc_cgroup *cg, struct mc_cgroup *out,
 int mc_stepcg_own_ready(const struct mc_cgroup *parent, char *err,
 			size_t len)
 {
-	if (parent->version == 1 ||
+	if (!mc_cgroup_has(parent, MC_CG_LEAF_PROCS) ||
 	    mc_cgroup_subtree_has(parent->dir, "memory") == 1)
 		return 0;
 	snprintf(err, len, "%s/cgroup.subtree_control has no 'memory': enable "
@@ -227,7 +190,8 @@ int mc_stepcg_own_ready(const struct mc_cgroup *parent, char *err,
 
 int mc_stepcg_own_enable(const struct mc_cgroup *cg, char *err, size_t len)
 {
-	if (cg->version == 1 || mc_cgroup_subtree_has(cg->dir, "memory") == 1)
+	if (!mc_cgroup_has(cg, MC_CG_LEAF_PROCS) ||
+	    mc_cgroup_subtree_has(cg->dir, "memory") == 1)
 		return 0;
 	return mc_cgroup_write(cg->dir, "cgroup.subtree_control", "+memory",
 			       err, len);

@@ -33,7 +33,8 @@ static json_t *fix_options_json(const struct mc_policy *p,
 	return a;
 }
 
-json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
+json_t *mc_cli_verdict_json(const struct mc_policy *p,
+			    enum mc_node_source node_source,
 			    const struct mc_verdict *v,
 			    const struct mc_explanation *e)
 {
@@ -109,7 +110,8 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 	json_object_set_new(o, "mode", json_string(mc_mode_words[p->mode]));
 	json_object_set_new(o, "allow_user_warn",
 			    json_boolean(p->allow_user_warn));
-	json_object_set_new(o, "node_source", json_string(node_source));
+	json_object_set_new(o, "node_source",
+			    json_string(mc_node_source_words[node_source]));
 	json_object_set_new(o, "fix_options", fix_options_json(p, v));
 	json_object_set_new(o, "impossible",
 			    json_boolean(!v->fits && mc_verdict_impossible(v)));
@@ -151,8 +153,7 @@ struct part_ask {
 	const struct mc_ctld_nodes *nodes;
 	const struct mc_case *c;
 	uint64_t gpu_memory_override;
-	mc_cli_alloc_fn alloc_of;
-	const void *args;
+	const struct mc_cli_ask *ask;	/* what the job asks of a node */
 	bool user_warn;
 };
 
@@ -237,7 +238,8 @@ static bool judge_shape(const struct part_ask *q, struct shape_verdict *s)
 			: s->rec->mps / s->rec->gpus;
 	mc_shape_node(s->rec, &node);
 	node.unified_memory = p->unified_memory == MC_UNIFIED_YES;
-	if (!q->alloc_of(q->args, q->nodes, s->rec, &node, &c, &s->grant)) {
+	if (!mc_cli_ask_alloc(q->ask, q->nodes, s->rec, &node, &c,
+			      &s->grant)) {
 		s->excluded = true;
 		return false;
 	}
@@ -742,7 +744,8 @@ static int answer_no_candidate(const struct part_ask *q, bool json,
 		json_object_set_new(o, "placement", json_null());
 		json_object_set_new(o, "doubt_nodes", json_null());
 		json_object_set_new(o, "node_source",
-				    json_string("slurmctld"));
+				    json_string(mc_node_source_words[
+						MC_NODE_SLURMCTLD]));
 		json_object_set_new(o, "mode",
 				    json_string(mc_mode_words[p->mode]));
 		json_object_set_new(o, "allow_user_warn",
@@ -844,7 +847,7 @@ static void print_partition_json(const struct part_ask *q,
 {
 	const struct mc_ctld_nodes *nodes = q->nodes;
 	const struct shape_verdict *r = &a->sv[a->rep];
-	json_t *o = mc_cli_verdict_json(q->p, "slurmctld", &r->d.j.v,
+	json_t *o = mc_cli_verdict_json(q->p, MC_NODE_SLURMCTLD, &r->d.j.v,
 					&r->d.j.e);
 	json_t *shapes = json_array();
 
@@ -875,14 +878,15 @@ static void print_partition_json(const struct part_ask *q,
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_case *c,
-		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool user_warn, bool json, bool print,
+		       uint64_t gpu_memory_override,
+		       const struct mc_cli_ask *ask, bool user_warn, bool json,
+		       bool print,
 		       const struct mc_cli_notes *notes)
 {
 	const struct part_ask q = {
 		.p = p, .nodes = nodes, .c = c,
 		.gpu_memory_override = gpu_memory_override,
-		.alloc_of = alloc_of, .args = args, .user_warn = user_warn,
+		.ask = ask, .user_warn = user_warn,
 	};
 	struct part_answer a = {
 		.rep = SIZE_MAX, .unjudged = nodes->n_unjudged,

@@ -191,16 +191,23 @@ int mc_cli_no_gpus_here(const char *cmd, const char *so)
 		"memcore.conf", cmd, so);
 }
 
-const char *mc_cli_node_source(const struct mc_cli_common *c,
-			       const struct mc_policy *p)
+const char *const mc_node_source_words[] = {
+	[MC_NODE_TOPOLOGY_FILE] = "topology-file",
+	[MC_NODE_POLICY] = "policy",
+	[MC_NODE_SLURMCTLD] = "slurmctld",
+	[MC_NODE_LIVE] = "live",
+};
+
+enum mc_node_source mc_cli_node_source(const struct mc_cli_common *c,
+				       const struct mc_policy *p)
 {
 	if (c->topology || p->topology_file[0])
-		return "topology-file";
+		return MC_NODE_TOPOLOGY_FILE;
 	if (p->node_ram_bytes && p->node_cores)
-		return "policy";
+		return MC_NODE_POLICY;
 	if (mc_ctld_conf())
-		return "slurmctld";
-	return "live";
+		return MC_NODE_SLURMCTLD;
+	return MC_NODE_LIVE;
 }
 
 int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
@@ -210,7 +217,7 @@ int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
 	int e;
 
 	if (!c->partition || cache ||
-	    strcmp(mc_cli_node_source(c, p), "live"))
+	    mc_cli_node_source(c, p) != MC_NODE_LIVE)
 		return 0;
 	e = access(path, R_OK) == 0 ? 0 : errno;
 	return mc_cli_usage_error("%s: --partition=%s: cannot read slurm.conf "
@@ -232,7 +239,7 @@ int mc_cli_partition_known(const char *cmd, const struct mc_cli_common *c,
 	int rc, e;
 
 	/* From slurmctld the load itself refuses an unknown one. */
-	if (!c->partition || !strcmp(mc_cli_node_source(c, p), "slurmctld"))
+	if (!c->partition || mc_cli_node_source(c, p) == MC_NODE_SLURMCTLD)
 		return 0;
 	if (mc_ctld_conf()) {
 		rc = mc_ctld_find_partition(c->partition, name, sizeof(name),

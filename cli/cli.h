@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "mc_cli_ask.h"
 #include "mc_config.h"
 #include "mc_decision.h"
 #include "mc_judge.h"
@@ -95,11 +96,25 @@ int mc_cli_facts(const struct mc_cli_common *c, const struct mc_policy *p,
 		 struct mc_node_facts *f);
 
 /*
- * Where the node facts come from, in this order: "topology-file"
- * (--topology or TopologyFile=: this exact node), "policy" (NodeRam= and
- * NodeCores= in memcore.conf), "slurmctld" (slurm.conf readable: the
- * partition's nodes), "live" (this machine).
+ * Where the node facts come from, in this order of precedence
+ * (mc_cli_node_source); mc_node_source_words[] has the names memcore
+ * check prints and puts in its JSON "node_source" (memcore(8)).
  */
+enum mc_node_source {
+	MC_NODE_TOPOLOGY_FILE,	/* "topology-file": --topology or
+				 * TopologyFile=, this exact node */
+	MC_NODE_POLICY,		/* "policy": NodeRam= and NodeCores= in
+				 * memcore.conf */
+	MC_NODE_SLURMCTLD,	/* "slurmctld": slurm.conf readable, the
+				 * partition's nodes */
+	MC_NODE_LIVE,		/* "live": this machine */
+};
+extern const char *const mc_node_source_words[];
+
+/* Where c and p say the node facts come from (enum mc_node_source). */
+enum mc_node_source mc_cli_node_source(const struct mc_cli_common *c,
+				       const struct mc_policy *p);
+
 /*
  * --partition names a partition that exists, when the node is not read
  * from slurmctld (--topology, TopologyFile=, NodeRam=/NodeCores=): one
@@ -120,9 +135,6 @@ int mc_cli_partition_known(const char *cmd, const struct mc_cli_common *c,
  */
 int mc_cli_partition_nodes(const char *cmd, const struct mc_cli_common *c,
 			   const struct mc_policy *p, const char *cache);
-
-const char *mc_cli_node_source(const struct mc_cli_common *c,
-			       const struct mc_policy *p);
 
 /*
  * Load the nodes of --partition (else the default partition; with all,
@@ -152,7 +164,8 @@ void mc_cli_json_print(json_t *o);
  * figures, fix_mem_bytes/fix_cpus_per_gpu, fix_options (complete options
  * in the user's forms), mode, allow_user_warn, node_source, explanation.
  */
-json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
+json_t *mc_cli_verdict_json(const struct mc_policy *p,
+			    enum mc_node_source node_source,
 			    const struct mc_verdict *v,
 			    const struct mc_explanation *e);
 
@@ -166,32 +179,6 @@ json_t *mc_cli_verdict_json(const struct mc_policy *p, const char *node_source,
 json_t *mc_cli_shape_json(const char *hosts, size_t count,
 			  const struct mc_node_record *rec,
 			  uint64_t gpu_memory_bytes, enum mc_mem_source src);
-
-/* What one kind of node grants a request (mc_cli_alloc_fn's answer). */
-struct mc_cli_grant {
-	struct mc_alloc alloc;
-	char mem_source[96];		/* alloc.mem_source points here */
-	/* No candidate: why; a candidate: the placement line
-	 * ("  placement: ..."), "" none. */
-	char why[200];
-	/* The step's GPUs on a node do not depend on the node (an upper
-	 * bound of unseen nodes can then be judged). */
-	bool gpus_fixed;
-};
-
-/*
- * What a request asks of one kind of node (cmd_check.c's check_alloc,
- * or the job's Slurm options through mc_slurm_alloc()): the grant g,
- * and the step's GPUs on that node into c->gpus (the case the request is
- * then built from, mc_decision.h). Returns false when the node is no
- * candidate for the job at all (a GPU type it does not have), with
- * g->why set. rec NULL: the one node described (node), nodes NULL.
- */
-typedef bool (*mc_cli_alloc_fn)(const void *args,
-				const struct mc_ctld_nodes *nodes,
-				const struct mc_node_record *rec,
-				const struct mc_node *node,
-				struct mc_case *c, struct mc_cli_grant *g);
 
 /*
  * Lines about the job's request that change no verdict, appended to the
@@ -245,13 +232,15 @@ void mc_cli_notes_append(json_t *lines, const struct mc_cli_notes *n);
  * may give it, and no warning may run it), else MC_EXIT_FITS. With
  * print false nothing is printed (the answer only: a refusal from cached
  * nodes is confirmed with a fresh load before it is said). notes: lines
- * added to the explanation before the launch line (NULL: none).
+ * added to the explanation before the launch line (NULL: none). ask:
+ * what the job asks of each shape's node (mc_cli_ask_alloc).
  */
 int mc_check_partition(const struct mc_policy *p,
 		       const struct mc_ctld_nodes *nodes,
 		       const struct mc_case *c,
-		       uint64_t gpu_memory_override, mc_cli_alloc_fn alloc_of,
-		       const void *args, bool user_warn, bool json, bool print,
+		       uint64_t gpu_memory_override,
+		       const struct mc_cli_ask *ask, bool user_warn, bool json,
+		       bool print,
 		       const struct mc_cli_notes *notes);
 
 /*

@@ -406,115 +406,6 @@ static bool same_values(const struct check_args *x,
 	       same_text(x->exclude, y->exclude);
 }
 
-/*
- * What the command line asks of a node like `node`: cores from --cpus,
- * --cpus-per-gpu or --cpus-per-task (threads, counted in whole cores on
- * SMT nodes as Slurm does) or --cores, else the whole node; memory from
- * --mem, --mem-per-gpu or --mem-per-cpu, else the whole node.
- */
-static bool check_alloc(const void *args, const struct mc_ctld_nodes *nodes,
-			const struct mc_node_record *rec,
-			const struct mc_node *node, struct mc_case *c,
-			struct mc_cli_grant *g)
-{
-	const struct check_args *a = args;
-	struct mc_alloc *alloc = &g->alloc;
-	uint32_t tpc = node->threads_per_core ? node->threads_per_core : 1;
-	uint64_t cpus = 0, mem = a->mem_bytes;
-
-	g->gpus_fixed = true;
-	/* --gpu-type narrows a partition's nodes as Slurm does: only
-	 * nodes of that type are candidates (a described node, rec NULL,
-	 * is taken as the type asked). */
-	if (rec && mc_slurm_type_excludes(a->gpu_type, rec->gpu_type, g->why,
-					  sizeof(g->why)))
-		return false;
-	memset(alloc, 0, sizeof(*alloc));
-	alloc->requested = true;
-	alloc->job_cores = a->job_cores;
-	if (a->cpus_set) {
-		cpus = a->cpus;
-		if (a->cpus_opt == OPT_CPUS_PER_GPU)
-			cpus = mc_mul_sat64(a->cpus, a->gpus);
-		else if (a->cpus_opt == OPT_CPUS_PER_TASK)
-			cpus = mc_mul_sat64(a->cpus, a->tasks ? a->tasks : 1);
-		cpus = (cpus + tpc - 1) / tpc;
-		alloc->cores = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
-	} else {
-		alloc->cores = a->cores_set ? a->cores : node->cores;
-	}
-	if (a->cpus_set && a->cpus_opt == OPT_CPUS_PER_TASK) {
-		alloc->cpu_form = MC_CPUS_PER_TASK;
-		alloc->tasks = a->tasks ? a->tasks : 1;
-	}
-	if (a->mem_set && a->mem_opt == OPT_MEM_PER_GPU) {
-		mem = mc_mul_sat64(a->mem_bytes, a->gpus);
-		alloc->mem_form = MC_MEM_PER_GPU;
-	} else if (a->mem_set && a->mem_opt == OPT_MEM_PER_CPU) {
-		mem = mc_mul_sat64(a->mem_bytes, (uint64_t)alloc->cores * tpc);
-		alloc->mem_form = MC_MEM_PER_CPU;
-	}
-	alloc->mem_bytes = a->mem_set && mem ? mem : node->ram_bytes;
-	alloc->mem_unset = !(a->mem_set && mem);
-	if (a->mem_set) {
-		snprintf(g->mem_source, sizeof(g->mem_source), "--%s=%s",
-			 option_name(a->mem_opt), a->mem_arg);
-		alloc->mem_source = g->mem_source;
-	} else {
-		alloc->mem_source = "the whole node";
-	}
-	return true;
-}
-
-/*
- * The job's own Slurm options (--slurm-options): what Slurm gives it on a
- * node of this shape (mc_slurm_alloc), with the partition's defaults.
- */
-struct job_args {
-	struct mc_slurm_job job;
-	struct mc_slurm_part part;	/* when no slurmctld answers: none */
-};
-
-static bool job_alloc(const void *args, const struct mc_ctld_nodes *nodes,
-		      const struct mc_node_record *rec,
-		      const struct mc_node *node, struct mc_case *c,
-		      struct mc_cli_grant *out)
-{
-	const struct job_args *j = args;
-	struct mc_slurm_grant g;
-	struct mc_node_record r;
-
-	if (rec) {
-		r = *rec;
-	} else {
-		/* One node described by memcore.conf or a topology: its GPU
-		 * type is unknown, so a typed job is taken as asking it. */
-		memset(&r, 0, sizeof(r));
-		r.ram_bytes = node->ram_bytes;
-		r.cores = node->cores;
-		r.threads_per_core = node->threads_per_core;
-		r.gpus = node->gpus;
-		snprintf(r.gpu_type, sizeof(r.gpu_type), "%s",
-			 j->job.gpu_type);
-	}
-	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
-	out->gpus_fixed = g.gpus_fixed;
-	if (g.excluded) {
-		snprintf(out->why, sizeof(out->why), "%s", g.why);
-		return false;
-	}
-	/* A shard or MPS job drives one shared card (its share sized by
-	 * mc_share_apply). */
-	c->gpus = g.gpus ? g.gpus : j->job.shards || j->job.mps ? 1 : 0;
-	out->alloc = g.alloc;
-	snprintf(out->mem_source, sizeof(out->mem_source), "%s",
-		 g.mem_source);
-	out->alloc.mem_source = out->mem_source;
-	/* A candidate: why carries the placement line, if any. */
-	snprintf(out->why, sizeof(out->why), "%s", g.placement);
-	return true;
-}
-
 /* The job's --export and --export-file, as its options give them. */
 struct job_export {
 	char export_opt[8192];
@@ -758,13 +649,13 @@ static int read_env_defaults(struct mc_opts *opts, const struct check_args *a,
  */
 static const char *measured_where(const struct mc_cli_common *c,
 				  const struct mc_policy *p,
-				  const char *node_source, char *buf,
+				  enum mc_node_source node_source, char *buf,
 				  size_t len)
 {
 	const char *topo = c->topology ? c->topology : p->topology_file;
 	const char *base = strrchr(topo, '/');
 
-	if (strcmp(node_source, "topology-file"))
+	if (node_source != MC_NODE_TOPOLOGY_FILE)
 		snprintf(buf, len, "this host");
 	else
 		snprintf(buf, len, "topology %s", base ? base + 1 : topo);
@@ -875,7 +766,7 @@ static void check_dataset_note(const struct mc_opts *o,
 struct check_run {
 	struct check_args a;
 	struct job_export jx;		/* the job's --export, --export-file */
-	struct job_args ja;
+	struct mc_cli_ask ask;		/* what the job asks of a node */
 	struct mc_cli_notes notes;	/* Slurm options let through */
 	struct mc_node_pick pick;	/* the job's -w, -x */
 	struct mc_config cfg;
@@ -886,7 +777,7 @@ struct check_run {
 	struct mc_decision d;
 	struct mc_case c;
 	struct mc_node node;
-	const char *node_source;
+	enum mc_node_source node_source;
 	bool user_warn;			/* --memcore=warn */
 	/* c.gpu_memory_source points into these */
 	char mem_from[96], measured_on[MC_ERR_MAX];
@@ -945,7 +836,7 @@ static int read_command_line(int argc, char **argv, struct check_args *a)
 static int take_slurm_options(struct check_run *r)
 {
 	struct check_args *a = &r->a;
-	const struct mc_slurm_job *job = &r->ja.job;
+	const struct mc_slurm_job *job = &r->ask.job;
 	char err[MC_ERR_MAX];
 	int rc;
 
@@ -956,11 +847,11 @@ static int take_slurm_options(struct check_run *r)
 			"whole request: no --gpus, --mem*, --cpus*, --cores, "
 			"--gpu-type, --ntasks-per-node, --job-cores, "
 			"--nodelist or --exclude with it");
-	rc = read_slurm_options(a->slurm_options, &a->opts, &r->ja.job,
+	rc = read_slurm_options(a->slurm_options, &a->opts, &r->ask.job,
 				&r->jx, &r->pick, &r->notes);
 	if (rc)
 		return rc;
-	r->ja.job.srun = a->slurm_command == MC_SUBMIT_SRUN;
+	r->ask.job.srun = a->slurm_command == MC_SUBMIT_SRUN;
 	a->gpus_set = true;
 	a->gpus = !mc_slurm_job_has_gpus(job) ? 0
 		  : job->gpus_per_node ? job->gpus_per_node : 1;
@@ -1060,27 +951,58 @@ static int describe_node(struct check_run *r)
 	r->node_source = mc_cli_node_source(&a->common, &r->p);
 	/* -w/-x pick among slurmctld's nodes: one node described by a
 	 * topology or memcore.conf has nothing to pick from. */
-	if ((a->nodelist || a->exclude) && strcmp(r->node_source, "slurmctld"))
+	if ((a->nodelist || a->exclude) &&
+	    r->node_source != MC_NODE_SLURMCTLD)
 		return mc_cli_usage_error("check: --%s picks among a "
 			"partition's nodes from slurmctld; here the node comes "
 			"from %s (--topology, TopologyFile= or NodeRam=)",
-			a->nodelist ? "nodelist" : "exclude", r->node_source);
-	if (!strcmp(r->node_source, "slurmctld")) {
+			a->nodelist ? "nodelist" : "exclude",
+			mc_node_source_words[r->node_source]);
+	if (r->node_source == MC_NODE_SLURMCTLD) {
 		rc = mc_cli_ctld_load(&a->common, &r->cfg, &r->p, false,
 				      false, &r->ctld);
 		if (rc)
 			return rc;
 		mc_node_pick_apply(&r->ctld, &r->pick);
-	} else if (strcmp(r->node_source, "policy") &&
+	} else if (r->node_source != MC_NODE_POLICY &&
 		   mc_cli_facts(&a->common, &r->p, &r->facts) < 0) {
 		return MC_EXIT_USAGE;
 	}
-	if (!strcmp(r->node_source, "live") && !r->facts.n_gpus &&
+	if (r->node_source == MC_NODE_LIVE && !r->facts.n_gpus &&
 	    !r->p.node_gpus)
 		return mc_cli_no_gpus_here("check", "it is not the node to "
 					   "judge");
 	mc_facts_node(&r->facts, &r->p, &r->node);
 	return MC_CLI_ON;
+}
+
+/* What the job asks of a node (mc_cli_ask.h): its Slurm options (r->ask.job,
+ * read before) or the command line's figures. */
+static void ask_figures(struct check_run *r)
+{
+	const struct check_args *a = &r->a;
+	struct mc_cli_ask *q = &r->ask;
+
+	q->slurm = a->slurm_options != NULL;
+	q->gpu_type = a->gpu_type;
+	q->gpus = a->gpus;
+	q->tasks = a->tasks;
+	q->cpus = a->cpus;
+	q->cores = a->cores;
+	q->job_cores = a->job_cores;
+	q->cpus_set = a->cpus_set;
+	q->cores_set = a->cores_set;
+	q->mem_set = a->mem_set;
+	q->cpus_form = a->cpus_opt == OPT_CPUS_PER_GPU ? MC_ASK_CPUS_PER_GPU
+		       : a->cpus_opt == OPT_CPUS_PER_TASK
+		       ? MC_ASK_CPUS_PER_TASK : MC_ASK_CPUS;
+	q->mem_form = a->mem_opt == OPT_MEM_PER_GPU ? MC_ASK_MEM_PER_GPU
+		      : a->mem_opt == OPT_MEM_PER_CPU ? MC_ASK_MEM_PER_CPU
+		      : MC_ASK_MEM;
+	q->mem_bytes = a->mem_bytes;
+	if (a->mem_set)
+		snprintf(q->mem_source, sizeof(q->mem_source), "--%s=%s",
+			 option_name(a->mem_opt), a->mem_arg);
 }
 
 /* The case, as launch builds it (mc_decision.h), from the command line,
@@ -1140,9 +1062,6 @@ static int judge_partition(struct check_run *r)
 	}
 	uint64_t gm = a->gpu_memory_set ? a->gpu_memory_bytes
 		      : a->slurm_options ? 0 : a->mig_bytes;
-	mc_cli_alloc_fn fn = a->slurm_options ? job_alloc : check_alloc;
-	const void *args = a->slurm_options ? (const void *)&r->ja
-			   : (const void *)a;
 
 	/*
 	 * No false refusal from a stale cache: the cached shapes can lag a
@@ -1152,7 +1071,7 @@ static int judge_partition(struct check_run *r)
 	 * plugin judges again at launch).
 	 */
 	if (r->ctld.from_cache &&
-	    mc_check_partition(&r->p, &r->ctld, &r->c, gm, fn, args,
+	    mc_check_partition(&r->p, &r->ctld, &r->c, gm, &r->ask,
 			       r->user_warn, a->common.json, false, &r->notes)
 	    != MC_EXIT_FITS) {
 		mc_ctld_free(&r->ctld);
@@ -1162,7 +1081,7 @@ static int judge_partition(struct check_run *r)
 			return rc;
 		mc_node_pick_apply(&r->ctld, &r->pick);
 	}
-	rc = mc_check_partition(&r->p, &r->ctld, &r->c, gm, fn, args,
+	rc = mc_check_partition(&r->p, &r->ctld, &r->c, gm, &r->ask,
 				r->user_warn, a->common.json, true, &r->notes);
 	mc_ctld_free(&r->ctld);
 	return rc;
@@ -1182,10 +1101,7 @@ static int judge_node(struct check_run *r)
 	char why[MC_ERR_MAX], unsure_why[320];
 	bool unsure;
 
-	if (a->slurm_options)
-		job_alloc(&r->ja, NULL, NULL, &r->node, &r->c, &g);
-	else
-		check_alloc(a, NULL, NULL, &r->node, &r->c, &g);
+	mc_cli_ask_alloc(&r->ask, NULL, NULL, &r->node, &r->c, &g);
 	/* Built once, with the GPUs Slurm gives on this node (the job's
 	 * options). */
 	if (mc_case_request(&r->p, &r->c, &r->node, &req, why,
@@ -1260,7 +1176,7 @@ int mc_cmd_check(int argc, char **argv)
 	/* The whole card would be a false refusal of what launch sizes by
 	 * Slurm's count: no answer rather than a wrong one. */
 	if (r->c.share_kind == 1 && !r->c.share_per_gpu && !r->ctld.n &&
-	    strcmp(r->node_source, "slurmctld")) {
+	    r->node_source != MC_NODE_SLURMCTLD) {
 		mc_ctld_free(&r->ctld);
 		return not_judged(r->a.common.json, "memcore: --shards: the "
 			"shards of one GPU are unknown for a node described by "
@@ -1277,7 +1193,8 @@ int mc_cmd_check(int argc, char **argv)
 	}
 	if (r->a.opts.set[MC_OPT_DATASET])
 		check_dataset_note(&r->a.opts, &r->p, &r->notes);
-	if (!strcmp(r->node_source, "slurmctld"))
+	ask_figures(r);
+	if (r->node_source == MC_NODE_SLURMCTLD)
 		return judge_partition(r);
 	return judge_node(r);
 }

@@ -351,8 +351,8 @@ static json_t *record_json(const struct mc_used *u, const struct mc_advice *a,
 	SETI("max_shmem_bytes", u->peak.max_shmem_bytes);
 	SETI("kernel_peak_bytes", u->kernel_peak_bytes);
 	json_object_set_new(o, "kernel_peak_source",
-			    json_string(mc_memstat_peak_file(
-					(int)u->cgroup_version)));
+			    json_string(mc_cgroup_ops_of(
+					u->cgroup_version)->peak_file));
 	SETI("cores_allocated", u->cores_allocated);
 	SETI("threads_per_core",
 	     u->threads_per_core ? u->threads_per_core : 1);

@@ -51,50 +51,21 @@ static void here_node(char *buf, size_t len)
 	slurm_free_node_info_msg(nm);
 }
 
-/* Slurm's cgroup/v2 step level from a task's leaf: the nearest ancestor
- * "user" beside a "slurm" (mc_cgroup_v2_step_user), where the step's
- * limit is and under which all its tasks are. */
-static bool v2_step_user(const char *leaf, char *out, size_t len)
-{
-	char d[PATH_MAX], parent[PATH_MAX], stepd[PATH_MAX + 8];
-
-	snprintf(d, sizeof(d), "%s", leaf);
-	for (int up = 0; up < 4; up++) {
-		const char *base = strrchr(d, '/');
-
-		if (!base || mc_cgroup_parent(d, parent, sizeof(parent)) < 0)
-			return false;
-		if (!strcmp(base + 1, "user")) {
-			snprintf(stepd, sizeof(stepd), "%s/slurm", parent);
-			return mc_cgroup_v2_step_user(stepd, out, len) == 0;
-		}
-		snprintf(d, sizeof(d), "%s", parent);
-	}
-	return false;
-}
-
 /* The memory cgroup of step job.step from its task pid: the step's level
- * (v1 job_J/step_S, v2 step_S/user), else the task's own (memcore's
- * own step cgroup holds its tasks directly). 0, or -1 with err. */
+ * (v1 job_J/step_S, v2 step_S/user: the table's slurm_step_dir), else
+ * the task's own (memcore's own step cgroup holds its tasks directly). 0, or -1 with err. */
 static int step_cgroup(pid_t pid, uint32_t job, uint32_t step,
 		       struct mc_cgroup *cg, char *err, size_t len)
 {
 	struct mc_cgroup leaf;
-	char token[16], path[PATH_MAX], dir[PATH_MAX];
+	char token[16], dir[PATH_MAX];
 
 	if (mc_cgroup_find(NULL, pid, &leaf, err, len) < 0)
 		return -1;
-	dir[0] = '\0';
-	if (leaf.version == 1 &&
-	    mc_cgroup_slurm_step(mc_cgroup_rel(&leaf), job,
-				 mc_stepcg_token(step, token, sizeof(token)),
-				 path, sizeof(path)) == 0 &&
-	    (size_t)snprintf(dir, sizeof(dir), "%s%s", leaf.mount, path)
-	    >= sizeof(dir))
-		dir[0] = '\0';
-	if (leaf.version == 2 && !v2_step_user(leaf.dir, dir, sizeof(dir)))
-		dir[0] = '\0';
-	if (!dir[0]) {
+	if (leaf.ops->slurm_step_dir(&leaf, job,
+				     mc_stepcg_token(step, token,
+						     sizeof(token)),
+				     true, dir, sizeof(dir)) < 0) {
 		*cg = leaf;
 		return 0;
 	}

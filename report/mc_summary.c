@@ -237,7 +237,8 @@ static void squeeze_figures(const struct mc_used *u, char *rf, size_t rfl,
 			 fmt_duration(u->stall_usec, w, sizeof(w)),
 			 u->wall_usec ? 100.0 * (double)u->stall_usec /
 					(double)u->wall_usec : 0.0);
-	else if (u->cgroup_version == 1)
+	else if (!mc_cgroup_ops_has(mc_cgroup_ops_of(u->cgroup_version),
+				    MC_CG_HAS_PSI))
 		snprintf(st, stl, "memory stall time not available on cgroup "
 			 "v1 (the kernel keeps it per cgroup on v2 only)");
 	else if (u->squeeze & MC_SQUEEZE_PSI_OFF)
@@ -304,7 +305,7 @@ static void explain_used(const struct mc_used *u, const struct mc_advice *a,
 	const struct mc_peak *pk = &u->peak;
 	uint32_t interval_ms = u->sample_interval_ms;
 	const char *kernel_peak_name =
-		mc_memstat_peak_file((int)u->cgroup_version);
+		mc_cgroup_ops_of(u->cgroup_version)->peak_file;
 
 	t->n = 0;
 	if (interval_ms && pk->samples)

@@ -221,8 +221,9 @@ struct mc_summary_text {
 };
 
 /* tmpfs_where: the node's tmpfs mounts, named when an OOM kill is
- * explained (NULL: none). The kernel peak is named by u->cgroup_version's
- * file (memory.max_usage_in_bytes, memory.peak). */
+ * explained (NULL: none). The kernel peak is named by the peak file of
+ * u->cgroup_version's table (mc_cgroup_ops_of: memory.max_usage_in_bytes,
+ * memory.peak), and a missing stall time by whether that table has PSI. */
 void mc_summary_explain(const struct mc_used *u, const struct mc_advice *a,
 			const char *step, const char *host,
 			const char *tmpfs_where, struct mc_summary_text *t);

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cg_probe: %s\n", err);
 		return 1;
 	}
-	printf("cgroup_version=%d\ncgroup=%s\npause_ms=%d\n", self.version,
+	printf("cgroup_version=%d\ncgroup=%s\npause_ms=%d\n", self.ops->version,
 	       self.dir, pause_ms);
 	for (int r = 0; r < rounds; r++) {
 		struct mc_cgroup task;
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 		t[c][r] = t1 - t0; if (rc < 0) goto fail; } while (0)
 		start = now_us();
 		STEP(C_FIND, mc_cgroup_find(NULL, a, &task, err, sizeof(err)));
-		if (task.version == 2 && !strcmp(mc_cgroup_rel(&task), "/"))
+		if (mc_cgroup_has(&task, MC_CG_LEAF_PROCS) && !strcmp(mc_cgroup_rel(&task), "/"))
 			/* A shell at the v2 root: the probe's own cgroups go
 			 * in the root itself. */
 			STEP(C_PARENT, (parent = task, 0));

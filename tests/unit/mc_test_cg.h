@@ -22,10 +22,10 @@ static inline struct mc_cgroup mc_test_cg(const char *dir, int version,
 	char err[256];
 
 	memset(&cg, 0, sizeof(cg));
-	if (!version && (version = mc_memstat_version(dir, err,
-						      sizeof(err))) < 0)
-		version = 1;
-	cg.version = version;
+	cg.ops = version ? mc_cgroup_ops_of((uint32_t)version)
+			 : mc_cgroup_ops_at(dir, err, sizeof(err));
+	if (!cg.ops)
+		cg.ops = &mc_cgroup_v1;
 	snprintf(cg.dir, sizeof(cg.dir), "%s", dir);
 	snprintf(cg.mount, sizeof(cg.mount), "%s", root ? root : "");
 	return cg;

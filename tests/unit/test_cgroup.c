@@ -83,10 +83,10 @@ static void test_v1_populated(void **state)
 
 	(void)state;
 	fixture("v1/slurm_n1/uid_0/job_7/step_0/task_0", dir, sizeof(dir));
-	assert_int_equal(mc_cgroup_populated(dir, 1), 1);
+	assert_int_equal(mc_cgroup_populated(dir, &mc_cgroup_v1), 1);
 	fixture("v1/slurm_n1/uid_0/job_7/step_0", dir, sizeof(dir));
-	assert_int_equal(mc_cgroup_populated(dir, 1), 1);	/* task_0 */
-	assert_int_equal(mc_cgroup_populated("/nonexistent/x", 1), -1);
+	assert_int_equal(mc_cgroup_populated(dir, &mc_cgroup_v1), 1);	/* task_0 */
+	assert_int_equal(mc_cgroup_populated("/nonexistent/x", &mc_cgroup_v1), -1);
 }
 
 static void test_v1_task_hierarchical_limit(void **state)
@@ -175,7 +175,7 @@ static void test_v2_slurm_layout(void **state)
 		 * 26841088 there, "max" on the task). */
 		assert_int_equal(m.swap_limit_bytes, 26841088);
 		assert_string_equal(m.swap_limit_dir, user);
-		assert_int_equal(mc_cgroup_populated(dir, 2), 1);
+		assert_int_equal(mc_cgroup_populated(dir, &mc_cgroup_v2), 1);
 		assert_int_equal(mc_cgroup_subtree_has(dir, "memory"), 0);
 		assert_int_equal(mc_cgroup_subtree_has(user, "memory"), 1);
 		/* Only the user part's own figures: Slurm's swap limit. */
@@ -188,7 +188,7 @@ static void test_v2_slurm_layout(void **state)
 	fixture("v2-slurm/system.slice/vm_slurmstepd.scope/system", dir,
 		sizeof(dir));
 	assert_int_equal(mc_cgroup_v2_step_user(dir, user, sizeof(user)), -1);
-	assert_int_equal(mc_cgroup_populated(dir, 2), 0);
+	assert_int_equal(mc_cgroup_populated(dir, &mc_cgroup_v2), 0);
 	fixture("v2/job_7/step_0/user/task_0", dir, sizeof(dir));
 	assert_int_equal(mc_cgroup_v2_step_user(dir, user, sizeof(user)), -1);
 	/* Parents. */
@@ -207,7 +207,7 @@ static void test_parse_mapping(void **state)
 	assert_int_equal(mc_memstat_parse("rss 1\ntotal_rss 10\nshmem 2\n"
 		"total_shmem 20\ntotal_active_file 30\nactive_file 3\n"
 		"inactive_file 4\ntotal_inactive_file 40\n"
-		"hierarchical_memory_limit 9223372036854771712\n", 1, &f, err,
+		"hierarchical_memory_limit 9223372036854771712\n", &mc_cgroup_v1, &f, err,
 		sizeof(err)), 0);
 	assert_int_equal(f.anon, 10);
 	assert_int_equal(f.shmem, 20);
@@ -216,26 +216,26 @@ static void test_parse_mapping(void **state)
 	assert_int_equal(f.hierarchical_limit, MC_MEM_UNLIMITED);
 	/* v1 without total_*: the local fields. */
 	assert_int_equal(mc_memstat_parse("rss 1\nshmem 2\nactive_file 3\n"
-		"inactive_file 4\n", 1, &f, err, sizeof(err)), 0);
+		"inactive_file 4\n", &mc_cgroup_v1, &f, err, sizeof(err)), 0);
 	assert_int_equal(f.anon + f.shmem + f.active_file + f.inactive_file,
 			 10);
 	/* v2 names; rss_huge/anon_thp are other fields. */
 	assert_int_equal(mc_memstat_parse("anon 5\nanon_thp 7\nfile 99\n"
-		"shmem 6\nactive_file 7\ninactive_file 8\n", 2, &f, err,
+		"shmem 6\nactive_file 7\ninactive_file 8\n", &mc_cgroup_v2, &f, err,
 		sizeof(err)), 0);
 	assert_int_equal(f.anon, 5);
 	assert_int_equal(f.shmem, 6);
 	assert_int_equal(f.active_file, 7);
 	/* v1 names mean nothing in v2, and the reverse. */
 	assert_int_equal(mc_memstat_parse("total_rss 1\ntotal_shmem 2\n"
-		"total_active_file 3\ntotal_inactive_file 4\n", 2, &f, err,
+		"total_active_file 3\ntotal_inactive_file 4\n", &mc_cgroup_v2, &f, err,
 		sizeof(err)), -1);
 	assert_non_null(strstr(err, "no 'anon' line"));
 	assert_int_equal(mc_memstat_parse("anon 1\nshmem 1\nactive_file 1\n"
-		"inactive_file 1\n", 1, &f, err, sizeof(err)), -1);
+		"inactive_file 1\n", &mc_cgroup_v1, &f, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "total_rss"));
 	assert_int_equal(mc_memstat_parse("anon x1\nshmem 1\nactive_file 1\n"
-		"inactive_file 1\n", 2, &f, err, sizeof(err)), -1);
+		"inactive_file 1\n", &mc_cgroup_v2, &f, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a number"));
 }
 
@@ -285,13 +285,13 @@ static void test_not_a_memory_cgroup(void **state)
 static void test_proc_cgroup(void **state)
 {
 	char rel[PATH_MAX];
-	int v = 0;
+	const struct mc_cgroup_ops *v = NULL;
 
 	(void)state;
 	assert_int_equal(mc_cgroup_parse_proc("5:cpu,cpuacct:/\n"
 		"4:memory:/slurm/uid_0/job_1/step_0/task_0\n0::/x\n", &v,
 		rel, sizeof(rel), err, sizeof(err)), 0);
-	assert_int_equal(v, 1);
+	assert_ptr_equal(v, &mc_cgroup_v1);
 	assert_string_equal(rel, "/slurm/uid_0/job_1/step_0/task_0");
 	/* memory co-mounted with another controller */
 	assert_int_equal(mc_cgroup_parse_proc("4:cpuset,memory:/a b\n", &v,
@@ -301,7 +301,7 @@ static void test_proc_cgroup(void **state)
 	assert_int_equal(mc_cgroup_parse_proc("4:name=memoryx:/a\n"
 		"0::/sys/job_1/step_0/user/task_0\n", &v, rel, sizeof(rel),
 		err, sizeof(err)), 0);
-	assert_int_equal(v, 2);
+	assert_ptr_equal(v, &mc_cgroup_v2);
 	assert_string_equal(rel, "/sys/job_1/step_0/user/task_0");
 	assert_int_equal(mc_cgroup_parse_proc("4:pids:/\n", &v, rel,
 		sizeof(rel), err, sizeof(err)), -1);
@@ -317,18 +317,20 @@ static void test_mountinfo(void **state)
 		"31 30 0:28 / /sys/fs/cgroup/unified rw shared:10 - cgroup2 "
 		"cgroup2 rw\n36 30 0:33 /docker/ab /sys/fs/cgroup/mem\\040ory "
 		"rw,nosuid shared:16 master:3 - cgroup cgroup rw,memory\n",
-		1, mnt, sizeof(mnt), root, sizeof(root), err, sizeof(err)), 0);
+		&mc_cgroup_v1, mnt, sizeof(mnt), root, sizeof(root), err,
+		sizeof(err)), 0);
 	assert_string_equal(mnt, "/sys/fs/cgroup/mem ory");
 	assert_string_equal(root, "/docker/ab");
 	assert_int_equal(mc_cgroup_parse_mountinfo(
 		"31 30 0:28 / /sys/fs/cgroup/unified rw shared:10 - cgroup2 "
-		"cgroup2 rw\n", 2, mnt, sizeof(mnt), root, sizeof(root), err,
+		"cgroup2 rw\n", &mc_cgroup_v2, mnt, sizeof(mnt), root, sizeof(root), err,
 		sizeof(err)), 0);
 	assert_string_equal(mnt, "/sys/fs/cgroup/unified");
 	/* a v1 hierarchy without memory is not it */
 	assert_int_equal(mc_cgroup_parse_mountinfo(
 		"35 30 0:32 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",
-		1, mnt, sizeof(mnt), root, sizeof(root), err, sizeof(err)), -1);
+		&mc_cgroup_v1, mnt, sizeof(mnt), root, sizeof(root), err,
+		sizeof(err)), -1);
 	assert_non_null(strstr(err, "no cgroup v1 memory mount"));
 }
 
@@ -342,7 +344,7 @@ static void test_find(void **state)
 	fixture("proc-v1", proc, sizeof(proc));
 	if (mc_cgroup_find(proc, 4242, &cg, err, sizeof(err)))
 		fail_msg("%s", err);
-	assert_int_equal(cg.version, 1);
+	assert_ptr_equal(cg.ops, &mc_cgroup_v1);
 	assert_string_equal(cg.dir,
 		"/sys/fs/cgroup/memory/slurm_n1/uid_0/job_7/step_0/task_0");
 	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "0", step,
@@ -358,7 +360,7 @@ static void test_find(void **state)
 	fixture("proc-v2", proc, sizeof(proc));
 	if (mc_cgroup_find(proc, 4242, &cg, err, sizeof(err)))
 		fail_msg("%s", err);
-	assert_int_equal(cg.version, 2);
+	assert_ptr_equal(cg.ops, &mc_cgroup_v2);
 	assert_string_equal(cg.mount, "/sys/fs/cgroup");
 	assert_int_equal(mc_cgroup_slurm_step(mc_cgroup_rel(&cg), 7, "0", step,
 					      sizeof(step)), 0);
@@ -380,7 +382,7 @@ static void test_find_live_matches_libcgroup(void **state)
 
 	(void)state;
 	if (mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    cg.version != 1 || cgroup_init() != 0 ||
+	    cg.ops != &mc_cgroup_v1 || cgroup_init() != 0 ||
 	    cgroup_get_current_controller_path(getpid(), "memory", &lc) != 0) {
 		free(lc);
 		skip();
@@ -568,7 +570,7 @@ static void test_stepcg(void **state)
 	};
 	char buf[64];
 	bool changed;
-	struct mc_cgroup cg = { .version = 1 }, out;
+	struct mc_cgroup cg = { .ops = &mc_cgroup_v1 }, out;
 
 	(void)state;
 	assert_string_equal(mc_stepcg_token(SLURM_BATCH_SCRIPT, buf,
@@ -671,11 +673,11 @@ static void test_stepcg(void **state)
 	assert_int_equal(mc_stepcg_own_parent(&cg, &out, err, sizeof(err)),
 			 0);
 	assert_string_equal(out.dir, scope);
-	cg.version = 2;
+	cg.ops = &mc_cgroup_v2;
 	assert_int_equal(mc_stepcg_own_parent(&cg, &out, err, sizeof(err)),
 			 0);
 	assert_string_equal(out.dir, tmp);
-	assert_int_equal(out.version, 2);
+	assert_ptr_equal(out.ops, &mc_cgroup_v2);
 	assert_string_equal(out.mount, tmp);
 	snprintf(cg.dir, sizeof(cg.dir), "%s", tmp);
 	snprintf(cg.mount, sizeof(cg.mount), "%s", scope);

@@ -107,10 +107,10 @@ static int live_setup(void **state)
 	(void)state;
 	if (geteuid() != 0 ||
 	    mc_cgroup_find(NULL, 0, &cg, err, sizeof(err)) < 0 ||
-	    mc_cgroup_mount_of(cg.version, mount, sizeof(mount), err,
+	    mc_cgroup_mount_of(cg.ops, mount, sizeof(mount), err,
 			       sizeof(err)) < 0)
 		return 0;
-	version = cg.version;
+	version = cg.ops->version;
 	/* A parent of our own at the hierarchy's root: v2 needs processes
 	 * in leaves only, so the test parent holds none. */
 	snprintf(parent, sizeof(parent), "%s/mc_test_owncg.%d", mount,
@@ -120,7 +120,7 @@ static int live_setup(void **state)
 		return 0;
 	}
 	pcg = mc_test_cg(parent, version, mount);
-	if (version == 2) {
+	if (mc_cgroup_has(&pcg, MC_CG_LEAF_PROCS)) {
 		char p[PATH_MAX * 2];
 		int fd;
 
@@ -285,7 +285,7 @@ static void test_live_populated(void **state)
 	close(fd2);
 	kill(p, SIGKILL);
 	waitpid(p, &st, 0);
-	for (int i = 0; i < 100 && mc_cgroup_populated(child, version); i++)
+	for (int i = 0; i < 100 && mc_cgroup_populated(child, mc_cgroup_ops_of(version)); i++)
 		usleep(10000);
 	assert_int_equal(mc_owncg_sweep(&pcg, NULL), 2);
 	assert_false(exists("memcore_6_0"));

@@ -407,6 +407,9 @@ static void test_sample(void **state)
 			 0);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
+	assert_int_equal(end.cgroup_version, 1);
+	assert_ptr_equal(mc_cgroup_ops_at(path, err, sizeof(err)),
+			 &mc_cgroup_v1);
 	snprintf(path, sizeof(path), "%s/tests/data/cgroup/v2/job_7/step_0/"
 		 "user/task_0", top);
 	assert_int_equal(mc_cgread_open(&src, MC_TEST_CG(path, 2, NULL), err, sizeof(err)), 0);
@@ -418,6 +421,15 @@ static void test_sample(void **state)
 	assert_int_equal(end.max_events, 31);
 	assert_int_equal(end.oom_kills, 2);
 	assert_true(end.kernel_peak_bytes > 0);
+	assert_int_equal(end.cgroup_version, 2);
+	/* The table is chosen by the cgroup's own files. */
+	assert_ptr_equal(mc_cgroup_ops_at(path, err, sizeof(err)),
+			 &mc_cgroup_v2);
+	/* A step whose cgroup was never found has no table: nothing is
+	 * read and its record keeps no hierarchy ("cv" 0). */
+	assert_int_equal(mc_cgread_end_read(&(struct mc_cgroup){ .ops = NULL },
+					    &end, err, sizeof(err)), -1);
+	assert_int_equal(end.cgroup_version, 0);
 }
 
 static void test_parse(void **state)
@@ -450,26 +462,26 @@ static void test_squeeze_parse(void **state)
 	assert_int_equal(mc_cgread_parse_refault(
 		"anon 1\nworkingset_refault_anon 11\n"
 		"workingset_refault_file 57344\nworkingset_activate_file 3\n",
-		2, &pages), 0);
+		&mc_cgroup_v2, &pages), 0);
 	assert_int_equal(pages, 57344);
 	/* v1: total_ (the step's children included), wherever it is. */
 	assert_int_equal(mc_cgread_parse_refault(
 		"workingset_refault_file 684\ncache 1\n"
-		"total_workingset_refault_file 101353\n", 1, &pages), 0);
+		"total_workingset_refault_file 101353\n", &mc_cgroup_v1, &pages), 0);
 	assert_int_equal(pages, 101353);
 	/* v1 without the total: the local line. */
 	assert_int_equal(mc_cgread_parse_refault(
-		"workingset_refault_file 684\n", 1, &pages), 0);
+		"workingset_refault_file 684\n", &mc_cgroup_v1, &pages), 0);
 	assert_int_equal(pages, 684);
 	/* Older kernels print none: said, not 0. */
 	pages = 7;
-	assert_int_equal(mc_cgread_parse_refault("cache 1\nrss 2\n", 1,
+	assert_int_equal(mc_cgread_parse_refault("cache 1\nrss 2\n", &mc_cgroup_v1,
 						 &pages), -1);
 	assert_int_equal(pages, 7);
-	assert_int_equal(mc_cgread_parse_refault("workingset_refault 9\n", 2,
+	assert_int_equal(mc_cgread_parse_refault("workingset_refault 9\n", &mc_cgroup_v2,
 						 &pages), -1);
 	assert_int_equal(mc_cgread_parse_refault(
-		"workingset_refault_file x\n", 2, &pages), -1);
+		"workingset_refault_file x\n", &mc_cgroup_v2, &pages), -1);
 
 	assert_int_equal(mc_cgread_parse_pressure(
 		"some avg10=12.50 avg60=3.10 avg300=0.70 total=4211337\n"
@@ -523,7 +535,7 @@ static void test_squeeze_read(void **state)
 	assert_int_equal(q.full_usec, 900000);
 	/* v1: no pressure per cgroup, whatever files are there. */
 	mc_cgread_squeeze_read(MC_TEST_CG(dir, 1, NULL), &q);
-	assert_int_equal(q.psi, MC_PSI_V1);
+	assert_int_equal(q.psi, MC_PSI_NONE);
 	assert_true(q.has_refault);
 	/* No memory.pressure: the kernel has PSI off when it has no
 	 * /proc/pressure either (read here, as the code does not). */
