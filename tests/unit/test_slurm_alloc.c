@@ -94,6 +94,15 @@ static void test_memory(void **state)
 		{ "gpus-per-node=8;mem-per-gpu=0?;cpus-per-gpu=6", none,
 		  { false, 8, 1, 24, 2048 * GiB, "--mem-per-gpu=0: the whole "
 		    "node", MC_MEM_PER_GPU } },
+		/* --mem-per-gpu=0 is no memory asked: the partition's
+		 * default (22.05.8, issue 41: DefMemPerGPU; test_63_oracle:
+		 * DefMemPerCPU x the CPUs) */
+		{ "gpus-per-node=8;mem-per-gpu=0?;cpus-per-gpu=6", gpu_def,
+		  { false, 8, 1, 24, 8 * 80 * GiB, "--mem-per-gpu=0: "
+		    "DefMemPerGPU=80G", MC_MEM_PER_GPU } },
+		{ "gpus-per-node=2;mem-per-gpu=0?", cpu_def,
+		  { false, 2, 1, 1, 2 * 4 * GiB, "--mem-per-gpu=0: "
+		    "DefMemPerCPU=4G x 2 CPUs", MC_MEM_PER_GPU } },
 		/* per GPU: x the node's GPUs */
 		{ "gpus=8;mem-per-gpu=90G;cpus-per-gpu=6", none,
 		  { false, 8, 1, 24, 720 * GiB, "--mem-per-gpu=90G",
@@ -270,16 +279,25 @@ static void test_gpus(void **state)
 			  MC_MEM_PER_NODE } },
 		{ "tres-per-node=gres/gpu:8;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
-		/* per socket: x --sockets-per-node, else the node's 2 */
+		/* per socket of the node (its 2), whatever
+		 * --sockets-per-node: 22.05.8 gave --gpus-per-socket=1
+		 * --sockets-per-node=1 2 GPUs on a 2-socket node whose GPUs
+		 * gres.conf binds to sockets (test_63_oracle) */
 		{ "gpus-per-socket=4;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "gpus-per-socket=4;sockets-per-node=1;mem=1T", none,
-		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8,
 		 * and CPUs for the 16 asked: 6 x 16 = 96 CPUs, 48 cores */
 		{ "gpus-per-socket=8;sockets-per-node=2;cpus-per-gpu=6;mem=1T",
 		  none, { false, 8, 1, 48, 1024 * GiB, "--mem=1T",
 			  MC_MEM_PER_NODE } },
+		/* compute_bound is one thread a core (proc_args.c
+		 * verify_hint: min_threads 1; 22.05.8 gave -c3 on 4 threads
+		 * a core whole cores, issue 41) */
+		{ "gpus-per-node=1;ntasks=8;cpus-per-task=3;hint=compute_bound;"
+		  "mem=1T", none, { false, 1, 8, 24, 1024 * GiB, "--mem=1T",
+				   MC_MEM_PER_NODE } },
 		/* nomultithread: one CPU a core */
 		{ "gpus=8;cpus-per-gpu=3;hint=nomultithread;mem-per-cpu=1G",
 		  none, { false, 8, 1, 24, 24 * GiB, "--mem-per-cpu=1G",
@@ -463,6 +481,81 @@ static void test_set_by_slurm(void **state)
 }
 
 /* The placement line: only where the worst is not the even split. */
+/* --threads-per-core=T below the node's: whole cores of T usable
+ * threads (22.05.8: -c24 --threads-per-core=2 on an IBM AC922, 4 threads
+ * a core, got 12 cores; issue 41, test_63_oracle). */
+static void test_smt4(void **state)
+{
+	static const struct mc_node_record p9 = {
+		.name = "p9", .ram_bytes = 256 * GiB, .cores = 40,
+		.threads_per_core = 4, .sockets = 2, .gpus = 4,
+	};
+	static const struct { const char *opts; uint32_t cores, cpus; } c[] = {
+		{ "gpus-per-node=1;cpus-per-task=24;threads-per-core=2", 12, 24 },
+		{ "gpus-per-node=1;cpus-per-task=24", 6, 24 },
+		{ "gpus-per-node=1;cpus-per-task=24;threads-per-core=1", 24, 24 },
+		{ "gpus-per-node=1;ntasks-per-node=4;cpus-per-gpu=4;"
+		  "threads-per-core=2", 2, 4 },
+	};
+	const struct mc_slurm_part none = { 0 };
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &p9, &g);
+		if (g.alloc.cores != c[i].cores || g.cpus != c[i].cpus)
+			fail_msg("%s: %u cores %u CPUs, want %u %u", c[i].opts,
+				 g.alloc.cores, g.cpus, c[i].cores, c[i].cpus);
+	}
+}
+
+/* -n over -N: judged at the most a node may get, with a placement line
+ * (22.05.8: -N2 -n12 --gpus-per-task=1 -c6 on 8-GPU nodes is 8 + 4,
+ * issue 41); not for tasks a node Slurm sets from -B's parts or
+ * --ntasks-per-gpu, nor with --ntasks-per-node. */
+static void test_packed(void **state)
+{
+	static const struct {
+		const char *opts;
+		uint32_t tasks, gpus;
+		const char *has;	/* in the placement line; "" none */
+	} c[] = {
+		{ "nodes=2;ntasks=12;gpus-per-task=1;cpus-per-task=6", 8, 8,
+		  "up to 8 of the 12 tasks on one node (-n over -N is packed, "
+		  "not split evenly), so this is judged at 8; "
+		  "--ntasks-per-node=6 splits them evenly" },
+		{ "nodes=2;ntasks=12;ntasks-per-node=6;gpus-per-task=1;"
+		  "cpus-per-task=6", 6, 6, "" },
+		{ "nodes=2;ntasks=2;gpus-per-node=4", 1, 4, "" },
+		{ "nodes=2;sockets-per-node=1;threads-per-core=2;"
+		  "gpus-per-node=1", 2, 1, "" },
+		/* a range: all on one node if they fit (22.05.8: -N1-2 -n6
+		 * -c12 on 48 CPUs 4 + 2) */
+		{ "nodes=1-2;ntasks=3;cpus-per-task=56;gpus-per-node=4", 3, 4,
+		  "up to 3 of the 3 tasks" },
+		{ "nodes=1-2;ntasks=6;cpus-per-task=56;gpus-per-node=4", 4, 4,
+		  "up to 4 of the 6 tasks" },
+	};
+	const struct mc_slurm_part none = { 0 };
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &H100, &g);
+		if (g.tasks != c[i].tasks || g.gpus != c[i].gpus)
+			fail_msg("%s: %u tasks %u GPUs, want %u %u", c[i].opts,
+				 g.tasks, g.gpus, c[i].tasks, c[i].gpus);
+		if (c[i].has[0] ? !strstr(g.placement, c[i].has)
+				: g.placement[0] != '\0')
+			fail_msg("%s: placement '%s', want '%s'", c[i].opts,
+				 g.placement, c[i].has);
+	}
+}
+
 static void test_placement_line(void **state)
 {
 	static const struct {
@@ -655,6 +748,8 @@ int main(void)
 		cmocka_unit_test(test_max_mem_per_node),
 		cmocka_unit_test(test_cores_fewest),
 		cmocka_unit_test(test_placement_line),
+		cmocka_unit_test(test_smt4),
+		cmocka_unit_test(test_packed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
