@@ -857,10 +857,16 @@ static void cpus_asked(const struct mc_slurm_job *j,
 	 * x -c and cores_fewest the fewest: the judgement lets a job
 	 * through that fits only the most (mc_rules.h).
 	 */
-	c->fewest = j->ntasks_per_gpu && !j->ntasks && !j->ntasks_per_node &&
-		    cpt > 1 && g->gpus;
+	/* The same with -n below the tasks --ntasks-per-gpu gives (22.05.8:
+	 * -n1 -c4 --gpus-per-node=2 --ntasks-per-gpu=1 got 4 CPUs, -n3 -c4
+	 * --gpus-per-node=4 --ntasks-per-gpu=1 12; test_63_oracle):
+	 * sbatch's min_cpus is -n x -c. */
+	uint64_t own = (uint64_t)(j->ntasks ? j->ntasks : 1) * (cpt ? cpt : 1);
+
+	c->fewest = j->ntasks_per_gpu && !j->ntasks_per_node && cpt > 1 &&
+		    g->gpus && (!j->ntasks || j->ntasks < g->tasks);
 	c->cpus = (uint64_t)g->tasks * (cpt ? cpt : 1);
-	c->low = g->tasks > cpt ? g->tasks : cpt;
+	c->low = g->tasks > own ? g->tasks : own;
 	c->node_cpus_min = 0;
 	if ((uint64_t)asked * cpg > c->cpus)
 		c->cpus = (uint64_t)asked * cpg;

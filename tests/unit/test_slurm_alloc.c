@@ -624,6 +624,11 @@ static void test_cores_fewest(void **state)
 		 * --ntasks-per-node: what is asked is given */
 		{ "nodes=1;ntasks=4;gpus-per-node=4;ntasks-per-gpu=1;"
 		  "cpus-per-task=12", 24, 0 },
+		/* -n below the tasks --ntasks-per-gpu gives: as few as
+		 * -n x -c (22.05.8: -n3 -c4 --gpus-per-node=4
+		 * --ntasks-per-gpu=1 got 12 CPUs; test_63_oracle) */
+		{ "nodes=1;ntasks=3;gpus-per-node=4;ntasks-per-gpu=1;"
+		  "cpus-per-task=4", 8, 6 },
 		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1", 2, 0 },
 		{ "nodes=1;ntasks-per-node=4;gpus-per-node=4;ntasks-per-gpu=1;"
 		  "cpus-per-task=12", 24, 0 },
