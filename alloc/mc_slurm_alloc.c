@@ -810,8 +810,15 @@ static void max_mem_per_cpu_raise(const struct mc_slurm_job *j,
 {
 	uint64_t need;
 
+	/* no memory asked and no per-CPU or per-node default: the job's
+	 * pn_min_memory is 0, the first node's memory (22.05.8 raised
+	 * -N2 --cpus-per-gpu=4 --gpus-per-node=4 to 33 of 40 cores under
+	 * MaxMemPerCPU=2000; test_63_oracle) */
+	bool none0 = j->mem_kind == MC_JOB_MEM_NONE &&
+		     !p->def_mem_per_cpu_mb && !p->def_mem_per_node_mb;
+
 	if (!p->max_mem_per_cpu_mb || !(j->mem_kind == MC_JOB_MEM_NODE ||
-	    j->mem_kind == MC_JOB_MEM_GPU ||
+	    j->mem_kind == MC_JOB_MEM_GPU || none0 ||
 	    (j->mem_kind == MC_JOB_MEM_CPU && !j->mem_mb)))
 		return;
 	need = (limit_asked_mb(j, p, n, tpc) + p->max_mem_per_cpu_mb - 1) /

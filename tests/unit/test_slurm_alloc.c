@@ -158,6 +158,12 @@ static void test_memory(void **state)
 		{ "gpus-per-node=4;cpus-per-gpu=12;mem-per-cpu=0?", maxcpu_n1,
 		  { false, 4, 1, 97, 2048 * GiB, "--mem-per-cpu=0: the whole "
 		    "node", MC_MEM_PER_CPU } },
+		/* no memory asked, no per-CPU or per-node default: the
+		 * same (22.05.8 raised -N2 --cpus-per-gpu=4
+		 * --gpus-per-node=4 to 33 of 40 cores; test_63_oracle) */
+		{ "gpus-per-node=4;cpus-per-gpu=4", maxcpu_n1,
+		  { false, 4, 1, 97, 2048 * GiB, "the whole node",
+		    MC_MEM_PER_NODE } },
 		/* unknown first node: this node's 2048 GiB, 1049 CPUs */
 		{ "gpus-per-node=8;cpus-per-gpu=6;mem-per-gpu=24G", maxcpu2000,
 		  { false, 8, 1, 525, 192 * GiB, "--mem-per-gpu=24G",
