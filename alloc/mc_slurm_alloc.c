@@ -418,6 +418,13 @@ static void slurm_sets(const struct mc_slurm_job *in,
 		       struct mc_slurm_job *out)
 {
 	*out = *in;
+	/* fewer tasks than -N: sbatch sets the nodes to the tasks ("can't
+	 * run 1 processes on 2 nodes, setting nnodes to 1"; 22.05.8 gave
+	 * -N2 -n1 --gpus=4 one node of 4 GPUs, test_63_oracle) */
+	if (in->ntasks && in->nodes_min > in->ntasks) {
+		out->nodes_min = in->ntasks;
+		out->nodes_max = in->ntasks;
+	}
 	if (nodes_fixed(in) && !in->ntasks) {
 		uint32_t t = in->nodes_min;
 		bool set = false;
@@ -446,8 +453,7 @@ static void slurm_sets(const struct mc_slurm_job *in,
 		 * --threads-per-core=2 2 + 2, not packed; test_63_oracle) */
 		if (set) {
 			out->ntasks = t;
-			if (!out->ntasks_per_node)
-				out->ntasks_per_node = t / in->nodes_min;
+			out->tasks_even = true;
 		}
 	}
 	if (in->ntasks_per_gpu && !gpu_form(in)) {
@@ -455,8 +461,7 @@ static void slurm_sets(const struct mc_slurm_job *in,
 			out->ntasks = mc_mul_sat32(in->nodes_min,
 						   in->ntasks_per_gpu);
 			/* one GPU a node: its tasks, not packed */
-			if (!out->ntasks_per_node)
-				out->ntasks_per_node = in->ntasks_per_gpu;
+			out->tasks_even = true;
 		}
 		out->gpus_total = out->ntasks / in->ntasks_per_gpu;
 		out->ntasks_per_gpu = 0;	/* the tasks are given */
@@ -560,7 +565,8 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 	 * node of -N min, at most what its CPUs and (per task) GPUs hold,
 	 * never fewer than the even split. *packed: that most.
 	 */
-	if (nodes && j->ntasks && !j->ntasks_per_node && n->cores) {
+	if (nodes && j->ntasks && !j->ntasks_per_node && !j->tasks_even &&
+	    n->cores) {
 		uint32_t most = j->ntasks - min32(j->ntasks,
 						  j->nodes_min - 1);
 
@@ -829,8 +835,13 @@ static void max_mem_per_cpu_raise(const struct mc_slurm_job *j,
 	 * smaller nodes but did not size it. No rule for that was found in
 	 * job_test.c, so both ends are judged (what it asks, and the
 	 * raise), as for cores_fewest (cpus_asked). */
+	/* The same with a task count (-n): 22.05.8 gave -n1 -c2
+	 * --gres=gpu:2 --mem=150G, -n4 --gpus-per-task=1 --mem=100G and -n1
+	 * --gpus=4 --mem=200G their tasks' CPUs under MaxMemPerCPU=2000
+	 * (test_63_oracle). */
 	if ((j->sockets_per_node || j->cores_per_socket ||
-	     j->threads_per_core) && g->gpus && c->cpus < need) {
+	     j->threads_per_core || j->ntasks || j->ntasks_per_gpu) &&
+	    g->gpus && c->cpus < need) {
 		if (!c->fewest)
 			c->low = c->cpus;
 		c->fewest = true;

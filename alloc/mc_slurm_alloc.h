@@ -160,6 +160,9 @@ struct mc_slurm_job {
 	/* A shared GPU: --gres=shard:N or mps:N (0 when not); sized by
 	 * the judgement as its share of one card (mc_terms.h). */
 	uint32_t shards, mps;
+	/* Set by the model, not the user: the tasks were set by Slurm
+	 * itself (-B's parts, --ntasks-per-gpu) and are split evenly. */
+	bool tasks_even;
 };
 
 /* A partition as slurmctld resolved it (MB; 0 unset). */

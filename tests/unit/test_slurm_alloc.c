@@ -655,9 +655,13 @@ static void test_cores_fewest(void **state)
 				 c[i].opts, g.alloc.cores, g.alloc.cores_fewest,
 				 c[i].cores, c[i].fewest);
 	}
-	/* MaxMemPerCPU's raise on CPUs shaped per socket: 6 tasks x 2
-	 * CPUs at the fewest (22.05.8 gave them), 103 CPUs = 52 cores at
-	 * the most; unshaped, the raise sizes the job. */
+	/* MaxMemPerCPU's raise on a job whose tasks are counted (-n, or
+	 * -B's parts): 22.05.8 gave -N1 --cores-per-socket=6 -c2
+	 * --gpus-per-node=4 --mem=200G its 6 tasks x 2 CPUs, and -n1 -c2
+	 * --gres=gpu:2 --mem=150G, -n4 --gpus-per-task=1 --mem=100G theirs
+	 * (test_63_oracle): judged at both ends, the tasks' CPUs the fewest,
+	 * 103 CPUs = 52 cores the most; without a task count the raise
+	 * sizes the job. */
 	{
 		const struct mc_slurm_part mm = { .max_mem_per_cpu_mb = 2000 };
 
@@ -668,6 +672,10 @@ static void test_cores_fewest(void **state)
 		assert_int_equal(g.alloc.cores_fewest, 6);
 		job_of("nodes=1;ntasks=6;cpus-per-task=2;gpus-per-node=4;"
 		       "mem=200G", &j);
+		mc_slurm_alloc(&j, &mm, &H100, &g);
+		assert_int_equal(g.alloc.cores, 52);
+		assert_int_equal(g.alloc.cores_fewest, 6);
+		job_of("nodes=1;cpus-per-gpu=6;gpus-per-node=4;mem=200G", &j);
 		mc_slurm_alloc(&j, &mm, &H100, &g);
 		assert_int_equal(g.alloc.cores, 52);
 		assert_int_equal(g.alloc.cores_fewest, 0);
