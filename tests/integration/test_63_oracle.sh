@@ -345,7 +345,7 @@ known() {
 note() {
 	local r=$1 part=$2 full
 	shift 2
-	if [ "$R" = disagree ] && known "$@"; then
+	if [ "$R" = disagree ] && known -p "$part" "$@"; then
 		R="known: $KNOWN"
 		printf 'known (corpus/oracle_known.txt %s) #%s: sbatch -p %s %s: %s\n' "$KNOWN" "$r" "$part" "$*" "$WHY" >&2
 	fi
