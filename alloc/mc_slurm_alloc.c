@@ -269,7 +269,11 @@ int mc_slurm_job_set(struct mc_slurm_job *j, const char *name,
 		   !strcmp(name, "ntasks-per-tres")) {
 		j->ntasks_per_gpu = count_of(value);
 	} else if (!strcmp(name, "hint")) {
-		if (strstr(value, "nomultithread"))
+		/* proc_args.c verify_hint (22.05): compute_bound,
+		 * memory_bound and nomultithread each set min_threads 1 */
+		if (strstr(value, "nomultithread") ||
+		    strstr(value, "compute_bound") ||
+		    strstr(value, "memory_bound"))
 			j->one_thread_per_core = true;
 	} else if (!strcmp(name, "exclusive")) {
 		j->exclusive = !strcmp(value, "exclusive") ? MC_EXCL_NODE
@@ -414,6 +418,13 @@ static void slurm_sets(const struct mc_slurm_job *in,
 		       struct mc_slurm_job *out)
 {
 	*out = *in;
+	/* fewer tasks than -N: sbatch sets the nodes to the tasks ("can't
+	 * run 1 processes on 2 nodes, setting nnodes to 1"; 22.05.8 gave
+	 * -N2 -n1 --gpus=4 one node of 4 GPUs, test_63_oracle) */
+	if (in->ntasks && in->nodes_min > in->ntasks) {
+		out->nodes_min = in->ntasks;
+		out->nodes_max = in->ntasks;
+	}
 	if (nodes_fixed(in) && !in->ntasks) {
 		uint32_t t = in->nodes_min;
 		bool set = false;
@@ -437,13 +448,21 @@ static void slurm_sets(const struct mc_slurm_job *in,
 					set = true;
 				}
 		}
-		if (set)
+		/* tasks a node from -B's parts: each node gets its
+		 * share (22.05.8 gave -N2 --sockets-per-node=1
+		 * --threads-per-core=2 2 + 2, not packed; test_63_oracle) */
+		if (set) {
 			out->ntasks = t;
+			out->tasks_even = true;
+		}
 	}
 	if (in->ntasks_per_gpu && !gpu_form(in)) {
-		if (!out->ntasks && nodes_fixed(in))
+		if (!out->ntasks && nodes_fixed(in)) {
 			out->ntasks = mc_mul_sat32(in->nodes_min,
 						   in->ntasks_per_gpu);
+			/* one GPU a node: its tasks, not packed */
+			out->tasks_even = true;
+		}
 		out->gpus_total = out->ntasks / in->ntasks_per_gpu;
 		out->ntasks_per_gpu = 0;	/* the tasks are given */
 	}
@@ -465,6 +484,26 @@ static uint32_t div_up32(uint32_t a, uint32_t b)
 static uint32_t min32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
+}
+
+/*
+ * The threads of a core the job may use: one with --hint=nomultithread/
+ * compute_bound/memory_bound or --threads-per-core=1, T with
+ * --threads-per-core=T below the node's, else all. Slurm still
+ * allocates whole cores, so a job of C CPUs gets ceil(C / that) cores
+ * (22.05.8, seen by test_63_oracle: -c24 --threads-per-core=2 on 4
+ * threads a core got 12 cores, --threads-per-core=2 --cpus-per-gpu=4
+ * 2 cores).
+ */
+static uint32_t usable_tpc(const struct mc_slurm_job *j,
+			   const struct mc_node_record *n)
+{
+	uint32_t tpc = n->threads_per_core ? n->threads_per_core : 1;
+
+	if (j->one_thread_per_core)
+		return 1;
+	return j->threads_per_core && j->threads_per_core < tpc
+	       ? j->threads_per_core : tpc;
 }
 
 /*
@@ -492,7 +531,7 @@ static uint32_t total_worst(const struct mc_slurm_job *j,
 /* GPUs and tasks of the job on node n. */
 static void gpus_and_tasks(const struct mc_slurm_job *j,
 			   const struct mc_node_record *n, uint32_t *gpus,
-			   uint32_t *tasks, uint32_t *asked)
+			   uint32_t *tasks, uint32_t *asked, uint32_t *packed)
 {
 	/* -N min-max: Slurm may use up to max nodes, the fewest GPUs and
 	 * tasks a node (no false refusal for a range). */
@@ -504,15 +543,41 @@ static void gpus_and_tasks(const struct mc_slurm_job *j,
 	uint32_t g = 0;
 
 	*asked = 0;
+	*packed = 0;
 	/* -n without -N: Slurm takes as many nodes as the tasks' CPUs
 	 * need, so a node holds at most what its CPUs hold. */
-	if (!nodes && !j->ntasks_per_node && t > 1 && n->cores) {
-		uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
-		uint32_t fit = mc_mul_sat32(n->cores, n->threads_per_core
-					    ? n->threads_per_core : 1) / cpt;
+	uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
+	uint32_t fit = mc_mul_sat32(n->cores, usable_tpc(j, n)) / cpt;
 
+	if (!nodes && !j->ntasks_per_node && t > 1 && n->cores) {
 		if (fit && t > fit)
 			t = fit;
+	}
+	/*
+	 * -n over -N nodes: Slurm may pack the first nodes and give the
+	 * last the rest, whatever --distribution (22.05.8: -N2 -n12
+	 * --gpus-per-task=1 -c6 on 8-GPU nodes is 8 + 4, -N1-2 -n6 -c12 on
+	 * 48 CPUs 4 + 2; issue 41), but not always to the full (-N2 -n8
+	 * -c6 --gpus-per-node=2 on 128 cores 5 + 3, -N2 -n12
+	 * --hint=nomultithread 6 + 6; test_63_oracle): judged, as --gpus
+	 * over -N, at the most a node may get (a placement line says so
+	 * and names --ntasks-per-node): all but one task for each other
+	 * node of -N min, at most what its CPUs and (per task) GPUs hold,
+	 * never fewer than the even split. *packed: that most.
+	 */
+	if (nodes && j->ntasks && !j->ntasks_per_node && !j->tasks_even &&
+	    n->cores) {
+		uint32_t most = j->ntasks - min32(j->ntasks,
+						  j->nodes_min - 1);
+
+		if (j->gpus_per_task && n->gpus)
+			fit = min32(fit, n->gpus / j->gpus_per_task);
+		if (fit && most > fit)
+			most = fit;
+		if (most > t) {
+			*packed = most;
+			t = most;
+		}
 	}
 	if (j->gpus_per_node) {
 		g = j->gpus_per_node;
@@ -638,7 +703,20 @@ static void grant_gpus(const struct mc_slurm_job *j,
 		       const struct mc_node_record *n,
 		       struct mc_slurm_grant *g, uint32_t *asked)
 {
-	gpus_and_tasks(j, n, &g->gpus, &g->tasks, asked);
+	uint32_t packed;
+
+	gpus_and_tasks(j, n, &g->gpus, &g->tasks, asked, &packed);
+	if (packed) {
+		uint32_t most = j->nodes_max > j->nodes_min ? j->nodes_max
+			      : j->nodes_min;
+
+		snprintf(g->placement, sizeof(g->placement), "  placement: "
+			 "Slurm may put up to %u of the %u tasks on one node "
+			 "(-n over -N is packed, not split evenly), so this "
+			 "is judged at %u; --ntasks-per-node=%u splits them "
+			 "evenly", packed, j->ntasks, packed,
+			 div_up32(j->ntasks, most));
+	}
 	/*
 	 * A whole-node job (plain --exclusive, or a partition of
 	 * OverSubscribe=EXCLUSIVE: whole_node 1, node_scheduler.c
@@ -653,7 +731,8 @@ static void grant_gpus(const struct mc_slurm_job *j,
 	/* A total over several nodes depends on the node's own GPUs (the
 	 * most it may get): only -N1 fixes it. */
 	g->gpus_fixed = j->gpus_per_node ||
-		(j->gpus_per_task && (j->ntasks_per_node || j->nodes_min)) ||
+		(j->gpus_per_task && (j->ntasks_per_node ||
+				      (j->nodes_min && !j->ntasks))) ||
 		(j->gpus_total && j->nodes_min == 1 && j->nodes_max <= 1);
 	if (j->gpus_total && j->nodes_min && !j->gpus_per_node &&
 	    !j->gpus_per_socket && !j->gpus_per_task) {
@@ -662,7 +741,7 @@ static void grant_gpus(const struct mc_slurm_job *j,
 		uint32_t even = div_up32(j->gpus_total, most);
 		int len = 0;
 
-		if (g->gpus > even)
+		if (g->gpus > even && !g->placement[0])
 			len = snprintf(g->placement, sizeof(g->placement),
 				       "  placement: Slurm may put up to %u of "
 				       "the %u GPUs on one node (--gpus over -N "
@@ -692,7 +771,8 @@ static uint64_t mem_per_cpu_mb(const struct mc_slurm_job *j,
 
 	if (j->mem_kind == MC_JOB_MEM_CPU && j->mem_mb)
 		per_cpu = j->mem_mb;
-	else if (j->mem_kind == MC_JOB_MEM_NONE &&
+	else if ((j->mem_kind == MC_JOB_MEM_NONE ||
+		  (j->mem_kind == MC_JOB_MEM_GPU && !j->mem_mb)) &&
 		 !(g->gpus && p->def_mem_per_gpu_mb) && p->def_mem_per_cpu_mb)
 		per_cpu = p->def_mem_per_cpu_mb;
 	if (per_cpu && p->max_mem_per_cpu_mb &&
@@ -736,8 +816,15 @@ static void max_mem_per_cpu_raise(const struct mc_slurm_job *j,
 {
 	uint64_t need;
 
+	/* no memory asked and no per-CPU or per-node default: the job's
+	 * pn_min_memory is 0, the first node's memory (22.05.8 raised
+	 * -N2 --cpus-per-gpu=4 --gpus-per-node=4 to 33 of 40 cores under
+	 * MaxMemPerCPU=2000; test_63_oracle) */
+	bool none0 = j->mem_kind == MC_JOB_MEM_NONE &&
+		     !p->def_mem_per_cpu_mb && !p->def_mem_per_node_mb;
+
 	if (!p->max_mem_per_cpu_mb || !(j->mem_kind == MC_JOB_MEM_NODE ||
-	    j->mem_kind == MC_JOB_MEM_GPU ||
+	    j->mem_kind == MC_JOB_MEM_GPU || none0 ||
 	    (j->mem_kind == MC_JOB_MEM_CPU && !j->mem_mb)))
 		return;
 	need = (limit_asked_mb(j, p, n, tpc) + p->max_mem_per_cpu_mb - 1) /
@@ -748,8 +835,13 @@ static void max_mem_per_cpu_raise(const struct mc_slurm_job *j,
 	 * smaller nodes but did not size it. No rule for that was found in
 	 * job_test.c, so both ends are judged (what it asks, and the
 	 * raise), as for cores_fewest (cpus_asked). */
+	/* The same with a task count (-n): 22.05.8 gave -n1 -c2
+	 * --gres=gpu:2 --mem=150G, -n4 --gpus-per-task=1 --mem=100G and -n1
+	 * --gpus=4 --mem=200G their tasks' CPUs under MaxMemPerCPU=2000
+	 * (test_63_oracle). */
 	if ((j->sockets_per_node || j->cores_per_socket ||
-	     j->threads_per_core) && g->gpus && c->cpus < need) {
+	     j->threads_per_core || j->ntasks || j->ntasks_per_gpu) &&
+	    g->gpus && c->cpus < need) {
 		if (!c->fewest)
 			c->low = c->cpus;
 		c->fewest = true;
@@ -783,10 +875,16 @@ static void cpus_asked(const struct mc_slurm_job *j,
 	 * x -c and cores_fewest the fewest: the judgement lets a job
 	 * through that fits only the most (mc_rules.h).
 	 */
-	c->fewest = j->ntasks_per_gpu && !j->ntasks && !j->ntasks_per_node &&
-		    cpt > 1 && g->gpus;
+	/* The same with -n below the tasks --ntasks-per-gpu gives (22.05.8:
+	 * -n1 -c4 --gpus-per-node=2 --ntasks-per-gpu=1 got 4 CPUs, -n3 -c4
+	 * --gpus-per-node=4 --ntasks-per-gpu=1 12; test_63_oracle):
+	 * sbatch's min_cpus is -n x -c. */
+	uint64_t own = (uint64_t)(j->ntasks ? j->ntasks : 1) * (cpt ? cpt : 1);
+
+	c->fewest = j->ntasks_per_gpu && !j->ntasks_per_node && cpt > 1 &&
+		    g->gpus && (!j->ntasks || j->ntasks < g->tasks);
 	c->cpus = (uint64_t)g->tasks * (cpt ? cpt : 1);
-	c->low = g->tasks > cpt ? g->tasks : cpt;
+	c->low = g->tasks > own ? g->tasks : own;
 	c->node_cpus_min = 0;
 	if ((uint64_t)asked * cpg > c->cpus)
 		c->cpus = (uint64_t)asked * cpg;
@@ -809,26 +907,23 @@ static void grant_cores(const struct mc_slurm_job *j,
 {
 	uint32_t cpus = c->cpus > UINT32_MAX ? UINT32_MAX
 		      : (uint32_t)c->cpus;
-	uint32_t cores;
+	uint32_t cores, ut = usable_tpc(j, n);
 	bool whole_node = j->exclusive == MC_EXCL_NODE || p->exclusive;
 
 	if (whole_node) {
 		cores = n->cores;
 		if ((uint64_t)cores * tpc < c->node_cpus_min)
 			cores = div_up32(cpus, tpc);
-	} else if (j->one_thread_per_core) {
-		cores = cpus;
 	} else {
-		cores = div_up32(cpus, tpc);
+		cores = div_up32(cpus, ut);
 	}
-	g->cpus = j->one_thread_per_core ? cores : mc_mul_sat32(cores, tpc);
+	g->cpus = mc_mul_sat32(cores, ut);
 	g->alloc.cores = cores;
 	g->alloc.tasks = g->tasks;
 	if (c->fewest && !whole_node) {
 		uint32_t l32 = c->low > UINT32_MAX ? UINT32_MAX
 			     : (uint32_t)c->low;
-		uint32_t lc = j->one_thread_per_core ? l32
-			    : div_up32(l32, tpc);
+		uint32_t lc = div_up32(l32, ut);
 
 		if (lc < cores)
 			g->alloc.cores_fewest = lc;
@@ -852,8 +947,14 @@ static void grant_memory(const struct mc_slurm_job *j,
 	bool whole = false;
 	const char *src = NULL;
 	char b[32];
+	enum mc_job_mem kind = j->mem_kind;
 
-	switch (j->mem_kind) {
+	/* --mem-per-gpu=0 is no memory asked: the partition's default
+	 * applies (22.05.8: DefMemPerGPU's 187.5 GiB, issue 41; DefMemPerCPU
+	 * x the CPUs, test_63_oracle), the whole node only without one. */
+	if (kind == MC_JOB_MEM_GPU && !j->mem_mb)
+		kind = MC_JOB_MEM_NONE;
+	switch (kind) {
 	case MC_JOB_MEM_NODE:
 		whole = !j->mem_mb;
 		mem_mb = j->mem_mb;
@@ -894,12 +995,21 @@ static void grant_memory(const struct mc_slurm_job *j,
 		}
 		break;
 	}
-	if (src)
+	if (kind != j->mem_kind) {	/* --mem-per-gpu=0 */
+		char d[96];
+
+		snprintf(d, sizeof(d), "%s", whole ? "the whole node"
+			 : g->mem_source);
+		snprintf(g->mem_source, sizeof(g->mem_source), "%s: %s",
+			 j->mem_opt, d);
+		g->alloc.mem_form = MC_MEM_PER_GPU;
+	} else if (src) {
 		snprintf(g->mem_source, sizeof(g->mem_source), "%s%s", src,
 			 whole ? ": the whole node" : "");
-	else if (whole)
+	} else if (whole) {
 		snprintf(g->mem_source, sizeof(g->mem_source),
 			 "the whole node");
+	}
 	g->alloc.mem_bytes = whole ? n->ram_bytes
 				   : mc_mul_sat64(mem_mb, MB);
 	g->alloc.mem_source = g->mem_source;

@@ -23,7 +23,10 @@
  *    A size of 0 (sbatch(1): "a memory size specification of zero ...
  *    grants the job access to all of the memory on each node"; cons_tres
  *    job_test.c: a zero request takes the node's available memory) is the
- *    whole node, for --mem, --mem-per-cpu and --mem-per-gpu alike. Real
+ *    whole node, for --mem and --mem-per-cpu. --mem-per-gpu=0 is no
+ *    memory asked: the partition's default applies, the whole node only
+ *    without one (22.05.8: DefMemPerGPU, issue 41; DefMemPerCPU x the
+ *    CPUs, tests/integration/test_63_oracle.sh). Real
  *    sbatch hands 0 to the filter as "0?" (mbytes_to_str): accepted.
  *  - MaxMemPerCPU (slurm.conf(5): "that job's count of CPUs per task
  *    will try to automatically increase"): a per-CPU figure above it
@@ -54,9 +57,18 @@
  *    --ntasks-per-node, else -n / -N, without -N at most what the node's
  *    CPUs hold (Slurm takes more nodes). Slurm allocates
  *    whole cores (CR_Core*): cores = ceil(CPUs / ThreadsPerCore), all the
- *    core's threads count as allocated CPUs; with --hint=nomultithread or
- *    --threads-per-core=1 one CPU is one core (slurm.conf(5) DefMemPerCPU
- *    NOTE: "usable allocated CPUs").
+ *    core's threads count as allocated CPUs; with --hint=nomultithread,
+ *    compute_bound or memory_bound (proc_args.c verify_hint: min_threads
+ *    1) or --threads-per-core=1 one CPU is one core, with
+ *    --threads-per-core=T below the node's a core holds T (22.05.8: -c24
+ *    =2 on 4 threads a core is 12 cores; slurm.conf(5) DefMemPerCPU
+ *    NOTE: "usable allocated CPUs"). -n over -N without
+ *    --ntasks-per-node: Slurm may pack the first nodes (22.05.8: -N2
+ *    -n12 --gpus-per-task=1 -c6 on 8-GPU nodes 8 + 4; not always to the
+ *    full): judged at the most a node may get (all but one task for
+ *    each other node of -N min, at most what its CPUs and per-task GPUs
+ *    hold), with a placement line; tasks Slurm sets itself (below) are
+ *    split evenly.
  *  - GPUs on the node: --gpus-per-node=[type:]N and --gres=gpu[:type]:N
  *    (N); --gpus-per-socket=N (N x --sockets-per-node, else the node's
  *    sockets; at most the node's GPUs: 22.05 gives a node whose gres.conf
@@ -148,6 +160,9 @@ struct mc_slurm_job {
 	/* A shared GPU: --gres=shard:N or mps:N (0 when not); sized by
 	 * the judgement as its share of one card (mc_terms.h). */
 	uint32_t shards, mps;
+	/* Set by the model, not the user: the tasks were set by Slurm
+	 * itself (-B's parts, --ntasks-per-gpu) and are split evenly. */
+	bool tasks_even;
 };
 
 /* A partition as slurmctld resolved it (MB; 0 unset). */

@@ -457,6 +457,20 @@ json_t *mc_cli_shape_json(const char *hosts, size_t count,
 	return o;
 }
 
+/* What the job is allocated on a node of the shape, as modelled (the
+ * job's own Slurm options only; null for plain check options). */
+static json_t *grant_json(const struct mc_cli_grant *g)
+{
+	if (!g->has_job)
+		return json_null();
+	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:I}",
+			 "tasks", (int)g->job_tasks, "cpus", (int)g->job_cpus,
+			 "cores", (int)g->alloc.cores,
+			 "cores_fewest", (int)g->alloc.cores_fewest,
+			 "gpus", (int)g->job_gpus,
+			 "mem_bytes", (json_int_t)g->alloc.mem_bytes);
+}
+
 static json_t *shape_json(const struct mc_policy *p,
 			  const struct shape_verdict *s)
 {
@@ -470,6 +484,7 @@ static json_t *shape_json(const struct mc_policy *p,
 	json_object_set_new(o, "reason", json_string(
 			    mc_verdict_reason(&s->d.j.v, why, sizeof(why))));
 	json_object_set_new(o, "fix_options", fix_options_json(p, &s->d.j.v));
+	json_object_set_new(o, "grant", grant_json(&s->grant));
 	return o;
 }
 

@@ -86,6 +86,10 @@ static bool slurm_alloc(const struct mc_cli_ask *j,
 	}
 	mc_slurm_alloc(&j->job, nodes ? &nodes->part : &j->part, &r, &g);
 	out->gpus_fixed = g.gpus_fixed;
+	out->has_job = true;
+	out->job_gpus = g.gpus;
+	out->job_tasks = g.tasks;
+	out->job_cpus = g.cpus;
 	if (g.excluded) {
 		snprintf(out->why, sizeof(out->why), "%s", g.why);
 		return false;

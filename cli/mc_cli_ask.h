@@ -62,6 +62,14 @@ struct mc_cli_grant {
 	/* The step's GPUs on a node do not depend on the node (an upper
 	 * bound of unseen nodes can then be judged). */
 	bool gpus_fixed;
+	/* What Slurm allocates the job on a node of the shape, as the job's
+	 * own options give it (--slurm-options: mc_slurm_grant's gpus,
+	 * tasks, cpus in threads); has_job false for plain check options,
+	 * whose grant is the step's only. The shapes' "grant" in --json
+	 * (memcore(8)), compared with slurmctld's allocation by
+	 * tests/integration/test_63_oracle.sh. */
+	bool has_job;
+	uint32_t job_gpus, job_tasks, job_cpus;
 };
 
 /*

@@ -94,6 +94,15 @@ static void test_memory(void **state)
 		{ "gpus-per-node=8;mem-per-gpu=0?;cpus-per-gpu=6", none,
 		  { false, 8, 1, 24, 2048 * GiB, "--mem-per-gpu=0: the whole "
 		    "node", MC_MEM_PER_GPU } },
+		/* --mem-per-gpu=0 is no memory asked: the partition's
+		 * default (22.05.8, issue 41: DefMemPerGPU; test_63_oracle:
+		 * DefMemPerCPU x the CPUs) */
+		{ "gpus-per-node=8;mem-per-gpu=0?;cpus-per-gpu=6", gpu_def,
+		  { false, 8, 1, 24, 8 * 80 * GiB, "--mem-per-gpu=0: "
+		    "DefMemPerGPU=80G", MC_MEM_PER_GPU } },
+		{ "gpus-per-node=2;mem-per-gpu=0?", cpu_def,
+		  { false, 2, 1, 1, 2 * 4 * GiB, "--mem-per-gpu=0: "
+		    "DefMemPerCPU=4G x 2 CPUs", MC_MEM_PER_GPU } },
 		/* per GPU: x the node's GPUs */
 		{ "gpus=8;mem-per-gpu=90G;cpus-per-gpu=6", none,
 		  { false, 8, 1, 24, 720 * GiB, "--mem-per-gpu=90G",
@@ -149,6 +158,12 @@ static void test_memory(void **state)
 		{ "gpus-per-node=4;cpus-per-gpu=12;mem-per-cpu=0?", maxcpu_n1,
 		  { false, 4, 1, 97, 2048 * GiB, "--mem-per-cpu=0: the whole "
 		    "node", MC_MEM_PER_CPU } },
+		/* no memory asked, no per-CPU or per-node default: the
+		 * same (22.05.8 raised -N2 --cpus-per-gpu=4
+		 * --gpus-per-node=4 to 33 of 40 cores; test_63_oracle) */
+		{ "gpus-per-node=4;cpus-per-gpu=4", maxcpu_n1,
+		  { false, 4, 1, 97, 2048 * GiB, "the whole node",
+		    MC_MEM_PER_NODE } },
 		/* unknown first node: this node's 2048 GiB, 1049 CPUs */
 		{ "gpus-per-node=8;cpus-per-gpu=6;mem-per-gpu=24G", maxcpu2000,
 		  { false, 8, 1, 525, 192 * GiB, "--mem-per-gpu=24G",
@@ -280,6 +295,12 @@ static void test_gpus(void **state)
 		{ "gpus-per-socket=8;sockets-per-node=2;cpus-per-gpu=6;mem=1T",
 		  none, { false, 8, 1, 48, 1024 * GiB, "--mem=1T",
 			  MC_MEM_PER_NODE } },
+		/* compute_bound is one thread a core (proc_args.c
+		 * verify_hint: min_threads 1; 22.05.8 gave -c3 on 4 threads
+		 * a core whole cores, issue 41) */
+		{ "gpus-per-node=1;ntasks=8;cpus-per-task=3;hint=compute_bound;"
+		  "mem=1T", none, { false, 1, 8, 24, 1024 * GiB, "--mem=1T",
+				   MC_MEM_PER_NODE } },
 		/* nomultithread: one CPU a core */
 		{ "gpus=8;cpus-per-gpu=3;hint=nomultithread;mem-per-cpu=1G",
 		  none, { false, 8, 1, 24, 24 * GiB, "--mem-per-cpu=1G",
@@ -463,6 +484,81 @@ static void test_set_by_slurm(void **state)
 }
 
 /* The placement line: only where the worst is not the even split. */
+/* --threads-per-core=T below the node's: whole cores of T usable
+ * threads (22.05.8: -c24 --threads-per-core=2 on an IBM AC922, 4 threads
+ * a core, got 12 cores; issue 41, test_63_oracle). */
+static void test_smt4(void **state)
+{
+	static const struct mc_node_record p9 = {
+		.name = "p9", .ram_bytes = 256 * GiB, .cores = 40,
+		.threads_per_core = 4, .sockets = 2, .gpus = 4,
+	};
+	static const struct { const char *opts; uint32_t cores, cpus; } c[] = {
+		{ "gpus-per-node=1;cpus-per-task=24;threads-per-core=2", 12, 24 },
+		{ "gpus-per-node=1;cpus-per-task=24", 6, 24 },
+		{ "gpus-per-node=1;cpus-per-task=24;threads-per-core=1", 24, 24 },
+		{ "gpus-per-node=1;ntasks-per-node=4;cpus-per-gpu=4;"
+		  "threads-per-core=2", 2, 4 },
+	};
+	const struct mc_slurm_part none = { 0 };
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &p9, &g);
+		if (g.alloc.cores != c[i].cores || g.cpus != c[i].cpus)
+			fail_msg("%s: %u cores %u CPUs, want %u %u", c[i].opts,
+				 g.alloc.cores, g.cpus, c[i].cores, c[i].cpus);
+	}
+}
+
+/* -n over -N: judged at the most a node may get, with a placement line
+ * (22.05.8: -N2 -n12 --gpus-per-task=1 -c6 on 8-GPU nodes is 8 + 4,
+ * issue 41); not for tasks a node Slurm sets from -B's parts or
+ * --ntasks-per-gpu, nor with --ntasks-per-node. */
+static void test_packed(void **state)
+{
+	static const struct {
+		const char *opts;
+		uint32_t tasks, gpus;
+		const char *has;	/* in the placement line; "" none */
+	} c[] = {
+		{ "nodes=2;ntasks=12;gpus-per-task=1;cpus-per-task=6", 8, 8,
+		  "up to 8 of the 12 tasks on one node (-n over -N is packed, "
+		  "not split evenly), so this is judged at 8; "
+		  "--ntasks-per-node=6 splits them evenly" },
+		{ "nodes=2;ntasks=12;ntasks-per-node=6;gpus-per-task=1;"
+		  "cpus-per-task=6", 6, 6, "" },
+		{ "nodes=2;ntasks=2;gpus-per-node=4", 1, 4, "" },
+		{ "nodes=2;sockets-per-node=1;threads-per-core=2;"
+		  "gpus-per-node=1", 2, 1, "" },
+		/* a range: all on one node if they fit (22.05.8: -N1-2 -n6
+		 * -c12 on 48 CPUs 4 + 2) */
+		{ "nodes=1-2;ntasks=3;cpus-per-task=56;gpus-per-node=4", 3, 4,
+		  "up to 3 of the 3 tasks" },
+		{ "nodes=1-2;ntasks=6;cpus-per-task=56;gpus-per-node=4", 4, 4,
+		  "up to 4 of the 6 tasks" },
+	};
+	const struct mc_slurm_part none = { 0 };
+	struct mc_slurm_job j;
+	struct mc_slurm_grant g;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		job_of(c[i].opts, &j);
+		mc_slurm_alloc(&j, &none, &H100, &g);
+		if (g.tasks != c[i].tasks || g.gpus != c[i].gpus)
+			fail_msg("%s: %u tasks %u GPUs, want %u %u", c[i].opts,
+				 g.tasks, g.gpus, c[i].tasks, c[i].gpus);
+		if (c[i].has[0] ? !strstr(g.placement, c[i].has)
+				: g.placement[0] != '\0')
+			fail_msg("%s: placement '%s', want '%s'", c[i].opts,
+				 g.placement, c[i].has);
+	}
+}
+
 static void test_placement_line(void **state)
 {
 	static const struct {
@@ -534,6 +630,11 @@ static void test_cores_fewest(void **state)
 		 * --ntasks-per-node: what is asked is given */
 		{ "nodes=1;ntasks=4;gpus-per-node=4;ntasks-per-gpu=1;"
 		  "cpus-per-task=12", 24, 0 },
+		/* -n below the tasks --ntasks-per-gpu gives: as few as
+		 * -n x -c (22.05.8: -n3 -c4 --gpus-per-node=4
+		 * --ntasks-per-gpu=1 got 12 CPUs; test_63_oracle) */
+		{ "nodes=1;ntasks=3;gpus-per-node=4;ntasks-per-gpu=1;"
+		  "cpus-per-task=4", 8, 6 },
 		{ "nodes=1;gpus-per-node=4;ntasks-per-gpu=1", 2, 0 },
 		{ "nodes=1;ntasks-per-node=4;gpus-per-node=4;ntasks-per-gpu=1;"
 		  "cpus-per-task=12", 24, 0 },
@@ -554,9 +655,13 @@ static void test_cores_fewest(void **state)
 				 c[i].opts, g.alloc.cores, g.alloc.cores_fewest,
 				 c[i].cores, c[i].fewest);
 	}
-	/* MaxMemPerCPU's raise on CPUs shaped per socket: 6 tasks x 2
-	 * CPUs at the fewest (22.05.8 gave them), 103 CPUs = 52 cores at
-	 * the most; unshaped, the raise sizes the job. */
+	/* MaxMemPerCPU's raise on a job whose tasks are counted (-n, or
+	 * -B's parts): 22.05.8 gave -N1 --cores-per-socket=6 -c2
+	 * --gpus-per-node=4 --mem=200G its 6 tasks x 2 CPUs, and -n1 -c2
+	 * --gres=gpu:2 --mem=150G, -n4 --gpus-per-task=1 --mem=100G theirs
+	 * (test_63_oracle): judged at both ends, the tasks' CPUs the fewest,
+	 * 103 CPUs = 52 cores the most; without a task count the raise
+	 * sizes the job. */
 	{
 		const struct mc_slurm_part mm = { .max_mem_per_cpu_mb = 2000 };
 
@@ -567,6 +672,10 @@ static void test_cores_fewest(void **state)
 		assert_int_equal(g.alloc.cores_fewest, 6);
 		job_of("nodes=1;ntasks=6;cpus-per-task=2;gpus-per-node=4;"
 		       "mem=200G", &j);
+		mc_slurm_alloc(&j, &mm, &H100, &g);
+		assert_int_equal(g.alloc.cores, 52);
+		assert_int_equal(g.alloc.cores_fewest, 6);
+		job_of("nodes=1;cpus-per-gpu=6;gpus-per-node=4;mem=200G", &j);
 		mc_slurm_alloc(&j, &mm, &H100, &g);
 		assert_int_equal(g.alloc.cores, 52);
 		assert_int_equal(g.alloc.cores_fewest, 0);
@@ -655,6 +764,8 @@ int main(void)
 		cmocka_unit_test(test_max_mem_per_node),
 		cmocka_unit_test(test_cores_fewest),
 		cmocka_unit_test(test_placement_line),
+		cmocka_unit_test(test_smt4),
+		cmocka_unit_test(test_packed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
