@@ -202,10 +202,25 @@ static int scratch_copy(const struct mc_iobench_sample *s, const char *dir,
 			size_t errlen)
 {
 	struct statvfs sv;
+	struct stat st;
 	char q[MC_QUOTE_MAX], a[32], b[32];
 	unsigned char *buf;
 
+	errno = 0;
 	memset(copy, 0, sizeof(*copy));
+	/* Another user must not be able to rename the directory made below
+	 * and put a link in its place (the copy then lands where they
+	 * choose, and the removal unlinks there): a directory others may
+	 * write must be sticky, as /tmp and a LocalScratch are. */
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return mc_err(err, errlen, "%s: %s", mc_escape(dir, 0, q,
+							      sizeof(q)),
+			      errno ? strerror(errno) : "not a directory");
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return mc_err(err, errlen, "%s: others may write it and it is "
+			      "not sticky (chmod +t, or give --scratch a "
+			      "directory of yours)", mc_escape(dir, 0, q,
+							      sizeof(q)));
 	if (statvfs(dir, &sv) < 0)
 		return mc_err(err, errlen, "%s: %s", mc_escape(dir, 0, q,
 							      sizeof(q)),
@@ -233,11 +248,13 @@ static int scratch_copy(const struct mc_iobench_sample *s, const char *dir,
 	for (size_t i = 0; i < s->n; i++) {
 		char path[PATH_MAX];
 		uint64_t left = s->f[i].bytes;
-		int in, out;
+		int in, out, e;
+		bool bad;
 
 		snprintf(path, sizeof(path), "%s/f%zu", made, i);
 		copy->f[i].path = strdup(path);
 		copy->n = i + 1;
+		errno = 0;
 		in = open(s->f[i].path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			   O_CLOEXEC, 0600);
@@ -253,14 +270,18 @@ static int scratch_copy(const struct mc_iobench_sample *s, const char *dir,
 			close(in);
 		/* On disk before the clock starts: write-back of the copy
 		 * would otherwise run under its first pattern. */
-		if (out < 0 || left || fdatasync(out) < 0 || close(out) < 0) {
-			if (out >= 0 && left)
-				close(out);
+		bad = out < 0 || left || fdatasync(out) < 0;
+		e = errno;
+		if (out >= 0 && close(out) < 0 && !bad) {
+			bad = true;
+			e = errno;
+		}
+		if (bad) {
 			free(buf);
 			return mc_err(err, errlen, "copying %s to %s: %s",
 				      mc_escape(s->f[i].path, 0, q, sizeof(q)),
 				      path, stop_signal ? "interrupted" :
-				      errno ? strerror(errno) : "short read");
+				      e ? strerror(e) : "short read");
 		}
 		copy->f[i].bytes = s->f[i].bytes;
 		copy->bytes += s->f[i].bytes;

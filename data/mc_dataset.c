@@ -435,7 +435,10 @@ static int parse_u64(const char *s, size_t l, int base, uint64_t max,
 static int parse_io(const char **q, const char *end,
 		    struct mc_dataset_path *p)
 {
-	static const uint64_t max[4] = { INT64_MAX, UINT32_MAX, UINT32_MAX, 2 };
+	/* WHEN at most the end of year 9999 (MC_IOBENCH_WHEN_MAX): a date
+	 * strftime can print. */
+	static const uint64_t max[4] = { MC_IOBENCH_WHEN_MAX, UINT32_MAX,
+					 UINT32_MAX, 2 };
 	const char *s = *q + 3;
 	uint64_t v[4];
 
@@ -704,10 +707,12 @@ static size_t io_lines(const struct mc_dataset *d, char (*lines)[200],
 		time_t t = (time_t)p->io_when;
 		struct tm tm;
 
+		/* A date that does not print (a forged year of 11 digits)
+		 * is no figure: strftime leaves day unterminated then. */
 		if (p->err || !mc_fs_network_name(p->fs_magic) ||
-		    p->io_when <= 0 || !gmtime_r(&t, &tm))
+		    p->io_when <= 0 || !gmtime_r(&t, &tm) ||
+		    !strftime(day, sizeof(day), "%Y-%m-%d", &tm))
 			continue;
-		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
 		if (p->io_gain_x100)
 			snprintf(gain, sizeof(gain), ", %.1fx local scratch's",
 				 p->io_gain_x100 / 100.0);

@@ -59,6 +59,10 @@
 enum mc_dataset_from { MC_DS_OPTION = 0, MC_DS_HF_DATASETS_CACHE,
 		       MC_DS_HF_HOME };
 
+/* The latest time a kept iobench figure may carry (epoch seconds, the end
+ * of year 9999): any later is forged, and its date would not print. */
+#define MC_IOBENCH_WHEN_MAX 253402300799LL
+
 struct mc_dataset_path {
 	char path[MC_DATASET_PATH_MAX];	/* as given (absolute after probe) */
 	enum mc_dataset_from from;
@@ -70,7 +74,8 @@ struct mc_dataset_path {
 	uint64_t fsid;			/* statfs f_fsid (not carried) */
 	/* A figure `memcore iobench` measured on this filesystem
 	 * (mc_iobench.h), io_when 0: none, the book's figure is quoted. */
-	int64_t io_when;		/* epoch seconds */
+	int64_t io_when;		/* epoch seconds, at most
+					 * MC_IOBENCH_WHEN_MAX */
 	uint32_t io_ratio_x100;		/* shuffled / sequential x 100 */
 	uint32_t io_gain_x100;		/* over local scratch x 100, 0 none */
 	uint32_t io_verdict;		/* enum mc_iobench_verdict */

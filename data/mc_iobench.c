@@ -531,7 +531,8 @@ int mc_iobench_known_parse(const char *s, struct mc_iobench_known *k,
 	if (sscanf(s, "memcore-iobench 1 fs=%llx fsid=%llx when=%lld "
 		   "ratio=%llu gain=%llu verdict=%llu\n%n", &fs, &fsid, &when,
 		   &ratio, &gain, &verdict, &used) != 6 || used < 0 ||
-	    s[used] || fs > UINT32_MAX || when <= 0 || ratio > UINT32_MAX ||
+	    s[used] || fs > UINT32_MAX || when <= 0 ||
+	    when > MC_IOBENCH_WHEN_MAX || ratio > UINT32_MAX ||
 	    gain > UINT32_MAX || verdict > MC_IOB_PRESHUFFLE)
 		return mc_err(err, errlen, "not a figure memcore iobench "
 			      "wrote");

@@ -213,7 +213,8 @@ int mc_safetensors_file(int dirfd, const char *file, const char *name,
 			      "file?)", name, (unsigned long long)n,
 			      MC_ST_HEADER_MAX);
 	}
-	if (n > size - 8) {
+	/* size from fstat: the file may have grown past 8 bytes since */
+	if (size < 8 || n > size - 8) {
 		close(fd);
 		return mc_err(err, errlen, "%s: a header of %llu bytes: beyond "
 			      "the file's end (%llu bytes; truncated?)", name,

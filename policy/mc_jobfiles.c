@@ -56,18 +56,25 @@ static void file_name(const char *opt, const char *path, char *buf,
 }
 
 /*
- * Read option id's file at path (the option's own, or a path a file named)
- * as the user, and check it is of kind want: *text (malloc'd) and the
- * name for messages. Returns 0 or -1 with err.
+ * Read option id's file at path (the option's own, or, with key, the path
+ * the option's file names under that key) as the user, and check it is of
+ * kind want: *text (malloc'd) and the name for messages
+ * ("--accelerate-config's deepspeed_config_file=ds.json"). Returns 0 or
+ * -1 with err.
  */
 static int read_job_file(const struct mc_opts *o, enum mc_opt_id id,
-			 const char *path, enum mc_file_kind want,
-			 char **text, size_t *len, char *name, size_t namelen,
-			 char *err, size_t errlen)
+			 const char *key, const char *path,
+			 enum mc_file_kind want, char **text, size_t *len,
+			 char *name, size_t namelen, char *err, size_t errlen)
 {
-	char opt[64];
+	char opt[96];
 
 	file_option(o, id, opt, sizeof(opt));
+	if (key) {
+		size_t n = strlen(opt);
+
+		snprintf(opt + n, sizeof(opt) - n, "'s %s", key);
+	}
 	file_name(opt, path, name, namelen);
 	if (mc_jsonfile_read(path, opt, text, len, err, errlen) < 0)
 		return -1;
@@ -88,8 +95,9 @@ static int load_ds(const struct mc_opts *o, enum mc_opt_id id,
 	size_t len;
 	int rc;
 
-	if (read_job_file(o, id, path, MC_FILE_DEEPSPEED, &text, &len, name,
-			  sizeof(name), err, errlen) < 0)
+	if (read_job_file(o, id, id == MC_OPT_DS_CONFIG ? NULL :
+			  "deepspeed_config_file", path, MC_FILE_DEEPSPEED,
+			  &text, &len, name, sizeof(name), err, errlen) < 0)
 		return -1;
 	rc = mc_dsconfig_parse(text, len, name, &f->ds, err, errlen);
 	free(text);
@@ -125,7 +133,8 @@ static int load_trainer(const struct mc_opts *o, struct mc_jobfiles *f,
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		if (!o->set[files[i].id] || !paths[i][0])
 			continue;
-		if (read_job_file(o, files[i].id, paths[i], files[i].kind,
+		if (read_job_file(o, files[i].id, NULL, paths[i],
+				  files[i].kind,
 				  &text, &len, name, sizeof(name), err,
 				  errlen) < 0)
 			return -1;

@@ -94,6 +94,16 @@ run_mc iobench --config "$TMP/empty.conf" --sample 1M --no-scratch "$DS"
 expect_contains "a shared cache directory is not written" "$ERR" "memcore: iobench: the figure is not kept: $XDG_CACHE_HOME/memcore: not a directory of yours alone"
 chmod 0700 "$XDG_CACHE_HOME/memcore"
 
+# 5b. A scratch others may write without the sticky bit: not used (another
+# user could swap the directory iobench makes there for a link).
+mkdir -p "$BASE/open" && chmod 0777 "$BASE/open"
+run_mc iobench --no-keep --config "$TMP/empty.conf" --sample 1M --scratch "$BASE/open" "$DS"
+expect_contains "a non-sticky shared scratch is not used, said" "$OUT" "local scratch: not measured: $BASE/open: others may write it and it is not sticky"
+expect_eq "... nothing made there" "$(ls -A "$BASE/open")" ""
+chmod 1777 "$BASE/open"
+run_mc iobench --no-keep --config "$TMP/empty.conf" --sample 1M --scratch "$BASE/open" "$DS"
+expect_contains "a sticky shared scratch is used" "$OUT" "local scratch $BASE/open (a copy of the sample, removed):"
+
 # 6. Bad input.
 run_mc iobench --config "$TMP/empty.conf" "$BASE/missing"
 expect_eq "missing path rc" "$RC" 2

@@ -51,4 +51,11 @@ run_mc check --config "$TMP/node.conf" --gpus 8 --accelerate-config "$TMP/acc.ya
 expect_eq "bad key rc" "$RC" 2
 expect_contains "bad key named" "$ERR" "acc.yaml: fsdp_config.fsdp_offload_params: expected true or false"
 
+# The ds_config an Accelerate file names is named as that key of that
+# option, not as the option's own file (found by review).
+printf 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: %s\n' "$TMP/missing.json" >"$TMP/acc-ds.yaml"
+run_mc check --config "$TMP/node.conf" --gpus 8 --accelerate-config "$TMP/acc-ds.yaml"
+expect_eq "named ds_config missing rc" "$RC" 2
+expect_contains "named ds_config: the key and its option" "$ERR" "--accelerate-config's deepspeed_config_file=$TMP/missing.json: cannot open: No such file or directory"
+
 [ "$FAILS" = 0 ] && echo ok || { echo "$FAILS failure(s)"; exit 1; }

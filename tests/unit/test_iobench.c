@@ -102,6 +102,10 @@ static void test_known_format(void **state)
 	assert_int_equal(mc_iobench_known_parse("memcore-iobench 1 fs=6969 "
 		"fsid=1 when=0 ratio=1 gain=1 verdict=1\n", &b, err,
 		sizeof(err)), -1);
+	/* a date past year 9999 (strftime could not print it) */
+	assert_int_equal(mc_iobench_known_parse("memcore-iobench 1 fs=6969 "
+		"fsid=1 when=40000000000000000 ratio=1 gain=1 verdict=1\n",
+		&b, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a figure memcore iobench wrote"));
 }
 
@@ -239,6 +243,14 @@ static void test_note_measured(void **state)
 	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
 		"err=0,from=0,io=0:2:3:1,path=%2Fx", &back, err,
 		sizeof(err)), -1);
+	/* a year of 11 digits, which slurmstepd's note would print from
+	 * an unterminated buffer (found by review) */
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
+		"err=0,from=0,io=40000000000000000:100:0:0,path=%2Fnfs%2Fd",
+		&back, err, sizeof(err)), -1);
+	assert_int_equal(mc_dataset_parse("fs=6969,bytes=1,files=1,partial=0,"
+		"err=0,from=0,io=253402300799:100:0:0,path=%2Fnfs%2Fd",
+		&back, err, sizeof(err)), 0);
 }
 
 /* A real run on this machine's disk (the build tree: not tmpfs, whose
