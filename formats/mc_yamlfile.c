@@ -4,7 +4,6 @@
  */
 #include "mc_yamlfile.h"
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +40,51 @@ static bool in_words(const char *s, const char *const *w)
 	return false;
 }
 
-static bool matches(const char *s, const char *re)
+/* Digits at *s, past them: how many. */
+static size_t digits(const char **s)
 {
-	regex_t x;
-	bool m;
+	size_t n = 0;
 
-	if (regcomp(&x, re, REG_EXTENDED | REG_NOSUB))
+	while (**s >= '0' && **s <= '9') {
+		(*s)++;
+		n++;
+	}
+	return n;
+}
+
+/* ^[-+]?[0-9]+$: scanned, not a regex compiled per scalar (a large
+ * file of numbers took seconds that way). */
+static bool yaml_int(const char *s)
+{
+	s += *s == '-' || *s == '+';
+	return digits(&s) && !*s;
+}
+
+/* ^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ or
+ * ^[-+]?[0-9]+[eE][-+]?[0-9]+$ (YAML 1.1's float, as PyYAML resolves). */
+static bool yaml_float(const char *s)
+{
+	size_t whole, frac = 0;
+	bool dot;
+
+	s += *s == '-' || *s == '+';
+	whole = digits(&s);
+	dot = *s == '.';
+	if (dot) {
+		s++;
+		frac = digits(&s);
+	}
+	if (!whole && !frac)
 		return false;
-	m = regexec(&x, s, 0, NULL, 0) == 0;
-	regfree(&x);
-	return m;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		s += *s == '-' || *s == '+';
+		if (!digits(&s))
+			return false;
+	} else if (!dot) {
+		return false;
+	}
+	return !*s;
 }
 
 /* A plain scalar typed as YAML 1.1's resolver types it. */
@@ -62,10 +96,9 @@ static json_t *plain_scalar(const char *s)
 		return json_true();
 	if (in_words(s, false_words))
 		return json_false();
-	if (matches(s, "^[-+]?[0-9]+$") && strlen(s) < 19)
+	if (yaml_int(s) && strlen(s) < 19)
 		return json_integer(strtoll(s, NULL, 10));
-	if (matches(s, "^[-+]?([0-9]+\\.[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$"
-		       "|^[-+]?[0-9]+[eE][-+]?[0-9]+$"))
+	if (yaml_float(s))
 		return json_real(strtod(s, NULL));
 	return json_string(s);
 }
