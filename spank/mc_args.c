@@ -32,13 +32,13 @@ void mc_plugin_configure(struct mc_plugin *p, int ac, char **av)
  * (remote) it is kept and delivered with the verdict, because failing there
  * would fail the step before the user can be told why.
  */
-static int option_cb(int val, const char *optarg, int remote)
+static int option_cb(int val, const char *arg, int remote)
 {
 	char err[MC_ERR_MAX];
 
 	if (!cb_plugin || val < 0 || val >= MC_OPT_COUNT)
 		return -1;
-	if (mc_opts_set(&cb_plugin->opts, (enum mc_opt_id)val, optarg, false,
+	if (mc_opts_set(&cb_plugin->opts, (enum mc_opt_id)val, arg, false,
 			err, sizeof(err)) == 0)
 		return 0;
 	if (!remote) {

@@ -24,9 +24,9 @@
 CLANG        ?= clang-19
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config opts parse list jobfiles memstat metrics timeline dataset
-# What the targets parse: pure C, no Slurm, no hwloc.
-FUZZ_SRC     := $(foreach d,util formats policy data alloc report,$(wildcard $(d)/*.c)) \
-                cgroup/mc_memstat.c
+# What the targets parse: pure C, no Slurm, no hwloc (cgroup/ whole: the
+# summary asks its table of operations, mc_cgroup_ops_of).
+FUZZ_SRC     := $(foreach d,util formats policy data alloc report cgroup,$(wildcard $(d)/*.c))
 FUZZ_INC     := $(ENGINE_INC) -Ispank -Itests/fuzz
 SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=all

@@ -69,7 +69,7 @@ row 255 "more than 8 DataLoaders" salloc "${ONE[@]}" --dataloader-workers=1+1+1+
 row 255 "memcore: --model-params=7Q: unknown suffix 'Q'" srun "${ONE[@]}" --model-params=7Q true
 row 255 "memcore: --model-params=-7B:" srun "${ONE[@]}" --model-params=-7B true
 row 255 "memcore: --zero-stage=4: expected a ZeRO stage 0, 1, 2 or 3" srun "${ONE[@]}" --zero-stage=4 true
-row 255 "memcore: --offload=everything: expected none, optimizer or all" srun "${ONE[@]}" --offload=everything true
+row 255 "memcore: --offload=everything: expected none, optimizer, all or params" srun "${ONE[@]}" --offload=everything true
 row 255 "memcore: --memcore=loud:" srun "${ONE[@]}" --memcore=loud true
 row 255 "memcore: --memcore=off:" srun "${ONE[@]}" --memcore=off true
 row 255 "memcore: --zero-stage=4:" sbatch "${ONE[@]}" --zero-stage=4 --wrap true
